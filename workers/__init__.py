@@ -1,0 +1,1 @@
+"""Process entry points: the ``assay`` CLI, worker pools, settings and the embedded stack."""

@@ -1,0 +1,84 @@
+"""Assay's settings: the only place that reads the environment (prefix ``ASSAY_``)."""
+
+from __future__ import annotations
+
+from functools import cached_property
+from pathlib import Path
+
+from pydantic import Field, SecretStr
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from workflows.constants import Pool
+
+
+class Settings(BaseSettings):
+    """Configuration for the CLI, workers and embedded stack.
+
+    Every field can be set as ``ASSAY_<FIELD>`` (e.g. ``ASSAY_TEMPORAL_ADDRESS``). Empty
+    service URLs mean "use the embedded service in the data directory".
+    """
+
+    model_config = SettingsConfigDict(env_prefix="ASSAY_", env_file=None, extra="ignore")
+
+    data_dir: Path = Field(default=Path(".assay"))
+    temporal_address: str = "127.0.0.1:7233"
+    temporal_namespace: str = "default"
+    temporal_ui_port: int = 8233
+    temporal_metrics_port: int | None = None
+    database_url: SecretStr | None = None
+    qdrant_url: str | None = None
+    qdrant_path: Path | None = None
+    metrics_port: int | None = None
+
+    queue_orchestration: str = Pool.ORCHESTRATION.value
+    queue_agents: str = Pool.AGENTS.value
+    queue_sandbox: str = Pool.SANDBOX.value
+    queue_reflection: str = Pool.REFLECTION.value
+    queue_skills: str = Pool.SKILLS.value
+
+    max_parallel_tasks: int = Field(default=4, ge=1, le=64)
+    max_plan_bytes: int = Field(default=1_500_000, ge=1024)
+    max_concurrent_jobs: int = Field(default=2, ge=1, le=256)
+    job_output_limit_bytes: int = Field(default=64_000, ge=1024)
+    job_max_memory_mb: int = Field(default=8192, ge=16)
+    job_max_timeout_s: float = Field(default=6 * 3600, gt=0)
+    sandbox_isolation: str = Field(default="auto", pattern="^(auto|bwrap|rlimits)$")
+
+    @cached_property
+    def root(self) -> Path:
+        """The data directory as an absolute path."""
+        return self.data_dir.expanduser().resolve()
+
+    @property
+    def temporal_db(self) -> Path:
+        """SQLite file of the embedded Temporal dev server."""
+        return self.root / "temporal.db"
+
+    @property
+    def postgres_dir(self) -> Path:
+        """Data directory of embedded PostgreSQL."""
+        return self.root / "postgres"
+
+    @property
+    def qdrant_dir(self) -> Path:
+        """Storage of Qdrant in local mode (unless ``qdrant_url`` or ``qdrant_path`` is set)."""
+        return self.qdrant_path or self.root / "qdrant"
+
+    @property
+    def work_dir(self) -> Path:
+        """Sandbox working directories, one per task attempt."""
+        return self.root / "work"
+
+    @property
+    def runs_dir(self) -> Path:
+        """Reports, one folder per run."""
+        return self.root / "runs"
+
+    @property
+    def logs_dir(self) -> Path:
+        """Logs of the embedded services."""
+        return self.root / "logs"
+
+    def queue(self, pool: Pool) -> str:
+        """The task queue a pool listens on (overridable per pool)."""
+        return str(getattr(self, f"queue_{pool.name.lower()}"))

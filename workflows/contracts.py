@@ -1,0 +1,309 @@
+"""Typed contracts exchanged between workflows, activities and clients.
+
+One input and one result model per workflow and activity; new fields always get defaults so
+older histories keep deserialising.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from workflows.constants import Pool
+from workflows.plan import Check, Decision, InputFile, JobSpec, Plan, Scalar
+
+TaskStatus = Literal[
+    "pending",
+    "running",
+    "completed",
+    "failed",
+    "failed_retry",
+    "failed_final",
+    "rejected",
+    "blocked",
+    "deferred",
+    "cancelled",
+]
+TERMINAL_TASK_STATUSES: frozenset[str] = frozenset(
+    {"completed", "failed", "failed_retry", "failed_final", "rejected", "blocked", "deferred",
+     "cancelled"}
+)
+
+ExecutionOutcomeKind = Literal[
+    "succeeded",
+    "timeout",
+    "out_of_memory",
+    "killed",
+    "nonzero_exit",
+    "sandbox_violation",
+    "missing_dependency",
+]
+
+
+class Model(BaseModel):
+    """Base for contracts: unknown fields from newer writers are ignored, not fatal."""
+
+    model_config = ConfigDict(extra="ignore")
+
+
+# --- sandbox -------------------------------------------------------------------------------
+
+
+class Artifact(Model):
+    """A file a job left in its working directory."""
+
+    name: str
+    size: int
+    sha256: str
+    path: str = ""
+
+
+class DependencyArtifact(Model):
+    """An artifact of a finished dependency, offered read-only to a dependant job."""
+
+    task_id: str
+    name: str
+    path: str
+    sha256: str
+
+
+class ExecuteJobInput(Model):
+    """Input of the ``execute_job`` activity."""
+
+    run_id: str
+    task_id: str
+    attempt: int = 1
+    job: JobSpec
+    inputs: list[InputFile] = Field(default_factory=list[InputFile])
+    dependency_artifacts: list[DependencyArtifact] = Field(
+        default_factory=list[DependencyArtifact]
+    )
+
+
+class ExecutionOutcome(Model):
+    """What happened when a job ran: classified outcome, telemetry and what it left behind."""
+
+    outcome: ExecutionOutcomeKind
+    reason: str = ""
+    exit_code: int | None = None
+    signal: int | None = None
+    duration_s: float = 0.0
+    peak_memory_mb: float = 0.0
+    stdout_tail: str = ""
+    stderr_tail: str = ""
+    stdout_bytes: int = 0
+    stderr_bytes: int = 0
+    output_truncated: bool = False
+    workspace: str = ""
+    isolation: str = ""
+    artifacts: list[Artifact] = Field(default_factory=list[Artifact])
+    metrics: dict[str, Any] = Field(default_factory=dict[str, Any])
+    metrics_error: str | None = None
+
+
+# --- evidence ------------------------------------------------------------------------------
+
+
+class CheckResult(Model):
+    """One evaluated ``checks`` entry."""
+
+    check: Check
+    passed: bool
+    actual: Scalar | None = None
+    reason: str = ""
+
+
+class VerifyEvidenceInput(Model):
+    """Input of the ``verify_evidence`` activity."""
+
+    task_id: str
+    job: JobSpec
+    checks: list[Check] = Field(default_factory=list[Check])
+    outcome: ExecutionOutcome
+
+
+class Verification(Model):
+    """Evidence verdict: passes only if every artifact, metric and check is accounted for."""
+
+    passed: bool
+    missing: list[str] = Field(default_factory=list[str])
+    checks: list[CheckResult] = Field(default_factory=list[CheckResult])
+    artifacts: list[Artifact] = Field(default_factory=list[Artifact])
+    summary: str = ""
+
+
+# --- events --------------------------------------------------------------------------------
+
+EventType = Literal[
+    "agent_call", "tool_call", "code_exec", "file_gen", "handoff", "error", "checkpoint",
+    "approval",
+]
+EventSubtype = Literal["start", "complete", "error", "info", "pending"]
+
+
+class EventRecord(Model):
+    """One ExecutionEvent; ``id`` is fixed by the writer so a retried write is a no-op."""
+
+    id: str
+    run_id: str
+    node_id: str
+    event_type: EventType
+    event_subtype: EventSubtype = "info"
+    agent_name: str = "assay"
+    timestamp: datetime
+    duration_ms: int | None = None
+    execution_order: int = 0
+    depth: int = 0
+    status: str = ""
+    inputs: dict[str, Any] = Field(default_factory=dict[str, Any])
+    outputs: dict[str, Any] = Field(default_factory=dict[str, Any])
+    meta: dict[str, Any] = Field(default_factory=dict[str, Any])
+    parent_event_id: str | None = None
+
+
+class RecordEventsInput(Model):
+    """Input of the ``record_events`` activity: a batch, written in one transaction."""
+
+    events: list[EventRecord]
+
+
+# --- tasks and runs ------------------------------------------------------------------------
+
+
+class Queues(Model):
+    """Task queues a run's activities go to (from settings, fixed when the run starts)."""
+
+    orchestration: str = Pool.ORCHESTRATION.value
+    agents: str = Pool.AGENTS.value
+    sandbox: str = Pool.SANDBOX.value
+    reflection: str = Pool.REFLECTION.value
+    skills: str = Pool.SKILLS.value
+
+
+class PhaseAttempts(Model):
+    """Attempts spent in one phase."""
+
+    attempts: int = 0
+
+
+class ApprovalProvenance(PhaseAttempts):
+    """How the task got past its approval gate."""
+
+    approved_after_patch: bool = False
+    decided_by: list[str] = Field(default_factory=list[str])
+
+
+class Provenance(Model):
+    """Where a task's result came from (seed Phase 7 provenance record)."""
+
+    approval: ApprovalProvenance = Field(default_factory=ApprovalProvenance)
+    execution: PhaseAttempts = Field(default_factory=PhaseAttempts)
+    verification: PhaseAttempts = Field(default_factory=PhaseAttempts)
+    artifacts: list[str] = Field(default_factory=list[str])
+    checksums: dict[str, str] = Field(default_factory=dict[str, str])
+    job_source: str = ""
+    job_sha256: str = ""
+    workflow_id: str = ""
+    patches: list[dict[str, Any]] = Field(default_factory=list[dict[str, Any]])
+    reflection_ids: list[str] = Field(default_factory=list[str])
+
+
+class TaskInput(Model):
+    """Input of a TaskWorkflow."""
+
+    run_id: str
+    decision: Decision
+    queues: Queues = Field(default_factory=Queues)
+    dependency_artifacts: list[DependencyArtifact] = Field(
+        default_factory=list[DependencyArtifact]
+    )
+
+
+class TaskResult(Model):
+    """Final state of one task."""
+
+    task_id: str
+    priority: str = "MEDIUM"
+    action: str = ""
+    status: TaskStatus
+    status_reason: str
+    attempts_total: int = 0
+    artifacts: list[Artifact] = Field(default_factory=list[Artifact])
+    metrics: dict[str, Any] = Field(default_factory=dict[str, Any])
+    checks: list[CheckResult] = Field(default_factory=list[CheckResult])
+    execution: ExecutionOutcome | None = None
+    provenance: Provenance = Field(default_factory=Provenance)
+    started_at: datetime | None = None
+    finished_at: datetime | None = None
+
+
+class RunPolicy(Model):
+    """Run-level knobs chosen when a run starts."""
+
+    max_parallel: int = Field(default=4, ge=1, le=64)
+
+
+class ResearchInput(Model):
+    """Input of a ResearchWorkflow: a resolved plan (see ``workers.planfile``)."""
+
+    run_id: str
+    plan_name: str
+    plan_sha256: str
+    plan: Plan
+    policy: RunPolicy = Field(default_factory=RunPolicy)
+    queues: Queues = Field(default_factory=Queues)
+
+
+RunStatus = Literal["running", "completed", "partial", "failed"]
+
+
+class ReportPaths(Model):
+    """Where a run's report files were written."""
+
+    results_json: str
+    summary_md: str
+
+
+class ResearchResult(Model):
+    """Final state of a run: the results JSON of the report."""
+
+    run_id: str
+    plan_name: str
+    plan_sha256: str
+    status: RunStatus
+    timestamp: str
+    started_at: datetime
+    finished_at: datetime
+    tasks: list[TaskResult]
+    completion_by_priority: dict[str, dict[str, float]] = Field(
+        default_factory=dict[str, dict[str, float]]
+    )
+    report: ReportPaths | None = None
+
+
+class WriteReportInput(Model):
+    """Input of the ``write_report`` activity."""
+
+    result: ResearchResult
+
+
+class TaskProgress(Model):
+    """Answer of a TaskWorkflow's ``progress`` query."""
+
+    task_id: str
+    phase: str
+    status: TaskStatus
+    attempts: dict[str, int] = Field(default_factory=dict[str, int])
+
+
+class RunProgress(Model):
+    """Answer of a ResearchWorkflow's ``progress`` query."""
+
+    run_id: str
+    phase: str
+    status: RunStatus
+    tasks: dict[str, TaskStatus] = Field(default_factory=dict[str, TaskStatus])
+    order: list[str] = Field(default_factory=list[str])
+
