@@ -1,0 +1,92 @@
+"""Run reports: the results JSON and the Markdown summary, one timestamp per report.
+
+Rendering is a pure function of the run's result, so ``assay report RUN`` can show the same
+Markdown from the workflow's result without reading the files.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from temporalio import activity
+
+from workflows.contracts import ReportPaths, ResearchResult, TaskResult, WriteReportInput
+
+
+def render_markdown(result: ResearchResult) -> str:
+    """The human-readable report of a run."""
+    done = sum(t.status == "completed" for t in result.tasks)
+    lines = [
+        f"# Execution summary — {result.plan_name}",
+        "",
+        f"- Run: `{result.run_id}`",
+        f"- Status: **{result.status}** ({done}/{len(result.tasks)} tasks completed)",
+        f"- Started: {result.started_at.isoformat()} — finished: {result.finished_at.isoformat()}",
+        f"- Plan sha256: `{result.plan_sha256}`",
+        "",
+        "## Completion by priority",
+        "",
+        "| priority | completed | total | rate |",
+        "| --- | --- | --- | --- |",
+    ]
+    for priority, row in result.completion_by_priority.items():
+        lines.append(f"| {priority} | {int(row['completed'])} | {int(row['total'])} "
+                     f"| {row['rate']:.0%} |")
+    lines += ["", "## Tasks", ""]
+    for task in result.tasks:
+        lines += _task_section(task)
+    return "\n".join(lines) + "\n"
+
+
+def _task_section(task: TaskResult) -> list[str]:
+    lines = [
+        f"### Task {task.task_id} [{task.priority}] — {task.status}",
+        "",
+        f"{task.action}",
+        "",
+        f"- Reason: {task.status_reason}",
+        f"- Attempts: execution {task.provenance.execution.attempts}, "
+        f"verification {task.provenance.verification.attempts}",
+    ]
+    if task.execution is not None:
+        lines.append(f"- Run: {task.execution.outcome} in {task.execution.duration_s:.2f} s, "
+                     f"peak memory {task.execution.peak_memory_mb:.0f} MB, "
+                     f"isolation: {task.execution.isolation or 'n/a'}")
+    if task.metrics:
+        shown = ", ".join(f"`{k}` = {v!r}" for k, v in sorted(task.metrics.items())[:12])
+        lines.append(f"- Metrics: {shown}")
+    for check in task.checks:
+        mark = "pass" if check.passed else f"FAIL ({check.reason})"
+        lines.append(f"- Check `{check.check.describe()}`: {mark}")
+    for artifact in task.artifacts:
+        lines.append(f"- Artifact `{artifact.name}` ({artifact.size} bytes, "
+                     f"sha256 `{artifact.sha256[:16]}…`): {artifact.path}")
+    return [*lines, ""]
+
+
+class ReportWriter:
+    """Writes report files under the runs directory of the data dir."""
+
+    def __init__(self, runs_dir: Path) -> None:
+        self.runs_dir = runs_dir
+
+    @activity.defn(name="write_report")
+    async def write_report(self, req: WriteReportInput) -> ReportPaths:
+        """Write ``execution_results_<ts>.json`` and ``execution_summary_<ts>.md``."""
+        result = req.result
+        folder = self.runs_dir / result.run_id
+        folder.mkdir(parents=True, exist_ok=True)
+        json_path = folder / f"execution_results_{result.timestamp}.json"
+        md_path = folder / f"execution_summary_{result.timestamp}.md"
+        paths = ReportPaths(results_json=str(json_path), summary_md=str(md_path))
+        final = result.model_copy(update={"report": paths})
+        _write_atomic(json_path, final.model_dump_json(indent=2))
+        _write_atomic(md_path, render_markdown(final))
+        return paths
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    """Write via a temporary file and rename, so a retried activity never leaves half a file."""
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(path)

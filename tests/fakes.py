@@ -1,0 +1,73 @@
+"""Fake activities for workflow tests: registered under the real activity's name.
+
+Workflow tests exercise the real workflows against the time-skipping server; the activities
+they call are replaced by small functions with the same names and contracts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar, get_type_hints
+
+from temporalio import activity
+
+from workflows.contracts import EventRecord, RecordEventsInput, ReportPaths, WriteReportInput
+
+In = TypeVar("In")
+Out = TypeVar("Out")
+
+
+def fake_activity(name: str, fn: Callable[[In], Awaitable[Out]]) -> Callable[[In], Awaitable[Out]]:
+    """Register ``fn`` (a function or bound method) as the activity called ``name``."""
+
+    async def call(arg: In) -> Out:
+        return await fn(arg)
+
+    call.__annotations__ = {"arg": _param_type(fn), "return": _return_type(fn)}
+    return activity.defn(name=name)(call)
+
+
+def _param_type(fn: Callable[..., Any]) -> Any:
+    hints = get_type_hints(fn)
+    return next(v for k, v in hints.items() if k != "return")
+
+
+def _return_type(fn: Callable[..., Any]) -> Any:
+    return get_type_hints(fn)["return"]
+
+
+class EventSink:
+    """Collects recorded events in memory, deduplicating by id like the real store."""
+
+    def __init__(self) -> None:
+        self.events: dict[str, EventRecord] = {}
+        self.batches = 0
+
+    async def record(self, req: RecordEventsInput) -> int:
+        self.batches += 1
+        new = [e for e in req.events if e.id not in self.events]
+        self.events.update({e.id: e for e in new})
+        return len(new)
+
+    def activity(self) -> Callable[[RecordEventsInput], Awaitable[int]]:
+        return fake_activity("record_events", self.record)
+
+
+class ReportSink:
+    """Keeps the last report request instead of writing files."""
+
+    def __init__(self) -> None:
+        self.last: WriteReportInput | None = None
+
+    async def write(self, req: WriteReportInput) -> ReportPaths:
+        self.last = req
+        return ReportPaths(results_json="results.json", summary_md="summary.md")
+
+    def activity(self) -> Callable[[WriteReportInput], Awaitable[ReportPaths]]:
+        return fake_activity("write_report", self.write)
+
+
+def any_dict(value: Any) -> dict[str, Any]:
+    """Narrow a JSON value to a dict for typed assertions."""
+    assert isinstance(value, dict)
+    return value  # pyright: ignore[reportUnknownVariableType]

@@ -1,0 +1,258 @@
+"""The ``assay`` command line: a thin shell over the stack, the workers and AssayClient."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from collections.abc import Callable, Coroutine
+from pathlib import Path
+from typing import Annotated, Any, NoReturn, TypeVar
+
+import typer
+
+from workers.settings import Settings
+from workflows.constants import Pool
+
+app = typer.Typer(add_completion=False, no_args_is_help=True,
+                  help="Assay: durable, human-steerable research on Temporal.")
+T = TypeVar("T")
+
+EXIT_BAD_INPUT = 2
+EXIT_UNAVAILABLE = 3
+
+
+def fail(message: str, code: int = 1) -> NoReturn:
+    """Print an error to stderr and exit with ``code``."""
+    typer.echo(f"error: {message}", err=True)
+    raise typer.Exit(code)
+
+
+def run_async(coro: Coroutine[Any, Any, T]) -> T:
+    """Run a coroutine, turning unreachable services into a clear message."""
+    from workflows.client import RunExistsError, RunNotFoundError
+
+    try:
+        return asyncio.run(coro)
+    except (RunExistsError, RunNotFoundError) as err:
+        fail(str(err))
+    except RuntimeError as err:
+        if "connect" in str(err).lower() or "transport" in str(err).lower():
+            fail(f"cannot reach Temporal: {err}\nIs the stack running? Start it with "
+                 "`assay up` (or set ASSAY_TEMPORAL_ADDRESS).", EXIT_UNAVAILABLE)
+        raise
+
+
+async def _client(settings: Settings) -> Any:
+    from workflows.client import AssayClient, connect
+
+    client = await connect(settings.temporal_address, settings.temporal_namespace)
+    return AssayClient(client, task_queue=settings.queue(Pool.ORCHESTRATION))
+
+
+@app.command()
+def up(detach: Annotated[bool, typer.Option("--detach", "-d",
+                                            help="Run in the background.")] = False) -> None:
+    """Start (or reuse) the embedded stack: Temporal, PostgreSQL, Qdrant and all worker pools."""
+    from workers import stack
+
+    raise typer.Exit(stack.up(Settings(), detach=detach))
+
+
+@app.command()
+def down() -> None:
+    """Stop a stack started in the background with ``assay up --detach``."""
+    from workers import stack
+
+    raise typer.Exit(stack.down(Settings()))
+
+
+@app.command()
+def check() -> None:
+    """Report the health of each part of the stack; exit non-zero if one is down."""
+    from workers import stack
+
+    items = stack.check(Settings())
+    for item in items:
+        typer.echo(f"{'ok ' if item.ok else 'DOWN'}  {item.name:<22} {item.detail}")
+    raise typer.Exit(0 if all(item.ok for item in items) else 1)
+
+
+@app.command()
+def worker(pool: Annotated[list[Pool], typer.Option("--pool", "-p",
+                                                     help="Pool(s) to serve.")]) -> None:
+    """Run worker(s) for one or more pools against configured services (for deployments)."""
+    from workers.pools import run_pools
+    from workers.stack import database_url
+
+    settings = Settings()
+
+    async def serve() -> None:
+        stop = asyncio.Event()
+        _on_signals(stop.set)
+        await run_pools(settings, pool, database_url=database_url(settings), stop=stop)
+
+    run_async(serve())
+
+
+def _on_signals(callback: Callable[[], None]) -> None:
+    import signal
+
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, callback)
+
+
+@app.command()
+def run(
+    plan: Annotated[Path, typer.Argument(help="A pending_actions.json plan file.")],
+    wait: Annotated[bool, typer.Option(help="Wait for the run to finish.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the results JSON.")] = False,
+    again: Annotated[bool, typer.Option(help="Start another run of a plan already run.")] = False,
+    max_parallel: Annotated[int | None, typer.Option(min=1, max=64)] = None,
+) -> None:
+    """Validate a plan and start a run of it; with --wait, follow it to the end."""
+    from workers.planfile import PlanFileError, load_plan
+    from workflows.contracts import Queues, RunPolicy
+
+    settings = Settings()
+    queues = Queues(**{p.name.lower(): settings.queue(p) for p in Pool})
+    policy = RunPolicy(max_parallel=max_parallel or settings.max_parallel_tasks)
+    try:
+        req = load_plan(plan, max_bytes=settings.max_plan_bytes, policy=policy, queues=queues)
+    except PlanFileError as err:
+        fail(str(err), EXIT_BAD_INPUT)
+
+    async def go() -> None:
+        client = await _client(settings)
+        run_id = await client.start_run(req, again=again)
+        typer.echo(f"started {run_id}", err=True)
+        if not wait:
+            typer.echo(run_id)
+            typer.echo(f"follow it with: assay watch {run_id}", err=True)
+            return
+        result = await _follow(client, run_id)
+        if as_json:
+            typer.echo(result.model_dump_json(indent=2))
+        else:
+            _print_outcome(result, settings)
+
+    run_async(go())
+
+
+async def _follow(client: Any, run_id: str) -> Any:
+    """Await a run's result while printing task status changes to stderr."""
+    waiter = asyncio.ensure_future(client.result(run_id))
+    seen: dict[str, str] = {}
+    while not waiter.done():
+        try:
+            progress = await client.progress(run_id)
+        except Exception:  # noqa: BLE001 - progress is best effort; the result decides
+            progress = None
+        if progress is not None:
+            for tid, status in progress.tasks.items():
+                if seen.get(tid) != status:
+                    seen[tid] = status
+                    typer.echo(f"  task {tid}: {status}", err=True)
+        await asyncio.wait([waiter], timeout=1.0)
+    return waiter.result()
+
+
+def _print_outcome(result: Any, settings: Settings) -> None:
+    typer.echo(f"run {result.run_id}: {result.status}")
+    for task in result.tasks:
+        typer.echo(f"  task {task.task_id:<8} {task.status:<13} {task.status_reason}")
+    if result.report is not None:
+        typer.echo(f"report: {result.report.summary_md}")
+        typer.echo(f"results: {result.report.results_json}")
+    typer.echo(f"Web UI: http://127.0.0.1:{settings.temporal_ui_port}/namespaces/"
+               f"{settings.temporal_namespace}/workflows/{result.run_id}")
+
+
+@app.command()
+def status(run_id: str,
+           as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
+    """Show a run's phase and the status of each task."""
+
+    async def go() -> None:
+        client = await _client(Settings())
+        progress = await client.progress(run_id)
+        if as_json:
+            typer.echo(progress.model_dump_json(indent=2))
+            return
+        typer.echo(f"run {progress.run_id}: {progress.status} (phase {progress.phase})")
+        for tid in progress.order:
+            typer.echo(f"  task {tid:<8} {progress.tasks.get(tid, 'pending')}")
+
+    run_async(go())
+
+
+@app.command()
+def watch(run_id: str,
+          follow: Annotated[bool, typer.Option(help="Keep watching until the run ends.")] = True,
+          ) -> None:
+    """Print a run's events as they are recorded."""
+    from activities.store import EventStore, format_event
+    from workers.stack import database_url
+
+    settings = Settings()
+
+    async def go() -> None:
+        client = await _client(settings)
+        await client.status(run_id)
+        store = EventStore(database_url(settings))
+        await store.open()
+        finished = False
+
+        async def poll_done() -> None:
+            nonlocal finished
+            await client.result(run_id)
+            finished = True
+
+        done = asyncio.ensure_future(poll_done()) if follow else None
+        try:
+            async for event in store.watch(run_id, stop=lambda: finished or not follow):
+                typer.echo(format_event(event))
+        finally:
+            if done is not None:
+                done.cancel()
+            await store.close()
+
+    run_async(go())
+
+
+@app.command()
+def report(run_id: str,
+           as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
+    """Print a finished run's report (Markdown, or the results JSON)."""
+    from activities.reports import render_markdown
+
+    async def go() -> None:
+        client = await _client(Settings())
+        if await client.status(run_id) == "running":
+            fail(f"run {run_id} is still running; see `assay status {run_id}`")
+        result = await client.result(run_id)
+        typer.echo(result.model_dump_json(indent=2) if as_json else render_markdown(result))
+
+    run_async(go())
+
+
+@app.command()
+def runs(limit: Annotated[int, typer.Option(min=1, max=1000)] = 20) -> None:
+    """List recent runs."""
+
+    async def go() -> None:
+        client = await _client(Settings())
+        for summary in await client.list_runs(limit=limit):
+            typer.echo(f"{summary.run_id:<60} {summary.status:<12} {summary.start_time}")
+
+    run_async(go())
+
+
+def main() -> None:
+    """Entry point for ``python -m workers.cli``."""
+    app()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

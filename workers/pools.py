@@ -1,0 +1,111 @@
+"""Worker builders, one per pool: which workflows and activities each task queue serves.
+
+Dependencies (database URL, directories, limits) enter here, from settings, and are handed
+to the activity classes; nothing else builds clients.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Sequence
+from contextlib import AsyncExitStack
+from dataclasses import dataclass, field
+from typing import Any
+
+from temporalio.client import Client
+from temporalio.runtime import PrometheusConfig, Runtime, TelemetryConfig
+from temporalio.worker import Worker
+
+from workers.settings import Settings
+from workflows.client import DATA_CONVERTER
+from workflows.constants import Pool
+from workflows.research import ResearchWorkflow
+from workflows.task import TaskWorkflow
+
+log = logging.getLogger("assay.workers")
+
+
+@dataclass
+class PoolSpec:
+    """What one pool's worker runs."""
+
+    workflows: list[type] = field(default_factory=list[type])
+    activities: list[Callable[..., Any]] = field(default_factory=list[Callable[..., Any]])
+    max_concurrent_activities: int | None = None
+
+
+async def build_specs(settings: Settings, pools: Sequence[Pool], *, database_url: str,
+                      stack: AsyncExitStack) -> dict[Pool, PoolSpec]:
+    """Build the activity objects each requested pool needs (opening what they open)."""
+    specs: dict[Pool, PoolSpec] = {}
+    if Pool.ORCHESTRATION in pools:
+        from activities.reports import ReportWriter
+        from activities.store import EventStore
+
+        store = EventStore(database_url)
+        await store.open()
+        stack.push_async_callback(store.close)
+        writer = ReportWriter(settings.runs_dir)
+        specs[Pool.ORCHESTRATION] = PoolSpec(
+            workflows=[ResearchWorkflow, TaskWorkflow],
+            activities=[store.record_events, writer.write_report])
+    if Pool.SANDBOX in pools:
+        from activities.evidence import verify_evidence
+        from activities.sandbox import Sandbox
+
+        sandbox = Sandbox(work_dir=settings.work_dir,
+                          output_limit_bytes=settings.job_output_limit_bytes,
+                          max_memory_mb=settings.job_max_memory_mb,
+                          max_timeout_s=settings.job_max_timeout_s,
+                          isolation=settings.sandbox_isolation)
+        specs[Pool.SANDBOX] = PoolSpec(activities=[sandbox.execute_job, verify_evidence],
+                                       max_concurrent_activities=settings.max_concurrent_jobs + 4)
+    for pool in pools:
+        if pool not in specs:
+            log.info("pool %s has no activities in this version; no worker started", pool)
+    return specs
+
+
+def make_runtime(settings: Settings) -> Runtime | None:
+    """A Temporal runtime exporting SDK metrics on ``settings.metrics_port``, if set."""
+    if settings.metrics_port is None:
+        return None
+    return Runtime(telemetry=TelemetryConfig(
+        metrics=PrometheusConfig(bind_address=f"0.0.0.0:{settings.metrics_port}")))
+
+
+async def run_pools(settings: Settings, pools: Sequence[Pool], *, database_url: str,
+                    stop: asyncio.Event, client: Client | None = None) -> None:
+    """Run workers for ``pools`` until ``stop`` is set, then shut them down gracefully."""
+    async with AsyncExitStack() as stack:
+        if client is None:
+            client = await Client.connect(settings.temporal_address,
+                                          namespace=settings.temporal_namespace,
+                                          data_converter=DATA_CONVERTER,
+                                          runtime=make_runtime(settings))
+        specs = await build_specs(settings, pools, database_url=database_url, stack=stack)
+        workers = [
+            Worker(client, task_queue=settings.queue(pool), workflows=spec.workflows,
+                   activities=spec.activities,
+                   max_concurrent_activities=spec.max_concurrent_activities,
+                   graceful_shutdown_timeout=_grace(pool))
+            for pool, spec in specs.items()
+        ]
+        for pool in specs:
+            log.info("worker started on %s", settings.queue(pool))
+        runs = [asyncio.create_task(w.run()) for w in workers]
+        stopper = asyncio.create_task(stop.wait())
+        done, _ = await asyncio.wait([*runs, stopper], return_when=asyncio.FIRST_COMPLETED)
+        await asyncio.gather(*(w.shutdown() for w in workers))
+        stopper.cancel()
+        for task in done:
+            if task is not stopper and task.exception() is not None:
+                raise task.exception()  # type: ignore[misc]
+
+
+def _grace(pool: Pool) -> Any:
+    """Sandbox jobs get a few seconds to notice cancellation and kill their process group."""
+    from datetime import timedelta
+
+    return timedelta(seconds=5 if pool is Pool.SANDBOX else 2)

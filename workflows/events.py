@@ -1,0 +1,61 @@
+"""Event recording from inside workflows: deterministic ids, batched writes.
+
+Events are buffered in workflow state and written by the ``record_events`` activity at phase
+boundaries. Ids come from ``workflow.uuid4()``, which is stable across replays and retries, so
+the store's ``ON CONFLICT DO NOTHING`` makes every write idempotent.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from temporalio import workflow
+from temporalio.common import RetryPolicy
+
+with workflow.unsafe.imports_passed_through():
+    from workflows.contracts import EventRecord, EventSubtype, EventType, RecordEventsInput
+
+RECORD_RETRY = RetryPolicy(initial_interval=timedelta(seconds=1),
+                           maximum_interval=timedelta(seconds=30))
+
+
+class EventLog:
+    """Buffer of a workflow's events, flushed in one activity call."""
+
+    def __init__(self, run_id: str, node_id: str, queue: str, *, depth: int = 0,
+                 parent_event_id: str | None = None) -> None:
+        self.run_id = run_id
+        self.node_id = node_id
+        self.queue = queue
+        self.depth = depth
+        self.parent_event_id = parent_event_id
+        self._order = 0
+        self._pending: list[EventRecord] = []
+
+    def add(self, event_type: EventType, subtype: EventSubtype, *, status: str = "",
+            agent: str = "assay", inputs: dict[str, Any] | None = None,
+            outputs: dict[str, Any] | None = None, meta: dict[str, Any] | None = None,
+            duration_ms: int | None = None) -> str:
+        """Queue one event and return its id (usable as a parent id)."""
+        self._order += 1
+        event_id = str(workflow.uuid4())
+        self._pending.append(EventRecord(
+            id=event_id, run_id=self.run_id, node_id=self.node_id, event_type=event_type,
+            event_subtype=subtype, agent_name=agent, timestamp=workflow.now(),
+            duration_ms=duration_ms, execution_order=self._order, depth=self.depth,
+            status=status, inputs=inputs or {}, outputs=outputs or {}, meta=meta or {},
+            parent_event_id=self.parent_event_id,
+        ))
+        return event_id
+
+    async def flush(self) -> None:
+        """Write the buffered events in one batch (no-op when empty)."""
+        if not self._pending:
+            return
+        batch, self._pending = self._pending, []
+        await workflow.execute_activity(
+            "record_events", RecordEventsInput(events=batch), result_type=int,
+            task_queue=self.queue, start_to_close_timeout=timedelta(seconds=30),
+            retry_policy=RECORD_RETRY,
+        )
