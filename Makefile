@@ -1,0 +1,44 @@
+# The two commands that matter: `make run` and `make test`. Both create .venv if needed.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+EXAMPLE := examples/iris/pending_actions.json
+
+.PHONY: run test lint bench up down check clean histories
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+run: $(STAMP)
+	$(BIN)/assay up --detach
+	$(BIN)/assay run $(EXAMPLE) --wait --again
+	@echo "The stack keeps running for the Web UI; stop it with: $(BIN)/assay down"
+
+test: $(STAMP)
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m pytest
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/pyright
+
+bench: $(STAMP)
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m benchmarks
+
+histories: $(STAMP)
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m tests.workflows.capture
+
+up: $(STAMP)
+	$(BIN)/assay up
+
+down: $(STAMP)
+	$(BIN)/assay down
+
+check: $(STAMP)
+	$(BIN)/assay check
+
+clean:
+	rm -rf .assay .pytest_cache .ruff_cache
