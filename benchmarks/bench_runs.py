@@ -68,7 +68,7 @@ async def bench(latency_n: int = 20, concurrent_n: int = 100) -> dict[str, dict[
     """Run both measurements on one server and return the figures."""
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        env = await WorkflowEnvironment.start_local(
+        env = await WorkflowEnvironment.start_local(  # pyright: ignore[reportUnknownMemberType]
             dev_server_existing_path=str(Path(__import__("sys").executable).parent / "temporal"),
             data_converter=DATA_CONVERTER, ui=False,
             dev_server_extra_args=[

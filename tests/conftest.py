@@ -59,7 +59,7 @@ async def time_env() -> AsyncIterator[WorkflowEnvironment]:
 @pytest.fixture(scope="session")
 async def dev_env() -> AsyncIterator[WorkflowEnvironment]:
     """The temporal CLI dev server (in memory), for end-to-end paths and replay captures."""
-    env = await WorkflowEnvironment.start_local(
+    env = await WorkflowEnvironment.start_local(  # pyright: ignore[reportUnknownMemberType]
         dev_server_existing_path=binary("temporal"),
         data_converter=DATA_CONVERTER,
         search_attributes=[],

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import sys
 from collections.abc import Callable, Coroutine
 from pathlib import Path
@@ -81,7 +80,7 @@ def check() -> None:
 @app.command()
 def worker(pool: Annotated[list[Pool], typer.Option("--pool", "-p",
                                                      help="Pool(s) to serve.")]) -> None:
-    """Run worker(s) for one or more pools against configured services (for deployments)."""
+    """Serve one or more pools against configured services (for deployments)."""
     from workers.pools import run_pools
     from workers.stack import database_url
 
@@ -147,7 +146,7 @@ async def _follow(client: Any, run_id: str) -> Any:
     while not waiter.done():
         try:
             progress = await client.progress(run_id)
-        except Exception:  # noqa: BLE001 - progress is best effort; the result decides
+        except Exception:  # progress is best effort; the result decides
             progress = None
         if progress is not None:
             for tid, status in progress.tasks.items():

@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from pydantic import ValidationError
 
@@ -78,20 +78,23 @@ _INTERNAL = {"resolved_inputs": "decision", "source": "job", "filename": "job"}
 
 def _refuse_internal_fields(raw: Any, path: Path) -> None:
     """Fields Assay fills in while resolving a plan may not come from the file."""
-    decisions: Any = raw.get("decisions") if isinstance(raw, dict) else None
-    if not isinstance(decisions, list):
-        return
-    for index, item in enumerate(decisions):
-        if not isinstance(item, dict):
-            continue
-        job: Any = item.get("job")
+    for index, item in enumerate(_dicts(_field(raw, "decisions"))):
         for key, owner in _INTERNAL.items():
-            holder: Any = item if owner == "decision" else job
+            holder = item if owner == "decision" else _field(item, "job")
             if isinstance(holder, dict) and key in holder:
                 raise PlanFileError(
                     f"{path}: task {_task_label(raw, index)} (decisions[{index}]), field "
                     f"{'job.' if owner == 'job' else ''}{key}: set by Assay when the plan is "
                     "resolved; remove it from the plan file")
+
+
+def _field(value: Any, key: str) -> Any:
+    return cast("dict[str, Any]", value).get(key) if isinstance(value, dict) else None
+
+
+def _dicts(value: Any) -> list[dict[str, Any]]:
+    items = cast("list[Any]", value) if isinstance(value, list) else []
+    return [cast("dict[str, Any]", item) for item in items if isinstance(item, dict)]
 
 
 def describe_errors(err: ValidationError, raw: Any) -> str:

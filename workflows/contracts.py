@@ -210,12 +210,20 @@ class Provenance(Model):
     reflection_ids: list[str] = Field(default_factory=list[str])
 
 
+class RunPolicy(Model):
+    """Run-level knobs chosen when a run starts."""
+
+    max_parallel: int = Field(default=4, ge=1, le=64)
+    heartbeat_timeout_s: float = Field(default=15.0, ge=1, le=600)
+
+
 class TaskInput(Model):
     """Input of a TaskWorkflow."""
 
     run_id: str
     decision: Decision
     queues: Queues = Field(default_factory=Queues)
+    policy: RunPolicy = Field(default_factory=RunPolicy)
     dependency_artifacts: list[DependencyArtifact] = Field(
         default_factory=list[DependencyArtifact]
     )
@@ -237,12 +245,6 @@ class TaskResult(Model):
     provenance: Provenance = Field(default_factory=Provenance)
     started_at: datetime | None = None
     finished_at: datetime | None = None
-
-
-class RunPolicy(Model):
-    """Run-level knobs chosen when a run starts."""
-
-    max_parallel: int = Field(default=4, ge=1, le=64)
 
 
 class ResearchInput(Model):

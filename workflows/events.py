@@ -11,10 +11,17 @@ from datetime import timedelta
 from typing import Any
 
 from temporalio import workflow
-from temporalio.common import RetryPolicy
+from temporalio.common import RetryPolicy, SearchAttributeKey
 
 with workflow.unsafe.imports_passed_through():
     from workflows.contracts import EventRecord, EventSubtype, EventType, RecordEventsInput
+
+def upsert_keywords(**values: str) -> None:
+    """Set keyword search attributes of the current workflow (``AssayStatus="..."`` etc.)."""
+    updates = [SearchAttributeKey.for_keyword(name).value_set(value)
+               for name, value in values.items()]
+    workflow.upsert_search_attributes(updates)  # pyright: ignore[reportUnknownMemberType]
+
 
 RECORD_RETRY = RetryPolicy(initial_interval=timedelta(seconds=1),
                            maximum_interval=timedelta(seconds=30))

@@ -29,7 +29,7 @@ with workflow.unsafe.imports_passed_through():
         TaskStatus,
         WriteReportInput,
     )
-    from workflows.events import EventLog
+    from workflows.events import EventLog, upsert_keywords
     from workflows.plan import PRIORITY_RANK, Decision, PlanError, check_graph
     from workflows.task import TaskWorkflow
 
@@ -56,9 +56,8 @@ class ResearchWorkflow:
     async def run(self, req: ResearchInput) -> ResearchResult:
         """Run the plan and return the results JSON of its report."""
         started = workflow.now()
-        workflow.upsert_search_attributes([KIND_KEY.value_set("run"),
-                                           PLAN_KEY.value_set(req.plan_name),
-                                           STATUS_KEY.value_set("running")])
+        upsert_keywords(**{KIND_KEY.name: "run", PLAN_KEY.name: req.plan_name,
+                           STATUS_KEY.name: "running"})
         log = EventLog(req.run_id, "run", req.queues.orchestration)
         try:
             self._order = check_graph(req.plan)
@@ -74,17 +73,18 @@ class ResearchWorkflow:
         await self._execute_all(req, log)
         self._set_phase("report")
         result = self._result(req, started)
-        result.report = await workflow.execute_activity(
+        report = await workflow.execute_activity(
             "write_report", WriteReportInput(result=result), result_type=ReportPaths,
             task_queue=req.queues.orchestration, start_to_close_timeout=timedelta(minutes=2),
             retry_policy=RetryPolicy(maximum_interval=timedelta(seconds=30)),
         )
-        log.add("file_gen", "complete", status="written", outputs=result.report.model_dump())
+        result.report = report
+        log.add("file_gen", "complete", status="written", outputs=report.model_dump())
         log.add("checkpoint", "complete", status=result.status,
                 outputs={"tasks": {t.task_id: t.status for t in result.tasks}})
         await log.flush()
         self._status = result.status
-        workflow.upsert_search_attributes([STATUS_KEY.value_set(result.status)])
+        upsert_keywords(**{STATUS_KEY.name: result.status})
         self._set_phase("done")
         return result
 
@@ -106,10 +106,13 @@ class ResearchWorkflow:
                     children.append(asyncio.create_task(self._run_task(req, decision, log)))
             if not self._running:
                 break
-            finished = len(self._results)
-            await workflow.wait_condition(lambda: len(self._results) > finished)
+            await self._until_one_finishes()
         await asyncio.gather(*children)
         await log.flush()
+
+    async def _until_one_finishes(self) -> None:
+        finished = len(self._results)
+        await workflow.wait_condition(lambda: len(self._results) > finished)
 
     def _ready(self, decision: Decision) -> bool:
         return all(self._states[d] == "completed" for d in decision.dependencies)
@@ -135,6 +138,7 @@ class ResearchWorkflow:
         self._states[tid] = "running"
         log.add("handoff", "start", status="running", inputs={"task_id": tid})
         task_input = TaskInput(run_id=req.run_id, decision=decision, queues=req.queues,
+                               policy=req.policy,
                                dependency_artifacts=self._dependency_artifacts(decision))
         try:
             result = await workflow.execute_child_workflow(
@@ -172,7 +176,7 @@ class ResearchWorkflow:
 
     def _set_phase(self, phase: str) -> None:
         self._phase = phase
-        workflow.upsert_search_attributes([PHASE_KEY.value_set(phase)])
+        upsert_keywords(**{PHASE_KEY.name: phase})
 
 
 def _completion_by_priority(tasks: list[TaskResult]) -> dict[str, dict[str, float]]:

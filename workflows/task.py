@@ -28,7 +28,7 @@ with workflow.unsafe.imports_passed_through():
         Verification,
         VerifyEvidenceInput,
     )
-    from workflows.events import EventLog
+    from workflows.events import EventLog, upsert_keywords
     from workflows.phases import Phase, check_transition
     from workflows.plan import JobSpec
 
@@ -38,7 +38,6 @@ EXECUTE_RETRY = RetryPolicy(
     non_retryable_error_types=["InvalidJob", "InputChanged"],
 )
 VERIFY_RETRY = RetryPolicy(initial_interval=timedelta(seconds=1), maximum_attempts=5)
-HEARTBEAT_TIMEOUT = timedelta(seconds=15)
 
 
 def _cause(err: BaseException) -> str:
@@ -138,7 +137,7 @@ class TaskWorkflow:
             result_type=ExecutionOutcome,
             task_queue=task.queues.sandbox,
             start_to_close_timeout=timedelta(seconds=job.resources.timeout_s + 120),
-            heartbeat_timeout=HEARTBEAT_TIMEOUT,
+            heartbeat_timeout=timedelta(seconds=task.policy.heartbeat_timeout_s),
             retry_policy=EXECUTE_RETRY,
         )
         ok = outcome.outcome == "succeeded"
@@ -196,12 +195,11 @@ class TaskWorkflow:
 
     def _move(self, nxt: Phase) -> None:
         self._phase = check_transition(self._phase, nxt)
-        workflow.upsert_search_attributes([PHASE_KEY.value_set(nxt.value)])
+        upsert_keywords(**{PHASE_KEY.name: nxt.value})
 
     def _set_status(self, status: TaskStatus) -> None:
         self._status = status
-        workflow.upsert_search_attributes([STATUS_KEY.value_set(status),
-                                           KIND_KEY.value_set("task")])
+        upsert_keywords(**{STATUS_KEY.name: status, KIND_KEY.name: "task"})
 
     def _bump(self, phase: Phase) -> None:
         self._attempts[phase] = self._attempts.get(phase, 0) + 1

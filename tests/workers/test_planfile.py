@@ -103,16 +103,16 @@ def test_symlink_escaping_the_plan_folder_is_refused(tmp_path: Path) -> None:
     (tmp_path / "secret.csv").write_text("x")
     (inner / "data.csv").symlink_to(tmp_path / "secret.csv")
     path = write_plan(inner, [decision("1", job={"code": "x"}, inputs=["data.csv"])])
-    with pytest.raises(PlanFileError, match="input 'data.csv' is outside"):
+    with pytest.raises(PlanFileError, match=r"input 'data\.csv' is outside"):
         load_plan(path, max_bytes=LIMIT)
 
 
 def test_missing_entry_and_input_are_named(tmp_path: Path) -> None:
     path = write_plan(tmp_path, [decision("1", job={"entry": "jobs/missing.py"})])
-    with pytest.raises(PlanFileError, match="task 1: job entry 'jobs/missing.py' not found"):
+    with pytest.raises(PlanFileError, match=r"task 1: job entry 'jobs/missing\.py' not found"):
         load_plan(path, max_bytes=LIMIT)
     path = write_plan(tmp_path, [decision("1", job={"code": "x"}, inputs=["gone.csv"])])
-    with pytest.raises(PlanFileError, match="task 1: input 'gone.csv' not found"):
+    with pytest.raises(PlanFileError, match=r"task 1: input 'gone\.csv' not found"):
         load_plan(path, max_bytes=LIMIT)
 
 

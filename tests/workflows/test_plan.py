@@ -21,7 +21,9 @@ def plan(*decisions: dict[str, Any]) -> Plan:
 
 
 def test_seed_style_plan_is_accepted_as_written() -> None:
-    seeded = {
+    resources: dict[str, Any] = {"gpu_type": "A100", "gpu_hours": 1.5, "memory_gb": 32,
+                                 "storage_gb": 2, "parallel_compatible": False}
+    seeded: dict[str, Any] = {
         "meeting_id": "cycle2_20251015_080000",
         "generated_at": "2025-10-15T08:00:00Z",
         "context": "Week 1 Cycle 2",
@@ -31,15 +33,14 @@ def test_seed_style_plan_is_accepted_as_written() -> None:
             "rationale": "Needed for the GO/NO-GO decision",
             "acceptance_criteria": ["Output artifact: baseline.json with >= 100 samples"],
             "dependencies": [],
-            "estimated_resources": {"gpu_type": "A100", "gpu_hours": 1.5, "memory_gb": 32,
-                                    "storage_gb": 2, "parallel_compatible": False},
+            "estimated_resources": resources,
             "context": {"previous_attempts": 0, "known_blockers": [],
                         "dataset_path": "/data/coco_val2017"},
         }],
     }
     parsed = Plan.model_validate(seeded)
     assert parsed.decisions[0].task_id == "1"
-    assert parsed.decisions[0].estimated_resources == seeded["decisions"][0]["estimated_resources"]
+    assert parsed.decisions[0].estimated_resources == resources
 
 
 def test_order_is_kahn_with_priority_first_among_ready_tasks() -> None:

@@ -1,0 +1,97 @@
+"""Helpers for end-to-end tests: worker processes, plans on disk, waiting with deadlines."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+from workflows.constants import Pool
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLE = ROOT / "examples" / "iris" / "pending_actions.json"
+
+
+def worker_env(address: str, database_url: str, data_dir: Path, **extra: str) -> dict[str, str]:
+    """Environment of a worker process pointed at the test's services."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ASSAY_")}
+    env.update(ASSAY_TEMPORAL_ADDRESS=address, ASSAY_DATABASE_URL=database_url,
+               ASSAY_DATA_DIR=str(data_dir), PYTHONPATH=str(ROOT), **extra)
+    return env
+
+
+def start_worker(env: dict[str, str], log: Path,
+                 pools: tuple[Pool, ...] = (Pool.ORCHESTRATION, Pool.SANDBOX),
+                 ) -> subprocess.Popen[bytes]:
+    """``assay worker`` for ``pools`` as a separate process (so a test can kill it)."""
+    args = [sys.executable, "-m", "workers.cli", "worker"]
+    for pool in pools:
+        args += ["--pool", pool.value]
+    with log.open("ab") as out:
+        return subprocess.Popen(args, env=env, stdout=out, stderr=subprocess.STDOUT,
+                                start_new_session=True, cwd=ROOT)
+
+
+def kill_hard(proc: subprocess.Popen[bytes]) -> None:
+    """SIGKILL a process and everything in its session, and reap it."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=10)
+
+
+def stop_gently(proc: subprocess.Popen[bytes]) -> None:
+    """SIGTERM, then SIGKILL if it does not go within 15 s."""
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            kill_hard(proc)
+
+
+async def wait_for(condition: Callable[[], bool | Awaitable[bool]], *, timeout: float,
+                   what: str, every: float = 0.1) -> None:
+    """Poll ``condition`` until it holds; fail naming ``what`` after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = condition()
+        if not isinstance(value, bool):
+            value = await value
+        if value:
+            return
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}")
+        await asyncio.sleep(every)
+
+
+def slow_plan(folder: Path, seconds: float) -> Path:
+    """A one-task plan whose job leaves ``started.txt``, then works for ``seconds``."""
+    code = (
+        "import json, pathlib, time\n"
+        "pathlib.Path('started.txt').write_text('started')\n"
+        f"time.sleep({seconds})\n"
+        "pathlib.Path('result.txt').write_text('done')\n"
+        "json.dump({'slept': %r}, open('metrics.json', 'w'))\n" % seconds
+    )
+    plan: dict[str, Any] = {"meeting_id": f"slow-{folder.name}", "decisions": [{
+        "task_id": "slow", "priority": "HIGH", "action": "work for a while",
+        "acceptance_criteria": ["result.txt written"],
+        "job": {"code": code, "expected_artifacts": ["result.txt", "started.txt"],
+                "expected_metrics": ["slept"], "resources": {"timeout_s": 120}},
+    }]}
+    path = folder / "pending_actions.json"
+    path.write_text(json.dumps(plan))
+    return path
+
+
+def started_jobs(data_dir: Path) -> list[Path]:
+    """Working directories (attempts) in which a ``slow_plan`` job has started."""
+    return sorted(p.parent for p in (data_dir / "work").glob("*/*/*/started.txt"))

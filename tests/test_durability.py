@@ -1,0 +1,118 @@
+"""Killing workers and the Temporal server mid-run loses no run and duplicates no event."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import socket
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from temporalio.testing import WorkflowEnvironment
+
+from activities.store import EventStore
+from tests.e2e_support import (
+    kill_hard,
+    slow_plan,
+    start_worker,
+    started_jobs,
+    stop_gently,
+    wait_for,
+    worker_env,
+)
+from workers.embedded import TemporalDevServer
+from workers.planfile import load_plan
+from workers.settings import Settings
+from workflows.client import AssayClient, connect
+from workflows.contracts import Queues, ResearchResult, RunPolicy
+
+pytestmark = pytest.mark.integration
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+async def events_by_kind(db_url: str, run_id: str) -> Counter[tuple[str, str, str]]:
+    store = EventStore(db_url)
+    await store.open()
+    try:
+        events = await store.events_after(run_id, 0, limit=10_000)
+    finally:
+        await store.close()
+    orders = Counter((e.event.node_id, e.event.execution_order) for e in events)
+    assert max(orders.values()) == 1, "an event was written twice"
+    return Counter((e.event.node_id, e.event.event_type, e.event.event_subtype) for e in events)
+
+
+def assert_single_execution_recorded(kinds: Counter[tuple[str, str, str]],
+                                     result: ResearchResult) -> None:
+    assert result.status == "completed", result.tasks[0].status_reason
+    assert kinds[("slow", "code_exec", "start")] == 1
+    assert kinds[("slow", "code_exec", "complete")] == 1
+    assert kinds[("run", "checkpoint", "complete")] == 1
+
+
+async def test_killed_worker_mid_job_resumes_after_restart(
+        dev_env: WorkflowEnvironment, postgres_server_url: str, tmp_path: Path,
+        task_queue: str) -> None:
+    data = tmp_path / "assay"
+    queues = Queues(orchestration=f"{task_queue}-o", sandbox=f"{task_queue}-s")
+    env = worker_env(dev_env.client.service_client.config.target_host, postgres_server_url, data,
+                     ASSAY_QUEUE_ORCHESTRATION=queues.orchestration,
+                     ASSAY_QUEUE_SANDBOX=queues.sandbox)
+    log = tmp_path / "worker.log"
+    first = start_worker(env, log)
+    try:
+        req = load_plan(slow_plan(tmp_path, 4.0), max_bytes=1_500_000, queues=queues,
+                        policy=RunPolicy(heartbeat_timeout_s=3))
+        client = AssayClient(dev_env.client, task_queue=queues.orchestration)
+        run_id = await client.start_run(req, again=True)
+        await wait_for(lambda: bool(started_jobs(data)), timeout=60, what="the job to start")
+        kill_hard(first)
+        second = start_worker(env, log)
+        try:
+            result = await asyncio.wait_for(client.result(run_id), timeout=120)
+        finally:
+            stop_gently(second)
+    finally:
+        kill_hard(first)
+    assert len(started_jobs(data)) == 1, "the retried attempt reuses a fresh working directory"
+    assert_single_execution_recorded(await events_by_kind(postgres_server_url, run_id), result)
+
+
+async def test_killed_temporal_server_mid_run_resumes_after_restart(
+        postgres_server_url: str, tmp_path: Path, task_queue: str) -> None:
+    data = tmp_path / "assay"
+    settings = Settings(data_dir=data, temporal_address=f"127.0.0.1:{free_port()}",
+                        temporal_ui_port=free_port())
+    server = TemporalDevServer(settings)
+    await server.start()
+    queues = Queues(orchestration=f"{task_queue}-o", sandbox=f"{task_queue}-s")
+    env = worker_env(settings.temporal_address, postgres_server_url, data,
+                     ASSAY_QUEUE_ORCHESTRATION=queues.orchestration,
+                     ASSAY_QUEUE_SANDBOX=queues.sandbox)
+    worker = start_worker(env, tmp_path / "worker.log")
+    try:
+        client = AssayClient(await connect(settings.temporal_address),
+                             task_queue=queues.orchestration)
+        req = load_plan(slow_plan(tmp_path, 3.0), max_bytes=1_500_000, queues=queues)
+        run_id = await client.start_run(req)
+        await wait_for(lambda: bool(started_jobs(data)), timeout=60, what="the job to start")
+        pid = server.owned_pid()
+        assert pid is not None
+        os.kill(pid, signal.SIGKILL)
+        await wait_for(lambda: not Path(f"/proc/{pid}").exists(), timeout=10,
+                       what="the server to die")
+        await server.start()
+        client = AssayClient(await connect(settings.temporal_address),
+                             task_queue=queues.orchestration)
+        result = await asyncio.wait_for(client.result(run_id), timeout=120)
+    finally:
+        stop_gently(worker)
+        server.stop()
+    assert_single_execution_recorded(await events_by_kind(postgres_server_url, run_id), result)

@@ -1,0 +1,100 @@
+"""The example plan end to end on the dev server with real workers, sandbox and event store."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+from temporalio.testing import WorkflowEnvironment
+
+from activities.store import EventStore
+from tests.e2e_support import EXAMPLE, wait_for
+from workers.planfile import load_plan
+from workers.pools import run_pools
+from workers.settings import Settings
+from workflows.client import AssayClient
+from workflows.constants import Pool
+from workflows.contracts import Queues
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture
+async def workers(dev_env: WorkflowEnvironment, postgres_server_url: str,
+                  tmp_path: Path, task_queue: str) -> AsyncIterator[tuple[Settings, Queues]]:
+    """Orchestration and sandbox workers in this process, on queues of this test's own."""
+    settings = Settings(data_dir=tmp_path / "assay",
+                        queue_orchestration=f"{task_queue}-orch",
+                        queue_sandbox=f"{task_queue}-sandbox")
+    queues = Queues(orchestration=settings.queue_orchestration,
+                    sandbox=settings.queue_sandbox)
+    stop = asyncio.Event()
+    running = asyncio.create_task(run_pools(
+        settings, [Pool.ORCHESTRATION, Pool.SANDBOX], database_url=postgres_server_url,
+        stop=stop, client=dev_env.client))
+    yield settings, queues
+    stop.set()
+    await running
+
+
+async def test_example_plan_runs_end_to_end(dev_env: WorkflowEnvironment, postgres_server_url: str,
+                                            workers: tuple[Settings, Queues]) -> None:
+    settings, queues = workers
+    client = AssayClient(dev_env.client, task_queue=queues.orchestration)
+    req = load_plan(EXAMPLE, max_bytes=settings.max_plan_bytes, queues=queues)
+    run_id = await client.start_run(req, again=True)
+    result = await client.result(run_id)
+
+    assert result.status == "completed", [(t.task_id, t.status_reason) for t in result.tasks]
+    assert result.tasks[0].task_id == "1"
+    assert all(t.provenance.execution.attempts == 1 for t in result.tasks)
+    comparison = next(t for t in result.tasks if t.task_id == "2")
+    assert comparison.metrics["p_value"] < 0.05
+    assert {c.check.metric for c in comparison.checks if c.passed} >= {"p_value"}
+
+    assert result.report is not None
+    saved = json.loads(Path(result.report.results_json).read_text())
+    assert saved["run_id"] == run_id and len(saved["tasks"]) == len(req.plan.decisions)
+    summary = Path(result.report.summary_md).read_text()
+    assert f"`{run_id}`" in summary and "| HIGH | 2 | 2 | 100% |" in summary
+    assert Path(result.report.summary_md).name.removeprefix("execution_summary_") == \
+        Path(result.report.results_json).name.removeprefix("execution_results_")[:-5] + ".md"
+
+    store = EventStore(postgres_server_url)
+    await store.open()
+    try:
+        events = await store.events_after(run_id, 0, limit=10_000)
+    finally:
+        await store.close()
+    kinds = [(e.event.node_id, e.event.event_type, e.event.event_subtype) for e in events]
+    assert kinds[0] == ("run", "checkpoint", "start")
+    assert kinds[-1] == ("run", "checkpoint", "complete")
+    assert kinds.count(("4", "code_exec", "start")) == 1
+
+    async def listed() -> bool:
+        found = await client.list_runs(f'WorkflowId="{run_id}" AND AssayStatus="completed"')
+        return [r.run_id for r in found] == [run_id]
+
+    await wait_for(listed, timeout=10, what="the run to be listed as completed")
+    progress = await client.progress(run_id)
+    assert progress.phase == "done" and set(progress.tasks.values()) == {"completed"}
+
+
+async def test_starting_the_same_plan_twice_is_refused(
+        dev_env: WorkflowEnvironment, workers: tuple[Settings, Queues]) -> None:
+    from workflows.client import RunExistsError
+
+    settings, queues = workers
+    client = AssayClient(dev_env.client, task_queue=queues.orchestration)
+    req = load_plan(EXAMPLE, max_bytes=settings.max_plan_bytes, queues=queues)
+    req = req.model_copy(update={"plan_name": f"twice-{queues.orchestration}"})
+    first = await client.start_run(req)
+    with pytest.raises(RunExistsError, match="already exists"):
+        await client.start_run(req)
+    second = await client.start_run(req, again=True)
+    assert second == f"{first}-r2"
+    assert (await client.result(first)).status == "completed"
+    assert (await client.result(second)).status == "completed"
