@@ -9,6 +9,7 @@ import socket
 from collections import Counter
 from pathlib import Path
 
+import psutil
 import pytest
 from temporalio.testing import WorkflowEnvironment
 
@@ -35,6 +36,14 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+def gone(pid: int) -> bool:
+    """True once ``pid`` has exited (a zombie child counts as gone)."""
+    try:
+        return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return True
 
 
 async def events_by_kind(db_url: str, run_id: str) -> Counter[tuple[str, str, str]]:
@@ -106,9 +115,10 @@ async def test_killed_temporal_server_mid_run_resumes_after_restart(
         pid = server.owned_pid()
         assert pid is not None
         os.kill(pid, signal.SIGKILL)
-        await wait_for(lambda: not Path(f"/proc/{pid}").exists(), timeout=10,
-                       what="the server to die")
+        await wait_for(lambda: gone(pid), timeout=10, what="the server to die")
+        server.stop(grace=1)  # reaps the dead child and forgets its pid file
         await server.start()
+        assert server.pid != pid
         client = AssayClient(await connect(settings.temporal_address),
                              task_queue=queues.orchestration)
         result = await asyncio.wait_for(client.result(run_id), timeout=120)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sys
 from collections.abc import Callable, Coroutine
 from pathlib import Path
@@ -29,12 +30,16 @@ def fail(message: str, code: int = 1) -> NoReturn:
 
 def run_async(coro: Coroutine[Any, Any, T]) -> T:
     """Run a coroutine, turning unreachable services into a clear message."""
+    from temporalio.service import RPCError
+
     from workflows.client import RunExistsError, RunNotFoundError
 
     try:
         return asyncio.run(coro)
     except (RunExistsError, RunNotFoundError) as err:
         fail(str(err))
+    except RPCError as err:
+        fail(f"Temporal refused the request: {err.message}")
     except RuntimeError as err:
         if "connect" in str(err).lower() or "transport" in str(err).lower():
             fail(f"cannot reach Temporal: {err}\nIs the stack running? Start it with "
@@ -143,18 +148,20 @@ async def _follow(client: Any, run_id: str) -> Any:
     """Await a run's result while printing task status changes to stderr."""
     waiter = asyncio.ensure_future(client.result(run_id))
     seen: dict[str, str] = {}
+
+    def show(statuses: dict[str, str]) -> None:
+        for tid, status in statuses.items():
+            if seen.get(tid) != status:
+                seen[tid] = status
+                typer.echo(f"  task {tid}: {status}", err=True)
+
     while not waiter.done():
-        try:
-            progress = await client.progress(run_id)
-        except Exception:  # progress is best effort; the result decides
-            progress = None
-        if progress is not None:
-            for tid, status in progress.tasks.items():
-                if seen.get(tid) != status:
-                    seen[tid] = status
-                    typer.echo(f"  task {tid}: {status}", err=True)
+        with contextlib.suppress(Exception):  # progress is best effort; the result decides
+            show(dict((await client.progress(run_id)).tasks))
         await asyncio.wait([waiter], timeout=1.0)
-    return waiter.result()
+    result = waiter.result()
+    show({t.task_id: t.status for t in result.tasks})
+    return result
 
 
 def _print_outcome(result: Any, settings: Settings) -> None:
@@ -198,23 +205,21 @@ def watch(run_id: str,
 
     async def go() -> None:
         client = await _client(settings)
-        await client.status(run_id)
         store = EventStore(database_url(settings))
         await store.open()
-        finished = False
-
-        async def poll_done() -> None:
-            nonlocal finished
-            await client.result(run_id)
-            finished = True
-
-        done = asyncio.ensure_future(poll_done()) if follow else None
+        after = 0
         try:
-            async for event in store.watch(run_id, stop=lambda: finished or not follow):
-                typer.echo(format_event(event))
+            while True:
+                # Status first: once a run is seen finished, one more read drains its events.
+                running = await client.status(run_id) == "running"
+                while batch := await store.events_after(run_id, after):
+                    for stored in batch:
+                        typer.echo(format_event(stored))
+                    after = batch[-1].seq
+                if not (running and follow):
+                    return
+                await asyncio.sleep(0.5)
         finally:
-            if done is not None:
-                done.cancel()
             await store.close()
 
     run_async(go())
