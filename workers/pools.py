@@ -26,6 +26,11 @@ from workflows.task import TaskWorkflow
 log = logging.getLogger("assay.workers")
 
 
+SERVED_POOLS: frozenset[Pool] = frozenset({Pool.ORCHESTRATION, Pool.SANDBOX})
+"""Pools that have workflows or activities to serve in this version; the others start no
+worker (Temporal workers need something to poll for) and ``assay check`` says so."""
+
+
 @dataclass
 class PoolSpec:
     """What one pool's worker runs."""
@@ -61,9 +66,9 @@ async def build_specs(settings: Settings, pools: Sequence[Pool], *, database_url
                           isolation=settings.sandbox_isolation)
         specs[Pool.SANDBOX] = PoolSpec(activities=[sandbox.execute_job, verify_evidence],
                                        max_concurrent_activities=settings.max_concurrent_jobs + 4)
-    for pool in pools:
-        if pool not in specs:
-            log.info("pool %s has no activities in this version; no worker started", pool)
+    assert set(specs) == set(pools) & SERVED_POOLS, "SERVED_POOLS is out of date"
+    for pool in set(pools) - SERVED_POOLS:
+        log.info("pool %s has no activities in this version; no worker started", pool)
     return specs
 
 

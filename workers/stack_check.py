@@ -20,6 +20,7 @@ from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
 from temporalio.client import Client
 
 from workers.embedded import EmbeddedPostgres, QdrantInUseError, QdrantLocal
+from workers.pools import SERVED_POOLS
 from workers.settings import Settings
 from workers.stack_process import StackError
 from workers.stack_state import running_stack
@@ -73,7 +74,11 @@ async def _temporal_items(settings: Settings) -> list[HealthItem]:
             f"missing {', '.join(sorted(missing))}: run `assay up` to register them"
             if missing else "all registered"))
     for pool in Pool:
-        items.append(await _pollers_item(client, settings.queue(pool), pool))
+        if pool in SERVED_POOLS:
+            items.append(await _pollers_item(client, settings.queue(pool), pool))
+        else:
+            items.append(HealthItem(f"queue {settings.queue(pool)}", True,
+                                    "no activities in this version; no worker needed"))
     return items
 
 
