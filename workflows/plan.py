@@ -68,6 +68,8 @@ class JobSpec(BaseModel):
     expected_artifacts: list[str] = Field(default_factory=list[str])
     expected_metrics: list[str] = Field(default_factory=list[str])
     resources: Resources = Field(default_factory=Resources)
+    requirements: list[str] = Field(default_factory=list[str], max_length=100)
+    """Packages the job needs, optionally pinned (``numpy>=1.26``); checked before it runs."""
 
     source: str | None = None
     filename: str | None = None

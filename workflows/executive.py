@@ -1,0 +1,209 @@
+"""Contracts of the executive pipeline: reviews, reflection notes, patches and human gates.
+
+Shared by TaskWorkflow and the reviewer, reflection and sandbox activities. Pure models and
+pure functions only (the confidence thresholds live here so the workflow can apply them).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from workflows.contracts import ExecutionOutcome, Verification
+from workflows.plan import Check, JobSpec
+
+Severity = Literal["info", "warning", "critical"]
+Verdict = Literal["APPROVE", "REJECT"]
+Reviewer = Literal["ops", "quality_safety", "infrastructure"]
+
+
+class Model(BaseModel):
+    """Base for contracts: unknown fields from newer writers are ignored."""
+
+    model_config = ConfigDict(extra="ignore")
+
+
+# --- review --------------------------------------------------------------------------------
+
+
+class Finding(Model):
+    """One thing a reviewer noticed, located where possible."""
+
+    code: str
+    message: str
+    severity: Severity = "warning"
+    line: int | None = None
+
+
+class ReviewPolicy(Model):
+    """Limits reviewers hold a job to (from settings, fixed when the run starts)."""
+
+    max_timeout_s: float = 6 * 3600
+    max_memory_mb: int = 8192
+    max_cpus: float = 8
+
+
+class ReviewInput(Model):
+    """What every reviewer sees: the task and the job proposed for it."""
+
+    task_id: str
+    action: str
+    acceptance_criteria: list[str] = Field(default_factory=list[str])
+    checks: list[Check] = Field(default_factory=list[Check])
+    job: JobSpec
+    input_names: list[str] = Field(default_factory=list[str])
+    dependency_artifacts: list[str] = Field(default_factory=list[str])
+    policy: ReviewPolicy = Field(default_factory=ReviewPolicy)
+
+
+class ReviewVerdict(Model):
+    """A reviewer's structured verdict (seed §2.2): never free text alone."""
+
+    reviewer: Reviewer
+    verdict: Verdict
+    confidence: float = Field(ge=0, le=1)
+    checks: dict[str, bool] = Field(default_factory=dict[str, bool])
+    warnings: list[Finding] = Field(default_factory=list[Finding])
+    critical: list[Finding] = Field(default_factory=list[Finding])
+    reasoning: str = ""
+    details: dict[str, Any] = Field(default_factory=dict[str, Any])
+
+
+def panel_approves(verdicts: list[ReviewVerdict]) -> bool:
+    """The approval gate: all three approve and none raised a critical flag (field logic)."""
+    reviewers = {v.reviewer for v in verdicts}
+    return (reviewers == {"ops", "quality_safety", "infrastructure"}
+            and all(v.verdict == "APPROVE" and not v.critical for v in verdicts))
+
+
+# --- reflection ----------------------------------------------------------------------------
+
+FailureKind = Literal["rejected", "execution", "verification"]
+RetryDecision = Literal["retry", "retry_logged", "human", "defer"]
+
+
+class PatchChange(Model):
+    """One field of the job spec changed by a patch (``args.batch_size``, ``resources.timeout_s``)."""
+
+    field: str
+    old_value: Any = None
+    new_value: Any = None
+    reason: str = ""
+
+
+class Patch(Model):
+    """A minimal, checksummed diff of a job spec."""
+
+    patch_id: str
+    task_id: str
+    root_cause: str
+    changes: list[PatchChange]
+    confidence: float = Field(ge=0, le=1)
+    risk: float = Field(ge=0, le=1)
+    from_semantic_memory: bool = False
+    sha256: str = ""
+    safety_checks: dict[str, str] = Field(default_factory=dict[str, str])
+
+
+class DiagnoseInput(Model):
+    """A failure to reflect on, with everything known about it."""
+
+    run_id: str
+    task_id: str
+    kind: FailureKind
+    attempt: int
+    job: JobSpec
+    verdicts: list[ReviewVerdict] = Field(default_factory=list[ReviewVerdict])
+    outcome: ExecutionOutcome | None = None
+    verification: Verification | None = None
+    previous_patches: list[Patch] = Field(default_factory=list[Patch])
+    policy: ReviewPolicy = Field(default_factory=ReviewPolicy)
+
+
+class ReflectionNote(Model):
+    """A diagnosis and, where one is safe, a patch with the decision it warrants."""
+
+    note_id: str
+    task_id: str
+    kind: FailureKind
+    root_cause: str
+    likely_fix: str
+    confidence: float = Field(ge=0, le=1)
+    evidence: list[str] = Field(default_factory=list[str])
+    patch: Patch | None = None
+    patched_job: JobSpec | None = None
+    relink: dict[str, str] = Field(default_factory=dict[str, str])
+    decision: RetryDecision = "defer"
+    reason: str = ""
+
+
+def retry_decision(confidence: float) -> RetryDecision:
+    """Seed thresholds: ≥ 0.85 retry; 0.70–0.84 retry and log; 0.50–0.69 a person; < 0.50 defer."""
+    if confidence >= 0.85:
+        return "retry"
+    if confidence >= 0.70:
+        return "retry_logged"
+    if confidence >= 0.50:
+        return "human"
+    return "defer"
+
+
+# --- human gates ---------------------------------------------------------------------------
+
+GateKind = Literal["plan", "step", "error", "result"]
+TimeoutAction = Literal["approve", "reject"]
+
+
+class GateRule(Model):
+    """Whether a gate kind needs a person, who may decide, and what a timeout means."""
+
+    human: bool = False
+    approvers: list[str] = Field(default_factory=list[str])
+    timeout_s: float = Field(default=7 * 24 * 3600, gt=0)
+    on_timeout: TimeoutAction = "reject"
+
+
+class GatePolicy(Model):
+    """Run-level gate policy; every kind is automatic unless set to human."""
+
+    plan: GateRule = Field(default_factory=GateRule)
+    step: GateRule = Field(default_factory=GateRule)
+    error: GateRule = Field(default_factory=GateRule)
+    result: GateRule = Field(default_factory=GateRule)
+
+    def rule(self, kind: GateKind) -> GateRule:
+        """The rule for one gate kind."""
+        rule: GateRule = getattr(self, kind)
+        return rule
+
+
+class GateDecision(Model):
+    """The payload of the ``approve`` signal / ``decide`` update.
+
+    ``temporal workflow signal --name approve --input '{"gate": "plan", "decision":
+    "approve", "by": "ada"}'`` sends one.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    gate: GateKind
+    task_id: str | None = Field(default=None, max_length=64)
+    decision: Literal["approve", "reject"]
+    by: str = Field(min_length=1, max_length=128)
+    comment: str = Field(default="", max_length=4000)
+
+
+class GateRecord(Model):
+    """A gate as it stands or was settled: for queries, provenance and the ledger."""
+
+    gate: GateKind
+    task_id: str | None = None
+    status: Literal["waiting", "approved", "rejected", "timed_out"] = "waiting"
+    opened_at: datetime
+    decided_at: datetime | None = None
+    by: str | None = None
+    comment: str = ""
+    question: str = ""
+    refused: list[str] = Field(default_factory=list[str])
