@@ -85,7 +85,7 @@ RetryDecision = Literal["retry", "retry_logged", "human", "defer"]
 
 
 class PatchChange(Model):
-    """One field of the job spec changed by a patch (``args.batch_size``, ``resources.timeout_s``)."""
+    """One changed field of a job spec (``args.batch_size``, ``resources.timeout_s``)."""
 
     field: str
     old_value: Any = None
@@ -140,7 +140,7 @@ class ReflectionNote(Model):
 
 
 def retry_decision(confidence: float) -> RetryDecision:
-    """Seed thresholds: ≥ 0.85 retry; 0.70–0.84 retry and log; 0.50–0.69 a person; < 0.50 defer."""
+    """Seed thresholds: >= 0.85 retry; 0.70-0.84 retry and log; 0.50-0.69 a person; else defer."""
     if confidence >= 0.85:
         return "retry"
     if confidence >= 0.70:

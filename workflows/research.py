@@ -58,7 +58,7 @@ class ResearchWorkflow:
         started = workflow.now()
         upsert_keywords(**{KIND_KEY.name: "run", PLAN_KEY.name: req.plan_name,
                            STATUS_KEY.name: "running"})
-        log = EventLog(req.run_id, "run", req.queues.orchestration)
+        log = EventLog(req.run_id, "run")
         try:
             self._order = check_graph(req.plan)
         except PlanError as err:
@@ -73,9 +73,9 @@ class ResearchWorkflow:
         await self._execute_all(req, log)
         self._set_phase("report")
         result = self._result(req, started)
-        report = await workflow.execute_activity(
+        report = await workflow.execute_local_activity(
             "write_report", WriteReportInput(result=result), result_type=ReportPaths,
-            task_queue=req.queues.orchestration, start_to_close_timeout=timedelta(minutes=2),
+            start_to_close_timeout=timedelta(minutes=2),
             retry_policy=RetryPolicy(maximum_interval=timedelta(seconds=30)),
         )
         result.report = report

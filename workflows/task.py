@@ -68,7 +68,7 @@ class TaskWorkflow:
     async def run(self, task: TaskInput) -> TaskResult:
         """Take the task from intake to a final status."""
         decision = task.decision
-        log = EventLog(task.run_id, decision.task_id, task.queues.orchestration, depth=1)
+        log = EventLog(task.run_id, decision.task_id, depth=1)
         started = workflow.now()
         self._set_status("running")
         log.add("checkpoint", "start", status="running",
