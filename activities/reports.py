@@ -10,7 +10,7 @@ from pathlib import Path
 
 from temporalio import activity
 
-from workflows.contracts import ReportPaths, ResearchResult, TaskResult, WriteReportInput
+from workflows.results import ReportPaths, ResearchResult, TaskResult, WriteReportInput
 
 
 def render_markdown(result: ResearchResult) -> str:

@@ -25,9 +25,10 @@ from workers.pools import run_pools
 from workers.settings import Settings
 from workflows.client import DATA_CONVERTER
 from workflows.constants import SEARCH_ATTRIBUTES, Pool, run_workflow_id
-from workflows.contracts import Queues, ResearchInput
 from workflows.plan import Plan
+from workflows.policy import Queues
 from workflows.research import ResearchWorkflow
+from workflows.results import ResearchInput
 
 BARE_QUEUE = "bench-bare"
 

@@ -27,7 +27,8 @@ from workers.embedded import TemporalDevServer
 from workers.planfile import load_plan
 from workers.settings import Settings
 from workflows.client import AssayClient, connect
-from workflows.contracts import Queues, ResearchResult, RunPolicy
+from workflows.policy import Queues, RunPolicy
+from workflows.results import ResearchResult
 
 pytestmark = pytest.mark.integration
 

@@ -17,7 +17,7 @@ from workers.pools import run_pools
 from workers.settings import Settings
 from workflows.client import AssayClient
 from workflows.constants import Pool
-from workflows.contracts import Queues
+from workflows.policy import Queues
 
 pytestmark = pytest.mark.integration
 

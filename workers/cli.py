@@ -117,7 +117,7 @@ def run(
 ) -> None:
     """Validate a plan and start a run of it; with --wait, follow it to the end."""
     from workers.planfile import PlanFileError, load_plan
-    from workflows.contracts import Queues, RunPolicy
+    from workflows.policy import Queues, RunPolicy
 
     settings = Settings()
     queues = Queues(**{p.name.lower(): settings.queue(p) for p in Pool})

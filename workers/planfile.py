@@ -17,8 +17,9 @@ from typing import Any, cast
 from pydantic import ValidationError
 
 from workflows.constants import digest
-from workflows.contracts import Queues, ResearchInput, RunPolicy
 from workflows.plan import Decision, InputFile, Plan, PlanError, check_graph
+from workflows.policy import Queues, RunPolicy
+from workflows.results import ResearchInput
 
 MAX_FILE_BYTES = 50_000_000
 

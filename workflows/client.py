@@ -15,8 +15,8 @@ from temporalio.exceptions import WorkflowAlreadyStartedError
 from temporalio.service import RPCError, RPCStatusCode
 
 from workflows.constants import run_workflow_id
-from workflows.contracts import ResearchInput, ResearchResult, RunProgress
 from workflows.research import ResearchWorkflow
+from workflows.results import ResearchInput, ResearchResult, RunProgress
 
 DATA_CONVERTER = pydantic_data_converter
 MAX_AGAIN = 1000

@@ -9,20 +9,15 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
-from workflows.contracts import ExecutionOutcome, Verification
+from workflows.contracts import ExecutionOutcome, Model, Verification
 from workflows.plan import Check, JobSpec
+from workflows.policy import GateKind, ReviewPolicy
 
 Severity = Literal["info", "warning", "critical"]
 Verdict = Literal["APPROVE", "REJECT"]
 Reviewer = Literal["ops", "quality_safety", "infrastructure"]
-
-
-class Model(BaseModel):
-    """Base for contracts: unknown fields from newer writers are ignored."""
-
-    model_config = ConfigDict(extra="ignore")
 
 
 # --- review --------------------------------------------------------------------------------
@@ -35,14 +30,6 @@ class Finding(Model):
     message: str
     severity: Severity = "warning"
     line: int | None = None
-
-
-class ReviewPolicy(Model):
-    """Limits reviewers hold a job to (from settings, fixed when the run starts)."""
-
-    max_timeout_s: float = 6 * 3600
-    max_memory_mb: int = 8192
-    max_cpus: float = 8
 
 
 class ReviewInput(Model):
@@ -151,33 +138,6 @@ def retry_decision(confidence: float) -> RetryDecision:
 
 
 # --- human gates ---------------------------------------------------------------------------
-
-GateKind = Literal["plan", "step", "error", "result"]
-TimeoutAction = Literal["approve", "reject"]
-
-
-class GateRule(Model):
-    """Whether a gate kind needs a person, who may decide, and what a timeout means."""
-
-    human: bool = False
-    approvers: list[str] = Field(default_factory=list[str])
-    timeout_s: float = Field(default=7 * 24 * 3600, gt=0)
-    on_timeout: TimeoutAction = "reject"
-
-
-class GatePolicy(Model):
-    """Run-level gate policy; every kind is automatic unless set to human."""
-
-    plan: GateRule = Field(default_factory=GateRule)
-    step: GateRule = Field(default_factory=GateRule)
-    error: GateRule = Field(default_factory=GateRule)
-    result: GateRule = Field(default_factory=GateRule)
-
-    def rule(self, kind: GateKind) -> GateRule:
-        """The rule for one gate kind."""
-        rule: GateRule = getattr(self, kind)
-        return rule
-
 
 class GateDecision(Model):
     """The payload of the ``approve`` signal / ``decide`` update.

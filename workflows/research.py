@@ -17,8 +17,10 @@ from temporalio.exceptions import ApplicationError, ChildWorkflowError
 
 with workflow.unsafe.imports_passed_through():
     from workflows.constants import KIND_KEY, PHASE_KEY, PLAN_KEY, STATUS_KEY, task_workflow_id
-    from workflows.contracts import (
-        DependencyArtifact,
+    from workflows.contracts import DependencyArtifact, TaskStatus
+    from workflows.events import EventLog, upsert_keywords
+    from workflows.plan import PRIORITY_RANK, Decision, PlanError, check_graph
+    from workflows.results import (
         ReportPaths,
         ResearchInput,
         ResearchResult,
@@ -26,11 +28,8 @@ with workflow.unsafe.imports_passed_through():
         RunStatus,
         TaskInput,
         TaskResult,
-        TaskStatus,
         WriteReportInput,
     )
-    from workflows.events import EventLog, upsert_keywords
-    from workflows.plan import PRIORITY_RANK, Decision, PlanError, check_graph
     from workflows.task import TaskWorkflow
 
 

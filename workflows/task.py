@@ -20,10 +20,6 @@ with workflow.unsafe.imports_passed_through():
     from workflows.contracts import (
         ExecuteJobInput,
         ExecutionOutcome,
-        Provenance,
-        TaskInput,
-        TaskProgress,
-        TaskResult,
         TaskStatus,
         Verification,
         VerifyEvidenceInput,
@@ -31,6 +27,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.events import EventLog, upsert_keywords
     from workflows.phases import Phase, check_transition
     from workflows.plan import JobSpec
+    from workflows.results import Provenance, TaskInput, TaskProgress, TaskResult
 
 EXECUTE_RETRY = RetryPolicy(
     initial_interval=timedelta(seconds=1),

@@ -7,7 +7,7 @@ from datetime import timedelta
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
-    from workflows.contracts import TaskInput
+    from workflows.results import TaskInput
 
 
 @workflow.defn(name="TaskWorkflow")

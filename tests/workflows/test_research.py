@@ -15,16 +15,11 @@ from temporalio.worker import Worker
 from activities.evidence import verify_evidence
 from tests.fakes import EventSink, ReportSink, fake_activity
 from workflows.constants import run_workflow_id
-from workflows.contracts import (
-    Artifact,
-    ExecuteJobInput,
-    ExecutionOutcome,
-    Queues,
-    ResearchInput,
-    ResearchResult,
-)
+from workflows.contracts import Artifact, ExecuteJobInput, ExecutionOutcome
 from workflows.plan import Plan
+from workflows.policy import Queues
 from workflows.research import ResearchWorkflow
+from workflows.results import ResearchInput, ResearchResult
 from workflows.task import TaskWorkflow
 
 

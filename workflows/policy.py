@@ -1,0 +1,77 @@
+"""Run-level policy: task queues, parallelism, retries, review limits and human gates.
+
+Chosen when a run starts (from settings and the command line) and carried in its input, so
+workflows never read settings.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from workflows.constants import Pool
+
+
+class Model(BaseModel):
+    """Base for policy models: unknown fields are refused (a typo must not pass silently)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class ReviewPolicy(Model):
+    """Limits reviewers hold a job to (from settings, fixed when the run starts)."""
+
+    max_timeout_s: float = 6 * 3600
+    max_memory_mb: int = 8192
+    max_cpus: float = 8
+
+
+GateKind = Literal["plan", "step", "error", "result"]
+TimeoutAction = Literal["approve", "reject"]
+
+
+class GateRule(Model):
+    """Whether a gate kind needs a person, who may decide, and what a timeout means."""
+
+    human: bool = False
+    approvers: list[str] = Field(default_factory=list[str])
+    timeout_s: float = Field(default=7 * 24 * 3600, gt=0)
+    on_timeout: TimeoutAction = "reject"
+
+
+class GatePolicy(Model):
+    """Run-level gate policy; every kind is automatic unless set to human."""
+
+    plan: GateRule = Field(default_factory=GateRule)
+    step: GateRule = Field(default_factory=GateRule)
+    error: GateRule = Field(default_factory=GateRule)
+    result: GateRule = Field(default_factory=GateRule)
+
+    def rule(self, kind: GateKind) -> GateRule:
+        """The rule for one gate kind."""
+        rule: GateRule = getattr(self, kind)
+        return rule
+
+
+class Queues(Model):
+    """Task queues a run's activities go to (from settings, fixed when the run starts)."""
+
+    orchestration: str = Pool.ORCHESTRATION.value
+    agents: str = Pool.AGENTS.value
+    sandbox: str = Pool.SANDBOX.value
+    reflection: str = Pool.REFLECTION.value
+    skills: str = Pool.SKILLS.value
+
+
+class RunPolicy(Model):
+    """Run-level knobs chosen when a run starts."""
+
+    max_parallel: int = Field(default=4, ge=1, le=64)
+    heartbeat_timeout_s: float = Field(default=15.0, ge=1, le=600)
+    max_retries: int = Field(default=2, ge=0, le=5)
+    """Retries per subphase (approval, execution, verification)."""
+    reflection_timeout_s: float = Field(default=15.0, gt=0, le=600)
+    """How long a task waits for reflection before going on as if no patch were offered."""
+    review: ReviewPolicy = Field(default_factory=ReviewPolicy)
+    gates: GatePolicy = Field(default_factory=GatePolicy)

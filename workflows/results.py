@@ -1,0 +1,143 @@
+"""Results and inputs of the two workflows: tasks, runs, provenance, progress.
+
+These carry everything a report needs, so a run's result is its results JSON.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import Field
+
+from workflows.contracts import (
+    Artifact,
+    CheckResult,
+    DependencyArtifact,
+    ExecutionOutcome,
+    Model,
+    TaskStatus,
+)
+from workflows.plan import Decision, Plan
+from workflows.policy import Queues, RunPolicy
+
+
+class PhaseAttempts(Model):
+    """Attempts spent in one phase."""
+
+    attempts: int = 0
+
+
+class ApprovalProvenance(PhaseAttempts):
+    """How the task got past its approval gate."""
+
+    approved_after_patch: bool = False
+    decided_by: list[str] = Field(default_factory=list[str])
+
+
+class Provenance(Model):
+    """Where a task's result came from (seed Phase 7 provenance record)."""
+
+    approval: ApprovalProvenance = Field(default_factory=ApprovalProvenance)
+    execution: PhaseAttempts = Field(default_factory=PhaseAttempts)
+    verification: PhaseAttempts = Field(default_factory=PhaseAttempts)
+    artifacts: list[str] = Field(default_factory=list[str])
+    checksums: dict[str, str] = Field(default_factory=dict[str, str])
+    job_source: str = ""
+    job_sha256: str = ""
+    workflow_id: str = ""
+    patches: list[dict[str, Any]] = Field(default_factory=list[dict[str, Any]])
+    reflection_ids: list[str] = Field(default_factory=list[str])
+
+
+class TaskInput(Model):
+    """Input of a TaskWorkflow."""
+
+    run_id: str
+    decision: Decision
+    queues: Queues = Field(default_factory=Queues)
+    policy: RunPolicy = Field(default_factory=RunPolicy)
+    dependency_artifacts: list[DependencyArtifact] = Field(
+        default_factory=list[DependencyArtifact]
+    )
+
+
+class TaskResult(Model):
+    """Final state of one task."""
+
+    task_id: str
+    priority: str = "MEDIUM"
+    action: str = ""
+    status: TaskStatus
+    status_reason: str
+    attempts_total: int = 0
+    artifacts: list[Artifact] = Field(default_factory=list[Artifact])
+    metrics: dict[str, Any] = Field(default_factory=dict[str, Any])
+    checks: list[CheckResult] = Field(default_factory=list[CheckResult])
+    execution: ExecutionOutcome | None = None
+    provenance: Provenance = Field(default_factory=Provenance)
+    started_at: datetime | None = None
+    finished_at: datetime | None = None
+
+
+class ResearchInput(Model):
+    """Input of a ResearchWorkflow: a resolved plan (see ``workers.planfile``)."""
+
+    run_id: str
+    plan_name: str
+    plan_sha256: str
+    plan: Plan
+    policy: RunPolicy = Field(default_factory=RunPolicy)
+    queues: Queues = Field(default_factory=Queues)
+
+
+RunStatus = Literal["running", "completed", "partial", "failed"]
+
+
+class ReportPaths(Model):
+    """Where a run's report files were written."""
+
+    results_json: str
+    summary_md: str
+
+
+class ResearchResult(Model):
+    """Final state of a run: the results JSON of the report."""
+
+    run_id: str
+    plan_name: str
+    plan_sha256: str
+    status: RunStatus
+    timestamp: str
+    started_at: datetime
+    finished_at: datetime
+    tasks: list[TaskResult]
+    completion_by_priority: dict[str, dict[str, float]] = Field(
+        default_factory=dict[str, dict[str, float]]
+    )
+    report: ReportPaths | None = None
+
+
+class WriteReportInput(Model):
+    """Input of the ``write_report`` activity."""
+
+    result: ResearchResult
+
+
+class TaskProgress(Model):
+    """Answer of a TaskWorkflow's ``progress`` query."""
+
+    task_id: str
+    phase: str
+    status: TaskStatus
+    attempts: dict[str, int] = Field(default_factory=dict[str, int])
+
+
+class RunProgress(Model):
+    """Answer of a ResearchWorkflow's ``progress`` query."""
+
+    run_id: str
+    phase: str
+    status: RunStatus
+    tasks: dict[str, TaskStatus] = Field(default_factory=dict[str, TaskStatus])
+    order: list[str] = Field(default_factory=list[str])
