@@ -10,6 +10,7 @@ from pathlib import Path
 
 from temporalio import activity
 
+from activities.ledger import append_ledger, ledger_entries
 from workflows.results import ReportPaths, ResearchResult, TaskResult, WriteReportInput
 
 
@@ -32,6 +33,9 @@ def render_markdown(result: ResearchResult) -> str:
     for priority, row in result.completion_by_priority.items():
         lines.append(f"| {priority} | {int(row['completed'])} | {int(row['total'])} "
                      f"| {row['rate']:.0%} |")
+    for gate in result.gates:
+        lines += ["", f"Plan gate: {gate.status} by {gate.by}"
+                  + (f" — {gate.comment}" if gate.comment else "")]
     lines += ["", "## Tasks", ""]
     for task in result.tasks:
         lines += _task_section(task)
@@ -45,13 +49,28 @@ def _task_section(task: TaskResult) -> list[str]:
         f"{task.action}",
         "",
         f"- Reason: {task.status_reason}",
-        f"- Attempts: execution {task.provenance.execution.attempts}, "
-        f"verification {task.provenance.verification.attempts}",
+        f"- Attempts: review {task.provenance.approval.attempts}, execution "
+        f"{task.provenance.execution.attempts}, verification "
+        f"{task.provenance.verification.attempts}",
     ]
     if task.execution is not None:
         lines.append(f"- Run: {task.execution.outcome} in {task.execution.duration_s:.2f} s, "
                      f"peak memory {task.execution.peak_memory_mb:.0f} MB, "
                      f"isolation: {task.execution.isolation or 'n/a'}")
+    for verdict in task.verdicts:
+        flags = "; ".join(f.message for f in verdict.critical) or "no critical flags"
+        lines.append(f"- Review {verdict.reviewer}: {verdict.verdict} "
+                     f"({verdict.confidence:.2f}) — {flags}")
+    for note in task.reflections:
+        lines.append(f"- Reflection `{note.note_id}`: {note.root_cause} → {note.likely_fix} "
+                     f"(confidence {note.confidence:.2f}, {note.decision})")
+    for patch in task.provenance.patches:
+        changes = ", ".join(f"`{c.field}` {c.old_value!r} → {c.new_value!r}" for c in patch.changes)
+        lines.append(f"- Patch `{patch.patch_id}` ({patch.root_cause}; risk {patch.risk:.2f}, "
+                     f"confidence {patch.confidence:.2f}): {changes} — {patch.outcome}")
+    for gate in task.provenance.approvals:
+        lines.append(f"- Gate {gate.gate}: {gate.status} by {gate.by}"
+                     + (f" — {gate.comment}" if gate.comment else ""))
     if task.metrics:
         shown = ", ".join(f"`{k}` = {v!r}" for k, v in sorted(task.metrics.items())[:12])
         lines.append(f"- Metrics: {shown}")
@@ -78,7 +97,10 @@ class ReportWriter:
         folder.mkdir(parents=True, exist_ok=True)
         json_path = folder / f"execution_results_{result.timestamp}.json"
         md_path = folder / f"execution_summary_{result.timestamp}.md"
-        paths = ReportPaths(results_json=str(json_path), summary_md=str(md_path))
+        ledger = folder / "ledger.jsonl"
+        paths = ReportPaths(results_json=str(json_path), summary_md=str(md_path),
+                            ledger=str(ledger))
+        append_ledger(ledger, ledger_entries(result))
         final = result.model_copy(update={"report": paths})
         _write_atomic(json_path, final.model_dump_json(indent=2))
         _write_atomic(md_path, render_markdown(final))

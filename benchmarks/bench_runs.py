@@ -21,7 +21,7 @@ from temporalio.worker import Worker
 
 from benchmarks.bare import BareWorkflow, bare_echo
 from workers.embedded import EmbeddedPostgres
-from workers.pools import run_pools
+from workers.pools import SERVED_POOLS, run_pools
 from workers.settings import Settings
 from workflows.client import DATA_CONVERTER
 from workflows.constants import SEARCH_ATTRIBUTES, Pool, run_workflow_id
@@ -92,7 +92,7 @@ async def _bench_on(client: Client, root: Path, db_url: str, latency_n: int,
                     concurrent_n: int) -> dict[str, dict[str, float]]:
     settings = Settings(data_dir=root / "assay", max_concurrent_jobs=8)
     stop = asyncio.Event()
-    pools = asyncio.create_task(run_pools(settings, [Pool.ORCHESTRATION, Pool.SANDBOX],
+    pools = asyncio.create_task(run_pools(settings, list(SERVED_POOLS),
                                           database_url=db_url, stop=stop, client=client))
     plan = one_task_plan()
 

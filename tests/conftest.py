@@ -13,11 +13,11 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
-from temporalio.api.enums.v1 import IndexedValueType
 from temporalio.api.operatorservice.v1 import AddSearchAttributesRequest
 from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
+from workers.stack_temporal import SA_TYPES
 from workflows.client import DATA_CONVERTER
 from workflows.constants import SEARCH_ATTRIBUTES
 
@@ -37,9 +37,7 @@ async def register_search_attributes(client: Client) -> None:
     await client.operator_service.add_search_attributes(
         AddSearchAttributesRequest(
             namespace=client.namespace,
-            search_attributes={
-                name: IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD for name in SEARCH_ATTRIBUTES
-            },
+            search_attributes={name: SA_TYPES[kind] for name, kind in SEARCH_ATTRIBUTES.items()},
         )
     )
 

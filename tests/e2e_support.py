@@ -14,10 +14,23 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+from workers.pools import SERVED_POOLS
+from workers.settings import Settings
 from workflows.constants import Pool
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "iris" / "pending_actions.json"
+
+
+def isolated_settings(data_dir: Path, prefix: str) -> Settings:
+    """Settings with every pool on task queues of this test's own."""
+    queues = {f"queue_{p.name.lower()}": f"{prefix}-{p.name.lower()}" for p in Pool}
+    return Settings.model_validate({"data_dir": data_dir, **queues})
+
+
+def queue_env(settings: Settings) -> dict[str, str]:
+    """The ``ASSAY_QUEUE_*`` variables that give a worker process the same queues."""
+    return {f"ASSAY_QUEUE_{p.name}": settings.queue(p) for p in Pool}
 
 
 def worker_env(address: str, database_url: str, data_dir: Path, **extra: str) -> dict[str, str]:
@@ -29,7 +42,7 @@ def worker_env(address: str, database_url: str, data_dir: Path, **extra: str) ->
 
 
 def start_worker(env: dict[str, str], log: Path,
-                 pools: tuple[Pool, ...] = (Pool.ORCHESTRATION, Pool.SANDBOX),
+                 pools: tuple[Pool, ...] = tuple(SERVED_POOLS),
                  ) -> subprocess.Popen[bytes]:
     """``assay worker`` for ``pools`` as a separate process (so a test can kill it)."""
     args = [sys.executable, "-m", "workers.cli", "worker"]

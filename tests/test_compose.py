@@ -145,11 +145,11 @@ def test_prometheus_scrapes_every_pool_on_its_metrics_port() -> None:
 
 def test_temporal_setup_registers_every_search_attribute() -> None:
     script = (DEPLOY / "temporal" / "setup-namespace.sh").read_text(encoding="utf-8")
-    names = re.search(r"for name in ([A-Za-z ]+); do", script)
-    assert names is not None, "setup-namespace.sh no longer loops over the attribute names"
-    assert set(names.group(1).split()) == set(SEARCH_ATTRIBUTES)
-    assert set(SEARCH_ATTRIBUTES.values()) == {"Keyword"}
-    assert '--type Keyword' in script
+    pairs = re.search(r"for attribute in ([A-Za-z= ]+); do", script)
+    assert pairs is not None, "setup-namespace.sh no longer loops over the attributes"
+    declared = dict(pair.split("=") for pair in pairs.group(1).split())
+    assert declared == SEARCH_ATTRIBUTES
+    assert '--type "$type"' in script
 
 
 def k8s_deployments() -> dict[str, dict[str, Any]]:

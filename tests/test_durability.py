@@ -15,7 +15,9 @@ from temporalio.testing import WorkflowEnvironment
 
 from activities.store import EventStore
 from tests.e2e_support import (
+    isolated_settings,
     kill_hard,
+    queue_env,
     slow_plan,
     start_worker,
     started_jobs,
@@ -25,9 +27,9 @@ from tests.e2e_support import (
 )
 from workers.embedded import TemporalDevServer
 from workers.planfile import load_plan
-from workers.settings import Settings
+from workers.runpolicy import queues_from
 from workflows.client import AssayClient, connect
-from workflows.policy import Queues, RunPolicy
+from workflows.policy import RunPolicy
 from workflows.results import ResearchResult
 
 pytestmark = pytest.mark.integration
@@ -71,10 +73,10 @@ async def test_killed_worker_mid_job_resumes_after_restart(
         dev_env: WorkflowEnvironment, postgres_server_url: str, tmp_path: Path,
         task_queue: str) -> None:
     data = tmp_path / "assay"
-    queues = Queues(orchestration=f"{task_queue}-o", sandbox=f"{task_queue}-s")
+    settings = isolated_settings(data, task_queue)
+    queues = queues_from(settings)
     env = worker_env(dev_env.client.service_client.config.target_host, postgres_server_url, data,
-                     ASSAY_QUEUE_ORCHESTRATION=queues.orchestration,
-                     ASSAY_QUEUE_SANDBOX=queues.sandbox)
+                     **queue_env(settings))
     log = tmp_path / "worker.log"
     first = start_worker(env, log)
     try:
@@ -98,14 +100,13 @@ async def test_killed_worker_mid_job_resumes_after_restart(
 async def test_killed_temporal_server_mid_run_resumes_after_restart(
         postgres_server_url: str, tmp_path: Path, task_queue: str) -> None:
     data = tmp_path / "assay"
-    settings = Settings(data_dir=data, temporal_address=f"127.0.0.1:{free_port()}",
-                        temporal_ui_port=free_port())
+    settings = isolated_settings(data, task_queue).model_copy(update={
+        "temporal_address": f"127.0.0.1:{free_port()}", "temporal_ui_port": free_port()})
     server = TemporalDevServer(settings)
     await server.start()
-    queues = Queues(orchestration=f"{task_queue}-o", sandbox=f"{task_queue}-s")
+    queues = queues_from(settings)
     env = worker_env(settings.temporal_address, postgres_server_url, data,
-                     ASSAY_QUEUE_ORCHESTRATION=queues.orchestration,
-                     ASSAY_QUEUE_SANDBOX=queues.sandbox)
+                     **queue_env(settings))
     worker = start_worker(env, tmp_path / "worker.log")
     try:
         client = AssayClient(await connect(settings.temporal_address),

@@ -11,12 +11,12 @@ import pytest
 from temporalio.testing import WorkflowEnvironment
 
 from activities.store import EventStore
-from tests.e2e_support import EXAMPLE, wait_for
+from tests.e2e_support import EXAMPLE, isolated_settings, wait_for
 from workers.planfile import load_plan
-from workers.pools import run_pools
+from workers.pools import SERVED_POOLS, run_pools
+from workers.runpolicy import queues_from
 from workers.settings import Settings
 from workflows.client import AssayClient
-from workflows.constants import Pool
 from workflows.policy import Queues
 
 pytestmark = pytest.mark.integration
@@ -26,14 +26,11 @@ pytestmark = pytest.mark.integration
 async def workers(dev_env: WorkflowEnvironment, postgres_server_url: str,
                   tmp_path: Path, task_queue: str) -> AsyncIterator[tuple[Settings, Queues]]:
     """Orchestration and sandbox workers in this process, on queues of this test's own."""
-    settings = Settings(data_dir=tmp_path / "assay",
-                        queue_orchestration=f"{task_queue}-orch",
-                        queue_sandbox=f"{task_queue}-sandbox")
-    queues = Queues(orchestration=settings.queue_orchestration,
-                    sandbox=settings.queue_sandbox)
+    settings = isolated_settings(tmp_path / "assay", task_queue)
+    queues = queues_from(settings)
     stop = asyncio.Event()
     running = asyncio.create_task(run_pools(
-        settings, [Pool.ORCHESTRATION, Pool.SANDBOX], database_url=postgres_server_url,
+        settings, list(SERVED_POOLS), database_url=postgres_server_url,
         stop=stop, client=dev_env.client))
     yield settings, queues
     stop.set()

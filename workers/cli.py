@@ -7,12 +7,16 @@ import contextlib
 import sys
 from collections.abc import Callable, Coroutine
 from pathlib import Path
-from typing import Annotated, Any, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TypeVar
 
 import typer
 
+from workers.cli_gates import GateName, OnTimeout, approve, gates
 from workers.settings import Settings
 from workflows.constants import Pool
+
+if TYPE_CHECKING:
+    from workflows.client import AssayClient
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="Assay: durable, human-steerable research on Temporal.")
@@ -47,7 +51,8 @@ def run_async(coro: Coroutine[Any, Any, T]) -> T:
         raise
 
 
-async def _client(settings: Settings) -> Any:
+async def client_for(settings: Settings) -> AssayClient:
+    """The typed client, connected as settings say."""
     from workflows.client import AssayClient, connect
 
     client = await connect(settings.temporal_address, settings.temporal_namespace)
@@ -114,21 +119,35 @@ def run(
     as_json: Annotated[bool, typer.Option("--json", help="Print the results JSON.")] = False,
     again: Annotated[bool, typer.Option(help="Start another run of a plan already run.")] = False,
     max_parallel: Annotated[int | None, typer.Option(min=1, max=64)] = None,
+    policy_file: Annotated[Path | None, typer.Option("--policy", help="Run policy (JSON).")]
+    = None,
+    human_gate: Annotated[list[GateName] | None, typer.Option(
+        "--human-gate", help="Make a gate (plan, step, error, result) wait for a person.")]
+    = None,
+    approver: Annotated[list[str] | None, typer.Option(help="Who may decide human gates.")]
+    = None,
+    gate_timeout: Annotated[float | None, typer.Option(min=1, help="Seconds a gate waits.")]
+    = None,
+    on_timeout: Annotated[OnTimeout | None, typer.Option(help="approve or reject.")]
+    = None,
 ) -> None:
     """Validate a plan and start a run of it; with --wait, follow it to the end."""
     from workers.planfile import PlanFileError, load_plan
-    from workflows.policy import Queues, RunPolicy
+    from workers.runpolicy import PolicyError, build_policy, queues_from
 
     settings = Settings()
-    queues = Queues(**{p.name.lower(): settings.queue(p) for p in Pool})
-    policy = RunPolicy(max_parallel=max_parallel or settings.max_parallel_tasks)
     try:
-        req = load_plan(plan, max_bytes=settings.max_plan_bytes, policy=policy, queues=queues)
-    except PlanFileError as err:
+        policy = build_policy(settings, policy_file=policy_file, max_parallel=max_parallel,
+                              human_gates=[g.kind for g in human_gate or []],
+                              approvers=approver, gate_timeout_s=gate_timeout,
+                              on_timeout=on_timeout.action if on_timeout else None)
+        req = load_plan(plan, max_bytes=settings.max_plan_bytes, policy=policy,
+                        queues=queues_from(settings))
+    except (PlanFileError, PolicyError) as err:
         fail(str(err), EXIT_BAD_INPUT)
 
     async def go() -> None:
-        client = await _client(settings)
+        client = await client_for(settings)
         run_id = await client.start_run(req, again=again)
         typer.echo(f"started {run_id}", err=True)
         if not wait:
@@ -157,7 +176,11 @@ async def _follow(client: Any, run_id: str) -> Any:
 
     while not waiter.done():
         with contextlib.suppress(Exception):  # progress is best effort; the result decides
-            show(dict((await client.progress(run_id)).tasks))
+            progress = await client.progress(run_id)
+            show(dict(progress.tasks))
+            if progress.waiting is not None and "plan" not in seen:
+                seen["plan"] = "waiting"
+                typer.echo(f"  plan gate waiting: assay approve {run_id} --gate plan", err=True)
         await asyncio.wait([waiter], timeout=1.0)
     result = waiter.result()
     show({t.task_id: t.status for t in result.tasks})
@@ -181,7 +204,7 @@ def status(run_id: str,
     """Show a run's phase and the status of each task."""
 
     async def go() -> None:
-        client = await _client(Settings())
+        client = await client_for(Settings())
         progress = await client.progress(run_id)
         if as_json:
             typer.echo(progress.model_dump_json(indent=2))
@@ -204,7 +227,7 @@ def watch(run_id: str,
     settings = Settings()
 
     async def go() -> None:
-        client = await _client(settings)
+        client = await client_for(settings)
         store = EventStore(database_url(settings))
         await store.open()
         after = 0
@@ -232,7 +255,7 @@ def report(run_id: str,
     from activities.reports import render_markdown
 
     async def go() -> None:
-        client = await _client(Settings())
+        client = await client_for(Settings())
         if await client.status(run_id) == "running":
             fail(f"run {run_id} is still running; see `assay status {run_id}`")
         result = await client.result(run_id)
@@ -246,11 +269,15 @@ def runs(limit: Annotated[int, typer.Option(min=1, max=1000)] = 20) -> None:
     """List recent runs."""
 
     async def go() -> None:
-        client = await _client(Settings())
+        client = await client_for(Settings())
         for summary in await client.list_runs(limit=limit):
             typer.echo(f"{summary.run_id:<60} {summary.status:<12} {summary.start_time}")
 
     run_async(go())
+
+
+app.command()(approve)
+app.command()(gates)
 
 
 def main() -> None:

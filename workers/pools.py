@@ -26,7 +26,8 @@ from workflows.task import TaskWorkflow
 log = logging.getLogger("assay.workers")
 
 
-SERVED_POOLS: frozenset[Pool] = frozenset({Pool.ORCHESTRATION, Pool.SANDBOX})
+SERVED_POOLS: frozenset[Pool] = frozenset(
+    {Pool.ORCHESTRATION, Pool.AGENTS, Pool.SANDBOX, Pool.REFLECTION})
 """Pools that have workflows or activities to serve in this version; the others start no
 worker (Temporal workers need something to poll for) and ``assay check`` says so."""
 
@@ -55,8 +56,18 @@ async def build_specs(settings: Settings, pools: Sequence[Pool], *, database_url
         specs[Pool.ORCHESTRATION] = PoolSpec(
             workflows=[ResearchWorkflow, TaskWorkflow],
             activities=[store.record_events, writer.write_report])
+    if Pool.AGENTS in pools:
+        from activities.review import review_ops, review_quality_safety
+
+        specs[Pool.AGENTS] = PoolSpec(activities=[review_ops, review_quality_safety])
+    if Pool.REFLECTION in pools:
+        from activities.reflection import diagnose_failure
+
+        specs[Pool.REFLECTION] = PoolSpec(activities=[diagnose_failure])
     if Pool.SANDBOX in pools:
         from activities.evidence import verify_evidence
+        from activities.relink import Relinker
+        from activities.review_infra import InfrastructureReviewer
         from activities.sandbox import Sandbox
 
         sandbox = Sandbox(work_dir=settings.work_dir,
@@ -64,8 +75,12 @@ async def build_specs(settings: Settings, pools: Sequence[Pool], *, database_url
                           max_memory_mb=settings.job_max_memory_mb,
                           max_timeout_s=settings.job_max_timeout_s,
                           isolation=settings.sandbox_isolation)
-        specs[Pool.SANDBOX] = PoolSpec(activities=[sandbox.execute_job, verify_evidence],
-                                       max_concurrent_activities=settings.max_concurrent_jobs + 4)
+        infra = InfrastructureReviewer(settings.work_dir)
+        relinker = Relinker(settings.work_dir)
+        specs[Pool.SANDBOX] = PoolSpec(
+            activities=[sandbox.execute_job, verify_evidence, infra.review_infrastructure,
+                        relinker.rescan_artifacts],
+            max_concurrent_activities=settings.max_concurrent_jobs + 4)
     assert set(specs) == set(pools) & SERVED_POOLS, "SERVED_POOLS is out of date"
     for pool in set(pools) - SERVED_POOLS:
         log.info("pool %s has no activities in this version; no worker started", pool)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import getpass
 from functools import cached_property
 from pathlib import Path
 
@@ -43,6 +44,8 @@ class Settings(BaseSettings):
     job_max_memory_mb: int = Field(default=8192, ge=16)
     job_max_timeout_s: float = Field(default=6 * 3600, gt=0)
     sandbox_isolation: str = Field(default="auto", pattern="^(auto|bwrap|rlimits)$")
+    user: str = Field(default_factory=getpass.getuser, min_length=1, max_length=128)
+    """Who decides gates from this machine's CLI (``assay approve --by`` overrides it)."""
 
     @cached_property
     def root(self) -> Path:

@@ -7,16 +7,23 @@ pydantic contracts identically. The ``assay`` CLI is a thin shell over this clas
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
-from temporalio.client import Client, WorkflowExecutionStatus, WorkflowHandle
+from temporalio.client import (
+    Client,
+    WorkflowExecutionStatus,
+    WorkflowHandle,
+    WorkflowUpdateFailedError,
+)
 from temporalio.common import WorkflowIDReusePolicy
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.exceptions import WorkflowAlreadyStartedError
 from temporalio.service import RPCError, RPCStatusCode
 
-from workflows.constants import run_workflow_id
+from workflows.constants import run_workflow_id, task_workflow_id
+from workflows.executive import GateDecision, GateRecord
 from workflows.research import ResearchWorkflow
-from workflows.results import ResearchInput, ResearchResult, RunProgress
+from workflows.results import ResearchInput, ResearchResult, RunProgress, TaskProgress
 
 DATA_CONVERTER = pydantic_data_converter
 MAX_AGAIN = 1000
@@ -34,6 +41,19 @@ class RunExistsError(RuntimeError):
 
 class RunNotFoundError(LookupError):
     """No run with that ID exists on the server."""
+
+
+class GateDecisionError(ValueError):
+    """A gate decision was refused by the workflow; the message says why."""
+
+
+@dataclass(frozen=True)
+class PendingGate:
+    """A gate waiting for a person."""
+
+    run_id: str
+    workflow_id: str
+    gate: GateRecord
 
 
 @dataclass(frozen=True)
@@ -106,6 +126,47 @@ class AssayClient:
         """Wait for a run to finish and return its results."""
         await self.status(run_id)
         return await self.handle(run_id).result()
+
+    async def decide(self, run_id: str, decision: GateDecision) -> GateRecord:
+        """Decide a waiting gate of a run (plan gate) or of one of its tasks.
+
+        Raises:
+            GateDecisionError: the workflow refused the decision (wrong gate, not allowed,
+                nothing waiting); the message says why.
+        """
+        await self.status(run_id)
+        target_id = (run_id if decision.task_id is None
+                     else task_workflow_id(run_id, decision.task_id))
+        target: WorkflowHandle[Any, Any] = self.client.get_workflow_handle(target_id)
+        try:
+            return await target.execute_update(  # pyright: ignore[reportUnknownMemberType]
+                "decide", decision, result_type=GateRecord)
+        except WorkflowUpdateFailedError as err:
+            raise GateDecisionError(str(err.cause or err)) from err
+        except RPCError as err:
+            if err.status == RPCStatusCode.NOT_FOUND:
+                raise GateDecisionError(f"run {run_id} has no task {decision.task_id!r} "
+                                        "running") from err
+            raise
+
+    async def pending_gates(self, limit: int = 200) -> list[PendingGate]:
+        """Gates waiting for a person, across all runs."""
+        query = ('ExecutionStatus="Running" AND '
+                 '(AssayPhase="human_gate" OR AssayPhase="plan_gate")')
+        pending: list[PendingGate] = []
+        async for wf in self.client.list_workflows(query, limit=limit):
+            handle = self.client.get_workflow_handle(wf.id)
+            query_name = "progress"
+            progress: RunProgress | TaskProgress
+            if wf.workflow_type == "TaskWorkflow":
+                progress = await handle.query(query_name, result_type=TaskProgress)
+            else:
+                progress = await handle.query(query_name, result_type=RunProgress)
+            if progress.waiting is not None:
+                run_id = wf.id.split(".task-")[0]
+                pending.append(PendingGate(run_id=run_id, workflow_id=wf.id,
+                                           gate=progress.waiting))
+        return pending
 
     async def list_runs(self, query: str = 'AssayKind="run"', limit: int = 50) -> list[RunSummary]:
         """Runs matching a visibility query, newest first."""

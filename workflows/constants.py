@@ -26,12 +26,15 @@ STATUS_KEY = SearchAttributeKey.for_keyword("AssayStatus")
 PHASE_KEY = SearchAttributeKey.for_keyword("AssayPhase")
 KIND_KEY = SearchAttributeKey.for_keyword("AssayKind")
 PLAN_KEY = SearchAttributeKey.for_keyword("AssayPlan")
+ATTEMPTS_KEY = SearchAttributeKey.for_keyword_list("AssayAttempts")
+"""Attempts per phase, e.g. ``["execute:2", "review:1"]``: ``AssayAttempts = "execute:2"``."""
 
 SEARCH_ATTRIBUTES: dict[str, str] = {
     STATUS_KEY.name: "Keyword",
     PHASE_KEY.name: "Keyword",
     KIND_KEY.name: "Keyword",
     PLAN_KEY.name: "Keyword",
+    ATTEMPTS_KEY.name: "KeywordList",
 }
 """Every search attribute Assay sets, with its Temporal type (registered by `assay up`)."""
 

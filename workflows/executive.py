@@ -106,6 +106,7 @@ class DiagnoseInput(Model):
     outcome: ExecutionOutcome | None = None
     verification: Verification | None = None
     previous_patches: list[Patch] = Field(default_factory=list[Patch])
+    checks: list[Check] = Field(default_factory=list[Check])
     policy: ReviewPolicy = Field(default_factory=ReviewPolicy)
 
 
@@ -124,6 +125,30 @@ class ReflectionNote(Model):
     relink: dict[str, str] = Field(default_factory=dict[str, str])
     decision: RetryDecision = "defer"
     reason: str = ""
+
+
+class RescanInput(Model):
+    """Input of ``rescan_artifacts``: find evidence the job left in the wrong place."""
+
+    task_id: str
+    job: JobSpec
+    outcome: ExecutionOutcome
+    input_names: list[str] = Field(default_factory=list[str])
+    """The task's inputs, copied into the working directory: never evidence."""
+
+
+class RescanResult(Model):
+    """The outcome with re-linked artifacts (and re-read metrics) added.
+
+    ``relinked`` maps an expected name to the path (relative to the working directory) it
+    was found at; ``still_missing`` lists expected names not found (``metrics.json`` for
+    missing metrics); ``notes`` says why for each (candidates named when ambiguous).
+    """
+
+    outcome: ExecutionOutcome
+    relinked: dict[str, str] = Field(default_factory=dict[str, str])
+    still_missing: list[str] = Field(default_factory=list[str])
+    notes: list[str] = Field(default_factory=list[str])
 
 
 def retry_decision(confidence: float) -> RetryDecision:

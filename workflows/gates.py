@@ -8,12 +8,16 @@ the gate that is open and the policy's approvers; refused ones are kept with the
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import Any, cast
 
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
+    from pydantic import ValidationError
+
     from workflows.events import EventLog
-    from workflows.executive import GateDecision, GateKind, GatePolicy, GateRecord
+    from workflows.executive import GateDecision, GateRecord
+    from workflows.policy import GateKind, GatePolicy
 
 
 class GateRefusedError(ValueError):
@@ -72,11 +76,28 @@ class GateKeeper:
 
     def refuse(self, decision: GateDecision, reason: str) -> None:
         """Record a refused decision on the open gate (or the last one) and as an event."""
+        self._refuse(decision.by, decision.model_dump(mode="json"), reason)
+
+    def _refuse(self, by: str, payload: Any, reason: str) -> None:
         target = self._open or (self.records[-1] if self.records else None)
         if target is not None:
-            target.refused.append(f"{decision.by}: {reason}")
-        self.log.add("approval", "error", agent=decision.by, status="refused",
-                     inputs=decision.model_dump(mode="json"), outputs={"reason": reason})
+            target.refused.append(f"{by}: {reason}")
+        self.log.add("approval", "error", agent=by[:128], status="refused",
+                     inputs={"payload": payload}, outputs={"reason": reason})
+
+    def parse(self, payload: Any) -> GateDecision | None:
+        """A signal's raw JSON as a decision, or None after recording why it is malformed."""
+        try:
+            return GateDecision.model_validate(payload)
+        except ValidationError as err:
+            fields = cast("dict[str, Any]", payload) if isinstance(payload, dict) else {}
+            by = str(fields.get("by") or "unknown")
+            problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'payload'}: "
+                                 f"{e['msg']}" for e in err.errors()[:5])
+            text = repr(cast(object, payload))
+            shown = cast(object, payload) if len(text) <= 2000 else f"{text[:2000]}..."
+            self._refuse(by, shown, f"malformed decision: {problems}")
+            return None
 
     async def ask(self, kind: GateKind, question: str) -> GateRecord:
         """Open a gate and wait for its decision, or for its timeout and the policy's action."""

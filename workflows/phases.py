@@ -1,7 +1,11 @@
 """The TaskWorkflow state machine: its phases and the one table of legal moves.
 
+intake -> implement -> review -> [approval retry] -> [human gate] -> execute
+-> [execution retry] -> verify -> [verification retry] -> finalize -> done
+
 Every phase change goes through :func:`check_transition`; an illegal move is a bug and fails
-the workflow task loudly (it is retried by Temporal after a fix is deployed, never ignored).
+the workflow task loudly (Temporal retries the task once a fix is deployed; it is never
+silently ignored).
 """
 
 from __future__ import annotations
@@ -14,20 +18,39 @@ class Phase(StrEnum):
 
     INTAKE = "intake"
     IMPLEMENT = "implement"
+    REVIEW = "review"
+    APPROVAL_RETRY = "approval_retry"
+    HUMAN_GATE = "human_gate"
     EXECUTE = "execute"
+    EXECUTION_RETRY = "execution_retry"
     VERIFY = "verify"
+    VERIFICATION_RETRY = "verification_retry"
     FINALIZE = "finalize"
     DONE = "done"
 
 
+_P = Phase
 TRANSITIONS: dict[Phase, frozenset[Phase]] = {
-    Phase.INTAKE: frozenset({Phase.IMPLEMENT, Phase.FINALIZE}),
-    Phase.IMPLEMENT: frozenset({Phase.EXECUTE, Phase.FINALIZE}),
-    Phase.EXECUTE: frozenset({Phase.VERIFY, Phase.FINALIZE}),
-    Phase.VERIFY: frozenset({Phase.FINALIZE}),
-    Phase.FINALIZE: frozenset({Phase.DONE}),
-    Phase.DONE: frozenset(),
+    _P.INTAKE: frozenset({_P.IMPLEMENT, _P.FINALIZE}),
+    _P.IMPLEMENT: frozenset({_P.REVIEW, _P.FINALIZE}),
+    _P.REVIEW: frozenset({_P.APPROVAL_RETRY, _P.HUMAN_GATE, _P.EXECUTE, _P.FINALIZE}),
+    _P.APPROVAL_RETRY: frozenset({_P.REVIEW, _P.HUMAN_GATE, _P.FINALIZE}),
+    _P.HUMAN_GATE: frozenset({_P.REVIEW, _P.EXECUTE, _P.VERIFY, _P.FINALIZE}),
+    _P.EXECUTE: frozenset({_P.VERIFY, _P.EXECUTION_RETRY, _P.FINALIZE}),
+    _P.EXECUTION_RETRY: frozenset({_P.EXECUTE, _P.HUMAN_GATE, _P.FINALIZE}),
+    _P.VERIFY: frozenset({_P.VERIFICATION_RETRY, _P.HUMAN_GATE, _P.FINALIZE}),
+    _P.VERIFICATION_RETRY: frozenset({_P.VERIFY, _P.HUMAN_GATE, _P.FINALIZE}),
+    _P.FINALIZE: frozenset({_P.DONE}),
+    _P.DONE: frozenset(),
 }
+"""From each phase, the phases a task may move to next."""
+
+RETRY_PHASES: dict[Phase, Phase] = {
+    _P.REVIEW: _P.APPROVAL_RETRY,
+    _P.EXECUTE: _P.EXECUTION_RETRY,
+    _P.VERIFY: _P.VERIFICATION_RETRY,
+}
+"""The retry subphase of each phase that has one."""
 
 
 class IllegalTransitionError(RuntimeError):

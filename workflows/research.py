@@ -9,7 +9,9 @@ timestamp taken from workflow time.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from datetime import datetime, timedelta
+from typing import Any
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
@@ -19,6 +21,8 @@ with workflow.unsafe.imports_passed_through():
     from workflows.constants import KIND_KEY, PHASE_KEY, PLAN_KEY, STATUS_KEY, task_workflow_id
     from workflows.contracts import DependencyArtifact, TaskStatus
     from workflows.events import EventLog, upsert_keywords
+    from workflows.executive import GateDecision, GateRecord
+    from workflows.gates import GateKeeper, GateRefusedError
     from workflows.plan import PRIORITY_RANK, Decision, PlanError, check_graph
     from workflows.results import (
         ReportPaths,
@@ -37,19 +41,64 @@ with workflow.unsafe.imports_passed_through():
 class ResearchWorkflow:
     """Validates a plan, runs its tasks as child workflows and writes the report."""
 
-    def __init__(self) -> None:
+    @workflow.init
+    def __init__(self, req: ResearchInput) -> None:
         self._phase = "intake"
         self._status: RunStatus = "running"
         self._order: list[str] = []
         self._states: dict[str, TaskStatus] = {}
         self._results: dict[str, TaskResult] = {}
         self._running: set[str] = set()
+        self.log = EventLog(req.run_id, "run")
+        self.gates = GateKeeper(req.policy.gates, self.log)
 
     @workflow.query
     def progress(self) -> RunProgress:
-        """Run phase and the status of every task."""
+        """Run phase, the status of every task and the plan gate if it is waiting."""
         return RunProgress(run_id=workflow.info().workflow_id, phase=self._phase,
-                           status=self._status, tasks=dict(self._states), order=self._order)
+                           status=self._status, tasks=dict(self._states), order=self._order,
+                           waiting=self.gates.waiting)
+
+    @workflow.query
+    def gates_list(self) -> list[GateRecord]:
+        """The run's own gates (the plan gate); task gates live on the task workflows."""
+        return list(self.gates.records)
+
+    @workflow.signal(name="approve")
+    async def approve(self, payload: Any) -> None:
+        """Decide the plan gate, or pass a task's decision on to that task's workflow.
+
+        The payload is taken as raw JSON so a malformed one is refused and recorded.
+        """
+        decision = self.gates.parse(payload)
+        if decision is None:
+            return
+        if decision.task_id is None:
+            with contextlib.suppress(GateRefusedError):
+                self.gates.offer(decision)
+            return
+        if decision.task_id not in self._running:
+            self.gates.refuse(decision, f"task {decision.task_id!r} is not running in this run")
+            return
+        child = workflow.get_external_workflow_handle(
+            task_workflow_id(workflow.info().workflow_id, decision.task_id))
+        try:
+            await child.signal("approve", decision)
+        except ApplicationError as err:  # the task ended meanwhile
+            self.gates.refuse(decision, f"task {decision.task_id!r}: {err}")
+
+    @workflow.update(name="decide")
+    def decide(self, decision: GateDecision) -> GateRecord:
+        """Decide the plan gate and answer with it (task gates: update the task workflow)."""
+        return self.gates.offer(decision)
+
+    @decide.validator
+    def _check_decision(self, decision: GateDecision) -> None:
+        if decision.task_id is not None:
+            raise GateRefusedError(
+                "task gates are decided on the task's workflow "
+                f"{task_workflow_id(workflow.info().workflow_id, decision.task_id)}")
+        self.gates.validate(decision)
 
     @workflow.run
     async def run(self, req: ResearchInput) -> ResearchResult:
@@ -57,7 +106,7 @@ class ResearchWorkflow:
         started = workflow.now()
         upsert_keywords(**{KIND_KEY.name: "run", PLAN_KEY.name: req.plan_name,
                            STATUS_KEY.name: "running"})
-        log = EventLog(req.run_id, "run")
+        log = self.log
         try:
             self._order = check_graph(req.plan)
         except PlanError as err:
@@ -68,8 +117,9 @@ class ResearchWorkflow:
                 inputs={"plan": req.plan_name, "plan_sha256": req.plan_sha256,
                         "order": self._order})
         await log.flush()
-        self._set_phase("execute")
-        await self._execute_all(req, log)
+        if await self._plan_approved(req):
+            self._set_phase("execute")
+            await self._execute_all(req, log)
         self._set_phase("report")
         result = self._result(req, started)
         report = await workflow.execute_local_activity(
@@ -86,6 +136,28 @@ class ResearchWorkflow:
         upsert_keywords(**{STATUS_KEY.name: result.status})
         self._set_phase("done")
         return result
+
+    async def _plan_approved(self, req: ResearchInput) -> bool:
+        """The plan gate: automatic unless policy makes it human; a rejection cancels all."""
+        if not self.gates.needs_person("plan"):
+            return True
+        self._set_phase("plan_gate")
+        self._status = "waiting"
+        upsert_keywords(**{STATUS_KEY.name: "waiting"})
+        gate = await self.gates.ask("plan", f"run plan {req.plan_name} "
+                                            f"({len(self._order)} tasks)?")
+        self._status = "running"
+        upsert_keywords(**{STATUS_KEY.name: "running"})
+        if self.gates.approved(gate):
+            return True
+        reason = f"plan gate {gate.status} by {gate.by}" + (f": {gate.comment}"
+                                                            if gate.comment else "")
+        for decision in req.plan.decisions:
+            self._states[decision.task_id] = "cancelled"
+            self._results[decision.task_id] = TaskResult(
+                task_id=decision.task_id, priority=decision.priority, action=decision.action,
+                status="cancelled", status_reason=reason)
+        return False
 
     async def _execute_all(self, req: ResearchInput, log: EventLog) -> None:
         decisions = req.plan.by_id()
@@ -166,11 +238,14 @@ class ResearchWorkflow:
         done = sum(t.status == "completed" for t in tasks)
         status: RunStatus = ("completed" if done == len(tasks)
                              else "partial" if done else "failed")
+        if all(t.status == "cancelled" for t in tasks):
+            status = "rejected"
         return ResearchResult(
             run_id=req.run_id, plan_name=req.plan_name, plan_sha256=req.plan_sha256,
             status=status, timestamp=now.strftime("%Y%m%d_%H%M%S"),
             started_at=started, finished_at=now, tasks=tasks,
             completion_by_priority=_completion_by_priority(tasks),
+            gates=list(self.gates.records),
         )
 
     def _set_phase(self, phase: str) -> None:

@@ -18,6 +18,7 @@ from workflows.contracts import (
     Model,
     TaskStatus,
 )
+from workflows.executive import GateRecord, PatchChange, ReflectionNote, ReviewVerdict
 from workflows.plan import Decision, Plan
 from workflows.policy import Queues, RunPolicy
 
@@ -35,6 +36,20 @@ class ApprovalProvenance(PhaseAttempts):
     decided_by: list[str] = Field(default_factory=list[str])
 
 
+class AppliedPatch(Model):
+    """A patch offered by reflection, where it was used and what came of it."""
+
+    patch_id: str
+    phase: str
+    root_cause: str
+    changes: list[PatchChange] = Field(default_factory=list[PatchChange])
+    risk: float = 0.0
+    confidence: float = 0.0
+    sha256: str = ""
+    decision: str = ""
+    outcome: str = "pending"
+
+
 class Provenance(Model):
     """Where a task's result came from (seed Phase 7 provenance record)."""
 
@@ -46,8 +61,10 @@ class Provenance(Model):
     job_source: str = ""
     job_sha256: str = ""
     workflow_id: str = ""
-    patches: list[dict[str, Any]] = Field(default_factory=list[dict[str, Any]])
+    patches: list[AppliedPatch] = Field(default_factory=list[AppliedPatch])
     reflection_ids: list[str] = Field(default_factory=list[str])
+    reflection_misses: int = 0
+    approvals: list[GateRecord] = Field(default_factory=list[GateRecord])
 
 
 class TaskInput(Model):
@@ -75,6 +92,8 @@ class TaskResult(Model):
     metrics: dict[str, Any] = Field(default_factory=dict[str, Any])
     checks: list[CheckResult] = Field(default_factory=list[CheckResult])
     execution: ExecutionOutcome | None = None
+    verdicts: list[ReviewVerdict] = Field(default_factory=list[ReviewVerdict])
+    reflections: list[ReflectionNote] = Field(default_factory=list[ReflectionNote])
     provenance: Provenance = Field(default_factory=Provenance)
     started_at: datetime | None = None
     finished_at: datetime | None = None
@@ -91,7 +110,7 @@ class ResearchInput(Model):
     queues: Queues = Field(default_factory=Queues)
 
 
-RunStatus = Literal["running", "completed", "partial", "failed"]
+RunStatus = Literal["running", "waiting", "completed", "partial", "failed", "rejected"]
 
 
 class ReportPaths(Model):
@@ -99,6 +118,7 @@ class ReportPaths(Model):
 
     results_json: str
     summary_md: str
+    ledger: str = ""
 
 
 class ResearchResult(Model):
@@ -115,6 +135,7 @@ class ResearchResult(Model):
     completion_by_priority: dict[str, dict[str, float]] = Field(
         default_factory=dict[str, dict[str, float]]
     )
+    gates: list[GateRecord] = Field(default_factory=list[GateRecord])
     report: ReportPaths | None = None
 
 
@@ -131,6 +152,7 @@ class TaskProgress(Model):
     phase: str
     status: TaskStatus
     attempts: dict[str, int] = Field(default_factory=dict[str, int])
+    waiting: GateRecord | None = None
 
 
 class RunProgress(Model):
@@ -141,3 +163,4 @@ class RunProgress(Model):
     status: RunStatus
     tasks: dict[str, TaskStatus] = Field(default_factory=dict[str, TaskStatus])
     order: list[str] = Field(default_factory=list[str])
+    waiting: GateRecord | None = None

@@ -29,12 +29,14 @@ until existing=$(temporal operator search-attribute list --namespace "$namespace
     fi
     sleep 2
 done
-for name in AssayStatus AssayPhase AssayKind AssayPlan; do
+for attribute in AssayStatus=Keyword AssayPhase=Keyword AssayKind=Keyword AssayPlan=Keyword AssayAttempts=KeywordList; do
+    name=${attribute%%=*}
+    type=${attribute#*=}
     if printf '%s\n' "$existing" | grep -qw "$name"; then
         echo "search attribute $name exists"
     else
         temporal operator search-attribute create --namespace "$namespace" \
-            --name "$name" --type Keyword
+            --name "$name" --type "$type"
     fi
 done
 echo "namespace $namespace is ready for Assay"

@@ -13,11 +13,9 @@ import pytest
 from temporalio.testing import WorkflowEnvironment
 from typer.testing import CliRunner
 
-from tests.e2e_support import EXAMPLE, ROOT, worker_env
+from tests.e2e_support import EXAMPLE, ROOT, isolated_settings, queue_env, worker_env
 from workers.cli import app
-from workers.pools import run_pools
-from workers.settings import Settings
-from workflows.constants import Pool
+from workers.pools import SERVED_POOLS, run_pools
 
 runner = CliRunner()
 
@@ -74,15 +72,13 @@ def test_status_of_unknown_run_is_a_clear_error(dev_env: WorkflowEnvironment,
 async def served(dev_env: WorkflowEnvironment, postgres_server_url: str, tmp_path: Path,
                  task_queue: str) -> AsyncIterator[dict[str, str]]:
     """Workers in this process; returns the environment a CLI process needs to reach them."""
-    settings = Settings(data_dir=tmp_path / "assay", queue_orchestration=f"{task_queue}-o",
-                        queue_sandbox=f"{task_queue}-s")
+    settings = isolated_settings(tmp_path / "assay", task_queue)
     stop = asyncio.Event()
-    running = asyncio.create_task(run_pools(settings, [Pool.ORCHESTRATION, Pool.SANDBOX],
+    running = asyncio.create_task(run_pools(settings, list(SERVED_POOLS),
                                             database_url=postgres_server_url, stop=stop,
                                             client=dev_env.client))
     yield worker_env(dev_env.client.service_client.config.target_host, postgres_server_url,
-                     settings.data_dir, ASSAY_QUEUE_ORCHESTRATION=settings.queue_orchestration,
-                     ASSAY_QUEUE_SANDBOX=settings.queue_sandbox)
+                     settings.data_dir, **queue_env(settings))
     stop.set()
     await running
 

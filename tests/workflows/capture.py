@@ -15,7 +15,8 @@ from pathlib import Path
 from temporalio.testing import WorkflowEnvironment
 
 from tests.conftest import binary, register_search_attributes
-from tests.workflows.test_research import run_plan, task
+from tests.workflows.harness import task
+from tests.workflows.test_research import run_plan
 from workflows.client import DATA_CONVERTER
 from workflows.constants import task_workflow_id
 

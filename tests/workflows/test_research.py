@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import uuid
 from pathlib import Path
 from typing import Any
@@ -12,73 +11,21 @@ from temporalio.client import WorkflowFailureError
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
-from activities.evidence import verify_evidence
-from tests.fakes import EventSink, ReportSink, fake_activity
+from tests.fakes import EventSink, ReportSink
+from tests.workflows.harness import FakeSandbox, Harness, all_on, task
 from workflows.constants import run_workflow_id
-from workflows.contracts import Artifact, ExecuteJobInput, ExecutionOutcome
 from workflows.plan import Plan
-from workflows.policy import Queues
 from workflows.research import ResearchWorkflow
 from workflows.results import ResearchInput, ResearchResult
 from workflows.task import TaskWorkflow
 
 
-def task(tid: str, *, deps: list[str] | None = None, behave: str = "ok",
-         priority: str = "MEDIUM", job: bool = True, checks: list[dict[str, Any]] | None = None,
-         ) -> dict[str, Any]:
-    spec: dict[str, Any] = {
-        "task_id": tid, "priority": priority, "action": f"task {tid}",
-        "acceptance_criteria": ["it works"], "dependencies": deps or [],
-        "checks": checks or [],
-    }
-    if job:
-        spec["job"] = {"code": "print('hi')", "source": "print('hi')", "filename": "job.py",
-                       "args": {"behave": behave}, "expected_artifacts": ["out.txt"],
-                       "expected_metrics": ["score"]}
-    return spec
-
-
-class FakeSandbox:
-    """Writes a real artifact per behaviour and records the order jobs ran in."""
-
-    def __init__(self, root: Path) -> None:
-        self.root = root
-        self.ran: list[str] = []
-        self.deps_seen: dict[str, list[str]] = {}
-
-    async def execute(self, req: ExecuteJobInput) -> ExecutionOutcome:
-        self.ran.append(req.task_id)
-        self.deps_seen[req.task_id] = [f"{d.task_id}/{d.name}" for d in req.dependency_artifacts]
-        behave = req.job.args["behave"]
-        if behave == "crash":
-            return ExecutionOutcome(outcome="nonzero_exit", exit_code=1, reason="exit code 1")
-        artifacts: list[Artifact] = []
-        if behave != "no_artifact":
-            path = self.root / f"{req.task_id}-{uuid.uuid4().hex}.txt"
-            path.write_text(f"result of {req.task_id}")
-            artifacts.append(Artifact(name="out.txt", size=path.stat().st_size, path=str(path),
-                                      sha256=hashlib.sha256(path.read_bytes()).hexdigest()))
-        return ExecutionOutcome(outcome="succeeded", exit_code=0, artifacts=artifacts,
-                                metrics={"score": 0.9})
-
-
 async def run_plan(env: WorkflowEnvironment, queue: str, tmp_path: Path,
                    decisions: list[dict[str, Any]], max_parallel: int = 4,
                    ) -> tuple[ResearchResult, FakeSandbox, EventSink, ReportSink]:
-    sandbox, sink, reports = FakeSandbox(tmp_path), EventSink(), ReportSink()
-    plan = Plan.model_validate({"decisions": decisions})
-    run_id = run_workflow_id("test", uuid.uuid4().hex)
-    req = ResearchInput(run_id=run_id, plan_name="test", plan_sha256="0" * 64, plan=plan,
-                        queues=Queues(orchestration=queue, sandbox=queue),
-                        policy={"max_parallel": max_parallel})  # type: ignore[arg-type]
-    async with Worker(env.client, task_queue=queue,
-                      workflows=[ResearchWorkflow, TaskWorkflow],
-                      workflow_failure_exception_types=[Exception],
-                      activities=[fake_activity("execute_job", sandbox.execute), verify_evidence,
-                                  sink.activity(), reports.activity()]):
-        result = await env.client.execute_workflow(ResearchWorkflow.run, req, id=run_id,
-                                                   task_queue=queue)
-    return result, sandbox, sink, reports
+    harness = Harness(env, queue, tmp_path)
+    result = await harness.run(decisions, max_parallel=max_parallel)
+    return result, harness.sandbox, harness.sink, harness.reports
 
 
 async def test_plan_runs_in_dependency_order_and_completes(
@@ -127,12 +74,13 @@ async def test_missing_artifact_ends_failed_final_naming_it(
     assert result.status == "failed"
 
 
-async def test_failed_check_is_reported_with_actual_value(
+async def test_unmet_check_fails_with_the_actual_value_and_no_retry(
         time_env: WorkflowEnvironment, task_queue: str, tmp_path: Path) -> None:
     checks = [{"metric": "score", "op": ">", "value": 0.95}]
     result, _, _, _ = await run_plan(time_env, task_queue, tmp_path, [task("a", checks=checks)])
     only = result.tasks[0]
-    assert only.status == "failed_final"
+    assert only.status == "failed"
+    assert "acceptance criteria not met" in only.status_reason
     assert "score = 0.9, expected > 0.95" in only.status_reason
     assert only.checks[0].passed is False
 
@@ -161,7 +109,7 @@ async def test_cyclic_plan_fails_the_run_naming_the_cycle(
 async def run_plan_raw(env: WorkflowEnvironment, queue: str, plan: Plan) -> ResearchResult:
     run_id = run_workflow_id("cyclic", uuid.uuid4().hex)
     req = ResearchInput(run_id=run_id, plan_name="cyclic", plan_sha256="0" * 64, plan=plan,
-                        queues=Queues(orchestration=queue, sandbox=queue))
+                        queues=all_on(queue))
     sink = EventSink()
     async with Worker(env.client, task_queue=queue, workflows=[ResearchWorkflow, TaskWorkflow],
                       workflow_failure_exception_types=[Exception],

@@ -1,0 +1,123 @@
+"""Running real workflows on the time-skipping server with a fake sandbox.
+
+Reviewers, reflection, evidence and rescanning are the real activities (they are pure or
+work on files); only ``execute_job`` is replaced, by a fake that writes real files to
+order, so each pipeline path can be driven deterministically and fast.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+from collections.abc import AsyncGenerator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+from temporalio.testing import WorkflowEnvironment
+from temporalio.worker import Worker
+
+from activities.evidence import verify_evidence
+from activities.reflection import diagnose_failure
+from activities.relink import Relinker
+from activities.review import review_ops, review_quality_safety
+from activities.review_infra import InfrastructureReviewer
+from tests.fakes import EventSink, ReportSink, fake_activity
+from workflows.constants import run_workflow_id
+from workflows.contracts import Artifact, ExecuteJobInput, ExecutionOutcome
+from workflows.plan import Plan
+from workflows.policy import Queues, RunPolicy
+from workflows.research import ResearchWorkflow
+from workflows.results import ResearchInput, ResearchResult
+from workflows.task import TaskWorkflow
+
+
+def task(tid: str, *, deps: list[str] | None = None, behave: str = "ok",
+         priority: str = "MEDIUM", job: bool = True, checks: list[dict[str, Any]] | None = None,
+         code: str = "print('hi')\n", **args: Any) -> dict[str, Any]:
+    """A plan decision whose (fake) job behaves as ``behave`` says."""
+    spec: dict[str, Any] = {
+        "task_id": tid, "priority": priority, "action": f"task {tid}",
+        "acceptance_criteria": ["it works"], "dependencies": deps or [],
+        "checks": checks or [],
+    }
+    if job:
+        spec["job"] = {"code": code, "source": code, "filename": "job.py",
+                       "args": {"behave": behave, **args}, "expected_artifacts": ["out.txt"],
+                       "expected_metrics": ["score"]}
+    return spec
+
+
+def all_on(queue: str) -> Queues:
+    """Every pool on one task queue (one test worker serves them all)."""
+    return Queues(orchestration=queue, agents=queue, sandbox=queue, reflection=queue,
+                  skills=queue)
+
+
+class FakeSandbox:
+    """Writes real files per behaviour into per-attempt workspaces; records what ran."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.ran: list[str] = []
+        self.args_seen: list[dict[str, Any]] = []
+        self.deps_seen: dict[str, list[str]] = {}
+
+    async def execute(self, req: ExecuteJobInput) -> ExecutionOutcome:
+        self.ran.append(req.task_id)
+        self.args_seen.append(dict(req.job.args))
+        self.deps_seen[req.task_id] = [f"{d.task_id}/{d.name}" for d in req.dependency_artifacts]
+        workspace = self.root / req.run_id / req.task_id / f"attempt-{len(self.ran)}"
+        workspace.mkdir(parents=True)
+        behave = str(req.job.args["behave"])
+        if behave == "crash":
+            return ExecutionOutcome(outcome="nonzero_exit", exit_code=1, reason="exit code 1",
+                                    workspace=str(workspace))
+        if behave.startswith("oom_above:") and int(req.job.args["batch_size"]) > int(
+                behave.split(":")[1]):
+            return ExecutionOutcome(outcome="out_of_memory", exit_code=1, workspace=str(workspace),
+                                    reason="MemoryError: the job ran out of memory",
+                                    stderr_tail="MemoryError")
+        artifacts: list[Artifact] = []
+        if behave == "misplaced":
+            (workspace / "sub").mkdir()
+            (workspace / "sub" / "out.txt").write_text(f"result of {req.task_id}")
+        elif behave != "no_artifact":
+            path = workspace / "out.txt"
+            path.write_text(f"result of {req.task_id}")
+            artifacts.append(Artifact(name="out.txt", size=path.stat().st_size, path=str(path),
+                                      sha256=hashlib.sha256(path.read_bytes()).hexdigest()))
+        return ExecutionOutcome(outcome="succeeded", exit_code=0, artifacts=artifacts,
+                                metrics={"score": 0.9}, workspace=str(workspace))
+
+
+class Harness:
+    """One worker serving every queue with real activities and the fake sandbox."""
+
+    def __init__(self, env: WorkflowEnvironment, queue: str, root: Path) -> None:
+        self.env, self.queue, self.root = env, queue, root
+        self.sandbox, self.sink, self.reports = FakeSandbox(root), EventSink(), ReportSink()
+
+    def request(self, decisions: list[dict[str, Any]], **policy: Any) -> ResearchInput:
+        plan = Plan.model_validate({"decisions": decisions})
+        run_id = run_workflow_id("test", uuid.uuid4().hex)
+        return ResearchInput(run_id=run_id, plan_name="test", plan_sha256="0" * 64, plan=plan,
+                             queues=all_on(self.queue), policy=RunPolicy.model_validate(policy))
+
+    @asynccontextmanager
+    async def worker(self) -> AsyncGenerator[Worker, None]:
+        activities = [fake_activity("execute_job", self.sandbox.execute), verify_evidence,
+                      review_ops, review_quality_safety, diagnose_failure,
+                      InfrastructureReviewer(self.root).review_infrastructure,
+                      Relinker(self.root).rescan_artifacts,
+                      self.sink.activity(), self.reports.activity()]
+        async with Worker(self.env.client, task_queue=self.queue,
+                          workflows=[ResearchWorkflow, TaskWorkflow], activities=activities,
+                          workflow_failure_exception_types=[Exception]) as worker:
+            yield worker
+
+    async def run(self, decisions: list[dict[str, Any]], **policy: Any) -> ResearchResult:
+        req = self.request(decisions, **policy)
+        async with self.worker():
+            return await self.env.client.execute_workflow(ResearchWorkflow.run, req,
+                                                          id=req.run_id, task_queue=self.queue)

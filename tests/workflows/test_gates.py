@@ -1,0 +1,164 @@
+"""Human gates on the time-skipping server: decisions, refusals, timeouts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from temporalio.client import WorkflowHandle, WorkflowUpdateFailedError
+from temporalio.testing import WorkflowEnvironment
+
+from tests.e2e_support import wait_for
+from tests.workflows.harness import Harness, task
+from workflows.executive import GateDecision
+from workflows.research import ResearchWorkflow
+from workflows.results import ResearchResult, TaskProgress
+
+HOUR = 3600.0
+
+
+def human(kind: str, **rule: Any) -> dict[str, Any]:
+    return {"gates": {kind: {"human": True, **rule}}}
+
+
+async def start(harness: Harness, decisions: list[dict[str, Any]], **policy: Any,
+                ) -> WorkflowHandle[ResearchWorkflow, ResearchResult]:
+    req = harness.request(decisions, **policy)
+    return await harness.env.client.start_workflow(ResearchWorkflow.run, req, id=req.run_id,
+                                                   task_queue=harness.queue)
+
+
+async def plan_gate_waiting(handle: WorkflowHandle[ResearchWorkflow, ResearchResult]) -> None:
+    async def waiting() -> bool:
+        return (await handle.query(ResearchWorkflow.progress)).waiting is not None
+    await wait_for(waiting, timeout=20, what="the plan gate to open")
+
+
+async def test_plan_gate_approved_by_signal_after_a_refused_approver(
+        time_env: WorkflowEnvironment, task_queue: str, tmp_path: Path) -> None:
+    harness = Harness(time_env, task_queue, tmp_path)
+    async with harness.worker():
+        handle = await start(harness, [task("a")], **human("plan", approvers=["ada"]))
+        await plan_gate_waiting(handle)
+        await handle.signal("approve", GateDecision(gate="plan", decision="approve", by="eve"))
+        await handle.signal("approve", GateDecision(gate="step", decision="approve", by="ada"))
+        await handle.signal("approve", GateDecision(gate="plan", decision="approve", by="ada",
+                                                    comment="looks right"))
+        result = await handle.result()
+    assert result.status == "completed"
+    (gate,) = result.gates
+    assert (gate.status, gate.by, gate.comment) == ("approved", "ada", "looks right")
+    assert any("'eve' may not decide" in r for r in gate.refused)
+    assert any("the open gate is 'plan', not 'step'" in r for r in gate.refused)
+    refused = [e for e in harness.sink.events.values() if e.status == "refused"]
+    assert {e.agent_name for e in refused} == {"eve", "ada"}
+
+
+async def test_plan_gate_rejected_by_update_cancels_every_task(
+        time_env: WorkflowEnvironment, task_queue: str, tmp_path: Path) -> None:
+    harness = Harness(time_env, task_queue, tmp_path)
+    async with harness.worker():
+        handle = await start(harness, [task("a"), task("b", deps=["a"])], **human("plan"))
+        await plan_gate_waiting(handle)
+        with pytest.raises(WorkflowUpdateFailedError) as refused:
+            await handle.execute_update(  # pyright: ignore[reportUnknownMemberType]
+                ResearchWorkflow.decide, GateDecision(
+                gate="result", decision="approve", by="ada"))
+        assert "the open gate is 'plan', not 'result'" in str(refused.value.cause)
+        record = await handle.execute_update(  # pyright: ignore[reportUnknownMemberType]
+            ResearchWorkflow.decide, GateDecision(
+            gate="plan", decision="reject", by="ada", comment="wrong dataset"))
+        assert record.status == "rejected"
+        result = await handle.result()
+    assert result.status == "rejected"
+    assert {t.status for t in result.tasks} == {"cancelled"}
+    assert "plan gate rejected by ada: wrong dataset" in result.tasks[0].status_reason
+    assert harness.sandbox.ran == []
+
+
+@pytest.mark.parametrize(("action", "expected"), [("approve", "completed"),
+                                                  ("reject", "rejected")])
+async def test_plan_gate_timeout_follows_the_policy(
+        time_env: WorkflowEnvironment, task_queue: str, tmp_path: Path, action: str,
+        expected: str) -> None:
+    harness = Harness(time_env, task_queue, tmp_path)
+    result = await harness.run([task("a")], **human("plan", timeout_s=2 * HOUR,
+                                                    on_timeout=action))
+    assert result.status == expected
+    assert result.gates[0].status == "timed_out"
+    assert result.gates[0].by == f"policy:timeout->{action}"
+
+
+async def test_step_gate_rejected_on_the_task_stops_it_before_running(
+        time_env: WorkflowEnvironment, task_queue: str, tmp_path: Path) -> None:
+    harness = Harness(time_env, task_queue, tmp_path)
+    async with harness.worker():
+        handle = await start(harness, [task("a")], **human("step"))
+        child = time_env.client.get_workflow_handle(f"{handle.id}.task-a")
+
+        async def step_waiting() -> bool:
+            try:
+                progress = await child.query("progress", result_type=TaskProgress)
+            except Exception:  # not started yet
+                return False
+            return progress.waiting is not None and progress.waiting.gate == "step"
+
+        await wait_for(step_waiting, timeout=20, what="the step gate to open")
+        await handle.signal("approve", GateDecision(gate="step", task_id="a",
+                                                    decision="reject", by="ada",
+                                                    comment="too expensive today"))
+        result = await handle.result()
+    only = result.tasks[0]
+    assert only.status == "rejected"
+    assert only.status_reason == "step gate rejected by ada: too expensive today"
+    assert harness.sandbox.ran == []
+    assert only.provenance.approvals[0].by == "ada"
+
+
+async def test_result_gate_approved_completes_the_task(
+        time_env: WorkflowEnvironment, task_queue: str, tmp_path: Path) -> None:
+    harness = Harness(time_env, task_queue, tmp_path)
+    async with harness.worker():
+        handle = await start(harness, [task("a")], **human("result"))
+        child = time_env.client.get_workflow_handle(f"{handle.id}.task-a")
+
+        async def result_waiting() -> bool:
+            try:
+                progress = await child.query("progress", result_type=TaskProgress)
+            except Exception:  # not started yet
+                return False
+            return progress.waiting is not None
+
+        await wait_for(result_waiting, timeout=20, what="the result gate to open")
+        record = await child.execute_update(  # pyright: ignore[reportUnknownMemberType]
+            "decide", GateDecision(
+            gate="result", task_id="a", decision="approve", by="ada"), result_type=dict)
+        assert record["status"] == "approved"
+        result = await handle.result()
+    assert result.tasks[0].status == "completed"
+    assert "result:ada" in result.tasks[0].provenance.approval.decided_by
+
+
+@pytest.mark.parametrize("payload", [
+    {"gate": "plan", "decision": "maybe", "by": "ada"},
+    {"gate": "launch", "decision": "approve", "by": "ada"},
+    {"gate": "plan", "decision": "approve"},
+    {"gate": "plan", "decision": "approve", "by": "ada", "comment": "x" * 5000},
+    {"gate": "plan", "decision": "approve", "by": "ada", "extra": "field"},
+    ["not", "an", "object"],
+    "approve",
+])
+async def test_malformed_signal_payloads_are_refused_and_recorded(
+        time_env: WorkflowEnvironment, task_queue: str, tmp_path: Path, payload: Any) -> None:
+    harness = Harness(time_env, task_queue, tmp_path)
+    async with harness.worker():
+        handle = await start(harness, [task("a")], **human("plan"))
+        await plan_gate_waiting(handle)
+        await handle.signal("approve", payload)
+        await handle.signal("approve", GateDecision(gate="plan", decision="approve", by="ada"))
+        result = await handle.result()
+    (gate,) = result.gates
+    assert gate.status == "approved"
+    assert len(gate.refused) == 1 and "malformed decision" in gate.refused[0]
+    assert result.status == "completed"
