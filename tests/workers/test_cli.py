@@ -13,7 +13,7 @@ import pytest
 from temporalio.testing import WorkflowEnvironment
 from typer.testing import CliRunner
 
-from tests.e2e_support import EXAMPLE, ROOT, isolated_settings, queue_env, worker_env
+from tests.e2e_support import EXAMPLE, ROOT, isolated_settings, queue_env, wait_for, worker_env
 from workers.cli import app
 from workers.pools import SERVED_POOLS, run_pools
 
@@ -106,3 +106,38 @@ async def test_run_wait_json_prints_results_and_report_renders(served: dict[str,
     assert code == 0 and "completed (phase done)" in out
     code, out, _ = await cli(served, "watch", results["run_id"])
     assert code == 0 and out.count("\n") >= 10 and "code_exec" in out
+
+
+async def test_gates_are_listed_and_decided_from_the_cli(served: dict[str, str]) -> None:
+    code, out, err = await cli(served, "run", str(EXAMPLE), "--again", "--human-gate", "plan",
+                               "--approver", "ada")
+    assert code == 0, err
+    run_id = out.strip()
+
+    async def listed() -> bool:
+        code, out, _ = await cli(served, "gates")
+        return code == 0 and f"{run_id} --gate plan" in out
+
+    await wait_for(listed, timeout=30, what="the plan gate to be listed", every=0.5)
+    code, _, err = await cli(served, "approve", run_id, "--gate", "plan", "--by", "eve")
+    assert code == 1 and "refused: " in err and "'eve' may not decide" in err
+    code, _, err = await cli(served, "approve", run_id, "--gate", "launch", "--by", "ada")
+    assert code == 2 and "launch" in err
+    code, out, err = await cli(served, "approve", run_id, "--gate", "plan", "--by", "ada",
+                               "--comment", "go ahead")
+    assert code == 0, err
+    assert out.strip() == "plan gate approved by ada"
+
+    async def completed() -> bool:
+        code, out, _ = await cli(served, "status", run_id)
+        return code == 0 and f"run {run_id}: completed" in out
+
+    await wait_for(completed, timeout=60, what="the approved run to complete", every=0.5)
+
+
+def test_bad_policy_file_exits_2(nowhere: str, tmp_path: Path) -> None:
+    policy = tmp_path / "policy.json"
+    policy.write_text('{"gates": {"plan": {"human": "sometimes"}}}')
+    result = runner.invoke(app, ["run", str(EXAMPLE), "--policy", str(policy)])
+    assert result.exit_code == 2
+    assert "gates.plan.human" in result.stderr
