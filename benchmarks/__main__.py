@@ -1,21 +1,59 @@
-"""``make bench``: every benchmark, each printed beside its baseline from the same run."""
+"""``make bench``: every benchmark, each printed beside its baseline from the same run.
+
+1. a one-task Assay run through the whole executive pipeline vs a bare one-activity workflow
+   on the same dev server (latency and throughput);
+2. sandbox start overhead vs a bare ``python -c pass``;
+3. event ingestion through the store vs raw asyncpg inserts.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import sys
+import tempfile
+from pathlib import Path
 
+from benchmarks import bench_events
 from benchmarks.bench_runs import bench
+from benchmarks.bench_sandbox import measure_start_overhead
+
+
+def print_runs() -> None:
+    """Latency and throughput, Assay against the bare workflow."""
+    figures = asyncio.run(bench())
+    bare, assay = figures["bare"], figures["assay"]
+    print("1. one-task run (review, sandbox, verify, events, report) vs bare one-activity "
+          "workflow, same dev server (SQLite WAL)")
+    print(f"   {'':24}{'bare':>12}{'assay':>12}{'ratio':>10}")
+    for key, label in (("median_ms", "latency median (ms)"), ("p95_ms", "latency p95 (ms)"),
+                       ("throughput_per_s", "throughput (runs/s)")):
+        print(f"   {label:24}{bare[key]:12.1f}{assay[key]:12.1f}{assay[key] / bare[key]:10.2f}")
+    print(f"   job run time inside the sandbox (median): {assay['job_ms']:.1f} ms")
+
+
+def print_sandbox() -> None:
+    """Sandbox start overhead."""
+    figures = asyncio.run(measure_start_overhead(20))
+    print("2. sandbox start: `pass` through the sandbox vs bare `python -c pass` (median of 20)")
+    print(f"   bare {figures['bare_ms']:.1f} ms, sandboxed {figures['sandbox_ms']:.1f} ms, "
+          f"overhead {figures['overhead_ms']:.1f} ms (target <= 50 ms)")
+
+
+def print_events() -> None:
+    """Event ingestion."""
+    print("3. event ingestion")
+    with tempfile.TemporaryDirectory(prefix="assay-bench-") as tmp:
+        asyncio.run(bench_events.run(20_000, 3, Path(tmp) / "pg"))
 
 
 def main() -> None:
-    """Run the benchmarks and print a table."""
-    figures = asyncio.run(bench())
-    bare, assay = figures["bare"], figures["assay"]
-    print("one-task run vs bare one-activity workflow (same dev server, WAL)")
-    print(f"{'':24}{'bare':>12}{'assay':>12}{'ratio':>10}")
-    for key, label in (("median_ms", "latency median (ms)"), ("p95_ms", "latency p95 (ms)"),
-                       ("throughput_per_s", "throughput (runs/s)")):
-        print(f"{label:24}{bare[key]:12.1f}{assay[key]:12.1f}{assay[key] / bare[key]:10.2f}")
+    """Run every benchmark, or those named on the command line (runs, sandbox, events)."""
+    chosen = set(sys.argv[1:]) or {"runs", "sandbox", "events"}
+    for name, fn in (("runs", print_runs), ("sandbox", print_sandbox),
+                     ("events", print_events)):
+        if name in chosen:
+            fn()
+            sys.stdout.flush()
 
 
 if __name__ == "__main__":

@@ -95,6 +95,7 @@ async def _bench_on(client: Client, root: Path, db_url: str, latency_n: int,
     pools = asyncio.create_task(run_pools(settings, list(SERVED_POOLS),
                                           database_url=db_url, stop=stop, client=client))
     plan = one_task_plan()
+    job_times: list[float] = []
 
     async def bare() -> object:
         return await client.execute_workflow(BareWorkflow.run, "x", id=f"bare-{uuid.uuid4()}",
@@ -107,6 +108,8 @@ async def _bench_on(client: Client, root: Path, db_url: str, latency_n: int,
         result = await client.execute_workflow(ResearchWorkflow.run, req, id=run_id,
                                                task_queue=Pool.ORCHESTRATION.value)
         assert result.status == "completed", result.tasks[0].status_reason
+        execution = result.tasks[0].execution
+        job_times.append(execution.duration_s if execution else 0.0)
         return result
 
     try:
@@ -116,6 +119,7 @@ async def _bench_on(client: Client, root: Path, db_url: str, latency_n: int,
                                              concurrent_n=concurrent_n)}
             figures["assay"] = await measure("assay", assay, latency_n=latency_n,
                                              concurrent_n=concurrent_n)
+            figures["assay"]["job_ms"] = statistics.median(job_times) * 1000
     finally:
         stop.set()
         await pools
