@@ -13,7 +13,7 @@ from typing import Any
 from temporalio import activity
 
 from workflows.contracts import Artifact, CheckResult, Verification, VerifyEvidenceInput
-from workflows.plan import Check, Scalar
+from workflows.plan import Check
 
 _CHUNK = 1 << 20
 
@@ -38,28 +38,12 @@ def evaluate_check(check: Check, metrics: dict[str, Any]) -> CheckResult:
         return CheckResult(check=check, passed=False,
                            reason=f"metric {check.metric!r} is {actual!r}, not a comparable value")
     try:
-        passed = _compare(actual, check.op, check.value)
+        passed = check.holds(actual)
     except TypeError:
         return CheckResult(check=check, passed=False, actual=actual,
                            reason=f"cannot compare {actual!r} {check.op} {check.value!r}")
     reason = "" if passed else f"{check.metric} = {actual!r}, expected {check.op} {check.value!r}"
     return CheckResult(check=check, passed=passed, actual=actual, reason=reason)
-
-
-def _compare(actual: Scalar, op: str, expected: Scalar) -> bool:
-    if op == "==":
-        return actual == expected
-    if op == "!=":
-        return actual != expected
-    if isinstance(actual, str) != isinstance(expected, str):
-        raise TypeError("ordering between text and numbers")
-    ordered: dict[str, bool] = {
-        "<": actual < expected,  # type: ignore[operator]
-        "<=": actual <= expected,  # type: ignore[operator]
-        ">": actual > expected,  # type: ignore[operator]
-        ">=": actual >= expected,  # type: ignore[operator]
-    }
-    return ordered[op]
 
 
 def _verify_artifacts(req: VerifyEvidenceInput) -> tuple[list[Artifact], list[str]]:

@@ -47,6 +47,8 @@ def ledger_entries(result: ResearchResult) -> list[dict[str, Any]]:
 
 def append_ledger(path: Path, entries: list[dict[str, Any]]) -> int:
     """Append the entries not yet in the ledger, chained to its last line; returns how many."""
+    if path.exists():
+        verify_ledger(path)  # never extend a chain that is already broken
     lines = path.read_text(encoding="utf-8").splitlines() if path.exists() else []
     known = {json.loads(line)["entry_id"] for line in lines}
     prev = hashlib.sha256(lines[-1].encode()).hexdigest() if lines else GENESIS

@@ -9,8 +9,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from temporalio import activity
+from temporalio.exceptions import ApplicationError
 
-from activities.ledger import append_ledger, ledger_entries
+from activities.ledger import LedgerError, append_ledger, ledger_entries
 from workflows.results import ReportPaths, ResearchResult, TaskResult, WriteReportInput
 
 
@@ -92,7 +93,14 @@ class ReportWriter:
     @activity.defn(name="write_report")
     async def write_report(self, req: WriteReportInput) -> ReportPaths:
         """Write ``execution_results_<ts>.json`` and ``execution_summary_<ts>.md``."""
-        result = req.result
+        try:
+            return self._write(req.result)
+        except (OSError, LedgerError) as err:
+            raise ApplicationError(f"cannot write the report of {req.result.run_id} under "
+                                   f"{self.runs_dir}: {err}", type="ReportUnwritable",
+                                   non_retryable=True) from err
+
+    def _write(self, result: ResearchResult) -> ReportPaths:
         folder = self.runs_dir / result.run_id
         folder.mkdir(parents=True, exist_ok=True)
         json_path = folder / f"execution_results_{result.timestamp}.json"

@@ -170,6 +170,8 @@ def build_argv(mode: Literal["bwrap", "rlimits"], tools: Tools, *, workspace: Pa
     switch = [tools.setpriv]
     if uid is not None:
         switch += ["--reuid", str(uid), "--regid", str(uid), "--clear-groups", "--inh-caps=-all"]
-    switch += ["--no-new-privs", "--"]
+    # The job dies with its parent, so a worker killed mid-job leaves no job running on
+    # behind its retry (bwrap adds --die-with-parent on top of this).
+    switch += ["--no-new-privs", "--pdeathsig", "KILL", "--"]
     return [*prefix, *switch, *limits.prlimit_args(tools.prlimit, nproc_offset=nproc_offset),
             *job], tmpdir

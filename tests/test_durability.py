@@ -93,7 +93,9 @@ async def test_killed_worker_mid_job_resumes_after_restart(
             stop_gently(second)
     finally:
         kill_hard(first)
-    assert len(started_jobs(data)) == 1, "the retried attempt reuses a fresh working directory"
+    # The retried activity ran the job again in the same attempt directory, wiped fresh.
+    assert len(started_jobs(data)) == 1
+    assert not psutil.pid_exists(first.pid), "the killed worker is gone"
     assert_single_execution_recorded(await events_by_kind(postgres_server_url, run_id), result)
 
 

@@ -34,14 +34,20 @@ def fail(message: str, code: int = 1) -> NoReturn:
 
 def run_async(coro: Coroutine[Any, Any, T]) -> T:
     """Run a coroutine, turning unreachable services into a clear message."""
+    from temporalio.client import WorkflowFailureError
     from temporalio.service import RPCError
 
+    from workers.stack_process import StackError
     from workflows.client import RunExistsError, RunNotFoundError
+    from workflows.failures import root_message
 
     try:
         return asyncio.run(coro)
-    except (RunExistsError, RunNotFoundError) as err:
+    except (RunExistsError, RunNotFoundError, StackError) as err:
         fail(str(err))
+    except WorkflowFailureError as err:
+        fail(f"the run ended without a result: {root_message(err)}; see `temporal workflow "
+             "describe --workflow-id <run>` for its history")
     except RPCError as err:
         fail(f"Temporal refused the request: {err.message}")
     except RuntimeError as err:
@@ -228,7 +234,7 @@ def watch(run_id: str,
 
     async def go() -> None:
         client = await client_for(settings)
-        store = EventStore(database_url(settings))
+        store = EventStore(database_url(settings, start=False))
         await store.open()
         after = 0
         try:

@@ -57,6 +57,8 @@ def parse_plan(path: Path) -> Plan:
         raise PlanFileError(f"{path}: {path.stat().st_size:,} bytes is too large for a plan")
     try:
         raw: Any = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as err:
+        raise PlanFileError(f"{path}: cannot read the plan ({err.strerror})") from err
     except UnicodeDecodeError as err:
         raise PlanFileError(f"{path}: not UTF-8 text ({err.reason})") from err
     except json.JSONDecodeError as err:
@@ -145,6 +147,9 @@ def _resolve(decision: Decision, base: Path) -> Decision:
             script = _inside(base, job.entry, "job entry", decision.task_id)
             try:
                 source = script.read_text(encoding="utf-8")
+            except OSError as err:
+                raise PlanFileError(f"task {decision.task_id}: cannot read job entry "
+                                    f"{job.entry!r} ({err.strerror})") from err
             except UnicodeDecodeError as err:
                 raise PlanFileError(f"task {decision.task_id}: job entry {job.entry!r} is not "
                                     "UTF-8 text") from err
@@ -157,8 +162,12 @@ def _resolve(decision: Decision, base: Path) -> Decision:
 def _input_file(base: Path, relative: str, task_id: str) -> InputFile:
     path = _inside(base, relative, "input", task_id)
     sha = hashlib.sha256()
-    with path.open("rb") as handle:
-        while chunk := handle.read(1 << 20):
-            sha.update(chunk)
+    try:
+        with path.open("rb") as handle:
+            while chunk := handle.read(1 << 20):
+                sha.update(chunk)
+    except OSError as err:
+        raise PlanFileError(f"task {task_id}: cannot read input {relative!r} "
+                            f"({err.strerror})") from err
     return InputFile(name=path.name, path=str(path), sha256=sha.hexdigest(),
                      size=path.stat().st_size)

@@ -59,6 +59,8 @@ def _read(path: Path) -> dict[str, Any]:
         raw: Any = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError as err:
         raise PolicyError(f"{path}: no such policy file") from err
+    except OSError as err:
+        raise PolicyError(f"{path}: cannot read the policy ({err.strerror})") from err
     except (json.JSONDecodeError, UnicodeDecodeError) as err:
         raise PolicyError(f"{path}: not valid JSON ({err})") from err
     if not isinstance(raw, dict):

@@ -36,11 +36,18 @@ def say_stderr(message: str) -> None:
     typer.echo(message, err=True)
 
 
-def database_url(settings: Settings) -> str:
-    """The configured database URL, else embedded PostgreSQL's (started or attached)."""
+def database_url(settings: Settings, *, start: bool = True) -> str:
+    """The configured database URL, else embedded PostgreSQL's.
+
+    With ``start`` (workers) the embedded server is started or attached; without it
+    (read-only commands such as ``assay watch``) it must already run.
+    """
     if settings.database_url is not None:
         return settings.database_url.get_secret_value()
     postgres = EmbeddedPostgres(settings.postgres_dir)
+    if not start and not postgres.healthy():
+        raise StackError(f"embedded PostgreSQL is not running in {settings.postgres_dir}: "
+                         "start the stack with `assay up` (or set ASSAY_DATABASE_URL)")
     postgres.start()
     postgres.ensure_database(ASSAY_DATABASE)
     return postgres.url(ASSAY_DATABASE)
@@ -74,9 +81,10 @@ def up(settings: Settings, *, detach: bool = False, say: Say = say_stderr,
 
 def _start_detached(settings: Settings, command: list[str], say: Say, timeout: float) -> None:
     info = running_stack(settings)
-    if info is not None:
-        raise StackError(f"Assay is already running on {settings.root} (pid {info.pid}, "
-                         f"Web UI {info.ui_url}); stop it with `assay down`")
+    if info is not None:  # reuse it: `assay up --detach` is safe to repeat
+        say(f"Assay is already running on {settings.root} (pid {info.pid}, Web UI "
+            f"{info.ui_url}); reusing it (stop it with `assay down`)")
+        return
     settings.logs_dir.mkdir(parents=True, exist_ok=True)
     log_path = settings.logs_dir / "stack.log"
     with log_path.open("ab") as log:

@@ -59,8 +59,12 @@ def run_workflow_id(plan_name: str, plan_digest: str, attempt: int = 1) -> str:
 
 
 def task_workflow_id(run_id: str, task_id: str) -> str:
-    """ID of the TaskWorkflow of ``task_id`` inside run ``run_id``."""
-    return f"{run_id}.task-{slugify(task_id, limit=60)}"
+    """ID of the TaskWorkflow of ``task_id`` inside run ``run_id``.
+
+    Task ids are already restricted to ``[A-Za-z0-9_.-]`` by the plan schema, so they are used
+    as they are: distinct ids always give distinct workflow IDs.
+    """
+    return f"{run_id}.task-{task_id}"
 
 
 def digest(data: bytes) -> str:

@@ -25,11 +25,6 @@ TaskStatus = Literal[
     "deferred",
     "cancelled",
 ]
-TERMINAL_TASK_STATUSES: frozenset[str] = frozenset(
-    {"completed", "failed", "failed_retry", "failed_final", "rejected", "blocked", "deferred",
-     "cancelled"}
-)
-
 ExecutionOutcomeKind = Literal[
     "succeeded",
     "timeout",

@@ -109,6 +109,33 @@ class Check(BaseModel):
         """Human form, as used in reports: ``p_value < 0.05``."""
         return f"{self.metric} {self.op} {self.value!r}"
 
+    def holds(self, actual: Scalar) -> bool:
+        """Whether ``actual`` satisfies this check.
+
+        Raises:
+            TypeError: ordering text against numbers (``==`` and ``!=`` always compare).
+        """
+        expected = self.value
+        if self.op == "==":
+            return actual == expected
+        if self.op == "!=":
+            return actual != expected
+        if isinstance(actual, str) or isinstance(expected, str):
+            if not (isinstance(actual, str) and isinstance(expected, str)):
+                raise TypeError("ordering between text and numbers")
+            return _ordered(actual, self.op, expected)
+        return _ordered(float(actual), self.op, float(expected))
+
+
+def _ordered(actual: Any, op: str, expected: Any) -> bool:
+    if op == "<":
+        return bool(actual < expected)
+    if op == "<=":
+        return bool(actual <= expected)
+    if op == ">":
+        return bool(actual > expected)
+    return bool(actual >= expected)
+
 
 class InputFile(BaseModel):
     """A data file a job may read, fixed by content when the plan is submitted."""

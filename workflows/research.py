@@ -15,13 +15,14 @@ from typing import Any
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
-from temporalio.exceptions import ApplicationError, ChildWorkflowError
+from temporalio.exceptions import ActivityError, ApplicationError, CancelledError
 
 with workflow.unsafe.imports_passed_through():
     from workflows.constants import KIND_KEY, PHASE_KEY, PLAN_KEY, STATUS_KEY, task_workflow_id
     from workflows.contracts import DependencyArtifact, TaskStatus
     from workflows.events import EventLog, upsert_keywords
     from workflows.executive import GateDecision, GateRecord
+    from workflows.failures import root_message
     from workflows.gates import GateKeeper, GateRefusedError
     from workflows.plan import PRIORITY_RANK, Decision, PlanError, check_graph
     from workflows.results import (
@@ -35,6 +36,10 @@ with workflow.unsafe.imports_passed_through():
         WriteReportInput,
     )
     from workflows.task import TaskWorkflow
+
+
+REPORT_RETRY = RetryPolicy(maximum_interval=timedelta(seconds=30), maximum_attempts=5,
+                           non_retryable_error_types=["ReportUnwritable"])
 
 
 @workflow.defn
@@ -122,13 +127,16 @@ class ResearchWorkflow:
             await self._execute_all(req, log)
         self._set_phase("report")
         result = self._result(req, started)
-        report = await workflow.execute_local_activity(
-            "write_report", WriteReportInput(result=result), result_type=ReportPaths,
-            start_to_close_timeout=timedelta(minutes=2),
-            retry_policy=RetryPolicy(maximum_interval=timedelta(seconds=30)),
-        )
-        result.report = report
-        log.add("file_gen", "complete", status="written", outputs=report.model_dump())
+        try:
+            report = await workflow.execute_local_activity(
+                "write_report", WriteReportInput(result=result), result_type=ReportPaths,
+                start_to_close_timeout=timedelta(minutes=2), retry_policy=REPORT_RETRY)
+        except ActivityError as err:  # the results still come back in the workflow's result
+            log.add("error", "error", status="report_failed",
+                    outputs={"reason": root_message(err)})
+        else:
+            result.report = report
+            log.add("file_gen", "complete", status="written", outputs=report.model_dump())
         log.add("checkpoint", "complete", status=result.status,
                 outputs={"tasks": {t.task_id: t.status for t in result.tasks}})
         await log.flush()
@@ -216,14 +224,18 @@ class ResearchWorkflow:
                 TaskWorkflow.run, task_input, id=task_workflow_id(req.run_id, tid),
                 task_queue=req.queues.orchestration,
             )
-        except ChildWorkflowError as err:
+        except Exception as err:  # a task must always end with a status, never hang the run
+            cancelled = isinstance(err.__cause__, CancelledError)
+            reason = f"task workflow ended abnormally: {root_message(err)}"
             result = TaskResult(task_id=tid, priority=decision.priority, action=decision.action,
-                                status="failed", status_reason=f"task workflow failed: {err}")
+                                status="cancelled" if cancelled else "failed",
+                                status_reason=reason)
         self._running.discard(tid)
         self._states[tid] = result.status
         self._results[tid] = result
         log.add("handoff", "complete", status=result.status,
                 inputs={"task_id": tid}, outputs={"reason": result.status_reason})
+        await log.flush()
 
     def _dependency_artifacts(self, decision: Decision) -> list[DependencyArtifact]:
         return [

@@ -32,6 +32,7 @@ with workflow.unsafe.imports_passed_through():
         ReviewVerdict,
         panel_approves,
     )
+    from workflows.failures import root_message
     from workflows.gates import GateKeeper, GateRefusedError
     from workflows.phases import Phase, check_transition
     from workflows.plan import JobSpec
@@ -194,7 +195,7 @@ class TaskWorkflow:
             note = await self._reflect("execution")
             patched = await self._recover(note, first_failure=self._first(Phase.EXECUTION_RETRY),
                                           failed=failed, status_if_none="failed")
-            verdicts = await self._review(patched)
+            verdicts = self.verdicts = await self._review(patched)
             if not panel_approves(verdicts):
                 raise Finish("failed_retry", f"{failed}; the patched job was rejected: "
                                              f"{_rejection(verdicts)}")
@@ -222,7 +223,11 @@ class TaskWorkflow:
             self._bump(Phase.VERIFICATION_RETRY)
             if await self._resolve(note) != "apply":
                 raise Finish("failed_final", f"evidence missing: {missing}")
-            rescan = await self.calls.rescan(self.job, self.outcome)
+            try:
+                rescan = await self.calls.rescan(self.job, self.outcome)
+            except ActivityError as err:
+                raise Finish("failed_final", f"evidence missing ({missing}) and the re-scan "
+                                             f"failed: {root_message(err)}") from err
             self.outcome = rescan.outcome
             self.log.add("tool_call", "complete", agent="verifier", status="rescanned",
                          outputs={"relinked": rescan.relinked,
@@ -233,7 +238,11 @@ class TaskWorkflow:
     async def _review(self, job: JobSpec) -> list[ReviewVerdict]:
         self._bump(Phase.REVIEW)
         await self.log.flush()
-        verdicts = await self.calls.review(job)
+        try:
+            verdicts = await self.calls.review(job)
+        except ActivityError as err:
+            raise Finish("failed", f"the review panel could not review the job: "
+                                   f"{root_message(err)}") from err
         for v in verdicts:
             self.log.add("agent_call", "complete", agent=v.reviewer, status=v.verdict,
                          outputs={"confidence": v.confidence,
@@ -252,7 +261,7 @@ class TaskWorkflow:
         try:
             outcome = await self.calls.execute(job, self.attempts[Phase.EXECUTE])
         except ActivityError as err:
-            reason = f"the sandbox could not run the job: {_cause(err)}"
+            reason = f"the sandbox could not run the job: {root_message(err)}"
             self.log.add("error", "error", agent="sandbox", status="failed",
                          outputs={"reason": reason})
             raise Finish("failed", reason) from err
@@ -274,7 +283,11 @@ class TaskWorkflow:
 
     async def _verify(self, job: JobSpec, outcome: ExecutionOutcome) -> Verification:
         self._bump(Phase.VERIFY)
-        verification = await self.calls.verify(job, outcome)
+        try:
+            verification = await self.calls.verify(job, outcome)
+        except ActivityError as err:
+            raise Finish("failed", f"the evidence could not be checked: "
+                                   f"{root_message(err)}") from err
         self.log.add("tool_call", "complete" if verification.passed else "error",
                      agent="verifier", status="pass" if verification.passed else "fail",
                      outputs={"summary": verification.summary, "missing": verification.missing})
@@ -299,7 +312,7 @@ class TaskWorkflow:
         except ActivityError as err:
             self.provenance.reflection_misses += 1
             self.log.add("agent_call", "error", agent="reflector", status="missed",
-                         outputs={"reason": _cause(err)})
+                         outputs={"reason": root_message(err)})
             return None
         self.notes.append(note)
         self.provenance.reflection_ids.append(note.note_id)
@@ -369,7 +382,8 @@ class TaskWorkflow:
         """Undo a retry whose declared metrics regress against the attempt before it."""
         old_job, old_outcome = previous
         regressions = regressed_metrics(old_outcome.metrics, outcome.metrics,
-                                        old_job.expected_metrics, self.task.decision.checks)
+                                        old_job.expected_metrics, self.task.decision.checks,
+                                        directional=old_outcome.outcome == "succeeded")
         if not regressions:
             return
         self.job, self.outcome = old_job, old_outcome
@@ -413,7 +427,8 @@ class TaskWorkflow:
             status=status, status_reason=reason, attempts_total=sum(self.attempts.values()),
             artifacts=verification.artifacts if verification else [],
             metrics=self.outcome.metrics if self.outcome else {},
-            checks=verification.checks if verification else [], execution=self.outcome,
+            checks=verification.checks if verification else [],
+            execution=_trimmed(self.outcome),
             verdicts=self.verdicts, reflections=self.notes, provenance=prov)
         self._snapshot(Phase.FINALIZE, {"status": status, "status_reason": reason})
         return result
@@ -440,6 +455,18 @@ class TaskWorkflow:
         self.snapshots[phase] = {"at": workflow.now().isoformat(), **state}
 
 
+RESULT_TAIL_CHARS = 2000
+"""Output kept per stream in a task's result (the full bounded tails are in its events)."""
+
+
+def _trimmed(outcome: ExecutionOutcome | None) -> ExecutionOutcome | None:
+    """The outcome with short output tails, so a run's result stays far below payload limits."""
+    if outcome is None:
+        return None
+    return outcome.model_copy(update={"stdout_tail": outcome.stdout_tail[-RESULT_TAIL_CHARS:],
+                                      "stderr_tail": outcome.stderr_tail[-RESULT_TAIL_CHARS:]})
+
+
 def _rejection(verdicts: list[ReviewVerdict]) -> str:
     """Who rejected and why, from the critical findings (field logic, no text matching)."""
     parts = [f"{v.reviewer}: " + "; ".join(
@@ -447,10 +474,3 @@ def _rejection(verdicts: list[ReviewVerdict]) -> str:
         if v.critical else f"{v.reviewer}: {v.reasoning}"
         for v in verdicts if v.verdict == "REJECT" or v.critical]
     return " | ".join(parts) or "the panel did not approve"
-
-
-def _cause(err: BaseException) -> str:
-    """The innermost message of an activity failure (what the activity itself said)."""
-    while err.__cause__ is not None:
-        err = err.__cause__
-    return str(err)

@@ -131,3 +131,12 @@ def test_plan_over_the_payload_limit_is_refused(tmp_path: Path) -> None:
     path = write_plan(tmp_path, [decision("1", job={"code": big})])
     with pytest.raises(PlanFileError, match="over the 1,500,000-byte limit"):
         load_plan(path, max_bytes=LIMIT)
+
+
+def test_unreadable_plan_or_input_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(PlanFileError, match="no such plan file"):
+        load_plan(tmp_path, max_bytes=LIMIT)  # a directory is not a plan file
+    (tmp_path / "data.csv").mkdir()
+    path = write_plan(tmp_path, [decision("1", job={"code": "x"}, inputs=["data.csv"])])
+    with pytest.raises(PlanFileError, match=r"input 'data\.csv' not found"):
+        load_plan(path, max_bytes=LIMIT)

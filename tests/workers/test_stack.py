@@ -81,8 +81,10 @@ def test_up_in_background_then_check_then_down(settings: Settings) -> None:
     assert f"pid {info.pid}" in said[0] and info.ui_url in said[0]
     assert info.temporal_pid is not None and info.postgres_pid is not None
 
-    assert up(settings, detach=True, say=said.append, command=SERVICES_ONLY) == 1
+    assert up(settings, detach=True, say=said.append, command=SERVICES_ONLY) == 0
     assert f"already running on {settings.root} (pid {info.pid}" in said[-1]
+    assert "reusing it" in said[-1]
+    assert running_stack(settings) == info, "the running stack is reused, not replaced"
 
     items = by_name(check(settings))
     for name in ("temporal", "search attributes", "postgresql", "qdrant"):

@@ -64,16 +64,6 @@ async def test_failed_task_blocks_dependants_and_names_blocker(
     assert result.status == "partial"
 
 
-async def test_missing_artifact_ends_failed_final_naming_it(
-        time_env: WorkflowEnvironment, task_queue: str, tmp_path: Path) -> None:
-    result, _, _, _ = await run_plan(time_env, task_queue, tmp_path,
-                                     [task("a", behave="no_artifact")])
-    only = result.tasks[0]
-    assert only.status == "failed_final"
-    assert "'out.txt' was not produced" in only.status_reason
-    assert result.status == "failed"
-
-
 async def test_unmet_check_fails_with_the_actual_value_and_no_retry(
         time_env: WorkflowEnvironment, task_queue: str, tmp_path: Path) -> None:
     checks = [{"metric": "score", "op": ">", "value": 0.95}]
