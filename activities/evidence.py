@@ -5,6 +5,7 @@ Runs on the sandbox pool because it reads the working directories the sandbox wr
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import math
 from pathlib import Path
@@ -70,7 +71,16 @@ def _verify_artifacts(req: VerifyEvidenceInput) -> tuple[list[Artifact], list[st
 
 @activity.defn(name="verify_evidence")
 async def verify_evidence(req: VerifyEvidenceInput) -> Verification:
-    """Check artifacts (exist, non-empty, checksum unchanged), declared metrics and checks."""
+    """Check artifacts (exist, non-empty, checksum unchanged), declared metrics and checks.
+
+    Hashing runs in a thread so large artifacts never block the sandbox worker's event loop
+    (and with it the heartbeats of jobs running beside this check).
+    """
+    return await asyncio.to_thread(verify, req)
+
+
+def verify(req: VerifyEvidenceInput) -> Verification:
+    """The verification itself (blocking: it re-reads every artifact)."""
     artifacts, missing = _verify_artifacts(req)
     metrics = req.outcome.metrics
     if req.outcome.metrics_error:

@@ -55,7 +55,11 @@ def collect_artifacts(layout: Layout) -> tuple[list[Artifact], list[str]]:
         elif len(artifacts) >= MAX_ARTIFACTS:
             unlisted += 1
         else:
-            size, digest = hash_file(entry.path)
+            try:
+                size, digest = hash_file(entry.path)
+            except OSError as err:  # e.g. the job made it unreadable: the job's fault, noted
+                notes.append(f"{name!r} could not be read ({err.strerror or err})")
+                continue
             artifacts.append(Artifact(name=name, size=size, sha256=digest, path=entry.path))
     if unlisted:
         notes.append(f"{unlisted} more files not listed (at most {MAX_ARTIFACTS} artifacts; "
