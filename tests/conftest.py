@@ -103,3 +103,4 @@ def task_queue() -> str:
 def _no_api_key_leaks(monkeypatch: pytest.MonkeyPatch) -> None:
     """Tests never talk to a real model service."""
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    monkeypatch.delenv("ASSAY_ANTHROPIC_API_KEY", raising=False)

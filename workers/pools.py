@@ -57,9 +57,17 @@ async def build_specs(settings: Settings, pools: Sequence[Pool], *, database_url
             workflows=[ResearchWorkflow, TaskWorkflow],
             activities=[store.record_events, writer.write_report])
     if Pool.AGENTS in pools:
+        from activities.models import ModelGateway
         from activities.review import review_ops, review_quality_safety
 
-        specs[Pool.AGENTS] = PoolSpec(activities=[review_ops, review_quality_safety])
+        gateway = ModelGateway(settings.anthropic_api_key, settings.anthropic_base_url,
+                               {"default": settings.model_default, **settings.models},
+                               record_path=settings.model_record_path,
+                               replay_path=settings.model_replay_path,
+                               timeout_s=settings.model_timeout_s)
+        stack.push_async_callback(gateway.aclose)
+        specs[Pool.AGENTS] = PoolSpec(activities=[review_ops, review_quality_safety,
+                                                  gateway.call_model])
     if Pool.REFLECTION in pools:
         from activities.reflection import diagnose_failure
 

@@ -6,7 +6,7 @@ import getpass
 from functools import cached_property
 from pathlib import Path
 
-from pydantic import Field, SecretStr
+from pydantic import AliasChoices, Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from workflows.constants import Pool
@@ -19,7 +19,8 @@ class Settings(BaseSettings):
     service URLs mean "use the embedded service in the data directory".
     """
 
-    model_config = SettingsConfigDict(env_prefix="ASSAY_", env_file=None, extra="ignore")
+    model_config = SettingsConfigDict(env_prefix="ASSAY_", env_file=None, extra="ignore",
+                                      populate_by_name=True)
 
     data_dir: Path = Field(default=Path(".assay"))
     temporal_address: str = "127.0.0.1:7233"
@@ -44,6 +45,17 @@ class Settings(BaseSettings):
     job_max_memory_mb: int = Field(default=8192, ge=16)
     job_max_timeout_s: float = Field(default=6 * 3600, gt=0)
     sandbox_isolation: str = Field(default="auto", pattern="^(auto|bwrap|rlimits)$")
+    anthropic_api_key: SecretStr | None = Field(
+        default=None, validation_alias=AliasChoices("ASSAY_ANTHROPIC_API_KEY",
+                                                    "ANTHROPIC_API_KEY", "anthropic_api_key"))
+    """Read only by agents workers; never part of a workflow input, result or history."""
+    anthropic_base_url: str | None = None
+    model_default: str = "claude-sonnet-5"
+    models: dict[str, str] = Field(default_factory=dict[str, str])
+    """Model per agent role, e.g. ``ASSAY_MODELS='{"planner": "claude-opus-5"}'``."""
+    model_record_path: Path | None = None
+    model_replay_path: Path | None = None
+    model_timeout_s: float = Field(default=120, gt=0)
     user: str = Field(default_factory=getpass.getuser, min_length=1, max_length=128)
     """Who decides gates from this machine's CLI (``assay approve --by`` overrides it)."""
 

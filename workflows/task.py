@@ -19,58 +19,30 @@ from temporalio import workflow
 from temporalio.exceptions import ActivityError
 
 with workflow.unsafe.imports_passed_through():
-    from workflows.constants import ATTEMPTS_KEY, KIND_KEY, PHASE_KEY, STATUS_KEY, digest
+    from workflows.constants import digest
     from workflows.contracts import ExecutionOutcome, TaskStatus, Verification
-    from workflows.events import EventLog, upsert_keywords
     from workflows.executive import (
-        DiagnoseInput,
-        FailureKind,
         GateDecision,
         GateRecord,
-        Patch,
-        ReflectionNote,
         ReviewVerdict,
         panel_approves,
     )
     from workflows.failures import root_message
-    from workflows.gates import GateKeeper, GateRefusedError
-    from workflows.phases import Phase, check_transition
+    from workflows.gates import GateRefusedError
+    from workflows.phases import Phase
     from workflows.plan import JobSpec
-    from workflows.regression import regressed_metrics
-    from workflows.results import AppliedPatch, Provenance, TaskInput, TaskProgress, TaskResult
-    from workflows.task_calls import TaskCalls
-
-
-class Finish(Exception):  # control flow: the task ends with this status
-    """Raised inside the pipeline to end the task with a final status."""
-
-    def __init__(self, status: TaskStatus, reason: str) -> None:
-        super().__init__(reason)
-        self.status: TaskStatus = status
-        self.reason = reason
+    from workflows.results import TaskInput, TaskProgress, TaskResult
+    from workflows.task_recovery import TaskRecovery
+    from workflows.task_state import Finish, describe_rejection
 
 
 @workflow.defn
-class TaskWorkflow:
+class TaskWorkflow(TaskRecovery):
     """Reviews, runs, verifies and finalizes one task; a job's failure never fails it."""
 
     @workflow.init
     def __init__(self, task: TaskInput) -> None:
-        self.task = task
-        self.calls = TaskCalls(task)
-        self.log = EventLog(task.run_id, task.decision.task_id, depth=1)
-        self.gates = GateKeeper(task.policy.gates, self.log, task.decision.task_id)
-        self.phase = Phase.INTAKE
-        self.status: TaskStatus = "pending"
-        self.attempts: dict[str, int] = {}
-        self.snapshots: dict[str, dict[str, Any]] = {}
-        self.job: JobSpec | None = task.decision.job
-        self.verdicts: list[ReviewVerdict] = []
-        self.notes: list[ReflectionNote] = []
-        self.outcome: ExecutionOutcome | None = None
-        self.verification: Verification | None = None
-        self.provenance = Provenance(workflow_id=workflow.info().workflow_id)
-        self.patches: list[Patch] = []
+        super().__init__(task)
 
     # --- steering ------------------------------------------------------------------------
 
@@ -164,14 +136,14 @@ class TaskWorkflow:
                 self.provenance.approval.attempts = self.attempts[Phase.REVIEW]
                 self.provenance.approval.decided_by.append("panel:ops+quality_safety+infra")
                 return
-            rejection = _rejection(self.verdicts)
+            rejected = describe_rejection(self.verdicts)
             if self.attempts.get(Phase.APPROVAL_RETRY, 0) >= self.task.policy.max_retries:
-                raise Finish("failed_retry", f"rejected again after patching: {rejection}")
+                raise Finish("failed_retry", f"rejected again after patching: {rejected}")
             self._move(Phase.APPROVAL_RETRY)
             self._bump(Phase.APPROVAL_RETRY)
             note = await self._reflect("rejected")
             patched = await self._recover(note, first_failure=self._first(Phase.APPROVAL_RETRY),
-                                          failed=f"did not pass the approval gate: {rejection}",
+                                          failed=f"did not pass the approval gate: {rejected}",
                                           status_if_none="rejected")
             self.job = patched
             self.provenance.approval.approved_after_patch = True
@@ -198,7 +170,7 @@ class TaskWorkflow:
             verdicts = self.verdicts = await self._review(patched)
             if not panel_approves(verdicts):
                 raise Finish("failed_retry", f"{failed}; the patched job was rejected: "
-                                             f"{_rejection(verdicts)}")
+                                             f"{describe_rejection(verdicts)}")
             previous, self.job = (self.job, outcome), patched
 
     async def _verify_phase(self) -> None:
@@ -294,183 +266,3 @@ class TaskWorkflow:
         self._snapshot(Phase.VERIFY, verification.model_dump(mode="json"))
         return verification
 
-    async def _reflect(self, kind: FailureKind) -> ReflectionNote | None:
-        """A diagnosis from reflection, or None (recorded as a miss) if it is slow or down."""
-        assert self.job is not None
-        phase = {"rejected": Phase.REVIEW, "execution": Phase.EXECUTE,
-                 "verification": Phase.VERIFY}[kind]
-        req = DiagnoseInput(
-            run_id=self.task.run_id, task_id=self.task.decision.task_id, kind=kind,
-            attempt=self.attempts.get(phase, 0), job=self.job, verdicts=self.verdicts,
-            outcome=self.outcome if kind != "rejected" else None,
-            verification=self.verification if kind == "verification" else None,
-            previous_patches=list(self.patches), checks=self.task.decision.checks,
-            policy=self.task.policy.review)
-        await self.log.flush()
-        try:
-            note = await self.calls.reflect(req)
-        except ActivityError as err:
-            self.provenance.reflection_misses += 1
-            self.log.add("agent_call", "error", agent="reflector", status="missed",
-                         outputs={"reason": root_message(err)})
-            return None
-        self.notes.append(note)
-        self.provenance.reflection_ids.append(note.note_id)
-        self.log.add("agent_call", "complete", agent="reflector", status=note.decision,
-                     outputs={"note_id": note.note_id, "root_cause": note.root_cause,
-                              "likely_fix": note.likely_fix, "confidence": note.confidence,
-                              "patch": note.patch.model_dump(mode="json") if note.patch else None,
-                              "reason": note.reason})
-        return note
-
-    async def _recover(self, note: ReflectionNote | None, *, first_failure: bool, failed: str,
-                       status_if_none: TaskStatus) -> JobSpec:
-        """The patched job to retry with, or :class:`Finish` with why there is none."""
-        if note is None:
-            raise Finish(status_if_none, f"{failed}; reflection was unavailable, so no patch "
-                                         "was offered")
-        diagnosis = f"{failed}; diagnosis: {note.root_cause} ({note.likely_fix}"
-        diagnosis += f", confidence {note.confidence:.2f})"
-        if note.patch is None or note.patched_job is None:
-            status = status_if_none if first_failure else "failed_retry"
-            raise Finish(status, f"{diagnosis}; no automatic patch: {note.reason}")
-        resolution = await self._resolve(note)
-        record = self._record_patch(note.patch, note.decision)
-        if resolution == "defer":
-            record.outcome = "deferred"
-            raise Finish("deferred", f"{diagnosis}; patch {note.patch.patch_id} deferred to the "
-                                     f"next cycle: {note.reason or 'confidence too low'}")
-        if resolution == "reject":
-            record.outcome = "rejected"
-            raise Finish("failed", f"{diagnosis}; patch {note.patch.patch_id} was rejected at "
-                                   "the error gate")
-        record.outcome = "applied"
-        self.log.add("tool_call", "complete", agent="reflector", status="patched",
-                     outputs={"patch_id": note.patch.patch_id, "sha256": note.patch.sha256,
-                              "changes": [c.model_dump(mode="json") for c in note.patch.changes]})
-        return note.patched_job
-
-    async def _resolve(self, note: ReflectionNote) -> str:
-        """Apply, reject or defer a recovery, by the seed's confidence thresholds and policy."""
-        if note.decision in ("retry", "retry_logged"):
-            if note.decision == "retry_logged":
-                self.log.add("agent_call", "info", agent="reflector", status="retry_logged",
-                             outputs={"note_id": note.note_id, "confidence": note.confidence})
-            return "apply"
-        if note.decision == "human" and self.gates.needs_person("error"):
-            gate = await self._human_gate(
-                "error", f"{note.root_cause}: apply {note.likely_fix} "
-                         f"(confidence {note.confidence:.2f})?", finish_on_reject=False)
-            return "apply" if self.gates.approved(gate) else "reject"
-        return "defer"
-
-    async def _human_gate(self, kind: Any, question: str, *,
-                          finish_on_reject: bool = True) -> GateRecord:
-        self._move(Phase.HUMAN_GATE)
-        gate = await self.gates.ask(kind, question)
-        self.provenance.approvals.append(gate)
-        if not self.gates.approved(gate) and finish_on_reject:
-            raise Finish("failed" if kind == "result" else "rejected",
-                         f"{kind} gate {gate.status} by {gate.by}"
-                         + (f": {gate.comment}" if gate.comment else ""))
-        if gate.by:
-            self.provenance.approval.decided_by.append(f"{kind}:{gate.by}")
-        return gate
-
-    def _roll_back_if_regressed(self, previous: tuple[JobSpec, ExecutionOutcome],
-                                outcome: ExecutionOutcome) -> None:
-        """Undo a retry whose declared metrics regress against the attempt before it."""
-        old_job, old_outcome = previous
-        regressions = regressed_metrics(old_outcome.metrics, outcome.metrics,
-                                        old_job.expected_metrics, self.task.decision.checks,
-                                        directional=old_outcome.outcome == "succeeded")
-        if not regressions:
-            return
-        self.job, self.outcome = old_job, old_outcome
-        if self.provenance.patches:
-            self.provenance.patches[-1].outcome = "rolled_back: " + "; ".join(regressions)
-        self.log.add("tool_call", "complete", agent="reflector", status="rolled_back",
-                     outputs={"regressions": regressions})
-        raise Finish("failed_retry", "the retry regressed "
-                                     f"{'; '.join(regressions)}; its patch was rolled back")
-
-    # --- bookkeeping ---------------------------------------------------------------------
-
-    def _record_patch(self, patch: Patch, decision: str) -> AppliedPatch:
-        self.patches.append(patch)
-        record = AppliedPatch(patch_id=patch.patch_id, phase=self.phase,
-                              root_cause=patch.root_cause, changes=patch.changes,
-                              risk=patch.risk, confidence=patch.confidence,
-                              sha256=patch.sha256, decision=decision)
-        self.provenance.patches.append(record)
-        return record
-
-    def _completed_reason(self) -> str:
-        patched = [p.patch_id for p in self.provenance.patches if p.outcome == "applied"]
-        reason = "approved + evidence verified"
-        return f"{reason} after patch {', '.join(patched)}" if patched else reason
-
-    def _finalize(self, status: TaskStatus, reason: str) -> TaskResult:
-        self._move(Phase.FINALIZE)
-        self._set_status(status)
-        prov = self.provenance
-        prov.execution.attempts = self.attempts.get(Phase.EXECUTE, 0)
-        prov.verification.attempts = self.attempts.get(Phase.VERIFY, 0)
-        prov.approval.attempts = self.attempts.get(Phase.REVIEW, 0)
-        verification = self.verification
-        if self.outcome is not None:
-            prov.artifacts = [a.name for a in self.outcome.artifacts]
-            prov.checksums = {a.name: a.sha256 for a in self.outcome.artifacts}
-        decision = self.task.decision
-        result = TaskResult(
-            task_id=decision.task_id, priority=decision.priority, action=decision.action,
-            status=status, status_reason=reason, attempts_total=sum(self.attempts.values()),
-            artifacts=verification.artifacts if verification else [],
-            metrics=self.outcome.metrics if self.outcome else {},
-            checks=verification.checks if verification else [],
-            execution=_trimmed(self.outcome),
-            verdicts=self.verdicts, reflections=self.notes, provenance=prov)
-        self._snapshot(Phase.FINALIZE, {"status": status, "status_reason": reason})
-        return result
-
-    def _move(self, nxt: Phase) -> None:
-        self.phase = check_transition(self.phase, nxt)
-        self.log.add("checkpoint", "info", status=nxt.value,
-                     outputs={"attempts": dict(self.attempts)})
-        upsert_keywords(**{PHASE_KEY.name: nxt.value})
-
-    def _set_status(self, status: TaskStatus) -> None:
-        self.status = status
-        upsert_keywords(**{STATUS_KEY.name: status, KIND_KEY.name: "task"})
-
-    def _bump(self, phase: Phase) -> None:
-        self.attempts[phase] = self.attempts.get(phase, 0) + 1
-        workflow.upsert_search_attributes(  # pyright: ignore[reportUnknownMemberType]
-            [ATTEMPTS_KEY.value_set([f"{p}:{n}" for p, n in sorted(self.attempts.items())])])
-
-    def _first(self, retry_phase: Phase) -> bool:
-        return self.attempts.get(retry_phase, 0) <= 1
-
-    def _snapshot(self, phase: Phase, state: dict[str, Any]) -> None:
-        self.snapshots[phase] = {"at": workflow.now().isoformat(), **state}
-
-
-RESULT_TAIL_CHARS = 2000
-"""Output kept per stream in a task's result (the full bounded tails are in its events)."""
-
-
-def _trimmed(outcome: ExecutionOutcome | None) -> ExecutionOutcome | None:
-    """The outcome with short output tails, so a run's result stays far below payload limits."""
-    if outcome is None:
-        return None
-    return outcome.model_copy(update={"stdout_tail": outcome.stdout_tail[-RESULT_TAIL_CHARS:],
-                                      "stderr_tail": outcome.stderr_tail[-RESULT_TAIL_CHARS:]})
-
-
-def _rejection(verdicts: list[ReviewVerdict]) -> str:
-    """Who rejected and why, from the critical findings (field logic, no text matching)."""
-    parts = [f"{v.reviewer}: " + "; ".join(
-        f"{f.message}" + (f" (line {f.line})" if f.line else "") for f in v.critical)
-        if v.critical else f"{v.reviewer}: {v.reasoning}"
-        for v in verdicts if v.verdict == "REJECT" or v.critical]
-    return " | ".join(parts) or "the panel did not approve"
