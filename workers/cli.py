@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import sys
 from collections.abc import Callable, Coroutine
 from pathlib import Path
@@ -287,9 +288,21 @@ app.command()(gates)
 
 
 def main() -> None:
-    """Entry point for ``python -m workers.cli``."""
-    app()
+    """Entry point of ``assay`` and ``python -m workers.cli``.
+
+    Exits with ``os._exit`` once the command is done and its output flushed: the Temporal
+    client's native runtime threads can crash interpreter finalization when they are still
+    winding down, which would turn a finished command into a signal exit.
+    """
+    try:
+        app()
+        code = 0
+    except SystemExit as done:
+        code = done.code if isinstance(done.code, int) else (0 if done.code is None else 1)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()
