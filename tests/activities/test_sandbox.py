@@ -5,11 +5,8 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import os
-import shutil
 import socket
-import tempfile
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,15 +19,6 @@ from workflows.contracts import DependencyArtifact, ExecuteJobInput, ExecutionOu
 from workflows.plan import InputFile, JobSpec, Resources, Scalar
 
 RUN = "run-1"
-
-
-@pytest.fixture
-def work_dir() -> Iterator[Path]:
-    """A work directory every uid can reach (pytest's own tmp dirs are private to root)."""
-    path = Path(tempfile.mkdtemp(prefix="assay-sandbox-test-"))
-    path.chmod(0o755)
-    yield path
-    shutil.rmtree(path, ignore_errors=True)
 
 
 @pytest.fixture

@@ -4,12 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import os
-import shutil
 import socket
 import sys
-import tempfile
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import psutil
@@ -37,14 +34,6 @@ def rlimits_sandbox(work_dir: Path, max_processes: int = 256) -> Sandbox:
         pytest.skip(status.summary)
     return Sandbox(work_dir=work_dir, isolation="rlimits", python=SYSTEM_PYTHON,
                    max_processes=max_processes)
-
-
-@pytest.fixture
-def work_dir() -> Iterator[Path]:
-    path = Path(tempfile.mkdtemp(prefix="assay-sandbox-test-"))
-    path.chmod(0o755)
-    yield path
-    shutil.rmtree(path, ignore_errors=True)
 
 
 async def run(sandbox: Sandbox, code: str, task: str = "t1") -> ExecutionOutcome:

@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import shutil
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,14 +15,6 @@ from workflows.contracts import DependencyArtifact, ExecuteJobInput
 from workflows.plan import InputFile, JobSpec
 
 RUN = "run-1"
-
-
-@pytest.fixture
-def work_dir() -> Iterator[Path]:
-    path = Path(tempfile.mkdtemp(prefix="assay-sandbox-test-"))
-    path.chmod(0o755)
-    yield path
-    shutil.rmtree(path, ignore_errors=True)
 
 
 @pytest.fixture
