@@ -5,7 +5,16 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 EXAMPLE := examples/iris/pending_actions.json
 
-.PHONY: run test lint bench up down check clean histories
+.PHONY: run test lint bench up down check clean histories system
+
+# Bubblewrap isolates sandboxed jobs; as root on Debian it is installed when missing.
+system:
+	@command -v bwrap >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap >/dev/null; \
+	  else \
+	    echo "note: bubblewrap (bwrap) is not installed; jobs run with resource limits only"; \
+	  fi; }
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -13,12 +22,12 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
-run: $(STAMP)
+run: system $(STAMP)
 	$(BIN)/assay up --detach
 	$(BIN)/assay run $(EXAMPLE) --wait --again
 	@echo "The stack keeps running for the Web UI; stop it with: $(BIN)/assay down"
 
-test: $(STAMP)
+test: system $(STAMP)
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m pytest
 
 lint: $(STAMP)
