@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import uuid
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -25,6 +25,7 @@ from activities.review_infra import InfrastructureReviewer
 from tests.fakes import EventSink, ReportSink, fake_activity
 from workflows.constants import run_workflow_id
 from workflows.contracts import Artifact, ExecuteJobInput, ExecutionOutcome
+from workflows.executive import DiagnoseInput, ReflectionNote
 from workflows.plan import Plan
 from workflows.policy import Queues, RunPolicy
 from workflows.research import ResearchWorkflow
@@ -94,8 +95,12 @@ class FakeSandbox:
 class Harness:
     """One worker serving every queue with real activities and the fake sandbox."""
 
-    def __init__(self, env: WorkflowEnvironment, queue: str, root: Path) -> None:
+    def __init__(self, env: WorkflowEnvironment, queue: str, root: Path, *,
+                 diagnose: Callable[[DiagnoseInput], Awaitable[ReflectionNote]] | None = None,
+                 ) -> None:
         self.env, self.queue, self.root = env, queue, root
+        self.diagnose = (fake_activity("diagnose_failure", diagnose) if diagnose
+                         else diagnose_failure)
         self.sandbox, self.sink, self.reports = FakeSandbox(root), EventSink(), ReportSink()
 
     def request(self, decisions: list[dict[str, Any]], **policy: Any) -> ResearchInput:
@@ -107,7 +112,7 @@ class Harness:
     @asynccontextmanager
     async def worker(self) -> AsyncGenerator[Worker, None]:
         activities = [fake_activity("execute_job", self.sandbox.execute), verify_evidence,
-                      review_ops, review_quality_safety, diagnose_failure,
+                      review_ops, review_quality_safety, self.diagnose,
                       InfrastructureReviewer(self.root).review_infrastructure,
                       Relinker(self.root).rescan_artifacts,
                       self.sink.activity(), self.reports.activity()]

@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 from temporalio.client import WorkflowHandle, WorkflowUpdateFailedError
 from temporalio.testing import WorkflowEnvironment
 
+from activities.reflection import diagnose as diagnose_rules
 from tests.e2e_support import wait_for
 from tests.workflows.harness import Harness, task
-from workflows.executive import GateDecision
+from workflows.executive import DiagnoseInput, GateDecision, ReflectionNote, retry_decision
 from workflows.research import ResearchWorkflow
 from workflows.results import ResearchResult, TaskProgress
 
@@ -162,3 +164,57 @@ async def test_malformed_signal_payloads_are_refused_and_recorded(
     assert gate.status == "approved"
     assert len(gate.refused) == 1 and "malformed decision" in gate.refused[0]
     assert result.status == "completed"
+
+
+def unsure_reflection(confidence: float) -> Callable[[DiagnoseInput], Awaitable[ReflectionNote]]:
+    """Reflection that offers a real patch with a confidence the thresholds send to a person."""
+
+    async def diagnose(req: DiagnoseInput) -> ReflectionNote:
+        note = diagnose_rules(req)
+        assert note.patch is not None
+        patch = note.patch.model_copy(update={"confidence": confidence})
+        return note.model_copy(update={"confidence": confidence, "patch": patch,
+                                       "decision": retry_decision(confidence)})
+
+    return diagnose
+
+
+@pytest.mark.parametrize(("decision", "status"), [("approve", "completed"),
+                                                  ("reject", "failed")])
+async def test_error_gate_decides_a_low_confidence_patch(
+        time_env: WorkflowEnvironment, task_queue: str, tmp_path: Path,
+        decision: Literal["approve", "reject"], status: str) -> None:
+    harness = Harness(time_env, task_queue, tmp_path, diagnose=unsure_reflection(0.6))
+    async with harness.worker():
+        handle = await start(harness, [task("a", behave="oom_above:32", batch_size=64)],
+                             **human("error"))
+        child = time_env.client.get_workflow_handle(f"{handle.id}.task-a")
+
+        async def error_gate_open() -> bool:
+            try:
+                progress = await child.query("progress", result_type=TaskProgress)
+            except Exception:  # not started yet
+                return False
+            return progress.waiting is not None and progress.waiting.gate == "error"
+
+        await wait_for(error_gate_open, timeout=20, what="the error gate to open")
+        await handle.signal("approve", GateDecision(gate="error", task_id="a",
+                                                    decision=decision, by="ada"))
+        result = await handle.result()
+    only = result.tasks[0]
+    assert only.status == status, only.status_reason
+    assert only.provenance.approvals[0].gate == "error"
+    (patch,) = only.provenance.patches
+    assert patch.decision == "human"
+    assert patch.outcome == ("applied" if decision == "approve" else "rejected")
+    expected_runs = [64, 32] if decision == "approve" else [64]
+    assert [a["batch_size"] for a in harness.sandbox.args_seen] == expected_runs
+
+
+async def test_low_confidence_patch_without_a_human_error_gate_is_deferred(
+        time_env: WorkflowEnvironment, task_queue: str, tmp_path: Path) -> None:
+    harness = Harness(time_env, task_queue, tmp_path, diagnose=unsure_reflection(0.6))
+    result = await harness.run([task("a", behave="oom_above:32", batch_size=64)])
+    only = result.tasks[0]
+    assert only.status == "deferred"
+    assert "deferred to the next cycle" in only.status_reason
