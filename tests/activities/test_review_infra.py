@@ -188,7 +188,6 @@ async def test_failing_probe_reports_its_stderr(tmp_path: Path) -> None:
     assert caught.value.type == "ProbeFailed"
 
 
-@pytest.mark.parametrize("use_packaging", [True, False])
 @pytest.mark.parametrize(("text", "installed", "ok"), [
     ("numpy", "2.4.6", True),
     ("numpy==2.4.6", "2.4.6", True),
@@ -206,18 +205,16 @@ async def test_failing_probe_reports_its_stderr(tmp_path: Path) -> None:
     ("numpy~=2.0", "2.4.6", True),
     ("numpy[extra] > 2", "2.4.6", True),
 ])
-def test_requirements_parse_and_compare(use_packaging: bool, text: str, installed: str,
-                                        ok: bool) -> None:
-    requirement = parse_requirement(text, use_packaging=use_packaging)
+def test_requirements_parse_and_compare(text: str, installed: str, ok: bool) -> None:
+    requirement = parse_requirement(text)
     assert requirement.name == "numpy"
-    assert satisfies(requirement, installed, use_packaging=use_packaging) is ok
+    assert satisfies(requirement, installed) is ok
 
 
-@pytest.mark.parametrize("use_packaging", [True, False])
 @pytest.mark.parametrize("text", ["", "numpy >>> 2", ">=1.0", "numpy==1.0 extra"])
-def test_unparseable_requirements_are_refused(use_packaging: bool, text: str) -> None:
+def test_unparseable_requirements_are_refused(text: str) -> None:
     with pytest.raises(RequirementError, match="cannot be parsed"):
-        parse_requirement(text, use_packaging=use_packaging)
+        parse_requirement(text)
 
 
 def test_markers_that_exclude_this_machine_do_not_apply() -> None:
