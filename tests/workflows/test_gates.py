@@ -37,6 +37,16 @@ async def plan_gate_waiting(handle: WorkflowHandle[ResearchWorkflow, ResearchRes
     await wait_for(waiting, timeout=20, what="the plan gate to open")
 
 
+async def task_gate_waiting(child: WorkflowHandle[Any, Any], gate: str) -> None:
+    async def waiting() -> bool:
+        try:
+            progress = await child.query("progress", result_type=TaskProgress)
+        except Exception:  # the task workflow has not started yet
+            return False
+        return progress.waiting is not None and progress.waiting.gate == gate
+    await wait_for(waiting, timeout=20, what=f"the {gate} gate to open")
+
+
 async def test_plan_gate_approved_by_signal_after_a_refused_approver(
         time_env: WorkflowEnvironment, task_queue: str, tmp_path: Path) -> None:
     harness = Harness(time_env, task_queue, tmp_path)
@@ -99,14 +109,7 @@ async def test_step_gate_rejected_on_the_task_stops_it_before_running(
         handle = await start(harness, [task("a")], **human("step"))
         child = time_env.client.get_workflow_handle(f"{handle.id}.task-a")
 
-        async def step_waiting() -> bool:
-            try:
-                progress = await child.query("progress", result_type=TaskProgress)
-            except Exception:  # not started yet
-                return False
-            return progress.waiting is not None and progress.waiting.gate == "step"
-
-        await wait_for(step_waiting, timeout=20, what="the step gate to open")
+        await task_gate_waiting(child, "step")
         await handle.signal("approve", GateDecision(gate="step", task_id="a",
                                                     decision="reject", by="ada",
                                                     comment="too expensive today"))
@@ -125,14 +128,7 @@ async def test_result_gate_approved_completes_the_task(
         handle = await start(harness, [task("a")], **human("result"))
         child = time_env.client.get_workflow_handle(f"{handle.id}.task-a")
 
-        async def result_waiting() -> bool:
-            try:
-                progress = await child.query("progress", result_type=TaskProgress)
-            except Exception:  # not started yet
-                return False
-            return progress.waiting is not None
-
-        await wait_for(result_waiting, timeout=20, what="the result gate to open")
+        await task_gate_waiting(child, "result")
         record = await child.execute_update(  # pyright: ignore[reportUnknownMemberType]
             "decide", GateDecision(
             gate="result", task_id="a", decision="approve", by="ada"), result_type=dict)
@@ -190,14 +186,7 @@ async def test_error_gate_decides_a_low_confidence_patch(
                              **human("error"))
         child = time_env.client.get_workflow_handle(f"{handle.id}.task-a")
 
-        async def error_gate_open() -> bool:
-            try:
-                progress = await child.query("progress", result_type=TaskProgress)
-            except Exception:  # not started yet
-                return False
-            return progress.waiting is not None and progress.waiting.gate == "error"
-
-        await wait_for(error_gate_open, timeout=20, what="the error gate to open")
+        await task_gate_waiting(child, "error")
         await handle.signal("approve", GateDecision(gate="error", task_id="a",
                                                     decision=decision, by="ada"))
         result = await handle.result()
