@@ -3,7 +3,8 @@
 1. a one-task Assay run through the whole executive pipeline vs a bare one-activity workflow
    on the same dev server (latency and throughput);
 2. sandbox start overhead vs a bare ``python -c pass``;
-3. event ingestion through the store vs raw asyncpg inserts.
+3. event ingestion through the store vs raw asyncpg inserts;
+4. start-up of the embedded services.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from benchmarks import bench_events
+from benchmarks import bench_events, bench_stack
 from benchmarks.bench_runs import bench
 from benchmarks.bench_sandbox import measure_start_overhead
 
@@ -46,11 +47,18 @@ def print_events() -> None:
         asyncio.run(bench_events.run(20_000, 3, Path(tmp) / "pg"))
 
 
+def print_stack() -> None:
+    """Embedded service start-up."""
+    figures = asyncio.run(bench_stack.measure())
+    print("4. embedded services to healthy (ms): "
+          + ", ".join(f"{k.removesuffix('_ms')} {v:.0f}" for k, v in figures.items()))
+
+
 def main() -> None:
-    """Run every benchmark, or those named on the command line (runs, sandbox, events)."""
-    chosen = set(sys.argv[1:]) or {"runs", "sandbox", "events"}
+    """Run every benchmark, or those named (runs, sandbox, events, stack)."""
+    chosen = set(sys.argv[1:]) or {"runs", "sandbox", "events", "stack"}
     for name, fn in (("runs", print_runs), ("sandbox", print_sandbox),
-                     ("events", print_events)):
+                     ("events", print_events), ("stack", print_stack)):
         if name in chosen:
             fn()
             sys.stdout.flush()
