@@ -14,6 +14,8 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+from activities.store import EventStore
+from activities.store_schema import StoredEvent
 from workers.pools import SERVED_POOLS
 from workers.settings import Settings
 from workflows.constants import Pool
@@ -108,3 +110,9 @@ def slow_plan(folder: Path, seconds: float) -> Path:
 def started_jobs(data_dir: Path) -> list[Path]:
     """Working directories (attempts) in which a ``slow_plan`` job has started."""
     return sorted(p.parent for p in (data_dir / "work").glob("*/*/*/started.txt"))
+
+
+async def stored_events(database_url: str, run_id: str) -> list[StoredEvent]:
+    """Every event recorded for a run, in the order it was written."""
+    async with EventStore(database_url) as store:
+        return await store.events_after(run_id, 0, limit=10_000)

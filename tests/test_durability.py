@@ -13,7 +13,6 @@ import psutil
 import pytest
 from temporalio.testing import WorkflowEnvironment
 
-from activities.store import EventStore
 from tests.e2e_support import (
     isolated_settings,
     kill_hard,
@@ -22,6 +21,7 @@ from tests.e2e_support import (
     start_worker,
     started_jobs,
     stop_gently,
+    stored_events,
     wait_for,
     worker_env,
 )
@@ -50,12 +50,7 @@ def gone(pid: int) -> bool:
 
 
 async def events_by_kind(db_url: str, run_id: str) -> Counter[tuple[str, str, str]]:
-    store = EventStore(db_url)
-    await store.open()
-    try:
-        events = await store.events_after(run_id, 0, limit=10_000)
-    finally:
-        await store.close()
+    events = await stored_events(db_url, run_id)
     orders = Counter((e.event.node_id, e.event.execution_order) for e in events)
     assert max(orders.values()) == 1, "an event was written twice"
     return Counter((e.event.node_id, e.event.event_type, e.event.event_subtype) for e in events)

@@ -10,8 +10,7 @@ from pathlib import Path
 import pytest
 from temporalio.testing import WorkflowEnvironment
 
-from activities.store import EventStore
-from tests.e2e_support import EXAMPLE, isolated_settings, wait_for
+from tests.e2e_support import EXAMPLE, isolated_settings, stored_events, wait_for
 from workers.planfile import load_plan
 from workers.pools import SERVED_POOLS, run_pools
 from workers.runpolicy import queues_from
@@ -60,12 +59,7 @@ async def test_example_plan_runs_end_to_end(dev_env: WorkflowEnvironment, postgr
     assert Path(result.report.summary_md).name.removeprefix("execution_summary_") == \
         Path(result.report.results_json).name.removeprefix("execution_results_")[:-5] + ".md"
 
-    store = EventStore(postgres_server_url)
-    await store.open()
-    try:
-        events = await store.events_after(run_id, 0, limit=10_000)
-    finally:
-        await store.close()
+    events = await stored_events(postgres_server_url, run_id)
     kinds = [(e.event.node_id, e.event.event_type, e.event.event_subtype) for e in events]
     assert kinds[0] == ("run", "checkpoint", "start")
     assert kinds[-1] == ("run", "checkpoint", "complete")
