@@ -131,7 +131,9 @@ class ResearchWorkflow:
             report = await workflow.execute_local_activity(
                 "write_report", WriteReportInput(result=result), result_type=ReportPaths,
                 start_to_close_timeout=timedelta(minutes=2), retry_policy=REPORT_RETRY)
-        except ActivityError as err:  # the results still come back in the workflow's result
+        except (ActivityError, ApplicationError) as err:  # a local activity's failure can
+            # arrive as the activity's own ApplicationError; the results still come back in
+            # the workflow's result
             log.add("error", "error", status="report_failed",
                     outputs={"reason": root_message(err)})
         else:
