@@ -25,7 +25,6 @@ from activities.review_infra import InfrastructureReviewer
 from tests.fakes import EventSink, ReportSink, fake_activity
 from workflows.constants import run_workflow_id
 from workflows.contracts import Artifact, ExecuteJobInput, ExecutionOutcome
-from workflows.executive import DiagnoseInput, ReflectionNote
 from workflows.plan import Plan
 from workflows.policy import Queues, RunPolicy
 from workflows.research import ResearchWorkflow
@@ -96,11 +95,10 @@ class Harness:
     """One worker serving every queue with real activities and the fake sandbox."""
 
     def __init__(self, env: WorkflowEnvironment, queue: str, root: Path, *,
-                 diagnose: Callable[[DiagnoseInput], Awaitable[ReflectionNote]] | None = None,
-                 ) -> None:
+                 overrides: dict[str, Callable[[Any], Awaitable[Any]]] | None = None) -> None:
+        """``overrides`` replaces activities by name (e.g. a reflection that is unsure)."""
         self.env, self.queue, self.root = env, queue, root
-        self.diagnose = (fake_activity("diagnose_failure", diagnose) if diagnose
-                         else diagnose_failure)
+        self.overrides = overrides or {}
         self.sandbox, self.sink, self.reports = FakeSandbox(root), EventSink(), ReportSink()
 
     def request(self, decisions: list[dict[str, Any]], **policy: Any) -> ResearchInput:
@@ -111,13 +109,18 @@ class Harness:
 
     @asynccontextmanager
     async def worker(self) -> AsyncGenerator[Worker, None]:
-        activities = [fake_activity("execute_job", self.sandbox.execute), verify_evidence,
-                      review_ops, review_quality_safety, self.diagnose,
-                      InfrastructureReviewer(self.root).review_infrastructure,
-                      Relinker(self.root).rescan_artifacts,
-                      self.sink.activity(), self.reports.activity()]
+        activities: dict[str, Callable[..., Any]] = {
+            "execute_job": fake_activity("execute_job", self.sandbox.execute),
+            "verify_evidence": verify_evidence, "review_ops": review_ops,
+            "review_quality_safety": review_quality_safety,
+            "diagnose_failure": diagnose_failure,
+            "review_infrastructure": InfrastructureReviewer(self.root).review_infrastructure,
+            "rescan_artifacts": Relinker(self.root).rescan_artifacts,
+            "record_events": self.sink.activity(), "write_report": self.reports.activity()}
+        activities.update({name: fake_activity(name, fn) for name, fn in self.overrides.items()})
         async with Worker(self.env.client, task_queue=self.queue,
-                          workflows=[ResearchWorkflow, TaskWorkflow], activities=activities,
+                          workflows=[ResearchWorkflow, TaskWorkflow],
+                          activities=list(activities.values()),
                           workflow_failure_exception_types=[Exception]) as worker:
             yield worker
 

@@ -180,7 +180,8 @@ def unsure_reflection(confidence: float) -> Callable[[DiagnoseInput], Awaitable[
 async def test_error_gate_decides_a_low_confidence_patch(
         time_env: WorkflowEnvironment, task_queue: str, tmp_path: Path,
         decision: Literal["approve", "reject"], status: str) -> None:
-    harness = Harness(time_env, task_queue, tmp_path, diagnose=unsure_reflection(0.6))
+    harness = Harness(time_env, task_queue, tmp_path,
+                      overrides={"diagnose_failure": unsure_reflection(0.6)})
     async with harness.worker():
         handle = await start(harness, [task("a", behave="oom_above:32", batch_size=64)],
                              **human("error"))
@@ -202,7 +203,8 @@ async def test_error_gate_decides_a_low_confidence_patch(
 
 async def test_low_confidence_patch_without_a_human_error_gate_is_deferred(
         time_env: WorkflowEnvironment, task_queue: str, tmp_path: Path) -> None:
-    harness = Harness(time_env, task_queue, tmp_path, diagnose=unsure_reflection(0.6))
+    harness = Harness(time_env, task_queue, tmp_path,
+                      overrides={"diagnose_failure": unsure_reflection(0.6)})
     result = await harness.run([task("a", behave="oom_above:32", batch_size=64)])
     only = result.tasks[0]
     assert only.status == "deferred"

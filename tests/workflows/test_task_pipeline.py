@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from temporalio.exceptions import ApplicationError
 from temporalio.testing import WorkflowEnvironment
 
 from tests.workflows.harness import Harness, task
+from workflows.contracts import Verification, VerifyEvidenceInput
+from workflows.results import ReportPaths, WriteReportInput
 
 UNSAFE = "import socket\nsocket.create_connection(('example.org', 80))\n"
 
@@ -91,3 +94,33 @@ async def test_without_reflection_the_task_proceeds_unpatched_and_records_the_mi
     assert harness.sandbox.ran == ["a"]
     misses = [e for e in harness.sink.events.values() if e.status == "missed"]
     assert len(misses) == 1 and misses[0].agent_name == "reflector"
+
+
+async def broken_verifier(req: VerifyEvidenceInput) -> Verification:
+    raise ApplicationError("the evidence store is unreachable", type="Broken", non_retryable=True)
+
+
+async def broken_report(req: WriteReportInput) -> ReportPaths:
+    raise ApplicationError("disk full", type="ReportUnwritable", non_retryable=True)
+
+
+async def test_a_failing_evidence_check_ends_the_task_not_the_workflow(
+        time_env: WorkflowEnvironment, task_queue: str, tmp_path: Path) -> None:
+    harness = Harness(time_env, task_queue, tmp_path,
+                      overrides={"verify_evidence": broken_verifier})
+    result = await harness.run([task("a"), task("b", deps=["a"])])
+    first, second = result.tasks
+    assert first.status == "failed"
+    assert "the evidence could not be checked: Broken: the evidence store is unreachable" in \
+        first.status_reason
+    assert second.status == "blocked"
+
+
+async def test_a_report_that_cannot_be_written_still_returns_the_results(
+        time_env: WorkflowEnvironment, task_queue: str, tmp_path: Path) -> None:
+    harness = Harness(time_env, task_queue, tmp_path,
+                      overrides={"write_report": broken_report})
+    result = await harness.run([task("a")])
+    assert result.status == "completed" and result.report is None
+    failures = [e for e in harness.sink.events.values() if e.status == "report_failed"]
+    assert len(failures) == 1 and "disk full" in failures[0].outputs["reason"]
