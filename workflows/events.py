@@ -12,6 +12,7 @@ from typing import Any
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy, SearchAttributeKey
+from temporalio.exceptions import ActivityError, ApplicationError
 
 with workflow.unsafe.imports_passed_through():
     from workflows.contracts import EventRecord, EventSubtype, EventType, RecordEventsInput
@@ -62,7 +63,12 @@ class EventLog:
         batch, self._pending = self._pending, []
         # A local activity: the orchestration worker that runs this workflow writes the batch
         # itself, saving a round trip through the server per flush.
-        await workflow.execute_local_activity(
-            "record_events", RecordEventsInput(events=batch), result_type=int,
-            start_to_close_timeout=timedelta(seconds=30), retry_policy=RECORD_RETRY,
-        )
+        try:
+            await workflow.execute_local_activity(
+                "record_events", RecordEventsInput(events=batch), result_type=int,
+                start_to_close_timeout=timedelta(seconds=30), retry_policy=RECORD_RETRY,
+            )
+        except (ActivityError, ApplicationError) as err:
+            # Only a permanent refusal gets here (transient errors retry): the events are
+            # the run's log, not its state, so the run goes on and the workflow log says so.
+            workflow.logger.error("dropped %d events of %s: %s", len(batch), self.node_id, err)
