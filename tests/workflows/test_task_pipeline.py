@@ -8,7 +8,7 @@ from temporalio.exceptions import ApplicationError
 from temporalio.testing import WorkflowEnvironment
 
 from tests.workflows.harness import Harness, task
-from workflows.contracts import Verification, VerifyEvidenceInput
+from workflows.contracts import RecordEventsInput, Verification, VerifyEvidenceInput
 from workflows.results import ReportPaths, WriteReportInput
 
 UNSAFE = "import socket\nsocket.create_connection(('example.org', 80))\n"
@@ -124,3 +124,15 @@ async def test_a_report_that_cannot_be_written_still_returns_the_results(
     assert result.status == "completed" and result.report is None
     failures = [e for e in harness.sink.events.values() if e.status == "report_failed"]
     assert len(failures) == 1 and "disk full" in failures[0].outputs["reason"]
+
+
+async def refusing_store(req: RecordEventsInput) -> int:
+    raise ApplicationError("value out of range", type="EventRejected", non_retryable=True)
+
+
+async def test_events_the_store_refuses_do_not_stop_the_run(
+        time_env: WorkflowEnvironment, task_queue: str, tmp_path: Path) -> None:
+    harness = Harness(time_env, task_queue, tmp_path,
+                      overrides={"record_events": refusing_store})
+    result = await harness.run([task("a")])
+    assert result.status == "completed"
