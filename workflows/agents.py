@@ -133,3 +133,42 @@ class ModelAnswer(Model):
     """Stable id of this exchange (a digest of its first request); the same in a replay."""
     replayed: bool = False
     """True when the answer came from a recording, not from the model service."""
+
+
+class Spend(Model):
+    """What one agent activity spent: its role, model, calls, tokens and dollars."""
+
+    role: str
+    model: str = ""
+    calls: int = 0
+    """Requests sent (or replayed), repair rounds included."""
+    usage: Usage = Field(default_factory=Usage)
+    exchange_ids: list[str] = Field(default_factory=list[str])
+    repairs: int = 0
+    replayed: bool = False
+
+
+class ModelSpend(Model):
+    """Model use summed over a task or a run: calls, usage, and usage per role."""
+
+    calls: int = 0
+    usage: Usage = Field(default_factory=Usage)
+    by_role: dict[str, Usage] = Field(default_factory=dict[str, Usage])
+    calls_by_role: dict[str, int] = Field(default_factory=dict[str, int])
+
+    def add(self, spend: Spend) -> ModelSpend:
+        """This total with one activity's spend added."""
+        return self.merge(ModelSpend(calls=spend.calls, usage=spend.usage,
+                                     by_role={spend.role: spend.usage},
+                                     calls_by_role={spend.role: spend.calls}))
+
+    def merge(self, other: ModelSpend) -> ModelSpend:
+        """The sum of two totals (a run's plus one task's)."""
+        by_role = dict(self.by_role)
+        calls = dict(self.calls_by_role)
+        for role, usage in other.by_role.items():
+            by_role[role] = by_role[role] + usage if role in by_role else usage
+        for role, n in other.calls_by_role.items():
+            calls[role] = calls.get(role, 0) + n
+        return ModelSpend(calls=self.calls + other.calls, usage=self.usage + other.usage,
+                          by_role=by_role, calls_by_role=calls)

@@ -64,6 +64,30 @@ class Queues(Model):
     skills: str = Pool.SKILLS.value
 
 
+class ModelRecording(Model):
+    """Record every model exchange of a run to ``path``, or answer only from it (replay)."""
+
+    mode: Literal["record", "replay"]
+    path: str = Field(min_length=1, max_length=4096)
+
+
+class AgentsPolicy(Model):
+    """Whether and how a run uses model-backed agents (never holds a key)."""
+
+    enabled: bool = False
+    """A model (an API key on the agents workers, or a replay recording) is available."""
+    budget_tokens: int | None = Field(default=None, ge=0)
+    budget_usd: float | None = Field(default=None, ge=0)
+    recording: ModelRecording | None = None
+    model_review: bool = True
+    """Model reviewers add their verdicts to the deterministic ones."""
+    debuggers: bool = True
+    """On an execution failure reflection cannot patch, three debuggers propose fixes."""
+    plan_review_rounds: int = Field(default=2, ge=0, le=5)
+    no_model: Literal["wait", "defer"] = "defer"
+    """A goal with no model (or a planner that fails): wait for ``assay plan``, or defer."""
+
+
 class RunPolicy(Model):
     """Run-level knobs chosen when a run starts."""
 
@@ -75,3 +99,5 @@ class RunPolicy(Model):
     """How long a task waits for reflection before going on as if no patch were offered."""
     review: ReviewPolicy = Field(default_factory=ReviewPolicy)
     gates: GatePolicy = Field(default_factory=GatePolicy)
+    agents: AgentsPolicy = Field(default_factory=AgentsPolicy)
+

@@ -18,9 +18,11 @@ from workflows.contracts import (
     Model,
     TaskStatus,
 )
+from workflows.agents import Budget, ModelSpend
 from workflows.executive import GateRecord, PatchChange, ReflectionNote, ReviewVerdict
 from workflows.plan import Decision, Plan
 from workflows.policy import Queues, RunPolicy
+from workflows.roles import DataFile, RunAnswer
 
 
 class PhaseAttempts(Model):
@@ -65,6 +67,9 @@ class Provenance(Model):
     reflection_ids: list[str] = Field(default_factory=list[str])
     reflection_misses: int = 0
     approvals: list[GateRecord] = Field(default_factory=list[GateRecord])
+    job_author: str = "plan"
+    """Who wrote the job that ran: ``plan``, ``coder:fast``, ``coder:deep`` or
+    ``debugger:<strategy>``."""
 
 
 class TaskInput(Model):
@@ -77,6 +82,11 @@ class TaskInput(Model):
     dependency_artifacts: list[DependencyArtifact] = Field(
         default_factory=list[DependencyArtifact]
     )
+    goal: str | None = None
+    data: list[DataFile] = Field(default_factory=list[DataFile])
+    """The goal's data files this task reads (with their first lines, for the coder)."""
+    budget: Budget | None = None
+    """The run's model budget left when this task started (None: unlimited)."""
 
 
 class TaskResult(Model):
@@ -95,22 +105,31 @@ class TaskResult(Model):
     verdicts: list[ReviewVerdict] = Field(default_factory=list[ReviewVerdict])
     reflections: list[ReflectionNote] = Field(default_factory=list[ReflectionNote])
     provenance: Provenance = Field(default_factory=Provenance)
+    model: ModelSpend = Field(default_factory=ModelSpend)
     started_at: datetime | None = None
     finished_at: datetime | None = None
 
 
 class ResearchInput(Model):
-    """Input of a ResearchWorkflow: a resolved plan (see ``workers.planfile``)."""
+    """Input of a ResearchWorkflow: a resolved plan (see ``workers.planfile``), or a goal.
+
+    With a ``goal`` and no ``plan`` the run plans first (planner and plan reviewer), or
+    waits for a person's plan (``assay plan``), or ends deferred, by ``policy.agents``.
+    ``plan_sha256`` is then the digest of the goal and its data.
+    """
 
     run_id: str
     plan_name: str
     plan_sha256: str
-    plan: Plan
+    plan: Plan | None = None
+    goal: str | None = None
+    data: list[DataFile] = Field(default_factory=list[DataFile])
     policy: RunPolicy = Field(default_factory=RunPolicy)
     queues: Queues = Field(default_factory=Queues)
 
 
-RunStatus = Literal["running", "waiting", "completed", "partial", "failed", "rejected"]
+RunStatus = Literal["running", "waiting", "completed", "partial", "failed", "rejected",
+                    "deferred"]
 
 
 class ReportPaths(Model):
@@ -136,6 +155,14 @@ class ResearchResult(Model):
         default_factory=dict[str, dict[str, float]]
     )
     gates: list[GateRecord] = Field(default_factory=list[GateRecord])
+    goal: str | None = None
+    status_reason: str = ""
+    plan: Plan | None = None
+    """The plan that ran (the planner's, for a goal)."""
+    answer: RunAnswer | None = None
+    """The output processor's answer to the goal."""
+    model: ModelSpend = Field(default_factory=ModelSpend)
+    """Model calls, tokens and cost of the whole run (planning, tasks, summary)."""
     report: ReportPaths | None = None
 
 
