@@ -191,3 +191,12 @@ class RunProgress(Model):
     tasks: dict[str, TaskStatus] = Field(default_factory=dict[str, TaskStatus])
     order: list[str] = Field(default_factory=list[str])
     waiting: GateRecord | None = None
+
+
+class SuppliedPlan(Model):
+    """A person's plan for a goal run waiting for one (``assay plan RUN FILE``)."""
+
+    plan_name: str
+    plan_sha256: str
+    plan: Plan
+    by: str = ""
