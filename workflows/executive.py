@@ -192,3 +192,26 @@ class GateRecord(Model):
     comment: str = ""
     question: str = ""
     refused: list[str] = Field(default_factory=list[str])
+
+
+def merge_verdicts(deterministic: ReviewVerdict, model: ReviewVerdict) -> ReviewVerdict:
+    """One reviewer's verdict with the model's judgement added to the deterministic checks.
+
+    The model can add findings and reject; it can never approve what the deterministic checks
+    rejected or flagged critical. Confidence is the lower of the two.
+    """
+    critical = [*deterministic.critical, *model.critical]
+    rejected = deterministic.verdict == "REJECT" or model.verdict == "REJECT" or bool(critical)
+    reasoning = deterministic.reasoning
+    if model.reasoning:
+        reasoning = f"{reasoning} | model: {model.reasoning}" if reasoning else model.reasoning
+    return deterministic.model_copy(update={
+        "verdict": "REJECT" if rejected else "APPROVE",
+        "confidence": min(deterministic.confidence, model.confidence),
+        "warnings": [*deterministic.warnings, *model.warnings],
+        "critical": critical,
+        "reasoning": reasoning,
+        "details": {**deterministic.details, "model": {
+            "verdict": model.verdict, "confidence": model.confidence,
+            **{k: v for k, v in model.details.items() if k != "source"}}},
+    })

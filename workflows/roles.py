@@ -57,6 +57,13 @@ class AgentRequest(Model):
     recording: ModelRecording | None = None
 
 
+class RoleAnswer(Model):
+    """Fields every role answer carries: what the call spent."""
+
+    spend: Spend
+
+
+
 # --- planner and plan reviewer ---------------------------------------------------------------
 
 
@@ -100,11 +107,10 @@ class PlanRequest(AgentRequest):
     feedback: list[str] = Field(default_factory=list[str])
 
 
-class PlanAnswer(Model):
+class PlanAnswer(RoleAnswer):
     """Result of ``plan_goal``."""
 
     draft: PlanDraftOutput
-    spend: Spend
 
 
 class PlanReviewOutput(Model):
@@ -124,11 +130,10 @@ class PlanReviewRequest(AgentRequest):
     draft: PlanDraftOutput
 
 
-class PlanReviewAnswer(Model):
+class PlanReviewAnswer(RoleAnswer):
     """Result of ``review_plan``."""
 
     review: PlanReviewOutput
-    spend: Spend
 
 
 # --- coder --------------------------------------------------------------------------------
@@ -181,13 +186,12 @@ class CodeRequest(AgentRequest):
     environment: EnvironmentFacts | None = None
 
 
-class CodeAnswer(Model):
+class CodeAnswer(RoleAnswer):
     """Result of ``write_job``: a job spec ready for review (``source`` and ``filename`` set)."""
 
     job: JobSpec
     reasoning: str = ""
     confidence: float = 0.5
-    spend: Spend
 
 
 # --- model reviewers -----------------------------------------------------------------------
@@ -212,11 +216,10 @@ class ModelReviewRequest(AgentRequest):
     deterministic: ReviewVerdict
 
 
-class ModelReviewAnswer(Model):
+class ModelReviewAnswer(RoleAnswer):
     """Result of ``review_job_model``: the model's verdict as a ``ReviewVerdict``."""
 
     verdict: ReviewVerdict
-    spend: Spend
 
 
 # --- debuggers ----------------------------------------------------------------------------
@@ -260,7 +263,7 @@ class DebugRequest(AgentRequest):
     diagnostic_output: str | None = None
 
 
-class DebugAnswer(Model):
+class DebugAnswer(RoleAnswer):
     """Result of ``debug_job``: a patched job, or a diagnostic job to run first."""
 
     strategy: DebugStrategy
@@ -268,7 +271,6 @@ class DebugAnswer(Model):
     diagnostic_job: JobSpec | None = None
     diagnosis: str = ""
     confidence: float = 0.0
-    spend: Spend
 
 
 # --- output processor ---------------------------------------------------------------------
@@ -303,8 +305,7 @@ class SummaryRequest(AgentRequest):
     tasks: list[TaskDigest]
 
 
-class SummaryAnswer(Model):
+class SummaryAnswer(RoleAnswer):
     """Result of ``summarize_run``."""
 
     answer: RunAnswer
-    spend: Spend
