@@ -1,7 +1,10 @@
 """The TaskWorkflow state machine: its phases and the one table of legal moves.
 
 intake -> implement -> review -> [approval retry] -> [human gate] -> execute
--> [execution retry] -> verify -> [verification retry] -> finalize -> done
+-> [execution retry] -> [debug] -> verify -> [verification retry] -> finalize -> done
+
+``debug`` is where three debuggers' fixes are reviewed and run side by side when reflection
+had no patch for an execution failure.
 
 Every phase change goes through :func:`check_transition`; an illegal move is a bug and fails
 the workflow task loudly (Temporal retries the task once a fix is deployed; it is never
@@ -23,6 +26,7 @@ class Phase(StrEnum):
     HUMAN_GATE = "human_gate"
     EXECUTE = "execute"
     EXECUTION_RETRY = "execution_retry"
+    DEBUG = "debug"
     VERIFY = "verify"
     VERIFICATION_RETRY = "verification_retry"
     FINALIZE = "finalize"
@@ -37,7 +41,8 @@ TRANSITIONS: dict[Phase, frozenset[Phase]] = {
     _P.APPROVAL_RETRY: frozenset({_P.REVIEW, _P.HUMAN_GATE, _P.FINALIZE}),
     _P.HUMAN_GATE: frozenset({_P.REVIEW, _P.EXECUTE, _P.VERIFY, _P.FINALIZE}),
     _P.EXECUTE: frozenset({_P.VERIFY, _P.EXECUTION_RETRY, _P.FINALIZE}),
-    _P.EXECUTION_RETRY: frozenset({_P.EXECUTE, _P.HUMAN_GATE, _P.FINALIZE}),
+    _P.EXECUTION_RETRY: frozenset({_P.EXECUTE, _P.DEBUG, _P.HUMAN_GATE, _P.FINALIZE}),
+    _P.DEBUG: frozenset({_P.VERIFY, _P.HUMAN_GATE, _P.FINALIZE}),
     _P.VERIFY: frozenset({_P.VERIFICATION_RETRY, _P.HUMAN_GATE, _P.FINALIZE}),
     _P.VERIFICATION_RETRY: frozenset({_P.VERIFY, _P.HUMAN_GATE, _P.FINALIZE}),
     _P.FINALIZE: frozenset({_P.DONE}),

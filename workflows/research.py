@@ -18,23 +18,27 @@ from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, ApplicationError, CancelledError
 
 with workflow.unsafe.imports_passed_through():
+    from workflows.agent_calls import AgentCalls, AgentUnavailable, budget_for
     from workflows.constants import KIND_KEY, PHASE_KEY, PLAN_KEY, STATUS_KEY, task_workflow_id
     from workflows.contracts import DependencyArtifact, TaskStatus
     from workflows.events import EventLog, upsert_keywords
     from workflows.executive import GateDecision, GateRecord
     from workflows.failures import root_message
     from workflows.gates import GateKeeper, GateRefusedError
-    from workflows.plan import PRIORITY_RANK, Decision, PlanError, check_graph
+    from workflows.plan import PRIORITY_RANK, Decision, Plan, PlanError, check_graph
     from workflows.results import (
         ReportPaths,
         ResearchInput,
         ResearchResult,
         RunProgress,
         RunStatus,
+        SuppliedPlan,
         TaskInput,
         TaskResult,
         WriteReportInput,
     )
+    from workflows.roles import SUMMARIZE_RUN, RunAnswer, SummaryAnswer, SummaryRequest, TaskDigest
+    from workflows.run_planning import RunPlanning
     from workflows.task import TaskWorkflow
 
 
@@ -43,11 +47,12 @@ REPORT_RETRY = RetryPolicy(maximum_interval=timedelta(seconds=30), maximum_attem
 
 
 @workflow.defn
-class ResearchWorkflow:
-    """Validates a plan, runs its tasks as child workflows and writes the report."""
+class ResearchWorkflow(RunPlanning):
+    """Plans a goal or validates a plan, runs its tasks as child workflows, writes the report."""
 
     @workflow.init
     def __init__(self, req: ResearchInput) -> None:
+        super().__init__()
         self._phase = "intake"
         self._status: RunStatus = "running"
         self._order: list[str] = []
@@ -56,6 +61,11 @@ class ResearchWorkflow:
         self._running: set[str] = set()
         self.log = EventLog(req.run_id, "run")
         self.gates = GateKeeper(req.policy.gates, self.log)
+        self.agents = AgentCalls(req.policy.agents, req.queues.agents, self.log,
+                                 budget_for(req.policy.agents))
+        self._plan: Plan | None = req.plan
+        self._reason = ""
+        self._answer: RunAnswer | None = None
 
     @workflow.query
     def progress(self) -> RunProgress:
@@ -92,6 +102,16 @@ class ResearchWorkflow:
         except ApplicationError as err:  # the task ended meanwhile
             self.gates.refuse(decision, f"task {decision.task_id!r}: {err}")
 
+    @workflow.update(name="supply_plan")
+    def supply_plan(self, supplied: SuppliedPlan) -> RunProgress:
+        """A person's plan for a goal run that waits for one (``assay plan RUN FILE``)."""
+        self._take_supplied(supplied)
+        return self.progress()
+
+    @supply_plan.validator
+    def _check_plan(self, supplied: SuppliedPlan) -> None:
+        self._check_supplied(supplied)
+
     @workflow.update(name="decide")
     def decide(self, decision: GateDecision) -> GateRecord:
         """Decide the plan gate and answer with it (task gates: update the task workflow)."""
@@ -112,19 +132,17 @@ class ResearchWorkflow:
         upsert_keywords(**{KIND_KEY.name: "run", PLAN_KEY.name: req.plan_name,
                            STATUS_KEY.name: "running"})
         log = self.log
-        try:
-            self._order = check_graph(req.plan)
-        except PlanError as err:
-            raise ApplicationError(f"invalid plan: {err}", type="InvalidPlan",
-                                   non_retryable=True) from err
-        self._states = {tid: "pending" for tid in self._order}
+        if req.plan is None and not req.goal:
+            raise ApplicationError("a run needs a plan or a goal", type="InvalidPlan",
+                                   non_retryable=True)
         log.add("checkpoint", "start", status="running",
                 inputs={"plan": req.plan_name, "plan_sha256": req.plan_sha256,
-                        "order": self._order})
-        await log.flush()
-        if await self._plan_approved(req):
-            self._set_phase("execute")
-            await self._execute_all(req, log)
+                        "goal": req.goal, "data": [d.name for d in req.data]})
+        if self._plan is None:
+            self._set_phase("plan")
+            self._plan, self._reason = await self._plan_goal(req)
+        if self._plan is not None:
+            await self._run_plan(req, self._plan, log)
         self._set_phase("report")
         result = self._result(req, started)
         try:
@@ -147,7 +165,47 @@ class ResearchWorkflow:
         self._set_phase("done")
         return result
 
-    async def _plan_approved(self, req: ResearchInput) -> bool:
+    async def _run_plan(self, req: ResearchInput, plan: Plan, log: EventLog) -> None:
+        try:
+            self._order = check_graph(plan)
+        except PlanError as err:
+            raise ApplicationError(f"invalid plan: {err}", type="InvalidPlan",
+                                   non_retryable=True) from err
+        self._states = {tid: "pending" for tid in self._order}
+        log.add("checkpoint", "info", status="planned",
+                outputs={"order": self._order, "tasks": len(self._order)})
+        await log.flush()
+        if await self._plan_approved(req, plan):
+            self._set_phase("execute")
+            await self._execute_all(req, plan, log)
+            if req.goal:
+                await self._summarize(req)
+
+    async def _summarize(self, req: ResearchInput) -> None:
+        """The output processor's answer to the goal, when a model is available."""
+        tasks = [self._results[tid] for tid in self._order]
+        if not self.agents.enabled or not any(t.status == "completed" for t in tasks):
+            return
+        assert req.goal is not None
+        self._set_phase("summarize")
+        digests = [TaskDigest(
+            task_id=t.task_id, action=t.action, status=t.status, status_reason=t.status_reason,
+            metrics=t.metrics, checks=[f"{c.check.describe()}: {'pass' if c.passed else 'fail'}"
+                                       for c in t.checks],
+            artifacts=[a.name for a in t.artifacts],
+            stdout_tail=t.execution.stdout_tail[-1500:] if t.execution else "")
+            for t in tasks]
+        try:
+            answer = await self.agents.call(
+                SUMMARIZE_RUN, SummaryRequest(run_id=req.run_id, goal=req.goal, tasks=digests),
+                SummaryAnswer, role="output_processor")
+        except AgentUnavailable as err:
+            self.log.add("agent_call", "error", agent="output_processor", status="no_answer",
+                         outputs={"reason": err.reason})
+            return
+        self._answer = answer.answer
+
+    async def _plan_approved(self, req: ResearchInput, plan: Plan) -> bool:
         """The plan gate: automatic unless policy makes it human; a rejection cancels all."""
         if not self.gates.needs_person("plan"):
             return True
@@ -162,15 +220,15 @@ class ResearchWorkflow:
             return True
         reason = f"plan gate {gate.status} by {gate.by}" + (f": {gate.comment}"
                                                             if gate.comment else "")
-        for decision in req.plan.decisions:
+        for decision in plan.decisions:
             self._states[decision.task_id] = "cancelled"
             self._results[decision.task_id] = TaskResult(
                 task_id=decision.task_id, priority=decision.priority, action=decision.action,
                 status="cancelled", status_reason=reason)
         return False
 
-    async def _execute_all(self, req: ResearchInput, log: EventLog) -> None:
-        decisions = req.plan.by_id()
+    async def _execute_all(self, req: ResearchInput, plan: Plan, log: EventLog) -> None:
+        decisions = plan.by_id()
         limit = req.policy.max_parallel
         pending = list(self._order)
         children: list[asyncio.Task[None]] = []
@@ -220,7 +278,10 @@ class ResearchWorkflow:
         log.add("handoff", "start", status="running", inputs={"task_id": tid})
         task_input = TaskInput(run_id=req.run_id, decision=decision, queues=req.queues,
                                policy=req.policy,
-                               dependency_artifacts=self._dependency_artifacts(decision))
+                               dependency_artifacts=self._dependency_artifacts(decision),
+                               goal=req.goal,
+                               data=[d for d in req.data if d.name in decision.inputs],
+                               budget=self.agents.budget())
         try:
             result = await workflow.execute_child_workflow(
                 TaskWorkflow.run, task_input, id=task_workflow_id(req.run_id, tid),
@@ -233,6 +294,7 @@ class ResearchWorkflow:
                                 status="cancelled" if cancelled else "failed",
                                 status_reason=reason)
         self._running.discard(tid)
+        self.agents.charge(result.model)
         self._states[tid] = result.status
         self._results[tid] = result
         log.add("handoff", "complete", status=result.status,
@@ -254,12 +316,17 @@ class ResearchWorkflow:
                              else "partial" if done else "failed")
         if all(t.status == "cancelled" for t in tasks):
             status = "rejected"
+        if self._plan is None:
+            status = "deferred"
         return ResearchResult(
             run_id=req.run_id, plan_name=req.plan_name, plan_sha256=req.plan_sha256,
             status=status, timestamp=now.strftime("%Y%m%d_%H%M%S"),
             started_at=started, finished_at=now, tasks=tasks,
             completion_by_priority=_completion_by_priority(tasks),
-            gates=list(self.gates.records),
+            gates=list(self.gates.records), goal=req.goal,
+            status_reason=self._reason or _status_reason(status, tasks),
+            plan=self._plan if req.plan is None else None, answer=self._answer,
+            model=self.agents.spend,
         )
 
     def _set_phase(self, phase: str) -> None:
@@ -276,3 +343,12 @@ def _completion_by_priority(tasks: list[TaskResult]) -> dict[str, dict[str, floa
         table[priority] = {"total": len(group), "completed": completed,
                            "rate": round(completed / len(group), 4)}
     return table
+
+
+def _status_reason(status: RunStatus, tasks: list[TaskResult]) -> str:
+    """One line on how the run ended, from its tasks' statuses."""
+    counts: dict[str, int] = {}
+    for t in tasks:
+        counts[t.status] = counts.get(t.status, 0) + 1
+    tally = ", ".join(f"{n} {s}" for s, n in sorted(counts.items()))
+    return f"{status}: {tally}" if tally else status

@@ -10,6 +10,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
+from workflows.agents import Budget, ModelSpend
 from workflows.contracts import (
     Artifact,
     CheckResult,
@@ -18,7 +19,6 @@ from workflows.contracts import (
     Model,
     TaskStatus,
 )
-from workflows.agents import Budget, ModelSpend
 from workflows.executive import GateRecord, PatchChange, ReflectionNote, ReviewVerdict
 from workflows.plan import Decision, Plan
 from workflows.policy import Queues, RunPolicy

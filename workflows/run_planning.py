@@ -59,6 +59,7 @@ class RunPlanning:
     def _take_supplied(self, supplied: SuppliedPlan) -> None:
         self._supplied = supplied
         self._awaiting_plan = False
+        self._status = "running"
         self.log.add("checkpoint", "info", agent=f"person:{supplied.by or 'unknown'}",
                      status="plan_supplied",
                      inputs={"plan": supplied.plan_name, "plan_sha256": supplied.plan_sha256,

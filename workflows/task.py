@@ -20,11 +20,10 @@ from temporalio.exceptions import ActivityError
 
 with workflow.unsafe.imports_passed_through():
     from workflows.constants import digest
-    from workflows.contracts import ExecutionOutcome, TaskStatus, Verification
+    from workflows.contracts import ExecutionOutcome, TaskStatus
     from workflows.executive import (
         GateDecision,
         GateRecord,
-        ReviewVerdict,
         panel_approves,
     )
     from workflows.failures import root_message
@@ -32,12 +31,12 @@ with workflow.unsafe.imports_passed_through():
     from workflows.phases import Phase
     from workflows.plan import JobSpec
     from workflows.results import TaskInput, TaskProgress, TaskResult
-    from workflows.task_recovery import TaskRecovery
+    from workflows.task_agents import TaskAgents
     from workflows.task_state import Finish, describe_rejection
 
 
 @workflow.defn
-class TaskWorkflow(TaskRecovery):
+class TaskWorkflow(TaskAgents):
     """Reviews, runs, verifies and finalizes one task; a job's failure never fails it."""
 
     @workflow.init
@@ -112,11 +111,13 @@ class TaskWorkflow(TaskRecovery):
     async def _pipeline(self) -> None:
         self._move(Phase.IMPLEMENT)
         if self.job is None or self.job.source is None:
-            raise Finish("deferred", "no job to run: the plan gives this task no `job`, and no "
-                                     "skill or coding agent supplied one; add a `job` to the "
-                                     "task or configure a model")
+            if not self.agents.enabled:
+                raise Finish("deferred", "no job to run: the plan gives this task no `job`, "
+                                         "and no skill or coding agent supplied one; add a "
+                                         "`job` to the task or configure a model")
+            self.job = await self._write_job("fast")
         self.provenance.job_source = self.job.filename or ""
-        self.provenance.job_sha256 = digest(self.job.source.encode())
+        self.provenance.job_sha256 = digest((self.job.source or "").encode())
         await self._review_phase()
         if self.gates.needs_person("step"):
             await self._human_gate("step", f"run the job {self.job.filename} of task "
@@ -142,9 +143,13 @@ class TaskWorkflow(TaskRecovery):
             self._move(Phase.APPROVAL_RETRY)
             self._bump(Phase.APPROVAL_RETRY)
             note = await self._reflect("rejected")
-            patched = await self._recover(note, first_failure=self._first(Phase.APPROVAL_RETRY),
-                                          failed=f"did not pass the approval gate: {rejected}",
-                                          status_if_none="rejected")
+            try:
+                patched = await self._recover(
+                    note, first_failure=self._first(Phase.APPROVAL_RETRY),
+                    failed=f"did not pass the approval gate: {rejected}",
+                    status_if_none="rejected")
+            except Finish as end:
+                patched = await self._rewrite(end, rejected)
             self.job = patched
             self.provenance.approval.approved_after_patch = True
 
@@ -165,8 +170,15 @@ class TaskWorkflow(TaskRecovery):
             self._move(Phase.EXECUTION_RETRY)
             self._bump(Phase.EXECUTION_RETRY)
             note = await self._reflect("execution")
-            patched = await self._recover(note, first_failure=self._first(Phase.EXECUTION_RETRY),
-                                          failed=failed, status_if_none="failed")
+            try:
+                patched = await self._recover(
+                    note, first_failure=self._first(Phase.EXECUTION_RETRY), failed=failed,
+                    status_if_none="failed")
+            except Finish:
+                if not self._can_debug():
+                    raise
+                await self._debug(failed)
+                return
             verdicts = self.verdicts = await self._review(patched)
             if not panel_approves(verdicts):
                 raise Finish("failed_retry", f"{failed}; the patched job was rejected: "
@@ -204,65 +216,3 @@ class TaskWorkflow(TaskRecovery):
             self.log.add("tool_call", "complete", agent="verifier", status="rescanned",
                          outputs={"relinked": rescan.relinked,
                                   "still_missing": rescan.still_missing})
-
-    # --- steps -----------------------------------------------------------------------------
-
-    async def _review(self, job: JobSpec) -> list[ReviewVerdict]:
-        self._bump(Phase.REVIEW)
-        await self.log.flush()
-        try:
-            verdicts = await self.calls.review(job)
-        except ActivityError as err:
-            raise Finish("failed", f"the review panel could not review the job: "
-                                   f"{root_message(err)}") from err
-        for v in verdicts:
-            self.log.add("agent_call", "complete", agent=v.reviewer, status=v.verdict,
-                         outputs={"confidence": v.confidence,
-                                  "critical": [f.message for f in v.critical],
-                                  "warnings": [f.message for f in v.warnings][:20],
-                                  "reasoning": v.reasoning})
-        self._snapshot(Phase.REVIEW, {"verdicts": [v.model_dump(mode="json") for v in verdicts]})
-        return verdicts
-
-    async def _execute(self, job: JobSpec) -> ExecutionOutcome:
-        self._bump(Phase.EXECUTE)
-        start_id = self.log.add("code_exec", "start", agent="sandbox",
-                                inputs={"filename": job.filename, "args": job.args,
-                                        "resources": job.resources.model_dump()})
-        await self.log.flush()
-        try:
-            outcome = await self.calls.execute(job, self.attempts[Phase.EXECUTE])
-        except ActivityError as err:
-            reason = f"the sandbox could not run the job: {root_message(err)}"
-            self.log.add("error", "error", agent="sandbox", status="failed",
-                         outputs={"reason": reason})
-            raise Finish("failed", reason) from err
-        ok = outcome.outcome == "succeeded"
-        self.log.add("code_exec", "complete" if ok else "error", agent="sandbox",
-                     status=outcome.outcome, duration_ms=int(outcome.duration_s * 1000),
-                     outputs={"exit_code": outcome.exit_code, "reason": outcome.reason,
-                              "peak_memory_mb": outcome.peak_memory_mb,
-                              "stdout_tail": outcome.stdout_tail[-2000:],
-                              "stderr_tail": outcome.stderr_tail[-2000:],
-                              "isolation": outcome.isolation},
-                     meta={"start_event_id": start_id})
-        for artifact in outcome.artifacts:
-            self.log.add("file_gen", "complete", agent="sandbox", status="created",
-                         outputs={"name": artifact.name, "size": artifact.size,
-                                  "sha256": artifact.sha256})
-        self._snapshot(Phase.EXECUTE, outcome.model_dump(mode="json"))
-        return outcome
-
-    async def _verify(self, job: JobSpec, outcome: ExecutionOutcome) -> Verification:
-        self._bump(Phase.VERIFY)
-        try:
-            verification = await self.calls.verify(job, outcome)
-        except ActivityError as err:
-            raise Finish("failed", f"the evidence could not be checked: "
-                                   f"{root_message(err)}") from err
-        self.log.add("tool_call", "complete" if verification.passed else "error",
-                     agent="verifier", status="pass" if verification.passed else "fail",
-                     outputs={"summary": verification.summary, "missing": verification.missing})
-        self._snapshot(Phase.VERIFY, verification.model_dump(mode="json"))
-        return verification
-

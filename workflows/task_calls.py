@@ -29,6 +29,7 @@ with workflow.unsafe.imports_passed_through():
     )
     from workflows.plan import JobSpec
     from workflows.results import TaskInput
+    from workflows.roles import PROBE_ENVIRONMENT, EnvironmentFacts
 
 EXECUTE_RETRY = RetryPolicy(initial_interval=timedelta(seconds=1), maximum_attempts=3,
                             non_retryable_error_types=["InvalidJob", "InputChanged",
@@ -70,18 +71,30 @@ class TaskCalls:
         ]
         return list(await asyncio.gather(*calls))
 
-    async def execute(self, job: JobSpec, attempt: int) -> ExecutionOutcome:
-        """Run the job in the sandbox (heartbeating, so a lost worker is noticed quickly)."""
+    async def execute(self, job: JobSpec, attempt: int, *,
+                      label: str | None = None) -> ExecutionOutcome:
+        """Run the job in the sandbox (heartbeating, so a lost worker is noticed quickly).
+
+        ``label`` runs it in a working directory of its own (``<task>.<label>``), as the
+        diagnostic debugger's scripts do.
+        """
         decision = self.task.decision
+        task_id = f"{decision.task_id}.{label}" if label else decision.task_id
         return await workflow.execute_activity(
             "execute_job",
-            ExecuteJobInput(run_id=self.task.run_id, task_id=decision.task_id, attempt=attempt,
+            ExecuteJobInput(run_id=self.task.run_id, task_id=task_id, attempt=attempt,
                             job=job, inputs=decision.resolved_inputs,
                             dependency_artifacts=self.task.dependency_artifacts),
             result_type=ExecutionOutcome, task_queue=self.task.queues.sandbox,
             start_to_close_timeout=timedelta(seconds=job.resources.timeout_s + 120),
             heartbeat_timeout=timedelta(seconds=self.task.policy.heartbeat_timeout_s),
             retry_policy=EXECUTE_RETRY)
+
+    async def environment(self) -> EnvironmentFacts:
+        """The job interpreter's Python version and installed distributions."""
+        return await workflow.execute_activity(
+            PROBE_ENVIRONMENT, result_type=EnvironmentFacts, task_queue=self.task.queues.sandbox,
+            start_to_close_timeout=timedelta(seconds=60), retry_policy=QUICK_RETRY)
 
     async def verify(self, job: JobSpec, outcome: ExecutionOutcome) -> Verification:
         """Check the evidence where the sandbox left it."""

@@ -11,7 +11,8 @@ from typing import Any
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
-    from workflows.constants import ATTEMPTS_KEY, KIND_KEY, PHASE_KEY, STATUS_KEY
+    from workflows.agent_calls import AgentCalls
+    from workflows.constants import ATTEMPTS_KEY, KIND_KEY, PHASE_KEY, STATUS_KEY, digest
     from workflows.contracts import ExecutionOutcome, TaskStatus, Verification
     from workflows.events import EventLog, upsert_keywords
     from workflows.executive import Patch, ReflectionNote, ReviewVerdict
@@ -50,6 +51,8 @@ class TaskState:
         self.verification: Verification | None = None
         self.provenance = Provenance(workflow_id=workflow.info().workflow_id)
         self.patches: list[Patch] = []
+        self.agents = AgentCalls(task.policy.agents, task.queues.agents, self.log, task.budget)
+        self.diagnostics = 0
 
     def _record_patch(self, patch: Patch, decision: str) -> AppliedPatch:
         self.patches.append(patch)
@@ -73,6 +76,9 @@ class TaskState:
         prov.verification.attempts = self.attempts.get(Phase.VERIFY, 0)
         prov.approval.attempts = self.attempts.get(Phase.REVIEW, 0)
         verification = self.verification
+        if self.job is not None and self.job.source is not None:
+            prov.job_source = self.job.filename or ""
+            prov.job_sha256 = digest(self.job.source.encode())
         if self.outcome is not None:
             prov.artifacts = [a.name for a in self.outcome.artifacts]
             prov.checksums = {a.name: a.sha256 for a in self.outcome.artifacts}
@@ -84,7 +90,8 @@ class TaskState:
             metrics=self.outcome.metrics if self.outcome else {},
             checks=verification.checks if verification else [],
             execution=trimmed(self.outcome),
-            verdicts=self.verdicts, reflections=self.notes, provenance=prov)
+            verdicts=self.verdicts, reflections=self.notes, provenance=prov,
+            model=self.agents.spend)
         self._snapshot(Phase.FINALIZE, {"status": status, "status_reason": reason})
         return result
 

@@ -8,6 +8,7 @@ order, so each pipeline path can be driven deterministically and fast.
 from __future__ import annotations
 
 import hashlib
+import re
 import uuid
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -29,6 +30,7 @@ from workflows.plan import Plan
 from workflows.policy import Queues, RunPolicy
 from workflows.research import ResearchWorkflow
 from workflows.results import ResearchInput, ResearchResult
+from workflows.roles import DataFile
 from workflows.task import TaskWorkflow
 
 
@@ -69,7 +71,10 @@ class FakeSandbox:
         self.deps_seen[req.task_id] = [f"{d.task_id}/{d.name}" for d in req.dependency_artifacts]
         workspace = self.root / req.run_id / req.task_id / f"attempt-{len(self.ran)}"
         workspace.mkdir(parents=True)
-        behave = str(req.job.args["behave"])
+        behave = str(req.job.args.get("behave") or _marker(req.job.source, "behave") or "ok")
+        if behave == "diagnose":
+            return ExecutionOutcome(outcome="succeeded", exit_code=0, workspace=str(workspace),
+                                    stdout_tail=f"diagnosis from {workspace}: column 'x' missing")
         if behave == "crash":
             return ExecutionOutcome(outcome="nonzero_exit", exit_code=1, reason="exit code 1",
                                     workspace=str(workspace))
@@ -87,18 +92,28 @@ class FakeSandbox:
             path.write_text(f"result of {req.task_id}")
             artifacts.append(Artifact(name="out.txt", size=path.stat().st_size, path=str(path),
                                       sha256=hashlib.sha256(path.read_bytes()).hexdigest()))
+        score = float(_marker(req.job.source, "score") or 0.9)
         return ExecutionOutcome(outcome="succeeded", exit_code=0, artifacts=artifacts,
-                                metrics={"score": 0.9}, workspace=str(workspace))
+                                metrics={"score": score}, workspace=str(workspace))
+
+
+def _marker(source: str | None, name: str) -> str | None:
+    """The value of a ``# name: value`` line in a job's code (how fake jobs say what to do)."""
+    found = re.search(rf"^# {name}: (\S+)$", source or "", re.MULTILINE)
+    return found.group(1) if found else None
 
 
 class Harness:
     """One worker serving every queue with real activities and the fake sandbox."""
 
     def __init__(self, env: WorkflowEnvironment, queue: str, root: Path, *,
-                 overrides: dict[str, Callable[[Any], Awaitable[Any]]] | None = None) -> None:
-        """``overrides`` replaces activities by name (e.g. a reflection that is unsure)."""
+                 overrides: dict[str, Callable[[Any], Awaitable[Any]]] | None = None,
+                 extra: list[Callable[..., Any]] | None = None) -> None:
+        """``overrides`` replaces activities by name (e.g. a reflection that is unsure);
+        ``extra`` adds activities already defined (``@activity.defn``)."""
         self.env, self.queue, self.root = env, queue, root
         self.overrides = overrides or {}
+        self.extra = extra or []
         self.sandbox, self.sink, self.reports = FakeSandbox(root), EventSink(), ReportSink()
 
     def request(self, decisions: list[dict[str, Any]], **policy: Any) -> ResearchInput:
@@ -106,6 +121,14 @@ class Harness:
         run_id = run_workflow_id("test", uuid.uuid4().hex)
         return ResearchInput(run_id=run_id, plan_name="test", plan_sha256="0" * 64, plan=plan,
                              queues=all_on(self.queue), policy=RunPolicy.model_validate(policy))
+
+    def goal_request(self, goal: str, data: list[DataFile] | None = None,
+                     **policy: Any) -> ResearchInput:
+        """A goal run (no plan) with ``data`` files."""
+        run_id = run_workflow_id("goal", uuid.uuid4().hex)
+        return ResearchInput(run_id=run_id, plan_name="goal-test", plan_sha256="1" * 64,
+                             goal=goal, data=data or [], queues=all_on(self.queue),
+                             policy=RunPolicy.model_validate(policy))
 
     @asynccontextmanager
     async def worker(self) -> AsyncGenerator[Worker, None]:
@@ -120,7 +143,7 @@ class Harness:
         activities.update({name: fake_activity(name, fn) for name, fn in self.overrides.items()})
         async with Worker(self.env.client, task_queue=self.queue,
                           workflows=[ResearchWorkflow, TaskWorkflow],
-                          activities=list(activities.values()),
+                          activities=[*activities.values(), *self.extra],
                           workflow_failure_exception_types=[Exception]) as worker:
             yield worker
 
