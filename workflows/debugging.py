@@ -117,5 +117,5 @@ def evidence_found(c: Candidate) -> int:
 
 def _rounded(value: Any) -> Any:
     if isinstance(value, float) and math.isfinite(value) and value:
-        return round(value, 6 - math.floor(math.log10(abs(value))))
+        return round(value, 5 - math.floor(math.log10(abs(value))))  # 6 significant digits
     return value
