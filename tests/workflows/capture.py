@@ -16,9 +16,13 @@ from typing import Any
 from temporalio.testing import WorkflowEnvironment
 
 from tests.conftest import binary, register_search_attributes
+from tests.workflows.agents_fakes import FakeAgents, job, probe_environment, spend
 from tests.workflows.harness import Harness, task
 from workflows.client import DATA_CONVERTER
 from workflows.constants import task_workflow_id
+from workflows.research import ResearchWorkflow
+from workflows.results import ResearchResult
+from workflows.roles import CodeAnswer, CodeRequest, DebugAnswer, PlanDraftOutput, PlannedTask
 
 HISTORIES = Path(__file__).resolve().parent.parent / "histories"
 
@@ -37,26 +41,70 @@ SCENARIOS: dict[str, tuple[list[dict[str, Any]], dict[str, Any]]] = {
 }
 
 
+def goal_agents() -> FakeAgents:
+    """A goal planned in two tasks; the second's coded job crashes and debuggers fix it."""
+    fix = "# behave: ok\n# score: 0.8\nprint('fixed')\n"
+    return FakeAgents(
+        drafts=[PlanDraftOutput(tasks=[
+            PlannedTask(task_id="load", action="load", acceptance_criteria=["loaded"]),
+            PlannedTask(task_id="fit", action="fit", acceptance_criteria=["fitted"],
+                        dependencies=["load"])])],
+        jobs={"fast": job("ok")},
+        fixes={s: DebugAnswer(strategy=s, job=job(code=fix), diagnosis="fixed",
+                              confidence=0.8, spend=spend("debugger"))
+               for s in ("direct", "introspect", "diagnostic")}
+        | {"diagnostic_first": DebugAnswer(strategy="diagnostic", spend=spend("debugger"),
+                                           diagnostic_job=job("diagnose"))})
+
+
+async def run_goal(env: WorkflowEnvironment, root: Path) -> ResearchResult:
+    """The agents scenario: plan, code, model review, a crash repaired by the debuggers."""
+    agents = goal_agents()
+    crashing = iter([job("crash"), job("ok")])
+    coder = agents.write_job
+
+    async def write_job(req: CodeRequest) -> CodeAnswer:  # the second task's job crashes
+        answer = await coder(req)
+        return answer.model_copy(update={"job": next(crashing) if req.task_id else answer.job})
+
+    harness = Harness(env, f"capture-{uuid.uuid4().hex[:8]}", root,
+                      overrides={**agents.overrides(), "write_job": write_job},
+                      extra=[probe_environment])
+    req = harness.goal_request("does it fit?", agents={"enabled": True})
+    async with harness.worker():
+        return await env.client.execute_workflow(ResearchWorkflow.run, req, id=req.run_id,
+                                                 task_queue=harness.queue)
+
+
 async def capture() -> None:
     """Run every scenario and save the run's and its tasks' histories."""
     env = await WorkflowEnvironment.start_time_skipping(
         test_server_existing_path=binary("temporal-test-server"), data_converter=DATA_CONVERTER)
     await register_search_attributes(env.client)
     try:
+        runs: list[tuple[str, ResearchResult]] = []
         for name, (decisions, policy) in SCENARIOS.items():
             with tempfile.TemporaryDirectory() as tmp:
                 harness = Harness(env, f"capture-{uuid.uuid4().hex[:8]}", Path(tmp))
-                result = await harness.run(decisions, **policy)
-            ids = [("research", result.run_id), *(
-                (f"task-{t.task_id}", task_workflow_id(result.run_id, t.task_id))
-                for t in result.tasks if t.status != "blocked")]
-            for kind, wf_id in ids:
-                history = await env.client.get_workflow_handle(wf_id).fetch_history()
-                out = HISTORIES / f"{name}.{kind}.json"
-                out.write_text(history.to_json())
-                print(f"wrote {out}")
+                runs.append((name, await harness.run(decisions, **policy)))
+        with tempfile.TemporaryDirectory() as tmp:
+            runs.append(("agents", await run_goal(env, Path(tmp))))
+        for name, result in runs:
+            await save(env, name, result)
     finally:
         await env.shutdown()
+
+
+async def save(env: WorkflowEnvironment, name: str, result: ResearchResult) -> None:
+    """Write the histories of a run and of each task that started."""
+    ids = [("research", result.run_id), *(
+        (f"task-{t.task_id}", task_workflow_id(result.run_id, t.task_id))
+        for t in result.tasks if t.status != "blocked")]
+    for kind, wf_id in ids:
+        history = await env.client.get_workflow_handle(wf_id).fetch_history()
+        out = HISTORIES / f"{name}.{kind}.json"
+        out.write_text(history.to_json())
+        print(f"wrote {out}")
 
 
 if __name__ == "__main__":
