@@ -12,7 +12,23 @@ from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from activities.ledger import LedgerError, append_ledger, ledger_entries
+from workflows.agents import ModelSpend, Usage
 from workflows.results import ReportPaths, ResearchResult, TaskResult, WriteReportInput
+
+_SPEND_HEADER = ["| {what} | calls | input | output | cache write | cache read | cost (USD) |",
+                 "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
+
+
+def describe_spend(spend: ModelSpend) -> str:
+    """Model use in one line: calls, tokens (input, output, cache write, cache read), cost."""
+    usage = spend.usage
+    text = (f"{spend.calls} model call{'s' if spend.calls != 1 else ''}, "
+            f"{usage.input_tokens:,} input / {usage.output_tokens:,} output / "
+            f"{usage.cache_creation_input_tokens:,} cache-write / "
+            f"{usage.cache_read_input_tokens:,} cache-read tokens, ${usage.cost_usd:.4f}")
+    if usage.unpriced_models:
+        text += f" (no price known for {', '.join(usage.unpriced_models)})"
+    return text
 
 
 def render_markdown(result: ResearchResult) -> str:
@@ -23,8 +39,14 @@ def render_markdown(result: ResearchResult) -> str:
         "",
         f"- Run: `{result.run_id}`",
         f"- Status: **{result.status}** ({done}/{len(result.tasks)} tasks completed)",
+    ]
+    if result.status_reason:
+        lines.append(f"- Reason: {_one_line(result.status_reason)}")
+    lines += [
         f"- Started: {result.started_at.isoformat()} — finished: {result.finished_at.isoformat()}",
         f"- Plan sha256: `{result.plan_sha256}`",
+        *_goal_section(result),
+        *_answer_section(result),
         "",
         "## Completion by priority",
         "",
@@ -37,10 +59,61 @@ def render_markdown(result: ResearchResult) -> str:
     for gate in result.gates:
         lines += ["", f"Plan gate: {gate.status} by {gate.by}"
                   + (f" — {gate.comment}" if gate.comment else "")]
+    lines += _model_section(result)
     lines += ["", "## Tasks", ""]
     for task in result.tasks:
         lines += _task_section(task)
     return "\n".join(lines) + "\n"
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _quoted(text: str) -> list[str]:
+    """Text as a Markdown block quote, so its own markup cannot break the report's layout."""
+    return [f"> {line}".rstrip() for line in text.splitlines()]
+
+
+def _goal_section(result: ResearchResult) -> list[str]:
+    if not result.goal:
+        return []
+    return ["", "## Goal", "", *_quoted(result.goal)]
+
+
+def _answer_section(result: ResearchResult) -> list[str]:
+    answer = result.answer
+    if answer is None:
+        return []
+    lines = ["", "## Answer", "", *_quoted(answer.answer)]
+    if answer.analysis:
+        lines += ["", "### Analysis", "", *_quoted(answer.analysis)]
+    if answer.caveats:
+        lines += ["", "### Caveats", ""]
+        lines += [f"- {_one_line(caveat)}" for caveat in answer.caveats]
+    return lines
+
+
+def _model_section(result: ResearchResult) -> list[str]:
+    """Model use: the run's totals, a row per task and a row per role (none if no calls)."""
+    spend = result.model
+    if spend.calls == 0 and not any(t.model.calls for t in result.tasks):
+        return []
+    lines = ["", "## Model use", "", f"Total: {describe_spend(spend)}.", ""]
+    lines += [_SPEND_HEADER[0].format(what="task"), _SPEND_HEADER[1]]
+    lines += [_spend_row(f"`{t.task_id}`", t.model.calls, t.model.usage) for t in result.tasks
+              if t.model.calls]
+    if spend.by_role:
+        lines += ["", _SPEND_HEADER[0].format(what="role"), _SPEND_HEADER[1]]
+        lines += [_spend_row(role, spend.calls_by_role.get(role, 0), usage)
+                  for role, usage in sorted(spend.by_role.items())]
+    return lines
+
+
+def _spend_row(what: str, calls: int, usage: Usage) -> str:
+    return (f"| {what} | {calls} | {usage.input_tokens:,} | {usage.output_tokens:,} "
+            f"| {usage.cache_creation_input_tokens:,} | {usage.cache_read_input_tokens:,} "
+            f"| {usage.cost_usd:.4f} |")
 
 
 def _task_section(task: TaskResult) -> list[str]:
@@ -50,6 +123,7 @@ def _task_section(task: TaskResult) -> list[str]:
         f"{task.action}",
         "",
         f"- Reason: {task.status_reason}",
+        f"- Job by: {task.provenance.job_author}",
         f"- Attempts: review {task.provenance.approval.attempts}, execution "
         f"{task.provenance.execution.attempts}, verification "
         f"{task.provenance.verification.attempts}",

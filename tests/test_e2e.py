@@ -53,6 +53,7 @@ async def test_example_plan_runs_end_to_end(dev_env: WorkflowEnvironment, postgr
 
     assert result.report is not None
     saved = json.loads(Path(result.report.results_json).read_text())
+    assert req.plan is not None
     assert saved["run_id"] == run_id and len(saved["tasks"]) == len(req.plan.decisions)
     summary = Path(result.report.summary_md).read_text()
     assert f"`{run_id}`" in summary and "| HIGH | 2 | 2 | 100% |" in summary

@@ -115,6 +115,7 @@ def test_plan_is_valid_and_ordered() -> None:
 
 def test_plan_loads_as_the_cli_loads_it() -> None:
     request = load_plan_file(PLAN_FILE, max_bytes=1_500_000)
+    assert request.plan is not None
     resolved = request.plan.by_id()
     for task_id, decision in load_plan().by_id().items():
         job = job_of(resolved[task_id])

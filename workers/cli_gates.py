@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from workers.cli_base import EXIT_BAD_INPUT, client_for, fail, run_async
 from workers.settings import Settings
 from workflows.policy import GateKind, TimeoutAction
 
@@ -47,7 +48,6 @@ def approve(
     by: Annotated[str | None, typer.Option("--by", help="Who decides (default: you).")] = None,
 ) -> None:
     """Approve (or --reject) a gate waiting for a person."""
-    from workers.cli import client_for, fail, run_async
     from workflows.client import GateDecisionError
     from workflows.executive import GateDecision
 
@@ -56,7 +56,7 @@ def approve(
         decision = GateDecision(gate=gate.kind, task_id=task, by=by or settings.user,
                                 decision="reject" if reject else "approve", comment=comment)
     except ValueError as err:
-        fail(f"invalid decision: {err}", 2)
+        fail(f"invalid decision: {err}", EXIT_BAD_INPUT)
 
     async def go() -> None:
         client = await client_for(settings)
@@ -72,7 +72,6 @@ def approve(
 
 def gates() -> None:
     """List the gates waiting for a person, across all runs."""
-    from workers.cli import client_for, run_async
 
     async def go() -> None:
         client = await client_for(Settings())

@@ -19,7 +19,7 @@ from pydantic import ValidationError
 from workflows.constants import digest
 from workflows.plan import Decision, InputFile, Plan, PlanError, check_graph
 from workflows.policy import Queues, RunPolicy
-from workflows.results import ResearchInput
+from workflows.results import ResearchInput, SuppliedPlan
 
 MAX_FILE_BYTES = 50_000_000
 
@@ -31,22 +31,33 @@ class PlanFileError(ValueError):
 def load_plan(path: Path, *, max_bytes: int, policy: RunPolicy | None = None,
               queues: Queues | None = None) -> ResearchInput:
     """Read, validate and resolve a plan file into a workflow input."""
+    supplied = load_supplied_plan(path, max_bytes=max_bytes)
+    req = ResearchInput(run_id="", plan_name=supplied.plan_name,
+                        plan_sha256=supplied.plan_sha256, plan=supplied.plan,
+                        policy=policy or RunPolicy(), queues=queues or Queues())
+    _check_size(path, len(req.model_dump_json().encode()), max_bytes)
+    return req
+
+
+def load_supplied_plan(path: Path, *, max_bytes: int, by: str = "") -> SuppliedPlan:
+    """Read, validate and resolve a plan file for a goal run waiting for one."""
     plan = parse_plan(path)
     base = path.resolve().parent
     decisions = [_resolve(decision, base) for decision in plan.decisions]
     plan = plan.model_copy(update={"decisions": decisions})
     canonical = plan.model_dump_json(exclude_none=True).encode()
     name = plan.meeting_id or (base.name if path.stem == "pending_actions" else path.stem)
-    req = ResearchInput(run_id="", plan_name=name,
-                        plan_sha256=digest(canonical), plan=plan,
-                        policy=policy or RunPolicy(), queues=queues or Queues())
-    size = len(req.model_dump_json().encode())
+    supplied = SuppliedPlan(plan_name=name, plan_sha256=digest(canonical), plan=plan, by=by)
+    _check_size(path, len(supplied.model_dump_json().encode()), max_bytes)
+    return supplied
+
+
+def _check_size(path: Path, size: int, max_bytes: int) -> None:
     if size > max_bytes:
         raise PlanFileError(
             f"{path}: the resolved plan is {size:,} bytes, over the {max_bytes:,}-byte limit "
             "for a run's input; keep data in `inputs` files rather than inline `code`, or "
             "split the plan")
-    return req
 
 
 def parse_plan(path: Path) -> Plan:

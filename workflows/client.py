@@ -11,6 +11,7 @@ from typing import Any
 
 from temporalio.client import (
     Client,
+    WorkflowExecution,
     WorkflowExecutionStatus,
     WorkflowHandle,
     WorkflowUpdateFailedError,
@@ -20,20 +21,32 @@ from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.exceptions import WorkflowAlreadyStartedError
 from temporalio.service import RPCError, RPCStatusCode
 
-from workflows.constants import run_workflow_id, task_workflow_id
+from workflows.constants import STATUS_KEY, run_workflow_id, task_workflow_id
 from workflows.executive import GateDecision, GateRecord
 from workflows.research import ResearchWorkflow
-from workflows.results import ResearchInput, ResearchResult, RunProgress, TaskProgress
+from workflows.results import (
+    ResearchInput,
+    ResearchResult,
+    RunProgress,
+    SuppliedPlan,
+    TaskProgress,
+)
 
 DATA_CONVERTER = pydantic_data_converter
 MAX_AGAIN = 1000
+MEMO_GOAL_CHARS = 300
+SUPPLY_PLAN = "supply_plan"
+"""The update that gives a goal run waiting for a plan its plan; it answers with the progress."""
 
 
 class RunExistsError(RuntimeError):
-    """A run of this exact plan already exists (workflow IDs come from the plan's content)."""
+    """A run of this exact plan (or goal and data) already exists.
+
+    Workflow IDs come from the plan's content, or from the goal's text and data checksums.
+    """
 
     def __init__(self, run_id: str, status: str) -> None:
-        super().__init__(f"a run of this plan already exists: {run_id} ({status}); "
+        super().__init__(f"a run of this plan or goal already exists: {run_id} ({status}); "
                          "pass --again to start another run of it")
         self.run_id = run_id
         self.status = status
@@ -47,6 +60,10 @@ class GateDecisionError(ValueError):
     """A gate decision was refused by the workflow; the message says why."""
 
 
+class PlanSupplyError(ValueError):
+    """A supplied plan was refused (the run is not waiting for one, or the plan is invalid)."""
+
+
 @dataclass(frozen=True)
 class PendingGate:
     """A gate waiting for a person."""
@@ -58,11 +75,22 @@ class PendingGate:
 
 @dataclass(frozen=True)
 class RunSummary:
-    """One line of ``assay runs`` / a run's Temporal-level status."""
+    """One line of ``assay runs``: Temporal's status, Assay's own status and the goal."""
 
     run_id: str
     status: str
     start_time: str
+    assay_status: str = ""
+    """The run's ``AssayStatus`` (``completed``, ``partial``, ``deferred``, ``waiting``...)."""
+    goal: str = ""
+    """The start of the goal, for goal runs."""
+
+    @property
+    def shown_status(self) -> str:
+        """Assay's status while the workflow runs or once it completed; else Temporal's."""
+        if self.assay_status and self.status in ("running", "completed"):
+            return self.assay_status
+        return self.status
 
 
 async def connect(address: str, namespace: str = "default") -> Client:
@@ -83,6 +111,7 @@ class AssayClient:
         The ID derives from the plan's name and content, so starting the same plan twice is
         refused with :class:`RunExistsError`; with ``again`` the next free ``-rN`` ID is used.
         """
+        memo, summary = _describe_input(req)
         for attempt in range(1, MAX_AGAIN + 1):
             run_id = run_workflow_id(req.plan_name, req.plan_sha256, attempt)
             try:
@@ -90,9 +119,7 @@ class AssayClient:
                     ResearchWorkflow.run, req.model_copy(update={"run_id": run_id}),
                     id=run_id, task_queue=self.task_queue,
                     id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
-                    memo={"plan": req.plan_name, "tasks": len(req.plan.decisions)},
-                    static_summary=f"Assay run of plan {req.plan_name} "
-                                   f"({len(req.plan.decisions)} tasks)",
+                    memo=memo, static_summary=summary,
                 )
             except WorkflowAlreadyStartedError:
                 if not again:
@@ -149,6 +176,32 @@ class AssayClient:
                                         "running") from err
             raise
 
+    async def supply_plan(self, run_id: str, supplied: SuppliedPlan) -> RunProgress:
+        """Give a goal run that waits for a plan the plan to run.
+
+        Raises:
+            RunNotFoundError: no such run.
+            PlanSupplyError: the run refused the plan (it is not waiting for one, it has
+                finished, or the plan is invalid); the message says why.
+        """
+        await self.status(run_id)
+        handle: WorkflowHandle[Any, Any] = self.client.get_workflow_handle(run_id)
+        try:
+            return await handle.execute_update(  # pyright: ignore[reportUnknownMemberType]
+                SUPPLY_PLAN, supplied, result_type=RunProgress)
+        except WorkflowUpdateFailedError as err:
+            raise PlanSupplyError(str(err.cause or err)) from err
+        except RPCError as err:
+            if err.status == RPCStatusCode.NOT_FOUND:
+                raise PlanSupplyError(f"run {run_id} has finished; it takes no plan now "
+                                      "(start a new run with `assay run PLAN.json`)") from err
+            raise
+
+    async def describe_run(self, run_id: str) -> RunSummary:
+        """Temporal's and Assay's status of a run, and its goal."""
+        await self.status(run_id)
+        return await _summary(await self.handle(run_id).describe())
+
     async def pending_gates(self, limit: int = 200) -> list[PendingGate]:
         """Gates waiting for a person, across all runs."""
         query = ('ExecutionStatus="Running" AND '
@@ -170,8 +223,26 @@ class AssayClient:
 
     async def list_runs(self, query: str = 'AssayKind="run"', limit: int = 50) -> list[RunSummary]:
         """Runs matching a visibility query, newest first."""
-        runs: list[RunSummary] = []
-        async for wf in self.client.list_workflows(query, limit=limit):
-            runs.append(RunSummary(run_id=wf.id, status=wf.status.name.lower() if wf.status
-                                   else "unknown", start_time=wf.start_time.isoformat()))
-        return runs
+        return [await _summary(wf)
+                async for wf in self.client.list_workflows(query, limit=limit)]
+
+
+async def _summary(wf: WorkflowExecution) -> RunSummary:
+    goal = await wf.memo_value("goal", "")
+    return RunSummary(run_id=wf.id, status=wf.status.name.lower() if wf.status else "unknown",
+                      start_time=wf.start_time.isoformat(),
+                      assay_status=wf.typed_search_attributes.get(STATUS_KEY) or "",
+                      goal=goal if isinstance(goal, str) else "")
+
+
+def _describe_input(req: ResearchInput) -> tuple[dict[str, Any], str]:
+    """Memo and summary a run is started with (shown by ``assay runs`` and the Web UI)."""
+    if req.plan is not None:
+        tasks = len(req.plan.decisions)
+        return ({"plan": req.plan_name, "tasks": tasks},
+                f"Assay run of plan {req.plan_name} ({tasks} tasks)")
+    goal = (req.goal or "").strip()
+    short = goal if len(goal) <= MEMO_GOAL_CHARS else goal[:MEMO_GOAL_CHARS - 1] + "…"
+    first_line = short.splitlines()[0] if short else ""
+    return ({"plan": req.plan_name, "goal": short, "data": len(req.data)},
+            f"Assay goal run: {first_line[:120]}")

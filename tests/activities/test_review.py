@@ -11,13 +11,14 @@ from temporalio.testing import ActivityEnvironment
 
 from activities.review import InfrastructureReviewer, review_ops, review_quality_safety
 from activities.review_common import Findings, confidence, verdict
-from workers.planfile import load_plan
+from workers.planfile import load_supplied_plan
 from workflows.client import DATA_CONVERTER
 from workflows.executive import Finding, ReviewInput, ReviewVerdict, panel_approves
 from workflows.plan import Decision, JobSpec
 
 PLAN_FILE = Path(__file__).resolve().parents[2] / "examples" / "iris" / "pending_actions.json"
-DECISIONS = {d.task_id: d for d in load_plan(PLAN_FILE, max_bytes=1_500_000).plan.decisions}
+DECISIONS = {d.task_id: d
+             for d in load_supplied_plan(PLAN_FILE, max_bytes=1_500_000).plan.decisions}
 
 
 def artifacts(task_id: str) -> list[str]:

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from workers.planfile import PlanFileError, load_plan
+from workers.planfile import PlanFileError, load_plan, load_supplied_plan
 
 LIMIT = 1_500_000
 
@@ -31,6 +31,7 @@ def test_entry_and_inputs_are_resolved_and_fixed_by_checksum(tmp_path: Path) -> 
     path = write_plan(tmp_path, [decision("1", job={"entry": "jobs/fit.py"},
                                           inputs=["data.csv"])])
     req = load_plan(path, max_bytes=LIMIT)
+    assert req.plan is not None
     only = req.plan.decisions[0]
     assert only.job is not None
     assert (only.job.source, only.job.filename) == ("print('fit')\n", "fit.py")
@@ -47,8 +48,20 @@ def test_inline_code_becomes_job_py(tmp_path: Path) -> None:
     path = write_plan(tmp_path, [decision("1", job={"code": "print(1)"})], meeting_id="m1")
     req = load_plan(path, max_bytes=LIMIT)
     assert req.plan_name == "m1"
-    assert req.plan.decisions[0].job is not None
+    assert req.plan is not None and req.plan.decisions[0].job is not None
     assert req.plan.decisions[0].job.filename == "job.py"
+
+
+def test_a_supplied_plan_is_resolved_exactly_like_a_run_plan(tmp_path: Path) -> None:
+    (tmp_path / "data.csv").write_text("a,b\n1,2\n")
+    path = write_plan(tmp_path, [decision("1", job={"code": "print(1)"}, inputs=["data.csv"])])
+    req = load_plan(path, max_bytes=LIMIT)
+    supplied = load_supplied_plan(path, max_bytes=LIMIT, by="ada")
+    assert (supplied.plan_name, supplied.plan_sha256, supplied.by) == (
+        req.plan_name, req.plan_sha256, "ada")
+    assert supplied.plan == req.plan
+    with pytest.raises(PlanFileError, match="over the 200-byte limit"):
+        load_supplied_plan(path, max_bytes=200)
 
 
 @pytest.mark.parametrize(("content", "message"), [
