@@ -4,6 +4,8 @@ It asks the Anthropic Messages API for a structured answer (tool use with the co
 JSON schema), validates it and sends it back for repair when it does not fit, accounts
 tokens and cost, enforces the caller's budget, and records or replays exchanges. The SDK
 never retries; Temporal does, with the server's advised delay (see ``models_errors``).
+Agent roles on the same worker call ``ModelGateway.ask`` directly, with the recording their
+run's policy names.
 """
 
 from __future__ import annotations
@@ -14,28 +16,35 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import anthropic
 from pydantic import SecretStr
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
-from activities.models_errors import CallSite, model_error
+from activities.models_client import ServiceClient
+from activities.models_errors import CallSite, check_budget, hopeless, spent
+from activities.models_metrics import record_exchange
 from activities.models_output import (
     MAX_ANSWER_BYTES,
     OutputContract,
     Reading,
-    as_object,
+    Vet,
     repair_turn,
 )
-from activities.models_pricing import priced
-from activities.models_record import Recorder, Replay, canonical
+from activities.models_pricing import usage_of
+from activities.models_record import Recorder, Recordings, Replay, canonical
 from activities.models_request import Conversation
 from workflows.agents import CALL_MODEL, ModelAnswer, ModelCall, Usage
+from workflows.policy import ModelRecording
 
 log = logging.getLogger("assay.models")
 
-DEFAULT_BASE_URL = "https://api.anthropic.com"
 MAX_CACHED_CONTRACTS = 256
+LIGHT_ROLES = ("plan_reviewer", "output_processor")
+LIGHT_ROLE_PREFIXES = ("reviewer_",)
+"""Roles that judge rather than write: they run on the light model unless set otherwise."""
+ROLE_FAMILIES = ("reviewer", "debugger")
+"""``reviewer_ops`` falls back to a model set for ``reviewer``, ``debugger_direct`` to
+``debugger``'s."""
 
 
 @dataclass(frozen=True)
@@ -48,6 +57,14 @@ class Exchange:
     replayed: bool = False
 
 
+@dataclass(frozen=True)
+class Source:
+    """Where a call's answers come from: a recording to replay, or live (maybe recorded)."""
+
+    replay: Replay | None = None
+    recorder: Recorder | None = None
+
+
 class ModelGateway:
     """Holds the API client (built once from settings) and serves ``call_model``.
 
@@ -55,6 +72,8 @@ class ModelGateway:
         api_key: Anthropic API key; None disables live calls (replay still works).
         base_url: Messages API base URL; None means Anthropic's.
         default_models: model per role, with ``"default"`` for roles not listed.
+        light_model: model of the light roles (plan reviewer, model reviewers, output
+            processor) unless ``default_models`` names one for the role.
         record_path: append every live exchange (repair rounds included) to this JSONL file.
         replay_path: answer only from this recording: no key or network needed, a request
             it has no answer for fails (``ReplayMiss``), nothing is recorded again.
@@ -63,32 +82,38 @@ class ModelGateway:
     """
 
     def __init__(self, api_key: SecretStr | None, base_url: str | None,
-                 default_models: dict[str, str], *, record_path: Path | None = None,
-                 replay_path: Path | None = None, timeout_s: float = 120.0,
-                 max_answer_bytes: int = MAX_ANSWER_BYTES) -> None:
-        self._api_key = api_key
-        self._base_url = base_url or DEFAULT_BASE_URL
+                 default_models: dict[str, str], *, light_model: str | None = None,
+                 record_path: Path | None = None, replay_path: Path | None = None,
+                 timeout_s: float = 120.0, max_answer_bytes: int = MAX_ANSWER_BYTES) -> None:
+        self._service = ServiceClient(api_key, base_url, timeout_s)
         self.default_models = dict(default_models)
-        self._recorder = Recorder(record_path) if record_path is not None else None
-        self._replay = Replay(replay_path) if replay_path is not None else None
-        self._timeout_s = timeout_s
+        self.light_model = light_model
+        self._settings_source = Source(
+            replay=Replay(replay_path) if replay_path is not None else None,
+            recorder=Recorder(record_path) if record_path is not None else None)
+        self._recordings = Recordings()
         self._max_answer_bytes = max_answer_bytes
-        self._client: anthropic.AsyncAnthropic | None = None
         self._contracts: dict[str, OutputContract] = {}
 
     async def aclose(self) -> None:
         """Close the HTTP connection pool (the worker calls this on shutdown)."""
-        if self._client is not None:
-            await self._client.close()
-            self._client = None
+        await self._service.aclose()
 
     def model_for(self, call: ModelCall) -> str:
-        """The model ``call`` runs on: its own, else its role's default, else ``default``."""
-        model = call.model or self.default_models.get(call.role) or self.default_models.get(
-            "default")
+        """The model ``call`` runs on.
+
+        Its own; else the one set for its role, then for its role's family; else the light
+        model for a light role; else ``default``.
+        """
+        role = call.role
+        family = next((f for f in ROLE_FAMILIES if role.startswith(f + "_")), None)
+        light = role in LIGHT_ROLES or role.startswith(LIGHT_ROLE_PREFIXES)
+        model = (call.model or self.default_models.get(role)
+                 or (self.default_models.get(family) if family else None)
+                 or (self.light_model if light else None) or self.default_models.get("default"))
         if not model:
             raise ApplicationError(
-                f"no model is configured for role {call.role!r}: set one for the role or a "
+                f"no model is configured for role {role!r}: set one for the role or a "
                 "default model in the agents worker's settings", type="ModelNotConfigured",
                 non_retryable=True)
         return model
@@ -96,20 +121,39 @@ class ModelGateway:
     @activity.defn(name=CALL_MODEL)
     async def call_model(self, call: ModelCall) -> ModelAnswer:
         """Ask the model for an answer that fits ``call.output_schema``; repair if needed."""
+        return await self.ask(call)
+
+    async def ask(self, call: ModelCall, recording: ModelRecording | None = None, *,
+                  vet: Vet | None = None) -> ModelAnswer:
+        """Ask the model for an answer that fits ``call.output_schema``; repair if needed.
+
+        Args:
+            call: the prompt, the contract wanted back, and the caller's budget.
+            recording: the run's recording; it replaces the worker's record/replay paths
+                (``record`` appends this call's exchanges to it, ``replay`` answers only
+                from it).
+            vet: the caller's own check of a schema-valid answer; a problem it names is
+                sent back for repair like a schema violation.
+
+        Raises:
+            ApplicationError: ``BudgetExhausted``, ``InvalidModelOutput``, ``ModelRefused``,
+                ``ReplayMiss``, ``ModelNotConfigured``... (non-retryable), or a retryable
+                service error (rate limit, overload, 5xx, unreachable).
+        """
         started = time.monotonic()
         model = self.model_for(call)
-        secret = self._api_key.get_secret_value() if self._api_key else None
-        site = CallSite(call.role, model, call.output_schema_name, secret)
+        site = CallSite(call.role, model, call.output_schema_name, self._service.secret)
         contract = self._contract(call)
+        source = self._source(recording)
         conversation = Conversation(call, model)
         exchange_id = conversation.key()[:32]
         usage = Usage()
         reading = Reading()
         for repairs in range(call.max_repairs + 1):
-            _check_budget(call, usage, site)
-            exchange = await self._exchange(conversation, site, exchange_id, repairs)
+            check_budget(call.budget, usage, site)
+            exchange = await self._exchange(conversation, site, exchange_id, repairs, source)
             usage = usage + exchange.usage
-            reading = contract.read(exchange.response)
+            reading = contract.read(exchange.response, vet)
             if reading.output is not None:
                 log.info("model call %s: %d+%d tokens, $%.5f, %d repairs, %.2fs", site,
                          usage.input_tokens, usage.output_tokens, usage.cost_usd, repairs,
@@ -120,14 +164,23 @@ class ModelGateway:
                     request_id=exchange.request_id, exchange_id=exchange_id,
                     replayed=exchange.replayed)
             if reading.hopeless:
-                raise _hopeless(reading, site, usage)
+                raise hopeless(reading, site, usage)
             if repairs < call.max_repairs:
                 conversation.repair(exchange.response.get("content") or [],
                                     repair_turn(reading))
         raise ApplicationError(
             f"the model's answer for schema {call.output_schema_name!r} ({site}) was still "
-            f"invalid after {call.max_repairs} repairs: {reading.problem}", _spent(usage),
+            f"invalid after {call.max_repairs} repairs: {reading.problem}", spent(usage),
             type="InvalidModelOutput", non_retryable=True)
+
+    def _source(self, recording: ModelRecording | None) -> Source:
+        """The run's recording if it names one, else the worker's settings."""
+        if recording is None:
+            return self._settings_source
+        path = Path(recording.path).expanduser()
+        if recording.mode == "replay":
+            return Source(replay=self._recordings.replay(path))
+        return Source(recorder=self._recordings.recorder(path))
 
     def _contract(self, call: ModelCall) -> OutputContract:
         """The checks for ``call``'s schema, built once per schema.
@@ -146,116 +199,40 @@ class ModelGateway:
         return contract
 
     async def _exchange(self, conversation: Conversation, site: CallSite, exchange_id: str,
-                        repairs: int) -> Exchange:
+                        repairs: int, source: Source) -> Exchange:
         """One request/response round, from the recording or the live service."""
         key = conversation.key()
-        if self._replay is not None:
-            return self._replayed(key, conversation, site)
+        if source.replay is not None:
+            exchange = _replayed(source.replay, key, conversation, site)
+        else:
+            exchange = await self._live(conversation, site, key, exchange_id, repairs,
+                                        source.recorder)
+        record_exchange(site.role, site.model, exchange.usage, replayed=exchange.replayed)
+        return exchange
+
+    async def _live(self, conversation: Conversation, site: CallSite, key: str,
+                    exchange_id: str, repairs: int, recorder: Recorder | None) -> Exchange:
         request = conversation.request()
-        response, request_id = await self._send(request, site)
-        usage = _usage(response, site.model)
-        if self._recorder is not None:
+        response, request_id = await self._service.send(request, site)
+        usage = usage_of(response, site.model)
+        if recorder is not None:
             call = conversation.call
-            await self._recorder.append({
+            await recorder.append({
                 "key": key, "exchange_id": exchange_id, "round": repairs,
                 "run_id": call.run_id, "task_id": call.task_id, "role": call.role,
                 "schema": call.output_schema_name, "request": request, "response": response,
                 "request_id": request_id, "usage": usage.model_dump(mode="json")})
         return Exchange(response, request_id, usage)
 
-    def _replayed(self, key: str, conversation: Conversation, site: CallSite) -> Exchange:
-        assert self._replay is not None
-        entry = self._replay.lookup(key)
-        if entry is None:
-            raise ApplicationError(
-                f"the recording {self._replay.path} has no answer for this request ({site}); "
-                f"last user message: {_last_user_text(conversation.messages)[:200]!r}. The "
-                "prompt, plan or model differs from the recorded run; record it again",
-                type="ReplayMiss", non_retryable=True)
-        request_id = entry.get("request_id")
-        return Exchange(entry["response"], request_id if isinstance(request_id, str) else None,
-                        Usage.model_validate(entry.get("usage") or {}), replayed=True)
 
-    async def _send(self, request: dict[str, Any], site: CallSite,
-                    ) -> tuple[dict[str, Any], str | None]:
-        """POST the request; the response body as JSON, and its request id."""
-        client = self._client_for(site)
-        try:
-            raw = await client.messages.with_raw_response.create(
-                model=request["model"], max_tokens=request["max_tokens"],
-                system=request["system"], messages=request["messages"],
-                tools=request["tools"], tool_choice=request["tool_choice"])
-        except anthropic.APIError as err:
-            raise model_error(err, site) from None
-        try:
-            body = as_object(raw.http_response.json())
-        except ValueError as err:
-            raise model_error(err, site) from None
-        if body is None:
-            raise model_error(ValueError("the response body is not a JSON object"), site)
-        return body, raw.request_id
-
-    def _client_for(self, site: CallSite) -> anthropic.AsyncAnthropic:
-        if self._api_key is None:
-            raise ApplicationError(
-                f"no Anthropic API key is configured, so the model cannot be called ({site}): "
-                "set ASSAY_ANTHROPIC_API_KEY for the agents worker, or replay a recording "
-                "with ASSAY_MODEL_REPLAY_PATH", type="ModelNotConfigured", non_retryable=True)
-        if self._client is None:
-            self._client = anthropic.AsyncAnthropic(
-                api_key=self._api_key.get_secret_value(), base_url=self._base_url,
-                max_retries=0, timeout=self._timeout_s)
-        return self._client
-
-
-def _check_budget(call: ModelCall, spent_here: Usage, site: CallSite) -> None:
-    """Refuse to start a round once the caller's budget (plus this call so far) is spent."""
-    reason = call.budget.exhausted_by(spent_here) if call.budget is not None else None
-    if reason:
+def _replayed(replay: Replay, key: str, conversation: Conversation, site: CallSite) -> Exchange:
+    entry = replay.lookup(key)
+    if entry is None:
         raise ApplicationError(
-            f"model budget exhausted: {reason}; not calling the model ({site}). Raise the "
-            "budget or let the task go on without this agent", _spent(spent_here),
-            type="BudgetExhausted", non_retryable=True)
-
-
-def _hopeless(reading: Reading, site: CallSite, usage: Usage) -> ApplicationError:
-    refused = not reading.problem
-    return ApplicationError(
-        f"{reading.hopeless} ({site}){': ' + reading.problem if reading.problem else ''}",
-        _spent(usage), type="ModelRefused" if refused else "InvalidModelOutput",
-        non_retryable=True)
-
-
-def _spent(usage: Usage) -> dict[str, Any]:
-    """Error details with what a failed call spent (``err.details[0]["usage"]``).
-
-    The caller charges its budget with it even though no answer came back.
-    """
-    return {"usage": usage.model_dump(mode="json")}
-
-
-def _usage(response: dict[str, Any], model: str) -> Usage:
-    """Tokens from a response's usage block, priced for the model that answered."""
-    counts = as_object(response.get("usage")) or {}
-
-    def tokens(name: str) -> int:
-        value = counts.get(name)
-        return value if isinstance(value, int) else 0
-
-    answered = response.get("model")
-    return priced(answered if isinstance(answered, str) else model, tokens("input_tokens"),
-                  tokens("output_tokens"), tokens("cache_creation_input_tokens"),
-                  tokens("cache_read_input_tokens"))
-
-
-def _last_user_text(messages: list[dict[str, Any]]) -> str:
-    """The text of the last user turn (tool results included), to name a missed request."""
-    for message in reversed(messages):
-        if message.get("role") != "user":
-            continue
-        content: Any = message.get("content")
-        if isinstance(content, str):
-            return content
-        blocks = [as_object(b) or {} for b in content]
-        return " ".join(str(b.get("text") or b.get("content") or "") for b in blocks)
-    return ""
+            f"the recording {replay.path} has no answer for this request ({site}); "
+            f"last user message: {conversation.last_user_text()[:200]!r}. The "
+            "prompt, plan or model differs from the recorded run; record it again",
+            type="ReplayMiss", non_retryable=True)
+    request_id = entry.get("request_id")
+    return Exchange(entry["response"], request_id if isinstance(request_id, str) else None,
+                    Usage.model_validate(entry.get("usage") or {}), replayed=True)

@@ -13,9 +13,13 @@ import email.utils
 import time
 from dataclasses import dataclass
 from datetime import timedelta
+from typing import Any
 
 import anthropic
 from temporalio.exceptions import ApplicationError
+
+from activities.models_output import Reading
+from workflows.agents import Budget, Usage
 
 MAX_ADVISED_DELAY_S = 3600.0
 """A longer ``retry-after`` is capped: a run should not sleep for days on one header."""
@@ -117,3 +121,30 @@ def _status_error(err: anthropic.APIStatusError, site: CallSite) -> ApplicationE
         f"the model service refused the call (HTTP {status}) for {site}: {said}{request}. "
         f"{hint[0].upper()}{hint[1:]}.",
         {"status": status}, type="ModelRejectedRequest", non_retryable=True)
+
+
+def check_budget(budget: Budget | None, spent_here: Usage, site: CallSite) -> None:
+    """Refuse to start a round once the caller's budget (plus this call so far) is spent."""
+    reason = budget.exhausted_by(spent_here) if budget is not None else None
+    if reason:
+        raise ApplicationError(
+            f"model budget exhausted: {reason}; not calling the model ({site}). Raise the "
+            "budget or let the task go on without this agent", spent(spent_here),
+            type="BudgetExhausted", non_retryable=True)
+
+
+def hopeless(reading: Reading, site: CallSite, usage: Usage) -> ApplicationError:
+    """The error for an answer no repair can help (cut off, or refused)."""
+    refused = not reading.problem
+    return ApplicationError(
+        f"{reading.hopeless} ({site}){': ' + reading.problem if reading.problem else ''}",
+        spent(usage), type="ModelRefused" if refused else "InvalidModelOutput",
+        non_retryable=True)
+
+
+def spent(usage: Usage) -> dict[str, Any]:
+    """Error details with what a failed call spent (``err.details[0]["usage"]``).
+
+    The caller charges its budget with it even though no answer came back.
+    """
+    return {"usage": usage.model_dump(mode="json")}

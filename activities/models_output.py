@@ -9,6 +9,7 @@ sent back for a repair.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -18,6 +19,12 @@ from temporalio.exceptions import ApplicationError
 
 MAX_ANSWER_BYTES = 256 * 1024
 MAX_LISTED_ERRORS = 5
+
+Vet = Callable[[dict[str, Any]], str | None]
+"""A caller's own check of an answer that fits the schema: the problem in words, or None.
+
+It catches what a JSON schema cannot say (a plan whose dependencies form a cycle, code that
+does not parse); the problem goes back to the model like a schema violation."""
 
 
 @dataclass(frozen=True)
@@ -49,8 +56,13 @@ class OutputContract:
         self.max_bytes = max_bytes
         self._validator = Draft202012Validator(schema)
 
-    def read(self, response: dict[str, Any]) -> Reading:
-        """Read the answer in ``response`` (a Messages API response body)."""
+    def read(self, response: dict[str, Any], vet: Vet | None = None) -> Reading:
+        """Read the answer in ``response`` (a Messages API response body).
+
+        Args:
+            response: the response body.
+            vet: the caller's check of an answer that fits the schema.
+        """
         content: Any = response.get("content") or []
         blocks = [b for b in map(as_object, content) if b is not None]
         calls = [b for b in blocks if b.get("type") == "tool_use"]
@@ -59,6 +71,9 @@ class OutputContract:
         if stop == "refusal":
             return Reading(hopeless="the model refused to answer", tool_use_ids=ids)
         problem, output = self._problem(blocks, calls)
+        if output is not None and vet is not None and (rejected := vet(output)):
+            problem, output = (f"The `{self.name}` input was rejected: {rejected} Call the "
+                               f"`{self.name}` tool again with a corrected input."), None
         if not problem:
             return Reading(output=output, tool_use_ids=ids)
         if stop == "max_tokens":
@@ -99,8 +114,23 @@ class OutputContract:
         errors: Any = self._validator.iter_errors(answer)  # pyright: ignore[reportUnknownMemberType]
         found: list[ValidationError] = sorted(
             errors, key=lambda e: list(map(str, e.absolute_path)))
-        return [f"at {_path(e.absolute_path)}: {e.message[:300]}"
-                for e in found[:MAX_LISTED_ERRORS]]
+        return [f"at {_path(e.absolute_path)}: {_said(e)}" for e in found[:MAX_LISTED_ERRORS]]
+
+
+def _said(error: ValidationError) -> str:
+    """The violation in at most ~300 characters: a long value is elided, not the verdict.
+
+    jsonschema's messages start with the offending value, so a 60 000-character string
+    would otherwise hide the words saying what is wrong with it.
+    """
+    limits = {"maxLength": "characters", "maxItems": "items", "maxProperties": "properties"}
+    instance: Any = error.instance
+    if error.validator in limits and isinstance(instance, str | list | dict):
+        size = len(cast("str | list[Any] | dict[str, Any]", instance))
+        return (f"is too long: {size} {limits[str(error.validator)]}, at most "
+                f"{error.validator_value}")
+    message = error.message
+    return message if len(message) <= 300 else f"{message[:150]} ... {message[-140:]}"
 
 
 def as_object(value: object) -> dict[str, Any] | None:

@@ -8,7 +8,9 @@ a report can say its cost is missing instead of silently under-counting.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
+from activities.models_output import as_object
 from workflows.agents import Usage
 
 MILLION = 1_000_000
@@ -78,3 +80,22 @@ def priced(model: str, input_tokens: int, output_tokens: int, cache_creation_inp
     if price.long_prompt_tokens is not None and prompt > price.long_prompt_tokens:
         cost *= price.long_prompt_factor
     return usage.model_copy(update={"cost_usd": cost})
+
+
+def usage_of(response: dict[str, Any], model: str) -> Usage:
+    """Tokens from a response's usage block, priced for the model that answered.
+
+    Args:
+        response: a Messages API response body.
+        model: the model asked, used when the response does not name the one that answered.
+    """
+    counts = as_object(response.get("usage")) or {}
+
+    def tokens(name: str) -> int:
+        value = counts.get(name)
+        return value if isinstance(value, int) else 0
+
+    answered = response.get("model")
+    return priced(answered if isinstance(answered, str) else model, tokens("input_tokens"),
+                  tokens("output_tokens"), tokens("cache_creation_input_tokens"),
+                  tokens("cache_read_input_tokens"))

@@ -14,14 +14,21 @@ import fcntl
 import hashlib
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from temporalio.exceptions import ApplicationError
 
 from activities.models_output import as_object
 
 FORMAT_VERSION = 1
+MAX_OPEN_RECORDINGS = 64
+_T = TypeVar("_T")
+SETTINGS_HINT = ("record a run first (ASSAY_MODEL_RECORD_PATH) or point ASSAY_MODEL_REPLAY_PATH "
+                 "at a recording")
+POLICY_HINT = ("record the run first (its policy's agents.recording with mode \"record\") or "
+               "point agents.recording.path at an existing recording")
 
 
 def canonical(value: Any) -> str:
@@ -62,10 +69,16 @@ class Recorder:
 
 
 class Replay:
-    """Answers requests from a recording; re-reads the file when it changes."""
+    """Answers requests from a recording; re-reads the file when it changes.
 
-    def __init__(self, path: Path) -> None:
+    Args:
+        path: the JSONL recording.
+        hint: how to make the recording, said when it does not exist.
+    """
+
+    def __init__(self, path: Path, *, hint: str = SETTINGS_HINT) -> None:
         self.path = path
+        self.hint = hint
         self._stamp: tuple[int, int] | None = None
         self._entries: dict[str, dict[str, Any]] = {}
 
@@ -79,13 +92,43 @@ class Replay:
             stat = self.path.stat()
         except FileNotFoundError:
             raise ApplicationError(
-                f"the model recording {self.path} does not exist: record a run first "
-                "(ASSAY_MODEL_RECORD_PATH) or point ASSAY_MODEL_REPLAY_PATH at a recording",
+                f"the model recording {self.path} does not exist: {self.hint}",
                 type="ReplayUnreadable", non_retryable=True) from None
         stamp = (stat.st_mtime_ns, stat.st_size)
         if stamp != self._stamp:
             self._entries = parse_recording(self.path)
             self._stamp = stamp
+
+
+class Recordings:
+    """One ``Recorder`` and one ``Replay`` per path, for recordings named per call.
+
+    A run's policy names its recording; every call of that run finds the same objects, so
+    appends share one lock and a replay parses the file once (again only when it changes).
+    """
+
+    def __init__(self, limit: int = MAX_OPEN_RECORDINGS) -> None:
+        self._limit = limit
+        self._recorders: dict[Path, Recorder] = {}
+        self._replays: dict[Path, Replay] = {}
+
+    def recorder(self, path: Path) -> Recorder:
+        """The recorder appending to ``path``."""
+        return _cached(self._recorders, path, Recorder, self._limit)
+
+    def replay(self, path: Path) -> Replay:
+        """The replay answering from ``path``."""
+        return _cached(self._replays, path,
+                       lambda p: Replay(p, hint=POLICY_HINT), self._limit)
+
+
+def _cached(cache: dict[Path, _T], path: Path, make: Callable[[Path], _T], limit: int) -> _T:
+    found = cache.get(path)
+    if found is None:
+        if len(cache) >= limit:
+            cache.pop(next(iter(cache)))  # the oldest: runs end, their recordings go quiet
+        found = cache[path] = make(path)
+    return found
 
 
 def parse_recording(path: Path) -> dict[str, dict[str, Any]]:

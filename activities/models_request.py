@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from activities.models_output import as_object
 from activities.models_record import request_key
 from workflows.agents import ModelCall
 
@@ -73,6 +74,19 @@ class Conversation:
         placeholder = [{"type": "text", "text": "(no answer)"}]
         self.messages.append({"role": "assistant", "content": answer or placeholder})
         self.messages.append({"role": "user", "content": turn})
+
+
+    def last_user_text(self) -> str:
+        """The text of the last user turn (tool results included), to name a missed request."""
+        for message in reversed(self.messages):
+            if message.get("role") != "user":
+                continue
+            content: Any = message.get("content")
+            if isinstance(content, str):
+                return content
+            blocks = [as_object(b) or {} for b in content]
+            return " ".join(str(b.get("text") or b.get("content") or "") for b in blocks)
+        return ""
 
 
 def _description(call: ModelCall) -> str:

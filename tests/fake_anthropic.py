@@ -8,6 +8,16 @@ threading HTTP server, started and stopped by a context manager on a free port.
     with FakeAnthropic() as fake:
         fake.script(HttpError(429, retry_after="1"), ToolUse({"verdict": "APPROVE"}))
         gateway = ModelGateway(SecretStr("k"), fake.base_url, {...})
+
+Concurrent calls arrive in no fixed order, so a queue cannot say which gets which reply.
+Routes can: ``fake.route(fn)`` adds a function that picks the reply from the request body
+(``on_tool`` builds one from a tool name and a text the request must contain). Precedence:
+the queue first while it holds replies, then the routes in the order added (the first that
+answers wins), else a 500 saying nothing was scripted.
+
+A reply with ``usage=None`` reports usage derived from the sizes involved (input tokens a
+quarter of the request's bytes, output tokens a quarter of the answer's), so recorded
+numbers grow with the prompt as real ones do.
 """
 
 from __future__ import annotations
@@ -17,6 +27,7 @@ import json
 import socket
 import threading
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
@@ -43,7 +54,8 @@ class ToolUse:
     name: str | None = None
     text: str | None = None
     """Prose before the call, as models sometimes write."""
-    usage: dict[str, int] = field(default_factory=usage)
+    usage: dict[str, int] | None = field(default_factory=usage)
+    """None: derived from the request's and the answer's sizes."""
     stop_reason: str = "tool_use"
 
 
@@ -52,7 +64,8 @@ class Text:
     """The model answers in prose instead of calling the tool."""
 
     text: str
-    usage: dict[str, int] = field(default_factory=usage)
+    usage: dict[str, int] | None = field(default_factory=usage)
+    """None: derived from the request's and the answer's sizes."""
     stop_reason: str = "end_turn"
 
 
@@ -74,6 +87,19 @@ class Malformed:
 
 
 Reply = ToolUse | Text | HttpError | Malformed
+Route = Callable[[dict[str, Any]], "Reply | None"]
+"""Picks the reply to a request from its JSON body, or None to leave it to the next route."""
+
+
+def tool_of(body: dict[str, Any]) -> str:
+    """The name of the (first) tool a request offers: the output schema's name."""
+    tools: list[dict[str, Any]] = body.get("tools") or [{}]
+    return str(tools[0].get("name", ""))
+
+
+def text_of(body: dict[str, Any]) -> str:
+    """Everything a request says (system prompt and messages), as one JSON text."""
+    return json.dumps([body.get("system"), body.get("messages")], ensure_ascii=False)
 
 
 @dataclass(frozen=True)
@@ -97,6 +123,7 @@ class FakeAnthropic:
 
     def __init__(self) -> None:
         self._replies: deque[Reply] = deque()
+        self._routes: list[Route] = []
         self._seen: list[SeenRequest] = []
         self._lock = threading.Lock()
         self._server: _Server | None = None
@@ -120,6 +147,21 @@ class FakeAnthropic:
         """Queue replies; each request takes the next one (none left: a 500 saying so)."""
         with self._lock:
             self._replies.extend(replies)
+
+    def route(self, fn: Route) -> None:
+        """Answer requests the queue does not with ``fn(body)`` (see the module docstring)."""
+        with self._lock:
+            self._routes.append(fn)
+
+    def on_tool(self, name: str, reply: Reply, *, containing: str = "") -> None:
+        """Answer ``reply`` to every request offering tool ``name`` and saying ``containing``."""
+
+        def pick(body: dict[str, Any]) -> Reply | None:
+            if tool_of(body) == name and containing in text_of(body):
+                return reply
+            return None
+
+        self.route(pick)
 
     def start(self) -> FakeAnthropic:
         """Listen on a free port of 127.0.0.1."""
@@ -155,11 +197,23 @@ class FakeAnthropic:
         self.stop()
 
     def _next(self, seen: SeenRequest, sock: socket.socket) -> tuple[Reply | None, int]:
-        """The next scripted reply and this request's number (1-based)."""
+        """The reply to ``seen`` (queue first, then routes) and its number (1-based)."""
         with self._lock:
             self._seen.append(seen)
             self._sockets.add(sock)
-            return (self._replies.popleft() if self._replies else None), len(self._seen)
+            number = len(self._seen)
+            if self._replies:
+                return self._replies.popleft(), number
+            routes = list(self._routes)
+        try:
+            body = seen.body
+        except ValueError:
+            return None, number
+        for fn in routes:
+            reply = fn(body)
+            if reply is not None:
+                return reply, number
+        return None, number
 
 
 class _Server(ThreadingHTTPServer):
@@ -196,7 +250,7 @@ class _Handler(BaseHTTPRequestHandler):
         elif isinstance(reply, Malformed):
             self._send(reply.status, reply.body)
         else:
-            self._send(200, json.dumps(_message(reply, seen.body, n)).encode())
+            self._send(200, json.dumps(_message(reply, seen, n)).encode())
 
     def _send(self, status: int, body: bytes, headers: dict[str, str] | None = None) -> None:
         self.send_response(status)
@@ -214,8 +268,9 @@ def _error_body(status: int, message: str) -> bytes:
     return json.dumps({"type": "error", "error": {"type": kind, "message": message}}).encode()
 
 
-def _message(reply: ToolUse | Text, request: dict[str, Any], n: int) -> dict[str, Any]:
+def _message(reply: ToolUse | Text, seen: SeenRequest, n: int) -> dict[str, Any]:
     """A Messages API response body for a scripted answer."""
+    request = seen.body
     content: list[dict[str, Any]] = []
     if isinstance(reply, Text):
         content.append({"type": "text", "text": reply.text})
@@ -225,6 +280,9 @@ def _message(reply: ToolUse | Text, request: dict[str, Any], n: int) -> dict[str
         tools: list[dict[str, Any]] = request.get("tools") or [{"name": "answer"}]
         content.append({"type": "tool_use", "id": f"toolu_fake_{n}",
                         "name": reply.name or tools[0]["name"], "input": reply.input})
+    answered = reply.text if isinstance(reply, Text) else json.dumps(reply.input)
+    sized = usage(len(seen.raw) // 4, max(1, len(answered or "") // 4))
     return {"id": f"msg_fake_{n}", "type": "message", "role": "assistant",
             "model": request.get("model", "claude-fake"), "content": content,
-            "stop_reason": reply.stop_reason, "stop_sequence": None, "usage": reply.usage}
+            "stop_reason": reply.stop_reason, "stop_sequence": None,
+            "usage": sized if reply.usage is None else reply.usage}

@@ -57,22 +57,13 @@ async def build_specs(settings: Settings, pools: Sequence[Pool], *, database_url
             workflows=[ResearchWorkflow, TaskWorkflow],
             activities=[store.record_events, writer.write_report])
     if Pool.AGENTS in pools:
-        from activities.models import ModelGateway
-        from activities.review import review_ops, review_quality_safety
-
-        gateway = ModelGateway(settings.anthropic_api_key, settings.anthropic_base_url,
-                               {"default": settings.model_default, **settings.models},
-                               record_path=settings.model_record_path,
-                               replay_path=settings.model_replay_path,
-                               timeout_s=settings.model_timeout_s)
-        stack.push_async_callback(gateway.aclose)
-        specs[Pool.AGENTS] = PoolSpec(activities=[review_ops, review_quality_safety,
-                                                  gateway.call_model])
+        specs[Pool.AGENTS] = _agents_spec(settings, stack)
     if Pool.REFLECTION in pools:
         from activities.reflection import diagnose_failure
 
         specs[Pool.REFLECTION] = PoolSpec(activities=[diagnose_failure])
     if Pool.SANDBOX in pools:
+        from activities.environment import EnvironmentProbe
         from activities.evidence import verify_evidence
         from activities.relink import Relinker
         from activities.review_infra import InfrastructureReviewer
@@ -85,9 +76,10 @@ async def build_specs(settings: Settings, pools: Sequence[Pool], *, database_url
                           isolation=settings.sandbox_isolation)
         infra = InfrastructureReviewer(settings.work_dir)
         relinker = Relinker(settings.work_dir)
+        probe = EnvironmentProbe(ttl_s=settings.environment_probe_ttl_s)
         specs[Pool.SANDBOX] = PoolSpec(
             activities=[sandbox.execute_job, verify_evidence, infra.review_infrastructure,
-                        relinker.rescan_artifacts],
+                        relinker.rescan_artifacts, probe.probe_environment],
             max_concurrent_activities=settings.max_concurrent_jobs + 4)
     assert set(specs) == set(pools) & SERVED_POOLS, "SERVED_POOLS is out of date"
     for pool in set(pools) - SERVED_POOLS:
@@ -95,12 +87,38 @@ async def build_specs(settings: Settings, pools: Sequence[Pool], *, database_url
     return specs
 
 
+def _agents_spec(settings: Settings, stack: AsyncExitStack) -> PoolSpec:
+    """The agents pool: deterministic reviewers, the model gateway and the model roles.
+
+    The roles share the gateway: one HTTP client, one set of open recordings.
+    """
+    from activities.agents import Agents
+    from activities.models import ModelGateway
+    from activities.review import review_ops, review_quality_safety
+
+    gateway = ModelGateway(settings.anthropic_api_key, settings.anthropic_base_url,
+                           {"default": settings.model_default, **settings.models},
+                           light_model=settings.model_light,
+                           record_path=settings.model_record_path,
+                           replay_path=settings.model_replay_path,
+                           timeout_s=settings.model_timeout_s)
+    stack.push_async_callback(gateway.aclose)
+    agents = Agents(gateway)
+    return PoolSpec(activities=[review_ops, review_quality_safety, gateway.call_model,
+                                agents.plan_goal, agents.review_plan, agents.write_job,
+                                agents.review_job_model, agents.debug_job,
+                                agents.summarize_run])
+
+
 def make_runtime(settings: Settings) -> Runtime | None:
-    """A Temporal runtime exporting SDK metrics on ``settings.metrics_port``, if set."""
+    """A Temporal runtime exporting SDK and model metrics on ``settings.metrics_port``."""
+    from activities.models_metrics import COST_BUCKETS_USD, COST_USD
+
     if settings.metrics_port is None:
         return None
-    return Runtime(telemetry=TelemetryConfig(
-        metrics=PrometheusConfig(bind_address=f"0.0.0.0:{settings.metrics_port}")))
+    return Runtime(telemetry=TelemetryConfig(metrics=PrometheusConfig(
+        bind_address=f"0.0.0.0:{settings.metrics_port}",
+        histogram_bucket_overrides={COST_USD: list(COST_BUCKETS_USD)})))
 
 
 async def run_pools(settings: Settings, pools: Sequence[Pool], *, database_url: str,

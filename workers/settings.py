@@ -51,11 +51,17 @@ class Settings(BaseSettings):
     """Read only by agents workers; never part of a workflow input, result or history."""
     anthropic_base_url: str | None = None
     model_default: str = "claude-sonnet-5"
+    """Model of the roles that write (planner, coder, debuggers) unless ``models`` says."""
+    model_light: str = "claude-haiku-4-5"
+    """Model of the roles that judge (plan reviewer, model reviewers, output processor)."""
     models: dict[str, str] = Field(default_factory=dict[str, str])
-    """Model per agent role, e.g. ``ASSAY_MODELS='{"planner": "claude-opus-5"}'``."""
+    """Model per agent role, e.g. ``ASSAY_MODELS='{"planner": "claude-opus-5"}'``; a role
+    family (``reviewer``, ``debugger``) covers its members (``reviewer_ops``...)."""
     model_record_path: Path | None = None
     model_replay_path: Path | None = None
     model_timeout_s: float = Field(default=120, gt=0)
+    environment_probe_ttl_s: float = Field(default=60, ge=0)
+    """How long the sandbox reuses its probe of the job interpreter's packages."""
     user: str = Field(default_factory=getpass.getuser, min_length=1, max_length=128)
     """Who decides gates from this machine's CLI (``assay approve --by`` overrides it)."""
 
