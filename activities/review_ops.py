@@ -174,7 +174,7 @@ def _artifacts(req: ReviewInput, findings: Findings) -> None:
             findings.warn("artifacts_declared", "artifact_not_expected",
                           f"acceptance criterion {criterion!r} names {token}, which is not in "
                           "expected_artifacts; add it so its existence is verified")
-    if not (job.expected_artifacts or job.expected_metrics or req.checks):
+    if not (job.expected_artifacts or job.expected_metrics or req.checks or req.diagnostic):
         findings.fail("verifiable", "nothing_to_verify",
                       "the job declares no expected_artifacts, no expected_metrics and no "
                       "checks, so nothing could verify its result; declare at least one")

@@ -31,7 +31,7 @@ AnswerT = TypeVar("AnswerT", bound=RoleAnswer)
 AGENT_RETRY = RetryPolicy(
     initial_interval=timedelta(seconds=1), backoff_coefficient=2.0,
     maximum_interval=timedelta(minutes=2), maximum_attempts=8,
-    non_retryable_error_types=[*NON_RETRYABLE_MODEL_ERRORS, "ReplayUnreadable"])
+    non_retryable_error_types=list(NON_RETRYABLE_MODEL_ERRORS))
 """Rate limits, overload and server errors retry (the activity sets the advised delay);
 requests the model service refused, invalid answers, budgets and replay misses never do."""
 

@@ -19,7 +19,7 @@ CALL_MODEL = "call_model"
 
 NON_RETRYABLE_MODEL_ERRORS: tuple[str, ...] = (
     "InvalidModelOutput", "InvalidOutputSchema", "ModelRefused", "ModelRejectedRequest",
-    "ModelNotConfigured", "BudgetExhausted", "ReplayMiss", "ReplayCorrupt",
+    "ModelNotConfigured", "BudgetExhausted", "ReplayMiss", "ReplayUnreadable",
 )
 """Error types ``call_model`` raises as permanent; callers may list them in a retry policy's
 ``non_retryable_error_types`` too, so a retry never re-spends money on a deterministic error."""

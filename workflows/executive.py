@@ -43,6 +43,8 @@ class ReviewInput(Model):
     input_names: list[str] = Field(default_factory=list[str])
     dependency_artifacts: list[str] = Field(default_factory=list[str])
     policy: ReviewPolicy = Field(default_factory=ReviewPolicy)
+    diagnostic: bool = False
+    """A debugger's diagnostic script: it prints facts and promises no result to verify."""
 
 
 class ReviewVerdict(Model):

@@ -161,10 +161,12 @@ class TaskAgents(TaskSteps):
         if isinstance(first, AgentUnavailable) or first.diagnostic_job is None:
             return first
         script = first.diagnostic_job
-        verdicts = await self.calls.review(script)
+        verdicts = await self.calls.review(script, diagnostic=True)
         if not panel_approves(verdicts):
-            return AgentUnavailable(f"diagnostic: its script was rejected "
-                                    f"({describe_rejection(verdicts)})")
+            reason = f"its diagnostic script was rejected ({describe_rejection(verdicts)})"
+            self.log.add("agent_call", "error", agent="debugger_diagnostic", status="rejected",
+                         outputs={"reason": reason})
+            return AgentUnavailable(reason)
         self.diagnostics += 1
         try:
             ran = await self.calls.execute(script, self.diagnostics, label="diagnose")

@@ -47,21 +47,28 @@ class TaskCalls:
     def __init__(self, task: TaskInput) -> None:
         self.task = task
 
-    def review_input(self, job: JobSpec) -> ReviewInput:
-        """What the review panel sees for ``job``."""
+    def review_input(self, job: JobSpec, *, diagnostic: bool = False) -> ReviewInput:
+        """What the review panel sees for ``job``.
+
+        A ``diagnostic`` script promises no result, so the task's checks and acceptance
+        criteria are not held against it; every safety and resource rule still is.
+        """
         decision = self.task.decision
         return ReviewInput(
-            task_id=decision.task_id, action=decision.action,
-            acceptance_criteria=decision.acceptance_criteria, checks=decision.checks, job=job,
+            task_id=decision.task_id,
+            action=(f"diagnostic script (prints facts, produces no result) for: "
+                    f"{decision.action}" if diagnostic else decision.action),
+            acceptance_criteria=[] if diagnostic else decision.acceptance_criteria,
+            checks=[] if diagnostic else decision.checks, job=job, diagnostic=diagnostic,
             input_names=[i.name for i in decision.resolved_inputs],
             dependency_artifacts=[f"deps/{a.task_id}/{a.name}"
                                   for a in self.task.dependency_artifacts],
             policy=self.task.policy.review)
 
-    async def review(self, job: JobSpec) -> list[ReviewVerdict]:
+    async def review(self, job: JobSpec, *, diagnostic: bool = False) -> list[ReviewVerdict]:
         """The three reviewers, in parallel."""
         queues = self.task.queues
-        req = self.review_input(job)
+        req = self.review_input(job, diagnostic=diagnostic)
         calls = [
             workflow.execute_activity(
                 name, req, result_type=ReviewVerdict,

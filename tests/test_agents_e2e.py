@@ -1,0 +1,151 @@
+"""A free-text goal end to end: real workers, sandbox and SDK against a scripted model server.
+
+plan -> plan review -> code -> model and deterministic review -> run -> a failing job repaired
+by the debuggers -> verified -> answered -> report with token and cost totals. The run is
+recorded; a second run replays the recording with the server gone and must reproduce the same
+plan, job specs and statuses. No workflow history may hold the API key.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any, cast
+
+import pytest
+from pydantic import SecretStr
+from temporalio.testing import WorkflowEnvironment
+
+from tests.e2e_support import ROOT, isolated_settings, stored_events
+from tests.fake_anthropic import FakeAnthropic
+from tests.goal_script import GOAL, script
+from workers.goalfile import load_goal
+from workers.pools import SERVED_POOLS, run_pools
+from workers.runpolicy import AgentFlags, build_policy, queues_from
+from workers.settings import Settings
+from workflows.client import AssayClient
+from workflows.constants import task_workflow_id
+from workflows.results import ResearchResult
+
+pytestmark = pytest.mark.integration
+DATA = ROOT / "tests" / "data" / "goal" / "measurements.csv"
+API_KEY = "sk-ant-test-0123456789-NEVER-IN-HISTORY"
+
+
+@pytest.fixture
+async def served(dev_env: WorkflowEnvironment, postgres_server_url: str, tmp_path: Path,
+                 task_queue: str) -> AsyncIterator[tuple[Settings, FakeAnthropic]]:
+    with FakeAnthropic() as fake:
+        script(fake)
+        settings = isolated_settings(tmp_path / "assay", task_queue).model_copy(update={
+            "anthropic_api_key": SecretStr(API_KEY), "anthropic_base_url": fake.base_url})
+        stop = asyncio.Event()
+        running = asyncio.create_task(run_pools(settings, list(SERVED_POOLS),
+                                                database_url=postgres_server_url, stop=stop,
+                                                client=dev_env.client))
+        yield settings, fake
+        stop.set()
+        await running
+
+
+async def run_goal(client: AssayClient, settings: Settings, flags: AgentFlags,
+                   ) -> ResearchResult:
+    policy = build_policy(settings, agents=flags)
+    req = load_goal(GOAL, [DATA], max_bytes=settings.max_plan_bytes, policy=policy,
+                    queues=queues_from(settings))
+    run_id = await client.start_run(req, again=True)
+    return await asyncio.wait_for(client.result(run_id), timeout=180)
+
+
+async def test_a_goal_is_planned_coded_repaired_answered_and_replayed(
+        dev_env: WorkflowEnvironment, served: tuple[Settings, FakeAnthropic],
+        tmp_path: Path, postgres_server_url: str) -> None:
+    settings, fake = served
+    client = AssayClient(dev_env.client, task_queue=settings.queue_orchestration)
+    recording = tmp_path / "goal.jsonl"
+    result = await run_goal(client, settings, AgentFlags(record=recording))
+
+    assert result.status == "completed", result.status_reason
+    tasks = {t.task_id: t for t in result.tasks}
+    assert tasks["describe"].provenance.job_author == "coder:fast"
+    assert tasks["describe"].metrics["rows"] == 24
+    compare = tasks["compare"]
+    assert compare.provenance.job_author.startswith("debugger:"), compare.status_reason
+    assert compare.metrics["difference"] > 0
+    assert compare.provenance.execution.attempts >= 2
+    chosen = [p for p in compare.provenance.patches if p.outcome == "applied"]
+    assert len(chosen) == 1 and chosen[0].decision == "debugger:direct+introspect+diagnostic"
+    assert result.answer is not None and "group b" in result.answer.answer
+    events = [s.event for s in await stored_events(postgres_server_url, result.run_id)]
+    answered = {e.agent_name for e in events
+                if e.event_type == "agent_call" and e.status == "answered"}
+    assert answered == {"planner", "plan_reviewer", "coder", "reviewer_ops",
+                        "reviewer_quality_safety", "reviewer_infrastructure", "debugger_direct",
+                        "debugger_introspect", "debugger_diagnostic", "output_processor"}
+    assert any(e.agent_name == "debugger_diagnostic" and e.event_type == "code_exec"
+               for e in events)
+
+    # every request the server answered is accounted for, per task and for the run
+    exchanges = [json.loads(line) for line in recording.read_text().splitlines()]
+    assert result.model.calls == len(fake.requests) == len(exchanges)
+    assert result.model.usage.input_tokens == sum(e["usage"]["input_tokens"]
+                                                  for e in exchanges)
+    assert result.model.usage.output_tokens == sum(e["usage"]["output_tokens"]
+                                                   for e in exchanges)
+    assert sum(t.model.calls for t in result.tasks) + result.model.calls_by_role["planner"] \
+        + result.model.calls_by_role["plan_reviewer"] \
+        + result.model.calls_by_role["output_processor"] == result.model.calls
+    assert result.model.usage.cost_usd > 0
+    assert result.report is not None
+    summary = Path(result.report.summary_md).read_text()
+    assert "## Model use" in summary and "## Answer" in summary
+
+    await assert_no_key_in_histories(dev_env, result)
+    assert API_KEY not in recording.read_text()
+    assert all(API_KEY in (r.headers.get("x-api-key", "") + r.headers.get("authorization", ""))
+               for r in fake.requests)  # the key went to the server, and only there
+
+    # the same goal, replayed from the recording with the server gone
+    fake.stop()
+    seen = len(fake.requests)
+    replayed = await run_goal(client, settings, AgentFlags(replay=recording))
+    assert replayed.run_id != result.run_id
+    assert replayed.plan == result.plan
+    assert {t.task_id: (t.status, t.provenance.job_sha256, t.provenance.job_author)
+            for t in replayed.tasks} == {t.task_id: (t.status, t.provenance.job_sha256,
+                                                     t.provenance.job_author)
+                                         for t in result.tasks}
+    assert replayed.answer == result.answer
+    assert replayed.model.usage == result.model.usage
+    assert len(fake.requests) == seen
+
+
+async def assert_no_key_in_histories(env: WorkflowEnvironment, result: ResearchResult) -> None:
+    """Neither the key nor any part of it is in the run's or its tasks' histories."""
+    ids = [result.run_id, *(task_workflow_id(result.run_id, t.task_id) for t in result.tasks)]
+    for workflow_id in ids:
+        history = await env.client.get_workflow_handle(workflow_id).fetch_history()
+        text = history.to_json()
+        decoded = "\n".join(_payload_texts(json.loads(text)))
+        assert decoded, "payloads were found and decoded"
+        for haystack in (text, decoded):
+            assert API_KEY not in haystack and API_KEY[-20:] not in haystack
+
+
+def _payload_texts(node: Any) -> list[str]:
+    """Every payload's data in a history, decoded from base64."""
+    found: list[str] = []
+    if isinstance(node, dict):
+        fields = cast("dict[str, Any]", node)
+        data = fields.get("data")
+        if isinstance(data, str) and "metadata" in fields:
+            found.append(base64.b64decode(data).decode("utf-8", "replace"))
+        for value in fields.values():
+            found.extend(_payload_texts(value))
+    elif isinstance(node, list):
+        for item in node:  # pyright: ignore[reportUnknownVariableType]
+            found.extend(_payload_texts(item))
+    return found
