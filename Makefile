@@ -4,8 +4,9 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 EXAMPLE := examples/iris/pending_actions.json
+GOAL := examples/goal
 
-.PHONY: run test lint bench up down check clean histories system
+.PHONY: run test lint bench up down check clean histories system example-recording
 
 # Bubblewrap isolates sandboxed jobs; as root on Debian it is installed when missing.
 system:
@@ -25,6 +26,8 @@ $(STAMP): pyproject.toml
 run: system $(STAMP)
 	$(BIN)/assay up --detach
 	$(BIN)/assay run $(EXAMPLE) --wait --again
+	$(BIN)/assay run "$$(cat $(GOAL)/goal.txt)" --data $(GOAL)/measurements.csv \
+	  --replay $(GOAL)/recording.jsonl --wait --again
 	@echo "The stack keeps running for the Web UI; stop it with: $(BIN)/assay down"
 
 test: system $(STAMP)
@@ -36,6 +39,11 @@ lint: $(STAMP)
 
 bench: $(STAMP)
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m benchmarks
+
+# Re-record the example goal's model exchanges (after a deliberate change to prompts or roles).
+example-recording: system $(STAMP)
+	PATH="$(CURDIR)/$(BIN):$$PATH" ASSAY_SAVE_EXAMPLE_RECORDING=1 $(BIN)/python -m pytest \
+	  tests/test_agents_e2e.py -k replayed
 
 histories: $(STAMP)
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m tests.workflows.capture

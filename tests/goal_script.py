@@ -5,13 +5,19 @@ two tasks. The first task's job is right; the second's reads a column that does 
 it fails in the sandbox, reflection has no patch for code, and the three debuggers each fix it
 (the diagnostic one after running a script that prints the table's columns). Every answer is
 routed by the tool the request offers, so concurrent calls get the right one in any order.
+Token counts are the server's estimate from sizes (about four bytes a token), not a model's.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
 from tests.fake_anthropic import FakeAnthropic, ToolUse
 
-GOAL = "Do groups a and b in the measurements table differ in their mean value?"
+GOAL = (Path(__file__).resolve().parent.parent / "examples" / "goal" / "goal.txt").read_text(
+    encoding="utf-8").strip()
+"""The example goal (``examples/goal``), whose recording the scripted answers made."""
 
 DESCRIBE = """\
 import csv
@@ -71,6 +77,11 @@ PLAN = {
 }
 
 
+def sized(answer: Any) -> ToolUse:
+    """A tool call whose token counts the server derives from the sizes involved."""
+    return ToolUse(answer, usage=None)
+
+
 def job(code: str, artifact: str, metric: str) -> dict[str, object]:
     """A coder's answer."""
     return {"code": code, "expected_artifacts": [artifact], "expected_metrics": [metric],
@@ -80,21 +91,21 @@ def job(code: str, artifact: str, metric: str) -> dict[str, object]:
 
 def script(fake: FakeAnthropic) -> None:
     """Teach ``fake`` every answer of the goal run."""
-    fake.on_tool("PlanDraftOutput", ToolUse(PLAN))
-    fake.on_tool("PlanReviewOutput", ToolUse({"verdict": "APPROVE", "concerns": [],
+    fake.on_tool("PlanDraftOutput", sized(PLAN))
+    fake.on_tool("PlanReviewOutput", sized({"verdict": "APPROVE", "concerns": [],
                                               "reasoning": "each task has a check"}))
-    fake.on_tool("JobOutput", ToolUse(job(DESCRIBE, "summary.json", "rows")),
+    fake.on_tool("JobOutput", sized(job(DESCRIBE, "summary.json", "rows")),
                  containing="Describe the measurements table")
-    fake.on_tool("JobOutput", ToolUse(job(COMPARE, "comparison.json", "difference")),
+    fake.on_tool("JobOutput", sized(job(COMPARE, "comparison.json", "difference")),
                  containing="Compare the mean value")
-    fake.on_tool("ModelReviewOutput", ToolUse({"verdict": "APPROVE", "confidence": 0.85,
+    fake.on_tool("ModelReviewOutput", sized({"verdict": "APPROVE", "confidence": 0.85,
                                                "warnings": ["no test of significance"],
                                                "reasoning": "reads only its input"}))
-    fake.on_tool("DiagnosticOutput", ToolUse({"code": DIAGNOSE,
+    fake.on_tool("DiagnosticOutput", sized({"code": DIAGNOSE,
                                               "purpose": "see the table's columns"}))
-    fake.on_tool("DebugOutput", ToolUse({"diagnosis": "the column is named group, not grp",
+    fake.on_tool("DebugOutput", sized({"diagnosis": "the column is named group, not grp",
                                          "code": FIXED, "confidence": 0.9}))
-    fake.on_tool("RunAnswer", ToolUse({
+    fake.on_tool("RunAnswer", sized({
         "answer": "Yes: group b's mean is higher than group a's.",
         "analysis": "describe counted 24 rows; compare found a positive difference.",
         "caveats": ["no significance test was run"]}))

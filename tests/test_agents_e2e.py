@@ -11,6 +11,8 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
+import os
+import shutil
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any, cast
@@ -32,6 +34,8 @@ from workflows.results import ResearchResult
 
 pytestmark = pytest.mark.integration
 DATA = ROOT / "tests" / "data" / "goal" / "measurements.csv"
+EXAMPLE = ROOT / "examples" / "goal"
+EXAMPLE_RECORDING = EXAMPLE / "recording.jsonl"
 API_KEY = "sk-ant-test-0123456789-NEVER-IN-HISTORY"
 
 
@@ -51,10 +55,10 @@ async def served(dev_env: WorkflowEnvironment, postgres_server_url: str, tmp_pat
         await running
 
 
-async def run_goal(client: AssayClient, settings: Settings, flags: AgentFlags,
-                   ) -> ResearchResult:
+async def run_goal(client: AssayClient, settings: Settings, flags: AgentFlags, *,
+                   data: Path = DATA) -> ResearchResult:
     policy = build_policy(settings, agents=flags)
-    req = load_goal(GOAL, [DATA], max_bytes=settings.max_plan_bytes, policy=policy,
+    req = load_goal(GOAL, [data], max_bytes=settings.max_plan_bytes, policy=policy,
                     queues=queues_from(settings))
     run_id = await client.start_run(req, again=True)
     return await asyncio.wait_for(client.result(run_id), timeout=180)
@@ -103,6 +107,8 @@ async def test_a_goal_is_planned_coded_repaired_answered_and_replayed(
     summary = Path(result.report.summary_md).read_text()
     assert "## Model use" in summary and "## Answer" in summary
 
+    if os.environ.get("ASSAY_SAVE_EXAMPLE_RECORDING"):  # `make example-recording`
+        shutil.copyfile(recording, EXAMPLE_RECORDING)
     await assert_no_key_in_histories(dev_env, result)
     assert API_KEY not in recording.read_text()
     assert all(API_KEY in (r.headers.get("x-api-key", "") + r.headers.get("authorization", ""))
@@ -149,3 +155,18 @@ def _payload_texts(node: Any) -> list[str]:
         for item in node:  # pyright: ignore[reportUnknownVariableType]
             found.extend(_payload_texts(item))
     return found
+
+
+async def test_the_example_goal_replays_offline_from_its_recording(
+        dev_env: WorkflowEnvironment, served: tuple[Settings, FakeAnthropic]) -> None:
+    settings, fake = served
+    fake.stop()  # the recording alone answers
+    client = AssayClient(dev_env.client, task_queue=settings.queue_orchestration)
+    result = await run_goal(client, settings, AgentFlags(replay=EXAMPLE_RECORDING),
+                            data=EXAMPLE / "measurements.csv")
+    assert result.status == "completed", (
+        f"{result.status_reason}: if prompts changed on purpose, re-record the example with "
+        "`make example-recording`")
+    assert [t.provenance.job_author.split(":")[0] for t in result.tasks] == ["coder", "debugger"]
+    assert result.answer is not None
+    assert result.model.calls == len(EXAMPLE_RECORDING.read_text().splitlines())
