@@ -9,8 +9,10 @@ promised evidence, and that its debugger was surer of — in that order.
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import math
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,7 +20,7 @@ from workflows.contracts import ExecutionOutcome
 from workflows.executive import ReviewVerdict
 from workflows.plan import JobSpec
 from workflows.policy import ReviewPolicy
-from workflows.roles import DEBUG_STRATEGIES, DebugStrategy
+from workflows.roles import DEBUG_STRATEGIES, DebugStrategy, EnvironmentFacts
 
 
 def check_code_patch(old: JobSpec, new: JobSpec, policy: ReviewPolicy) -> list[str]:
@@ -119,3 +121,35 @@ def _rounded(value: Any) -> Any:
     if isinstance(value, float) and math.isfinite(value) and value:
         return round(value, 5 - math.floor(math.log10(abs(value))))  # 6 significant digits
     return value
+
+
+def relevant_facts(job: JobSpec, facts: EnvironmentFacts) -> EnvironmentFacts:
+    """The interpreter's facts cut to the packages ``job`` imports or requires.
+
+    What a debugger needs, at a fraction of the tokens, and the same on every machine that
+    has those packages at those versions (so a recording answers a re-run elsewhere).
+    """
+    wanted = {_normal(name) for name in imported_modules(job.source or job.code or "")}
+    wanted |= {_normal(re.split(r"[<>=!~;\[ ]", req, maxsplit=1)[0])
+               for req in job.requirements}
+    return facts.model_copy(update={"packages": {
+        name: version for name, version in facts.packages.items() if _normal(name) in wanted}})
+
+
+def imported_modules(source: str) -> set[str]:
+    """Top-level names of the modules ``source`` imports (none if it does not parse)."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return set()
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names.add(node.module.split(".")[0])
+    return names
+
+
+def _normal(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()

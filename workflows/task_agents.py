@@ -17,7 +17,13 @@ with workflow.unsafe.imports_passed_through():
     from workflows.agent_calls import AgentUnavailable
     from workflows.constants import digest
     from workflows.contracts import ExecutionOutcome
-    from workflows.debugging import Candidate, check_code_patch, choose, group_alike
+    from workflows.debugging import (
+        Candidate,
+        check_code_patch,
+        choose,
+        group_alike,
+        relevant_facts,
+    )
     from workflows.executive import (
         PatchChange,
         panel_approves,
@@ -83,9 +89,10 @@ class TaskAgents(TaskSteps):
         return await self._write_job("deep", feedback or [rejected])
 
     async def _environment(self) -> EnvironmentFacts | None:
-        """The job interpreter's facts, or None if the probe failed (the agents go on)."""
+        """The interpreter's Python and the job's packages; None if the probe failed."""
+        assert self.job is not None
         try:
-            return await self.calls.environment()
+            return relevant_facts(self.job, await self.calls.environment())
         except ActivityError as err:
             self.log.add("tool_call", "error", agent="sandbox", status="probe_failed",
                          outputs={"reason": root_message(err)})

@@ -6,12 +6,19 @@ import pytest
 
 from workflows.agents import ModelSpend, Spend, Usage
 from workflows.contracts import Artifact, ExecutionOutcome
-from workflows.debugging import Candidate, check_code_patch, choose, code_key, group_alike
+from workflows.debugging import (
+    Candidate,
+    check_code_patch,
+    choose,
+    code_key,
+    group_alike,
+    relevant_facts,
+)
 from workflows.executive import Finding, ReviewVerdict, merge_verdicts
 from workflows.plan import JobSpec, PlanError
 from workflows.planning import plan_from_draft
 from workflows.policy import ReviewPolicy
-from workflows.roles import DataFile, PlanDraftOutput, PlannedCheck, PlannedTask
+from workflows.roles import DataFile, EnvironmentFacts, PlanDraftOutput, PlannedCheck, PlannedTask
 
 DATA = [DataFile(name="t.csv", path="/d/t.csv", sha256="b" * 64, size=3)]
 
@@ -129,3 +136,14 @@ def test_spend_sums_per_role_and_across_tasks() -> None:
     assert run.calls == 5 and run.calls_by_role == {"planner": 1, "coder": 4}
     assert run.by_role["coder"].input_tokens == 20
     assert run.usage.cost_usd == pytest.approx(1.5)
+
+
+def test_environment_facts_keep_only_the_packages_the_job_uses() -> None:
+    facts = EnvironmentFacts(python="3.11.2", packages={
+        "numpy": "2.0.0", "scikit-learn": "1.5.0", "py-spy": "0.4.3", "typing_extensions": "4"})
+    code = "import numpy as np\nfrom typing_extensions import Self\nfrom . import x\nimport os\n"
+    kept = relevant_facts(job(code, requirements=["scikit-learn>=1.4"]), facts)
+    assert kept.packages == {"numpy": "2.0.0", "scikit-learn": "1.5.0",
+                             "typing_extensions": "4"}
+    assert kept.python == "3.11.2"
+    assert relevant_facts(job("this is not python("), facts).packages == {}
