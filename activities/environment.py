@@ -9,16 +9,14 @@ with many failing tasks probes once, not once per debugger.
 from __future__ import annotations
 
 import asyncio
-import json
-import os
 import sys
 import time
 from collections.abc import Callable
 from typing import Any, cast
 
 from temporalio import activity
-from temporalio.exceptions import ApplicationError
 
+from activities.review_probe import ask_interpreter
 from workflows.roles import PROBE_ENVIRONMENT, EnvironmentFacts
 
 MAX_PACKAGES = 400
@@ -72,43 +70,7 @@ class EnvironmentProbe:
                                 packages={n: str(raw[n]) for n in names})
 
     async def _run(self) -> dict[str, Any]:
-        """One probe subprocess, isolated (-I) like a job: no user site, no PYTHON* vars."""
+        """One probe subprocess of the job interpreter."""
         self.runs += 1
-        try:
-            proc = await asyncio.create_subprocess_exec(
-                self.python, "-I", "-c", PROBE_SCRIPT, cwd="/",
-                env={"PATH": os.defpath, "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8"},
-                stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.PIPE)
-        except OSError as err:
-            raise ApplicationError(
-                f"the job interpreter {self.python} cannot be started ({err.strerror or err}); "
-                "point the sandbox worker's python at an installed interpreter",
-                type="JobInterpreterMissing") from err
-        try:
-            out, err = await asyncio.wait_for(proc.communicate(), self._timeout_s)
-        except TimeoutError as exc:
-            raise ApplicationError(
-                f"probing the job interpreter {self.python} took over {self._timeout_s:g} s; "
-                "the machine may be overloaded", type="ProbeTimeout") from exc
-        finally:
-            if proc.returncode is None:
-                proc.kill()
-                await proc.wait()
-        return _answer(self.python, proc.returncode, out, err)
-
-
-def _answer(python: str, code: int | None, out: bytes, err: bytes) -> dict[str, Any]:
-    if code != 0:
-        tail = err.decode(errors="replace").strip()[-500:]
-        raise ApplicationError(f"the job interpreter {python} failed to list its packages "
-                               f"(exit {code}): {tail}", type="ProbeFailed")
-    try:
-        answer: object = json.loads(out)
-    except ValueError as exc:
-        raise ApplicationError(f"the job interpreter {python} listed its packages as something "
-                               f"other than JSON: {out[:200]!r}", type="ProbeFailed") from exc
-    if not isinstance(answer, dict):
-        raise ApplicationError(f"the package listing of {python} is a {type(answer).__name__}",
-                               type="ProbeFailed")
-    return cast("dict[str, Any]", answer)
+        return await ask_interpreter(self.python, PROBE_SCRIPT, None, timeout_s=self._timeout_s,
+                                     what="the package listing")

@@ -115,45 +115,57 @@ class Prober:
             self._dists[name] = (now, version)
 
     async def _run(self, modules: list[str], distributions: list[str]) -> dict[str, Any]:
-        """One probe subprocess, isolated (-I) like a job: no user site, no PYTHON* vars."""
+        """One probe subprocess for every name at once."""
         self.runs += 1
         payload = json.dumps({"modules": modules, "distributions": distributions}).encode()
-        try:
-            proc = await asyncio.create_subprocess_exec(
-                self.python, "-I", "-c", PROBE_SCRIPT, cwd="/",
-                env={"PATH": os.defpath, "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8"},
-                stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.PIPE)
-        except OSError as err:
-            raise ApplicationError(
-                f"the job interpreter {self.python} cannot be started ({err.strerror or err}); "
-                "point the sandbox worker's python at an installed interpreter",
-                type="JobInterpreterMissing") from err
-        try:
-            out, err = await asyncio.wait_for(proc.communicate(payload), self._timeout_s)
-        except TimeoutError as exc:
-            raise ApplicationError(
-                f"probing the job interpreter {self.python} took over {self._timeout_s:g} s; "
-                "the machine may be overloaded", type="ProbeTimeout") from exc
-        finally:
-            if proc.returncode is None:
-                proc.kill()
-                await proc.wait()
-        return _answer(self.python, proc.returncode, out, err)
+        return await ask_interpreter(self.python, PROBE_SCRIPT, payload,
+                                     timeout_s=self._timeout_s, what="the package probe")
 
 
-def _answer(python: str, code: int | None, out: bytes, err: bytes) -> dict[str, Any]:
+async def ask_interpreter(python: str, script: str, payload: bytes | None, *, timeout_s: float,
+                          what: str) -> dict[str, Any]:
+    """Run ``script`` in the job interpreter and read the JSON object it prints.
+
+    Isolated (``-I``) like a job: no user site, no PYTHON* variables, a minimal environment.
+    ``payload`` goes to its stdin. Failures are ``ApplicationError``s naming ``what`` ran.
+    """
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            python, "-I", "-c", script, cwd="/",
+            env={"PATH": os.defpath, "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8"},
+            stdin=asyncio.subprocess.PIPE if payload is not None else asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    except OSError as err:
+        raise ApplicationError(
+            f"the job interpreter {python} cannot be started ({err.strerror or err}); "
+            "point the sandbox worker's python at an installed interpreter",
+            type="JobInterpreterMissing") from err
+    try:
+        out, err = await asyncio.wait_for(proc.communicate(payload), timeout_s)
+    except TimeoutError as exc:
+        raise ApplicationError(
+            f"probing the job interpreter {python} took over {timeout_s:g} s; "
+            "the machine may be overloaded", type="ProbeTimeout") from exc
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+    return _answer(python, what, proc.returncode, out, err)
+
+
+def _answer(python: str, what: str, code: int | None, out: bytes, err: bytes,
+            ) -> dict[str, Any]:
     if code != 0:
         tail = err.decode(errors="replace").strip()[-500:]
-        raise ApplicationError(f"the job interpreter {python} failed to run the package probe "
+        raise ApplicationError(f"the job interpreter {python} failed to run {what} "
                                f"(exit {code}): {tail}", type="ProbeFailed")
     try:
         answer: object = json.loads(out)
     except ValueError as exc:
-        raise ApplicationError(f"the job interpreter {python} answered the package probe with "
+        raise ApplicationError(f"the job interpreter {python} answered {what} with "
                                f"something other than JSON: {out[:200]!r}",
                                type="ProbeFailed") from exc
     if not isinstance(answer, dict):
-        raise ApplicationError(f"the package probe of {python} returned {type(answer).__name__}",
+        raise ApplicationError(f"{what} of {python} returned {type(answer).__name__}",
                                type="ProbeFailed")
     return cast("dict[str, Any]", answer)
