@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 from temporalio.client import WorkflowUpdateFailedError
+from temporalio.exceptions import ApplicationError
 from temporalio.testing import WorkflowEnvironment
 
 from tests.e2e_support import wait_for
@@ -289,3 +290,31 @@ async def test_when_no_fix_runs_the_task_fails_naming_each_outcome(
     assert only.status == "failed_retry"
     assert "no debugger fix ran successfully" in only.status_reason
     assert "introspect+diagnostic" in " ".join(p.decision for p in only.provenance.patches)
+
+
+async def test_a_failed_model_review_keeps_the_deterministic_verdict_and_charges_its_spend(
+        time_env: WorkflowEnvironment, task_queue: str, tmp_path: Path) -> None:
+    def out_of_budget(req: ModelReviewRequest) -> ReviewVerdict:
+        raise ApplicationError("model budget exhausted: token budget reached",
+                               {"usage": {"input_tokens": 300, "output_tokens": 7}},
+                               type="BudgetExhausted", non_retryable=True)
+
+    agents = FakeAgents(model_verdicts=out_of_budget)
+    harness = harness_for(time_env, task_queue, tmp_path, agents)
+    result = await harness.run([task("a")], **ON)
+    only = result.tasks[0]
+    assert only.status == "completed", only.status_reason
+    assert all(any(w.code == "model.unavailable" and "budget" in w.message
+                   for w in v.warnings) for v in only.verdicts)
+    assert only.model.usage.input_tokens == 3 * 300 and only.model.calls == 3
+    assert result.model.usage.output_tokens == 3 * 7
+
+
+async def test_a_goal_waiting_for_a_plan_is_deferred_when_none_comes_in_time(
+        time_env: WorkflowEnvironment, task_queue: str, tmp_path: Path) -> None:
+    harness = Harness(time_env, task_queue, tmp_path)
+    result = await run_goal(harness, agents={"no_model": "wait"},
+                            gates={"plan": {"timeout_s": 600}})
+    assert result.status == "deferred"
+    assert "no plan was supplied within 600 s" in result.status_reason
+    assert "no model is configured" in result.status_reason
