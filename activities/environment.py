@@ -9,6 +9,7 @@ with many failing tasks probes once, not once per debugger.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import sys
 import time
 from collections.abc import Callable
@@ -62,6 +63,15 @@ class EnvironmentProbe:
             if self._cached is None or self._clock() - self._cached[0] >= self._ttl_s:
                 self._cached = (self._clock(), self._facts(await self._run()))
             return self._cached[1]
+
+    async def fingerprint(self) -> str:
+        """``py<version>/<12 hex>``: the interpreter and a digest of its packages ("" on error)."""
+        try:
+            facts = await self.probe_environment()
+        except Exception:  # a fingerprint is a hint for reflection, never a reason to fail
+            return ""
+        listing = "\n".join(f"{n}=={v}" for n, v in sorted(facts.packages.items()))
+        return f"py{facts.python}/{hashlib.sha256(listing.encode()).hexdigest()[:12]}"
 
     def _facts(self, answer: dict[str, Any]) -> EnvironmentFacts:
         raw = cast("dict[str, Any]", answer.get("packages") or {})

@@ -60,6 +60,7 @@ def render_markdown(result: ResearchResult) -> str:
         lines += ["", f"Plan gate: {gate.status} by {gate.by}"
                   + (f" — {gate.comment}" if gate.comment else "")]
     lines += _model_section(result)
+    lines += _reflection_section(result)
     lines += ["", "## Tasks", ""]
     for task in result.tasks:
         lines += _task_section(task)
@@ -110,6 +111,30 @@ def _model_section(result: ResearchResult) -> list[str]:
     return lines
 
 
+def _reflection_section(result: ResearchResult) -> list[str]:
+    """Patterns found, patches and their success, and what memory learned or supplied."""
+    r = result.reflection
+    learned = [*r.rules_promoted, *r.rules_demoted, *r.templates_cached]
+    if not (r.patterns or r.patches_applied or r.rules_applied or learned
+            or r.templates_used or r.misses or r.warnings):
+        return []
+    lines = ["", "## Reflection", "",
+             f"- Patches applied: {r.patches_applied} ({r.patches_succeeded} in tasks that "
+             "completed)"]
+    named = (("Rules applied at intake", r.rules_applied),
+             ("Rules promoted", r.rules_promoted), ("Rules validated", r.rules_validated),
+             ("Rules demoted", r.rules_demoted), ("Templates cached", r.templates_cached),
+             ("Templates used", r.templates_used))
+    lines.extend(f"- {label}: {', '.join(f'`{i}`' for i in ids)}" for label, ids in named if ids)
+    if r.misses:
+        lines.append(f"- Reflection or memory missed {r.misses} time(s); those tasks went on "
+                     "without its advice")
+    lines.extend(f"- Pattern {p.kind} `{p.key}` (seen {p.count} times): {_one_line(p.detail)}"
+                 for p in r.patterns)
+    lines.extend(f"- Note: {_one_line(w)}" for w in r.warnings[:20])
+    return lines
+
+
 def _spend_row(what: str, calls: int, usage: Usage) -> str:
     return (f"| {what} | {calls} | {usage.input_tokens:,} | {usage.output_tokens:,} "
             f"| {usage.cache_creation_input_tokens:,} | {usage.cache_read_input_tokens:,} "
@@ -123,7 +148,9 @@ def _task_section(task: TaskResult) -> list[str]:
         f"{task.action}",
         "",
         f"- Reason: {task.status_reason}",
-        f"- Job by: {task.provenance.job_author}",
+        f"- Job by: {task.provenance.job_author}"
+        + (f"; memory rules {', '.join(task.provenance.memory_rules)}"
+           if task.provenance.memory_rules else ""),
         f"- Attempts: review {task.provenance.approval.attempts}, execution "
         f"{task.provenance.execution.attempts}, verification "
         f"{task.provenance.verification.attempts}",

@@ -44,7 +44,7 @@ import asyncio
 import json
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
 
@@ -94,6 +94,8 @@ class Sandbox:
         max_file_size_mb: largest file a job may write.
         min_free_disk_mb: free space a job may not push the work disk below.
         bwrap: bubblewrap binary (default: found on ``PATH``).
+        fingerprint: names the job environment (asked while the job runs, so it costs no
+            time); stamped on every outcome for reflection.
 
     Raises:
         SandboxUnavailableError: the requested isolation cannot run jobs on this machine.
@@ -104,7 +106,8 @@ class Sandbox:
                  isolation: str = "auto", python: str = sys.executable,
                  heartbeat_every_s: float = 1.0, max_processes: int = 256,
                  max_open_files: int = 1024, max_file_size_mb: int = 1024,
-                 min_free_disk_mb: int = 512, bwrap: str | None = None) -> None:
+                 min_free_disk_mb: int = 512, bwrap: str | None = None,
+                 fingerprint: Callable[[], Awaitable[str]] | None = None) -> None:
         self.status = require(isolation, python=python, bwrap=bwrap)
         self._work_dir = work_dir.expanduser().resolve()
         self._output_limit = output_limit_bytes
@@ -119,6 +122,7 @@ class Sandbox:
         self._max_open_files = max_open_files
         self._max_file_size_mb = max_file_size_mb
         self._min_free_disk_mb = min_free_disk_mb
+        self._fingerprint = fingerprint
 
     @activity.defn(name="execute_job")
     async def execute_job(self, req: ExecuteJobInput) -> ExecutionOutcome:
@@ -132,11 +136,18 @@ class Sandbox:
                                 file_size_mb=self._max_file_size_mb,
                                 disk_reserve_mb=self._min_free_disk_mb)
         self._check_work_dir()
-        with uid_pool.lease() as uid:
-            await self._in_thread(prepare, layout, req, uid)
-            finished = await self._run(layout, req, limits, uid)
-            await self._in_thread(hand_back, layout, uid)
-        return await self._outcome(layout, limits, finished, uid)
+        environment = asyncio.ensure_future(self._fingerprint() if self._fingerprint
+                                            else _no_fingerprint())
+        try:
+            with uid_pool.lease() as uid:
+                await self._in_thread(prepare, layout, req, uid)
+                finished = await self._run(layout, req, limits, uid)
+                await self._in_thread(hand_back, layout, uid)
+            outcome = await self._outcome(layout, limits, finished, uid)
+            outcome.environment = await environment
+        finally:
+            environment.cancel()
+        return outcome
 
     async def _run(self, layout: Layout, req: ExecuteJobInput, limits: Limits,
                    uid: int | None) -> Finished:
@@ -227,6 +238,10 @@ class Sandbox:
             if not task.done():
                 _heartbeat(phase=getattr(fn, "__name__", "files"))
         return task.result()
+
+
+async def _no_fingerprint() -> str:
+    return ""
 
 
 def _flags(args: dict[str, Scalar]) -> list[str]:

@@ -94,6 +94,22 @@ def postgres_server_url() -> Iterator[str]:
 
 
 @pytest.fixture
+async def fresh_database_url(postgres_server_url: str) -> str:
+    """An empty database of its own for one test, on the session's PostgreSQL; its URL."""
+    from sqlalchemy import make_url, text
+    from sqlalchemy.ext.asyncio import create_async_engine
+
+    name = f"t_{uuid.uuid4().hex[:12]}"
+    admin = create_async_engine(postgres_server_url, isolation_level="AUTOCOMMIT")
+    try:
+        async with admin.connect() as conn:
+            await conn.execute(text(f'CREATE DATABASE "{name}"'))
+    finally:
+        await admin.dispose()
+    return make_url(postgres_server_url).set(database=name).render_as_string(hide_password=False)
+
+
+@pytest.fixture
 def task_queue() -> str:
     """A task queue of its own for one test, so tests never steal each other's tasks."""
     return f"test-{uuid.uuid4().hex[:12]}"

@@ -40,7 +40,7 @@ API_KEY = "sk-ant-test-0123456789-NEVER-IN-HISTORY"
 
 
 @pytest.fixture
-async def served(dev_env: WorkflowEnvironment, postgres_server_url: str, tmp_path: Path,
+async def served(dev_env: WorkflowEnvironment, fresh_database_url: str, tmp_path: Path,
                  task_queue: str) -> AsyncIterator[tuple[Settings, FakeAnthropic]]:
     with FakeAnthropic() as fake:
         script(fake)
@@ -48,7 +48,7 @@ async def served(dev_env: WorkflowEnvironment, postgres_server_url: str, tmp_pat
             "anthropic_api_key": SecretStr(API_KEY), "anthropic_base_url": fake.base_url})
         stop = asyncio.Event()
         running = asyncio.create_task(run_pools(settings, list(SERVED_POOLS),
-                                                database_url=postgres_server_url, stop=stop,
+                                                database_url=fresh_database_url, stop=stop,
                                                 client=dev_env.client))
         yield settings, fake
         stop.set()
@@ -66,7 +66,7 @@ async def run_goal(client: AssayClient, settings: Settings, flags: AgentFlags, *
 
 async def test_a_goal_is_planned_coded_repaired_answered_and_replayed(
         dev_env: WorkflowEnvironment, served: tuple[Settings, FakeAnthropic],
-        tmp_path: Path, postgres_server_url: str) -> None:
+        tmp_path: Path, fresh_database_url: str) -> None:
     settings, fake = served
     client = AssayClient(dev_env.client, task_queue=settings.queue_orchestration)
     recording = tmp_path / "goal.jsonl"
@@ -83,7 +83,7 @@ async def test_a_goal_is_planned_coded_repaired_answered_and_replayed(
     chosen = [p for p in compare.provenance.patches if p.outcome == "applied"]
     assert len(chosen) == 1 and chosen[0].decision == "debugger:direct+introspect+diagnostic"
     assert result.answer is not None and "group b" in result.answer.answer
-    events = [s.event for s in await stored_events(postgres_server_url, result.run_id)]
+    events = [s.event for s in await stored_events(fresh_database_url, result.run_id)]
     answered = {e.agent_name for e in events
                 if e.event_type == "agent_call" and e.status == "answered"}
     assert answered == {"planner", "plan_reviewer", "coder", "reviewer_ops",

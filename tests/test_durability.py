@@ -65,12 +65,12 @@ def assert_single_execution_recorded(kinds: Counter[tuple[str, str, str]],
 
 
 async def test_killed_worker_mid_job_resumes_after_restart(
-        dev_env: WorkflowEnvironment, postgres_server_url: str, tmp_path: Path,
+        dev_env: WorkflowEnvironment, fresh_database_url: str, tmp_path: Path,
         task_queue: str) -> None:
     data = tmp_path / "assay"
     settings = isolated_settings(data, task_queue)
     queues = queues_from(settings)
-    env = worker_env(dev_env.client.service_client.config.target_host, postgres_server_url, data,
+    env = worker_env(dev_env.client.service_client.config.target_host, fresh_database_url, data,
                      **queue_env(settings))
     log = tmp_path / "worker.log"
     first = start_worker(env, log)
@@ -91,18 +91,18 @@ async def test_killed_worker_mid_job_resumes_after_restart(
     # The retried activity ran the job again in the same attempt directory, wiped fresh.
     assert len(started_jobs(data)) == 1
     assert not psutil.pid_exists(first.pid), "the killed worker is gone"
-    assert_single_execution_recorded(await events_by_kind(postgres_server_url, run_id), result)
+    assert_single_execution_recorded(await events_by_kind(fresh_database_url, run_id), result)
 
 
 async def test_killed_temporal_server_mid_run_resumes_after_restart(
-        postgres_server_url: str, tmp_path: Path, task_queue: str) -> None:
+        fresh_database_url: str, tmp_path: Path, task_queue: str) -> None:
     data = tmp_path / "assay"
     settings = isolated_settings(data, task_queue).model_copy(update={
         "temporal_address": f"127.0.0.1:{free_port()}", "temporal_ui_port": free_port()})
     server = TemporalDevServer(settings)
     await server.start()
     queues = queues_from(settings)
-    env = worker_env(settings.temporal_address, postgres_server_url, data,
+    env = worker_env(settings.temporal_address, fresh_database_url, data,
                      **queue_env(settings))
     worker = start_worker(env, tmp_path / "worker.log")
     try:
@@ -124,4 +124,4 @@ async def test_killed_temporal_server_mid_run_resumes_after_restart(
     finally:
         stop_gently(worker)
         server.stop()
-    assert_single_execution_recorded(await events_by_kind(postgres_server_url, run_id), result)
+    assert_single_execution_recorded(await events_by_kind(fresh_database_url, run_id), result)

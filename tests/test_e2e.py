@@ -22,21 +22,21 @@ pytestmark = pytest.mark.integration
 
 
 @pytest.fixture
-async def workers(dev_env: WorkflowEnvironment, postgres_server_url: str,
+async def workers(dev_env: WorkflowEnvironment, fresh_database_url: str,
                   tmp_path: Path, task_queue: str) -> AsyncIterator[tuple[Settings, Queues]]:
     """Orchestration and sandbox workers in this process, on queues of this test's own."""
     settings = isolated_settings(tmp_path / "assay", task_queue)
     queues = queues_from(settings)
     stop = asyncio.Event()
     running = asyncio.create_task(run_pools(
-        settings, list(SERVED_POOLS), database_url=postgres_server_url,
+        settings, list(SERVED_POOLS), database_url=fresh_database_url,
         stop=stop, client=dev_env.client))
     yield settings, queues
     stop.set()
     await running
 
 
-async def test_example_plan_runs_end_to_end(dev_env: WorkflowEnvironment, postgres_server_url: str,
+async def test_example_plan_runs_end_to_end(dev_env: WorkflowEnvironment, fresh_database_url: str,
                                             workers: tuple[Settings, Queues]) -> None:
     settings, queues = workers
     client = AssayClient(dev_env.client, task_queue=queues.orchestration)
@@ -60,7 +60,7 @@ async def test_example_plan_runs_end_to_end(dev_env: WorkflowEnvironment, postgr
     assert Path(result.report.summary_md).name.removeprefix("execution_summary_") == \
         Path(result.report.results_json).name.removeprefix("execution_results_")[:-5] + ".md"
 
-    events = await stored_events(postgres_server_url, run_id)
+    events = await stored_events(fresh_database_url, run_id)
     kinds = [(e.event.node_id, e.event.event_type, e.event.event_subtype) for e in events]
     assert kinds[0] == ("run", "checkpoint", "start")
     assert kinds[-1] == ("run", "checkpoint", "complete")

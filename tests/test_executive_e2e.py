@@ -30,12 +30,12 @@ PLAN = ROOT / "tests" / "data" / "executive" / "pending_actions.json"
 
 
 @pytest.fixture
-async def served(dev_env: WorkflowEnvironment, postgres_server_url: str, tmp_path: Path,
+async def served(dev_env: WorkflowEnvironment, fresh_database_url: str, tmp_path: Path,
                  task_queue: str) -> AsyncIterator[Settings]:
     settings = isolated_settings(tmp_path / "assay", task_queue)
     stop = asyncio.Event()
     running = asyncio.create_task(run_pools(settings, list(SERVED_POOLS),
-                                            database_url=postgres_server_url, stop=stop,
+                                            database_url=fresh_database_url, stop=stop,
                                             client=dev_env.client))
     yield settings
     stop.set()

@@ -12,6 +12,7 @@ import typer
 
 from workers.cli_base import client_for, fail, run_async
 from workers.cli_gates import approve, gates
+from workers.cli_memory import memory_app
 from workers.cli_plan import plan
 from workers.cli_run import run
 from workers.settings import Settings
@@ -169,6 +170,7 @@ def runs(limit: Annotated[int, typer.Option(min=1, max=1000)] = 20) -> None:
 
 app.command()(approve)
 app.command()(gates)
+app.add_typer(memory_app, name="memory")
 
 
 def main() -> None:

@@ -73,6 +73,9 @@ def run(
         "--no-debuggers", help="No model debuggers after a failed job.")] = False,
     plan_review_rounds: Annotated[int | None, typer.Option(
         min=0, max=5, help="Planner/plan-reviewer rounds for a goal.")] = None,
+    memory: Annotated[bool | None, typer.Option(
+        help="Use reflection memory: semantic rules and templates at intake, episodes kept "
+             "after each task (default: ASSAY_MEMORY_ENABLED, on).")] = None,
 ) -> None:
     """Start a run of a plan file or of a research goal; with --wait, follow it to the end."""
     from workers.goalfile import GoalError
@@ -91,7 +94,7 @@ def run(
                               human_gates=[g.kind for g in human_gate or []],
                               approvers=approver, gate_timeout_s=gate_timeout,
                               on_timeout=on_timeout.action if on_timeout else None,
-                              agents=flags)
+                              agents=flags, memory=memory)
         req = build_request(target, data or [], settings, policy)
     except (PlanFileError, PolicyError, GoalError) as err:
         fail(str(err), EXIT_BAD_INPUT)

@@ -59,9 +59,7 @@ async def build_specs(settings: Settings, pools: Sequence[Pool], *, database_url
     if Pool.AGENTS in pools:
         specs[Pool.AGENTS] = _agents_spec(settings, stack)
     if Pool.REFLECTION in pools:
-        from activities.reflection import diagnose_failure
-
-        specs[Pool.REFLECTION] = PoolSpec(activities=[diagnose_failure])
+        specs[Pool.REFLECTION] = await _reflection_spec(settings, database_url, stack)
     if Pool.SANDBOX in pools:
         from activities.environment import EnvironmentProbe
         from activities.evidence import verify_evidence
@@ -69,14 +67,14 @@ async def build_specs(settings: Settings, pools: Sequence[Pool], *, database_url
         from activities.review_infra import InfrastructureReviewer
         from activities.sandbox import Sandbox
 
+        probe = EnvironmentProbe(ttl_s=settings.environment_probe_ttl_s)
         sandbox = Sandbox(work_dir=settings.work_dir,
                           output_limit_bytes=settings.job_output_limit_bytes,
                           max_memory_mb=settings.job_max_memory_mb,
                           max_timeout_s=settings.job_max_timeout_s,
-                          isolation=settings.sandbox_isolation)
+                          isolation=settings.sandbox_isolation, fingerprint=probe.fingerprint)
         infra = InfrastructureReviewer(settings.work_dir)
         relinker = Relinker(settings.work_dir)
-        probe = EnvironmentProbe(ttl_s=settings.environment_probe_ttl_s)
         specs[Pool.SANDBOX] = PoolSpec(
             activities=[sandbox.execute_job, verify_evidence, infra.review_infrastructure,
                         relinker.rescan_artifacts, probe.probe_environment],
@@ -85,6 +83,26 @@ async def build_specs(settings: Settings, pools: Sequence[Pool], *, database_url
     for pool in set(pools) - SERVED_POOLS:
         log.info("pool %s has no activities in this version; no worker started", pool)
     return specs
+
+
+async def _reflection_spec(settings: Settings, database_url: str,
+                           stack: AsyncExitStack) -> PoolSpec:
+    """The reflection pool: diagnosis with the run's signals and memory, and memory itself.
+
+    Reflection reads signals from the event table and keeps memory in the same database.
+    """
+    from activities.memory import Memory
+    from activities.memory_store import MemoryStore
+    from activities.reflection import Reflection
+
+    store = MemoryStore(database_url)
+    await store.open()
+    stack.push_async_callback(store.close)
+    reflection = Reflection(store, store.engine)
+    memory = Memory(store, keep=settings.memory_keep_episodes,
+                    max_age_days=settings.memory_max_age_days)
+    return PoolSpec(activities=[reflection.diagnose_failure, memory.consult_memory,
+                                memory.remember_task])
 
 
 def _agents_spec(settings: Settings, stack: AsyncExitStack) -> PoolSpec:

@@ -60,6 +60,12 @@ class Settings(BaseSettings):
     model_record_path: Path | None = None
     model_replay_path: Path | None = None
     model_timeout_s: float = Field(default=120, gt=0)
+    memory_enabled: bool = True
+    """Runs use reflection memory unless a run's policy or ``--no-memory`` says otherwise."""
+    memory_keep_episodes: int = Field(default=100, ge=1, le=100_000)
+    """Episodes kept per task type (the newest)."""
+    memory_max_age_days: float = Field(default=30, gt=0)
+    """Episodes older than this are pruned."""
     environment_probe_ttl_s: float = Field(default=60, ge=0)
     """How long the sandbox reuses its probe of the job interpreter's packages."""
     user: str = Field(default_factory=getpass.getuser, min_length=1, max_length=128)

@@ -95,6 +95,9 @@ class ExecutionOutcome(Model):
     artifacts: list[Artifact] = Field(default_factory=list[Artifact])
     metrics: dict[str, Any] = Field(default_factory=dict[str, Any])
     metrics_error: str | None = None
+    environment: str = ""
+    """Fingerprint of the job interpreter (Python version and a digest of its packages):
+    reflection correlates failures with changes of it."""
 
 
 # --- evidence ------------------------------------------------------------------------------

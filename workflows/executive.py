@@ -71,6 +71,20 @@ def panel_approves(verdicts: list[ReviewVerdict]) -> bool:
 
 FailureKind = Literal["rejected", "execution", "verification"]
 RetryDecision = Literal["retry", "retry_logged", "human", "defer"]
+PatternKind = Literal["frequency", "divergence", "artifact_consistency",
+                      "temporal_correlation"]
+PatchSource = Literal["rule_table", "semantic_rule", "episodic", "model", "none"]
+"""Where a patch came from: the rule table, a semantic rule, an episode that worked, a model."""
+
+
+class Pattern(Model):
+    """A pattern mined from signals and episodes (R1)."""
+
+    kind: PatternKind
+    key: str
+    count: int
+    tasks: list[str] = Field(default_factory=list[str])
+    detail: str = ""
 
 
 class PatchChange(Model):
@@ -110,6 +124,8 @@ class DiagnoseInput(Model):
     previous_patches: list[Patch] = Field(default_factory=list[Patch])
     checks: list[Check] = Field(default_factory=list[Check])
     policy: ReviewPolicy = Field(default_factory=ReviewPolicy)
+    action: str = ""
+    """The task's action: its task type is what memory is keyed by."""
 
 
 class ReflectionNote(Model):
@@ -127,6 +143,10 @@ class ReflectionNote(Model):
     relink: dict[str, str] = Field(default_factory=dict[str, str])
     decision: RetryDecision = "defer"
     reason: str = ""
+    source: PatchSource = "rule_table"
+    memory_ref: str = ""
+    """The rule id or episode id a proven fix came from."""
+    patterns: list[Pattern] = Field(default_factory=list[Pattern])
 
 
 class RescanInput(Model):

@@ -88,6 +88,18 @@ class AgentsPolicy(Model):
     """A goal with no model (or a planner that fails): wait for ``assay plan``, or defer."""
 
 
+class MemoryPolicy(Model):
+    """How a run uses reflection memory (semantic rules and procedural templates)."""
+
+    enabled: bool = True
+    apply_rules: bool = True
+    """Apply semantic rules to the plan's jobs at intake (said in each task's rationale)."""
+    use_templates: bool = True
+    """A task without a job takes a cached procedural template of its task type."""
+    min_rule_confidence: float = Field(default=0.75, ge=0, le=1)
+    """Rules below this confidence are reported, never applied."""
+
+
 class RunPolicy(Model):
     """Run-level knobs chosen when a run starts."""
 
@@ -100,4 +112,5 @@ class RunPolicy(Model):
     review: ReviewPolicy = Field(default_factory=ReviewPolicy)
     gates: GatePolicy = Field(default_factory=GatePolicy)
     agents: AgentsPolicy = Field(default_factory=AgentsPolicy)
+    memory: MemoryPolicy = Field(default_factory=MemoryPolicy)
 

@@ -25,6 +25,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.executive import GateDecision, GateRecord
     from workflows.failures import root_message
     from workflows.gates import GateKeeper, GateRefusedError
+    from workflows.memory import MEMORY_PATCH
     from workflows.plan import PRIORITY_RANK, Decision, Plan, PlanError, check_graph
     from workflows.results import (
         ReportPaths,
@@ -38,6 +39,7 @@ with workflow.unsafe.imports_passed_through():
         WriteReportInput,
     )
     from workflows.roles import SUMMARIZE_RUN, RunAnswer, SummaryAnswer, SummaryRequest, TaskDigest
+    from workflows.run_memory import MemoryAdvice, consult_memory, summarize
     from workflows.run_planning import RunPlanning
     from workflows.task import TaskWorkflow
 
@@ -66,6 +68,7 @@ class ResearchWorkflow(RunPlanning):
         self._plan: Plan | None = req.plan
         self._reason = ""
         self._answer: RunAnswer | None = None
+        self._memory = MemoryAdvice()
 
     @workflow.query
     def progress(self) -> RunProgress:
@@ -172,6 +175,10 @@ class ResearchWorkflow(RunPlanning):
             raise ApplicationError(f"invalid plan: {err}", type="InvalidPlan",
                                    non_retryable=True) from err
         self._states = {tid: "pending" for tid in self._order}
+        if req.policy.memory.enabled and workflow.patched(MEMORY_PATCH):
+            plan, self._memory = await consult_memory(req, plan, log)
+            if self._memory.advice:
+                self._plan = plan
         log.add("checkpoint", "info", status="planned",
                 outputs={"order": self._order, "tasks": len(self._order)})
         await log.flush()
@@ -281,7 +288,8 @@ class ResearchWorkflow(RunPlanning):
                                dependency_artifacts=self._dependency_artifacts(decision),
                                goal=req.goal,
                                data=[d for d in req.data if d.name in decision.inputs],
-                               budget=self.agents.budget())
+                               budget=self.agents.budget(),
+                               memory=self._memory.advice.get(tid))
         try:
             result = await workflow.execute_child_workflow(
                 TaskWorkflow.run, task_input, id=task_workflow_id(req.run_id, tid),
@@ -325,8 +333,9 @@ class ResearchWorkflow(RunPlanning):
             completion_by_priority=_completion_by_priority(tasks),
             gates=list(self.gates.records), goal=req.goal,
             status_reason=self._reason or _status_reason(status, tasks),
-            plan=self._plan if req.plan is None else None, answer=self._answer,
-            model=self.agents.spend,
+            plan=self._plan if req.plan is None or self._memory.advice else None,
+            answer=self._answer, model=self.agents.spend,
+            reflection=summarize(tasks, self._memory),
         )
 
     def _set_phase(self, phase: str) -> None:

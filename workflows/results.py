@@ -20,6 +20,7 @@ from workflows.contracts import (
     TaskStatus,
 )
 from workflows.executive import GateRecord, PatchChange, ReflectionNote, ReviewVerdict
+from workflows.memory import ReflectionSummary, RememberAnswer, TaskAdvice
 from workflows.plan import Decision, Plan
 from workflows.policy import Queues, RunPolicy
 from workflows.roles import DataFile, RunAnswer
@@ -68,8 +69,12 @@ class Provenance(Model):
     reflection_misses: int = 0
     approvals: list[GateRecord] = Field(default_factory=list[GateRecord])
     job_author: str = "plan"
-    """Who wrote the job that ran: ``plan``, ``coder:fast``, ``coder:deep`` or
-    ``debugger:<strategy>``."""
+    """Who wrote the job that ran: ``plan``, ``coder:fast``, ``coder:deep``,
+    ``debugger:<strategy>`` or ``template:<id>`` (a procedural template from memory)."""
+    memory_rules: list[str] = Field(default_factory=list[str])
+    """Semantic rules applied to the job at intake."""
+    template_id: str | None = None
+    """The procedural template the job came from."""
 
 
 class TaskInput(Model):
@@ -87,6 +92,8 @@ class TaskInput(Model):
     """The goal's data files this task reads (with their first lines, for the coder)."""
     budget: Budget | None = None
     """The run's model budget left when this task started (None: unlimited)."""
+    memory: TaskAdvice | None = None
+    """What memory changed for this task at intake (rules applied, template used)."""
 
 
 class TaskResult(Model):
@@ -106,6 +113,8 @@ class TaskResult(Model):
     reflections: list[ReflectionNote] = Field(default_factory=list[ReflectionNote])
     provenance: Provenance = Field(default_factory=Provenance)
     model: ModelSpend = Field(default_factory=ModelSpend)
+    learned: RememberAnswer | None = None
+    """What memory learned from this task (episodes, rules, templates)."""
     started_at: datetime | None = None
     finished_at: datetime | None = None
 
@@ -158,11 +167,13 @@ class ResearchResult(Model):
     goal: str | None = None
     status_reason: str = ""
     plan: Plan | None = None
-    """The plan that ran (the planner's, for a goal)."""
+    """The plan that ran: the planner's for a goal, or a supplied plan memory changed."""
     answer: RunAnswer | None = None
     """The output processor's answer to the goal."""
     model: ModelSpend = Field(default_factory=ModelSpend)
     """Model calls, tokens and cost of the whole run (planning, tasks, summary)."""
+    reflection: ReflectionSummary = Field(default_factory=ReflectionSummary)
+    """Patterns found, patches and their success, rules and templates learned or used."""
     report: ReportPaths | None = None
 
 

@@ -28,6 +28,7 @@ with workflow.unsafe.imports_passed_through():
     )
     from workflows.failures import root_message
     from workflows.gates import GateRefusedError
+    from workflows.memory import MEMORY_PATCH
     from workflows.phases import Phase
     from workflows.plan import JobSpec
     from workflows.results import TaskInput, TaskProgress, TaskResult
@@ -101,6 +102,8 @@ class TaskWorkflow(TaskAgents):
             status, reason = end.status, end.reason
         result = self._finalize(status, reason)
         result.started_at, result.finished_at = started, workflow.now()
+        if self.task.policy.memory.enabled and workflow.patched(MEMORY_PATCH):
+            result.learned = await self._remember(result)
         self._move(Phase.DONE)
         self.log.add("checkpoint", "complete", status=status,
                      outputs={"status_reason": reason,
@@ -110,6 +113,12 @@ class TaskWorkflow(TaskAgents):
 
     async def _pipeline(self) -> None:
         self._move(Phase.IMPLEMENT)
+        advice = self.task.memory
+        if advice is not None:
+            self.provenance.memory_rules = [u.rule_id for u in advice.rules]
+            if advice.template_id:
+                self.provenance.template_id = advice.template_id
+                self.provenance.job_author = f"template:{advice.template_id}"
         if self.job is None or self.job.source is None:
             if not self.agents.enabled:
                 raise Finish("deferred", "no job to run: the plan gives this task no `job`, "

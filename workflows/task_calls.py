@@ -27,6 +27,7 @@ with workflow.unsafe.imports_passed_through():
         ReviewInput,
         ReviewVerdict,
     )
+    from workflows.memory import REMEMBER_TASK, RememberAnswer, RememberInput
     from workflows.plan import JobSpec
     from workflows.results import TaskInput
     from workflows.roles import PROBE_ENVIRONMENT, EnvironmentFacts
@@ -119,6 +120,14 @@ class TaskCalls:
             "diagnose_failure", req, result_type=ReflectionNote,
             task_queue=self.task.queues.reflection, schedule_to_close_timeout=limit,
             start_to_close_timeout=min(limit, timedelta(seconds=5)), retry_policy=REFLECT_RETRY)
+
+    async def remember(self, req: RememberInput) -> RememberAnswer:
+        """Hand the finished task to memory; bounded like reflection, never holding it up."""
+        limit = timedelta(seconds=self.task.policy.reflection_timeout_s)
+        return await workflow.execute_activity(
+            REMEMBER_TASK, req, result_type=RememberAnswer,
+            task_queue=self.task.queues.reflection, schedule_to_close_timeout=limit,
+            start_to_close_timeout=min(limit, timedelta(seconds=10)), retry_policy=REFLECT_RETRY)
 
     async def rescan(self, job: JobSpec, outcome: ExecutionOutcome) -> RescanResult:
         """Re-scan the working directory and re-link misplaced evidence (no re-execution)."""

@@ -15,9 +15,11 @@ with workflow.unsafe.imports_passed_through():
     from workflows.contracts import ExecutionOutcome, TaskStatus
     from workflows.executive import DiagnoseInput, FailureKind, GateRecord, ReflectionNote
     from workflows.failures import root_message
+    from workflows.memory import AttemptRecord, RememberAnswer, RememberInput
     from workflows.phases import Phase
     from workflows.plan import JobSpec
     from workflows.regression import regressed_metrics
+    from workflows.results import TaskResult
     from workflows.task_state import Finish, TaskState
 
 
@@ -35,7 +37,7 @@ class TaskRecovery(TaskState):
             outcome=self.outcome if kind != "rejected" else None,
             verification=self.verification if kind == "verification" else None,
             previous_patches=list(self.patches), checks=self.task.decision.checks,
-            policy=self.task.policy.review)
+            policy=self.task.policy.review, action=self.task.decision.action)
         await self.log.flush()
         try:
             note = await self.calls.reflect(req)
@@ -50,8 +52,52 @@ class TaskRecovery(TaskState):
                      outputs={"note_id": note.note_id, "root_cause": note.root_cause,
                               "likely_fix": note.likely_fix, "confidence": note.confidence,
                               "patch": note.patch.model_dump(mode="json") if note.patch else None,
+                              "source": note.source, "memory_ref": note.memory_ref,
+                              "patterns": [p.key for p in note.patterns],
                               "reason": note.reason})
         return note
+
+    async def _remember(self, result: TaskResult) -> RememberAnswer | None:
+        """Hand the finished task to memory (R5-R6); a miss is recorded, never fatal."""
+        finished = result.finished_at or workflow.now()
+        started = result.started_at or finished
+        req = RememberInput(
+            run_id=self.task.run_id, task_id=result.task_id, action=self.task.decision.action,
+            status=result.status, finished_at=finished, first_job=self.task.decision.job,
+            final_job=self.job, failures=self._attempt_records(),
+            attempts=self.attempts.get(Phase.EXECUTE, 0) + self.attempts.get(
+                Phase.APPROVAL_RETRY, 0),
+            metrics=result.metrics, duration_s=(finished - started).total_seconds(),
+            environment=self.outcome.environment if self.outcome else "",
+            input_names=list(self.task.decision.inputs),
+            rules_applied=list(self.provenance.memory_rules),
+            template_id=self.provenance.template_id)
+        await self.log.flush()
+        try:
+            learned = await self.calls.remember(req)
+        except ActivityError as err:
+            self.provenance.reflection_misses += 1
+            self.log.add("agent_call", "error", agent="memory", status="missed",
+                         outputs={"reason": root_message(err)})
+            return None
+        self.log.add("agent_call", "complete", agent="memory", status="remembered",
+                     outputs=learned.model_dump(mode="json"))
+        return learned
+
+    def _attempt_records(self) -> list[AttemptRecord]:
+        """Every reflected failure with its patch and what became of the patch."""
+        outcomes = {p.patch_id: p.outcome for p in self.provenance.patches}
+        records: list[AttemptRecord] = []
+        for n, note in enumerate(self.notes, start=1):
+            patch = note.patch
+            records.append(AttemptRecord(
+                phase=note.kind, attempt=n, root_cause=note.root_cause, note_id=note.note_id,
+                patch_id=patch.patch_id if patch else "",
+                patch_source=note.source if patch else "none",
+                changes=list(patch.changes) if patch else [],
+                patch_outcome=outcomes.get(patch.patch_id, "offered") if patch else "",
+                rule_id=note.memory_ref if note.source == "semantic_rule" else ""))
+        return records
 
     async def _recover(self, note: ReflectionNote | None, *, first_failure: bool, failed: str,
                        status_if_none: TaskStatus) -> JobSpec:

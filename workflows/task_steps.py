@@ -65,7 +65,8 @@ class TaskSteps(TaskRecovery):
                               "peak_memory_mb": outcome.peak_memory_mb,
                               "stdout_tail": outcome.stdout_tail[-2000:],
                               "stderr_tail": outcome.stderr_tail[-2000:],
-                              "isolation": outcome.isolation},
+                              "isolation": outcome.isolation,
+                              "environment": outcome.environment},
                      meta={"start_event_id": start_id})
         for artifact in outcome.artifacts:
             self.log.add("file_gen", "complete", agent="sandbox", status="created",

@@ -74,15 +74,15 @@ def test_status_of_unknown_run_is_a_clear_error(dev_env: WorkflowEnvironment,
 
 
 @pytest.fixture
-async def served(dev_env: WorkflowEnvironment, postgres_server_url: str, tmp_path: Path,
+async def served(dev_env: WorkflowEnvironment, fresh_database_url: str, tmp_path: Path,
                  task_queue: str) -> AsyncIterator[dict[str, str]]:
     """Workers in this process; returns the environment a CLI process needs to reach them."""
     settings = isolated_settings(tmp_path / "assay", task_queue)
     stop = asyncio.Event()
     running = asyncio.create_task(run_pools(settings, list(SERVED_POOLS),
-                                            database_url=postgres_server_url, stop=stop,
+                                            database_url=fresh_database_url, stop=stop,
                                             client=dev_env.client))
-    yield worker_env(dev_env.client.service_client.config.target_host, postgres_server_url,
+    yield worker_env(dev_env.client.service_client.config.target_host, fresh_database_url,
                      settings.data_dir, **queue_env(settings))
     stop.set()
     await running

@@ -45,7 +45,7 @@ def test_served_pools_are_every_pool_but_skills() -> None:
 
 
 async def test_workers_expose_prometheus_metrics(dev_env: WorkflowEnvironment,
-                                                 postgres_server_url: str, tmp_path: Path,
+                                                 fresh_database_url: str, tmp_path: Path,
                                                  task_queue: str) -> None:
     port = free_port()
     settings = isolated_settings(tmp_path, task_queue).model_copy(update={"metrics_port": port})
@@ -55,7 +55,7 @@ async def test_workers_expose_prometheus_metrics(dev_env: WorkflowEnvironment,
                                   data_converter=DATA_CONVERTER, runtime=runtime)
     stop = asyncio.Event()
     serving = asyncio.create_task(run_pools(settings, [Pool.ORCHESTRATION],
-                                            database_url=postgres_server_url, stop=stop,
+                                            database_url=fresh_database_url, stop=stop,
                                             client=client))
     body = ""
 

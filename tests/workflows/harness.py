@@ -19,6 +19,7 @@ from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
 from activities.evidence import verify_evidence
+from activities.memory import Memory
 from activities.reflection import diagnose_failure
 from activities.relink import Relinker
 from activities.review import review_ops, review_quality_safety
@@ -115,6 +116,7 @@ class Harness:
         self.overrides = overrides or {}
         self.extra = extra or []
         self.sandbox, self.sink, self.reports = FakeSandbox(root), EventSink(), ReportSink()
+        self.memory = Memory(None)  # workflow tests run without memory (tests/test_memory_*)
 
     def request(self, decisions: list[dict[str, Any]], **policy: Any) -> ResearchInput:
         plan = Plan.model_validate({"decisions": decisions})
@@ -137,6 +139,8 @@ class Harness:
             "verify_evidence": verify_evidence, "review_ops": review_ops,
             "review_quality_safety": review_quality_safety,
             "diagnose_failure": diagnose_failure,
+            "consult_memory": self.memory.consult_memory,
+            "remember_task": self.memory.remember_task,
             "review_infrastructure": InfrastructureReviewer(self.root).review_infrastructure,
             "rescan_artifacts": Relinker(self.root).rescan_artifacts,
             "record_events": self.sink.activity(), "write_report": self.reports.activity()}

@@ -158,6 +158,11 @@ async def test_a_plan_run_refuses_a_supplied_plan(
     async with harness.worker():
         handle = await time_env.client.start_workflow(ResearchWorkflow.run, req, id=req.run_id,
                                                       task_queue=harness.queue)
+
+        async def at_the_gate() -> bool:  # intake's activities done: none is left in flight
+            return (await handle.query(ResearchWorkflow.progress)).waiting is not None
+
+        await wait_for(at_the_gate, timeout=20, what="the plan gate")
         with pytest.raises(WorkflowUpdateFailedError) as refused:
             await handle.execute_update(  # pyright: ignore[reportUnknownMemberType]
                 ResearchWorkflow.supply_plan, SuppliedPlan(
