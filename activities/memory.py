@@ -13,10 +13,12 @@ goes on without advice, and the miss is recorded.
 from __future__ import annotations
 
 import hashlib
+import logging
 from datetime import datetime
 
 from temporalio import activity
 
+from activities.memory_index import TaskTypeIndex
 from activities.memory_rules import (
     apply_rules,
     field_value,
@@ -45,6 +47,8 @@ from workflows.plan import Scalar
 
 __all__ = ["CONSULT_MEMORY", "REMEMBER_TASK", "Memory", "build_episodes", "rule_id_for"]
 
+log = logging.getLogger("assay.memory")
+
 def rule_id_for(task_type_: str, root_cause: str) -> str:
     """Stable rule id: one rule per (task type, root cause)."""
     key = f"{task_type_}/{root_cause}".encode()
@@ -58,13 +62,15 @@ class Memory:
         store: the open memory store.
         keep: episodes kept per task type.
         max_age_days: episodes older than this are pruned.
+        index: similar task types in Qdrant (``None``: exact task types only).
     """
 
     def __init__(self, store: MemoryStore | None, *, keep: int = 100,
-                 max_age_days: float = 30) -> None:
+                 max_age_days: float = 30, index: TaskTypeIndex | None = None) -> None:
         self.store = store
         self.keep = keep
         self.max_age_days = max_age_days
+        self.index = index
 
     @activity.defn(name=CONSULT_MEMORY)
     async def consult_memory(self, req: ConsultInput) -> ConsultAnswer:
@@ -78,8 +84,27 @@ class Memory:
 
     async def _advise(self, task: ConsultTask, req: ConsultInput,
                       warnings: list[str]) -> TaskAdvice:
-        assert self.store is not None
         kind = task_type(task.action)
+        advice = await self._advise_as(kind, task, req, warnings)
+        if advice.job is not None or self.index is None:
+            return advice
+        try:
+            similar = await self.index.similar(task.action, exclude=kind)
+        except Exception as err:  # the index is a convenience; exact matching still works
+            warnings.append(f"similar task types not searched: {type(err).__name__}: {err}")
+            return advice
+        for other, score in similar:
+            found = await self._advise_as(other, task, req, warnings)
+            if found.job is not None:
+                return found.model_copy(update={
+                    "task_type": kind, "similar_to": other, "similarity": score,
+                    "skipped": [*advice.skipped, *found.skipped]})
+        return advice
+
+    async def _advise_as(self, kind: str, task: ConsultTask, req: ConsultInput,
+                         warnings: list[str]) -> TaskAdvice:
+        """Advice from what memory holds for task type ``kind``."""
+        assert self.store is not None
         advice = TaskAdvice(task_id=task.task_id, task_type=kind)
         job = task.job
         if (job is None or job.source is None) and req.use_templates:
@@ -113,6 +138,11 @@ class Memory:
             await self._validate(req, answer)
             await self._templates(req, kind, answer)
         await store.append_ledger(_outcome_entries(req, answer))
+        if self.index is not None and (answer.rules_promoted or answer.templates_cached):
+            try:
+                await self.index.add(kind, req.action)
+            except Exception as err:  # the index only widens matching; memory is stored
+                log.warning("task type %s not indexed: %s", kind, err)
         answer.pruned = await store.prune(req.finished_at, keep=self.keep,
                                           max_age_days=self.max_age_days, task_type=kind)
         return answer

@@ -11,7 +11,7 @@ import logging
 from collections.abc import Callable, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from temporalio.client import Client
 from temporalio.runtime import PrometheusConfig, Runtime, TelemetryConfig
@@ -22,6 +22,9 @@ from workflows.client import DATA_CONVERTER
 from workflows.constants import Pool
 from workflows.research import ResearchWorkflow
 from workflows.task import TaskWorkflow
+
+if TYPE_CHECKING:
+    from activities.memory_index import TaskTypeIndex
 
 log = logging.getLogger("assay.workers")
 
@@ -100,9 +103,25 @@ async def _reflection_spec(settings: Settings, database_url: str,
     stack.push_async_callback(store.close)
     reflection = Reflection(store, store.engine)
     memory = Memory(store, keep=settings.memory_keep_episodes,
-                    max_age_days=settings.memory_max_age_days)
+                    max_age_days=settings.memory_max_age_days, index=_task_type_index(settings,
+                                                                                      stack))
     return PoolSpec(activities=[reflection.diagnose_failure, memory.consult_memory,
                                 memory.remember_task])
+
+
+def _task_type_index(settings: Settings, stack: AsyncExitStack) -> TaskTypeIndex | None:
+    """Similar task types in Qdrant, or ``None`` (exact matching) when Qdrant cannot open."""
+    from activities.memory_index import TaskTypeIndex
+    from workers.stack_qdrant import QdrantLocal
+
+    qdrant = QdrantLocal(settings.qdrant_dir, url=settings.qdrant_url)
+    try:
+        client = qdrant.open()
+    except Exception as err:  # memory still works, matching exact task types only
+        log.warning("Qdrant unavailable (%s): memory matches exact task types only", err)
+        return None
+    stack.callback(qdrant.close)
+    return TaskTypeIndex(client)
 
 
 def _agents_spec(settings: Settings, stack: AsyncExitStack) -> PoolSpec:

@@ -218,6 +218,9 @@ class TaskAdvice(Model):
     template_id: str | None = None
     skipped: list[str] = Field(default_factory=list[str])
     """Rules and templates that matched but were not used, each with why."""
+    similar_to: str | None = None
+    """The known task type the advice came from, when the task's own type had none."""
+    similarity: float | None = None
 
     def rationale(self) -> str:
         """One sentence for the plan's rationale."""
@@ -229,6 +232,9 @@ class TaskAdvice(Model):
                          f"confidence {use.confidence:.2f})")
         if self.template_id:
             parts.append(f"job from procedural template {self.template_id}")
+        if parts and self.similar_to:
+            parts.append(f"learned on the similar task type {self.similar_to} "
+                         f"(similarity {self.similarity or 0:.2f})")
         return "memory: " + "; ".join(parts) if parts else ""
 
 

@@ -20,6 +20,16 @@ from tests.workflows.agents_fakes import FakeAgents, job, probe_environment, spe
 from tests.workflows.harness import Harness, task
 from workflows.client import DATA_CONVERTER
 from workflows.constants import task_workflow_id
+from workflows.executive import PatchChange
+from workflows.memory import (
+    ConsultAnswer,
+    ConsultInput,
+    RememberAnswer,
+    RememberInput,
+    RuleUse,
+    TaskAdvice,
+    task_type,
+)
 from workflows.research import ResearchWorkflow
 from workflows.results import ResearchResult
 from workflows.roles import CodeAnswer, CodeRequest, DebugAnswer, PlanDraftOutput, PlannedTask
@@ -76,6 +86,36 @@ async def run_goal(env: WorkflowEnvironment, root: Path) -> ResearchResult:
                                                  task_queue=harness.queue)
 
 
+async def consult_memory(req: ConsultInput) -> ConsultAnswer:
+    """Memory with one rule for task ``a``: its batch is planned at 16 from the start."""
+    advice: list[TaskAdvice] = []
+    for t in req.tasks:
+        if t.task_id != "a" or t.job is None:
+            continue
+        change = PatchChange(field="args.batch_size", old_value=t.job.args["batch_size"],
+                             new_value=16)
+        advice.append(TaskAdvice(
+            task_id="a", task_type=task_type(t.action),
+            job=t.job.model_copy(update={"args": {**t.job.args, "batch_size": 16}}),
+            rules=[RuleUse(rule_id="sem-0123456789", root_cause="out_of_memory",
+                           confidence=0.8, changes=[change])]))
+    return ConsultAnswer(advice=advice, warnings=["rule sem-x is unreadable"])
+
+
+async def remember_task(req: RememberInput) -> RememberAnswer:
+    """Memory that learns one episode per attempt."""
+    return RememberAnswer(task_type=task_type(req.action), episodes=len(req.failures) + 1)
+
+
+async def run_memory(env: WorkflowEnvironment, root: Path) -> ResearchResult:
+    """The memory scenario: a rule applied at intake, a patched retry, tasks remembered."""
+    harness = Harness(env, f"capture-{uuid.uuid4().hex[:8]}", root,
+                      overrides={"consult_memory": consult_memory,
+                                 "remember_task": remember_task})
+    return await harness.run([task("a", behave="oom_above:32", batch_size=64),
+                              task("b", behave="oom_above:32", batch_size=64)])
+
+
 async def capture() -> None:
     """Run every scenario and save the run's and its tasks' histories."""
     env = await WorkflowEnvironment.start_time_skipping(
@@ -89,6 +129,8 @@ async def capture() -> None:
                 runs.append((name, await harness.run(decisions, **policy)))
         with tempfile.TemporaryDirectory() as tmp:
             runs.append(("agents", await run_goal(env, Path(tmp))))
+        with tempfile.TemporaryDirectory() as tmp:
+            runs.append(("memory", await run_memory(env, Path(tmp))))
         for name, result in runs:
             await save(env, name, result)
     finally:
