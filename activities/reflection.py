@@ -132,7 +132,7 @@ class Reflection:
         view = MemoryView()
         kind = task_type(req.action) if req.action else ""
         episodes: list[Episode] = []
-        if self.store is not None and kind:
+        if self.store is not None and kind and req.memory:
             episodes = await self.store.episodes(kind, limit=200)
             rules, _ = await self.store.rules(kind)
             if root_cause != "unknown":
@@ -145,7 +145,7 @@ class Reflection:
 
     async def _ledger(self, req: DiagnoseInput, note: ReflectionNote) -> None:
         """Append the note and its patch to the memory ledger (best effort, never fatal)."""
-        if self.store is None:
+        if self.store is None or not req.memory:
             return
         entries = [LedgerEntry(
             entry_id=f"note/{note.note_id}", kind="note", run_id=req.run_id,

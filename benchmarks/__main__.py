@@ -5,6 +5,7 @@
 2. sandbox start overhead vs a bare ``python -c pass``;
 3. event ingestion through the store vs raw asyncpg inserts;
 4. start-up of the embedded services.
+5. a recurring out-of-memory task with reflection memory on vs off (attempts, wall time).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from benchmarks import bench_events, bench_stack
+from benchmarks import bench_events, bench_memory, bench_stack
 from benchmarks.bench_runs import bench
 from benchmarks.bench_sandbox import measure_start_overhead
 
@@ -54,11 +55,19 @@ def print_stack() -> None:
           + ", ".join(f"{k.removesuffix('_ms')} {v:.0f}" for k, v in figures.items()))
 
 
+def print_memory() -> None:
+    """Reflection memory on a recurring out-of-memory task, against memory off."""
+    print("5. the same out-of-memory task run 4 times with memory off (baseline), then 4 times "
+          "with memory on, same stack")
+    asyncio.run(bench_memory.run(4))
+
+
 def main() -> None:
-    """Run every benchmark, or those named (runs, sandbox, events, stack)."""
-    chosen = set(sys.argv[1:]) or {"runs", "sandbox", "events", "stack"}
+    """Run every benchmark, or those named (runs, sandbox, events, stack, memory)."""
+    chosen = set(sys.argv[1:]) or {"runs", "sandbox", "events", "stack", "memory"}
     for name, fn in (("runs", print_runs), ("sandbox", print_sandbox),
-                     ("events", print_events), ("stack", print_stack)):
+                     ("events", print_events), ("stack", print_stack),
+                     ("memory", print_memory)):
         if name in chosen:
             fn()
             sys.stdout.flush()

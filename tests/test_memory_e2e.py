@@ -114,6 +114,13 @@ async def test_an_oom_fix_is_learned_promoted_and_planned_from_the_start(stack: 
     assert rule.recommendation.limits == {"args.batch_size": "max"}
     assert (rule.success_count, rule.failure_count) == (4, 0)  # three fixes, one clean use
 
+    off = await stack.run("train.json", memory=build_policy(stack.settings,
+                                                            memory=False).memory)
+    task = off.tasks[0]
+    assert execution_attempts(off) == 3  # memory off: neither rules nor proven fixes
+    assert [n.source for n in task.reflections] == ["rule_table", "rule_table"]
+    assert task.learned is None and task.provenance.memory_rules == []
+
 
 async def test_a_twice_clean_job_becomes_the_template_of_a_jobless_task(stack: Stack) -> None:
     first = await stack.run("describe.json")

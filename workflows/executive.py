@@ -126,6 +126,8 @@ class DiagnoseInput(Model):
     policy: ReviewPolicy = Field(default_factory=ReviewPolicy)
     action: str = ""
     """The task's action: its task type is what memory is keyed by."""
+    memory: bool = True
+    """The run uses memory: reflection may read episodes and rules and write its ledger."""
 
 
 class ReflectionNote(Model):

@@ -37,7 +37,8 @@ class TaskRecovery(TaskState):
             outcome=self.outcome if kind != "rejected" else None,
             verification=self.verification if kind == "verification" else None,
             previous_patches=list(self.patches), checks=self.task.decision.checks,
-            policy=self.task.policy.review, action=self.task.decision.action)
+            policy=self.task.policy.review, action=self.task.decision.action,
+            memory=self.task.policy.memory.enabled)
         await self.log.flush()
         try:
             note = await self.calls.reflect(req)
