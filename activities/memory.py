@@ -157,10 +157,14 @@ class Memory:
             if seen < PROMOTE_AFTER:
                 continue
             rule_id = rule_id_for(kind, cause)
-            known = await self._existing(rule_id)
+            try:
+                known = await self.store.rule(rule_id)
+            except ValueError:  # unreadable or changed outside Assay: a person repairs it
+                continue
             if known is not None:
                 if known.occurrences != seen:
-                    await self.store.save_rule(known.model_copy(update={"occurrences": seen}))
+                    await self.store.update_rule(
+                        rule_id, lambda r, n=seen: r.model_copy(update={"occurrences": n}))
                 continue
             episodes = await self.store.episodes(kind, root_cause=cause)
             rule = rule_from_episodes(rule_id, kind, cause, episodes, seen)

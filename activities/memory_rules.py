@@ -93,7 +93,7 @@ def apply_rules(job: JobSpec, rules: Sequence[MemoryRule], policy: ReviewPolicy,
     """Apply every confident, fitting, non-conflicting rule to ``job`` under the guardrails."""
     done = Applied(job=job)
     chosen = _without_conflicts(rules, min_confidence, done.skipped)
-    changes: list[PatchChange] = []
+    changes: dict[str, PatchChange] = {}  # one change per field: agreeing rules share it
     for rule in chosen:
         mine, problem = recommended_changes(job, rule.recommendation)
         if problem:
@@ -101,13 +101,14 @@ def apply_rules(job: JobSpec, rules: Sequence[MemoryRule], policy: ReviewPolicy,
         elif not mine:
             done.skipped.append(f"rule {rule.rule_id} is already satisfied by the job")
         else:
-            changes.extend(mine)
+            for change in mine:
+                changes.setdefault(change.field, change)
             done.uses.append(RuleUse(rule_id=rule.rule_id, root_cause=rule.root_cause,
                                      confidence=rule.confidence, changes=mine))
     if not changes:
         return done
     try:
-        patched = apply_patch(job, changes)
+        patched = apply_patch(job, list(changes.values()))
     except PatchError as err:
         return _refused(done, job, str(err))
     violations = check_patch(job, patched, policy)
