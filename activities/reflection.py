@@ -161,7 +161,8 @@ class Reflection:
                 task_id=req.task_id,
                 body={"note_id": note.note_id, **note.patch.model_dump(mode="json")}))
         try:
-            await asyncio.wait_for(self.store.append_ledger(entries), self.budget_s)
+            # what is left of the activity's few seconds once memory has been read
+            await asyncio.wait_for(self.store.append_ledger(entries), min(self.budget_s, 1.5))
         except Exception as err:  # the note is still returned; the ledger catches up never
             log.warning("memory ledger not written for %s: %s", note.note_id, err)
 
