@@ -17,13 +17,14 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, Literal, cast, get_args
 
 from pydantic import Field, ValidationError
-from sqlalchemy import Table, bindparam, delete, func, make_url, or_, select, text
+from sqlalchemy import Table, bindparam, delete, func, or_, select, text
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.exc import DBAPIError
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
+from sqlalchemy.ext.asyncio import AsyncConnection, create_async_engine
 from sqlmodel import SQLModel
 
+from activities.database import Database
 from activities.memory_schema import (
     EPISODES,
     GENESIS,
@@ -165,17 +166,13 @@ def _check_link(row: Mapping[Any, Any], prev: str) -> None:
                            "changed after it was written)")
 
 
-class MemoryStore:
+class MemoryStore(Database):
     """PostgreSQL-backed reflection memory; the worker builds one from settings.
 
     Args:
         database_url: A SQLAlchemy asyncpg URL, e.g.
             ``postgresql+asyncpg://postgres@/assay?host=/path/to/socketdir``.
     """
-
-    def __init__(self, database_url: str) -> None:
-        self._url = database_url
-        self._engine: AsyncEngine | None = None
 
     async def open(self) -> None:
         """Connect and create the memory tables, indexes and ledger guard if missing.
@@ -195,31 +192,7 @@ class MemoryStore:
                 for statement in LEDGER_GUARD_DDL:
                     await conn.exec_driver_sql(statement)
         except (OSError, DBAPIError) as err:
-            where = make_url(self._url).render_as_string(hide_password=True)
-            raise MemoryStoreUnavailable(
-                f"cannot open the memory store at {where}: {err}. Start the embedded services"
-                " with `assay up`, or set ASSAY_DATABASE_URL to a reachable PostgreSQL database."
-            ) from err
-
-    async def close(self) -> None:
-        """Release every pooled connection."""
-        if self._engine is not None:
-            await self._engine.dispose()
-            self._engine = None
-
-    async def __aenter__(self) -> MemoryStore:
-        await self.open()
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.close()
-
-    @property
-    def engine(self) -> AsyncEngine:
-        """The open engine; a clear error if :meth:`open` was not called."""
-        if self._engine is None:
-            raise RuntimeError("MemoryStore is not open: call `await store.open()` first")
-        return self._engine
+            raise MemoryStoreUnavailable(self.unreachable("memory store", err)) from err
 
     # --- episodes ------------------------------------------------------------------------
 

@@ -13,14 +13,15 @@ import asyncio
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
 from typing import Any
 
-from sqlalchemy import func, make_url, select, text
+from sqlalchemy import func, select, text
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.exc import DataError, DBAPIError, IntegrityError
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
+from sqlalchemy.ext.asyncio import AsyncConnection, create_async_engine
 from sqlmodel import SQLModel
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
+from activities.database import Database
 from activities.store_format import format_event
 from activities.store_limits import event_row, fit_key, serialize
 from activities.store_schema import EVENT_COLUMNS, EVENTS, StoredEvent
@@ -77,17 +78,13 @@ class EventStoreUnavailable(RuntimeError):
     """The event database cannot be reached or prepared; the message says which and why."""
 
 
-class EventStore:
+class EventStore(Database):
     """PostgreSQL-backed ExecutionEvent store; the worker builds one from settings.
 
     Args:
         database_url: A SQLAlchemy asyncpg URL, e.g.
             ``postgresql+asyncpg://postgres@/assay?host=/path/to/socketdir``.
     """
-
-    def __init__(self, database_url: str) -> None:
-        self._url = database_url
-        self._engine: AsyncEngine | None = None
 
     async def open(self) -> None:
         """Connect and create the table and indexes if they are missing.
@@ -111,31 +108,7 @@ class EventStore:
                     lambda sync: SQLModel.metadata.create_all(sync, tables=[EVENTS])
                 )
         except (OSError, DBAPIError) as err:
-            where = make_url(self._url).render_as_string(hide_password=True)
-            raise EventStoreUnavailable(
-                f"cannot open the event store at {where}: {err}. Start the embedded services"
-                " with `assay up`, or set ASSAY_DATABASE_URL to a reachable PostgreSQL database."
-            ) from err
-
-    async def close(self) -> None:
-        """Release every pooled connection."""
-        if self._engine is not None:
-            await self._engine.dispose()
-            self._engine = None
-
-    async def __aenter__(self) -> EventStore:
-        await self.open()
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.close()
-
-    @property
-    def engine(self) -> AsyncEngine:
-        """The open engine; a clear error if :meth:`open` was not called."""
-        if self._engine is None:
-            raise RuntimeError("EventStore is not open: call `await store.open()` first")
-        return self._engine
+            raise EventStoreUnavailable(self.unreachable("event store", err)) from err
 
     @activity.defn(name="record_events")
     async def record_events(self, req: RecordEventsInput) -> int:
