@@ -76,6 +76,10 @@ def run(
     memory: Annotated[bool | None, typer.Option(
         help="Use reflection memory: semantic rules and templates at intake, episodes kept "
              "after each task (default: ASSAY_MEMORY_ENABLED, on).")] = None,
+    skills: Annotated[bool | None, typer.Option(
+        help="Use the skill library: a confident match supplies the plan or a job with no "
+             "planning call; finished tasks feed extraction (default: ASSAY_SKILLS_ENABLED, "
+             "on).")] = None,
 ) -> None:
     """Start a run of a plan file or of a research goal; with --wait, follow it to the end."""
     from workers.goalfile import GoalError
@@ -94,7 +98,7 @@ def run(
                               human_gates=[g.kind for g in human_gate or []],
                               approvers=approver, gate_timeout_s=gate_timeout,
                               on_timeout=on_timeout.action if on_timeout else None,
-                              agents=flags, memory=memory)
+                              agents=flags, memory=memory, skills=skills)
         req = build_request(target, data or [], settings, policy)
     except (PlanFileError, PolicyError, GoalError) as err:
         fail(str(err), EXIT_BAD_INPUT)

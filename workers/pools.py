@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -30,7 +30,7 @@ log = logging.getLogger("assay.workers")
 
 
 SERVED_POOLS: frozenset[Pool] = frozenset(
-    {Pool.ORCHESTRATION, Pool.AGENTS, Pool.SANDBOX, Pool.REFLECTION})
+    {Pool.ORCHESTRATION, Pool.AGENTS, Pool.SANDBOX, Pool.REFLECTION, Pool.SKILLS})
 """Pools that have workflows or activities to serve in this version; the others start no
 worker (Temporal workers need something to poll for) and ``assay check`` says so."""
 
@@ -42,6 +42,8 @@ class PoolSpec:
     workflows: list[type] = field(default_factory=list[type])
     activities: list[Callable[..., Any]] = field(default_factory=list[Callable[..., Any]])
     max_concurrent_activities: int | None = None
+    on_start: Callable[[Client], Awaitable[None]] | None = None
+    """Run once the pool's worker is polling (e.g. start the skill library's workflow)."""
 
 
 async def build_specs(settings: Settings, pools: Sequence[Pool], *, database_url: str,
@@ -63,6 +65,8 @@ async def build_specs(settings: Settings, pools: Sequence[Pool], *, database_url
         specs[Pool.AGENTS] = _agents_spec(settings, stack)
     if Pool.REFLECTION in pools:
         specs[Pool.REFLECTION] = await _reflection_spec(settings, database_url, stack)
+    if Pool.SKILLS in pools:
+        specs[Pool.SKILLS] = await _skills_spec(settings, database_url, stack)
     if Pool.SANDBOX in pools:
         from activities.environment import EnvironmentProbe
         from activities.evidence import verify_evidence
@@ -107,6 +111,52 @@ async def _reflection_spec(settings: Settings, database_url: str,
                                                                                       stack))
     return PoolSpec(activities=[reflection.diagnose_failure, memory.consult_memory,
                                 memory.remember_task])
+
+
+async def _skills_spec(settings: Settings, database_url: str,
+                       stack: AsyncExitStack) -> PoolSpec:
+    """The skills pool: the library workflow and its activities over PostgreSQL and Qdrant.
+
+    The rows are shared by every worker; each process keeps its own Qdrant edge index of
+    them in a directory of its own, brought up to date from the rows before every search.
+    """
+    import shutil
+    import tempfile
+    from pathlib import Path
+
+    from activities.skill_index import SkillIndex
+    from activities.skill_store import SkillStore
+    from activities.skills import SkillLibrary
+    from skills import builtin_skills
+    from workflows.skill_library import SkillLibraryWorkflow
+    from workflows.skills import LibraryState, library_id
+
+    store = SkillStore(database_url)
+    await store.open()
+    stack.push_async_callback(store.close)
+    if settings.skills_builtin:
+        seeded = await store.seed(builtin_skills(), by="assay")
+        if seeded:
+            log.info("skill library seeded with built-in skills: %s", ", ".join(seeded))
+    settings.root.mkdir(parents=True, exist_ok=True)
+    where = Path(tempfile.mkdtemp(prefix="skills-index-", dir=settings.root))
+    stack.callback(shutil.rmtree, where, True)
+    library = SkillLibrary(store, lambda: SkillIndex(where))
+    stack.callback(library.close)
+    queue = settings.queue(Pool.SKILLS)
+
+    async def start_library(client: Client) -> None:
+        from temporalio.common import WorkflowIDConflictPolicy
+
+        await client.start_workflow(
+            SkillLibraryWorkflow.run, LibraryState(auto_approve=settings.skills_auto_approve),
+            id=library_id(queue), task_queue=queue,
+            id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING)
+
+    return PoolSpec(workflows=[SkillLibraryWorkflow],
+                    activities=[library.match_skills, library.record_outcomes,
+                                library.extract_skills, library.maintain_skills],
+                    on_start=start_library)
 
 
 def _task_type_index(settings: Settings, stack: AsyncExitStack) -> TaskTypeIndex | None:
@@ -178,6 +228,12 @@ async def run_pools(settings: Settings, pools: Sequence[Pool], *, database_url: 
         for pool in specs:
             log.info("worker started on %s", settings.queue(pool))
         runs = [asyncio.create_task(w.run()) for w in workers]
+        for pool, spec in specs.items():
+            if spec.on_start is not None:
+                try:
+                    await spec.on_start(client)
+                except Exception as err:  # the pool still serves what it can
+                    log.warning("pool %s could not finish starting: %s", pool, err)
         stopper = asyncio.create_task(stop.wait())
         done, _ = await asyncio.wait([*runs, stopper], return_when=asyncio.FIRST_COMPLETED)
         await asyncio.gather(*(w.shutdown() for w in workers))

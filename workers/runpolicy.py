@@ -68,7 +68,8 @@ def build_policy(settings: Settings, *, policy_file: Path | None = None,
                  max_parallel: int | None = None, human_gates: list[GateKind] | None = None,
                  approvers: list[str] | None = None, gate_timeout_s: float | None = None,
                  on_timeout: TimeoutAction | None = None,
-                 agents: AgentFlags | None = None, memory: bool | None = None) -> RunPolicy:
+                 agents: AgentFlags | None = None, memory: bool | None = None,
+                 skills: bool | None = None) -> RunPolicy:
     """Settings first, then the policy file, then flags (each overrides the one before)."""
     base: dict[str, Any] = {
         "max_parallel": settings.max_parallel_tasks,
@@ -76,6 +77,7 @@ def build_policy(settings: Settings, *, policy_file: Path | None = None,
                                max_memory_mb=settings.job_max_memory_mb).model_dump(),
         "agents": {"enabled": model_available(settings)},
         "memory": {"enabled": settings.memory_enabled},
+        "skills": {"enabled": settings.skills_enabled},
     }
     if policy_file is not None:
         base = _merge(base, _read(policy_file))
@@ -99,6 +101,8 @@ def build_policy(settings: Settings, *, policy_file: Path | None = None,
     policy.agents = _agents(policy.agents, agents or AgentFlags())
     if memory is not None:
         policy.memory.enabled = memory
+    if skills is not None:
+        policy.skills.enabled = skills
     return policy
 
 

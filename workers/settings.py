@@ -66,6 +66,13 @@ class Settings(BaseSettings):
     """Episodes kept per task type (the newest)."""
     memory_max_age_days: float = Field(default=30, gt=0)
     """Episodes older than this are pruned."""
+    skills_enabled: bool = True
+    """Runs use the skill library unless a run's policy or ``--no-skills`` says otherwise."""
+    skills_auto_approve: float = Field(default=1.01, ge=0, le=1.01)
+    """Extracted candidates with at least this confidence become active with no person
+    (above 1: never; every candidate waits for ``assay skills approve``)."""
+    skills_builtin: bool = True
+    """Seed the library with the built-in skills of ``skills/data`` on first start."""
     environment_probe_ttl_s: float = Field(default=60, ge=0)
     """How long the sandbox reuses its probe of the job interpreter's packages."""
     user: str = Field(default_factory=getpass.getuser, min_length=1, max_length=128)

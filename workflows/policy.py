@@ -100,6 +100,25 @@ class MemoryPolicy(Model):
     """Rules below this confidence are reported, never applied."""
 
 
+class SkillPolicy(Model):
+    """How a run uses the skill library."""
+
+    enabled: bool = True
+    apply: bool = True
+    """Let a confident match supply a goal's plan or a jobless task's job."""
+    threshold: float = Field(default=0.5, ge=0, le=1)
+    """θ: minimum similarity for a pattern to be retrieved."""
+    top_k: int = Field(default=20, ge=1, le=100)
+    mmr_lambda: float = Field(default=0.7, ge=0, le=1)
+    """λ of maximal marginal relevance (1: relevance only)."""
+    queries: int = Field(default=4, ge=1, le=8)
+    """Reformulations of the goal or action searched (the best similarity counts)."""
+    min_confidence: float = Field(default=0.75, ge=0, le=1)
+    """A match applies only at or above this confidence."""
+    report: bool = True
+    """Send every finished task's outcome to the library (extraction and statistics)."""
+
+
 class RunPolicy(Model):
     """Run-level knobs chosen when a run starts."""
 
@@ -113,4 +132,5 @@ class RunPolicy(Model):
     gates: GatePolicy = Field(default_factory=GatePolicy)
     agents: AgentsPolicy = Field(default_factory=AgentsPolicy)
     memory: MemoryPolicy = Field(default_factory=MemoryPolicy)
+    skills: SkillPolicy = Field(default_factory=SkillPolicy)
 

@@ -41,6 +41,8 @@ with workflow.unsafe.imports_passed_through():
     from workflows.roles import SUMMARIZE_RUN, RunAnswer, SummaryAnswer, SummaryRequest, TaskDigest
     from workflows.run_memory import MemoryAdvice, consult_memory, summarize
     from workflows.run_planning import RunPlanning
+    from workflows.run_skills import goal_plan, major_deviation, match, note_results, with_jobs
+    from workflows.skills import SKILLS_PATCH, SkillSummary, SkillUse
     from workflows.task import TaskWorkflow
 
 
@@ -69,6 +71,10 @@ class ResearchWorkflow(RunPlanning):
         self._reason = ""
         self._answer: RunAnswer | None = None
         self._memory = MemoryAdvice()
+        self._skills = SkillSummary()
+        self._skill_uses: dict[str, SkillUse] = {}
+        self._skills_on = False
+        self._from_skill = False
 
     @workflow.query
     def progress(self) -> RunProgress:
@@ -141,11 +147,15 @@ class ResearchWorkflow(RunPlanning):
         log.add("checkpoint", "start", status="running",
                 inputs={"plan": req.plan_name, "plan_sha256": req.plan_sha256,
                         "goal": req.goal, "data": [d.name for d in req.data]})
+        self._skills_on = req.policy.skills.enabled and workflow.patched(SKILLS_PATCH)
+        if self._plan is None and self._skills_on:
+            self._plan = await self._plan_from_skill(req)
         if self._plan is None:
             self._set_phase("plan")
             self._plan, self._reason = await self._plan_goal(req)
         if self._plan is not None:
             await self._run_plan(req, self._plan, log)
+            await self._fall_back_if_deviated(req, log)
         self._set_phase("report")
         result = self._result(req, started)
         try:
@@ -168,23 +178,70 @@ class ResearchWorkflow(RunPlanning):
         self._set_phase("done")
         return result
 
+    async def _plan_from_skill(self, req: ResearchInput) -> Plan | None:
+        """The plan a confident skill match supplies for the goal, with no planning call."""
+        self._set_phase("match")
+        answer = await match(req, None, self._skills, self.log)
+        found = goal_plan(req, answer) if answer is not None else None
+        if found is None:
+            return None
+        plan, uses = found
+        self._skill_uses.update(uses)
+        self._from_skill = True
+        self.log.add("checkpoint", "info", agent="skills", status="plan_from_skill",
+                     outputs={t: u.rationale for t, u in uses.items()})
+        return plan
+
+    async def _fall_back_if_deviated(self, req: ResearchInput, log: EventLog) -> None:
+        """A skill plan that failed its promise: plan the goal as if there were no skill."""
+        if not (self._from_skill and req.goal):
+            return
+        why = major_deviation(self._skill_uses, self._results)
+        if not why:
+            return
+        if not self.agents.enabled:
+            self._skills.warnings.append(f"{why}; no model is configured to plan instead")
+            return
+        self._skills.fell_back = why
+        log.add("checkpoint", "info", agent="skills", status="skill_fallback",
+                outputs={"reason": why})
+        self._set_phase("plan")
+        plan, reason = await self._plan_goal(req)
+        if plan is None:
+            self._skills.warnings.append(f"planning after the skill's deviation failed: {reason}")
+            return
+        clash = sorted(d.task_id for d in plan.decisions if d.task_id in self._results)
+        if clash:
+            self._skills.warnings.append(f"the fallback plan reuses task ids {clash}; not run")
+            return
+        self._plan = plan
+        await self._run_plan(req, plan, log)
+
     async def _run_plan(self, req: ResearchInput, plan: Plan, log: EventLog) -> None:
         try:
-            self._order = check_graph(plan)
+            order = check_graph(plan)
         except PlanError as err:
             raise ApplicationError(f"invalid plan: {err}", type="InvalidPlan",
                                    non_retryable=True) from err
-        self._states = {tid: "pending" for tid in self._order}
+        self._order = [*self._order, *order]
+        self._states.update({tid: "pending" for tid in order})
+        if self._skills_on and not self._from_skill:
+            answer = await match(req, plan, self._skills, log)
+            if answer is not None:
+                plan, uses = with_jobs(plan, answer)
+                if uses:
+                    self._skill_uses.update(uses)
+                    self._plan = plan
         if req.policy.memory.enabled and workflow.patched(MEMORY_PATCH):
             plan, self._memory = await consult_memory(req, plan, log)
             if self._memory.advice:
                 self._plan = plan
         log.add("checkpoint", "info", status="planned",
-                outputs={"order": self._order, "tasks": len(self._order)})
+                outputs={"order": order, "tasks": len(order)})
         await log.flush()
-        if await self._plan_approved(req, plan):
+        if await self._plan_approved(req, plan, order):
             self._set_phase("execute")
-            await self._execute_all(req, plan, log)
+            await self._execute_all(req, plan, order, log)
             if req.goal:
                 await self._summarize(req)
 
@@ -212,7 +269,7 @@ class ResearchWorkflow(RunPlanning):
             return
         self._answer = answer.answer
 
-    async def _plan_approved(self, req: ResearchInput, plan: Plan) -> bool:
+    async def _plan_approved(self, req: ResearchInput, plan: Plan, order: list[str]) -> bool:
         """The plan gate: automatic unless policy makes it human; a rejection cancels all."""
         if not self.gates.needs_person("plan"):
             return True
@@ -220,7 +277,7 @@ class ResearchWorkflow(RunPlanning):
         self._status = "waiting"
         upsert_keywords(**{STATUS_KEY.name: "waiting"})
         gate = await self.gates.ask("plan", f"run plan {req.plan_name} "
-                                            f"({len(self._order)} tasks)?")
+                                            f"({len(order)} tasks)?")
         self._status = "running"
         upsert_keywords(**{STATUS_KEY.name: "running"})
         if self.gates.approved(gate):
@@ -234,10 +291,11 @@ class ResearchWorkflow(RunPlanning):
                 status="cancelled", status_reason=reason)
         return False
 
-    async def _execute_all(self, req: ResearchInput, plan: Plan, log: EventLog) -> None:
+    async def _execute_all(self, req: ResearchInput, plan: Plan, order: list[str],
+                           log: EventLog) -> None:
         decisions = plan.by_id()
         limit = req.policy.max_parallel
-        pending = list(self._order)
+        pending = list(order)
         children: list[asyncio.Task[None]] = []
         while pending or self._running:
             for tid in list(pending):
@@ -289,7 +347,8 @@ class ResearchWorkflow(RunPlanning):
                                goal=req.goal,
                                data=[d for d in req.data if d.name in decision.inputs],
                                budget=self.agents.budget(),
-                               memory=self._memory.advice.get(tid))
+                               memory=self._memory.advice.get(tid),
+                               skill=self._skill_uses.get(tid))
         try:
             result = await workflow.execute_child_workflow(
                 TaskWorkflow.run, task_input, id=task_workflow_id(req.run_id, tid),
@@ -333,10 +392,17 @@ class ResearchWorkflow(RunPlanning):
             completion_by_priority=_completion_by_priority(tasks),
             gates=list(self.gates.records), goal=req.goal,
             status_reason=self._reason or _status_reason(status, tasks),
-            plan=self._plan if req.plan is None or self._memory.advice else None,
+            plan=(self._plan if req.plan is None or self._memory.advice or self._skill_uses
+                  else None),
             answer=self._answer, model=self.agents.spend,
             reflection=summarize(tasks, self._memory),
+            skills=self._skill_summary(tasks),
         )
+
+    def _skill_summary(self, tasks: list[TaskResult]) -> SkillSummary:
+        summary = self._skills.model_copy(deep=True)
+        note_results(summary, self._skill_uses, tasks)
+        return summary
 
     def _set_phase(self, phase: str) -> None:
         self._phase = phase

@@ -24,6 +24,7 @@ from workflows.memory import ReflectionSummary, RememberAnswer, TaskAdvice
 from workflows.plan import Decision, Plan
 from workflows.policy import Queues, RunPolicy
 from workflows.roles import DataFile, RunAnswer
+from workflows.skills import SkillReport, SkillSummary, SkillUse
 
 
 class PhaseAttempts(Model):
@@ -70,11 +71,14 @@ class Provenance(Model):
     approvals: list[GateRecord] = Field(default_factory=list[GateRecord])
     job_author: str = "plan"
     """Who wrote the job that ran: ``plan``, ``coder:fast``, ``coder:deep``,
-    ``debugger:<strategy>`` or ``template:<id>`` (a procedural template from memory)."""
+    ``debugger:<strategy>``, ``template:<id>`` (a procedural template from memory) or
+    ``skill:<id>`` (a pattern of the skill library)."""
     memory_rules: list[str] = Field(default_factory=list[str])
     """Semantic rules applied to the job at intake."""
     template_id: str | None = None
     """The procedural template the job came from."""
+    skill: SkillUse | None = None
+    """The skill the job came from (``job_author`` ``skill:<id>``), with its parameters."""
 
 
 class TaskInput(Model):
@@ -93,6 +97,8 @@ class TaskInput(Model):
     budget: Budget | None = None
     """The run's model budget left when this task started (None: unlimited)."""
     memory: TaskAdvice | None = None
+    skill: SkillUse | None = None
+    """The skill that supplied this task's job at intake."""
     """What memory changed for this task at intake (rules applied, template used)."""
 
 
@@ -115,6 +121,8 @@ class TaskResult(Model):
     model: ModelSpend = Field(default_factory=ModelSpend)
     learned: RememberAnswer | None = None
     """What memory learned from this task (episodes, rules, templates)."""
+    skill_report: SkillReport | None = None
+    """The outcome handed to the skill library, and its deviation from the skill's promise."""
     started_at: datetime | None = None
     finished_at: datetime | None = None
 
@@ -173,6 +181,7 @@ class ResearchResult(Model):
     model: ModelSpend = Field(default_factory=ModelSpend)
     """Model calls, tokens and cost of the whole run (planning, tasks, summary)."""
     reflection: ReflectionSummary = Field(default_factory=ReflectionSummary)
+    skills: SkillSummary = Field(default_factory=SkillSummary)
     """Patterns found, patches and their success, rules and templates learned or used."""
     report: ReportPaths | None = None
 

@@ -32,7 +32,9 @@ with workflow.unsafe.imports_passed_through():
     from workflows.phases import Phase
     from workflows.plan import JobSpec
     from workflows.results import TaskInput, TaskProgress, TaskResult
+    from workflows.skills import SKILLS_PATCH, SkillReport
     from workflows.task_agents import TaskAgents
+    from workflows.task_skills import report_outcome, task_outcome
     from workflows.task_state import Finish, describe_rejection
 
 
@@ -104,6 +106,9 @@ class TaskWorkflow(TaskAgents):
         result.started_at, result.finished_at = started, workflow.now()
         if self.task.policy.memory.enabled and workflow.patched(MEMORY_PATCH):
             result.learned = await self._remember(result)
+        skills = self.task.policy.skills
+        if skills.enabled and skills.report and workflow.patched(SKILLS_PATCH):
+            result.skill_report = await self._report_to_library(result)
         self._move(Phase.DONE)
         self.log.add("checkpoint", "complete", status=status,
                      outputs={"status_reason": reason,
@@ -111,8 +116,20 @@ class TaskWorkflow(TaskAgents):
         await self.log.flush()
         return result
 
+    async def _report_to_library(self, result: TaskResult) -> SkillReport:
+        outcome = task_outcome(self.task, result, self.job, dict(self.attempts))
+        report = await report_outcome(outcome, self.task.queues.skills)
+        self.log.add("agent_call", "complete" if report.reported else "error", agent="skills",
+                     status="reported" if report.reported else "missed",
+                     outputs={"deviation": report.deviation, "detail": report.detail,
+                              "miss": report.miss})
+        return report
+
     async def _pipeline(self) -> None:
         self._move(Phase.IMPLEMENT)
+        if self.task.skill is not None:
+            self.provenance.skill = self.task.skill
+            self.provenance.job_author = f"skill:{self.task.skill.skill_id}"
         advice = self.task.memory
         if advice is not None:
             self.provenance.memory_rules = [u.rule_id for u in advice.rules]

@@ -24,6 +24,7 @@ from activities.reflection import diagnose_failure
 from activities.relink import Relinker
 from activities.review import review_ops, review_quality_safety
 from activities.review_infra import InfrastructureReviewer
+from activities.skills import SkillLibrary
 from tests.fakes import EventSink, ReportSink, fake_activity
 from workflows.constants import run_workflow_id
 from workflows.contracts import Artifact, ExecuteJobInput, ExecutionOutcome
@@ -117,9 +118,11 @@ class Harness:
         self.extra = extra or []
         self.sandbox, self.sink, self.reports = FakeSandbox(root), EventSink(), ReportSink()
         self.memory = Memory(None)  # workflow tests run without memory (tests/test_memory_*)
+        self.skills = SkillLibrary(None)  # nor a skill library (tests/test_skills_e2e.py)
 
     def request(self, decisions: list[dict[str, Any]], **policy: Any) -> ResearchInput:
         plan = Plan.model_validate({"decisions": decisions})
+        policy.setdefault("skills", {"enabled": False})  # skills: tests/workflows/test_skills.py
         run_id = run_workflow_id("test", uuid.uuid4().hex)
         return ResearchInput(run_id=run_id, plan_name="test", plan_sha256="0" * 64, plan=plan,
                              queues=all_on(self.queue), policy=RunPolicy.model_validate(policy))
@@ -127,6 +130,7 @@ class Harness:
     def goal_request(self, goal: str, data: list[DataFile] | None = None,
                      **policy: Any) -> ResearchInput:
         """A goal run (no plan) with ``data`` files."""
+        policy.setdefault("skills", {"enabled": False})
         run_id = run_workflow_id("goal", uuid.uuid4().hex)
         return ResearchInput(run_id=run_id, plan_name="goal-test", plan_sha256="1" * 64,
                              goal=goal, data=data or [], queues=all_on(self.queue),
@@ -141,6 +145,7 @@ class Harness:
             "diagnose_failure": diagnose_failure,
             "consult_memory": self.memory.consult_memory,
             "remember_task": self.memory.remember_task,
+            "match_skills": self.skills.match_skills,
             "review_infrastructure": InfrastructureReviewer(self.root).review_infrastructure,
             "rescan_artifacts": Relinker(self.root).rescan_artifacts,
             "record_events": self.sink.activity(), "write_report": self.reports.activity()}
