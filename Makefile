@@ -27,7 +27,7 @@ run: system $(STAMP)
 	$(BIN)/assay up --detach
 	$(BIN)/assay run $(EXAMPLE) --wait --again
 	$(BIN)/assay run "$$(cat $(GOAL)/goal.txt)" --data $(GOAL)/measurements.csv \
-	  --replay $(GOAL)/recording.jsonl --wait --again
+	  --replay $(GOAL)/recording.jsonl --no-skills --wait --again
 	@echo "The stack keeps running for the Web UI; stop it with: $(BIN)/assay down"
 
 test: system $(STAMP)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
@@ -79,9 +79,9 @@ class SkillLibrary:
                 live = [s for s in changed if s.status != "retired"]
                 gone = [s.skill_id for s in changed if s.status == "retired"]
                 if live:
-                    self._index.upsert(live)
+                    await asyncio.to_thread(self._index.upsert, live)
                 if gone:
-                    self._index.remove(gone)
+                    await asyncio.to_thread(self._index.remove, gone)
             self._revision = revision
             return self._index
 
@@ -116,9 +116,10 @@ class SkillLibrary:
         now = datetime.now(UTC)
         retrieved_ids: list[str] = []
         for key, text, data, use_key in asks:
-            hits = index.search(reformulate(text, req.policy.queries), top_k=req.policy.top_k,
-                                threshold=req.policy.threshold,
-                                mmr_lambda=req.policy.mmr_lambda, statuses=APPLICABLE)
+            queries = reformulate(text, req.policy.queries)
+            hits = await asyncio.to_thread(
+                index.search, queries, top_k=req.policy.top_k, threshold=req.policy.threshold,
+                mmr_lambda=req.policy.mmr_lambda, statuses=APPLICABLE) if queries else []
             if not hits:
                 answer.reasons[key] = (f"no skill above similarity {req.policy.threshold:g} "
                                        f"among {len(index)} indexed")
@@ -328,7 +329,7 @@ def _why_not(found: list[Retrieved], policy: SkillPolicy) -> str:
             f"{policy.min_confidence:g}")
 
 
-def _shown(values: dict[str, object]) -> str:
+def _shown(values: Mapping[str, object]) -> str:
     return ", ".join(f"{k}={v}" for k, v in sorted(values.items()))
 
 

@@ -5,7 +5,8 @@
 2. sandbox start overhead vs a bare ``python -c pass``;
 3. event ingestion through the store vs raw asyncpg inserts;
 4. start-up of the embedded services.
-5. a recurring out-of-memory task with reflection memory on vs off (attempts, wall time).
+5. a recurring out-of-memory task with reflection memory on vs off (attempts, wall time);
+6. skill retrieval at 1 000 and 10 000 skills vs a dense-only search (latency, recall@5, MRR).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from benchmarks import bench_events, bench_memory, bench_stack
+from benchmarks import bench_events, bench_memory, bench_skills, bench_stack
 from benchmarks.bench_runs import bench
 from benchmarks.bench_sandbox import measure_start_overhead
 
@@ -62,12 +63,19 @@ def print_memory() -> None:
     asyncio.run(bench_memory.run(4))
 
 
+def print_skills() -> None:
+    """Skill retrieval at 1 000 and 10 000 skills, against a dense-only search."""
+    print("6. skill retrieval: 4 reformulations, dense + BM25 fused by RRF in Qdrant, theta, "
+          "MMR, top 20 vs a dense-only single-query search on the same shard")
+    bench_skills.run()
+
+
 def main() -> None:
-    """Run every benchmark, or those named (runs, sandbox, events, stack, memory)."""
-    chosen = set(sys.argv[1:]) or {"runs", "sandbox", "events", "stack", "memory"}
+    """Run every benchmark, or those named (runs, sandbox, events, stack, memory, skills)."""
+    chosen = set(sys.argv[1:]) or {"runs", "sandbox", "events", "stack", "memory", "skills"}
     for name, fn in (("runs", print_runs), ("sandbox", print_sandbox),
                      ("events", print_events), ("stack", print_stack),
-                     ("memory", print_memory)):
+                     ("memory", print_memory), ("skills", print_skills)):
         if name in chosen:
             fn()
             sys.stdout.flush()

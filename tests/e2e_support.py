@@ -27,7 +27,8 @@ EXAMPLE = ROOT / "examples" / "iris" / "pending_actions.json"
 def isolated_settings(data_dir: Path, prefix: str) -> Settings:
     """Settings with every pool on task queues of this test's own."""
     queues = {f"queue_{p.name.lower()}": f"{prefix}-{p.name.lower()}" for p in Pool}
-    return Settings.model_validate({"data_dir": data_dir, **queues})
+    # built-in skills would answer some tests' goals; tests/test_skills_e2e.py seeds them
+    return Settings.model_validate({"data_dir": data_dir, "skills_builtin": False, **queues})
 
 
 def queue_env(settings: Settings) -> dict[str, str]:

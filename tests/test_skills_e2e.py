@@ -64,7 +64,7 @@ def ten_tasks(folder: Path) -> Path:
     """A plan of ten similar tasks, each describing another site's table."""
     (folder / "jobs").mkdir(parents=True)
     shutil.copy(JOB, folder / "jobs" / "describe_groups.py")
-    decisions = []
+    decisions: list[dict[str, object]] = []
     for site in range(1, 11):
         name = f"site_{site}.csv"
         table(folder / name, site)

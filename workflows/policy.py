@@ -106,8 +106,10 @@ class SkillPolicy(Model):
     enabled: bool = True
     apply: bool = True
     """Let a confident match supply a goal's plan or a jobless task's job."""
-    threshold: float = Field(default=0.5, ge=0, le=1)
-    """θ: minimum similarity for a pattern to be retrieved."""
+    threshold: float = Field(default=0.35, ge=0, le=1)
+    """Theta: minimum similarity for a pattern to be retrieved. Lower than the 0.5 of seed
+    003, whose embedding model gives higher cosines: with the local model, right matches score
+    0.26-0.83 (recall@5 0.85 at 0.35, 0.55 at 0.5 on the labelled query set)."""
     top_k: int = Field(default=20, ge=1, le=100)
     mmr_lambda: float = Field(default=0.7, ge=0, le=1)
     """λ of maximal marginal relevance (1: relevance only)."""
