@@ -133,8 +133,8 @@ class SkillLibrary:
                 answer.applications.append(application)
             else:
                 answer.reasons[key] = reason
-        if retrieved_ids:
-            await self.store.count_retrieved(sorted(set(retrieved_ids)))
+        if retrieved_ids:  # once per task (or goal) it was retrieved for
+            await self.store.count_retrieved(sorted(retrieved_ids))
         return answer
 
     async def _rows(self, skill_ids: Sequence[str]) -> list[Skill]:
@@ -143,7 +143,7 @@ class SkillLibrary:
         for skill_id in skill_ids:
             try:
                 out.append(await self.store.get(skill_id))
-            except LookupError:  # retired or removed since the index saw it
+            except (LookupError, ValueError):  # gone since the index saw it, or unreadable
                 continue
         return out
 

@@ -13,6 +13,7 @@ import typer
 from workers.cli_base import client_for, fail, run_async
 from workers.cli_gates import approve, gates
 from workers.cli_memory import memory_app
+from workers.cli_skills import skills_app
 from workers.cli_plan import plan
 from workers.cli_run import run
 from workers.settings import Settings
@@ -171,6 +172,7 @@ def runs(limit: Annotated[int, typer.Option(min=1, max=1000)] = 20) -> None:
 app.command()(approve)
 app.command()(gates)
 app.add_typer(memory_app, name="memory")
+app.add_typer(skills_app, name="skills")
 
 
 def main() -> None:
