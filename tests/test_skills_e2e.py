@@ -6,6 +6,9 @@ The same kind of goal is then run twice against a scripted model server: without
 library (planner, plan reviewer, coder, reviewers, output processor) and with it — the skill
 supplies the plan with no planning or coding call, fewer tokens, and says so in provenance.
 Its use comes back to the library as statistics.
+
+On a fresh install the built-in skills answer a goal with no model at all; a skill whose job
+fails on the goal's data (a major deviation) sends the run back to planning.
 """
 
 from __future__ import annotations
@@ -109,14 +112,15 @@ def script(fake: FakeAnthropic) -> None:
                                       usage=None))
 
 
-@pytest.fixture
-async def served(dev_env: WorkflowEnvironment, fresh_database_url: str, tmp_path: Path,
+@pytest.fixture(params=[False], ids=["empty-library"])
+async def served(request: pytest.FixtureRequest, dev_env: WorkflowEnvironment,
+                 fresh_database_url: str, tmp_path: Path,
                  task_queue: str) -> AsyncIterator[Settings]:
     with FakeAnthropic() as fake:
         script(fake)
         settings = isolated_settings(tmp_path / "assay", task_queue).model_copy(update={
             "anthropic_api_key": SecretStr(API_KEY), "anthropic_base_url": fake.base_url,
-            "skills_builtin": False})
+            "skills_builtin": request.param})
         stop = asyncio.Event()
         running = asyncio.create_task(run_pools(settings, list(SERVED_POOLS),
                                                 database_url=fresh_database_url, stop=stop,
@@ -192,3 +196,47 @@ async def run_goal(client: AssayClient, settings: Settings, data: Path, *,
                     queues=queues_from(settings))
     run_id = await client.start_run(req, again=True)
     return await asyncio.wait_for(client.result(run_id), timeout=180)
+
+
+DESCRIBE = "Describe the distribution of the value column: mean, median, spread and quartiles."
+
+
+@pytest.mark.parametrize("served", [True], ids=["builtin-library"], indirect=True)
+async def test_a_builtin_skill_answers_a_goal_with_no_model_at_all(
+        dev_env: WorkflowEnvironment, served: Settings) -> None:
+    settings = served
+    client = AssayClient(dev_env.client, task_queue=settings.queue_orchestration)
+    req = load_goal(DESCRIBE, [ROOT / "tests" / "data" / "goal" / "measurements.csv"],
+                    max_bytes=settings.max_plan_bytes,
+                    policy=build_policy(settings, agents=AgentFlags(enabled=False)),
+                    queues=queues_from(settings))
+    result = await asyncio.wait_for(client.result(await client.start_run(req)), timeout=180)
+    assert result.status == "completed", result.status_reason
+    (task,) = result.tasks
+    assert task.provenance.job_author == "skill:describe-column@v1"
+    assert task.provenance.skill is not None
+    assert task.provenance.skill.parameters == {"data": "measurements.csv", "column": "value"}
+    assert result.model.calls == 0
+    assert result.plan is not None and "describe-column@v1" in (result.plan.context or "")
+    retrieved = [r.skill_id for r in result.skills.retrieved["goal"]]
+    assert retrieved[0] == "describe-column@v1"
+
+
+@pytest.mark.parametrize("served", [True], ids=["builtin-library"], indirect=True)
+async def test_a_skill_that_fails_on_the_goals_data_falls_back_to_planning(
+        dev_env: WorkflowEnvironment, served: Settings, tmp_path: Path) -> None:
+    settings = served
+    client = AssayClient(dev_env.client, task_queue=settings.queue_orchestration)
+    other = tmp_path / "other" / "site_new.csv"  # no "value" column: the skill's job fails
+    other.parent.mkdir()
+    other.write_text("group,amount\na,1.5\nb,2.5\na,1.0\nb,3.0\n", encoding="utf-8")
+    req = load_goal(DESCRIBE, [other], max_bytes=settings.max_plan_bytes,
+                    policy=build_policy(settings, agents=AgentFlags(debuggers=False)),
+                    queues=queues_from(settings))
+    result = await asyncio.wait_for(client.result(await client.start_run(req)), timeout=180)
+    tasks = {t.task_id: t for t in result.tasks}
+    assert tasks["skill-1"].status != "completed"
+    assert result.skills.deviations["skill-1"] == "major"
+    assert "skill-1" in result.skills.fell_back and "describe-column@v1" in result.skills.fell_back
+    assert "describe" in tasks, "the planner's plan ran after the skill's"
+    assert result.model.calls_by_role.get("planner") == 1
