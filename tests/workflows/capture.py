@@ -13,6 +13,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from temporalio import activity
 from temporalio.testing import WorkflowEnvironment
 
 from tests.conftest import binary, register_search_attributes
@@ -33,6 +34,18 @@ from workflows.memory import (
 from workflows.research import ResearchWorkflow
 from workflows.results import ResearchResult
 from workflows.roles import CodeAnswer, CodeRequest, DebugAnswer, PlanDraftOutput, PlannedTask
+from workflows.skill_library import SkillLibraryWorkflow
+from workflows.skills import (
+    RECORD_OUTCOMES,
+    LibraryState,
+    MatchAnswer,
+    MatchInput,
+    RecordAnswer,
+    SkillApplication,
+    SkillUse,
+    TaskOutcome,
+    library_id,
+)
 
 HISTORIES = Path(__file__).resolve().parent.parent / "histories"
 
@@ -116,6 +129,43 @@ async def run_memory(env: WorkflowEnvironment, root: Path) -> ResearchResult:
                               task("b", behave="oom_above:32", batch_size=64)])
 
 
+async def match_skills(req: MatchInput) -> MatchAnswer:
+    """A library with one skill that fits the goal: it supplies the plan."""
+    use = SkillUse(skill_id="fit-model@v1", name="fit-model", version=1, confidence=0.9,
+                   similarity=0.8, parameters={"batch_size": 16},
+                   expected_artifacts=["out.txt"], expected_metrics=["score"],
+                   rationale="skill fit-model@v1 (skill, confidence 0.90, similarity 0.80)")
+    return MatchAnswer(applications=[SkillApplication(
+        task_id="skill-1", use=use, job=job("ok", args={"behave": "ok", "batch_size": 16}),
+        action="fit the model", acceptance_criteria=["fitted"])])
+
+
+@activity.defn(name=RECORD_OUTCOMES)
+async def record_outcomes(outcomes: list[TaskOutcome]) -> RecordAnswer:
+    """Counts the uses it is given."""
+    return RecordAnswer(recorded=len(outcomes), used=[o.skill.skill_id for o in outcomes
+                                                      if o.skill is not None])
+
+
+async def run_skills(env: WorkflowEnvironment, root: Path) -> tuple[ResearchResult, str]:
+    """The skills scenario: a goal's plan from a skill, its outcome signalled to the library."""
+    queue = f"capture-{uuid.uuid4().hex[:8]}"
+    harness = Harness(env, queue, root, overrides={"match_skills": match_skills},
+                      extra=[record_outcomes], workflows=[SkillLibraryWorkflow])
+    req = harness.goal_request("fit the model", skills={"enabled": True})
+    library = library_id(queue)
+    async with harness.worker():
+        await env.client.start_workflow(SkillLibraryWorkflow.run, LibraryState(), id=library,
+                                        task_queue=queue)
+        result = await env.client.execute_workflow(ResearchWorkflow.run, req, id=req.run_id,
+                                                   task_queue=queue)
+        handle = env.client.get_workflow_handle(library)
+        while (await handle.query(SkillLibraryWorkflow.state))["finished"] < 1:
+            continue  # queried again until the library has handled the outcome
+        await handle.terminate()
+    return result, library
+
+
 async def capture() -> None:
     """Run every scenario and save the run's and its tasks' histories."""
     env = await WorkflowEnvironment.start_time_skipping(
@@ -131,8 +181,12 @@ async def capture() -> None:
             runs.append(("agents", await run_goal(env, Path(tmp))))
         with tempfile.TemporaryDirectory() as tmp:
             runs.append(("memory", await run_memory(env, Path(tmp))))
+        with tempfile.TemporaryDirectory() as tmp:
+            skills, library = await run_skills(env, Path(tmp))
+            runs.append(("skills", skills))
         for name, result in runs:
             await save(env, name, result)
+        await save_one(env, "skills.library", library)
     finally:
         await env.shutdown()
 
@@ -143,10 +197,15 @@ async def save(env: WorkflowEnvironment, name: str, result: ResearchResult) -> N
         (f"task-{t.task_id}", task_workflow_id(result.run_id, t.task_id))
         for t in result.tasks if t.status != "blocked")]
     for kind, wf_id in ids:
-        history = await env.client.get_workflow_handle(wf_id).fetch_history()
-        out = HISTORIES / f"{name}.{kind}.json"
-        out.write_text(history.to_json())
-        print(f"wrote {out}")
+        await save_one(env, f"{name}.{kind}", wf_id)
+
+
+async def save_one(env: WorkflowEnvironment, stem: str, wf_id: str) -> None:
+    """Write one workflow's history as ``<stem>.json``."""
+    history = await env.client.get_workflow_handle(wf_id).fetch_history()
+    out = HISTORIES / f"{stem}.json"
+    out.write_text(history.to_json())
+    print(f"wrote {out}")
 
 
 if __name__ == "__main__":

@@ -110,12 +110,14 @@ class Harness:
 
     def __init__(self, env: WorkflowEnvironment, queue: str, root: Path, *,
                  overrides: dict[str, Callable[[Any], Awaitable[Any]]] | None = None,
-                 extra: list[Callable[..., Any]] | None = None) -> None:
+                 extra: list[Callable[..., Any]] | None = None,
+                 workflows: list[type] | None = None) -> None:
         """``overrides`` replaces activities by name (e.g. a reflection that is unsure);
         ``extra`` adds activities already defined (``@activity.defn``)."""
         self.env, self.queue, self.root = env, queue, root
         self.overrides = overrides or {}
         self.extra = extra or []
+        self.workflows = workflows or []
         self.sandbox, self.sink, self.reports = FakeSandbox(root), EventSink(), ReportSink()
         self.memory = Memory(None)  # workflow tests run without memory (tests/test_memory_*)
         self.skills = SkillLibrary(None)  # nor a skill library (tests/test_skills_e2e.py)
@@ -151,7 +153,7 @@ class Harness:
             "record_events": self.sink.activity(), "write_report": self.reports.activity()}
         activities.update({name: fake_activity(name, fn) for name, fn in self.overrides.items()})
         async with Worker(self.env.client, task_queue=self.queue,
-                          workflows=[ResearchWorkflow, TaskWorkflow],
+                          workflows=[ResearchWorkflow, TaskWorkflow, *self.workflows],
                           activities=[*activities.values(), *self.extra],
                           workflow_failure_exception_types=[Exception]) as worker:
             yield worker

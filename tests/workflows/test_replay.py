@@ -11,6 +11,7 @@ from temporalio.worker import Replayer
 from tests.workflows.incompatible import ReorderedTaskWorkflow
 from workflows.client import DATA_CONVERTER
 from workflows.research import ResearchWorkflow
+from workflows.skill_library import SkillLibraryWorkflow
 from workflows.task import TaskWorkflow
 
 HISTORIES = sorted((Path(__file__).resolve().parent.parent / "histories").glob("*.json"))
@@ -18,12 +19,12 @@ HISTORIES = sorted((Path(__file__).resolve().parent.parent / "histories").glob("
 
 def test_histories_are_present() -> None:
     kinds = {path.name.split(".")[1].split("-")[0] for path in HISTORIES}
-    assert kinds == {"research", "task"}, "run `python -m tests.workflows.capture`"
+    assert kinds == {"research", "task", "library"}, "run `python -m tests.workflows.capture`"
 
 
 @pytest.mark.parametrize("path", HISTORIES, ids=[p.stem for p in HISTORIES])
 async def test_history_replays(path: Path) -> None:
-    replayer = Replayer(workflows=[ResearchWorkflow, TaskWorkflow],
+    replayer = Replayer(workflows=[ResearchWorkflow, TaskWorkflow, SkillLibraryWorkflow],
                         data_converter=DATA_CONVERTER)
     history = WorkflowHistory.from_json(path.stem, path.read_text())
     result = await replayer.replay_workflow(history, raise_on_replay_failure=False)

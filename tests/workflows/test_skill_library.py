@@ -65,8 +65,9 @@ def outcome(n: int, *, skill: bool = False) -> TaskOutcome:
 async def drained(handle: WorkflowHandle[Any, Any], finished: int,
                   pending: int) -> dict[str, Any]:
     """The library's state once it has handled ``finished`` outcomes (queried, not slept)."""
+    state: dict[str, Any] = {}
     for _ in range(200):
-        state: dict[str, Any] = await handle.query(SkillLibraryWorkflow.state)
+        state = await handle.query(SkillLibraryWorkflow.state)
         if state["finished"] >= finished and state["pending"] == pending:
             return state
     raise AssertionError(f"the library did not handle {finished} outcomes: {state}")
