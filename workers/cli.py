@@ -13,9 +13,9 @@ import typer
 from workers.cli_base import client_for, fail, run_async
 from workers.cli_gates import approve, gates
 from workers.cli_memory import memory_app
-from workers.cli_skills import skills_app
 from workers.cli_plan import plan
 from workers.cli_run import run
+from workers.cli_skills import skills_app
 from workers.settings import Settings
 from workflows.constants import Pool
 

@@ -83,9 +83,9 @@ async def _temporal_items(settings: Settings) -> list[HealthItem]:
 
 
 async def _pollers_item(client: Client, queue: str, pool: Pool) -> HealthItem:
-    """Whether live workers poll ``queue`` (workflow pollers too for orchestration)."""
+    """Whether live workers poll ``queue`` (workflow pollers too where workflows run)."""
     kinds = {"activity": TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY}
-    if pool is Pool.ORCHESTRATION:
+    if pool in (Pool.ORCHESTRATION, Pool.SKILLS):
         kinds = {"workflow": TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW, **kinds}
     counts: dict[str, int] = {}
     for label, kind in kinds.items():

@@ -40,8 +40,8 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def test_served_pools_are_every_pool_but_skills() -> None:
-    assert set(Pool) - SERVED_POOLS == {Pool.SKILLS}
+def test_every_pool_is_served() -> None:
+    assert set(Pool) == SERVED_POOLS
 
 
 async def test_workers_expose_prometheus_metrics(dev_env: WorkflowEnvironment,
