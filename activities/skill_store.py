@@ -192,7 +192,7 @@ class SkillStore(Database):
         return (await self.add_many([skill], by=by, action=action))[0]
 
     async def add_many(self, skills: Sequence[Skill], *, by: str, action: str = "created",
-                       ) -> builtins.list[Skill]:
+                       detail: dict[str, Any] | None = None) -> builtins.list[Skill]:
         """Add skills in one transaction: all of them, or none if any id is taken.
 
         Raises:
@@ -210,7 +210,7 @@ class SkillStore(Database):
                     [f"given twice: {', '.join(twice)}"] if twice else [])
                 raise SkillExists(f"no skills added; {'; '.join(parts)}",
                                   sorted({*taken, *twice}))
-            return await self._insert(conn, skills, by=by, action=action)
+            return await self._insert(conn, skills, by=by, action=action, detail=detail)
 
     async def seed(self, skills: Sequence[Skill], *, by: str) -> builtins.list[str]:
         """Add the skills whose name has no row yet (built-ins on first start).
@@ -233,14 +233,16 @@ class SkillStore(Database):
             return [skill.skill_id for skill in added]
 
     async def _insert(self, conn: AsyncConnection, skills: Sequence[Skill], *, by: str,
-                      action: str) -> builtins.list[Skill]:
+                      action: str, detail: dict[str, Any] | None = None,
+                      ) -> builtins.list[Skill]:
         if not skills:
             return []
         now = _now()
         stored = [s.model_copy(update={"created_at": utc(s.created_at or now),
                                        "updated_at": now}) for s in skills]
         await conn.execute(SKILLS.insert(), [skill_values(s) for s in stored])
-        await _record(conn, by, [(s.skill_id, action, {"status": s.status, "origin": s.origin})
+        await _record(conn, by, [(s.skill_id, action,
+                                  {"status": s.status, "origin": s.origin, **(detail or {})})
                                  for s in stored])
         return stored
 

@@ -219,11 +219,17 @@ class SkillLibrary:
             use = outcome.skill
             if use is None or not was_used(outcome):
                 continue
-            skill, flagged = await self.store.record_use(
-                use.skill_id, succeeded=outcome.status == "completed",
-                duration_s=outcome.duration_s, cost_usd=outcome.cost_usd,
-                at=datetime.now(UTC), deviation=outcome.deviation, key=outcome.key)
-            answer.used.append(use.skill_id)
+            before = await self._uses(use.skill_id)
+            try:
+                skill, flagged = await self.store.record_use(
+                    use.skill_id, succeeded=outcome.status == "completed",
+                    duration_s=outcome.duration_s, cost_usd=outcome.cost_usd, at=datetime.now(UTC),
+                    deviation=outcome.deviation, key=outcome.key)
+            except (LookupError, ValueError) as err:  # unknown skill or malformed figures:
+                log.warning("outcome %s not recorded: %s", outcome.key, err)  # the rest count
+                continue
+            if skill.metrics.used > before:
+                answer.used.append(use.skill_id)
             if flagged:
                 answer.flagged.append(use.skill_id)
             if skill.status != "trial":
@@ -246,6 +252,13 @@ class SkillLibrary:
                 answer.retired.append(skill.skill_id)
         return answer
 
+    async def _uses(self, skill_id: str) -> int:
+        assert self.store is not None
+        try:
+            return (await self.store.get(skill_id)).metrics.used
+        except (LookupError, ValueError):
+            return 0
+
     @activity.defn(name=EXTRACT_SKILLS)
     async def extract_skills(self, req: ExtractInput) -> ExtractAnswer:
         """Batch extraction: contrast the batch's successes with its failures."""
@@ -258,12 +271,16 @@ class SkillLibrary:
         existing = await self.store.list()
         found = extract(req.outcomes, existing, now=datetime.now(UTC),
                         auto_approve=req.auto_approve)
+        batch = {"batch": batch_key(req.outcomes)}
         known = {s.skill_id for s in existing}
         fresh = [s for s in [*found.new, *found.versions] if s.skill_id not in known]
-        if fresh:  # a retried activity finds what it added the first time and skips it
-            await self.store.add_many(fresh, by="extraction")
+        if fresh:
+            await self.store.add_many(fresh, by="extraction", detail=batch)
         for skill in found.updated:
-            await self.store.save(skill, by="extraction", action="evidence")
+            events = await self.store.events(skill.skill_id)
+            if any(e.detail.get("batch") == batch["batch"] for e in events):
+                continue  # a retried activity: this batch already counted for this skill
+            await self.store.save(skill, by="extraction", action="evidence", detail=batch)
         answer.created = [s.skill_id for s in found.new]
         answer.versions = [s.skill_id for s in found.versions]
         answer.activated = [s.skill_id for s in [*found.new, *found.versions]
@@ -317,6 +334,13 @@ def was_used(outcome: TaskOutcome) -> bool:
     return (use is not None and outcome.attempts > 0
             and (outcome.job_author == f"skill:{use.skill_id}"
                  or outcome.job_author.startswith("debugger:")))
+
+
+def batch_key(outcomes: Sequence[TaskOutcome]) -> str:
+    """A digest of a batch's outcome keys: the same batch always gets the same one."""
+    import hashlib
+
+    return hashlib.sha256("\n".join(sorted(o.key for o in outcomes)).encode()).hexdigest()[:24]
 
 
 def _why_not(found: list[Retrieved], policy: SkillPolicy) -> str:
