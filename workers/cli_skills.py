@@ -269,7 +269,7 @@ def search(
         return
     now = datetime.now(UTC)
     rows = [[sid, by_id[sid].status, f"{sim:.2f}",
-             f"{match_confidence(sim, 1.0, by_id[sid].metrics, now):.2f}",
+             f"{_confidence(by_id[sid], sim, now):.2f}",
              by_id[sid].pattern.description[:60]] for sid, sim in hits]
     for line in table(["id", "status", "similarity", "confidence", "description"], rows):
         typer.echo(line)
@@ -378,3 +378,8 @@ def import_(
     typer.echo(f"imported {plural(len(added), 'skill')} as candidates: "
                + ", ".join(s.skill_id for s in added))
     typer.echo("approve one with `assay skills approve ID`")
+
+
+def _confidence(skill: Skill, similarity: float, now: datetime) -> float:
+    """The confidence a run would give this match, its preconditions taken as holding."""
+    return match_confidence(similarity, 1.0, skill.metrics, now, prior=skill.confidence)
