@@ -34,6 +34,7 @@ from sqlalchemy import (
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlmodel import Field, SQLModel
 
+from activities.database import append_only_ddl
 from activities.store_limits import fit_json
 from workflows.memory import Episode, Limit, MemoryRule, ProceduralTemplate, Recommendation
 from workflows.plan import JobSpec, Resources, Scalar
@@ -147,26 +148,7 @@ LEDGER = SQLModel.metadata.tables["memory_ledger"]
 MEMORY_TABLES = [EPISODES, RULES, TEMPLATES, LEDGER]
 """The SQLAlchemy ``Table`` objects behind the rows above, for Core statements."""
 
-LEDGER_GUARD_DDL = (
-    """CREATE OR REPLACE FUNCTION memory_ledger_refuse_change() RETURNS trigger
-       LANGUAGE plpgsql AS $$
-       BEGIN
-         RAISE EXCEPTION 'memory_ledger is append-only: % refused', TG_OP
-           USING ERRCODE = 'insufficient_privilege';
-       END $$""",
-    """DO $$ BEGIN
-         IF NOT EXISTS (SELECT 1 FROM pg_trigger WHERE tgrelid = 'memory_ledger'::regclass
-                        AND tgname = 'memory_ledger_append_only') THEN
-           CREATE TRIGGER memory_ledger_append_only BEFORE UPDATE OR DELETE ON memory_ledger
-             FOR EACH ROW EXECUTE FUNCTION memory_ledger_refuse_change();
-         END IF;
-         IF NOT EXISTS (SELECT 1 FROM pg_trigger WHERE tgrelid = 'memory_ledger'::regclass
-                        AND tgname = 'memory_ledger_no_truncate') THEN
-           CREATE TRIGGER memory_ledger_no_truncate BEFORE TRUNCATE ON memory_ledger
-             FOR EACH STATEMENT EXECUTE FUNCTION memory_ledger_refuse_change();
-         END IF;
-       END $$""",
-)
+LEDGER_GUARD_DDL = append_only_ddl("memory_ledger")
 """Statements (each run on its own) that make ``memory_ledger`` refuse changes; idempotent."""
 
 

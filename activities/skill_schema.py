@@ -35,6 +35,7 @@ from sqlalchemy import (
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlmodel import Field, SQLModel
 
+from activities.database import append_only_ddl
 from activities.memory_schema import summary
 from workflows.skills import Skill, SkillStatus, name_problem
 
@@ -178,26 +179,7 @@ USES = SQLModel.metadata.tables["skill_uses"]
 SKILL_TABLES = [SKILLS, EVENTS, USES]
 """The SQLAlchemy ``Table`` objects behind the rows above, for Core statements."""
 
-EVENTS_GUARD_DDL = (
-    """CREATE OR REPLACE FUNCTION skill_events_refuse_change() RETURNS trigger
-       LANGUAGE plpgsql AS $$
-       BEGIN
-         RAISE EXCEPTION 'skill_events is append-only: % refused', TG_OP
-           USING ERRCODE = 'insufficient_privilege';
-       END $$""",
-    """DO $$ BEGIN
-         IF NOT EXISTS (SELECT 1 FROM pg_trigger WHERE tgrelid = 'skill_events'::regclass
-                        AND tgname = 'skill_events_append_only') THEN
-           CREATE TRIGGER skill_events_append_only BEFORE UPDATE OR DELETE ON skill_events
-             FOR EACH ROW EXECUTE FUNCTION skill_events_refuse_change();
-         END IF;
-         IF NOT EXISTS (SELECT 1 FROM pg_trigger WHERE tgrelid = 'skill_events'::regclass
-                        AND tgname = 'skill_events_no_truncate') THEN
-           CREATE TRIGGER skill_events_no_truncate BEFORE TRUNCATE ON skill_events
-             FOR EACH STATEMENT EXECUTE FUNCTION skill_events_refuse_change();
-         END IF;
-       END $$""",
-)
+EVENTS_GUARD_DDL = append_only_ddl("skill_events")
 """Statements (each run on its own) that make ``skill_events`` refuse changes; idempotent."""
 
 
