@@ -23,10 +23,10 @@ from typing import Any, Protocol, cast
 
 import asyncpg
 
-from activities.store import EventStore
-from activities.store_schema import EVENT_COLUMNS
-from workers.embedded import EmbeddedPostgres
-from workflows.contracts import EventRecord, RecordEventsInput
+from activities.events.schema import EVENT_COLUMNS
+from activities.events.store import EventStore
+from workers.stack.embedded import EmbeddedPostgres
+from workflows.contracts.execution import EventRecord, RecordEventsInput
 
 TARGET = 5_000.0  # events/s, DESIGN §11
 

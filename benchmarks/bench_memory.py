@@ -24,14 +24,14 @@ from typing import TypedDict
 from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
-from workers.embedded import EmbeddedPostgres
-from workers.planfile import load_plan
-from workers.pools import SERVED_POOLS, run_pools
-from workers.runpolicy import AgentFlags, build_policy, queues_from
+from workers.intake.planfile import load_plan
+from workers.intake.runpolicy import AgentFlags, build_policy, queues_from
+from workers.pools.builders import SERVED_POOLS, run_pools
 from workers.settings import Settings
+from workers.stack.embedded import EmbeddedPostgres
 from workflows.client import DATA_CONVERTER, AssayClient
 from workflows.constants import SEARCH_ATTRIBUTES
-from workflows.results import ResearchResult
+from workflows.contracts.results import ResearchResult
 
 PLAN = Path(__file__).resolve().parent.parent / "tests" / "data" / "memory" / "train.json"
 RUN_TIMEOUT_S = 120.0

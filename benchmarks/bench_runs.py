@@ -20,15 +20,15 @@ from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
 from benchmarks.bare import BareWorkflow, bare_echo
-from workers.embedded import EmbeddedPostgres
-from workers.pools import SERVED_POOLS, run_pools
+from workers.pools.builders import SERVED_POOLS, run_pools
 from workers.settings import Settings
+from workers.stack.embedded import EmbeddedPostgres
 from workflows.client import DATA_CONVERTER
 from workflows.constants import SEARCH_ATTRIBUTES, Pool, run_workflow_id
-from workflows.plan import Plan
-from workflows.policy import Queues
-from workflows.research import ResearchWorkflow
-from workflows.results import ResearchInput
+from workflows.contracts.plan import Plan
+from workflows.contracts.policy import Queues
+from workflows.contracts.results import ResearchInput
+from workflows.research.workflow import ResearchWorkflow
 
 BARE_QUEUE = "bench-bare"
 

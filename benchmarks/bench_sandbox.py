@@ -13,9 +13,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from activities.sandbox import Sandbox
-from workflows.contracts import ExecuteJobInput
-from workflows.plan import JobSpec
+from activities.sandbox.job import Sandbox
+from workflows.contracts.execution import ExecuteJobInput
+from workflows.contracts.plan import JobSpec
 
 
 async def measure_start_overhead(n: int = 20, *, isolation: str = "auto",

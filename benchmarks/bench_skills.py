@@ -22,9 +22,9 @@ from typing import TypedDict
 
 import qdrant_edge as qe
 
-from activities.skill_index import DENSE, Embedder, SkillIndex, reformulate
+from skills.index import DENSE, Embedder, SkillIndex, reformulate
 from tests.data.skills.library import make_library
-from workflows.skills import SkillPolicy
+from workflows.library.patterns import SkillPolicy
 
 QUERIES = Path(__file__).resolve().parent.parent / "tests" / "data" / "skills" / "queries.json"
 TARGET_MS = {1000: 20.0, 10_000: 50.0}

@@ -10,8 +10,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from workers.embedded import EmbeddedPostgres, QdrantLocal, TemporalDevServer
 from workers.settings import Settings
+from workers.stack.embedded import EmbeddedPostgres, QdrantLocal, TemporalDevServer
 
 
 def _free_port() -> int:

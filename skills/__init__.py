@@ -1,27 +1,10 @@
-"""The starting skill library: Agent Skills folders for common analyses of CSV tables.
+"""The skill library: patterns extracted from finished tasks, retrieved and applied.
 
-Each folder under ``data/`` is an Assay-format skill (``SKILL.md`` with the pattern in its
-metadata, and ``scripts/`` holding a standard-library job), so a fresh library can apply them
-before any task has finished. They load as active skills of origin ``builtin``.
+``library.SkillLibrary`` holds the skills pool's activities (match, record outcomes,
+extract, maintain) over ``store`` (PostgreSQL rows and audit trail, ``schema``) and
+``index`` (Qdrant edge: dense and sparse vectors fused by RRF). ``extract`` turns batches of
+outcomes into patterns, ``maintain`` prunes and merges, ``apply`` fills a pattern's
+parameters for a goal, ``folders`` imports and exports Agent Skills folders, ``builtin``
+loads the skills shipped in ``data/``. The workflow side (pattern contracts, formulas,
+``SkillLibraryWorkflow``) lives in :mod:`workflows.library`.
 """
-
-from __future__ import annotations
-
-from pathlib import Path
-
-from activities.skill_files import import_skills
-from workflows.skills import Skill
-
-
-def builtin_dir() -> Path:
-    """The folder holding the built-in skill folders."""
-    return Path(__file__).resolve().parent / "data"
-
-
-def builtin_skills() -> list[Skill]:
-    """The built-in skills, validated like any import, active and of origin ``builtin``.
-
-    Raises:
-        activities.skill_files.SkillFileError: a built-in folder is broken (a packaging bug).
-    """
-    return import_skills(builtin_dir(), status="active", origin="builtin")

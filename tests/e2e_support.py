@@ -14,9 +14,9 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from activities.store import EventStore
-from activities.store_schema import StoredEvent
-from workers.pools import SERVED_POOLS
+from activities.events.schema import StoredEvent
+from activities.events.store import EventStore
+from workers.pools.builders import SERVED_POOLS
 from workers.settings import Settings
 from workflows.constants import Pool
 

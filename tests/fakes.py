@@ -11,8 +11,8 @@ from typing import Any, TypeVar, get_type_hints
 
 from temporalio import activity
 
-from workflows.contracts import EventRecord, RecordEventsInput
-from workflows.results import ReportPaths, WriteReportInput
+from workflows.contracts.execution import EventRecord, RecordEventsInput
+from workflows.contracts.results import ReportPaths, WriteReportInput
 
 In = TypeVar("In")
 Out = TypeVar("Out")

@@ -24,13 +24,13 @@ from temporalio.testing import WorkflowEnvironment
 from tests.e2e_support import ROOT, isolated_settings, stored_events
 from tests.fake_anthropic import FakeAnthropic
 from tests.goal_script import GOAL, script
-from workers.goalfile import load_goal
-from workers.pools import SERVED_POOLS, run_pools
-from workers.runpolicy import AgentFlags, build_policy, queues_from
+from workers.intake.goalfile import load_goal
+from workers.intake.runpolicy import AgentFlags, build_policy, queues_from
+from workers.pools.builders import SERVED_POOLS, run_pools
 from workers.settings import Settings
 from workflows.client import AssayClient
 from workflows.constants import task_workflow_id
-from workflows.results import ResearchResult
+from workflows.contracts.results import ResearchResult
 
 pytestmark = pytest.mark.integration
 DATA = ROOT / "tests" / "data" / "goal" / "measurements.csv"

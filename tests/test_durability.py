@@ -25,12 +25,12 @@ from tests.e2e_support import (
     wait_for,
     worker_env,
 )
-from workers.embedded import TemporalDevServer
-from workers.planfile import load_plan
-from workers.runpolicy import queues_from
+from workers.intake.planfile import load_plan
+from workers.intake.runpolicy import queues_from
+from workers.stack.embedded import TemporalDevServer
 from workflows.client import AssayClient, connect
-from workflows.policy import RunPolicy
-from workflows.results import ResearchResult
+from workflows.contracts.policy import RunPolicy
+from workflows.contracts.results import ResearchResult
 
 pytestmark = pytest.mark.integration
 

@@ -11,12 +11,12 @@ import pytest
 from temporalio.testing import WorkflowEnvironment
 
 from tests.e2e_support import EXAMPLE, isolated_settings, stored_events, wait_for
-from workers.planfile import load_plan
-from workers.pools import SERVED_POOLS, run_pools
-from workers.runpolicy import queues_from
+from workers.intake.planfile import load_plan
+from workers.intake.runpolicy import queues_from
+from workers.pools.builders import SERVED_POOLS, run_pools
 from workers.settings import Settings
 from workflows.client import AssayClient
-from workflows.policy import Queues
+from workflows.contracts.policy import Queues
 
 pytestmark = pytest.mark.integration
 

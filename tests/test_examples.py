@@ -22,9 +22,9 @@ from typing import Any
 
 import pytest
 
-from activities.evidence import evaluate_check
-from workers.planfile import load_plan as load_plan_file
-from workflows.plan import Decision, JobSpec, Plan, Scalar, check_graph
+from activities.evidence.verify import evaluate_check
+from workers.intake.planfile import load_plan as load_plan_file
+from workflows.contracts.plan import Decision, JobSpec, Plan, Scalar, check_graph
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "iris"
 PLAN_FILE = EXAMPLE / "pending_actions.json"

@@ -17,11 +17,11 @@ from pathlib import Path
 import pytest
 from temporalio.testing import WorkflowEnvironment
 
-from activities.ledger import verify_ledger
+from activities.reports.ledger import verify_ledger
 from tests.e2e_support import ROOT, isolated_settings, wait_for
-from workers.planfile import load_plan
-from workers.pools import SERVED_POOLS, run_pools
-from workers.runpolicy import build_policy, queues_from
+from workers.intake.planfile import load_plan
+from workers.intake.runpolicy import build_policy, queues_from
+from workers.pools.builders import SERVED_POOLS, run_pools
 from workers.settings import Settings
 from workflows.client import AssayClient
 

@@ -18,15 +18,15 @@ from pathlib import Path
 import pytest
 from temporalio.testing import WorkflowEnvironment
 
-from activities.memory_store import MemoryStore
+from activities.memory.store import MemoryStore
 from tests.e2e_support import ROOT, isolated_settings
-from workers.planfile import load_plan
-from workers.pools import SERVED_POOLS, run_pools
-from workers.runpolicy import build_policy, queues_from
+from workers.intake.planfile import load_plan
+from workers.intake.runpolicy import build_policy, queues_from
+from workers.pools.builders import SERVED_POOLS, run_pools
 from workers.settings import Settings
 from workflows.client import AssayClient
 from workflows.constants import Pool
-from workflows.results import ResearchResult
+from workflows.contracts.results import ResearchResult
 
 pytestmark = pytest.mark.integration
 DATA = ROOT / "tests" / "data" / "memory"

@@ -23,17 +23,17 @@ import pytest
 from pydantic import SecretStr
 from temporalio.testing import WorkflowEnvironment
 
-from activities.skill_store import SkillStore
+from skills.store import SkillStore
 from tests.e2e_support import ROOT, isolated_settings, wait_for
 from tests.fake_anthropic import FakeAnthropic, ToolUse
-from workers.goalfile import load_goal
-from workers.planfile import load_plan
-from workers.pools import SERVED_POOLS, run_pools
-from workers.runpolicy import AgentFlags, build_policy, queues_from
+from workers.intake.goalfile import load_goal
+from workers.intake.planfile import load_plan
+from workers.intake.runpolicy import AgentFlags, build_policy, queues_from
+from workers.pools.builders import SERVED_POOLS, run_pools
 from workers.settings import Settings
 from workflows.client import AssayClient
-from workflows.results import ResearchResult
-from workflows.skills import Skill
+from workflows.contracts.results import ResearchResult
+from workflows.library.patterns import Skill
 
 pytestmark = pytest.mark.integration
 JOB = ROOT / "tests" / "data" / "skills" / "describe_groups.py"

@@ -1,1 +1,5 @@
-"""Process entry points: the ``assay`` CLI, worker pools, settings and the embedded stack."""
+"""Process entry points: the ``assay`` CLI, worker pools, the embedded stack, settings.
+
+``cli`` is the command line, ``intake`` reads plans, goals and run policies, ``pools``
+builds each pool's worker from :mod:`workers.settings`, ``stack`` runs the embedded stack.
+"""

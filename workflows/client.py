@@ -22,15 +22,15 @@ from temporalio.exceptions import WorkflowAlreadyStartedError
 from temporalio.service import RPCError, RPCStatusCode
 
 from workflows.constants import STATUS_KEY, run_workflow_id, task_workflow_id
-from workflows.executive import GateDecision, GateRecord
-from workflows.research import ResearchWorkflow
-from workflows.results import (
+from workflows.contracts.executive import GateDecision, GateRecord
+from workflows.contracts.results import (
     ResearchInput,
     ResearchResult,
     RunProgress,
     SuppliedPlan,
     TaskProgress,
 )
+from workflows.research.workflow import ResearchWorkflow
 
 DATA_CONVERTER = pydantic_data_converter
 MAX_AGAIN = 1000

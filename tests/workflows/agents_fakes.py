@@ -13,10 +13,7 @@ from typing import Any
 
 from temporalio import activity
 
-from workflows.agents import Spend, Usage
-from workflows.executive import Finding, ReviewVerdict
-from workflows.plan import JobSpec
-from workflows.roles import (
+from workflows.agents.roles import (
     PROBE_ENVIRONMENT,
     CodeAnswer,
     CodeRequest,
@@ -35,6 +32,9 @@ from workflows.roles import (
     SummaryAnswer,
     SummaryRequest,
 )
+from workflows.agents.spend import Spend, Usage
+from workflows.contracts.executive import Finding, ReviewVerdict
+from workflows.contracts.plan import JobSpec
 
 CALL_USAGE = Usage(input_tokens=1000, output_tokens=200, cost_usd=0.01)
 """What every scripted call spends, so totals are easy to check."""

@@ -19,10 +19,17 @@ from temporalio.testing import WorkflowEnvironment
 from tests.conftest import binary, register_search_attributes
 from tests.workflows.agents_fakes import FakeAgents, job, probe_environment, spend
 from tests.workflows.harness import Harness, task
+from workflows.agents.roles import (
+    CodeAnswer,
+    CodeRequest,
+    DebugAnswer,
+    PlanDraftOutput,
+    PlannedTask,
+)
 from workflows.client import DATA_CONVERTER
 from workflows.constants import task_workflow_id
-from workflows.executive import PatchChange
-from workflows.memory import (
+from workflows.contracts.executive import PatchChange
+from workflows.contracts.memory import (
     ConsultAnswer,
     ConsultInput,
     RememberAnswer,
@@ -31,11 +38,8 @@ from workflows.memory import (
     TaskAdvice,
     task_type,
 )
-from workflows.research import ResearchWorkflow
-from workflows.results import ResearchResult
-from workflows.roles import CodeAnswer, CodeRequest, DebugAnswer, PlanDraftOutput, PlannedTask
-from workflows.skill_library import SkillLibraryWorkflow
-from workflows.skills import (
+from workflows.contracts.results import ResearchResult
+from workflows.library.patterns import (
     RECORD_OUTCOMES,
     LibraryState,
     MatchAnswer,
@@ -46,6 +50,8 @@ from workflows.skills import (
     TaskOutcome,
     library_id,
 )
+from workflows.library.workflow import SkillLibraryWorkflow
+from workflows.research.workflow import ResearchWorkflow
 
 HISTORIES = Path(__file__).resolve().parent.parent / "histories"
 

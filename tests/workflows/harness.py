@@ -18,22 +18,22 @@ from typing import Any
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
-from activities.evidence import verify_evidence
-from activities.memory import Memory
-from activities.reflection import diagnose_failure
-from activities.relink import Relinker
-from activities.review import review_ops, review_quality_safety
-from activities.review_infra import InfrastructureReviewer
-from activities.skills import SkillLibrary
+from activities.evidence.relink import Relinker
+from activities.evidence.verify import verify_evidence
+from activities.memory.memory import Memory
+from activities.reflection.reflection import diagnose_failure
+from activities.review.infra import InfrastructureReviewer
+from activities.review.panel import review_ops, review_quality_safety
+from skills.library import SkillLibrary
 from tests.fakes import EventSink, ReportSink, fake_activity
+from workflows.agents.roles import DataFile
 from workflows.constants import run_workflow_id
-from workflows.contracts import Artifact, ExecuteJobInput, ExecutionOutcome
-from workflows.plan import Plan
-from workflows.policy import Queues, RunPolicy
-from workflows.research import ResearchWorkflow
-from workflows.results import ResearchInput, ResearchResult
-from workflows.roles import DataFile
-from workflows.task import TaskWorkflow
+from workflows.contracts.execution import Artifact, ExecuteJobInput, ExecutionOutcome
+from workflows.contracts.plan import Plan
+from workflows.contracts.policy import Queues, RunPolicy
+from workflows.contracts.results import ResearchInput, ResearchResult
+from workflows.research.workflow import ResearchWorkflow
+from workflows.task.workflow import TaskWorkflow
 
 
 def task(tid: str, *, deps: list[str] | None = None, behave: str = "ok",

@@ -7,7 +7,7 @@ from datetime import timedelta
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
-    from workflows.results import TaskInput
+    from workflows.contracts.results import TaskInput
 
 
 @workflow.defn(name="TaskWorkflow")

@@ -10,9 +10,9 @@ from temporalio.worker import Replayer
 
 from tests.workflows.incompatible import ReorderedTaskWorkflow
 from workflows.client import DATA_CONVERTER
-from workflows.research import ResearchWorkflow
-from workflows.skill_library import SkillLibraryWorkflow
-from workflows.task import TaskWorkflow
+from workflows.library.workflow import SkillLibraryWorkflow
+from workflows.research.workflow import ResearchWorkflow
+from workflows.task.workflow import TaskWorkflow
 
 HISTORIES = sorted((Path(__file__).resolve().parent.parent / "histories").glob("*.json"))
 

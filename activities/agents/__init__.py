@@ -1,0 +1,13 @@
+"""Agent roles: the model-backed planner, coder, reviewers, debuggers and output processor.
+
+Each role turns a typed request into a prompt (``prompting``, ``render``, system prompts in
+``prompts/*.md``), asks the model gateway for a structured answer and converts it back into
+Assay's contracts (``convert``); ``roles.Agents`` holds the role activities.
+"""
+
+
+from activities.agents.roles import Agents
+
+__all__ = [
+    "Agents",
+]

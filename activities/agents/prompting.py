@@ -1,0 +1,146 @@
+"""The agent roles' prompts: system prompts from files, and the pieces of user messages.
+
+System prompts live in ``activities/agents/prompts/*.md``, one per role: a role's stable
+instructions, the prefix the gateway marks for prompt caching. The user message carries the
+facts. Both are rendered deterministically: the same request gives byte-identical text, so
+a recording answers a re-run. Nothing here puts a run id, a time, a duration or an absolute
+path into a prompt; ``scrub`` takes out the ones that job output carries (the sandbox's
+working directory, the interpreter's install prefix).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+from collections.abc import Iterable
+from importlib import resources
+from typing import Any
+
+from workflows.agents.roles import DATA_HEAD_CHARS, MAX_CODE_CHARS, EnvironmentFacts
+from workflows.contracts.plan import Check, InputFile, JobSpec
+
+PROMPTS_PACKAGE = "activities.agents"
+PROMPTS_DIR = "prompts"
+MAX_PACKAGES_SHOWN = 400
+MIN_RUN_ID_CHARS = 8
+"""Shorter ids are not scrubbed: they could be ordinary words of the text."""
+SITE_PACKAGES = re.compile(r"/[^\s\"':]*?/(?:site|dist)-packages/")
+STDLIB = re.compile(r"/[^\s\"':]*?/lib/python3\.\d+/")
+
+
+@functools.cache
+def prompt_text(name: str) -> str:
+    """The text of ``prompts/<name>.md``, read once per process.
+
+    Raises:
+        FileNotFoundError: no such prompt ships with the package.
+    """
+    path = resources.files(PROMPTS_PACKAGE).joinpath(PROMPTS_DIR, f"{name}.md")
+    return path.read_text(encoding="utf-8").strip()
+
+
+def system_prompt(name: str, *shared: str) -> str:
+    """A role's system prompt: its own file, then shared ones (e.g. how a job runs)."""
+    return "\n\n".join(prompt_text(n) for n in (name, *shared)) + "\n"
+
+
+def message(*sections: str) -> str:
+    """A user message from its sections, in order."""
+    return "\n\n".join(s for s in sections if s) + "\n"
+
+
+def section(title: str, body: str) -> str:
+    """A titled section; ``(none)`` when empty, so a missing fact is visible."""
+    return f"## {title}\n\n{body.strip() or '(none)'}"
+
+
+def bullets(items: Iterable[str]) -> str:
+    """One ``- item`` line each."""
+    return "\n".join(f"- {item}" for item in items)
+
+
+def fenced(text: str, lang: str = "") -> str:
+    """``text`` in a code fence longer than any backtick run inside it."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}{lang}\n{text.rstrip()}\n{fence}"
+
+
+def head(text: str, limit: int) -> str:
+    """The first ``limit`` characters, saying how many were cut."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}\n[... {len(text) - limit} more characters cut ...]"
+
+
+def tail(text: str, limit: int) -> str:
+    """The last ``limit`` characters, saying how many were cut."""
+    if len(text) <= limit:
+        return text
+    return f"[... {len(text) - limit} earlier characters cut ...]\n{text[-limit:]}"
+
+
+def as_json(value: Any) -> str:
+    """Canonical JSON for facts shown to a model (sorted keys, so always the same text)."""
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
+
+
+def scrub(text: str, *, workspace: str = "", run_id: str = "") -> str:
+    """``text`` without the paths and ids that differ between runs or machines.
+
+    The working directory becomes ``.``, and so does any other directory of the run (another
+    attempt's, a diagnostic's); the run id becomes ``<run>``; the interpreter's install
+    prefix becomes ``<site-packages>/`` or ``<stdlib>/``, keeping the package and file a
+    traceback points at.
+    """
+    if workspace and workspace != "/":
+        text = text.replace(workspace.rstrip("/"), ".")
+    if len(run_id) >= MIN_RUN_ID_CHARS:
+        run_dir = r"(?:/[^/\s\"':]+)*/" + re.escape(run_id) + r"(?![\w.-])"
+        text = re.sub(run_dir + r"(?:/[^/\s\"':]+){0,2}", ".", text)
+        text = text.replace(run_id, "<run>")
+    text = SITE_PACKAGES.sub("<site-packages>/", text)
+    return STDLIB.sub("<stdlib>/", text)
+
+
+def checks_text(checks: Iterable[Check]) -> str:
+    """Machine-checked criteria, one per line (``p_value < 0.05``)."""
+    return bullets(c.describe() for c in checks)
+
+
+def data_text(files: Iterable[InputFile]) -> str:
+    """Data files by name and size, with their first lines where given (never their path)."""
+    parts: list[str] = []
+    for f in files:
+        line = f"### {f.name} ({f.size} bytes)"
+        first = getattr(f, "head", "")
+        parts.append(f"{line}\n\n{fenced(head(first, DATA_HEAD_CHARS))}" if first else line)
+    return "\n\n".join(parts)
+
+
+def environment_text(facts: EnvironmentFacts | None) -> str:
+    """The job interpreter's Python version and installed distributions."""
+    if facts is None:
+        return ""
+    names = sorted(facts.packages, key=str.lower)
+    shown = ", ".join(f"{n}=={facts.packages[n]}" for n in names[:MAX_PACKAGES_SHOWN])
+    more = (f" (and {len(names) - MAX_PACKAGES_SHOWN} more)"
+            if len(names) > MAX_PACKAGES_SHOWN else "")
+    return f"Python {facts.python or 'unknown'}\n\nInstalled: {shown or '(none)'}{more}"
+
+
+def job_text(job: JobSpec) -> str:
+    """A job as a reviewer or debugger sees it: its settings, then its code."""
+    resources_ = job.resources
+    settings = bullets([
+        f"filename: {job.filename or 'job.py'}",
+        f"args: {as_json(job.args)}",
+        f"expected_artifacts: {as_json(job.expected_artifacts)}",
+        f"expected_metrics: {as_json(job.expected_metrics)}",
+        f"resources: memory_mb={resources_.memory_mb}, timeout_s={resources_.timeout_s:g}, "
+        f"cpus={resources_.cpus:g}",
+        f"requirements: {as_json(job.requirements)}",
+    ])
+    code = job.source or job.code or ""
+    return f"{settings}\n\n{fenced(head(code, MAX_CODE_CHARS), 'python')}"

@@ -1,0 +1,183 @@
+"""The user message of each agent role: the facts of one request, in a fixed order.
+
+Only facts that are the same on every re-run of the same goal on the same data reach a
+message: no run or task workflow ids, no times or durations, no peak memory, no absolute
+paths (the sandbox's working directory is shown as ``.``). Long texts are cut at fixed
+lengths, so the same request always renders to the same bytes.
+"""
+
+from __future__ import annotations
+
+from activities.agents.prompting import (
+    as_json,
+    bullets,
+    checks_text,
+    data_text,
+    environment_text,
+    fenced,
+    head,
+    job_text,
+    message,
+    scrub,
+    section,
+    tail,
+)
+from workflows.agents.roles import (
+    CodeRequest,
+    DebugRequest,
+    ModelReviewRequest,
+    PlanDraftOutput,
+    PlanRequest,
+    PlanReviewRequest,
+    SummaryRequest,
+    TaskDigest,
+)
+from workflows.contracts.executive import Finding, ReviewVerdict
+
+STDERR_CHARS = 4000
+STDOUT_CHARS = 2000
+DIAGNOSTIC_CHARS = 6000
+SUMMARY_STDOUT_CHARS = 1500
+METRICS_CHARS = 4000
+MEMORY_NOTES = 20
+MEMORY_NOTE_CHARS = 1000
+FEEDBACK_CHARS = 2000
+
+
+def plan_message(req: PlanRequest) -> str:
+    """The planner's facts: the goal, its data, what memory says, and a draft to revise."""
+    notes = [head(n, MEMORY_NOTE_CHARS) for n in req.memory[:MEMORY_NOTES]]
+    revise = ""
+    if req.previous is not None:
+        revise = message(section("Your previous draft", fenced(draft_text(req.previous),
+                                                                  "json")),
+                         section("Feedback to address", bullets(
+                             scrub(head(f, FEEDBACK_CHARS), run_id=req.run_id)
+                             for f in req.feedback)))
+    return message(section("Goal", req.goal), section("Data files", data_text(req.data)),
+                   section("What earlier runs taught", bullets(notes)), revise.strip())
+
+
+def draft_text(draft: PlanDraftOutput) -> str:
+    """A drafted plan as canonical JSON."""
+    return as_json(draft.model_dump(mode="json"))
+
+
+def plan_review_message(req: PlanReviewRequest) -> str:
+    """The plan reviewer's facts: the goal, its data and the draft."""
+    return message(section("Goal", req.goal), section("Data files", data_text(req.data)),
+                   section("Draft plan", fenced(draft_text(req.draft), "json")))
+
+
+def code_message(req: CodeRequest) -> str:
+    """The coder's facts; the deep path adds why the last job failed and the environment."""
+    task = message(
+        section("Research goal", req.goal or ""),
+        section("Task", req.action),
+        section("Acceptance criteria", bullets(req.acceptance_criteria)),
+        section("Checks on metrics.json", checks_text(req.checks)),
+        section("Input files in the working directory", bullets(req.input_names)),
+        section("Data files", data_text(req.data)),
+        section("Artifacts of finished dependencies (read-only)",
+                bullets(req.dependency_artifacts)))
+    if req.mode == "fast":
+        return message(task.strip(), section("Mode", "fast: write the simplest correct job."))
+    previous = job_text(req.previous_job) if req.previous_job is not None else ""
+    return message(
+        task.strip(),
+        section("Mode", "deep: the previous job failed; fix the cause, not the symptom."),
+        section("The previous job", previous),
+        section("Why it failed", bullets(scrub(head(f, FEEDBACK_CHARS), run_id=req.run_id)
+                                         for f in req.feedback)),
+        section("Sandbox environment", environment_text(req.environment)))
+
+
+def review_message(req: ModelReviewRequest) -> str:
+    """A model reviewer's facts: the task, the job, and the deterministic verdict."""
+    review = req.review
+    policy = review.policy
+    limits = (f"memory_mb <= {policy.max_memory_mb}, timeout_s <= {policy.max_timeout_s:g}, "
+              f"cpus <= {policy.max_cpus:g}")
+    return message(
+        section("Task", review.action),
+        section("Acceptance criteria", bullets(review.acceptance_criteria)),
+        section("Checks on metrics.json", checks_text(review.checks)),
+        section("Input files in the working directory", bullets(review.input_names)),
+        section("Artifacts of finished dependencies (read-only)",
+                bullets(review.dependency_artifacts)),
+        section("Policy limits", limits),
+        section("The job", job_text(review.job)),
+        section(f"Deterministic {req.reviewer} review",
+                verdict_text(req.deterministic, req.run_id)))
+
+
+def verdict_text(verdict: ReviewVerdict, run_id: str = "") -> str:
+    """A deterministic verdict: its decision, the checks it ran and its findings."""
+
+    def finding(f: Finding) -> str:
+        where = f" (line {f.line})" if f.line is not None else ""
+        return f"[{f.code}]{where} {scrub(f.message, run_id=run_id)}"
+
+    checks = ", ".join(f"{name}={'pass' if ok else 'fail'}"
+                       for name, ok in sorted(verdict.checks.items()))
+    return message(
+        f"Verdict: {verdict.verdict} (confidence {verdict.confidence:.2f})",
+        f"Checks: {checks or '(none)'}",
+        "Critical findings:\n" + (bullets(map(finding, verdict.critical)) or "(none)"),
+        "Warnings:\n" + (bullets(map(finding, verdict.warnings)) or "(none)")).strip()
+
+
+def debug_message(req: DebugRequest) -> str:
+    """A debugger's facts: the task, the job that failed and how it failed."""
+    outcome = req.outcome
+
+    def clean(text: str) -> str:
+        return scrub(text, workspace=outcome.workspace, run_id=req.run_id)
+
+    failure = bullets([
+        f"outcome: {outcome.outcome}",
+        f"exit code: {outcome.exit_code if outcome.exit_code is not None else 'none'}",
+        f"signal: {outcome.signal if outcome.signal is not None else 'none'}",
+        f"reason: {clean(outcome.reason) or '(none)'}",
+        f"output truncated by the sandbox: {'yes' if outcome.output_truncated else 'no'}",
+        f"artifacts left: {as_json(sorted(a.name for a in outcome.artifacts))}",
+        f"metrics.json: {clean(head(as_json(outcome.metrics), METRICS_CHARS))}",
+        f"metrics.json problem: {clean(outcome.metrics_error or '') or '(none)'}",
+    ])
+    parts = [
+        section("Task", req.action),
+        section("Acceptance criteria", bullets(req.acceptance_criteria)),
+        section("Checks on metrics.json", checks_text(req.checks)),
+        section("Input files in the working directory", bullets(req.input_names)),
+        section("The job that failed", job_text(req.job)),
+        section("How it failed", failure),
+        section("stderr (tail)", fenced(clean(tail(outcome.stderr_tail, STDERR_CHARS)))),
+        section("stdout (tail)", fenced(clean(tail(outcome.stdout_tail, STDOUT_CHARS)))),
+    ]
+    if req.strategy in ("introspect", "diagnostic"):
+        parts.append(section("Sandbox environment", environment_text(req.environment)))
+    if req.strategy == "diagnostic":
+        stage = ("Write a diagnostic script first." if req.diagnostic_output is None
+                 else "Your diagnostic script ran; now fix the job.")
+        parts.append(section("Stage", stage))
+        if req.diagnostic_output is not None:
+            parts.append(section("Diagnostic output", fenced(
+                clean(tail(req.diagnostic_output, DIAGNOSTIC_CHARS)))))
+    return message(*parts)
+
+
+def summary_message(req: SummaryRequest) -> str:
+    """The output processor's facts: the goal and each task's verified results."""
+    return message(section("Goal", req.goal),
+                   *(section(f"Task {t.task_id}", _digest(t, req.run_id)) for t in req.tasks))
+
+
+def _digest(task: TaskDigest, run_id: str) -> str:
+    out = scrub(tail(task.stdout_tail, SUMMARY_STDOUT_CHARS), run_id=run_id)
+    return message(
+        bullets([f"action: {task.action}", f"status: {task.status}",
+                 f"status reason: {scrub(task.status_reason, run_id=run_id) or '(none)'}",
+                 f"metrics: {scrub(head(as_json(task.metrics), METRICS_CHARS), run_id=run_id)}",
+                 f"artifacts: {as_json(task.artifacts)}"]),
+        "Checks:\n" + (bullets(task.checks) or "(none)"),
+        "stdout (tail):\n" + fenced(out)).strip()

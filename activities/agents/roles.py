@@ -1,0 +1,185 @@
+"""The model-backed agent roles, as activities on the agents pool.
+
+Each role renders its request into a prompt (``agents_render``, system prompts in
+``prompts/``), asks the model gateway for its structured answer with the run's budget and
+recording, and turns the answer into the workflow's own type (``agents_convert``). An answer
+that fits its schema but not the workflow goes back to the model for repair; one that stays
+wrong fails as ``InvalidModelOutput``. Every answer says what it spent.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from temporalio import activity
+from temporalio.exceptions import ApplicationError
+
+from activities.agents import convert, render
+from activities.agents.prompting import system_prompt
+from activities.llm.errors import spent
+from activities.llm.gateway import ModelGateway
+from workflows.agents.roles import (
+    DEBUG_JOB,
+    PLAN_GOAL,
+    REVIEW_JOB_MODEL,
+    REVIEW_PLAN,
+    SUMMARIZE_RUN,
+    WRITE_JOB,
+    AgentRequest,
+    CodeAnswer,
+    CodeRequest,
+    DebugAnswer,
+    DebugOutput,
+    DebugRequest,
+    DiagnosticOutput,
+    JobOutput,
+    ModelReviewAnswer,
+    ModelReviewOutput,
+    ModelReviewRequest,
+    PlanAnswer,
+    PlanDraftOutput,
+    PlanRequest,
+    PlanReviewAnswer,
+    PlanReviewOutput,
+    PlanReviewRequest,
+    RunAnswer,
+    SummaryAnswer,
+    SummaryRequest,
+)
+from workflows.agents.spend import ChatMessage, ModelAnswer, ModelCall, Spend
+from workflows.contracts.execution import Model
+
+JOB_CONTRACT = "job_contract"
+"""Shared prompt: how a job runs in the sandbox (coder and debuggers)."""
+MAX_TOKENS: dict[str, int] = {"planner": 8192, "plan_reviewer": 2048, "coder": 16_384,
+                              "reviewer": 2048, "debugger": 16_384, "output_processor": 4096}
+
+_O = TypeVar("_O", bound=Model)
+_R = TypeVar("_R")
+
+
+@dataclass(frozen=True)
+class Consulted(Generic[_R]):
+    """A role's converted answer, the model that gave it and what it spent."""
+
+    value: _R
+    model: str
+    spend: Spend
+
+
+@functools.cache
+def _schema(contract: type[Model]) -> dict[str, Any]:
+    return contract.model_json_schema()
+
+
+def _spend(role: str, answer: ModelAnswer) -> Spend:
+    return Spend(role=role, model=answer.model, calls=answer.repairs + 1, usage=answer.usage,
+                 exchange_ids=[answer.exchange_id], repairs=answer.repairs,
+                 replayed=answer.replayed)
+
+
+class Agents:
+    """The agent roles; one instance per agents worker, sharing its model gateway.
+
+    Args:
+        gateway: the worker's model gateway (client, models per role, recordings).
+    """
+
+    def __init__(self, gateway: ModelGateway) -> None:
+        self.gateway = gateway
+
+    @activity.defn(name=PLAN_GOAL)
+    async def plan_goal(self, req: PlanRequest) -> PlanAnswer:
+        """Draft a plan for a goal (or revise the previous draft with its feedback)."""
+        names = [d.name for d in req.data]
+        got = await self._consult(req, "planner", PlanDraftOutput, render.plan_message(req),
+                                  lambda out: convert.plan_draft(out, names))
+        return PlanAnswer(draft=got.value, spend=got.spend)
+
+    @activity.defn(name=REVIEW_PLAN)
+    async def review_plan(self, req: PlanReviewRequest) -> PlanReviewAnswer:
+        """Judge a drafted plan against its goal and data."""
+        got = await self._consult(req, "plan_reviewer", PlanReviewOutput,
+                                  render.plan_review_message(req), convert.plan_review)
+        return PlanReviewAnswer(review=got.value, spend=got.spend)
+
+    @activity.defn(name=WRITE_JOB)
+    async def write_job(self, req: CodeRequest) -> CodeAnswer:
+        """Write a task's job (fast path), or rewrite a failed one (deep path)."""
+        got = await self._consult(req, "coder", JobOutput, render.code_message(req),
+                                  lambda out: (out, convert.job_from_output(out)),
+                                  shared=(JOB_CONTRACT,))
+        out, job = got.value
+        return CodeAnswer(job=job, reasoning=out.reasoning, confidence=out.confidence,
+                          spend=got.spend)
+
+    @activity.defn(name=REVIEW_JOB_MODEL)
+    async def review_job_model(self, req: ModelReviewRequest) -> ModelReviewAnswer:
+        """Add a model's judgement to one deterministic reviewer's verdict."""
+        role = f"reviewer_{req.reviewer}"
+        got = await self._consult(req, role, ModelReviewOutput, render.review_message(req),
+                                  lambda out: convert.model_verdict(req.reviewer, out, ""))
+        verdict = got.value.model_copy(
+            update={"details": {**got.value.details, "model": got.model}})
+        return ModelReviewAnswer(verdict=verdict, spend=got.spend)
+
+    @activity.defn(name=DEBUG_JOB)
+    async def debug_job(self, req: DebugRequest) -> DebugAnswer:
+        """Propose a fix for a failed job, or (diagnostic, first stage) a script to run."""
+        role = f"debugger_{req.strategy}"
+        text = render.debug_message(req)
+        if req.strategy == "diagnostic" and req.diagnostic_output is None:
+            diag = await self._consult(req, role, DiagnosticOutput, text,
+                                       lambda out: (out, convert.diagnostic_job(req.job, out)),
+                                       shared=(JOB_CONTRACT,))
+            script, job = diag.value
+            return DebugAnswer(strategy=req.strategy, diagnostic_job=job,
+                               diagnosis=script.purpose, spend=diag.spend)
+        fix = await self._consult(req, role, DebugOutput, text,
+                                  lambda out: (out, convert.fixed_job(req.job, out)),
+                                  shared=(JOB_CONTRACT,))
+        out, job = fix.value
+        return DebugAnswer(strategy=req.strategy, job=job, diagnosis=out.diagnosis,
+                           confidence=out.confidence, spend=fix.spend)
+
+    @activity.defn(name=SUMMARIZE_RUN)
+    async def summarize_run(self, req: SummaryRequest) -> SummaryAnswer:
+        """Answer the run's goal from its tasks' verified results."""
+        got = await self._consult(req, "output_processor", RunAnswer,
+                                  render.summary_message(req), lambda out: out)
+        return SummaryAnswer(answer=got.value, spend=got.spend)
+
+    async def _consult(self, req: AgentRequest, role: str, contract: type[_O], text: str,
+                       conversion: Callable[[_O], _R], *, shared: tuple[str, ...] = (),
+                       ) -> Consulted[_R]:
+        """Ask ``role`` for a ``contract`` answer and convert it (repairing what fails)."""
+        family = role.split("_")[0] if role.startswith(("reviewer_", "debugger_")) else role
+        call = ModelCall(
+            run_id=req.run_id, task_id=req.task_id, role=role,
+            system=system_prompt(role, *shared),
+            messages=[ChatMessage(role="user", content=text)],
+            output_schema_name=contract.__name__, output_schema=_schema(contract),
+            max_tokens=MAX_TOKENS.get(family, 4096), budget=req.budget)
+
+        def converted(output: dict[str, Any]) -> _R:
+            return conversion(contract.model_validate(output))
+
+        def vet(output: dict[str, Any]) -> str | None:
+            try:
+                converted(output)
+            except ValueError as err:
+                return convert.problem_of(err)
+            return None
+
+        answer = await self.gateway.ask(call, req.recording, vet=vet)
+        spend = _spend(role, answer)
+        try:
+            value = converted(answer.output)
+        except ValueError as err:  # the vet passed it, so only a changed converter gets here
+            raise ApplicationError(
+                f"the {role} answer cannot be used: {convert.problem_of(err)}",
+                spent(answer.usage), type="InvalidModelOutput", non_retryable=True) from None
+        return Consulted(value=value, model=answer.model, spend=spend)

@@ -1,0 +1,210 @@
+"""The ExecutionEvent store: idempotent batch writes, paging and live watching of a run's events.
+
+Workflows never touch the database; they hand batches of events with deterministic ids to the
+``record_events`` activity, which inserts them with ``ON CONFLICT (id) DO NOTHING`` so a retried
+activity never duplicates an event. Readers page by ``seq`` (insertion order), which is what
+``assay watch RUN`` polls. A run's own events and those of its child task workflows share the
+research run id, so one ``run_id`` filter returns all of them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
+from typing import Any
+
+from sqlalchemy import func, select, text
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.exc import DataError, DBAPIError, IntegrityError
+from sqlalchemy.ext.asyncio import AsyncConnection, create_async_engine
+from sqlmodel import SQLModel
+from temporalio import activity
+from temporalio.exceptions import ApplicationError
+
+from activities.common.database import Database
+from activities.common.limits import event_row, fit_key, serialize
+from activities.events.format import format_event
+from activities.events.schema import EVENT_COLUMNS, EVENTS, StoredEvent
+from workflows.contracts.execution import EventRecord, RecordEventsInput
+
+__all__ = [
+    "CHUNK_ROWS", "EventStore", "EventStoreUnavailable", "StoredEvent", "format_event",
+    "insert_rows", "lock_runs",
+]
+
+MAX_BIND_PARAMS = 32_767
+CHUNK_ROWS = min(1000, MAX_BIND_PARAMS // len(EVENT_COLUMNS))
+"""Rows per INSERT: well below asyncpg's 32 767 bind parameters per statement."""
+
+MAX_PAGE = 10_000
+_RUN_LOCK_CLASS = 0x41535345  # advisory-lock namespace for per-run write serialisation
+_DDL_LOCK_CLASS = 0x41535344  # advisory-lock namespace for schema creation
+
+
+def _chunks(rows: Sequence[dict[str, Any]], size: int) -> Iterator[Sequence[dict[str, Any]]]:
+    for start in range(0, len(rows), size):
+        yield rows[start : start + size]
+
+
+async def lock_runs(conn: AsyncConnection, run_ids: Iterable[str]) -> None:
+    """Serialise event writes per run until ``conn``'s transaction ends.
+
+    Any writer to ``execution_events`` must call this first: it makes a run's ``seq`` order
+    equal its commit order, which is what lets watchers page by ``seq`` without missing rows.
+    Locks are taken in sorted order so two batches spanning the same runs cannot deadlock.
+    """
+    for run_id in sorted(set(run_ids)):
+        await conn.execute(
+            text("SELECT pg_advisory_xact_lock(:c, hashtext(:r))"),
+            {"c": _RUN_LOCK_CLASS, "r": run_id},
+        )
+
+
+async def insert_rows(conn: AsyncConnection, rows: Sequence[dict[str, Any]]) -> int:
+    """Insert prepared rows (see ``event_row``) in chunks, skipping known ids; count new rows."""
+    # executemany of one cached statement: SQLAlchemy renders each chunk as a single
+    # multi-row INSERT ("insertmanyvalues") without recompiling it per batch.
+    stmt = pg_insert(EVENTS).on_conflict_do_nothing(index_elements=["id"]).returning(EVENTS.c.id)
+    new = 0
+    for chunk in _chunks(rows, CHUNK_ROWS):
+        result = await conn.execute(stmt, list(chunk))
+        new += len(result.all())
+        if activity.in_activity() and not activity.info().is_local:
+            activity.heartbeat(new)  # local activities (the workflows' flushes) cannot
+    return new
+
+
+class EventStoreUnavailable(RuntimeError):
+    """The event database cannot be reached or prepared; the message says which and why."""
+
+
+class EventStore(Database):
+    """PostgreSQL-backed ExecutionEvent store; the worker builds one from settings.
+
+    Args:
+        database_url: A SQLAlchemy asyncpg URL, e.g.
+            ``postgresql+asyncpg://postgres@/assay?host=/path/to/socketdir``.
+    """
+
+    async def open(self) -> None:
+        """Connect and create the table and indexes if they are missing.
+
+        Safe when several workers start at once: creation runs under a transaction-level
+        advisory lock, so the second worker waits and then finds the table in place.
+
+        Raises:
+            EventStoreUnavailable: the server or database cannot be reached.
+        """
+        if self._engine is None:
+            # No pool_pre_ping: it costs a round trip per batch, and a connection broken by a
+            # database restart fails one attempt, is discarded, and the retry writes idempotently.
+            self._engine = create_async_engine(self._url, json_serializer=serialize)
+        try:
+            async with self._engine.begin() as conn:
+                await conn.execute(
+                    text("SELECT pg_advisory_xact_lock(:c, 0)"), {"c": _DDL_LOCK_CLASS}
+                )
+                await conn.run_sync(
+                    lambda sync: SQLModel.metadata.create_all(sync, tables=[EVENTS])
+                )
+        except (OSError, DBAPIError) as err:
+            raise EventStoreUnavailable(self.unreachable("event store", err)) from err
+
+    @activity.defn(name="record_events")
+    async def record_events(self, req: RecordEventsInput) -> int:
+        """Write a batch of events in one transaction; return how many were new.
+
+        Idempotent: an event whose ``id`` is already stored is skipped (first write wins), so a
+        retried activity writes nothing twice. Batches of any size are split into INSERTs of
+        ``CHUNK_ROWS`` rows inside the same transaction.
+
+        An oversize or unstorable event is repaired, not refused, so it cannot fail the batch:
+        in an ``inputs``/``outputs``/``meta`` field whose JSON exceeds 256 KB every string over
+        16 K characters is cut with a ``…[truncated N chars]`` marker (and a field still too big
+        becomes a preview); such fields are listed in ``meta["_truncated"]``. NULs and
+        non-finite numbers are replaced, and over-long ids become a stable digest (see
+        :mod:`activities.common.limits`).
+
+        Writes for one run are serialised by an advisory lock, so within a run ``seq`` order is
+        commit order and a watcher paging by ``seq`` can never skip a late-committing event.
+
+        Raises:
+            ApplicationError: ``EventRejected`` (non-retryable) if PostgreSQL refuses the data.
+        """
+        if not req.events:
+            return 0
+        rows = [event_row(event) for event in req.events]
+        try:
+            async with self.engine.begin() as conn:
+                await lock_runs(conn, {row["run_id"] for row in rows})
+                return await insert_rows(conn, rows)
+        except (DataError, IntegrityError) as err:
+            first = req.events[0]
+            raise ApplicationError(
+                f"PostgreSQL refused a batch of {len(rows)} events (run {first.run_id!r}, first"
+                f" id {first.id!r}): {err.orig}. Fix the event writer; retrying cannot help.",
+                type="EventRejected",
+                non_retryable=True,
+            ) from err
+
+    async def events_after(
+        self, run_id: str, after_seq: int = 0, limit: int = 500
+    ) -> list[StoredEvent]:
+        """Up to ``limit`` events of a run (and its task workflows) with ``seq > after_seq``.
+
+        Pass the last ``seq`` you received as ``after_seq`` to get the next page.
+        """
+        if not 1 <= limit <= MAX_PAGE:
+            raise ValueError(f"limit must be between 1 and {MAX_PAGE}, got {limit}")
+        stmt = (
+            select(EVENTS)
+            .where(EVENTS.c.run_id == fit_key(run_id), EVENTS.c.seq > after_seq)
+            .order_by(EVENTS.c.seq)
+            .limit(limit)
+        )
+        async with self.engine.connect() as conn:
+            rows = (await conn.execute(stmt)).mappings().all()
+        return [
+            StoredEvent(
+                seq=row["seq"],
+                recorded_at=row["recorded_at"],
+                event=EventRecord.model_validate(dict(row)),
+            )
+            for row in rows
+        ]
+
+    async def count(self, run_id: str) -> int:
+        """How many events a run (with its task workflows) has stored."""
+        stmt = select(func.count()).select_from(EVENTS).where(EVENTS.c.run_id == fit_key(run_id))
+        async with self.engine.connect() as conn:
+            return int((await conn.execute(stmt)).scalar_one())
+
+    async def watch(
+        self,
+        run_id: str,
+        *,
+        poll_s: float = 0.5,
+        stop: Callable[[], bool] | None = None,
+        after_seq: int = 0,
+        page: int = 500,
+    ) -> AsyncIterator[StoredEvent]:
+        """Yield a run's events in ``seq`` order as they are written, polling every ``poll_s``.
+
+        Ends once ``stop()`` is true, after yielding everything stored up to that moment (so a
+        caller that stops when the run finishes still sees its last events). Without ``stop``
+        it runs until the consumer stops iterating.
+        """
+        last = after_seq
+        while True:
+            stopping = stop is not None and stop()
+            while True:
+                batch = await self.events_after(run_id, last, page)
+                for event in batch:
+                    yield event
+                if batch:
+                    last = batch[-1].seq
+                if len(batch) < page:
+                    break
+            if stopping:
+                return
+            await asyncio.sleep(poll_s)

@@ -1,0 +1,18 @@
+"""Reflection memory: episodes, semantic rules and procedural templates across runs.
+
+``memory.Memory`` holds the ``consult_memory`` and ``remember_task`` activities; ``store``
+and ``schema`` keep memory and its hash-chained ledger in PostgreSQL; ``rules`` applies and
+promotes rules; ``index`` finds similar task types in Qdrant.
+"""
+
+
+from activities.memory.index import TaskTypeIndex
+from activities.memory.memory import Memory
+from activities.memory.store import MemoryStore, MemoryStoreUnavailable
+
+__all__ = [
+    "Memory",
+    "MemoryStore",
+    "MemoryStoreUnavailable",
+    "TaskTypeIndex",
+]

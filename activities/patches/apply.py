@@ -1,0 +1,103 @@
+"""Patches as data: applying one to a job spec, its checksum, and its safety summary.
+
+A patch names job-spec fields by dotted path (``args.batch_size``, ``resources.timeout_s``,
+``expected_metrics``) with the value it expects to find and the value it sets, so applying it
+to a job it was not made for fails instead of silently doing something else. Pure functions:
+the workflow may apply a patch itself.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+from workflows.contracts.executive import Patch, PatchChange
+from workflows.contracts.plan import JobSpec
+
+RESOURCE_FIELDS = ("memory_mb", "timeout_s", "cpus")
+_LIST_FIELDS = ("expected_metrics",)
+
+
+class PatchError(ValueError):
+    """A patch cannot be applied to this job spec; the message says which field and why."""
+
+
+def apply_patch(job: JobSpec, patch: Patch | list[PatchChange]) -> JobSpec:
+    """The job spec with ``patch`` applied, validated as a whole.
+
+    Raises:
+        PatchError: a sealed patch whose checksum does not match its content, a field
+            patches may not touch, a value that does not match what the patch expects to
+            replace, or a result that is not a valid job spec.
+    """
+    if isinstance(patch, Patch) and patch.sha256 and patch.sha256 != patch_checksum(patch):
+        raise PatchError(f"patch {patch.patch_id} does not match its sha256: it was changed "
+                         "after reflection sealed it; ask reflection for a new one")
+    changes = patch.changes if isinstance(patch, Patch) else patch
+    data = job.model_dump(mode="json")
+    for change in changes:
+        _apply_one(data, change)
+    try:
+        return JobSpec.model_validate(data)
+    except ValueError as err:
+        raise PatchError(f"the patched job spec is invalid: {err}") from err
+
+
+def _apply_one(data: dict[str, Any], change: PatchChange) -> None:
+    head, _, name = change.field.partition(".")
+    if head == "args" and name:
+        target: dict[str, Any] = data["args"]
+    elif head == "resources" and name in RESOURCE_FIELDS:
+        target = data["resources"]
+    elif head in _LIST_FIELDS and not name:
+        target, name = data, head
+    else:
+        raise PatchError(f"patch field {change.field!r} cannot be applied: patches may change "
+                         "args.<name>, resources.memory_mb/timeout_s/cpus or expected_metrics")
+    current = target.get(name)
+    if current != change.old_value:
+        raise PatchError(f"patch expects {change.field} = {change.old_value!r} but the job has "
+                         f"{current!r}; it was made for another version of the job")
+    target[name] = change.new_value
+
+
+def canonical_json(patch: Patch) -> str:
+    """The patch as canonical JSON, without its checksum (sorted keys, no spaces)."""
+    return json.dumps(patch.model_dump(mode="json", exclude={"sha256"}), sort_keys=True,
+                      separators=(",", ":"), ensure_ascii=False)
+
+
+def patch_checksum(patch: Patch) -> str:
+    """sha256 of :func:`canonical_json`: any change to the patch changes it."""
+    return hashlib.sha256(canonical_json(patch).encode("utf-8")).hexdigest()
+
+
+def sealed(patch: Patch) -> Patch:
+    """The patch with its ``sha256`` filled in."""
+    return patch.model_copy(update={"sha256": patch_checksum(patch)})
+
+
+def safety_checks(old: JobSpec, new: JobSpec) -> dict[str, str]:
+    """What a guarded patch did to the job's reach (guardrails refuse any widening).
+
+    ``resource_ceiling`` is ``narrowed`` when a resource went down and none went up, else
+    ``unchanged`` (a raise stays within the policy's ceiling, which the patch cannot move).
+    """
+    before = [getattr(old.resources, f) for f in RESOURCE_FIELDS]
+    after = [getattr(new.resources, f) for f in RESOURCE_FIELDS]
+    lowered = any(b < a for a, b in zip(before, after, strict=True))
+    raised = any(b > a for a, b in zip(before, after, strict=True))
+    return {
+        "permission_scope": "unchanged",
+        "network_domains": "unchanged",
+        "write_paths": "unchanged",
+        "resource_ceiling": "narrowed" if lowered and not raised else "unchanged",
+    }
+
+
+def same_changes(a: list[PatchChange], b: list[PatchChange]) -> bool:
+    """Whether two patches set the same fields to the same values (an identical retry)."""
+    def key(changes: list[PatchChange]) -> list[tuple[str, str]]:
+        return sorted((c.field, json.dumps(c.new_value, sort_keys=True)) for c in changes)
+    return key(a) == key(b)

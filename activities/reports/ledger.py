@@ -1,0 +1,85 @@
+"""The run ledger: an append-only, hash-chained record of approvals and patches.
+
+Each line is a JSON entry carrying the sha256 of the line before it, so any edit, deletion or
+reordering breaks the chain and :func:`verify_ledger` says where. Entries have stable ids, so
+writing the same run again (a retried activity, a later cycle) appends only what is new.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+from workflows.contracts.results import ResearchResult
+
+GENESIS = "0" * 64
+
+
+class LedgerError(ValueError):
+    """The ledger's chain is broken; the message names the line."""
+
+
+def ledger_entries(result: ResearchResult) -> list[dict[str, Any]]:
+    """Every approval and patch of a run, in a stable order, without chain fields."""
+    entries: list[dict[str, Any]] = []
+    for gate in result.gates:
+        entries.append({"kind": "approval", "run_id": result.run_id, "task_id": None,
+                        **gate.model_dump(mode="json")})
+    for task in result.tasks:
+        prov = task.provenance
+        if task.verdicts:
+            entries.append({"kind": "review", "run_id": result.run_id, "task_id": task.task_id,
+                            "attempts": prov.approval.attempts,
+                            "verdicts": {v.reviewer: v.verdict for v in task.verdicts},
+                            "decided_by": prov.approval.decided_by})
+        for gate in prov.approvals:
+            entries.append({"kind": "approval", "run_id": result.run_id,
+                            "task_id": task.task_id, **gate.model_dump(mode="json")})
+        for patch in prov.patches:
+            entries.append({"kind": "patch", "run_id": result.run_id, "task_id": task.task_id,
+                            **patch.model_dump(mode="json")})
+    for entry in entries:
+        entry["entry_id"] = _digest(entry)
+    return entries
+
+
+def append_ledger(path: Path, entries: list[dict[str, Any]]) -> int:
+    """Append the entries not yet in the ledger, chained to its last line; returns how many."""
+    if path.exists():
+        verify_ledger(path)  # never extend a chain that is already broken
+    lines = path.read_text(encoding="utf-8").splitlines() if path.exists() else []
+    known = {json.loads(line)["entry_id"] for line in lines}
+    prev = hashlib.sha256(lines[-1].encode()).hexdigest() if lines else GENESIS
+    fresh = [e for e in entries if e["entry_id"] not in known]
+    with path.open("a", encoding="utf-8") as out:
+        for entry in fresh:
+            line = json.dumps({**entry, "prev": prev}, sort_keys=True)
+            out.write(line + "\n")
+            prev = hashlib.sha256(line.encode()).hexdigest()
+    return len(fresh)
+
+
+def verify_ledger(path: Path) -> int:
+    """Check the chain of a ledger file; returns its number of entries.
+
+    Raises:
+        LedgerError: a line is not JSON, or does not carry the hash of the line before it.
+    """
+    prev = GENESIS
+    lines = path.read_text(encoding="utf-8").splitlines()
+    for number, line in enumerate(lines, start=1):
+        try:
+            entry: dict[str, Any] = json.loads(line)
+        except json.JSONDecodeError as err:
+            raise LedgerError(f"{path}:{number}: not JSON ({err.msg})") from err
+        if entry.get("prev") != prev:
+            raise LedgerError(f"{path}:{number}: chain broken (the line before was changed, "
+                              "removed or reordered)")
+        prev = hashlib.sha256(line.encode()).hexdigest()
+    return len(lines)
+
+
+def _digest(entry: dict[str, Any]) -> str:
+    return hashlib.sha256(json.dumps(entry, sort_keys=True).encode()).hexdigest()

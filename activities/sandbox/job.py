@@ -1,0 +1,263 @@
+"""The ``execute_job`` activity: run a task's Python job in a sandbox and report what happened.
+
+Job conventions (the contract between Assay and the code a plan runs):
+
+- **Working directory.** Each attempt gets a fresh ``<work_dir>/<run_id>/<task_id>/attempt-<n>/``
+  (an existing one, left by a worker that crashed mid-run, is wiped first). The job's source is
+  written there as ``job.filename`` and run with the worker's Python, with that directory as
+  its current directory, in its own session and process group.
+- **Inputs** appear read-only under their names in the working directory; each copy is checked
+  against the sha256 pinned when the plan was submitted (a changed file fails the task and names
+  the file). **Dependency artifacts** appear read-only under ``deps/<task_id>/<name>``.
+- **Arguments** arrive as ``--key=value`` flags (booleans as ``true``/``false``) and as a JSON
+  object in the file named by ``$ASSAY_JOB_ARGS``.
+- **Metrics**: write a JSON object to ``metrics.json`` in the working directory (at most
+  256 KiB). **Artifacts** are all regular files the job leaves in its working directory (except
+  the job file, inputs, ``deps/`` and ``.assay/``), listed with size and sha256. Symbolic links
+  are not followed and not listed.
+- **Environment**: nothing of the worker's environment is passed on. The job gets ``PATH``,
+  ``HOME`` (``.assay/home``, so tool caches do not pose as artifacts), ``TMPDIR``, ``LANG``/
+  ``LC_ALL`` (C.UTF-8), ``PYTHONUNBUFFERED=1``, ``PYTHONDONTWRITEBYTECODE=1``, ``USER``/
+  ``LOGNAME`` (``assay-job``), ``ASSAY_JOB_ARGS`` and OMP/OpenBLAS/MKL thread counts matching
+  ``resources.cpus``.
+- **Limits**: address space ``resources.memory_mb`` and wall clock ``resources.timeout_s``
+  (both capped by the worker), CPU time per process, processes and threads, open files, file
+  size; the sandbox also stops a job that drives the disk below a free-space reserve.
+  ``resources.cpus`` sets the CPU-time budget and thread-count hints; it is not a CPU quota.
+- **Isolation** (see :mod:`activities.sandbox.isolation`): with bubblewrap, no network, a
+  read-only view of the system and the interpreter, and only the working directory (plus a
+  private ``/tmp`` and ``/dev/shm`` inside it) writable. A root worker runs every job as its
+  own unprivileged uid.
+- **Telemetry**: duration, exit status or signal, peak resident memory of the largest process
+  (see :mod:`activities.sandbox.process`), and at most ``output_limit_bytes`` each of stdout and
+  stderr (a quarter from the start, the rest from the end) with their total sizes.
+
+Every way a job can end is an
+:class:`~workflows.contracts.execution.ExecutionOutcome`, never an activity failure; only a
+wrong request (no source, unsafe names, changed inputs, types ``InvalidJob`` and
+``InputChanged``) or a worker that cannot run jobs (``DiskFull``, ``SandboxUnavailable``) fails
+the activity.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any, ParamSpec, TypeVar
+
+import psutil
+from temporalio import activity
+from temporalio.exceptions import ApplicationError
+
+from activities.sandbox.artifacts import collect_artifacts
+from activities.sandbox.classify import Ending, classify, decode_status
+from activities.sandbox.command import build_argv, uid_pool
+from activities.sandbox.isolation import IsolationStatus, isolation_status, require
+from activities.sandbox.limits import Limits
+from activities.sandbox.output import BoundedCapture
+from activities.sandbox.process import Finished, Spawn, run_job
+from activities.sandbox.workspace import (
+    Layout,
+    check_dependency_paths,
+    hand_back,
+    plan_layout,
+    prepare,
+    read_json_object,
+    unreachable_parent,
+)
+from workflows.contracts.execution import ExecuteJobInput, ExecutionOutcome
+from workflows.contracts.plan import Scalar
+
+__all__ = ["IsolationStatus", "Sandbox", "isolation_status"]
+
+MAX_METRICS_BYTES = 256 * 1024
+_P = ParamSpec("_P")
+_T = TypeVar("_T")
+
+
+class Sandbox:
+    """Runs jobs for the sandbox worker pool; one instance per worker, built from settings.
+
+    Args:
+        work_dir: where working directories are created.
+        output_limit_bytes: bytes of stdout and of stderr kept per job (head and tail).
+        max_memory_mb: ceiling on any job's ``resources.memory_mb``.
+        max_timeout_s: ceiling on any job's ``resources.timeout_s``.
+        isolation: ``auto``, ``bwrap`` or ``rlimits`` (see :func:`isolation_status`).
+        python: interpreter jobs run with.
+        heartbeat_every_s: heartbeat (and disk check) interval while a job runs.
+        max_processes: processes and threads one job may have at once.
+        max_open_files: open files per process of a job.
+        max_file_size_mb: largest file a job may write.
+        min_free_disk_mb: free space a job may not push the work disk below.
+        bwrap: bubblewrap binary (default: found on ``PATH``).
+        fingerprint: names the job environment (asked while the job runs, so it costs no
+            time); stamped on every outcome for reflection.
+
+    Raises:
+        SandboxUnavailableError: the requested isolation cannot run jobs on this machine.
+    """
+
+    def __init__(self, *, work_dir: Path, output_limit_bytes: int = 64_000,
+                 max_memory_mb: int = 8192, max_timeout_s: float = 21600,
+                 isolation: str = "auto", python: str = sys.executable,
+                 heartbeat_every_s: float = 1.0, max_processes: int = 256,
+                 max_open_files: int = 1024, max_file_size_mb: int = 1024,
+                 min_free_disk_mb: int = 512, bwrap: str | None = None,
+                 fingerprint: Callable[[], Awaitable[str]] | None = None) -> None:
+        self.status = require(isolation, python=python, bwrap=bwrap)
+        self._work_dir = work_dir.expanduser().resolve()
+        self._output_limit = output_limit_bytes
+        self._max_memory_mb = max_memory_mb
+        self._max_timeout_s = max_timeout_s
+        # Resolve the directory but keep the file name: a venv's python is a symlink whose
+        # own path is what tells the interpreter which venv it belongs to.
+        self._python = os.path.join(os.path.realpath(os.path.dirname(python)),
+                                    os.path.basename(python))
+        self._heartbeat_every_s = heartbeat_every_s
+        self._max_processes = max_processes
+        self._max_open_files = max_open_files
+        self._max_file_size_mb = max_file_size_mb
+        self._min_free_disk_mb = min_free_disk_mb
+        self._fingerprint = fingerprint
+
+    @activity.defn(name="execute_job")
+    async def execute_job(self, req: ExecuteJobInput) -> ExecutionOutcome:
+        """Run one attempt of a task's job and classify how it ended."""
+        layout = plan_layout(self._work_dir, req)
+        check_dependency_paths(self._work_dir, req)
+        limits = Limits.for_job(req.job.resources, max_memory_mb=self._max_memory_mb,
+                                max_timeout_s=self._max_timeout_s,
+                                processes=self._max_processes,
+                                open_files=self._max_open_files,
+                                file_size_mb=self._max_file_size_mb,
+                                disk_reserve_mb=self._min_free_disk_mb)
+        self._check_work_dir()
+        environment = asyncio.ensure_future(self._fingerprint() if self._fingerprint
+                                            else _no_fingerprint())
+        try:
+            with uid_pool.lease() as uid:
+                await self._in_thread(prepare, layout, req, uid)
+                finished = await self._run(layout, req, limits, uid)
+                await self._in_thread(hand_back, layout, uid)
+            outcome = await self._outcome(layout, limits, finished, uid)
+            outcome.environment = await environment
+        finally:
+            environment.cancel()
+        return outcome
+
+    async def _run(self, layout: Layout, req: ExecuteJobInput, limits: Limits,
+                   uid: int | None) -> Finished:
+        mode = "bwrap" if self.status.mode == "bwrap" else "rlimits"
+        job = [self._python, layout.filename, *_flags(req.job.args)]
+        # RLIMIT_NPROC counts every process of a uid; only a job sharing the worker's uid
+        # outside a user namespace (rlimits mode, non-root worker) needs headroom for them.
+        offset = _own_tasks() if uid is None and mode == "rlimits" else 0
+        argv, tmpdir = build_argv(mode, self.status.tools, workspace=layout.path, uid=uid,
+                                  limits=limits, job=job, nproc_offset=offset)
+        spawn = Spawn(argv=argv, env=self._environment(layout, tmpdir, limits), cwd=layout.path,
+                      uid=uid, setpriv=self.status.tools.setpriv, kill=self.status.tools.kill,
+                      output_limit=self._output_limit, pid_namespace=self.status.pid_namespace)
+        return await run_job(spawn, timeout_s=limits.timeout_s, tick_s=self._heartbeat_every_s,
+                             on_tick=self._on_tick)
+
+    def _on_tick(self, elapsed: float, out: BoundedCapture, err: BoundedCapture) -> str | None:
+        if self._free_mb() < self._min_free_disk_mb:
+            return "disk"
+        _heartbeat(phase="running", elapsed_s=round(elapsed, 1), stdout_bytes=out.total,
+                   stderr_bytes=err.total)
+        return None
+
+    async def _outcome(self, layout: Layout, limits: Limits, finished: Finished,
+                       uid: int | None) -> ExecutionOutcome:
+        metrics, metrics_error = read_json_object(layout.path / "metrics.json",
+                                                  MAX_METRICS_BYTES)
+        artifacts, notes = await self._in_thread(collect_artifacts, layout)
+        exit_code, signal = decode_status(finished.status, via_bwrap=self.status.mode == "bwrap")
+        ending = Ending(exit_code, signal, finished.stopped_for, finished.stderr.text())
+        kind, reason = classify(ending, limits=limits, workspace=str(layout.path),
+                                network_isolated=self.status.network_isolated)
+        if notes:
+            reason += "; also: " + "; ".join(notes)
+        who = f"uid {uid}" if uid is not None else f"uid {os.geteuid()}"
+        return ExecutionOutcome(
+            outcome=kind, reason=reason, exit_code=exit_code, signal=signal,
+            duration_s=round(finished.duration_s, 3),
+            peak_memory_mb=round(finished.peak_rss_kb / 1024, 1),
+            stdout_tail=finished.stdout.text(), stderr_tail=ending.stderr,
+            stdout_bytes=finished.stdout.total, stderr_bytes=finished.stderr.total,
+            output_truncated=finished.stdout.truncated or finished.stderr.truncated,
+            workspace=str(layout.path),
+            isolation=f"{self.status.summary}; as {who}; limits: {limits.describe()}",
+            artifacts=artifacts, metrics=metrics, metrics_error=metrics_error)
+
+    def _environment(self, layout: Layout, tmpdir: str, limits: Limits) -> dict[str, str]:
+        threads = str(limits.threads_hint)
+        bindir = os.path.dirname(self._python)
+        return {
+            "PATH": f"{bindir}:/usr/local/bin:/usr/bin:/bin",
+            "HOME": str(layout.home), "TMPDIR": tmpdir,
+            "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8",
+            "PYTHONUNBUFFERED": "1", "PYTHONDONTWRITEBYTECODE": "1",
+            "USER": "assay-job", "LOGNAME": "assay-job",
+            "ASSAY_JOB_ARGS": str(layout.args_file),
+            "OMP_NUM_THREADS": threads, "OPENBLAS_NUM_THREADS": threads,
+            "MKL_NUM_THREADS": threads,
+        }
+
+    def _check_work_dir(self) -> None:
+        """Refuse to start when the work disk is nearly full or unreachable for the job."""
+        self._work_dir.mkdir(parents=True, exist_ok=True)
+        free = self._free_mb()
+        if free < self._min_free_disk_mb:
+            raise ApplicationError(
+                f"only {free} MiB free on the disk of {self._work_dir}; jobs need at least "
+                f"{self._min_free_disk_mb} MiB. Free some space (old runs live there).",
+                type="DiskFull")
+        blocked = (unreachable_parent(self._work_dir)
+                   if self.status.mode == "rlimits" and self.status.dedicated_uid else None)
+        if blocked is not None:
+            raise ApplicationError(
+                f"in rlimits isolation jobs run as an unprivileged uid, which cannot reach "
+                f"{self._work_dir} because {blocked} is not searchable by other users; "
+                f"`chmod o+x {blocked}`, move ASSAY_DATA_DIR, or install bubblewrap",
+                type="SandboxUnavailable", non_retryable=True)
+
+    def _free_mb(self) -> int:
+        info = os.statvfs(self._work_dir)
+        return info.f_bavail * info.f_frsize // (1 << 20)
+
+    async def _in_thread(self, fn: Callable[_P, _T], *args: _P.args, **kwargs: _P.kwargs) -> _T:
+        """Run blocking file work (copying, hashing) in a thread, heartbeating meanwhile."""
+        task = asyncio.ensure_future(asyncio.to_thread(fn, *args, **kwargs))
+        while not task.done():
+            await asyncio.wait([task], timeout=self._heartbeat_every_s)
+            if not task.done():
+                _heartbeat(phase=getattr(fn, "__name__", "files"))
+        return task.result()
+
+
+async def _no_fingerprint() -> str:
+    return ""
+
+
+def _flags(args: dict[str, Scalar]) -> list[str]:
+    return [f"--{key}={json.dumps(value) if isinstance(value, bool) else value}"
+            for key, value in args.items()]
+
+
+def _own_tasks() -> int:
+    """Processes and threads the worker's user already runs."""
+    me = os.geteuid()
+    return sum(p.info["num_threads"] or 1 for p in psutil.process_iter(["uids", "num_threads"])
+               if p.info["uids"] is not None and p.info["uids"].real == me)
+
+
+def _heartbeat(**details: Any) -> None:
+    """Heartbeat when running as an activity; a no-op when called directly (tests, benches)."""
+    if activity.in_activity():
+        activity.heartbeat(details)

@@ -1,0 +1,242 @@
+"""A job's working directory: laying it out before the run, and reading it back afterwards.
+
+Layout of ``work_dir/<run_id>/<task_id>/attempt-<n>/`` (see :mod:`activities.sandbox.job`)::
+
+    <filename>            the job's source (read-only)
+    <input names>         verified copies of the task's inputs (read-only)
+    deps/<task>/<name>    verified copies of dependency artifacts (read-only)
+    .assay/args.json      the job's arguments (``ASSAY_JOB_ARGS``)
+    .assay/tmp/           TMPDIR (also /tmp and /dev/shm under bwrap); removed after the run
+    .assay/home/          HOME, so caches do not pose as artifacts
+    anything else         the job's artifacts
+
+Every name that comes from a request is checked before anything touches the disk, so a name
+like ``../../etc/x`` is refused instead of followed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import stat
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, cast
+
+from temporalio.exceptions import ApplicationError
+
+from workflows.contracts.execution import ExecuteJobInput
+
+CONTROL = ".assay"
+DEPS = "deps"
+RESERVED = frozenset({CONTROL, DEPS})
+_CHUNK = 1 << 20
+_NAME_MAX = 255
+
+
+def invalid_job(message: str) -> ApplicationError:
+    """A permanent error: the request itself is wrong and a retry cannot help."""
+    return ApplicationError(message, type="InvalidJob", non_retryable=True)
+
+
+def _component(value: str, what: str) -> str:
+    if (not value or value in (".", "..") or "/" in value or "\0" in value
+            or len(value) > _NAME_MAX):
+        raise invalid_job(f"{what} {value!r} must be a single path component (no '/', '..')")
+    return value
+
+
+def _relative(value: str, what: str) -> str:
+    parts = value.split("/")
+    if value.startswith("/") or any(p in ("", ".", "..") or "\0" in p for p in parts):
+        raise invalid_job(f"{what} {value!r} must be a relative path inside the working "
+                          "directory (no leading '/', no '..' or empty parts)")
+    if parts[0] in RESERVED:
+        raise invalid_job(f"{what} {value!r} may not start with {parts[0]!r}: that name is "
+                          "reserved by the sandbox")
+    return value
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Where everything of one attempt lives; built only from validated names."""
+
+    path: Path
+    filename: str
+    inputs: tuple[str, ...]
+
+    @property
+    def control(self) -> Path:
+        """The sandbox's own directory inside the workspace (never an artifact)."""
+        return self.path / CONTROL
+
+    @property
+    def tmp(self) -> Path:
+        """The job's TMPDIR on the host."""
+        return self.control / "tmp"
+
+    @property
+    def home(self) -> Path:
+        """The job's HOME."""
+        return self.control / "home"
+
+    @property
+    def args_file(self) -> Path:
+        """The job's arguments as JSON."""
+        return self.control / "args.json"
+
+
+def plan_layout(work_dir: Path, req: ExecuteJobInput) -> Layout:
+    """Validate every name in ``req`` and say where the attempt's directory goes."""
+    job = req.job
+    if job.source is None or job.filename is None:
+        raise invalid_job(f"task {req.task_id}: the job has no resolved source; submit the "
+                          "plan through `assay run` so the job's code is embedded in it")
+    if req.attempt < 1:
+        raise invalid_job(f"task {req.task_id}: attempt must be >= 1, got {req.attempt}")
+    filename = _component(job.filename, "job filename")
+    if filename in RESERVED or filename.startswith("."):
+        raise invalid_job(f"job filename {filename!r} is reserved or hidden; use e.g. job.py")
+    names = [_relative(item.name, "input name") for item in req.inputs]
+    taken = {filename}
+    parents = {str(Path(n).parent) for n in names} | {filename}
+    for name in names:
+        if name in taken or name in parents:
+            raise invalid_job(f"input name {name!r} clashes with another input or the job file")
+        taken.add(name)
+    for dep in req.dependency_artifacts:
+        _component(dep.task_id, "dependency task id")
+        _relative(dep.name, f"artifact name of dependency {dep.task_id}")
+    path = (work_dir / _component(req.run_id, "run id") / _component(req.task_id, "task id")
+            / f"attempt-{req.attempt}")
+    return Layout(path=path, filename=filename, inputs=tuple(names))
+
+
+def check_dependency_paths(work_dir: Path, req: ExecuteJobInput) -> None:
+    """Dependency artifacts must come from this worker's working directories.
+
+    A request naming e.g. ``/etc/shadow`` as a dependency artifact must not turn into a copy
+    the job can read.
+    """
+    for dep in req.dependency_artifacts:
+        real = Path(os.path.realpath(dep.path))
+        if not real.is_relative_to(work_dir):
+            raise invalid_job(f"artifact {dep.name!r} of dependency {dep.task_id} lives at "
+                              f"{dep.path}, outside the sandbox's work directory {work_dir}")
+
+
+def prepare(layout: Layout, req: ExecuteJobInput, uid: int | None) -> None:
+    """Create a fresh working directory for one attempt (wiping a half-done earlier one)."""
+    for parent in (layout.path.parent.parent, layout.path.parent):
+        parent.mkdir(parents=True, exist_ok=True)
+        parent.chmod(0o711)  # searchable by the job's uid, but not listable
+    if layout.path.exists() or layout.path.is_symlink():
+        remove_tree(layout.path)
+    layout.path.mkdir(mode=0o700)
+    for directory in (layout.control, layout.tmp, layout.home):
+        directory.mkdir(mode=0o755 if directory == layout.control else 0o700)
+    _write_read_only(layout.path / layout.filename, (req.job.source or "").encode())
+    _write_read_only(layout.args_file, json.dumps(req.job.args, indent=2).encode())
+    for item in req.inputs:
+        _copy_verified(item.path, layout.path / item.name, item.sha256,
+                       f"input {item.name!r}", "Re-submit the plan to pin the new content")
+    for dep in req.dependency_artifacts:
+        _copy_verified(dep.path, layout.path / DEPS / dep.task_id / dep.name, dep.sha256,
+                       f"artifact {dep.name!r} of dependency {dep.task_id}",
+                       "Re-run the dependency task")
+    if uid is not None:
+        for path in (layout.path, layout.tmp, layout.home):
+            os.chown(path, uid, uid)
+
+
+def _write_read_only(path: Path, data: bytes) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o444)
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(data)
+
+
+def _copy_verified(src: str, dest: Path, expected: str, what: str, fix: str) -> None:
+    """Copy ``src`` to ``dest`` read-only, hashing on the way; refuse changed content."""
+    try:
+        # O_NONBLOCK: opening a FIFO named as an input must not hang the worker.
+        fd = os.open(src, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as err:
+        raise ApplicationError(f"{what} cannot be read at {src}: {err.strerror}. {fix}.",
+                               type="InputChanged", non_retryable=True) from err
+    with os.fdopen(fd, "rb") as source:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise invalid_job(f"{what} at {src} is not a regular file")
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        digest = hashlib.sha256()
+        out = os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o444)
+        with os.fdopen(out, "wb") as target:
+            while chunk := source.read(_CHUNK):
+                digest.update(chunk)
+                target.write(chunk)
+    if digest.hexdigest() != expected:
+        dest.unlink()
+        raise ApplicationError(
+            f"{what} at {src} has changed since it was pinned: expected sha256 {expected}, "
+            f"found {digest.hexdigest()}. {fix}.", type="InputChanged", non_retryable=True)
+
+
+def unreachable_parent(path: Path) -> Path | None:
+    """The first directory on the way to ``path`` that other users cannot search, if any."""
+    for parent in [*reversed(path.parents), path]:
+        if parent.exists() and not parent.stat().st_mode & stat.S_IXOTH:
+            return parent
+    return None
+
+
+def hand_back(layout: Layout, uid: int | None) -> None:
+    """After the run: give every file back to the worker's user and drop the scratch space.
+
+    Taking ownership back means a later job that happens to get the same uid cannot touch
+    this attempt's artifacts.
+    """
+    if uid is not None:
+        owner, group = os.geteuid(), os.getegid()
+        for root, dirs, files in os.walk(layout.path):
+            for path in (root, *(os.path.join(root, name) for name in (*dirs, *files))):
+                # Only what the job owns: a hard link to someone else's file must not
+                # hand that file to the worker's user.
+                if os.lstat(path).st_uid == uid:
+                    os.lchown(path, owner, group)
+    for scratch in (layout.tmp, layout.home):
+        remove_tree(scratch)
+
+
+def remove_tree(path: Path) -> None:
+    """Delete ``path`` even if the job left directories without write or search permission."""
+    def unlock(func: Callable[[str], object], target: str, _exc: object) -> None:
+        os.chmod(os.path.dirname(target), 0o700)
+        func(target)
+
+    if path.is_symlink() or path.is_file():
+        path.unlink()
+    elif path.exists():
+        shutil.rmtree(path, onerror=unlock)
+
+
+def read_json_object(path: Path, max_bytes: int) -> tuple[dict[str, Any], str | None]:
+    """Parse ``path`` as a JSON object; on trouble, an empty dict and what was wrong."""
+    try:
+        info = path.lstat()
+    except FileNotFoundError:
+        return {}, None
+    if not stat.S_ISREG(info.st_mode):
+        return {}, f"{path.name} must be a regular file (not a link or directory)"
+    if info.st_size > max_bytes:
+        return {}, (f"{path.name} is {info.st_size} bytes; metrics are limited to {max_bytes} "
+                    "bytes: write large results as artifacts instead")
+    try:
+        value = json.loads(path.read_bytes())
+    except (ValueError, UnicodeDecodeError) as err:
+        return {}, f"{path.name} is not valid JSON: {err}"
+    if not isinstance(value, dict):
+        return {}, (f"{path.name} must hold a JSON object such as {{\"accuracy\": 0.93}}, "
+                    f"found {type(value).__name__}")
+    return cast("dict[str, Any]", value), None  # JSON object keys are always strings

@@ -1,0 +1,161 @@
+"""Applying a pattern: its preconditions checked, its parameters filled, its job instantiated.
+
+Parameters are filled from the goal (or the task's action) and the data given with it: a data
+input takes the given file of its type (the one the text names, else the first); a number
+takes the value the text gives next to the parameter's words (``batch size 32``,
+``alpha=0.01``), else its default; an enumeration takes the option the text names, else its
+default. A value outside the parameter's range is a problem, never clipped: the pattern is
+then not applied and planning decides.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from workflows.contracts.plan import JobSpec, Scalar
+from workflows.library.patterns import SkillParameter, SkillPattern
+
+_NUMBER = r"(-?\d+(?:\.\d+)?(?:[eE]-?\d+)?)"
+
+
+@dataclass
+class Fit:
+    """How a pattern fits a task: preconditions, filled parameters and the problems."""
+
+    checks: int = 0
+    held: int = 0
+    values: dict[str, Scalar] = field(default_factory=dict[str, Scalar])
+    inputs: list[str] = field(default_factory=list[str])
+    problems: list[str] = field(default_factory=list[str])
+
+    @property
+    def holds(self) -> bool:
+        """Every precondition holds and every parameter has a valid value."""
+        return not self.problems
+
+    @property
+    def score(self) -> float:
+        """Share of preconditions that hold (1.0 when there are none)."""
+        return round(self.held / self.checks, 4) if self.checks else 1.0
+
+
+def extension(name: str) -> str:
+    """A file name's extension, lowercased, without the dot (``""`` if none)."""
+    base = name.rsplit("/", 1)[-1]
+    return base.rsplit(".", 1)[-1].lower() if "." in base else ""
+
+
+def importable(module: str) -> bool:
+    """Whether the job interpreter (this worker's) can import ``module``."""
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def fit(pattern: SkillPattern, text: str, data_names: Sequence[str], *,
+        can_import: Callable[[str], bool] = importable) -> Fit:
+    """Check ``pattern``'s preconditions against a goal or action and its data; fill values."""
+    found = Fit()
+    lowered = text.lower()
+    words = set(re.findall(r"[a-z0-9]+", lowered))
+    pre = pattern.preconditions
+    if pre.keywords:
+        found.checks += 1
+        if any(k.lower() in words for k in pre.keywords):
+            found.held += 1
+        else:
+            found.problems.append(f"none of the words {pre.keywords[:8]} occurs in the text")
+    for ext in pre.input_types:
+        found.checks += 1
+        if any(extension(n) == ext.lower() for n in data_names):
+            found.held += 1
+        else:
+            found.problems.append(f"no {ext} data file was given")
+    for module in pre.imports:
+        found.checks += 1
+        if can_import(module):
+            found.held += 1
+        else:
+            found.problems.append(f"module {module!r} is not installed for jobs")
+    taken: set[str] = set()
+    for param in pattern.parameters:
+        value = _value(param, text, lowered, data_names, taken)
+        if value is None:
+            found.problems.append(f"parameter {param.name!r} has no value: the text gives "
+                                  "none and it has no default")
+            continue
+        problem = param.problem(value)
+        if problem is not None:
+            found.problems.append(problem)
+            continue
+        found.values[param.name] = value
+        if param.target == "input" and isinstance(value, str):
+            taken.add(value)
+            found.inputs.append(value)
+    return found
+
+
+def _value(param: SkillParameter, text: str, lowered: str, data_names: Sequence[str],
+           taken: set[str]) -> Scalar | None:
+    if param.target == "input" or param.type == "file_path":
+        return _data_file(param, lowered, data_names, taken)
+    if param.type in ("integer", "number"):
+        given = _number_near(param.name, text)
+        if given is not None:
+            return int(given) if param.type == "integer" and given.is_integer() else given
+        return param.default
+    if param.type == "enum":
+        for option in param.options:
+            if isinstance(option, str) and re.search(rf"\b{re.escape(option.lower())}\b",
+                                                     lowered):
+                return option
+        return param.default
+    return param.default
+
+
+def _data_file(param: SkillParameter, lowered: str, data_names: Sequence[str],
+               taken: set[str]) -> str | None:
+    wanted = [e.lower() for e in param.extensions]
+    fitting = [n for n in data_names if n not in taken
+               and (not wanted or extension(n) in wanted)]
+    if not fitting:
+        return None
+    named = [n for n in fitting if n.lower() in lowered]
+    return (named or fitting)[0]
+
+
+def _number_near(name: str, text: str) -> float | None:
+    """The number the text gives for ``name`` (``batch_size`` ~ ``batch size``), if any."""
+    words = [w for w in re.split(r"[_\-\s]+", name) if w]
+    if not words:
+        return None
+    label = r"[\s_\-]*".join(re.escape(w) for w in words)
+    match = re.search(rf"\b{label}\b\s*(?:of|=|:|to|is|at)?\s*{_NUMBER}", text, re.IGNORECASE)
+    return float(match.group(1)) if match else None
+
+
+def instantiate(pattern: SkillPattern, values: dict[str, Scalar]) -> JobSpec:
+    """The pattern's job with its parameters' values as arguments.
+
+    Raises:
+        ValueError: the pattern has no job template.
+    """
+    if pattern.job is None:
+        raise ValueError(f"skill {pattern.skill_id} is guideline text and has no job")
+    args = dict(pattern.job.args)
+    for param in pattern.parameters:
+        if param.name not in values:
+            continue
+        if param.target == "arg" or param.name in args:
+            args[param.name] = values[param.name]
+    return pattern.job.model_copy(update={"args": args}, deep=True)
+
+
+def fill_text(template: str, values: dict[str, Scalar]) -> str:
+    """``template`` with ``{name}`` replaced by parameter values; unknown names stay."""
+    return re.sub(r"\{([A-Za-z_][A-Za-z0-9_-]*)\}",
+                  lambda m: str(values.get(m.group(1), m.group(0))), template)

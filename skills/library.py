@@ -1,0 +1,362 @@
+"""The skills pool's activities: match, record, extract and maintain.
+
+The library's rows live in PostgreSQL (``SkillStore``), the source of truth shared by every
+worker; each process keeps a Qdrant index of them (``SkillIndex``) and brings it up to date
+from the rows changed since it last looked before every search, so a skill approved by a
+person or extracted by another worker is found at once.
+
+``SkillLibrary(None)`` is a library with nothing in it (no database): every match answers
+"no skill", recording and extraction do nothing. Workflow tests run with it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING
+
+from temporalio import activity
+
+from skills.apply import Fit, extension, fill_text, fit, importable, instantiate
+from workflows.contracts.plan import Check
+from workflows.library.patterns import (
+    EXTRACT_SKILLS,
+    MAINTAIN_SKILLS,
+    MATCH_SKILLS,
+    RECORD_OUTCOMES,
+    ExtractAnswer,
+    ExtractInput,
+    MaintainAnswer,
+    MaintainInput,
+    MatchAnswer,
+    MatchInput,
+    RecordAnswer,
+    Retrieved,
+    Skill,
+    SkillApplication,
+    SkillPolicy,
+    SkillUse,
+    TaskOutcome,
+    match_confidence,
+)
+
+if TYPE_CHECKING:
+    from skills.index import Hit, SkillIndex
+    from skills.store import SkillStore
+
+log = logging.getLogger("assay.skills")
+
+GOAL_KEY = "goal"
+GOAL_TASK_ID = "skill-1"
+"""Task id of the one task of a plan a skill supplies for a goal."""
+APPLICABLE = ("active", "trial")
+
+
+class SkillLibrary:
+    """Activities of the skill library over a store and a per-process index."""
+
+    def __init__(self, store: SkillStore | None,
+                 index_factory: Callable[[], SkillIndex] | None = None, *,
+                 can_import: Callable[[str], bool] = importable) -> None:
+        self.store = store
+        self._index_factory = index_factory
+        self._index: SkillIndex | None = None
+        self._revision = 0
+        self._lock = asyncio.Lock()
+        self._can_import = can_import
+
+    async def _synced(self) -> SkillIndex | None:
+        """The index, with every row changed since the last look applied."""
+        if self.store is None or self._index_factory is None:
+            return None
+        async with self._lock:
+            if self._index is None:
+                self._index = self._index_factory()
+            revision, changed = await self.store.changes_since(self._revision)
+            if changed:
+                live = [s for s in changed if s.status != "retired"]
+                gone = [s.skill_id for s in changed if s.status == "retired"]
+                if live:
+                    await asyncio.to_thread(self._index.upsert, live)
+                if gone:
+                    await asyncio.to_thread(self._index.remove, gone)
+            self._revision = revision
+            return self._index
+
+    def close(self) -> None:
+        """Close the index (the store is closed by its owner)."""
+        if self._index is not None:
+            self._index.close()
+            self._index = None
+
+    # --- matching -----------------------------------------------------------------------
+
+    @activity.defn(name=MATCH_SKILLS)
+    async def match_skills(self, req: MatchInput) -> MatchAnswer:
+        """Patterns fitting a goal (then the plan) or a plan's jobless tasks (their jobs)."""
+        answer = MatchAnswer()
+        index = await self._synced()
+        if index is None or self.store is None:
+            reason = "the skill library is not available to this worker"
+            if req.goal is not None:
+                answer.reasons[GOAL_KEY] = reason
+            for task in req.tasks:
+                if not task.has_job:
+                    answer.reasons[task.task_id] = reason
+            return answer
+        from skills.index import reformulate
+
+        asks: list[tuple[str, str, list[str], str]] = []
+        if req.goal is not None:
+            asks.append((GOAL_KEY, req.goal, list(req.data_names), f"{req.run_id}/goal"))
+        asks.extend((t.task_id, t.action, list(t.input_names), f"{req.run_id}/{t.task_id}")
+                    for t in req.tasks if not t.has_job)
+        now = datetime.now(UTC)
+        retrieved_ids: list[str] = []
+        for key, text, data, use_key in asks:
+            queries = reformulate(text, req.policy.queries)
+            hits = await asyncio.to_thread(
+                index.search, queries, top_k=req.policy.top_k, threshold=req.policy.threshold,
+                mmr_lambda=req.policy.mmr_lambda, statuses=APPLICABLE) if queries else []
+            if not hits:
+                answer.reasons[key] = (f"no skill above similarity {req.policy.threshold:g} "
+                                       f"among {len(index)} indexed")
+                continue
+            skills = {s.skill_id: s for s in await self._rows([h.skill_id for h in hits])}
+            retrieved_ids.extend(skills)
+            found, application, reason = self._choose(req.policy, key, text, data, use_key,
+                                                      hits, skills, now)
+            answer.retrieved[key] = found
+            if application is not None:
+                answer.applications.append(application)
+            else:
+                answer.reasons[key] = reason
+        if retrieved_ids:  # once per task (or goal) it was retrieved for
+            await self.store.count_retrieved(sorted(retrieved_ids))
+        return answer
+
+    async def _rows(self, skill_ids: Sequence[str]) -> list[Skill]:
+        assert self.store is not None
+        out: list[Skill] = []
+        for skill_id in skill_ids:
+            try:
+                out.append(await self.store.get(skill_id))
+            except (LookupError, ValueError):  # gone since the index saw it, or unreadable
+                continue
+        return out
+
+    def _choose(self, policy: SkillPolicy, key: str, text: str, data: list[str], use_key: str,
+                hits: Sequence[Hit], skills: dict[str, Skill],
+                now: datetime) -> tuple[list[Retrieved], SkillApplication | None, str]:
+        from skills.maintain import choose_version
+
+        found: list[Retrieved] = []
+        best: tuple[float, Skill, float, Fit] | None = None
+        for hit in hits:
+            skill_id, similarity = hit.skill_id, hit.similarity
+            skill = skills.get(skill_id)
+            if skill is None or skill.pattern.job is None:
+                continue
+            fitted = fit(skill.pattern, text, data, can_import=self._can_import)
+            confidence = match_confidence(similarity, fitted.score, skill.metrics, now,
+                                          prior=skill.confidence)
+            found.append(Retrieved(skill_id=skill_id, similarity=round(similarity, 4),
+                                   confidence=confidence, preconditions_hold=fitted.holds,
+                                   problems=fitted.problems[:10]))
+            if fitted.holds and confidence >= policy.min_confidence and (
+                    best is None or confidence > best[0]):
+                best = (confidence, skill, similarity, fitted)
+        if not policy.apply:
+            return found, None, "applying skills is turned off by the run's policy"
+        if best is None:
+            return found, None, _why_not(found, policy)
+        confidence, skill, similarity, fitted = best
+        family = [s for s in skills.values() if s.pattern.name == skill.pattern.name]
+        active = next((s for s in family if s.status == "active"), skill)
+        trial = next((s for s in family if s.status == "trial"), None)
+        chosen = choose_version(active, trial, use_key)
+        if chosen is not skill:
+            refit = fit(chosen.pattern, text, data, can_import=self._can_import)
+            if refit.holds:
+                fitted = refit
+            else:
+                chosen = skill
+        values, inputs = fitted.values, fitted.inputs
+        for item in found:
+            item.used = item.skill_id == chosen.skill_id
+        pattern = chosen.pattern
+        job = instantiate(pattern, values)
+        use = SkillUse(
+            skill_id=chosen.skill_id, name=pattern.name, version=pattern.version,
+            kind=pattern.kind, confidence=confidence, similarity=round(similarity, 4),
+            parameters=values, trial=chosen.status == "trial",
+            expected_artifacts=list(job.expected_artifacts),
+            expected_metrics=list(job.expected_metrics), recovery=list(pattern.recovery),
+            rationale=(f"skill {chosen.skill_id} ({pattern.kind}, confidence {confidence:.2f}, "
+                       f"similarity {similarity:.2f})"
+                       + (" as its trial version" if chosen.status == "trial" else "")
+                       + (f" with {_shown(values)}" if values else "")))
+        checks = [Check.model_validate(c.model_dump()) for c in pattern.checks]
+        return found, SkillApplication(
+            task_id=GOAL_TASK_ID if key == GOAL_KEY else key, use=use, job=job,
+            action=fill_text(pattern.action or pattern.description, values),
+            acceptance_criteria=[fill_text(c, values) for c in pattern.acceptance_criteria],
+            checks=checks, inputs=inputs), ""
+
+    # --- outcomes, extraction, maintenance -------------------------------------------------
+
+    @activity.defn(name=RECORD_OUTCOMES)
+    async def record_outcomes(self, outcomes: list[TaskOutcome]) -> RecordAnswer:
+        """Count each finished task's use of a skill (the checker decides it was used)."""
+        answer = RecordAnswer(recorded=len(outcomes))
+        if self.store is None:
+            return answer
+        from skills.maintain import judge_trial
+
+        for outcome in outcomes:
+            use = outcome.skill
+            if use is None or not was_used(outcome):
+                continue
+            before = await self._uses(use.skill_id)
+            try:
+                skill, flagged = await self.store.record_use(
+                    use.skill_id, succeeded=outcome.status == "completed",
+                    duration_s=outcome.duration_s, cost_usd=outcome.cost_usd, at=datetime.now(UTC),
+                    deviation=outcome.deviation, key=outcome.key)
+            except (LookupError, ValueError) as err:  # unknown skill or malformed figures:
+                log.warning("outcome %s not recorded: %s", outcome.key, err)  # the rest count
+                continue
+            if skill.metrics.used > before:
+                answer.used.append(use.skill_id)
+            if flagged:
+                answer.flagged.append(use.skill_id)
+            if skill.status != "trial":
+                continue
+            family = await self.store.family(skill.pattern.name)
+            active = next((s for s in family if s.status == "active"), None)
+            if active is None:
+                continue
+            verdict = judge_trial(active, skill)
+            if verdict == "promote":
+                await self.store.set_status(skill.skill_id, "active", by="skills",
+                                            note=f"promoted over {active.skill_id}: "
+                                                 f"{skill.metrics.succeeded}/{skill.metrics.used}"
+                                                 " trial uses succeeded")
+                answer.promoted.append(skill.skill_id)
+            elif verdict == "retire":
+                await self.store.set_status(skill.skill_id, "retired", by="skills",
+                                            note="its trial did worse than "
+                                                 f"{active.skill_id}")
+                answer.retired.append(skill.skill_id)
+        return answer
+
+    async def _uses(self, skill_id: str) -> int:
+        assert self.store is not None
+        try:
+            return (await self.store.get(skill_id)).metrics.used
+        except (LookupError, ValueError):
+            return 0
+
+    @activity.defn(name=EXTRACT_SKILLS)
+    async def extract_skills(self, req: ExtractInput) -> ExtractAnswer:
+        """Batch extraction: contrast the batch's successes with its failures."""
+        answer = ExtractAnswer()
+        if self.store is None:
+            answer.skipped.append("the skill library is not available to this worker")
+            return answer
+        from skills.extract import extract
+
+        existing = await self.store.list()
+        found = extract(req.outcomes, existing, now=datetime.now(UTC),
+                        auto_approve=req.auto_approve)
+        batch = {"batch": batch_key(req.outcomes)}
+        known = {s.skill_id for s in existing}
+        fresh = [s for s in [*found.new, *found.versions] if s.skill_id not in known]
+        if fresh:
+            await self.store.add_many(fresh, by="extraction", detail=batch)
+        for skill in found.updated:
+            events = await self.store.events(skill.skill_id)
+            if any(e.detail.get("batch") == batch["batch"] for e in events):
+                continue  # a retried activity: this batch already counted for this skill
+            await self.store.save(skill, by="extraction", action="evidence", detail=batch)
+        answer.created = [s.skill_id for s in found.new]
+        answer.versions = [s.skill_id for s in found.versions]
+        answer.activated = [s.skill_id for s in [*found.new, *found.versions]
+                            if s.status == "active"]
+        answer.skipped = list(found.skipped)
+        return answer
+
+    @activity.defn(name=MAINTAIN_SKILLS)
+    async def maintain_skills(self, req: MaintainInput) -> MaintainAnswer:
+        """Score every live pattern, prune the bottom share, merge near-duplicates."""
+        answer = MaintainAnswer()
+        index = await self._synced()
+        if self.store is None or index is None:
+            return answer
+        from skills.maintain import apply_prune, merge, plan_maintenance
+
+        live = await self.store.list(["active", "trial"])
+        by_id = {s.skill_id: s for s in live}
+
+        def similarity(a: str, b: str) -> float:
+            try:
+                return index.similarity(a, b)
+            except KeyError:
+                return 0.0
+
+        plan = plan_maintenance(live, similarity)
+        answer.scored = len(plan.scores)
+        for skill_id in plan.prune:
+            await self.store.save(apply_prune(by_id[skill_id], finished=req.finished),
+                                  by="maintenance",
+                                  action="pruned",
+                                  detail={"utility": plan.scores.get(skill_id, 0.0),
+                                          "finished": req.finished})
+            answer.pruned.append(skill_id)
+        for survivor_id, absorbed_id in plan.merges:
+            survivor, absorbed = merge(by_id[survivor_id], by_id[absorbed_id])
+            await self.store.save_many([survivor, absorbed], by="maintenance", action="merged")
+            answer.merged[absorbed_id] = survivor_id
+        answer.refused_merges = [f"{a} + {b}: {why}" for a, b, why in plan.refused]
+        await self._synced()  # re-embed the merged survivors, drop what was retired
+        return answer
+
+
+def was_used(outcome: TaskOutcome) -> bool:
+    """The checker: a retrieved skill counts as used when the task ran the skill's job.
+
+    A task given a skill whose job never ran (refused by review, deferred, cancelled before
+    executing) retrieved it without using it.
+    """
+    use = outcome.skill
+    return (use is not None and outcome.attempts > 0
+            and (outcome.job_author == f"skill:{use.skill_id}"
+                 or outcome.job_author.startswith("debugger:")))
+
+
+def batch_key(outcomes: Sequence[TaskOutcome]) -> str:
+    """A digest of a batch's outcome keys: the same batch always gets the same one."""
+    import hashlib
+
+    return hashlib.sha256("\n".join(sorted(o.key for o in outcomes)).encode()).hexdigest()[:24]
+
+
+def _why_not(found: list[Retrieved], policy: SkillPolicy) -> str:
+    if not found:
+        return "no retrieved skill has a job template"
+    best = max(found, key=lambda r: r.confidence)
+    if not best.preconditions_hold:
+        return f"best match {best.skill_id} does not fit: {'; '.join(best.problems[:3])}"
+    return (f"best match {best.skill_id} has confidence {best.confidence:.2f}, below "
+            f"{policy.min_confidence:g}")
+
+
+def _shown(values: Mapping[str, object]) -> str:
+    return ", ".join(f"{k}={v}" for k, v in sorted(values.items()))
+
+
+def data_extensions(names: Sequence[str]) -> list[str]:
+    """Extensions of data file names, sorted and distinct."""
+    return sorted({extension(n) for n in names if extension(n)})

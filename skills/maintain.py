@@ -1,0 +1,243 @@
+"""Deterministic upkeep of the skill library: utility, pruning, merging and version trials.
+
+Without upkeep a library fills with patterns nobody uses and near-copies that split their
+statistics (seed 003 §3.5). At each maintenance point the live patterns (active and trial;
+candidates still await a person, retired ones are gone) are scored by utility, the bottom
+share is retired, and pairs of the same kind that the vector store finds similar are merged
+when a structural judge agrees they are the same pattern. Statistics add up: a survivor
+carries the sum of both patterns' r/u/s, durations and costs.
+
+Versions roll out gradually: a trial version gets a fixed share of matching tasks, chosen by
+a hash of the task so a retried task sees the same version, and is promoted or retired once
+its measured success is known.
+
+Pure functions: the activity reads the library, asks the vector store for similarities and
+writes back what the plan says.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from workflows.library.patterns import (
+    MERGE_SIMILARITY,
+    PRUNE_FRACTION,
+    TRIAL_USES,
+    Skill,
+    utility,
+)
+
+COMPETING = frozenset({"active", "trial"})
+"""Statuses that take part in maintenance."""
+MAX_SOURCE_RUNS = 200
+MAX_TAGS = 32
+
+TrialVerdict = Literal["promote", "retire", "continue"]
+
+
+@dataclass
+class MaintenancePlan:
+    """What one maintenance pass will do, decided before anything is written."""
+
+    scores: dict[str, float] = field(default_factory=dict[str, float])
+    """Utility of every competing pattern, by skill id."""
+    prune: list[str] = field(default_factory=list[str])
+    """Skill ids to retire, lowest utility first."""
+    merges: list[tuple[str, str]] = field(default_factory=list[tuple[str, str]])
+    """``(survivor, absorbed)`` pairs, most similar first."""
+    refused: list[tuple[str, str, str]] = field(default_factory=list[tuple[str, str, str]])
+    """``(a, b, reason)``: similar pairs the judge kept apart."""
+
+
+def scores(skills: Sequence[Skill]) -> dict[str, float]:
+    """The utility of each pattern (seed 003), by skill id."""
+    return {s.skill_id: utility(s.metrics) for s in skills}
+
+
+def plan_maintenance(skills: Sequence[Skill], similarity: Callable[[str, str], float], *,
+                     prune_fraction: float = PRUNE_FRACTION,
+                     merge_similarity: float = MERGE_SIMILARITY) -> MaintenancePlan:
+    """Decide one pass: which patterns to prune and which pairs to merge.
+
+    Of the ``n`` competing patterns, the ``floor(n * prune_fraction)`` with the lowest utility
+    are pruned (ties: the lower skill id first). Among the rest, pairs of the same kind at least
+    ``merge_similarity`` similar are taken most similar first; each pattern takes part in at
+    most one merge per pass, and a pair merges only when :func:`judge` agrees.
+
+    Args:
+        skills: the library (statuses other than active and trial are ignored).
+        similarity: similarity of two patterns given their skill ids (lower id first).
+        prune_fraction: alpha, the share pruned (seed 003).
+        merge_similarity: theta_merge, the least similarity offered to the judge.
+
+    Raises:
+        ValueError: a fraction or threshold outside [0, 1], or a skill id given twice.
+    """
+    for label, value in (("prune_fraction", prune_fraction),
+                         ("merge_similarity", merge_similarity)):
+        if not 0 <= value <= 1:
+            raise ValueError(f"{label} is {value!r}; it must be within [0, 1]")
+    ids = [s.skill_id for s in skills]
+    if len(set(ids)) != len(ids):
+        twice = sorted({i for i in ids if ids.count(i) > 1})
+        raise ValueError(f"skill ids given more than once: {', '.join(twice)}")
+    live = sorted((s for s in skills if s.status in COMPETING), key=lambda s: s.skill_id)
+    plan = MaintenancePlan(scores=scores(live))
+    ranked = sorted(live, key=lambda s: (plan.scores[s.skill_id], s.skill_id))
+    plan.prune = [s.skill_id for s in ranked[:math.floor(len(live) * prune_fraction)]]
+    pruned = set(plan.prune)
+    _plan_merges(plan, [s for s in live if s.skill_id not in pruned], similarity,
+                 merge_similarity)
+    return plan
+
+
+def _plan_merges(plan: MaintenancePlan, live: list[Skill],
+                 similarity: Callable[[str, str], float], threshold: float) -> None:
+    pairs: list[tuple[float, Skill, Skill]] = []
+    for i, a in enumerate(live):
+        for b in live[i + 1:]:
+            if a.pattern.kind != b.pattern.kind:
+                continue
+            sim = float(similarity(a.skill_id, b.skill_id))
+            if sim >= threshold:  # NaN never qualifies
+                pairs.append((sim, a, b))
+    pairs.sort(key=lambda p: (-p[0], p[1].skill_id, p[2].skill_id))
+    taken: set[str] = set()
+    for _, a, b in pairs:
+        if a.skill_id in taken or b.skill_id in taken:
+            continue
+        reason = judge(a, b)
+        if reason is not None:
+            plan.refused.append((a.skill_id, b.skill_id, reason))
+            continue
+        survivor, absorbed = _order(a, b, plan.scores)
+        plan.merges.append((survivor.skill_id, absorbed.skill_id))
+        taken.update((a.skill_id, b.skill_id))
+
+
+def _order(a: Skill, b: Skill, utilities: dict[str, float]) -> tuple[Skill, Skill]:
+    """``(survivor, absorbed)``: the higher utility survives; on a tie, the lower id."""
+    ua, ub = utilities[a.skill_id], utilities[b.skill_id]
+    if ua > ub or (ua == ub and a.skill_id < b.skill_id):
+        return a, b
+    return b, a
+
+
+def judge(a: Skill, b: Skill) -> str | None:
+    """Whether two similar patterns are the same pattern: ``None`` if so, else why not.
+
+    The structural merge judge: same kind, same parameter names and types, same expected
+    artifacts and metrics, and the same data input types in their preconditions.
+    """
+    pa, pb = a.pattern, b.pattern
+    if pa.kind != pb.kind:
+        return f"{a.skill_id} is a {pa.kind} pattern and {b.skill_id} a {pb.kind} pattern"
+    params_a = sorted(f"{p.name} ({p.type})" for p in pa.parameters)
+    params_b = sorted(f"{p.name} ({p.type})" for p in pb.parameters)
+    if params_a != params_b:
+        return _differ("parameters", a, params_a, b, params_b)
+    for label, get in (("expected artifacts", _artifacts), ("expected metrics", _metrics)):
+        va, vb = get(a), get(b)
+        if va != vb:
+            return _differ(label, a, va, b, vb)
+    types_a = sorted(set(pa.preconditions.input_types))
+    types_b = sorted(set(pb.preconditions.input_types))
+    if types_a != types_b:
+        return _differ("input types", a, types_a, b, types_b)
+    return None
+
+
+def _artifacts(skill: Skill) -> list[str]:
+    job = skill.pattern.job
+    return sorted(set(job.expected_artifacts)) if job is not None else []
+
+
+def _metrics(skill: Skill) -> list[str]:
+    job = skill.pattern.job
+    return sorted(set(job.expected_metrics)) if job is not None else []
+
+
+def _differ(label: str, a: Skill, va: list[str], b: Skill, vb: list[str]) -> str:
+    def shown(values: list[str]) -> str:
+        return ", ".join(values) if values else "none"
+
+    return (f"{label} differ: {a.skill_id} has {shown(va)}; {b.skill_id} has {shown(vb)}")
+
+
+def merge(survivor: Skill, absorbed: Skill) -> tuple[Skill, Skill]:
+    """Merge ``absorbed`` into ``survivor``: the statistics of both, the absorbed retired.
+
+    The survivor keeps its pattern and origin, with both patterns' source runs and tags; the
+    absorbed one keeps its own statistics for the audit trail (it no longer counts: it is
+    retired), so the library's live totals are unchanged by a merge.
+
+    Raises:
+        ValueError: merging a pattern into itself or across kinds.
+    """
+    if survivor.skill_id == absorbed.skill_id:
+        raise ValueError(f"cannot merge {survivor.skill_id} into itself")
+    if survivor.pattern.kind != absorbed.pattern.kind:
+        raise ValueError(f"cannot merge the {absorbed.pattern.kind} pattern {absorbed.skill_id} "
+                         f"into the {survivor.pattern.kind} pattern {survivor.skill_id}")
+    runs = list(survivor.pattern.source_runs)
+    runs.extend(r for r in absorbed.pattern.source_runs if r not in runs)
+    tags = sorted(set(survivor.pattern.tags) | set(absorbed.pattern.tags))[:MAX_TAGS]
+    pattern = survivor.pattern.model_copy(
+        update={"source_runs": runs[-MAX_SOURCE_RUNS:], "tags": tags})
+    note = f"absorbed {absorbed.skill_id}"
+    kept = survivor.model_copy(update={
+        "pattern": pattern, "metrics": survivor.metrics.merged(absorbed.metrics),
+        "note": f"{survivor.note}; {note}" if survivor.note else note})
+    gone = absorbed.model_copy(update={"status": "retired",
+                                       "note": f"merged into {survivor.skill_id}"})
+    return kept, gone
+
+
+def apply_prune(skill: Skill, *, finished: int | None = None) -> Skill:
+    """``skill`` retired by pruning, its note giving its utility and the maintenance pass.
+
+    Args:
+        skill: the pattern to retire.
+        finished: the finished-task count of the maintenance pass, when known.
+    """
+    when = f" at {finished} finished tasks" if finished is not None else ""
+    return skill.model_copy(update={
+        "status": "retired",
+        "note": (f"pruned by maintenance{when}: utility {utility(skill.metrics):.4f}, among "
+                 "the lowest of the library")})
+
+
+def choose_version(active: Skill, trial: Skill | None, key: str) -> Skill:
+    """The version a task runs: the trial for ``trial.share`` of keys, else the active one.
+
+    The split is by sha256 of ``key`` (e.g. ``run_id/task_id``), so it is reproducible: the
+    same task always gets the same version, in replays and retries alike.
+    """
+    if trial is None or trial.share <= 0:
+        return active
+    point = int.from_bytes(hashlib.sha256(key.encode("utf-8", "surrogatepass")).digest()[:8])
+    return trial if point / 2**64 < trial.share else active
+
+
+def judge_trial(active: Skill, trial: Skill, *, min_uses: int = TRIAL_USES) -> TrialVerdict:
+    """Whether a trial version replaces the active one, is retired, or needs more uses.
+
+    After ``min_uses`` uses, the trial is promoted when its success rate on those uses is at
+    least the active version's (measured on its uses when it has any, else its success rate
+    with the extraction evidence), and retired otherwise.
+
+    Raises:
+        ValueError: ``min_uses`` below 1.
+    """
+    if min_uses < 1:
+        raise ValueError(f"min_uses is {min_uses}; a trial needs at least one use")
+    if trial.metrics.used < min_uses:
+        return "continue"
+    measured = trial.metrics.succeeded / trial.metrics.used
+    am = active.metrics
+    bar = am.succeeded / am.used if am.used else am.success_rate
+    return "promote" if measured >= bar else "retire"

@@ -1,0 +1,203 @@
+"""How the roles fail: budgets, answers repaired or refused, unsafe fixes, and the run's
+own recording, recorded live and replayed with the server gone."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pydantic import SecretStr
+from temporalio.exceptions import ApplicationError
+
+from activities.agents.roles import Agents
+from activities.llm.gateway import ModelGateway
+from tests.activities.agents.test_agents import (
+    CODE,
+    DRAFT,
+    FIX_ANSWER,
+    JOB_ANSWER,
+    KEY,
+    MODEL,
+    RUN_ID,
+    code_request,
+    debug_request,
+    plan_request,
+    review_request,
+    summary_request,
+)
+from tests.fake_anthropic import FakeAnthropic, Text, ToolUse, usage
+from workflows.agents.roles import MAX_CODE_CHARS
+from workflows.agents.spend import Budget, Usage
+from workflows.contracts.policy import ModelRecording
+
+GONE = "http://127.0.0.1:9"
+"""Where no server listens: a replay must not need one."""
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeAnthropic]:
+    with FakeAnthropic() as server:
+        yield server
+
+
+@pytest.fixture
+async def agents(fake: FakeAnthropic) -> AsyncIterator[Agents]:
+    gateway = ModelGateway(SecretStr(KEY), fake.base_url, {"default": MODEL})
+    yield Agents(gateway)
+    await gateway.aclose()
+
+
+async def failure(call: Awaitable[Any]) -> ApplicationError:
+    with pytest.raises(ApplicationError) as err:
+        await call
+    assert err.value.non_retryable, err.value
+    return err.value
+
+
+def repair_text(fake: FakeAnthropic, n: int) -> str:
+    """What the ``n``-th request told the model to fix."""
+    turn = fake.requests[n].body["messages"][-1]["content"][0]
+    return str(turn.get("content") or turn.get("text"))
+
+
+async def test_an_exhausted_budget_stops_the_role_before_any_request(
+        fake: FakeAnthropic, agents: Agents) -> None:
+    spent = Budget(max_tokens=1000, spent=Usage(input_tokens=1000))
+    err = await failure(agents.plan_goal(plan_request(budget=spent)))
+    assert err.type == "BudgetExhausted" and "token budget of 1000" in str(err)
+    assert "role 'planner'" in str(err)
+    assert fake.requests == []
+
+
+async def test_code_that_does_not_parse_is_sent_back_and_repaired(
+        fake: FakeAnthropic, agents: Agents) -> None:
+    fake.script(ToolUse({**JOB_ANSWER, "code": "def broken(:\n"}, usage=usage(500, 50)),
+                ToolUse(JOB_ANSWER, usage=usage(700, 60)))
+    answer = await agents.write_job(code_request())
+    assert answer.job.code == CODE
+    assert (answer.spend.calls, answer.spend.repairs) == (2, 1)
+    assert (answer.spend.usage.input_tokens, answer.spend.usage.output_tokens) == (1200, 110)
+    said = repair_text(fake, 1)
+    assert "The `JobOutput` input was rejected" in said and "does not parse" in said
+
+
+async def test_an_answer_that_stays_invalid_fails_clearly(
+        fake: FakeAnthropic, agents: Agents) -> None:
+    fake.script(*[ToolUse({**JOB_ANSWER, "args": {"bad key!": 1}})] * 3)
+    err = await failure(agents.write_job(code_request()))
+    assert err.type == "InvalidModelOutput" and "after 2 repairs" in str(err)
+    assert "argument name 'bad key!'" in str(err)
+    assert len(fake.requests) == 3
+    assert err.details[0]["usage"]["input_tokens"] == 300
+
+
+async def test_oversize_code_is_refused(fake: FakeAnthropic, agents: Agents) -> None:
+    huge = "x = 1\n" * (MAX_CODE_CHARS // 6 + 10)
+    fake.script(*[ToolUse({**JOB_ANSWER, "code": huge})] * 3)
+    err = await failure(agents.write_job(code_request()))
+    assert err.type == "InvalidModelOutput" and "at `code`" in str(err)
+    assert f"is too long: {len(huge)} characters, at most {MAX_CODE_CHARS}" in str(err)
+
+
+async def test_an_unknown_tool_or_prose_is_sent_back(
+        fake: FakeAnthropic, agents: Agents) -> None:
+    fake.script(ToolUse(DRAFT, name="submit_plan"), Text("Here is my plan..."), ToolUse(DRAFT))
+    answer = await agents.plan_goal(plan_request())
+    assert answer.spend.repairs == 2
+    assert "There is no tool named 'submit_plan'" in repair_text(fake, 1)
+    assert "did not call the `PlanDraftOutput` tool" in repair_text(fake, 2)
+
+
+async def test_a_plan_with_a_cycle_or_unknown_input_is_sent_back(
+        fake: FakeAnthropic, agents: Agents) -> None:
+    tasks = DRAFT["tasks"]
+    cyclic = {"tasks": [{**tasks[0], "dependencies": ["compare"]}, tasks[1]]}
+    unknown = {"tasks": [{**tasks[0], "inputs": ["penguins.csv"]}]}
+    fake.script(ToolUse(cyclic), ToolUse(unknown), ToolUse(DRAFT))
+    answer = await agents.plan_goal(plan_request())
+    assert answer.spend.repairs == 2
+    assert "dependency cycle among tasks: profile, compare, profile" in repair_text(fake, 1)
+    assert "reads penguins.csv, which the goal does not provide" in repair_text(fake, 2)
+
+
+async def test_an_approval_with_critical_problems_is_sent_back(
+        fake: FakeAnthropic, agents: Agents) -> None:
+    fake.script(ToolUse({"verdict": "APPROVE", "confidence": 0.9, "critical": ["no seed"]}),
+                ToolUse({"verdict": "APPROVE", "confidence": 0.9, "warnings": ["no seed"]}))
+    answer = await agents.review_job_model(review_request())
+    assert answer.verdict.verdict == "APPROVE" and not answer.verdict.critical
+    assert "cannot list critical problems" in repair_text(fake, 1)
+
+
+@pytest.mark.parametrize(("fix", "said"), [
+    ({**FIX_ANSWER, "requirements": ["pandas @ https://example.org/pandas.whl"]},
+     "points at a URL"),
+    ({**FIX_ANSWER, "requirements": ["--index-url=http://mirror"]}, "not a package requirement"),
+    ({**FIX_ANSWER, "code": CODE}, "identical to the job that failed"),
+    ({**FIX_ANSWER, "code": "import os\nos.system('rm -rf /' \n"}, "does not parse"),
+    ({"diagnosis": "x", "code": "", "confidence": 0.5}, "at `code`"),
+    ({**FIX_ANSWER, "confidence": 7}, "at `confidence`"),
+])
+async def test_an_unsafe_or_ill_formed_fix_fails_clearly(
+        fake: FakeAnthropic, agents: Agents, fix: dict[str, Any], said: str) -> None:
+    fake.script(*[ToolUse(fix)] * 3)
+    err = await failure(agents.debug_job(debug_request()))
+    assert err.type == "InvalidModelOutput" and said in str(err)
+    assert "role 'debugger_direct'" in str(err) and len(fake.requests) == 3
+
+
+async def test_a_debugger_answer_that_is_not_an_object_fails_clearly(
+        fake: FakeAnthropic, agents: Agents) -> None:
+    fake.script(*[ToolUse("print('fixed')")] * 3)
+    err = await failure(agents.debug_job(debug_request()))
+    assert err.type == "InvalidModelOutput" and "must be a JSON object" in str(err)
+
+
+async def test_the_runs_recording_answers_a_re_run_with_the_server_gone(tmp_path: Path) -> None:
+    path = tmp_path / "run-models.jsonl"
+    with FakeAnthropic() as fake:
+        fake.script(Text("planning...", usage=usage(400, 30)), ToolUse(DRAFT, usage=None))
+        # The worker's own replay path is overridden by the run's recording.
+        gateway = ModelGateway(SecretStr(KEY), fake.base_url, {"default": MODEL},
+                               replay_path=tmp_path / "absent.jsonl")
+        live = await Agents(gateway).plan_goal(
+            plan_request(recording=ModelRecording(mode="record", path=str(path))))
+        await gateway.aclose()
+    assert len(path.read_text().splitlines()) == 2
+    offline = ModelGateway(None, GONE, {"default": MODEL})
+    replay = ModelRecording(mode="replay", path=str(path))
+    again = await Agents(offline).plan_goal(
+        plan_request(run_id="assay-run-iris-morphology-1c0e5f0a2b-r2", recording=replay))
+    assert again.draft == live.draft
+    assert again.spend.replayed and not live.spend.replayed
+    assert again.spend.model_copy(update={"replayed": False}) == live.spend
+    assert again.spend.repairs == 1 and again.spend.exchange_ids == live.spend.exchange_ids
+
+
+async def test_a_replay_miss_names_the_request(tmp_path: Path) -> None:
+    path = tmp_path / "run-models.jsonl"
+    with FakeAnthropic() as fake:
+        fake.script(ToolUse(DRAFT))
+        gateway = ModelGateway(SecretStr(KEY), fake.base_url, {"default": MODEL})
+        await Agents(gateway).plan_goal(
+            plan_request(recording=ModelRecording(mode="record", path=str(path))))
+        await gateway.aclose()
+    offline = Agents(ModelGateway(None, GONE, {"default": MODEL}))
+    replay = ModelRecording(mode="replay", path=str(path))
+    err = await failure(offline.plan_goal(
+        plan_request(goal="Do penguin species differ?", recording=replay)))
+    assert err.type == "ReplayMiss" and str(path) in str(err)
+    assert "role 'planner'" in str(err) and "schema 'PlanDraftOutput'" in str(err)
+    assert "Do penguin species differ?" in str(err)
+    missing = await failure(offline.plan_goal(plan_request(
+        recording=ModelRecording(mode="replay", path=str(tmp_path / "none.jsonl")))))
+    assert missing.type == "ReplayUnreadable" and "agents.recording" in str(missing)
+
+
+async def test_no_key_and_no_recording_is_not_configured(fake: FakeAnthropic) -> None:
+    agents = Agents(ModelGateway(None, fake.base_url, {"default": MODEL}))
+    err = await failure(agents.summarize_run(summary_request()))
+    assert err.type == "ModelNotConfigured" and RUN_ID not in str(err)
+    assert fake.requests == []

@@ -1,0 +1,98 @@
+"""Applying a pattern: preconditions, parameters filled from the text and data, the job."""
+
+from __future__ import annotations
+
+import pytest
+
+from skills.apply import fill_text, fit, instantiate
+from workflows.contracts.plan import JobSpec
+from workflows.library.patterns import Preconditions, SkillParameter, SkillPattern
+
+SOURCE = "import argparse\n"
+
+
+def pattern(**extra: object) -> SkillPattern:
+    base: dict[str, object] = dict(
+        name="train-model-batches", description="Train in batches",
+        action="Train on {data} with batches of {batch_size}",
+        preconditions=Preconditions(input_types=["csv"], imports=["numpy"],
+                                    keywords=["train", "fit"]),
+        parameters=[
+            SkillParameter(name="data", type="file_path", target="input", extensions=["csv"]),
+            SkillParameter(name="batch_size", type="integer", default=16, minimum=1,
+                           maximum=64),
+            SkillParameter(name="optimizer", type="enum", options=["adam", "sgd"],
+                           default="adam"),
+            SkillParameter(name="alpha", type="number", default=0.05, minimum=0, maximum=1)],
+        job=JobSpec(code=SOURCE, source=SOURCE, filename="train.py",
+                    args={"data": "old.csv", "batch_size": 16, "optimizer": "adam",
+                          "alpha": 0.05}))
+    base.update(extra)
+    return SkillPattern.model_validate(base)
+
+
+def everything(_: str) -> bool:
+    return True
+
+
+def test_values_come_from_the_text_and_the_data_else_defaults() -> None:
+    found = fit(pattern(), "Train the model on sales.csv with batch size 32 using sgd",
+                ["notes.txt", "sales.csv"], can_import=everything)
+    assert found.holds, found.problems
+    assert found.values == {"data": "sales.csv", "batch_size": 32, "optimizer": "sgd",
+                            "alpha": 0.05}
+    assert found.inputs == ["sales.csv"]
+    assert found.score == 1.0
+
+
+def test_the_named_data_file_is_preferred_to_the_first_of_its_type() -> None:
+    found = fit(pattern(), "Train on b.csv", ["a.csv", "b.csv"], can_import=everything)
+    assert found.values["data"] == "b.csv"
+
+
+def test_a_value_out_of_range_is_a_problem_not_clipped() -> None:
+    found = fit(pattern(), "train with batch_size=1000", ["x.csv"], can_import=everything)
+    assert not found.holds
+    assert any("above its maximum 64" in p for p in found.problems)
+    assert "batch_size" not in found.values
+
+
+def test_preconditions_that_no_longer_hold_are_named() -> None:
+    found = fit(pattern(), "Summarise the weather", ["x.json"], can_import=lambda m: False)
+    assert not found.holds
+    assert found.score == 0.0
+    text = " | ".join(found.problems)
+    assert "no csv data file" in text and "'numpy' is not installed" in text
+    assert "none of the words" in text and "parameter 'data' has no value" in text
+
+
+def test_instantiate_fills_the_job_arguments_and_keeps_the_code() -> None:
+    values = {"data": "s.csv", "batch_size": 8, "optimizer": "sgd", "alpha": 0.1}
+    job = instantiate(pattern(), values)
+    assert job.args == values
+    assert job.source == SOURCE
+    template = pattern().job
+    assert template is not None and template.args["batch_size"] == 16
+
+
+def test_a_guideline_pattern_has_no_job_to_instantiate() -> None:
+    with pytest.raises(ValueError, match="guideline"):
+        instantiate(pattern(job=None), {})
+
+
+def test_fill_text_leaves_unknown_names() -> None:
+    assert fill_text("on {data} by {other}", {"data": "s.csv"}) == "on s.csv by {other}"
+
+
+@pytest.mark.parametrize(("param", "value", "message"), [
+    (SkillParameter(name="n", type="integer"), 1.5, "whole number"),
+    (SkillParameter(name="n", type="integer"), True, "takes a number"),
+    (SkillParameter(name="n", type="number", minimum=0), -1, "below its minimum"),
+    (SkillParameter(name="e", type="enum", options=["a"]), "b", "not one of"),
+    (SkillParameter(name="f", type="file_path", extensions=["csv"]), "x.json", "csv file"),
+    (SkillParameter(name="b", type="boolean"), "yes", "true or false"),
+    (SkillParameter(name="s", type="string"), 3, "takes text"),
+])
+def test_parameter_problems(param: SkillParameter, value: object, message: str) -> None:
+    problem = param.problem(value)  # type: ignore[arg-type]
+    assert problem is not None and message in problem

@@ -1,0 +1,155 @@
+"""Resolving plan files: everything wrong with a plan is reported before anything starts."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from workers.intake.planfile import PlanFileError, load_plan, load_supplied_plan
+
+LIMIT = 1_500_000
+
+
+def write_plan(folder: Path, decisions: list[dict[str, Any]], **top: Any) -> Path:
+    path = folder / "pending_actions.json"
+    path.write_text(json.dumps({"decisions": decisions, **top}))
+    return path
+
+
+def decision(tid: str, **extra: Any) -> dict[str, Any]:
+    return {"task_id": tid, "priority": "HIGH", "action": "analyse",
+            "acceptance_criteria": ["works"], **extra}
+
+
+def test_entry_and_inputs_are_resolved_and_fixed_by_checksum(tmp_path: Path) -> None:
+    (tmp_path / "jobs").mkdir()
+    (tmp_path / "jobs" / "fit.py").write_text("print('fit')\n")
+    (tmp_path / "data.csv").write_text("a,b\n1,2\n")
+    path = write_plan(tmp_path, [decision("1", job={"entry": "jobs/fit.py"},
+                                          inputs=["data.csv"])])
+    req = load_plan(path, max_bytes=LIMIT)
+    assert req.plan is not None
+    only = req.plan.decisions[0]
+    assert only.job is not None
+    assert (only.job.source, only.job.filename) == ("print('fit')\n", "fit.py")
+    assert only.resolved_inputs[0].name == "data.csv"
+    assert only.resolved_inputs[0].size == 8
+    assert req.plan_name == tmp_path.name
+    again = load_plan(path, max_bytes=LIMIT)
+    assert again.plan_sha256 == req.plan_sha256
+    (tmp_path / "jobs" / "fit.py").write_text("print('changed')\n")
+    assert load_plan(path, max_bytes=LIMIT).plan_sha256 != req.plan_sha256
+
+
+def test_inline_code_becomes_job_py(tmp_path: Path) -> None:
+    path = write_plan(tmp_path, [decision("1", job={"code": "print(1)"})], meeting_id="m1")
+    req = load_plan(path, max_bytes=LIMIT)
+    assert req.plan_name == "m1"
+    assert req.plan is not None and req.plan.decisions[0].job is not None
+    assert req.plan.decisions[0].job.filename == "job.py"
+
+
+def test_a_supplied_plan_is_resolved_exactly_like_a_run_plan(tmp_path: Path) -> None:
+    (tmp_path / "data.csv").write_text("a,b\n1,2\n")
+    path = write_plan(tmp_path, [decision("1", job={"code": "print(1)"}, inputs=["data.csv"])])
+    req = load_plan(path, max_bytes=LIMIT)
+    supplied = load_supplied_plan(path, max_bytes=LIMIT, by="ada")
+    assert (supplied.plan_name, supplied.plan_sha256, supplied.by) == (
+        req.plan_name, req.plan_sha256, "ada")
+    assert supplied.plan == req.plan
+    with pytest.raises(PlanFileError, match="over the 200-byte limit"):
+        load_supplied_plan(path, max_bytes=200)
+
+
+@pytest.mark.parametrize(("content", "message"), [
+    ("{not json", "invalid JSON at line 1, column 2"),
+    ("[]", "invalid plan"),
+    ('{"decisions": [{"task_id": 1}]}', "task 1 (decisions[0]), field priority: Field required"),
+    (json.dumps({"decisions": [decision("1"), decision("1")]}), "task 1: duplicate task_id"),
+    (json.dumps({"decisions": [decision("1", dependencies=["9"])]}),
+     "task 1: unknown dependency '9'"),
+    (json.dumps({"decisions": [decision("a", dependencies=["b"]),
+                               decision("b", dependencies=["a"])]}),
+     "dependency cycle among tasks: a, b, a"),
+    (json.dumps({"decisions": [decision("1", job={"code": "x", "source": "y"})]}),
+     "field job.source: set by Assay"),
+    (json.dumps({"decisions": [decision("1", resolved_inputs=[])]}),
+     "field resolved_inputs: set by Assay"),
+])
+def test_bad_plans_are_refused_with_a_clear_message(tmp_path: Path, content: str,
+                                                    message: str) -> None:
+    path = tmp_path / "plan.json"
+    path.write_text(content)
+    with pytest.raises(PlanFileError) as info:
+        load_plan(path, max_bytes=LIMIT)
+    assert message in str(info.value)
+
+
+def test_missing_file(tmp_path: Path) -> None:
+    with pytest.raises(PlanFileError, match="no such plan file"):
+        load_plan(tmp_path / "nope.json", max_bytes=LIMIT)
+
+
+def test_binary_file(tmp_path: Path) -> None:
+    path = tmp_path / "plan.json"
+    path.write_bytes(b"\xff\xfe\x00garbage")
+    with pytest.raises(PlanFileError, match="not UTF-8"):
+        load_plan(path, max_bytes=LIMIT)
+
+
+@pytest.mark.parametrize("entry", ["../outside.py", "/etc/passwd", "jobs/../../outside.py"])
+def test_job_entry_outside_the_plan_folder_is_refused(tmp_path: Path, entry: str) -> None:
+    inner = tmp_path / "plan"
+    inner.mkdir()
+    (tmp_path / "outside.py").write_text("print('escape')")
+    path = write_plan(inner, [decision("1", job={"entry": entry})])
+    with pytest.raises(PlanFileError, match="outside the plan's folder"):
+        load_plan(path, max_bytes=LIMIT)
+
+
+def test_symlink_escaping_the_plan_folder_is_refused(tmp_path: Path) -> None:
+    inner = tmp_path / "plan"
+    inner.mkdir()
+    (tmp_path / "secret.csv").write_text("x")
+    (inner / "data.csv").symlink_to(tmp_path / "secret.csv")
+    path = write_plan(inner, [decision("1", job={"code": "x"}, inputs=["data.csv"])])
+    with pytest.raises(PlanFileError, match=r"input 'data\.csv' is outside"):
+        load_plan(path, max_bytes=LIMIT)
+
+
+def test_missing_entry_and_input_are_named(tmp_path: Path) -> None:
+    path = write_plan(tmp_path, [decision("1", job={"entry": "jobs/missing.py"})])
+    with pytest.raises(PlanFileError, match=r"task 1: job entry 'jobs/missing\.py' not found"):
+        load_plan(path, max_bytes=LIMIT)
+    path = write_plan(tmp_path, [decision("1", job={"code": "x"}, inputs=["gone.csv"])])
+    with pytest.raises(PlanFileError, match=r"task 1: input 'gone\.csv' not found"):
+        load_plan(path, max_bytes=LIMIT)
+
+
+def test_inputs_with_the_same_file_name_are_refused(tmp_path: Path) -> None:
+    for sub in ("a", "b"):
+        (tmp_path / sub).mkdir()
+        (tmp_path / sub / "data.csv").write_text(sub)
+    path = write_plan(tmp_path, [decision("1", job={"code": "x"},
+                                          inputs=["a/data.csv", "b/data.csv"])])
+    with pytest.raises(PlanFileError, match="two inputs share a file name"):
+        load_plan(path, max_bytes=LIMIT)
+
+
+def test_plan_over_the_payload_limit_is_refused(tmp_path: Path) -> None:
+    big = "x = 1\n" * 400_000
+    path = write_plan(tmp_path, [decision("1", job={"code": big})])
+    with pytest.raises(PlanFileError, match="over the 1,500,000-byte limit"):
+        load_plan(path, max_bytes=LIMIT)
+
+
+def test_unreadable_plan_or_input_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(PlanFileError, match="no such plan file"):
+        load_plan(tmp_path, max_bytes=LIMIT)  # a directory is not a plan file
+    (tmp_path / "data.csv").mkdir()
+    path = write_plan(tmp_path, [decision("1", job={"code": "x"}, inputs=["data.csv"])])
+    with pytest.raises(PlanFileError, match=r"input 'data\.csv' not found"):
+        load_plan(path, max_bytes=LIMIT)

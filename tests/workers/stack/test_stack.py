@@ -1,0 +1,125 @@
+"""The whole stack: ``up`` in the background, ``check``, ``down``, crash clean-up."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.workers.stack.test_embedded import free_port, private_root, wait_until
+from workers.settings import Settings
+from workers.stack.check import HealthItem
+from workers.stack.embedded import EmbeddedPostgres, TemporalDevServer
+from workers.stack.launcher import check, down, up
+from workers.stack.process import is_alive
+from workers.stack.state import running_stack, state_path
+from workflows.constants import Pool
+
+# The foreground stack with no worker pools: the services under test, nothing else.
+SERVICES_ONLY = [sys.executable, "-c",
+                 "import asyncio; from workers.settings import Settings; "
+                 "from workers.stack.launcher import say_stderr, serve; "
+                 "asyncio.run(serve(Settings(), pools=[], say=say_stderr))"]
+
+
+def stack_settings(root: Path) -> Settings:
+    return Settings(data_dir=root / "assay", temporal_address=f"127.0.0.1:{free_port()}",
+                    temporal_ui_port=free_port(), temporal_namespace="assay-stack")
+
+
+def by_name(items: list[HealthItem]) -> dict[str, HealthItem]:
+    return {item.name: item for item in items}
+
+
+@pytest.fixture
+def settings() -> Iterator[Settings]:
+    """Settings for a stack of its own; whatever a test leaves running is stopped after it."""
+    with private_root() as root:
+        settings = stack_settings(root)
+        yield settings
+        down(settings, say=lambda _: None, timeout=10)
+
+
+def test_check_reports_every_part_down_when_nothing_runs(settings: Settings) -> None:
+    items = by_name(check(settings))
+    assert not items["temporal"].ok
+    assert settings.temporal_address in items["temporal"].detail
+    assert not items["search attributes"].ok
+    for pool in Pool:
+        queue = items[f"queue {settings.queue(pool)}"]
+        assert not queue.ok and "not reachable" in queue.detail
+    assert not items["postgresql"].ok and "not running" in items["postgresql"].detail
+    assert items["qdrant"].ok, "an unused local storage directory opens"
+    assert "sandbox" in items
+
+
+def test_down_with_nothing_running_says_so_and_succeeds(settings: Settings) -> None:
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)
+    settings.root.mkdir(parents=True)
+    stale = {"pid": int(gone.stdout), "pid_started": 0.0, "started_at": "2026-01-01T00:00:00",
+             "data_dir": str(settings.root)}
+    state_path(settings).write_text(json.dumps(stale))
+    said: list[str] = []
+    assert down(settings, say=said.append) == 0
+    assert said == [f"Assay is not running on {settings.root}"]
+    assert not state_path(settings).exists(), "a stale stack.json is cleared"
+
+
+@pytest.mark.integration
+def test_up_in_background_then_check_then_down(settings: Settings) -> None:
+    said: list[str] = []
+    assert up(settings, detach=True, say=said.append, command=SERVICES_ONLY, timeout=60) == 0
+    info = running_stack(settings)
+    assert info is not None and info.status == "running"
+    assert f"pid {info.pid}" in said[0] and info.ui_url in said[0]
+    assert info.temporal_pid is not None and info.postgres_pid is not None
+
+    assert up(settings, detach=True, say=said.append, command=SERVICES_ONLY) == 0
+    assert f"already running on {settings.root} (pid {info.pid}" in said[-1]
+    assert "reusing it" in said[-1]
+    assert running_stack(settings) == info, "the running stack is reused, not replaced"
+
+    items = by_name(check(settings))
+    for name in ("temporal", "search attributes", "postgresql", "qdrant"):
+        assert items[name].ok, items[name]
+    orchestration = items[f"queue {settings.queue(Pool.ORCHESTRATION)}"]
+    assert not orchestration.ok and "0 workflow pollers" in orchestration.detail
+
+    assert down(settings, say=said.append) == 0
+    assert said[-1] == "stopped"
+    assert not is_alive(info.pid) and not state_path(settings).exists()
+    assert not is_alive(info.temporal_pid) and not is_alive(info.postgres_pid)
+    assert EmbeddedPostgres(settings.postgres_dir).pid is None
+
+
+@pytest.mark.integration
+def test_stack_restarts_a_killed_temporal_and_down_cleans_up_after_a_crash(
+        settings: Settings) -> None:
+    assert up(settings, detach=True, say=lambda _: None, command=SERVICES_ONLY,
+              timeout=60) == 0
+    info = running_stack(settings)
+    assert info is not None and info.temporal_pid is not None
+    temporal = TemporalDevServer(settings)
+
+    os.kill(info.temporal_pid, signal.SIGKILL)
+    wait_until(lambda: temporal.owned_pid() not in (None, info.temporal_pid), timeout=30,
+               what="the stack to restart the Temporal dev server")
+    restarted = temporal.owned_pid()
+    assert restarted is not None
+
+    os.kill(info.pid, signal.SIGKILL)  # the stack dies; its services are left behind
+    wait_until(lambda: running_stack(settings) is None, timeout=10, what="the stack to die")
+    assert is_alive(restarted) and EmbeddedPostgres(settings.postgres_dir).pid is not None
+    said: list[str] = []
+    assert down(settings, say=said.append) == 0
+    assert said == [f"Assay is not running on {settings.root}",
+                    "stopped the Temporal dev server left running by an earlier stack",
+                    "stopped PostgreSQL left running by an earlier stack"]
+    assert not is_alive(restarted) and EmbeddedPostgres(settings.postgres_dir).pid is None

@@ -1,0 +1,1 @@
+"""TODO package docstring: tests/workflows/library."""

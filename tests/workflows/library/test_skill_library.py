@@ -1,0 +1,123 @@
+"""SkillLibraryWorkflow on a real (time-skipping) Temporal server.
+
+The library's activities are replaced by recorders here (they are tested against PostgreSQL
+and Qdrant in tests/activities and end to end in tests/test_skills_e2e.py): what is under test
+is the workflow's own logic — batches of ten, maintenance at 10, 20, 40, repeated and
+malformed signals, continue-as-new carrying the state.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from temporalio import activity
+from temporalio.client import WorkflowExecutionStatus, WorkflowHandle
+from temporalio.testing import WorkflowEnvironment
+from temporalio.worker import Worker
+
+from workflows.library.patterns import (
+    EXTRACT_SKILLS,
+    MAINTAIN_SKILLS,
+    RECORD_OUTCOMES,
+    TASK_FINISHED,
+    ExtractAnswer,
+    ExtractInput,
+    LibraryState,
+    MaintainAnswer,
+    MaintainInput,
+    RecordAnswer,
+    SkillUse,
+    TaskOutcome,
+)
+from workflows.library.workflow import SkillLibraryWorkflow
+
+
+class Recorder:
+    def __init__(self) -> None:
+        self.extracted: list[list[str]] = []
+        self.maintained: list[int] = []
+        self.recorded: list[list[str]] = []
+
+    @activity.defn(name=EXTRACT_SKILLS)
+    async def extract(self, req: ExtractInput) -> ExtractAnswer:
+        self.extracted.append([o.task_id for o in req.outcomes])
+        return ExtractAnswer(created=[f"x@v{len(self.extracted)}"])
+
+    @activity.defn(name=MAINTAIN_SKILLS)
+    async def maintain(self, req: MaintainInput) -> MaintainAnswer:
+        self.maintained.append(req.finished)
+        return MaintainAnswer(scored=1)
+
+    @activity.defn(name=RECORD_OUTCOMES)
+    async def record(self, outcomes: list[TaskOutcome]) -> RecordAnswer:
+        self.recorded.append([o.task_id for o in outcomes])
+        assert all(o.job is None for o in outcomes), "uses are recorded without the job"
+        return RecordAnswer(recorded=len(outcomes))
+
+
+def outcome(n: int, *, skill: bool = False) -> TaskOutcome:
+    use = SkillUse(skill_id="s@v1", name="s", version=1) if skill else None
+    return TaskOutcome(run_id="run", task_id=f"t{n}", action="Describe the table",
+                       status="completed", skill=use, job_author="skill:s@v1" if skill else "plan")
+
+
+async def drained(handle: WorkflowHandle[Any, Any], finished: int,
+                  pending: int) -> dict[str, Any]:
+    """The library's state once it has handled ``finished`` outcomes (queried, not slept)."""
+    state: dict[str, Any] = {}
+    for _ in range(200):
+        state = await handle.query(SkillLibraryWorkflow.state)
+        if state["finished"] >= finished and state["pending"] == pending:
+            return state
+    raise AssertionError(f"the library did not handle {finished} outcomes: {state}")
+
+
+async def test_batches_of_ten_are_extracted_and_maintenance_doubles(
+        time_env: WorkflowEnvironment) -> None:
+    queue = f"skills-{uuid.uuid4().hex[:8]}"
+    rec = Recorder()
+    async with Worker(time_env.client, task_queue=queue, workflows=[SkillLibraryWorkflow],
+                      activities=[rec.extract, rec.maintain, rec.record]):
+        handle = await time_env.client.start_workflow(
+            SkillLibraryWorkflow.run, LibraryState(), id=f"lib-{queue}", task_queue=queue)
+        for n in range(25):
+            await handle.signal(TASK_FINISHED, outcome(n))
+        await handle.signal(TASK_FINISHED, outcome(3))  # a repeat counts once
+        await handle.signal(TASK_FINISHED, {"run_id": "r"})  # malformed: refused
+        await handle.signal(TASK_FINISHED, outcome(100, skill=True))
+        state = await drained(handle, 26, 5)  # the skill's use is recorded, not extracted
+        await handle.terminate()
+    assert state["refused"] == 1
+    assert rec.extracted == [[f"t{n}" for n in range(10)], [f"t{n}" for n in range(10, 20)]]
+    assert rec.maintained == [10, 20]
+    assert rec.recorded == [["t100"]]
+    assert state["extractions"] == 2 and state["maintenances"] == 2
+
+
+async def test_continue_as_new_carries_the_count_and_pending_outcomes(
+        time_env: WorkflowEnvironment) -> None:
+    queue = f"skills-{uuid.uuid4().hex[:8]}"
+    rec = Recorder()
+    async with Worker(time_env.client, task_queue=queue, workflows=[SkillLibraryWorkflow],
+                      activities=[rec.extract, rec.maintain, rec.record]):
+        handle = await time_env.client.start_workflow(
+            SkillLibraryWorkflow.run, LibraryState(continue_after=4), id=f"lib-{queue}",
+            task_queue=queue)
+        for n in range(7):
+            await handle.signal(TASK_FINISHED, outcome(n))
+        first = await drained(handle, 7, 7)
+        for n in range(7, 14):
+            await handle.signal(TASK_FINISHED, outcome(n))
+        for n in range(3):  # repeats from before continue-as-new still count once
+            await handle.signal(TASK_FINISHED, outcome(n))
+        latest = time_env.client.get_workflow_handle(f"lib-{queue}")
+        state = await drained(latest, 14, 4)
+        first_run = await time_env.client.get_workflow_handle(
+            f"lib-{queue}", run_id=handle.first_execution_run_id).describe()
+        await latest.terminate()
+    assert first["finished"] == 7
+    assert state["finished"] == 14
+    assert rec.extracted == [[f"t{n}" for n in range(10)]]
+    assert rec.maintained == [10]
+    assert first_run.status == WorkflowExecutionStatus.CONTINUED_AS_NEW

@@ -1,0 +1,143 @@
+"""The executive pipeline's paths: review, retries with patches, re-linking, reflection misses."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from temporalio.exceptions import ApplicationError
+from temporalio.testing import WorkflowEnvironment
+
+from tests.workflows.harness import Harness, task
+from workflows.contracts.execution import RecordEventsInput, Verification, VerifyEvidenceInput
+from workflows.contracts.results import ReportPaths, WriteReportInput
+
+UNSAFE = "import socket\nsocket.create_connection(('example.org', 80))\n"
+
+
+async def test_out_of_memory_is_patched_to_a_smaller_batch_and_completes(
+        time_env: WorkflowEnvironment, task_queue: str, tmp_path: Path) -> None:
+    harness = Harness(time_env, task_queue, tmp_path)
+    result = await harness.run([task("a", behave="oom_above:32", batch_size=64)])
+    only = result.tasks[0]
+    assert only.status == "completed", only.status_reason
+    assert [a["batch_size"] for a in harness.sandbox.args_seen] == [64, 32]
+    (patch,) = only.provenance.patches
+    assert patch.root_cause == "out_of_memory" and patch.outcome == "applied"
+    assert [(c.field, c.old_value, c.new_value) for c in patch.changes] == [
+        ("args.batch_size", 64, 32)]
+    assert patch.confidence >= 0.85 and len(patch.sha256) == 64
+    assert only.provenance.execution.attempts == 2
+    assert f"after patch {patch.patch_id}" in only.status_reason
+    assert only.reflections[0].root_cause == "out_of_memory"
+
+
+async def test_out_of_memory_that_persists_ends_failed_retry(
+        time_env: WorkflowEnvironment, task_queue: str, tmp_path: Path) -> None:
+    harness = Harness(time_env, task_queue, tmp_path)
+    result = await harness.run([task("a", behave="oom_above:1", batch_size=64)])
+    only = result.tasks[0]
+    assert only.status == "failed_retry"
+    assert [a["batch_size"] for a in harness.sandbox.args_seen] == [64, 32, 16]
+    assert "retries exhausted" in only.status_reason
+
+
+async def test_unsafe_code_is_rejected_by_quality_and_safety_and_never_runs(
+        time_env: WorkflowEnvironment, task_queue: str, tmp_path: Path) -> None:
+    harness = Harness(time_env, task_queue, tmp_path)
+    result = await harness.run([task("a", code=UNSAFE), task("b", deps=["a"])])
+    rejected, blocked = result.tasks
+    assert rejected.status == "rejected"
+    assert "quality_safety" in rejected.status_reason and "line 2" in rejected.status_reason
+    assert harness.sandbox.ran == []
+    verdicts = {v.reviewer: v.verdict for v in rejected.verdicts}
+    assert verdicts["quality_safety"] == "REJECT"
+    assert blocked.status == "blocked" and "task a" in blocked.status_reason
+
+
+async def test_misplaced_artifact_is_relinked_without_running_again(
+        time_env: WorkflowEnvironment, task_queue: str, tmp_path: Path) -> None:
+    harness = Harness(time_env, task_queue, tmp_path)
+    result = await harness.run([task("a", behave="misplaced")])
+    only = result.tasks[0]
+    assert only.status == "completed", only.status_reason
+    assert harness.sandbox.ran == ["a"]
+    assert only.provenance.verification.attempts == 2
+    assert [a.name for a in only.artifacts] == ["out.txt"]
+
+
+async def test_missing_artifact_ends_failed_final_after_the_retries(
+        time_env: WorkflowEnvironment, task_queue: str, tmp_path: Path) -> None:
+    harness = Harness(time_env, task_queue, tmp_path)
+    result = await harness.run([task("a", behave="no_artifact")])
+    only = result.tasks[0]
+    assert only.status == "failed_final"
+    assert "'out.txt' was not produced" in only.status_reason
+    assert only.provenance.verification.attempts == 3
+    assert harness.sandbox.ran == ["a"]
+
+
+async def test_without_reflection_the_task_proceeds_unpatched_and_records_the_miss(
+        time_env: WorkflowEnvironment, task_queue: str, tmp_path: Path) -> None:
+    harness = Harness(time_env, task_queue, tmp_path)
+    req = harness.request([task("a", behave="oom_above:1", batch_size=8)],
+                          reflection_timeout_s=3)
+    req.queues.reflection = f"{task_queue}-nobody-serves-this"
+    async with harness.worker():
+        from workflows.research.workflow import ResearchWorkflow
+
+        result = await time_env.client.execute_workflow(ResearchWorkflow.run, req,
+                                                        id=req.run_id, task_queue=task_queue)
+    only = result.tasks[0]
+    assert only.status == "failed"
+    assert "reflection was unavailable" in only.status_reason
+    # the diagnosis and the hand-over to memory at the end both missed; so did the run's
+    # consultation of memory at intake, and the plan ran as written
+    assert only.provenance.reflection_misses == 2
+    assert result.reflection.misses == 3
+    assert any("memory was not consulted" in w for w in result.reflection.warnings)
+    assert harness.sandbox.ran == ["a"]
+    misses = sorted((e.node_id, e.agent_name) for e in harness.sink.events.values()
+                    if e.status == "missed")
+    assert misses == [("a", "memory"), ("a", "reflector"), ("run", "memory")]
+
+
+async def broken_verifier(req: VerifyEvidenceInput) -> Verification:
+    raise ApplicationError("the evidence store is unreachable", type="Broken", non_retryable=True)
+
+
+async def broken_report(req: WriteReportInput) -> ReportPaths:
+    raise ApplicationError("disk full", type="ReportUnwritable", non_retryable=True)
+
+
+async def test_a_failing_evidence_check_ends_the_task_not_the_workflow(
+        time_env: WorkflowEnvironment, task_queue: str, tmp_path: Path) -> None:
+    harness = Harness(time_env, task_queue, tmp_path,
+                      overrides={"verify_evidence": broken_verifier})
+    result = await harness.run([task("a"), task("b", deps=["a"])])
+    first, second = result.tasks
+    assert first.status == "failed"
+    assert "the evidence could not be checked: Broken: the evidence store is unreachable" in \
+        first.status_reason
+    assert second.status == "blocked"
+
+
+async def test_a_report_that_cannot_be_written_still_returns_the_results(
+        time_env: WorkflowEnvironment, task_queue: str, tmp_path: Path) -> None:
+    harness = Harness(time_env, task_queue, tmp_path,
+                      overrides={"write_report": broken_report})
+    result = await harness.run([task("a")])
+    assert result.status == "completed" and result.report is None
+    failures = [e for e in harness.sink.events.values() if e.status == "report_failed"]
+    assert len(failures) == 1 and "disk full" in failures[0].outputs["reason"]
+
+
+async def refusing_store(req: RecordEventsInput) -> int:
+    raise ApplicationError("value out of range", type="EventRejected", non_retryable=True)
+
+
+async def test_events_the_store_refuses_do_not_stop_the_run(
+        time_env: WorkflowEnvironment, task_queue: str, tmp_path: Path) -> None:
+    harness = Harness(time_env, task_queue, tmp_path,
+                      overrides={"record_events": refusing_store})
+    result = await harness.run([task("a")])
+    assert result.status == "completed"

@@ -1,0 +1,196 @@
+"""The ``assay`` command line: a thin shell over the stack, the workers and AssayClient."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from collections.abc import Callable
+from typing import Annotated
+
+import typer
+
+from workers.cli.common import client_for, fail, run_async
+from workers.cli.gates import approve, gates
+from workers.cli.memory import memory_app
+from workers.cli.plan import plan
+from workers.cli.run import run
+from workers.cli.skills import skills_app
+from workers.settings import Settings
+from workflows.constants import Pool
+
+app = typer.Typer(add_completion=False, no_args_is_help=True,
+                  help="Assay: durable, human-steerable research on Temporal.")
+
+
+@app.command()
+def up(detach: Annotated[bool, typer.Option("--detach", "-d",
+                                            help="Run in the background.")] = False) -> None:
+    """Start (or reuse) the embedded stack: Temporal, PostgreSQL, Qdrant and all worker pools."""
+    from workers.stack import launcher as stack
+
+    raise typer.Exit(stack.up(Settings(), detach=detach))
+
+
+@app.command()
+def down() -> None:
+    """Stop a stack started in the background with ``assay up --detach``."""
+    from workers.stack import launcher as stack
+
+    raise typer.Exit(stack.down(Settings()))
+
+
+@app.command()
+def check() -> None:
+    """Report the health of each part of the stack; exit non-zero if one is down."""
+    from workers.stack import launcher as stack
+
+    items = stack.check(Settings())
+    for item in items:
+        typer.echo(f"{'ok ' if item.ok else 'DOWN'}  {item.name:<22} {item.detail}")
+    raise typer.Exit(0 if all(item.ok for item in items) else 1)
+
+
+@app.command()
+def worker(pool: Annotated[list[Pool], typer.Option("--pool", "-p",
+                                                     help="Pool(s) to serve.")]) -> None:
+    """Serve one or more pools against configured services (for deployments)."""
+    from workers.pools.builders import run_pools
+    from workers.stack.launcher import database_url
+
+    settings = Settings()
+
+    async def serve() -> None:
+        stop = asyncio.Event()
+        _on_signals(stop.set)
+        await run_pools(settings, pool, database_url=database_url(settings), stop=stop)
+
+    run_async(serve())
+
+
+def _on_signals(callback: Callable[[], None]) -> None:
+    import signal
+
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, callback)
+
+
+app.command()(run)
+app.command()(plan)
+
+@app.command()
+def status(run_id: str,
+           as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
+    """Show a run's phase and the status of each task (and, once it ended, why)."""
+    from workers.cli.show import short, summary_lines, waiting_for_plan
+
+    async def go() -> None:
+        client = await client_for(Settings())
+        progress = await client.progress(run_id)
+        if as_json:
+            typer.echo(progress.model_dump_json(indent=2))
+            return
+        summary = await client.describe_run(run_id)
+        typer.echo(f"run {progress.run_id}: {progress.status} (phase {progress.phase})")
+        if summary.status == "completed":
+            for line in summary_lines(await client.result(run_id)):
+                typer.echo(line)
+        elif summary.goal:
+            typer.echo(f"  goal: {short(summary.goal)}")
+        if waiting_for_plan(progress):
+            typer.echo(f"  waiting for a plan: assay plan {run_id} PLAN.json")
+        for tid in progress.order:
+            typer.echo(f"  task {tid:<8} {progress.tasks.get(tid, 'pending')}")
+
+    run_async(go())
+
+
+@app.command()
+def watch(run_id: str,
+          follow: Annotated[bool, typer.Option(help="Keep watching until the run ends.")] = True,
+          ) -> None:
+    """Print a run's events as they are recorded."""
+    from activities.events.store import EventStore, format_event
+    from workers.stack.launcher import database_url
+
+    settings = Settings()
+
+    async def go() -> None:
+        client = await client_for(settings)
+        store = EventStore(database_url(settings, start=False))
+        await store.open()
+        after = 0
+        try:
+            while True:
+                # Status first: once a run is seen finished, one more read drains its events.
+                running = await client.status(run_id) == "running"
+                while batch := await store.events_after(run_id, after):
+                    for stored in batch:
+                        typer.echo(format_event(stored))
+                    after = batch[-1].seq
+                if not (running and follow):
+                    return
+                await asyncio.sleep(0.5)
+        finally:
+            await store.close()
+
+    run_async(go())
+
+
+@app.command()
+def report(run_id: str,
+           as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
+    """Print a finished run's report (Markdown, or the results JSON)."""
+    from activities.reports.writer import render_markdown
+
+    async def go() -> None:
+        client = await client_for(Settings())
+        if await client.status(run_id) == "running":
+            fail(f"run {run_id} is still running; see `assay status {run_id}`")
+        result = await client.result(run_id)
+        typer.echo(result.model_dump_json(indent=2) if as_json else render_markdown(result))
+
+    run_async(go())
+
+
+@app.command()
+def runs(limit: Annotated[int, typer.Option(min=1, max=1000)] = 20) -> None:
+    """List recent runs: status (``deferred``, ``partial``... once ended) and goal."""
+    from workers.cli.show import short
+
+    async def go() -> None:
+        client = await client_for(Settings())
+        for summary in await client.list_runs(limit=limit):
+            goal = f"  {short(summary.goal, 60)}" if summary.goal else ""
+            typer.echo(f"{summary.run_id:<60} {summary.shown_status:<12} "
+                       f"{summary.start_time}{goal}")
+
+    run_async(go())
+
+
+app.command()(approve)
+app.command()(gates)
+app.add_typer(memory_app, name="memory")
+app.add_typer(skills_app, name="skills")
+
+
+def main() -> None:
+    """Entry point of ``assay`` and ``python -m workers.cli``.
+
+    Exits with ``os._exit`` once the command is done and its output flushed: the Temporal
+    client's native runtime threads can crash interpreter finalization when they are still
+    winding down, which would turn a finished command into a signal exit.
+    """
+    try:
+        app()
+        code = 0
+    except SystemExit as done:
+        code = done.code if isinstance(done.code, int) else (0 if done.code is None else 1)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
+
+
+if __name__ == "__main__":
+    main()

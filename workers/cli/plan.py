@@ -1,0 +1,52 @@
+"""``assay plan``: a person gives a goal run that waits for a plan the plan to run."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from workers.cli.common import EXIT_BAD_INPUT, client_for, fail, run_async
+from workers.settings import Settings
+
+MAX_BY_CHARS = 128
+
+
+def plan(
+    run_id: Annotated[str, typer.Argument(help="The goal run waiting for a plan.")],
+    plan_file: Annotated[Path, typer.Argument(metavar="FILE",
+                                              help="A pending_actions.json plan file.")],
+    by: Annotated[str | None, typer.Option("--by", help="Who gives the plan (default: you).")]
+    = None,
+) -> None:
+    """Give a goal run that waits for a plan the plan to run (checked like `assay run`)."""
+    from workers.intake.planfile import PlanFileError, load_supplied_plan
+    from workflows.client import PlanSupplyError, RunNotFoundError
+
+    settings = Settings()
+    author = check_author(settings.user if by is None else by)
+    try:
+        supplied = load_supplied_plan(plan_file, max_bytes=settings.max_plan_bytes, by=author)
+    except PlanFileError as err:
+        fail(str(err), EXIT_BAD_INPUT)
+
+    async def go() -> None:
+        client = await client_for(settings)
+        try:
+            await client.supply_plan(run_id, supplied)
+        except (PlanSupplyError, RunNotFoundError) as err:
+            fail(f"refused: {err}", EXIT_BAD_INPUT)
+        count = len(supplied.plan.decisions)
+        typer.echo(f"plan {supplied.plan_name} accepted by {run_id}: "
+                   f"{count} task{'s' if count != 1 else ''}")
+
+    run_async(go())
+
+
+def check_author(name: str) -> str:
+    """Who gives the plan, as the run will record it; exits 2 when the name is unusable."""
+    name = name.strip()
+    if not name or len(name) > MAX_BY_CHARS or not name.isprintable():
+        fail(f"--by: give a name of 1 to {MAX_BY_CHARS} printable characters", EXIT_BAD_INPUT)
+    return name

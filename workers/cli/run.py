@@ -1,0 +1,197 @@
+"""``assay run``: start a run of a plan file or of a research goal, and optionally follow it."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from enum import StrEnum
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from workers.cli.common import EXIT_BAD_INPUT, client_for, fail, run_async
+from workers.cli.gates import GateName, OnTimeout
+from workers.intake.runpolicy import AgentFlags, NoModelAction
+from workers.settings import Settings
+
+if TYPE_CHECKING:
+    from workflows.client import AssayClient
+    from workflows.contracts.policy import AgentsPolicy, RunPolicy
+    from workflows.contracts.results import ResearchInput, ResearchResult
+
+
+class NoModel(StrEnum):
+    """What a goal run does when no model can plan it."""
+
+    WAIT = "wait"
+    DEFER = "defer"
+
+    @property
+    def action(self) -> NoModelAction:
+        """The action as the policy names it."""
+        return self.value
+
+
+def run(
+    target: Annotated[str, typer.Argument(
+        metavar="PLAN_OR_GOAL",
+        help="A plan file (pending_actions.json), or a research goal in words.")],
+    wait: Annotated[bool, typer.Option(help="Wait for the run to finish.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the results JSON.")] = False,
+    again: Annotated[bool, typer.Option(help="Start another run of a plan already run.")] = False,
+    max_parallel: Annotated[int | None, typer.Option(min=1, max=64)] = None,
+    policy_file: Annotated[Path | None, typer.Option("--policy", help="Run policy (JSON).")]
+    = None,
+    human_gate: Annotated[list[GateName] | None, typer.Option(
+        "--human-gate", help="Make a gate (plan, step, error, result) wait for a person.")]
+    = None,
+    approver: Annotated[list[str] | None, typer.Option(help="Who may decide human gates.")]
+    = None,
+    gate_timeout: Annotated[float | None, typer.Option(min=1, help="Seconds a gate waits.")]
+    = None,
+    on_timeout: Annotated[OnTimeout | None, typer.Option(help="approve or reject.")] = None,
+    data: Annotated[list[Path] | None, typer.Option(
+        "--data", help="A data file the goal is about (repeatable).")] = None,
+    agents: Annotated[bool | None, typer.Option(
+        "--agents/--no-agents",
+        help="Use model-backed agents (default: when a key or a replay is configured).")]
+    = None,
+    record: Annotated[Path | None, typer.Option(
+        help="Record the run's model exchanges to this JSONL file.")] = None,
+    replay: Annotated[Path | None, typer.Option(
+        help="Answer model calls only from this recording (no key or network).")] = None,
+    budget_tokens: Annotated[int | None, typer.Option(
+        min=0, help="Stop asking models once the run has spent this many tokens.")] = None,
+    budget_usd: Annotated[float | None, typer.Option(
+        min=0, help="Stop asking models once the run has spent this many dollars.")] = None,
+    no_model: Annotated[NoModel | None, typer.Option(
+        help="A goal no model can plan: wait for `assay plan`, or end deferred.")] = None,
+    no_model_review: Annotated[bool, typer.Option(
+        "--no-model-review", help="Deterministic reviewers only.")] = False,
+    no_debuggers: Annotated[bool, typer.Option(
+        "--no-debuggers", help="No model debuggers after a failed job.")] = False,
+    plan_review_rounds: Annotated[int | None, typer.Option(
+        min=0, max=5, help="Planner/plan-reviewer rounds for a goal.")] = None,
+    memory: Annotated[bool | None, typer.Option(
+        help="Use reflection memory: semantic rules and templates at intake, episodes kept "
+             "after each task (default: ASSAY_MEMORY_ENABLED, on).")] = None,
+    skills: Annotated[bool | None, typer.Option(
+        help="Use the skill library: a confident match supplies the plan or a job with no "
+             "planning call; finished tasks feed extraction (default: ASSAY_SKILLS_ENABLED, "
+             "on).")] = None,
+) -> None:
+    """Start a run of a plan file or of a research goal; with --wait, follow it to the end."""
+    from workers.intake.goalfile import GoalError
+    from workers.intake.planfile import PlanFileError
+    from workers.intake.runpolicy import PolicyError, build_policy
+
+    settings = Settings()
+    flags = AgentFlags(enabled=agents, record=record, replay=replay,
+                       budget_tokens=budget_tokens, budget_usd=budget_usd,
+                       no_model=no_model.action if no_model else None,
+                       model_review=False if no_model_review else None,
+                       debuggers=False if no_debuggers else None,
+                       plan_review_rounds=plan_review_rounds)
+    try:
+        policy = build_policy(settings, policy_file=policy_file, max_parallel=max_parallel,
+                              human_gates=[g.kind for g in human_gate or []],
+                              approvers=approver, gate_timeout_s=gate_timeout,
+                              on_timeout=on_timeout.action if on_timeout else None,
+                              agents=flags, memory=memory, skills=skills)
+        req = build_request(target, data or [], settings, policy)
+    except (PlanFileError, PolicyError, GoalError) as err:
+        fail(str(err), EXIT_BAD_INPUT)
+    if req.plan is None and not req.policy.agents.enabled:
+        typer.echo(no_model_note(req.policy.agents, switched_off=agents is False), err=True)
+    run_async(_start(settings, req, again=again, wait=wait, as_json=as_json))
+
+
+def build_request(target: str, data: list[Path], settings: Settings,
+                  policy: RunPolicy) -> ResearchInput:
+    """The run's input: a resolved plan file, or a checked goal with its data files."""
+    from workers.intake.goalfile import GoalError, is_directory, is_plan_target, load_goal
+    from workers.intake.planfile import load_plan
+    from workers.intake.runpolicy import queues_from
+
+    queues = queues_from(settings)
+    if is_plan_target(target):
+        if data:
+            raise GoalError("--data goes with a goal in words; a plan file names the data "
+                            "each task reads in its `inputs`")
+        return load_plan(Path(target), max_bytes=settings.max_plan_bytes, policy=policy,
+                         queues=queues)
+    if is_directory(target):
+        raise GoalError(f"{target}: is a directory; pass the plan file in it "
+                        f"({Path(target) / 'pending_actions.json'}) or a goal in words")
+    return load_goal(target, data, max_bytes=settings.max_plan_bytes, policy=policy,
+                     queues=queues)
+
+
+def no_model_note(agents: AgentsPolicy, *, switched_off: bool) -> str:
+    """What a goal run does when it cannot ask a model, in words."""
+    why = ("model-backed agents are switched off (--no-agents)" if switched_off else
+           "no model is configured (no ASSAY_ANTHROPIC_API_KEY or ANTHROPIC_API_KEY, and no "
+           "--replay recording)")
+    if agents.no_model == "wait":
+        then = ("the run will wait for a person's plan: give it one with "
+                "`assay plan RUN PLAN.json`")
+    else:
+        then = ("the run will end `deferred` without planning; pass --no-model wait to have "
+                "it wait for `assay plan RUN PLAN.json` instead")
+    return f"note: {why}, so nothing can plan this goal; {then}."
+
+
+async def _start(settings: Settings, req: ResearchInput, *, again: bool, wait: bool,
+                 as_json: bool) -> None:
+    from workers.cli.show import outcome_lines
+
+    client = await client_for(settings)
+    run_id = await client.start_run(req, again=again)
+    typer.echo(f"started {run_id}", err=True)
+    if not wait:
+        typer.echo(run_id)
+        typer.echo(f"follow it with: assay watch {run_id}", err=True)
+        return
+    result = await follow(client, run_id)
+    if as_json:
+        typer.echo(result.model_dump_json(indent=2))
+        return
+    web_ui = (f"http://127.0.0.1:{settings.temporal_ui_port}/namespaces/"
+              f"{settings.temporal_namespace}")
+    for line in outcome_lines(result, web_ui):
+        typer.echo(line)
+
+
+async def follow(client: AssayClient, run_id: str) -> ResearchResult:
+    """Await a run's result while printing task status changes to stderr."""
+    from workers.cli.show import waiting_for_plan
+
+    waiter = asyncio.ensure_future(client.result(run_id))
+    seen: dict[str, str] = {}
+
+    def show(statuses: dict[str, str]) -> None:
+        for tid, status in statuses.items():
+            if seen.get(tid) != status:
+                seen[tid] = status
+                typer.echo(f"  task {tid}: {status}", err=True)
+
+    hinted: set[str] = set()
+
+    def hint(text: str) -> None:
+        if text not in hinted:
+            hinted.add(text)
+            typer.echo(text, err=True)
+
+    while not waiter.done():
+        with contextlib.suppress(Exception):  # progress is best effort; the result decides
+            progress = await client.progress(run_id)
+            show(dict(progress.tasks))
+            if progress.waiting is not None:
+                hint(f"  plan gate waiting: assay approve {run_id} --gate plan")
+            elif waiting_for_plan(progress):
+                hint(f"  waiting for a plan: assay plan {run_id} PLAN.json")
+        await asyncio.wait([waiter], timeout=1.0)
+    result = waiter.result()
+    show({t.task_id: t.status for t in result.tasks})
+    return result

@@ -1,0 +1,385 @@
+"""``assay skills``: see, search, approve, retire, export and import the skill library.
+
+Extraction adds candidates; nothing is applied to a task until a person (or a confident
+extraction) approves it. People review candidates here, approve one as the active version or
+for a trial on a share of matching tasks, retire what should no longer be used, and move
+skills between libraries as Agent Skills folders. Every change is made in the name of ``--by``
+(default: the configured user) and recorded in the skill's history.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from collections.abc import Awaitable, Callable, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, TypeVar
+
+import typer
+
+from workers.cli.common import EXIT_BAD_INPUT, EXIT_UNAVAILABLE, fail, run_async
+from workers.cli.memory import table, when
+from workers.settings import Settings
+from workflows.contracts.plan import Scalar
+from workflows.library.patterns import SkillPolicy, SkillStatus, match_confidence, utility
+
+if TYPE_CHECKING:
+    from skills.store import SkillEvent, SkillStore
+    from workflows.library.patterns import Skill, SkillParameter, SkillPattern
+
+T = TypeVar("T")
+
+skills_app = typer.Typer(
+    no_args_is_help=True,
+    help="The skill library: list, show, search, approve, retire, export and import skills.")
+
+STATUSES: tuple[SkillStatus, ...] = ("candidate", "active", "trial", "retired")
+IN_USE: tuple[SkillStatus, ...] = ("candidate", "active", "trial")
+MATCHED: tuple[SkillStatus, ...] = ("active", "trial")
+ByOption = Annotated[str | None, typer.Option("--by", help="Who makes the change "
+                                              "(default: you).")]
+IdArgument = Annotated[str, typer.Argument(help="The skill's id, NAME@vVERSION.")]
+
+
+def with_store(use: Callable[[SkillStore], Awaitable[T]]) -> T:
+    """Run ``use`` against the skill library of the configured database.
+
+    An unreachable database, an unknown or unreadable skill, a refused status change and a
+    taken id end the command with one clear line.
+    """
+    from skills.store import (
+        SkillExists,
+        SkillInvalid,
+        SkillNotFound,
+        SkillStatusError,
+        SkillStore,
+        SkillStoreUnavailable,
+        SkillUnreadable,
+    )
+    from workers.stack.launcher import database_url
+
+    async def go() -> T:
+        store = SkillStore(database_url(Settings(), start=False))
+        try:
+            await store.open()
+            return await use(store)
+        except SkillStoreUnavailable as err:
+            fail(str(err), EXIT_UNAVAILABLE)
+        except (SkillNotFound, SkillStatusError, SkillUnreadable, SkillExists) as err:
+            fail(str(err))
+        except SkillInvalid as err:
+            fail(str(err), EXIT_BAD_INPUT)
+        finally:
+            await store.close()
+
+    return run_async(go())
+
+
+def chosen_statuses(given: Sequence[str] | None, show_all: bool) -> tuple[SkillStatus, ...]:
+    """The statuses ``--status``/``--all`` ask for; an unknown one ends the command (exit 2)."""
+    if not given:
+        return STATUSES if show_all else IN_USE
+    unknown = [s for s in given if s not in STATUSES]
+    if unknown:
+        fail(f"unknown status {', '.join(unknown)}: use {', '.join(STATUSES)}", EXIT_BAD_INPUT)
+    return tuple(s for s in STATUSES if s in given)
+
+
+def plural(n: int, word: str) -> str:
+    """``1 skill``, ``2 skills``."""
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+# --- showing one skill ---------------------------------------------------------------------
+
+
+def shown(value: Scalar | None) -> str:
+    """A parameter value as a person would type it."""
+    return "-" if value is None else repr(value) if isinstance(value, str) else f"{value}"
+
+
+def parameter_line(p: SkillParameter) -> str:
+    """``name  type (target); default; range; options; extensions; description``."""
+    parts = [f"{p.type}" + (" (data input)" if p.target == "input" else "")]
+    if p.default is not None:
+        parts.append(f"default {shown(p.default)}")
+    if p.minimum is not None or p.maximum is not None:
+        low = "" if p.minimum is None else f"{p.minimum:g}"
+        high = "" if p.maximum is None else f"{p.maximum:g}"
+        parts.append(f"range {low}..{high}")
+    if p.options:
+        parts.append("options " + ", ".join(shown(o) for o in p.options))
+    if p.extensions:
+        parts.append("extensions " + ", ".join(p.extensions))
+    if p.description:
+        parts.append(p.description)
+    return f"  {p.name:<16}" + "; ".join(parts)
+
+
+def field(name: str, value: str) -> str:
+    """``name:`` padded to one column, then the value."""
+    return f"{name + ':':<18}{value}".rstrip()
+
+
+def pattern_lines(p: SkillPattern) -> list[str]:
+    """What a pattern says: when it applies, its parameters, steps, outputs and checks."""
+    pre = p.preconditions
+    conditions = "; ".join(f"{label} {', '.join(items)}" for label, items in (
+        ("input types", pre.input_types), ("imports", pre.imports),
+        ("keywords", pre.keywords)) if items)
+    lines = [field("description", p.description), field("context", p.context or "-")]
+    lines += [field(name, value) for name, value in (
+        ("guideline", p.guideline), ("action", p.action), ("preconditions", conditions),
+        ("tags", ", ".join(p.tags))) if value]
+    if p.parameters:
+        lines += ["parameters:", *(parameter_line(param) for param in p.parameters)]
+    if p.steps:
+        lines += ["steps:", *(f"  {n}. {s.agent}/{s.phase}" + (f": {s.detail}" if s.detail
+                                                                else "")
+                              for n, s in enumerate(p.steps, 1))]
+    lines += expected_lines(p)
+    if p.recovery:
+        lines += ["recovery:", *(f"  {c.field}: {c.old_value!r} -> {c.new_value!r}"
+                                 + (f" ({c.reason})" if c.reason else "") for c in p.recovery)]
+    lines += [field(name, value) for name, value in (
+        ("contrast", p.contrast), ("source runs", ", ".join(p.source_runs))) if value]
+    return lines
+
+
+def expected_lines(p: SkillPattern) -> list[str]:
+    """The job a pattern supplies, what it should leave behind, and the checks on it."""
+    lines: list[str] = []
+    if p.job is not None:
+        job = p.job
+        what = f"script {job.entry}" if job.entry else "inline code"
+        args = ", ".join(f"{k}={shown(v)}" for k, v in job.args.items())
+        lines.append(field("job", what + (f"; args {args}" if args else "")))
+        outputs = "; ".join(f"{label} {', '.join(items)}" for label, items in (
+            ("artifacts", job.expected_artifacts), ("metrics", job.expected_metrics)) if items)
+        if outputs:
+            lines.append(field("expected outputs", outputs))
+    if p.acceptance_criteria:
+        lines += ["acceptance:", *(f"  - {c}" for c in p.acceptance_criteria)]
+    if p.checks:
+        lines.append(field("checks", "; ".join(c.describe() for c in p.checks)))
+    return lines
+
+
+def skill_lines(skill: Skill, events: Sequence[SkillEvent]) -> list[str]:
+    """Everything about one skill, as ``assay skills show`` prints it."""
+    m = skill.metrics
+    status = skill.status + (f" on {skill.share:.0%} of matching tasks"
+                             if skill.status == "trial" else "")
+    status += f" ({skill.note})" if skill.note else ""
+    lines = [field("skill", skill.skill_id), field("kind", skill.pattern.kind),
+             field("status", status), field("origin", skill.origin),
+             field("confidence", f"{skill.confidence:.2f}"), *pattern_lines(skill.pattern)]
+    lines += [
+        field("use", f"r {m.retrieved}, u {m.used}, s {m.succeeded}; success rate "
+                     f"{m.success_rate:.2f}; utility {utility(m):.2f}"),
+        field("mean", f"{m.mean_duration_s:.1f}s, ${m.mean_cost_usd:.4f} per use"),
+        field("last used", when(m.last_used)),
+        field("evidence", f"{m.evidence_successes} successful and {m.evidence_failures} "
+                          "failed source tasks"),
+        field("deviations", f"{m.deviations} major in a row"),
+        field("created", when(skill.created_at)), field("updated", when(skill.updated_at)),
+        "history:"]
+    rows = [[str(e.seq), when(e.at), e.by, e.action, json.dumps(e.detail, sort_keys=True)]
+            for e in events]
+    lines += [f"  {line}" for line in table(["seq", "at", "by", "action", "detail"], rows)]
+    return lines
+
+
+@skills_app.command("list")
+def list_skills(
+    status: Annotated[list[str] | None, typer.Option(
+        "--status", "-s", help="Only this status: candidate, active, trial or retired "
+        "(repeatable).")] = None,
+    show_all: Annotated[bool, typer.Option("--all", help="Also list retired skills.")] = False,
+) -> None:
+    """List skills by name and version with their use statistics.
+
+    r: retrieved, u: used, s: succeeded; success counts the extraction evidence. Rows that
+    are not valid skills are listed after the table as warnings.
+    """
+    statuses = chosen_statuses(status, show_all)
+    found, warnings = with_store(lambda store: store.scan(statuses))
+    if found:
+        rows = [[s.skill_id, s.pattern.kind, s.status, str(s.metrics.retrieved),
+                 str(s.metrics.used), str(s.metrics.succeeded), f"{s.metrics.success_rate:.2f}",
+                 f"{s.metrics.mean_duration_s:.1f}s", f"${s.metrics.mean_cost_usd:.4f}",
+                 when(s.metrics.last_used), f"{utility(s.metrics):.2f}"] for s in found]
+        for line in table(["id", "kind", "status", "r", "u", "s", "success", "time", "cost",
+                           "last used", "utility"], rows):
+            typer.echo(line)
+    else:
+        typer.echo("no skills" + ("" if status or show_all else " (--all lists retired ones)"))
+    for warning in warnings:
+        typer.echo(f"warning: {warning}")
+
+
+@skills_app.command("show")
+def show(skill_id: IdArgument,
+         as_json: Annotated[bool, typer.Option("--json", help="Print the skill as JSON.")]
+         = False) -> None:
+    """Show one skill: its pattern, statistics and history."""
+
+    async def read(store: SkillStore) -> tuple[Skill, list[SkillEvent]]:
+        return await store.get(skill_id), await store.events(skill_id)
+
+    skill, events = with_store(read)
+    if as_json:
+        typer.echo(skill.model_dump_json(indent=2))
+        return
+    for line in skill_lines(skill, events):
+        typer.echo(line)
+
+
+@skills_app.command("search")
+def search(
+    query: Annotated[str, typer.Argument(help="A goal or task, in words.")],
+    k: Annotated[int, typer.Option("--k", min=1, max=100, help="At most this many.")] = 5,
+    threshold: Annotated[float, typer.Option(min=0, max=1, help="Minimum similarity.")]
+    = SkillPolicy().threshold,
+    all_statuses: Annotated[bool, typer.Option(
+        "--all-statuses", help="Also candidates and retired skills (by default only the "
+        "active and trial ones a run would apply).")] = False,
+) -> None:
+    """Find the skills a run would retrieve for a goal or task, most similar first."""
+    from skills.index import SkillIndex, reformulate
+
+    if not query.strip():
+        fail("the query is empty: give a goal or task in words", EXIT_BAD_INPUT)
+    skills = with_store(lambda store: store.list())
+    by_id = {skill.skill_id: skill for skill in skills}
+    statuses = STATUSES if all_statuses else MATCHED
+
+    hits: list[tuple[str, float]] = []
+    if skills:
+        with tempfile.TemporaryDirectory(prefix="assay-skill-search-") as tmp, \
+                SkillIndex(Path(tmp)) as index:
+            index.upsert(skills)
+            hits = [(hit.skill_id, hit.similarity) for hit in index.search(
+                reformulate(query, SkillPolicy().queries), top_k=k, threshold=threshold,
+                statuses=statuses) if hit.skill_id in by_id]
+    if not hits:
+        typer.echo("no skills match" + ("" if all_statuses else
+                                         " (--all-statuses also searches candidates)"))
+        return
+    now = datetime.now(UTC)
+    rows = [[sid, by_id[sid].status, f"{sim:.2f}",
+             f"{_confidence(by_id[sid], sim, now):.2f}",
+             by_id[sid].pattern.description[:60]] for sid, sim in hits]
+    for line in table(["id", "status", "similarity", "confidence", "description"], rows):
+        typer.echo(line)
+
+
+@skills_app.command("approve")
+def approve(
+    skill_id: IdArgument,
+    by: ByOption = None,
+    trial: Annotated[float | None, typer.Option(
+        "--trial", min=0, max=1, help="Approve for a trial on this share of matching tasks "
+        "(e.g. 0.1) instead of making it the active version.")] = None,
+) -> None:
+    """Approve a candidate: make it the family's active version, or give it a trial.
+
+    Making a version active retires the version that was active before it.
+    """
+    if trial is not None and trial <= 0:
+        fail("--trial takes a share of matching tasks above 0 and at most 1, e.g. 0.1",
+             EXIT_BAD_INPUT)
+    who = by or Settings().user
+
+    async def change(store: SkillStore) -> tuple[Skill, list[str]]:
+        current = await store.get(skill_id)
+        before = [s.skill_id for s in await store.family(current.pattern.name)
+                  if s.status == "active" and s.skill_id != skill_id]
+        stored = await store.set_status(skill_id, "active" if trial is None else "trial",
+                                        by=who, share=trial)
+        return stored, before if stored.status == "active" else []
+
+    skill, replaced = with_store(change)
+    if skill.status == "trial":
+        typer.echo(f"skill {skill.skill_id} approved by {who} for a trial on "
+                   f"{skill.share:.0%} of matching tasks")
+    else:
+        typer.echo(f"skill {skill.skill_id} approved by {who}: now active")
+    for old in replaced:
+        typer.echo(f"skill {old} retired: replaced by {skill.skill_id}")
+
+
+@skills_app.command("retire")
+def retire(skill_id: IdArgument, by: ByOption = None,
+           reason: Annotated[str | None, typer.Option("--reason", help="Why.")] = None) -> None:
+    """Retire a skill: it is kept for its history but never matched again."""
+    who = by or Settings().user
+    note = f"retired by {who}: {reason.strip()}" if reason and reason.strip() else ""
+    skill = with_store(lambda store: store.set_status(skill_id, "retired", by=who, note=note))
+    typer.echo(f"skill {skill.skill_id} {skill.note}")
+
+
+@skills_app.command("export")
+def export(
+    directory: Annotated[Path, typer.Argument(help="The folder to write skill folders to.")],
+    overwrite: Annotated[bool, typer.Option(help="Replace skill folders already "
+                                            "there.")] = False,
+    show_all: Annotated[bool, typer.Option("--all", help="Also export retired skills.")]
+    = False,
+) -> None:
+    """Write skills as Agent Skills folders (SKILL.md with front matter, scripts/)."""
+    from skills.folders.files import SkillFileError, export_skills
+
+    if directory.exists() and not directory.is_dir():
+        fail(f"{directory} is not a directory", EXIT_BAD_INPUT)
+    found, warnings = with_store(lambda store: store.scan(STATUSES if show_all else IN_USE))
+    for warning in warnings:
+        typer.echo(f"warning: {warning}", err=True)
+    if not found:
+        fail("nothing to export: the library has no skills" +
+             ("" if show_all else " that are not retired (--all exports those too)"))
+    try:
+        paths = export_skills(found, directory, overwrite=overwrite)
+    except SkillFileError as err:
+        fail("nothing exported: " + "; ".join(err.problems or [str(err)]), EXIT_BAD_INPUT)
+    except FileExistsError as err:
+        fail(f"{err.filename or directory} already exists: give --overwrite to replace it",
+             EXIT_BAD_INPUT)
+    except OSError as err:
+        fail(f"cannot write to {directory}: {err.strerror or err}")
+    typer.echo(f"exported {plural(len(paths), 'skill')} to {directory}")
+    for path in paths:
+        typer.echo(f"  {path}")
+
+
+@skills_app.command("import")
+def import_(
+    directory: Annotated[Path, typer.Argument(help="A folder of skill folders.")],
+    by: ByOption = None,
+) -> None:
+    """Add the skills of a folder as candidates: all of them, or none if any id is taken."""
+    from skills.folders.files import SkillFileError, import_skills
+
+    if not directory.is_dir():
+        fail(f"{directory} is not a directory of skills", EXIT_BAD_INPUT)
+    try:
+        read = import_skills(directory)
+    except SkillFileError as err:
+        fail("nothing imported: " + "; ".join(err.problems or [str(err)]), EXIT_BAD_INPUT)
+    if not read:
+        fail(f"nothing imported: no skills in {directory}", EXIT_BAD_INPUT)
+    who = by or Settings().user
+    candidates = [s.model_copy(update={"status": "candidate", "origin": "imported",
+                                       "share": 0.0,
+                                       "note": f"imported from {directory.name} by {who}"})
+                  for s in read]
+    added = with_store(lambda store: store.add_many(candidates, by=who, action="imported"))
+    typer.echo(f"imported {plural(len(added), 'skill')} as candidates: "
+               + ", ".join(s.skill_id for s in added))
+    typer.echo("approve one with `assay skills approve ID`")
+
+
+def _confidence(skill: Skill, similarity: float, now: datetime) -> float:
+    """The confidence a run would give this match, its preconditions taken as holding."""
+    return match_confidence(similarity, 1.0, skill.metrics, now, prior=skill.confidence)

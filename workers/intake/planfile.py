@@ -1,0 +1,184 @@
+"""Turning a plan file on disk into a validated, self-contained ResearchInput.
+
+Everything that can be wrong with a plan is found here, before anything starts: unreadable
+file, invalid JSON, schema violations (named by task and field), duplicate ids, unknown
+dependencies, cycles, job scripts or inputs outside the plan's folder, and plans too large for
+a workflow payload. Job scripts are read into the plan and inputs fixed by checksum, so the run
+is reproducible and its history records exactly what ran.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any, cast
+
+from pydantic import ValidationError
+
+from workflows.constants import digest
+from workflows.contracts.plan import Decision, InputFile, Plan, PlanError, check_graph
+from workflows.contracts.policy import Queues, RunPolicy
+from workflows.contracts.results import ResearchInput, SuppliedPlan
+
+MAX_FILE_BYTES = 50_000_000
+
+
+class PlanFileError(ValueError):
+    """The plan file cannot be run; the message says what, where and how to fix it."""
+
+
+def load_plan(path: Path, *, max_bytes: int, policy: RunPolicy | None = None,
+              queues: Queues | None = None) -> ResearchInput:
+    """Read, validate and resolve a plan file into a workflow input."""
+    supplied = load_supplied_plan(path, max_bytes=max_bytes)
+    req = ResearchInput(run_id="", plan_name=supplied.plan_name,
+                        plan_sha256=supplied.plan_sha256, plan=supplied.plan,
+                        policy=policy or RunPolicy(), queues=queues or Queues())
+    _check_size(path, len(req.model_dump_json().encode()), max_bytes)
+    return req
+
+
+def load_supplied_plan(path: Path, *, max_bytes: int, by: str = "") -> SuppliedPlan:
+    """Read, validate and resolve a plan file for a goal run waiting for one."""
+    plan = parse_plan(path)
+    base = path.resolve().parent
+    decisions = [_resolve(decision, base) for decision in plan.decisions]
+    plan = plan.model_copy(update={"decisions": decisions})
+    canonical = plan.model_dump_json(exclude_none=True).encode()
+    name = plan.meeting_id or (base.name if path.stem == "pending_actions" else path.stem)
+    supplied = SuppliedPlan(plan_name=name, plan_sha256=digest(canonical), plan=plan, by=by)
+    _check_size(path, len(supplied.model_dump_json().encode()), max_bytes)
+    return supplied
+
+
+def _check_size(path: Path, size: int, max_bytes: int) -> None:
+    if size > max_bytes:
+        raise PlanFileError(
+            f"{path}: the resolved plan is {size:,} bytes, over the {max_bytes:,}-byte limit "
+            "for a run's input; keep data in `inputs` files rather than inline `code`, or "
+            "split the plan")
+
+
+def parse_plan(path: Path) -> Plan:
+    """Parse and validate a plan file (schema and dependency graph)."""
+    if not path.is_file():
+        raise PlanFileError(f"{path}: no such plan file")
+    if path.stat().st_size > MAX_FILE_BYTES:
+        raise PlanFileError(f"{path}: {path.stat().st_size:,} bytes is too large for a plan")
+    try:
+        raw: Any = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as err:
+        raise PlanFileError(f"{path}: cannot read the plan ({err.strerror})") from err
+    except UnicodeDecodeError as err:
+        raise PlanFileError(f"{path}: not UTF-8 text ({err.reason})") from err
+    except json.JSONDecodeError as err:
+        raise PlanFileError(f"{path}: invalid JSON at line {err.lineno}, column {err.colno}: "
+                            f"{err.msg}") from err
+    _refuse_internal_fields(raw, path)
+    try:
+        plan = Plan.model_validate(raw)
+    except ValidationError as err:
+        raise PlanFileError(f"{path}: {describe_errors(err, raw)}") from err
+    try:
+        check_graph(plan)
+    except PlanError as err:
+        raise PlanFileError(f"{path}: {err}") from err
+    return plan
+
+
+_INTERNAL = {"resolved_inputs": "decision", "source": "job", "filename": "job"}
+
+
+def _refuse_internal_fields(raw: Any, path: Path) -> None:
+    """Fields Assay fills in while resolving a plan may not come from the file."""
+    for index, item in enumerate(_dicts(_field(raw, "decisions"))):
+        for key, owner in _INTERNAL.items():
+            holder = item if owner == "decision" else _field(item, "job")
+            if isinstance(holder, dict) and key in holder:
+                raise PlanFileError(
+                    f"{path}: task {_task_label(raw, index)} (decisions[{index}]), field "
+                    f"{'job.' if owner == 'job' else ''}{key}: set by Assay when the plan is "
+                    "resolved; remove it from the plan file")
+
+
+def _field(value: Any, key: str) -> Any:
+    return cast("dict[str, Any]", value).get(key) if isinstance(value, dict) else None
+
+
+def _dicts(value: Any) -> list[dict[str, Any]]:
+    items = cast("list[Any]", value) if isinstance(value, list) else []
+    return [cast("dict[str, Any]", item) for item in items if isinstance(item, dict)]
+
+
+def describe_errors(err: ValidationError, raw: Any) -> str:
+    """Schema errors as lines naming the task (by task_id where known) and the field."""
+    lines: list[str] = []
+    for error in err.errors()[:20]:
+        loc = list(error["loc"])
+        where = ".".join(str(part) for part in loc) or "plan"
+        if len(loc) >= 2 and loc[0] == "decisions" and isinstance(loc[1], int):
+            task = _task_label(raw, loc[1])
+            field = ".".join(str(part) for part in loc[2:]) or "(the task itself)"
+            where = f"task {task} (decisions[{loc[1]}]), field {field}"
+        lines.append(f"{where}: {error['msg']}")
+    more = len(err.errors()) - 20
+    if more > 0:
+        lines.append(f"... and {more} more")
+    return "invalid plan:\n  " + "\n  ".join(lines)
+
+
+def _task_label(raw: Any, index: int) -> str:
+    try:
+        return repr(raw["decisions"][index]["task_id"])
+    except (KeyError, IndexError, TypeError):
+        return f"#{index + 1}"
+
+
+def _inside(base: Path, relative: str, what: str, task_id: str) -> Path:
+    candidate = (base / relative).resolve()
+    if not candidate.is_relative_to(base):
+        raise PlanFileError(f"task {task_id}: {what} {relative!r} is outside the plan's folder "
+                            f"{base}; keep job scripts and data next to the plan")
+    if not candidate.is_file():
+        raise PlanFileError(f"task {task_id}: {what} {relative!r} not found at {candidate}")
+    return candidate
+
+
+def _resolve(decision: Decision, base: Path) -> Decision:
+    """Read the job's script into the plan and fix the inputs by checksum."""
+    inputs = [_input_file(base, rel, decision.task_id) for rel in decision.inputs]
+    names = [i.name for i in inputs]
+    if len(set(names)) != len(names):
+        raise PlanFileError(f"task {decision.task_id}: two inputs share a file name {names}; "
+                            "inputs appear under their file names in the working directory")
+    job = decision.job
+    if job is not None:
+        if job.entry is not None:
+            script = _inside(base, job.entry, "job entry", decision.task_id)
+            try:
+                source = script.read_text(encoding="utf-8")
+            except OSError as err:
+                raise PlanFileError(f"task {decision.task_id}: cannot read job entry "
+                                    f"{job.entry!r} ({err.strerror})") from err
+            except UnicodeDecodeError as err:
+                raise PlanFileError(f"task {decision.task_id}: job entry {job.entry!r} is not "
+                                    "UTF-8 text") from err
+            job = job.model_copy(update={"source": source, "filename": script.name})
+        else:
+            job = job.model_copy(update={"source": job.code, "filename": "job.py"})
+    return decision.model_copy(update={"job": job, "resolved_inputs": inputs})
+
+
+def _input_file(base: Path, relative: str, task_id: str) -> InputFile:
+    path = _inside(base, relative, "input", task_id)
+    sha = hashlib.sha256()
+    try:
+        with path.open("rb") as handle:
+            while chunk := handle.read(1 << 20):
+                sha.update(chunk)
+    except OSError as err:
+        raise PlanFileError(f"task {task_id}: cannot read input {relative!r} "
+                            f"({err.strerror})") from err
+    return InputFile(name=path.name, path=str(path), sha256=sha.hexdigest(),
+                     size=path.stat().st_size)

@@ -1,0 +1,205 @@
+"""Building a run's policy from settings, an optional policy file and command-line flags.
+
+The agents part says whether the run may ask a model, with what budget, and which recording
+it records to or replays from. It never holds a key: whether a model is available is decided
+here from settings, and the key itself stays with the agents workers.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import ValidationError
+from temporalio.exceptions import ApplicationError
+
+from workers.settings import Settings
+from workflows.constants import Pool
+from workflows.contracts.policy import (
+    AgentsPolicy,
+    GateKind,
+    GateRule,
+    ModelRecording,
+    Queues,
+    ReviewPolicy,
+    RunPolicy,
+    TimeoutAction,
+)
+
+NoModelAction = Literal["wait", "defer"]
+
+
+class PolicyError(ValueError):
+    """A policy file or flag is wrong; the message says what and where."""
+
+
+def queues_from(settings: Settings) -> Queues:
+    """The task queues a run's activities go to."""
+    return Queues(**{p.name.lower(): settings.queue(p) for p in Pool})
+
+
+@dataclass(frozen=True)
+class AgentFlags:
+    """Agent options from the command line; None keeps the settings' or policy file's value."""
+
+    enabled: bool | None = None
+    record: Path | None = None
+    replay: Path | None = None
+    budget_tokens: int | None = None
+    budget_usd: float | None = None
+    no_model: NoModelAction | None = None
+    model_review: bool | None = None
+    debuggers: bool | None = None
+    plan_review_rounds: int | None = None
+
+
+def model_available(settings: Settings) -> bool:
+    """Whether settings give a model: an API key, or a recording to replay from."""
+    key = settings.anthropic_api_key
+    has_key = key is not None and bool(key.get_secret_value().strip())
+    return has_key or settings.model_replay_path is not None
+
+
+def build_policy(settings: Settings, *, policy_file: Path | None = None,
+                 max_parallel: int | None = None, human_gates: list[GateKind] | None = None,
+                 approvers: list[str] | None = None, gate_timeout_s: float | None = None,
+                 on_timeout: TimeoutAction | None = None,
+                 agents: AgentFlags | None = None, memory: bool | None = None,
+                 skills: bool | None = None) -> RunPolicy:
+    """Settings first, then the policy file, then flags (each overrides the one before)."""
+    base: dict[str, Any] = {
+        "max_parallel": settings.max_parallel_tasks,
+        "review": ReviewPolicy(max_timeout_s=settings.job_max_timeout_s,
+                               max_memory_mb=settings.job_max_memory_mb).model_dump(),
+        "agents": {"enabled": model_available(settings)},
+        "memory": {"enabled": settings.memory_enabled},
+        "skills": {"enabled": settings.skills_enabled},
+    }
+    if policy_file is not None:
+        base = _merge(base, _read(policy_file))
+    try:
+        policy = RunPolicy.model_validate(base)
+    except ValidationError as err:
+        where = f"{policy_file}" if policy_file else "policy"
+        lines = [f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in err.errors()]
+        raise PolicyError(f"{where}: invalid policy:\n  " + "\n  ".join(lines)) from err
+    if max_parallel is not None:
+        policy.max_parallel = max_parallel
+    for kind in human_gates or []:
+        rule: GateRule = getattr(policy.gates, kind)
+        rule.human = True
+        if approvers:
+            rule.approvers = list(approvers)
+        if gate_timeout_s is not None:
+            rule.timeout_s = gate_timeout_s
+        if on_timeout is not None:
+            rule.on_timeout = on_timeout
+    policy.agents = _agents(policy.agents, agents or AgentFlags())
+    if memory is not None:
+        policy.memory.enabled = memory
+    if skills is not None:
+        policy.skills.enabled = skills
+    return policy
+
+
+def _agents(current: AgentsPolicy, flags: AgentFlags) -> AgentsPolicy:
+    """The agents policy with the flags applied, its budget and recording checked."""
+    if flags.record is not None and flags.replay is not None:
+        raise PolicyError("--record and --replay exclude each other: record a run's model "
+                          "exchanges, or replay them from an earlier recording, not both")
+    values = current.model_dump()
+    if flags.replay is not None:
+        values["recording"] = {"mode": "replay", "path": str(flags.replay)}
+        values["enabled"] = True
+    elif flags.record is not None:
+        values["recording"] = {"mode": "record", "path": str(flags.record)}
+    given = {"enabled": flags.enabled, "budget_tokens": flags.budget_tokens,
+             "budget_usd": flags.budget_usd, "no_model": flags.no_model,
+             "model_review": flags.model_review, "debuggers": flags.debuggers,
+             "plan_review_rounds": flags.plan_review_rounds}
+    values.update({key: value for key, value in given.items() if value is not None})
+    try:
+        agents = AgentsPolicy.model_validate(values)
+    except ValidationError as err:
+        lines = [f"agents.{'.'.join(str(p) for p in e['loc'])}: {e['msg']}"
+                 for e in err.errors()]
+        raise PolicyError("invalid agents policy:\n  " + "\n  ".join(lines)) from err
+    if agents.budget_usd is not None and not math.isfinite(agents.budget_usd):
+        raise PolicyError(f"agents.budget_usd: {agents.budget_usd} is not a number of dollars; "
+                          "give a finite amount such as 2.50")
+    if agents.recording is not None:
+        agents.recording = check_recording(agents.recording)
+    return agents
+
+
+def check_recording(recording: ModelRecording) -> ModelRecording:
+    """The recording with an absolute path, once it is known to be usable.
+
+    A replay must be an existing, well-formed recording with at least one exchange; a record
+    file must be creatable (its folder exists and is writable) and not a directory.
+    """
+    path = Path(recording.path).expanduser().absolute()
+    if recording.mode == "replay":
+        _check_replay(path)
+    else:
+        _check_record(path)
+    return ModelRecording(mode=recording.mode, path=str(path))
+
+
+def _check_replay(path: Path) -> None:
+    from activities.llm.recording import parse_recording
+
+    if not path.is_file():
+        what = "is a directory" if path.is_dir() else "does not exist"
+        raise PolicyError(f"--replay {path}: {what}; give a recording made with --record")
+    try:
+        exchanges = parse_recording(path)
+    except ApplicationError as err:
+        raise PolicyError(f"--replay: {err.message}") from err
+    except UnicodeDecodeError as err:
+        raise PolicyError(f"--replay {path}: not a recording (not UTF-8 text at byte "
+                          f"{err.start})") from err
+    except OSError as err:
+        raise PolicyError(f"--replay {path}: cannot read it ({err.strerror})") from err
+    if not exchanges:
+        raise PolicyError(f"--replay {path}: the recording holds no exchanges; record a run "
+                          "with --record first")
+
+
+def _check_record(path: Path) -> None:
+    if path.is_dir():
+        raise PolicyError(f"--record {path}: is a directory; name a file to record into")
+    folder = path.parent
+    if not folder.is_dir():
+        raise PolicyError(f"--record {path}: the folder {folder} does not exist")
+    if not os.access(folder, os.W_OK | os.X_OK) or (path.exists()
+                                                    and not os.access(path, os.W_OK)):
+        raise PolicyError(f"--record {path}: cannot write there (permission denied)")
+
+
+def _read(path: Path) -> dict[str, Any]:
+    try:
+        raw: Any = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError as err:
+        raise PolicyError(f"{path}: no such policy file") from err
+    except OSError as err:
+        raise PolicyError(f"{path}: cannot read the policy ({err.strerror})") from err
+    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+        raise PolicyError(f"{path}: not valid JSON ({err})") from err
+    if not isinstance(raw, dict):
+        raise PolicyError(f"{path}: a policy is a JSON object")
+    return dict(raw)  # pyright: ignore[reportUnknownArgumentType]
+
+
+def _merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
+    merged = dict(base)
+    for key, value in override.items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = _merge(merged[key], value)  # pyright: ignore[reportUnknownArgumentType]
+        else:
+            merged[key] = value
+    return merged

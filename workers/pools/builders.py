@@ -1,0 +1,250 @@
+"""Worker builders, one per pool: which workflows and activities each task queue serves.
+
+Dependencies (database URL, directories, limits) enter here, from settings, and are handed
+to the activity classes; nothing else builds clients.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from contextlib import AsyncExitStack
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from temporalio.client import Client
+from temporalio.runtime import PrometheusConfig, Runtime, TelemetryConfig
+from temporalio.worker import Worker
+
+from workers.settings import Settings
+from workflows.client import DATA_CONVERTER
+from workflows.constants import Pool
+from workflows.research.workflow import ResearchWorkflow
+from workflows.task.workflow import TaskWorkflow
+
+if TYPE_CHECKING:
+    from activities.memory.index import TaskTypeIndex
+
+log = logging.getLogger("assay.workers")
+
+
+SERVED_POOLS: frozenset[Pool] = frozenset(
+    {Pool.ORCHESTRATION, Pool.AGENTS, Pool.SANDBOX, Pool.REFLECTION, Pool.SKILLS})
+"""Pools that have workflows or activities to serve in this version; the others start no
+worker (Temporal workers need something to poll for) and ``assay check`` says so."""
+
+
+@dataclass
+class PoolSpec:
+    """What one pool's worker runs."""
+
+    workflows: list[type] = field(default_factory=list[type])
+    activities: list[Callable[..., Any]] = field(default_factory=list[Callable[..., Any]])
+    max_concurrent_activities: int | None = None
+    on_start: Callable[[Client], Awaitable[None]] | None = None
+    """Run once the pool's worker is polling (e.g. start the skill library's workflow)."""
+
+
+async def build_specs(settings: Settings, pools: Sequence[Pool], *, database_url: str,
+                      stack: AsyncExitStack) -> dict[Pool, PoolSpec]:
+    """Build the activity objects each requested pool needs (opening what they open)."""
+    specs: dict[Pool, PoolSpec] = {}
+    if Pool.ORCHESTRATION in pools:
+        from activities.events.store import EventStore
+        from activities.reports.writer import ReportWriter
+
+        store = EventStore(database_url)
+        await store.open()
+        stack.push_async_callback(store.close)
+        writer = ReportWriter(settings.runs_dir)
+        specs[Pool.ORCHESTRATION] = PoolSpec(
+            workflows=[ResearchWorkflow, TaskWorkflow],
+            activities=[store.record_events, writer.write_report])
+    if Pool.AGENTS in pools:
+        specs[Pool.AGENTS] = _agents_spec(settings, stack)
+    if Pool.REFLECTION in pools:
+        specs[Pool.REFLECTION] = await _reflection_spec(settings, database_url, stack)
+    if Pool.SKILLS in pools:
+        specs[Pool.SKILLS] = await _skills_spec(settings, database_url, stack)
+    if Pool.SANDBOX in pools:
+        from activities.evidence.relink import Relinker
+        from activities.evidence.verify import verify_evidence
+        from activities.review.infra import InfrastructureReviewer
+        from activities.sandbox.environment import EnvironmentProbe
+        from activities.sandbox.job import Sandbox
+
+        probe = EnvironmentProbe(ttl_s=settings.environment_probe_ttl_s)
+        sandbox = Sandbox(work_dir=settings.work_dir,
+                          output_limit_bytes=settings.job_output_limit_bytes,
+                          max_memory_mb=settings.job_max_memory_mb,
+                          max_timeout_s=settings.job_max_timeout_s,
+                          isolation=settings.sandbox_isolation, fingerprint=probe.fingerprint)
+        infra = InfrastructureReviewer(settings.work_dir)
+        relinker = Relinker(settings.work_dir)
+        specs[Pool.SANDBOX] = PoolSpec(
+            activities=[sandbox.execute_job, verify_evidence, infra.review_infrastructure,
+                        relinker.rescan_artifacts, probe.probe_environment],
+            max_concurrent_activities=settings.max_concurrent_jobs + 4)
+    assert set(specs) == set(pools) & SERVED_POOLS, "SERVED_POOLS is out of date"
+    for pool in set(pools) - SERVED_POOLS:
+        log.info("pool %s has no activities in this version; no worker started", pool)
+    return specs
+
+
+async def _reflection_spec(settings: Settings, database_url: str,
+                           stack: AsyncExitStack) -> PoolSpec:
+    """The reflection pool: diagnosis with the run's signals and memory, and memory itself.
+
+    Reflection reads signals from the event table and keeps memory in the same database.
+    """
+    from activities.memory.memory import Memory
+    from activities.memory.store import MemoryStore
+    from activities.reflection.reflection import Reflection
+
+    store = MemoryStore(database_url)
+    await store.open()
+    stack.push_async_callback(store.close)
+    reflection = Reflection(store, store.engine)
+    memory = Memory(store, keep=settings.memory_keep_episodes,
+                    max_age_days=settings.memory_max_age_days, index=_task_type_index(settings,
+                                                                                      stack))
+    return PoolSpec(activities=[reflection.diagnose_failure, memory.consult_memory,
+                                memory.remember_task])
+
+
+async def _skills_spec(settings: Settings, database_url: str,
+                       stack: AsyncExitStack) -> PoolSpec:
+    """The skills pool: the library workflow and its activities over PostgreSQL and Qdrant.
+
+    The rows are shared by every worker; each process keeps its own Qdrant edge index of
+    them in a directory of its own, brought up to date from the rows before every search.
+    """
+    import shutil
+    import tempfile
+    from pathlib import Path
+
+    from skills.builtin import builtin_skills
+    from skills.index import SkillIndex
+    from skills.library import SkillLibrary
+    from skills.store import SkillStore
+    from workflows.library.patterns import LibraryState, library_id
+    from workflows.library.workflow import SkillLibraryWorkflow
+
+    store = SkillStore(database_url)
+    await store.open()
+    stack.push_async_callback(store.close)
+    if settings.skills_builtin:
+        seeded = await store.seed(builtin_skills(), by="assay")
+        if seeded:
+            log.info("skill library seeded with built-in skills: %s", ", ".join(seeded))
+    settings.root.mkdir(parents=True, exist_ok=True)
+    where = Path(tempfile.mkdtemp(prefix="skills-index-", dir=settings.root))
+    stack.callback(shutil.rmtree, where, True)
+    library = SkillLibrary(store, lambda: SkillIndex(where))
+    stack.callback(library.close)
+    queue = settings.queue(Pool.SKILLS)
+
+    async def start_library(client: Client) -> None:
+        from temporalio.common import WorkflowIDConflictPolicy
+
+        await client.start_workflow(
+            SkillLibraryWorkflow.run, LibraryState(auto_approve=settings.skills_auto_approve),
+            id=library_id(queue), task_queue=queue,
+            id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING)
+
+    return PoolSpec(workflows=[SkillLibraryWorkflow],
+                    activities=[library.match_skills, library.record_outcomes,
+                                library.extract_skills, library.maintain_skills],
+                    on_start=start_library)
+
+
+def _task_type_index(settings: Settings, stack: AsyncExitStack) -> TaskTypeIndex | None:
+    """Similar task types in Qdrant, or ``None`` (exact matching) when Qdrant cannot open."""
+    from activities.memory.index import TaskTypeIndex
+    from workers.stack.qdrant import QdrantLocal
+
+    qdrant = QdrantLocal(settings.qdrant_dir, url=settings.qdrant_url)
+    try:
+        client = qdrant.open()
+    except Exception as err:  # memory still works, matching exact task types only
+        log.warning("Qdrant unavailable (%s): memory matches exact task types only", err)
+        return None
+    stack.callback(qdrant.close)
+    return TaskTypeIndex(client)
+
+
+def _agents_spec(settings: Settings, stack: AsyncExitStack) -> PoolSpec:
+    """The agents pool: deterministic reviewers, the model gateway and the model roles.
+
+    The roles share the gateway: one HTTP client, one set of open recordings.
+    """
+    from activities.agents.roles import Agents
+    from activities.llm.gateway import ModelGateway
+    from activities.review.panel import review_ops, review_quality_safety
+
+    gateway = ModelGateway(settings.anthropic_api_key, settings.anthropic_base_url,
+                           {"default": settings.model_default, **settings.models},
+                           light_model=settings.model_light,
+                           record_path=settings.model_record_path,
+                           replay_path=settings.model_replay_path,
+                           timeout_s=settings.model_timeout_s)
+    stack.push_async_callback(gateway.aclose)
+    agents = Agents(gateway)
+    return PoolSpec(activities=[review_ops, review_quality_safety, gateway.call_model,
+                                agents.plan_goal, agents.review_plan, agents.write_job,
+                                agents.review_job_model, agents.debug_job,
+                                agents.summarize_run])
+
+
+def make_runtime(settings: Settings) -> Runtime | None:
+    """A Temporal runtime exporting SDK and model metrics on ``settings.metrics_port``."""
+    from activities.llm.metrics import COST_BUCKETS_USD, COST_USD
+
+    if settings.metrics_port is None:
+        return None
+    return Runtime(telemetry=TelemetryConfig(metrics=PrometheusConfig(
+        bind_address=f"0.0.0.0:{settings.metrics_port}",
+        histogram_bucket_overrides={COST_USD: list(COST_BUCKETS_USD)})))
+
+
+async def run_pools(settings: Settings, pools: Sequence[Pool], *, database_url: str,
+                    stop: asyncio.Event, client: Client | None = None) -> None:
+    """Run workers for ``pools`` until ``stop`` is set, then shut them down gracefully."""
+    async with AsyncExitStack() as stack:
+        if client is None:
+            client = await Client.connect(settings.temporal_address,
+                                          namespace=settings.temporal_namespace,
+                                          data_converter=DATA_CONVERTER,
+                                          runtime=make_runtime(settings))
+        specs = await build_specs(settings, pools, database_url=database_url, stack=stack)
+        workers = [
+            Worker(client, task_queue=settings.queue(pool), workflows=spec.workflows,
+                   activities=spec.activities,
+                   max_concurrent_activities=spec.max_concurrent_activities,
+                   graceful_shutdown_timeout=_grace(pool))
+            for pool, spec in specs.items()
+        ]
+        for pool in specs:
+            log.info("worker started on %s", settings.queue(pool))
+        runs = [asyncio.create_task(w.run()) for w in workers]
+        for pool, spec in specs.items():
+            if spec.on_start is not None:
+                try:
+                    await spec.on_start(client)
+                except Exception as err:  # the pool still serves what it can
+                    log.warning("pool %s could not finish starting: %s", pool, err)
+        stopper = asyncio.create_task(stop.wait())
+        done, _ = await asyncio.wait([*runs, stopper], return_when=asyncio.FIRST_COMPLETED)
+        await asyncio.gather(*(w.shutdown() for w in workers))
+        stopper.cancel()
+        for task in done:
+            if task is not stopper and task.exception() is not None:
+                raise task.exception()  # type: ignore[misc]
+
+
+def _grace(pool: Pool) -> Any:
+    """Sandbox jobs get a few seconds to notice cancellation and kill their process group."""
+    from datetime import timedelta
+
+    return timedelta(seconds=5 if pool is Pool.SANDBOX else 2)

@@ -1,0 +1,17 @@
+"""The embedded stack: Temporal dev server, PostgreSQL, Qdrant and every pool on one machine.
+
+``launcher`` starts (or reuses) and stops it, ``serve`` supervises it, ``check`` reports its
+health, ``state`` records what runs where; ``temporal``, ``embedded`` and ``qdrant`` own one
+service each; ``process`` the process helpers they share.
+"""
+
+
+from workers.stack.check import HealthItem, check
+from workers.stack.launcher import down, up
+
+__all__ = [
+    "HealthItem",
+    "check",
+    "down",
+    "up",
+]

@@ -1,0 +1,163 @@
+"""``assay up`` / ``down`` / ``check``: the whole embedded stack on one machine.
+
+``up`` starts (or reuses) the Temporal dev server, PostgreSQL and Qdrant, all keeping their
+state in the data directory, then runs the worker pools until Ctrl-C or SIGTERM, and stops
+everything in reverse order. Settings that point at a Temporal cluster, a PostgreSQL server
+or a Qdrant server replace the embedded service of the same kind.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import typer
+
+from workers.settings import Settings
+from workers.stack.check import HealthItem, acheck, check
+from workers.stack.embedded import ASSAY_DATABASE, EmbeddedPostgres, TemporalDevServer
+from workers.stack.process import StackError, log_tail, terminate
+from workers.stack.serve import serve
+from workers.stack.state import read_state, remove_state, running_stack, state_path
+
+__all__ = ["HealthItem", "StackError", "acheck", "check", "database_url", "down", "serve", "up"]
+
+Say = Callable[[str], None]
+UP_COMMAND = [sys.executable, "-m", "workers.cli", "up"]
+
+
+def say_stderr(message: str) -> None:
+    """Tell the person at the terminal (stderr keeps stdout for machine-readable output)."""
+    typer.echo(message, err=True)
+
+
+def database_url(settings: Settings, *, start: bool = True) -> str:
+    """The configured database URL, else embedded PostgreSQL's.
+
+    With ``start`` (workers) the embedded server is started or attached; without it
+    (read-only commands such as ``assay watch``) it must already run.
+    """
+    if settings.database_url is not None:
+        return settings.database_url.get_secret_value()
+    postgres = EmbeddedPostgres(settings.postgres_dir)
+    if not start and not postgres.healthy():
+        raise StackError(f"embedded PostgreSQL is not running in {settings.postgres_dir}: "
+                         "start the stack with `assay up` (or set ASSAY_DATABASE_URL)")
+    postgres.start()
+    postgres.ensure_database(ASSAY_DATABASE)
+    return postgres.url(ASSAY_DATABASE)
+
+
+def up(settings: Settings, *, detach: bool = False, say: Say = say_stderr,
+       command: Sequence[str] | None = None, timeout: float = 120.0) -> int:
+    """Run the stack in the foreground until stopped, or start it in the background.
+
+    Args:
+        settings: the configuration; a detached stack gets it through its environment.
+        detach: start ``command`` in a new session logging to ``<data>/logs/stack.log``,
+            wait until it is running and return.
+        say: where progress messages go.
+        command: the foreground ``up`` command a detached start runs.
+        timeout: how long a detached start may take.
+
+    Returns:
+        The exit code: 0 when the stack ran (or started) and stopped cleanly, 1 otherwise.
+    """
+    try:
+        if detach:
+            _start_detached(settings, list(command or UP_COMMAND), say, timeout)
+        else:
+            asyncio.run(serve(settings, say=say))
+    except StackError as err:
+        say(f"error: {err}")
+        return 1
+    return 0
+
+
+def _start_detached(settings: Settings, command: list[str], say: Say, timeout: float) -> None:
+    info = running_stack(settings)
+    if info is not None:  # reuse it: `assay up --detach` is safe to repeat
+        say(f"Assay is already running on {settings.root} (pid {info.pid}, Web UI "
+            f"{info.ui_url}); reusing it (stop it with `assay down`)")
+        return
+    settings.logs_dir.mkdir(parents=True, exist_ok=True)
+    log_path = settings.logs_dir / "stack.log"
+    with log_path.open("ab") as log:
+        proc = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log,
+                                stderr=subprocess.STDOUT, start_new_session=True,
+                                env=child_env(settings))
+    deadline = time.monotonic() + timeout
+    while (info := read_state(settings)) is None or info.pid != proc.pid or (
+            info.status != "running"):
+        if proc.poll() is not None:
+            raise StackError(f"`assay up` exited with code {proc.returncode} while starting; "
+                             f"last lines of {log_path}:\n{log_tail(log_path)}")
+        if time.monotonic() > deadline:
+            terminate(proc.pid, grace=10.0, group=True)
+            raise StackError(f"the stack did not start within {timeout:.0f}s; last lines of "
+                             f"{log_path}:\n{log_tail(log_path)}")
+        time.sleep(0.1)
+    proc.returncode = 0  # it runs on by design; do not warn that it outlives this handle
+    say(f"Assay is running in the background (pid {proc.pid}); Temporal Web UI: {info.ui_url}")
+    say(f"logs: {log_path}; stop it with `assay down`")
+
+
+def child_env(settings: Settings) -> dict[str, str]:
+    """This environment plus every setting as ``ASSAY_*``, so the child sees the same config."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ASSAY_")}
+    source = Path(__file__).resolve().parents[2]
+    if (source / "pyproject.toml").exists():  # a source checkout: importable from anywhere
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(source), env.get("PYTHONPATH")]))
+    for name, value in settings.model_dump().items():
+        if value is None:
+            continue
+        if name == "database_url" and settings.database_url is not None:
+            value = settings.database_url.get_secret_value()
+        env[f"ASSAY_{name.upper()}"] = str(settings.root if name == "data_dir" else value)
+    return env
+
+
+def down(settings: Settings, *, say: Say = say_stderr, timeout: float = 60.0) -> int:
+    """Stop the stack of this data directory, and any service a crashed stack left behind.
+
+    Returns:
+        0, also when nothing was running (so ``assay down`` is safe to repeat in scripts);
+        1 when the stack had to be killed after ``timeout`` seconds.
+    """
+    code = 0
+    info = running_stack(settings)
+    if info is not None:
+        say(f"stopping Assay (pid {info.pid})...")
+        if terminate(info.pid, grace=timeout, group=True):
+            say(f"it did not stop within {timeout:.0f}s and was killed")
+            code = 1
+        remove_state(settings, info.pid)
+    else:
+        say(f"Assay is not running on {settings.root}")
+        state_path(settings).unlink(missing_ok=True)
+    for name in stop_leftovers(settings):
+        say(f"stopped {name} left running by an earlier stack")
+    if info is not None:
+        say("stopped")
+    return code
+
+
+def stop_leftovers(settings: Settings) -> list[str]:
+    """Stop embedded services of this data directory that no stack owns any more."""
+    stopped: list[str] = []
+    temporal = TemporalDevServer(settings)
+    if temporal.owned_pid() is not None:
+        temporal.stop()
+        stopped.append("the Temporal dev server")
+    postgres = EmbeddedPostgres(settings.postgres_dir)
+    if settings.database_url is None and postgres.pid is not None:
+        postgres.stop()
+        stopped.append("PostgreSQL")
+    return stopped
+
+

@@ -1,0 +1,110 @@
+"""Qdrant for the stack: local mode (a directory) or a Qdrant server.
+
+Local mode admits one process per directory (it holds a file lock), so opening it from a
+second process fails; this module says which process holds it, so the message can name it.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from workers.stack.process import StackError
+
+if TYPE_CHECKING:
+    from qdrant_client import QdrantClient
+
+
+class QdrantInUseError(StackError):
+    """Qdrant's local storage is held by another process (local mode allows only one)."""
+
+    def __init__(self, path: Path, pid: int | None) -> None:
+        who = "another process" if pid is None else f"pid {pid}"
+        if pid == os.getpid():
+            who = "this process"
+        super().__init__(
+            f"Qdrant's local storage {path} is in use by {who}; local mode allows one process "
+            "at a time: stop that process, or run a Qdrant server and set ASSAY_QDRANT_URL")
+        self.path, self.pid = path, pid
+
+
+def lock_holder(path: Path) -> tuple[bool, int | None]:
+    """Whether Qdrant's local storage at ``path`` is locked, and by which pid if known."""
+    lock_file = path / ".lock"
+    if not lock_file.exists():
+        return False, None
+    with lock_file.open("r+") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True, _flock_owner(lock_file)
+        fcntl.flock(handle, fcntl.LOCK_UN)
+    return False, None
+
+
+def _flock_owner(lock_file: Path) -> int | None:
+    """The pid holding a flock on ``lock_file``, read from /proc/locks (Linux)."""
+    st = lock_file.stat()
+    key = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
+    try:
+        lines = Path("/proc/locks").read_text().splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        fields = line.split()
+        if len(fields) > 5 and fields[1] == "FLOCK" and fields[5] == key:
+            return int(fields[4])
+    return None
+
+
+class QdrantLocal:
+    """Qdrant in local mode (a directory, one process at a time), or a server at ``url``."""
+
+    def __init__(self, path: Path, *, url: str | None = None) -> None:
+        self.path = path.expanduser().resolve()
+        self.url = url
+        self._client: QdrantClient | None = None
+
+    @property
+    def where(self) -> str:
+        """The server URL or storage directory, for messages."""
+        return self.url or str(self.path)
+
+    def open(self) -> QdrantClient:
+        """Open the storage (or connect to the server) and return the client.
+
+        Raises:
+            QdrantInUseError: another process holds the local storage.
+        """
+        if self._client is not None:
+            return self._client
+        from qdrant_client import QdrantClient  # a second to import: only when used
+
+        if self.url:
+            self._client = QdrantClient(url=self.url, timeout=5)
+            return self._client
+        locked, pid = lock_holder(self.path)
+        if locked:
+            raise QdrantInUseError(self.path, pid)
+        self.path.mkdir(parents=True, exist_ok=True)
+        try:
+            self._client = QdrantClient(path=str(self.path))
+        except RuntimeError as err:  # lost a race for the lock since the check above
+            raise QdrantInUseError(self.path, lock_holder(self.path)[1]) from err
+        return self._client
+
+    def healthy(self) -> bool:
+        """Whether the storage or server answers a collections listing."""
+        try:
+            self.open().get_collections()
+        except Exception:  # any failure means "not healthy"; open() explains it when called
+            return False
+        return True
+
+    def close(self) -> None:
+        """Close the client, releasing local storage for other processes."""
+        if self._client is not None:
+            self._client.close()
+            self._client = None

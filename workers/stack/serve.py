@@ -1,0 +1,229 @@
+"""The foreground ``assay up``: start the services in order, run the pools, stop in reverse.
+
+Signals drive the shutdown: the first Ctrl-C (or SIGTERM from ``assay down``) stops the
+workers gracefully (which releases Qdrant, held by the pools), then PostgreSQL and Temporal;
+a second one forces it (workers are cancelled, PostgreSQL stops immediately, Temporal is
+killed after a short grace). While the stack runs, a watchdog restarts an embedded service
+that dies, on the same data and port, so a killed dev server loses no run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+import time
+from collections.abc import Callable, Coroutine, Sequence
+from typing import Any
+
+from workers.settings import Settings
+from workers.stack.check import postgres_item, qdrant_item
+from workers.stack.embedded import ASSAY_DATABASE, EmbeddedPostgres, TemporalDevServer
+from workers.stack.process import StackError, is_alive
+from workers.stack.state import StackInfo, StackLock, redact, remove_state, write_state
+from workflows.constants import Pool
+
+log = logging.getLogger("assay.stack")
+Say = Callable[[str], None]
+WATCH_INTERVAL_S = 1.0
+
+
+class Stack:
+    """The embedded services of one data directory, started in order and stopped in reverse."""
+
+    def __init__(self, settings: Settings, say: Say) -> None:
+        self.settings = settings
+        self.say = say
+        self.temporal = TemporalDevServer(settings)
+        self.postgres = (EmbeddedPostgres(settings.postgres_dir)
+                         if settings.database_url is None else None)
+        self.database_url = ""
+        self._pg_starting: asyncio.Future[str] | None = None
+
+    async def start(self, info: StackInfo) -> None:
+        """Start or reuse each service, recording where it is in ``info``."""
+        began = time.monotonic()
+        await self.temporal.start()
+        verb = "reused" if self.temporal.reused else "started"
+        self.say(f"Temporal {verb} at {self.temporal.address} ({_since(began)})")
+        info.temporal_address, info.temporal_pid = self.temporal.address, self.temporal.pid
+        info.temporal_namespace, info.ui_url = self.temporal.namespace, self.temporal.ui_url
+        began = time.monotonic()
+        self._pg_starting = asyncio.ensure_future(asyncio.to_thread(self._start_postgres))
+        self.database_url = await self._pg_starting
+        info.database_url = redact(self.database_url)
+        info.postgres_pid = self.postgres.pid if self.postgres is not None else None
+        self.say(f"PostgreSQL ready: {info.database_url} ({_since(began)})")
+        # Qdrant's local mode admits one process; the pools open it in this process, so
+        # here it is only proven usable, then released for them.
+        item = await asyncio.to_thread(qdrant_item, self.settings)
+        if not item.ok:
+            raise StackError(item.detail)
+        info.qdrant = self.settings.qdrant_url or str(self.settings.qdrant_dir)
+        self.say(f"Qdrant ready: {item.detail}")
+
+    def _start_postgres(self) -> str:
+        if self.postgres is None:
+            return self.settings.database_url.get_secret_value() if (
+                self.settings.database_url is not None) else ""
+        self.postgres.start()
+        self.postgres.ensure_database(ASSAY_DATABASE)
+        return self.postgres.url(ASSAY_DATABASE)
+
+    async def check_database(self) -> None:
+        """Fail early, with the reason, when a configured database does not answer."""
+        if self.postgres is None:
+            item = await postgres_item(self.settings)
+            if not item.ok:
+                raise StackError(f"the database at ASSAY_DATABASE_URL does not answer: "
+                                 f"{item.detail}")
+
+    async def watch(self) -> None:
+        """Restart an embedded service that dies while the stack runs (same data, same port)."""
+        while True:
+            await asyncio.sleep(WATCH_INTERVAL_S)
+            pid = self.temporal.pid
+            if pid is not None and not is_alive(pid):
+                self.say(f"the Temporal dev server (pid {pid}) exited; restarting it")
+                self.temporal.stop(grace=0)
+                await self.temporal.start()
+            if self.postgres is not None and self.postgres.pid is None:
+                self.say("PostgreSQL exited; restarting it")
+                await asyncio.to_thread(self.postgres.start)
+
+    async def stop(self, *, force: bool) -> None:
+        """Stop PostgreSQL, then Temporal (each attempted even if another fails).
+
+        Qdrant needs no step of its own: the pools, which hold it, are stopped by then.
+        """
+        errors: list[str] = []
+        if self._pg_starting is not None:
+            # A start interrupted by a signal goes on in its thread: let it finish first, or
+            # the server would come up after this stop and be left running.
+            await asyncio.wait([self._pg_starting])
+            if not self._pg_starting.cancelled():
+                self._pg_starting.exception()  # mark it seen: start() already reported it
+        if self.postgres is not None:
+            try:
+                await asyncio.to_thread(self.postgres.stop, immediate=force)
+            except StackError as err:
+                errors.append(str(err))
+        await asyncio.to_thread(self.temporal.stop, grace=0.5 if force else 10.0)
+        if errors:
+            raise StackError("; ".join(errors))
+
+
+class _Signals:
+    """SIGINT/SIGTERM handling: first stops gracefully, second forces."""
+
+    def __init__(self, say: Say) -> None:
+        self.say = say
+        self.stop = asyncio.Event()
+        self.forced = False
+        self.phase = "starting"
+        self.cancelled = False
+        self._task = asyncio.current_task()
+        self._loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            self._loop.add_signal_handler(sig, self._on_signal)
+
+    def _on_signal(self) -> None:
+        if self.stop.is_set():
+            self.forced = True
+            self.say("forcing the stop")
+        else:
+            self.say("stopping: workers first, then PostgreSQL and Temporal "
+                     "(Ctrl-C again to force)")
+            self.stop.set()
+        # While starting there is nothing to drain; once forced, nothing is waited for.
+        if self._task is not None and (
+                self.phase == "starting" or (self.phase == "running" and self.forced)):
+            self.phase, self.cancelled = "stopping", True
+            self._task.cancel()
+
+    def remove(self) -> None:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            self._loop.remove_signal_handler(sig)
+
+
+async def serve(settings: Settings, pools: Sequence[Pool] | None = None, *,
+                say: Say = log.info) -> None:
+    """Run the stack in this process until SIGINT/SIGTERM, then stop it in order.
+
+    Args:
+        settings: the configuration.
+        pools: the worker pools to run; all of them by default, none for services only.
+        say: where progress messages go.
+
+    Raises:
+        StackError: another stack runs on this data directory, or a service failed.
+    """
+    lock = StackLock(settings)
+    lock.acquire()
+    info = StackInfo.for_this_process(settings)
+    info.pools = [p.value for p in (list(Pool) if pools is None else pools)]
+    write_state(settings, info)
+    signals = _Signals(say)
+    stack = Stack(settings, say)
+    try:
+        await _run(stack, info, signals)
+    except asyncio.CancelledError:
+        if not signals.cancelled:
+            raise
+        _uncancel()
+    finally:
+        signals.phase = "stopping"
+        try:
+            await stack.stop(force=signals.forced)
+        finally:
+            remove_state(settings, info.pid)
+            lock.release()
+            signals.remove()
+    say("stopped")
+
+
+async def _run(stack: Stack, info: StackInfo, signals: _Signals) -> None:
+    await stack.check_database()
+    await stack.start(info)
+    info.status = "running"
+    write_state(stack.settings, info)
+    stack.say(f"Assay is running (pid {info.pid}); Temporal Web UI: {info.ui_url}")
+    signals.phase = "running"
+    await _supervise(stack, [Pool(p) for p in info.pools], signals.stop)
+
+
+async def _supervise(stack: Stack, pools: list[Pool], stop: asyncio.Event) -> None:
+    """Run the workers beside the service watchdog; if the watchdog fails, stop the workers."""
+    watcher = asyncio.create_task(stack.watch())
+    workers = asyncio.ensure_future(_workers(stack, pools, stop))
+    try:
+        await asyncio.wait([watcher, workers], return_when=asyncio.FIRST_COMPLETED)
+        if watcher.done():
+            stop.set()
+        await workers
+    finally:
+        watcher.cancel()
+        workers.cancel()
+        watched, _ = await asyncio.gather(watcher, workers, return_exceptions=True)
+    if isinstance(watched, Exception):
+        raise watched
+
+
+def _workers(stack: Stack, pools: list[Pool], stop: asyncio.Event) -> Coroutine[Any, Any, Any]:
+    """Run the pools until ``stop``; with no pools, just wait for it."""
+    if not pools:
+        return stop.wait()
+    from workers.pools.builders import run_pools
+
+    stack.say(f"starting workers: {', '.join(p.value for p in pools)}")
+    return run_pools(stack.settings, pools, database_url=stack.database_url, stop=stop)
+
+
+def _uncancel() -> None:
+    task = asyncio.current_task()
+    if task is not None:
+        task.uncancel()
+
+
+def _since(began: float) -> str:
+    return f"{time.monotonic() - began:.2f}s"

@@ -1,0 +1,134 @@
+"""``stack.json`` and ``stack.lock``: how processes find the running ``assay up`` of a data dir.
+
+The lock (an flock held for the life of ``assay up``) makes a second ``up`` on the same data
+directory impossible; ``stack.json`` says who holds it and where its services are, for
+``assay down``, ``assay check`` and people.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import IO, Any
+
+from sqlalchemy.engine import make_url
+
+from workers.settings import Settings
+from workers.stack.process import StackError, is_alive, start_time
+
+
+@dataclass
+class StackInfo:
+    """What ``stack.json`` records about a running ``assay up``."""
+
+    pid: int
+    pid_started: float
+    started_at: str
+    data_dir: str
+    status: str = "starting"
+    """``starting`` until every service is healthy, then ``running``."""
+    temporal_address: str = ""
+    temporal_namespace: str = ""
+    temporal_pid: int | None = None
+    ui_url: str = ""
+    database_url: str = ""
+    """Without its password."""
+    postgres_pid: int | None = None
+    qdrant: str = ""
+    pools: list[str] = field(default_factory=list[str])
+
+    @classmethod
+    def for_this_process(cls, settings: Settings) -> StackInfo:
+        """A record naming the current process as the stack."""
+        pid = os.getpid()
+        return cls(pid=pid, pid_started=start_time(pid) or 0.0,
+                   started_at=datetime.now(UTC).isoformat(timespec="seconds"),
+                   data_dir=str(settings.root))
+
+    def alive(self) -> bool:
+        """Whether the recorded process is still running (not merely a reused pid)."""
+        return is_alive(self.pid, self.pid_started)
+
+
+def state_path(settings: Settings) -> Path:
+    """Where ``stack.json`` lives."""
+    return settings.root / "stack.json"
+
+
+def read_state(settings: Settings) -> StackInfo | None:
+    """The recorded stack, or None when there is no readable record."""
+    try:
+        raw: dict[str, Any] = json.loads(state_path(settings).read_text())
+        return StackInfo(**raw)
+    except (FileNotFoundError, ValueError, TypeError):
+        return None
+
+
+def running_stack(settings: Settings) -> StackInfo | None:
+    """The recorded stack if its process is alive, else None."""
+    info = read_state(settings)
+    return info if info is not None and info.alive() else None
+
+
+def write_state(settings: Settings, info: StackInfo) -> None:
+    """Write ``stack.json`` atomically, so a reader never sees half a record."""
+    path = state_path(settings)
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(asdict(info), indent=2) + "\n")
+    tmp.replace(path)
+
+
+def remove_state(settings: Settings, pid: int) -> None:
+    """Remove ``stack.json`` if it still names ``pid``."""
+    info = read_state(settings)
+    if info is not None and info.pid == pid:
+        state_path(settings).unlink(missing_ok=True)
+
+
+def redact(url: str) -> str:
+    """``url`` with any password masked (and otherwise as written)."""
+    parsed = make_url(url)
+    return url if parsed.password is None else parsed.render_as_string(hide_password=True)
+
+
+class StackLock:
+    """The exclusive flock ``assay up`` holds on ``<data>/stack.lock`` while it runs."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.path = settings.root / "stack.lock"
+        self._handle: IO[str] | None = None
+
+    def acquire(self) -> None:
+        """Take the lock.
+
+        Raises:
+            StackError: another ``assay up`` holds it; the message names its pid.
+        """
+        self.settings.root.mkdir(parents=True, exist_ok=True)
+        handle = self.path.open("a")
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.close()
+            raise StackError(already_running(self.settings)) from None
+        self._handle = handle
+
+    def release(self) -> None:
+        """Give the lock up (closing the file releases it)."""
+        if self._handle is not None:
+            self._handle.close()
+            self._handle = None
+
+
+def already_running(settings: Settings) -> str:
+    """The message for a second ``assay up`` on a data directory."""
+    info = read_state(settings)
+    who = "another process" if info is None else f"pid {info.pid} (since {info.started_at})"
+    ui = f", Web UI {info.ui_url}" if info is not None and info.ui_url else ""
+    return (f"Assay is already running on {settings.root}: {who}{ui}. Stop it with "
+            "`assay down`, or give this one its own ASSAY_DATA_DIR")

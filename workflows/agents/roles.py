@@ -1,0 +1,311 @@
+"""Contracts of the agent roles: what each is asked, and the typed answer it gives back.
+
+Each role is one activity on the agents pool (``ROLE_ACTIVITIES``). Its request carries the
+facts the role needs, the budget left and the run's recording; its answer carries the
+validated output and what the call spent. The ``*Output`` models are the structured answers
+the model must fill in (their JSON schemas are the tools offered); the activities turn them
+into the workflow's own types (``JobSpec``, ``ReviewVerdict``, a ``Plan``).
+
+Prompts never see run or workflow ids, times or absolute paths, so the same goal on the same
+data asks the same questions, and a recording answers a re-run.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field
+
+from workflows.agents.spend import Budget, Spend
+from workflows.contracts.execution import ExecutionOutcome, Model
+from workflows.contracts.executive import Reviewer, ReviewInput, ReviewVerdict, Verdict
+from workflows.contracts.plan import Check, InputFile, JobSpec, Priority
+from workflows.contracts.policy import ModelRecording
+
+PLAN_GOAL = "plan_goal"
+REVIEW_PLAN = "review_plan"
+WRITE_JOB = "write_job"
+REVIEW_JOB_MODEL = "review_job_model"
+DEBUG_JOB = "debug_job"
+SUMMARIZE_RUN = "summarize_run"
+PROBE_ENVIRONMENT = "probe_environment"
+"""Sandbox pool: the job interpreter's Python version and installed distributions."""
+
+ROLE_ACTIVITIES = (PLAN_GOAL, REVIEW_PLAN, WRITE_JOB, REVIEW_JOB_MODEL, DEBUG_JOB,
+                   SUMMARIZE_RUN)
+
+MAX_GOAL_CHARS = 8000
+MAX_CODE_CHARS = 60_000
+DATA_HEAD_CHARS = 2000
+TASK_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
+ARTIFACT_PATTERN = r"^(?!/)(?!.*(^|/)\.\.(/|$))[A-Za-z0-9_.][A-Za-z0-9_./-]{0,199}$"
+
+
+class DataFile(InputFile):
+    """A data file given with a goal: pinned by checksum, with its first lines for the planner."""
+
+    head: str = ""
+    """The first ``DATA_HEAD_CHARS`` characters if the file is text, else empty."""
+
+
+class AgentRequest(Model):
+    """Fields every role request carries (none of them reaches a prompt)."""
+
+    run_id: str
+    task_id: str | None = None
+    budget: Budget | None = None
+    recording: ModelRecording | None = None
+
+
+class RoleAnswer(Model):
+    """Fields every role answer carries: what the call spent."""
+
+    spend: Spend
+
+
+
+# --- planner and plan reviewer ---------------------------------------------------------------
+
+
+class PlannedCheck(Model):
+    """A machine-checkable criterion on a metric the job will report."""
+
+    metric: str = Field(min_length=1, max_length=128)
+    op: Literal["<", "<=", ">", ">=", "==", "!="]
+    value: float | int | str | bool
+
+
+class PlannedTask(Model):
+    """One task of a drafted plan; the coder writes its job later."""
+
+    task_id: str = Field(pattern=TASK_ID_PATTERN)
+    priority: Priority = "MEDIUM"
+    action: str = Field(min_length=1, max_length=4000)
+    acceptance_criteria: list[str] = Field(min_length=1, max_length=20)
+    dependencies: list[str] = Field(default_factory=list[str], max_length=50)
+    checks: list[PlannedCheck] = Field(default_factory=list[PlannedCheck], max_length=20)
+    inputs: list[str] = Field(default_factory=list[str], max_length=50)
+    """Names of the goal's data files this task reads."""
+    rationale: str = Field(default="", max_length=2000)
+
+
+class PlanDraftOutput(Model):
+    """The planner's answer: a plan in the ``pending_actions.json`` schema, without jobs."""
+
+    context: str = Field(default="", max_length=4000)
+    tasks: list[PlannedTask] = Field(min_length=1, max_length=30)
+
+
+class PlanRequest(AgentRequest):
+    """Input of ``plan_goal``."""
+
+    goal: str = Field(min_length=1, max_length=MAX_GOAL_CHARS)
+    data: list[DataFile] = Field(default_factory=list[DataFile])
+    memory: list[str] = Field(default_factory=list[str])
+    previous: PlanDraftOutput | None = None
+    """The draft a plan reviewer (or validation) sent back, with ``feedback``."""
+    feedback: list[str] = Field(default_factory=list[str])
+
+
+class PlanAnswer(RoleAnswer):
+    """Result of ``plan_goal``."""
+
+    draft: PlanDraftOutput
+
+
+class PlanReviewOutput(Model):
+    """The plan reviewer's answer."""
+
+    verdict: Verdict
+    concerns: list[str] = Field(default_factory=list[str], max_length=20)
+    """What must change before the plan can run (empty when approved)."""
+    reasoning: str = Field(default="", max_length=4000)
+
+
+class PlanReviewRequest(AgentRequest):
+    """Input of ``review_plan``."""
+
+    goal: str = Field(min_length=1, max_length=MAX_GOAL_CHARS)
+    data: list[DataFile] = Field(default_factory=list[DataFile])
+    draft: PlanDraftOutput
+
+
+class PlanReviewAnswer(RoleAnswer):
+    """Result of ``review_plan``."""
+
+    review: PlanReviewOutput
+
+
+# --- coder --------------------------------------------------------------------------------
+
+
+class ResourcesOutput(Model):
+    """Limits the coder asks for (the reviewers hold them to policy)."""
+
+    memory_mb: int = Field(default=1024, ge=16, le=262_144)
+    timeout_s: float = Field(default=600.0, gt=0, le=7 * 24 * 3600)
+
+
+class JobOutput(Model):
+    """The coder's (or a debugger's) job: one Python script and what it promises to leave."""
+
+    code: str = Field(min_length=1, max_length=MAX_CODE_CHARS)
+    args: dict[str, float | int | str | bool] = Field(default_factory=dict[str, Any])
+    expected_artifacts: list[str] = Field(
+        default_factory=list[str], max_length=50,
+        json_schema_extra={"items": {"type": "string", "pattern": ARTIFACT_PATTERN}})
+    expected_metrics: list[str] = Field(default_factory=list[str], max_length=50)
+    resources: ResourcesOutput = Field(default_factory=ResourcesOutput)
+    requirements: list[str] = Field(default_factory=list[str], max_length=30)
+    reasoning: str = Field(default="", max_length=4000)
+    confidence: float = Field(default=0.5, ge=0, le=1)
+
+
+class EnvironmentFacts(Model):
+    """The job interpreter: Python version and installed distributions (name -> version)."""
+
+    python: str = ""
+    packages: dict[str, str] = Field(default_factory=dict[str, str])
+
+
+class CodeRequest(AgentRequest):
+    """Input of ``write_job``: the fast path first, the deep path after a failure."""
+
+    mode: Literal["fast", "deep"] = "fast"
+    goal: str | None = None
+    action: str
+    acceptance_criteria: list[str] = Field(default_factory=list[str])
+    checks: list[Check] = Field(default_factory=list[Check])
+    input_names: list[str] = Field(default_factory=list[str])
+    dependency_artifacts: list[str] = Field(default_factory=list[str])
+    data: list[DataFile] = Field(default_factory=list[DataFile])
+    """The data files this task reads, with their first lines."""
+    previous_job: JobSpec | None = None
+    feedback: list[str] = Field(default_factory=list[str])
+    """Why the previous job failed (review findings, execution failure), for the deep path."""
+    environment: EnvironmentFacts | None = None
+
+
+class CodeAnswer(RoleAnswer):
+    """Result of ``write_job``: a job spec ready for review (``source`` and ``filename`` set)."""
+
+    job: JobSpec
+    reasoning: str = ""
+    confidence: float = 0.5
+
+
+# --- model reviewers -----------------------------------------------------------------------
+
+
+class ModelReviewOutput(Model):
+    """A model reviewer's answer, on top of the deterministic verdict it was shown."""
+
+    verdict: Verdict
+    confidence: float = Field(ge=0, le=1)
+    critical: list[str] = Field(default_factory=list[str], max_length=20)
+    """Problems that must stop the job from running (empty to approve)."""
+    warnings: list[str] = Field(default_factory=list[str], max_length=20)
+    reasoning: str = Field(default="", max_length=4000)
+
+
+class ModelReviewRequest(AgentRequest):
+    """Input of ``review_job_model``."""
+
+    reviewer: Reviewer
+    review: ReviewInput
+    deterministic: ReviewVerdict
+
+
+class ModelReviewAnswer(RoleAnswer):
+    """Result of ``review_job_model``: the model's verdict as a ``ReviewVerdict``."""
+
+    verdict: ReviewVerdict
+
+
+# --- debuggers ----------------------------------------------------------------------------
+
+DebugStrategy = Literal["direct", "introspect", "diagnostic"]
+DEBUG_STRATEGIES: tuple[DebugStrategy, ...] = ("direct", "introspect", "diagnostic")
+
+
+class DiagnosticOutput(Model):
+    """A diagnostic script the ``diagnostic`` debugger wants run before it proposes a fix."""
+
+    code: str = Field(min_length=1, max_length=MAX_CODE_CHARS)
+    purpose: str = Field(default="", max_length=2000)
+
+
+class DebugOutput(Model):
+    """A debugger's fix: the whole corrected script and what went wrong."""
+
+    diagnosis: str = Field(min_length=1, max_length=4000)
+    code: str = Field(min_length=1, max_length=MAX_CODE_CHARS)
+    requirements: list[str] | None = Field(default=None, max_length=30)
+    """None keeps the job's requirements."""
+    confidence: float = Field(ge=0, le=1)
+
+
+class DebugRequest(AgentRequest):
+    """Input of ``debug_job``.
+
+    For ``diagnostic`` without ``diagnostic_output`` the answer is a diagnostic script to
+    run; with it, a fix. The other strategies answer with a fix straight away.
+    """
+
+    strategy: DebugStrategy
+    action: str
+    acceptance_criteria: list[str] = Field(default_factory=list[str])
+    checks: list[Check] = Field(default_factory=list[Check])
+    input_names: list[str] = Field(default_factory=list[str])
+    job: JobSpec
+    outcome: ExecutionOutcome
+    environment: EnvironmentFacts | None = None
+    diagnostic_output: str | None = None
+
+
+class DebugAnswer(RoleAnswer):
+    """Result of ``debug_job``: a patched job, or a diagnostic job to run first."""
+
+    strategy: DebugStrategy
+    job: JobSpec | None = None
+    diagnostic_job: JobSpec | None = None
+    diagnosis: str = ""
+    confidence: float = 0.0
+
+
+# --- output processor ---------------------------------------------------------------------
+
+
+class TaskDigest(Model):
+    """One task's result as the output processor sees it."""
+
+    task_id: str
+    action: str
+    status: str
+    status_reason: str = ""
+    metrics: dict[str, Any] = Field(default_factory=dict[str, Any])
+    checks: list[str] = Field(default_factory=list[str])
+    """Each evaluated check as text with pass/fail."""
+    artifacts: list[str] = Field(default_factory=list[str])
+    stdout_tail: str = ""
+
+
+class RunAnswer(Model):
+    """The output processor's answer to the goal, for the report."""
+
+    answer: str = Field(min_length=1, max_length=4000)
+    analysis: str = Field(default="", max_length=12_000)
+    caveats: list[str] = Field(default_factory=list[str], max_length=20)
+
+
+class SummaryRequest(AgentRequest):
+    """Input of ``summarize_run``."""
+
+    goal: str
+    tasks: list[TaskDigest]
+
+
+class SummaryAnswer(RoleAnswer):
+    """Result of ``summarize_run``."""
+
+    answer: RunAnswer

@@ -1,0 +1,241 @@
+"""Contracts of the executive pipeline: reviews, reflection notes, patches and human gates.
+
+Shared by TaskWorkflow and the reviewer, reflection and sandbox activities. Pure models and
+pure functions only (the confidence thresholds live here so the workflow can apply them).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import ConfigDict, Field
+
+from workflows.contracts.execution import ExecutionOutcome, Model, Verification
+from workflows.contracts.plan import Check, JobSpec
+from workflows.contracts.policy import GateKind, ReviewPolicy
+
+Severity = Literal["info", "warning", "critical"]
+Verdict = Literal["APPROVE", "REJECT"]
+Reviewer = Literal["ops", "quality_safety", "infrastructure"]
+
+
+# --- review --------------------------------------------------------------------------------
+
+
+class Finding(Model):
+    """One thing a reviewer noticed, located where possible."""
+
+    code: str
+    message: str
+    severity: Severity = "warning"
+    line: int | None = None
+
+
+class ReviewInput(Model):
+    """What every reviewer sees: the task and the job proposed for it."""
+
+    task_id: str
+    action: str
+    acceptance_criteria: list[str] = Field(default_factory=list[str])
+    checks: list[Check] = Field(default_factory=list[Check])
+    job: JobSpec
+    input_names: list[str] = Field(default_factory=list[str])
+    dependency_artifacts: list[str] = Field(default_factory=list[str])
+    policy: ReviewPolicy = Field(default_factory=ReviewPolicy)
+    diagnostic: bool = False
+    """A debugger's diagnostic script: it prints facts and promises no result to verify."""
+
+
+class ReviewVerdict(Model):
+    """A reviewer's structured verdict (seed §2.2): never free text alone."""
+
+    reviewer: Reviewer
+    verdict: Verdict
+    confidence: float = Field(ge=0, le=1)
+    checks: dict[str, bool] = Field(default_factory=dict[str, bool])
+    warnings: list[Finding] = Field(default_factory=list[Finding])
+    critical: list[Finding] = Field(default_factory=list[Finding])
+    reasoning: str = ""
+    details: dict[str, Any] = Field(default_factory=dict[str, Any])
+
+
+def panel_approves(verdicts: list[ReviewVerdict]) -> bool:
+    """The approval gate: all three approve and none raised a critical flag (field logic)."""
+    reviewers = {v.reviewer for v in verdicts}
+    return (reviewers == {"ops", "quality_safety", "infrastructure"}
+            and all(v.verdict == "APPROVE" and not v.critical for v in verdicts))
+
+
+# --- reflection ----------------------------------------------------------------------------
+
+FailureKind = Literal["rejected", "execution", "verification"]
+RetryDecision = Literal["retry", "retry_logged", "human", "defer"]
+PatternKind = Literal["frequency", "divergence", "artifact_consistency",
+                      "temporal_correlation"]
+PatchSource = Literal["rule_table", "semantic_rule", "episodic", "model", "none"]
+"""Where a patch came from: the rule table, a semantic rule, an episode that worked, a model."""
+
+
+class Pattern(Model):
+    """A pattern mined from signals and episodes (R1)."""
+
+    kind: PatternKind
+    key: str
+    count: int
+    tasks: list[str] = Field(default_factory=list[str])
+    detail: str = ""
+
+
+class PatchChange(Model):
+    """One changed field of a job spec (``args.batch_size``, ``resources.timeout_s``)."""
+
+    field: str
+    old_value: Any = None
+    new_value: Any = None
+    reason: str = ""
+
+
+class Patch(Model):
+    """A minimal, checksummed diff of a job spec."""
+
+    patch_id: str
+    task_id: str
+    root_cause: str
+    changes: list[PatchChange]
+    confidence: float = Field(ge=0, le=1)
+    risk: float = Field(ge=0, le=1)
+    from_semantic_memory: bool = False
+    sha256: str = ""
+    safety_checks: dict[str, str] = Field(default_factory=dict[str, str])
+
+
+class DiagnoseInput(Model):
+    """A failure to reflect on, with everything known about it."""
+
+    run_id: str
+    task_id: str
+    kind: FailureKind
+    attempt: int
+    job: JobSpec
+    verdicts: list[ReviewVerdict] = Field(default_factory=list[ReviewVerdict])
+    outcome: ExecutionOutcome | None = None
+    verification: Verification | None = None
+    previous_patches: list[Patch] = Field(default_factory=list[Patch])
+    checks: list[Check] = Field(default_factory=list[Check])
+    policy: ReviewPolicy = Field(default_factory=ReviewPolicy)
+    action: str = ""
+    """The task's action: its task type is what memory is keyed by."""
+    memory: bool = True
+    """The run uses memory: reflection may read episodes and rules and write its ledger."""
+
+
+class ReflectionNote(Model):
+    """A diagnosis and, where one is safe, a patch with the decision it warrants."""
+
+    note_id: str
+    task_id: str
+    kind: FailureKind
+    root_cause: str
+    likely_fix: str
+    confidence: float = Field(ge=0, le=1)
+    evidence: list[str] = Field(default_factory=list[str])
+    patch: Patch | None = None
+    patched_job: JobSpec | None = None
+    relink: dict[str, str] = Field(default_factory=dict[str, str])
+    decision: RetryDecision = "defer"
+    reason: str = ""
+    source: PatchSource = "rule_table"
+    memory_ref: str = ""
+    """The rule id or episode id a proven fix came from."""
+    patterns: list[Pattern] = Field(default_factory=list[Pattern])
+
+
+class RescanInput(Model):
+    """Input of ``rescan_artifacts``: find evidence the job left in the wrong place."""
+
+    task_id: str
+    job: JobSpec
+    outcome: ExecutionOutcome
+    input_names: list[str] = Field(default_factory=list[str])
+    """The task's inputs, copied into the working directory: never evidence."""
+
+
+class RescanResult(Model):
+    """The outcome with re-linked artifacts (and re-read metrics) added.
+
+    ``relinked`` maps an expected name to the path (relative to the working directory) it
+    was found at; ``still_missing`` lists expected names not found (``metrics.json`` for
+    missing metrics); ``notes`` says why for each (candidates named when ambiguous).
+    """
+
+    outcome: ExecutionOutcome
+    relinked: dict[str, str] = Field(default_factory=dict[str, str])
+    still_missing: list[str] = Field(default_factory=list[str])
+    notes: list[str] = Field(default_factory=list[str])
+
+
+def retry_decision(confidence: float) -> RetryDecision:
+    """Seed thresholds: >= 0.85 retry; 0.70-0.84 retry and log; 0.50-0.69 a person; else defer."""
+    if confidence >= 0.85:
+        return "retry"
+    if confidence >= 0.70:
+        return "retry_logged"
+    if confidence >= 0.50:
+        return "human"
+    return "defer"
+
+
+# --- human gates ---------------------------------------------------------------------------
+
+class GateDecision(Model):
+    """The payload of the ``approve`` signal / ``decide`` update.
+
+    ``temporal workflow signal --name approve --input '{"gate": "plan", "decision":
+    "approve", "by": "ada"}'`` sends one.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    gate: GateKind
+    task_id: str | None = Field(default=None, max_length=64)
+    decision: Literal["approve", "reject"]
+    by: str = Field(min_length=1, max_length=128)
+    comment: str = Field(default="", max_length=4000)
+
+
+class GateRecord(Model):
+    """A gate as it stands or was settled: for queries, provenance and the ledger."""
+
+    gate: GateKind
+    task_id: str | None = None
+    status: Literal["waiting", "approved", "rejected", "timed_out"] = "waiting"
+    opened_at: datetime
+    decided_at: datetime | None = None
+    by: str | None = None
+    comment: str = ""
+    question: str = ""
+    refused: list[str] = Field(default_factory=list[str])
+
+
+def merge_verdicts(deterministic: ReviewVerdict, model: ReviewVerdict) -> ReviewVerdict:
+    """One reviewer's verdict with the model's judgement added to the deterministic checks.
+
+    The model can add findings and reject; it can never approve what the deterministic checks
+    rejected or flagged critical. Confidence is the lower of the two.
+    """
+    critical = [*deterministic.critical, *model.critical]
+    rejected = deterministic.verdict == "REJECT" or model.verdict == "REJECT" or bool(critical)
+    reasoning = deterministic.reasoning
+    if model.reasoning:
+        reasoning = f"{reasoning} | model: {model.reasoning}" if reasoning else model.reasoning
+    return deterministic.model_copy(update={
+        "verdict": "REJECT" if rejected else "APPROVE",
+        "confidence": min(deterministic.confidence, model.confidence),
+        "warnings": [*deterministic.warnings, *model.warnings],
+        "critical": critical,
+        "reasoning": reasoning,
+        "details": {**deterministic.details, "model": {
+            "verdict": model.verdict, "confidence": model.confidence,
+            **{k: v for k, v in model.details.items() if k != "source"}}},
+    })

@@ -1,0 +1,249 @@
+"""The plan schema (``pending_actions.json``) and its validation.
+
+A plan is a list of *decisions* (tasks) as the planning system writes them: ``task_id``,
+``priority``, ``action`` and ``acceptance_criteria`` are required; ``dependencies``,
+``estimated_resources``, ``context``, ``deadline``, ``owner`` and ``rationale`` are optional.
+Assay adds three optional fields per decision: ``job`` (what to run), ``checks``
+(machine-checkable acceptance criteria) and ``inputs`` (data files the job may read).
+
+Validation here is pure and deterministic, so both the CLI (before anything starts) and the
+ResearchWorkflow (on intake) run the same checks.
+"""
+
+from __future__ import annotations
+
+import heapq
+from datetime import datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+
+Priority = Literal["HIGH", "MEDIUM", "LOW"]
+PRIORITY_RANK: dict[str, int] = {"HIGH": 0, "MEDIUM": 1, "LOW": 2}
+
+Scalar = str | int | float | bool
+
+
+def _as_task_id(value: object) -> object:
+    """Task ids may be written as numbers (as the seed plans do) or strings; keep strings."""
+    if isinstance(value, bool):
+        return value  # rejected by the str validator: True is not an id
+    if isinstance(value, int):
+        return str(value)
+    return value
+
+
+TaskId = Annotated[
+    str,
+    BeforeValidator(_as_task_id),
+    Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$"),
+]
+
+MAX_TASKS = 500
+
+
+class Resources(BaseModel):
+    """Limits one job runs under; the sandbox enforces them."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    memory_mb: int = Field(default=1024, ge=16, le=262_144)
+    timeout_s: float = Field(default=600.0, gt=0, le=7 * 24 * 3600)
+    cpus: float = Field(default=1.0, gt=0, le=256)
+
+
+class JobSpec(BaseModel):
+    """What a task runs: a Python script from the plan's folder or inline source.
+
+    Once a plan is resolved (see ``workers.intake.planfile``), ``source`` holds the exact code that
+    will run and ``filename`` its name in the working directory, so the workflow history
+    records precisely what ran and no worker needs the plan's folder.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    entry: str | None = Field(default=None, min_length=1, max_length=512)
+    code: str | None = Field(default=None, min_length=1)
+    args: dict[str, Scalar] = Field(default_factory=dict[str, Scalar])
+    expected_artifacts: list[str] = Field(default_factory=list[str])
+    expected_metrics: list[str] = Field(default_factory=list[str])
+    resources: Resources = Field(default_factory=Resources)
+    requirements: list[str] = Field(default_factory=list[str], max_length=100)
+    """Packages the job needs, optionally pinned (``numpy>=1.26``); checked before it runs."""
+
+    source: str | None = None
+    filename: str | None = None
+
+    @model_validator(mode="after")
+    def _one_source(self) -> JobSpec:
+        if (self.entry is None) == (self.code is None):
+            raise ValueError('a job needs exactly one of "entry" (a script path) or "code"')
+        for name in self.expected_artifacts:
+            if not _is_plain_relative(name):
+                raise ValueError(f"expected artifact {name!r} must be a relative path inside "
+                                 "the working directory")
+        for key in self.args:
+            if not key.replace("_", "").replace("-", "").isalnum():
+                raise ValueError(f"argument name {key!r} may hold only letters, digits, - and _")
+        return self
+
+
+def _is_plain_relative(path: str) -> bool:
+    parts = path.replace("\\", "/").split("/")
+    return bool(path) and not path.startswith("/") and ".." not in parts and "" not in parts
+
+
+CheckOp = Literal["<", "<=", ">", ">=", "==", "!="]
+
+
+class Check(BaseModel):
+    """A machine-checkable acceptance criterion on a metric, e.g. ``p_value < 0.05``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    metric: str = Field(min_length=1, max_length=128)
+    op: CheckOp
+    value: Scalar
+
+    def describe(self) -> str:
+        """Human form, as used in reports: ``p_value < 0.05``."""
+        return f"{self.metric} {self.op} {self.value!r}"
+
+    def holds(self, actual: Scalar) -> bool:
+        """Whether ``actual`` satisfies this check.
+
+        Raises:
+            TypeError: ordering text against numbers (``==`` and ``!=`` always compare).
+        """
+        expected = self.value
+        if self.op == "==":
+            return actual == expected
+        if self.op == "!=":
+            return actual != expected
+        if isinstance(actual, str) or isinstance(expected, str):
+            if not (isinstance(actual, str) and isinstance(expected, str)):
+                raise TypeError("ordering between text and numbers")
+            return _ordered(actual, self.op, expected)
+        return _ordered(float(actual), self.op, float(expected))
+
+
+def _ordered(actual: Any, op: str, expected: Any) -> bool:
+    if op == "<":
+        return bool(actual < expected)
+    if op == "<=":
+        return bool(actual <= expected)
+    if op == ">":
+        return bool(actual > expected)
+    return bool(actual >= expected)
+
+
+class InputFile(BaseModel):
+    """A data file a job may read, fixed by content when the plan is submitted."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    path: str
+    sha256: str
+    size: int
+
+
+class Decision(BaseModel):
+    """One task of a plan, as in ``pending_actions.json``, plus Assay's job fields."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    task_id: TaskId
+    priority: Priority
+    action: str = Field(min_length=1, max_length=4000)
+    acceptance_criteria: list[str] = Field(min_length=1)
+    dependencies: list[TaskId] = Field(default_factory=list[str])
+    estimated_resources: dict[str, Any] | None = None
+    context: dict[str, Any] | None = None
+    deadline: datetime | None = None
+    owner: str | None = None
+    rationale: str | None = None
+    job: JobSpec | None = None
+    checks: list[Check] = Field(default_factory=list[Check])
+    inputs: list[str] = Field(default_factory=list[str])
+
+    resolved_inputs: list[InputFile] = Field(default_factory=list[InputFile])
+
+
+class Plan(BaseModel):
+    """A whole plan: ``pending_actions.json``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    meeting_id: str | None = Field(default=None, max_length=200)
+    generated_at: datetime | None = None
+    context: str | None = None
+    decisions: list[Decision] = Field(min_length=1, max_length=MAX_TASKS)
+
+    def by_id(self) -> dict[str, Decision]:
+        """Decisions keyed by task id."""
+        return {d.task_id: d for d in self.decisions}
+
+
+class PlanError(ValueError):
+    """A plan is structurally wrong; the message says what and where."""
+
+
+def check_graph(plan: Plan) -> list[str]:
+    """Validate ids and dependencies and return the execution order.
+
+    The order is Kahn's topological order; among tasks that are ready at the same time,
+    higher priority comes first, then plan order.
+
+    Raises:
+        PlanError: on duplicate ids, unknown dependencies, self-dependencies or a cycle
+            (the message names the tasks on it).
+    """
+    seen: set[str] = set()
+    for decision in plan.decisions:
+        if decision.task_id in seen:
+            raise PlanError(f"task {decision.task_id}: duplicate task_id")
+        seen.add(decision.task_id)
+    for decision in plan.decisions:
+        for dep in decision.dependencies:
+            if dep == decision.task_id:
+                raise PlanError(f"task {decision.task_id}: depends on itself")
+            if dep not in seen:
+                raise PlanError(f"task {decision.task_id}: unknown dependency {dep!r}")
+    return _kahn(plan)
+
+
+def _kahn(plan: Plan) -> list[str]:
+    position = {d.task_id: i for i, d in enumerate(plan.decisions)}
+    rank = {d.task_id: (PRIORITY_RANK[d.priority], position[d.task_id]) for d in plan.decisions}
+    dependants: dict[str, list[str]] = {d.task_id: [] for d in plan.decisions}
+    in_degree = {d.task_id: len(set(d.dependencies)) for d in plan.decisions}
+    for decision in plan.decisions:
+        for dep in set(decision.dependencies):
+            dependants[dep].append(decision.task_id)
+    ready = [(rank[t], t) for t, n in in_degree.items() if n == 0]
+    heapq.heapify(ready)
+    order: list[str] = []
+    while ready:
+        _, current = heapq.heappop(ready)
+        order.append(current)
+        for nxt in dependants[current]:
+            in_degree[nxt] -= 1
+            if in_degree[nxt] == 0:
+                heapq.heappush(ready, (rank[nxt], nxt))
+    if len(order) != len(plan.decisions):
+        stuck = sorted((t for t, n in in_degree.items() if n > 0), key=position.__getitem__)
+        raise PlanError(f"dependency cycle among tasks: {', '.join(_cycle(plan, stuck))}")
+    return order
+
+
+def _cycle(plan: Plan, stuck: list[str]) -> list[str]:
+    """One actual cycle among the stuck tasks, e.g. ``a -> b -> a``, as a list of ids."""
+    deps = {d.task_id: [x for x in d.dependencies if x in stuck] for d in plan.decisions}
+    path: list[str] = []
+    node = stuck[0]
+    while node not in path:
+        path.append(node)
+        node = deps[node][0]
+    loop = path[path.index(node):]
+    return [*loop, node]

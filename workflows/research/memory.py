@@ -1,0 +1,116 @@
+"""A run's use of memory: advice applied to the plan at intake, and the reflection summary.
+
+At intake the plan's tasks are shown to memory (``consult_memory`` on the reflection pool,
+bounded by the reflection timeout): semantic rules above the policy's confidence change a
+task's job, a procedural template becomes the job of a task that has none, and each task's
+rationale says which. If memory is slow or down, the plan runs as written and the miss is
+recorded. At the end the tasks' reflections and what memory learned become the report's
+reflection summary.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import timedelta
+
+from temporalio import workflow
+from temporalio.common import RetryPolicy
+from temporalio.exceptions import ActivityError
+
+with workflow.unsafe.imports_passed_through():
+    from workflows.common.events import EventLog
+    from workflows.common.failures import root_message
+    from workflows.contracts.executive import Pattern
+    from workflows.contracts.memory import (
+        CONSULT_MEMORY,
+        ConsultAnswer,
+        ConsultInput,
+        ConsultTask,
+        ReflectionSummary,
+        TaskAdvice,
+    )
+    from workflows.contracts.plan import Decision, Plan
+    from workflows.contracts.results import ResearchInput, TaskResult
+
+CONSULT_RETRY = RetryPolicy(initial_interval=timedelta(milliseconds=200), maximum_attempts=2)
+
+
+@dataclass
+class MemoryAdvice:
+    """What memory said about a run's plan."""
+
+    advice: dict[str, TaskAdvice] = field(default_factory=dict[str, TaskAdvice])
+    warnings: list[str] = field(default_factory=list[str])
+    misses: int = 0
+
+
+async def consult_memory(req: ResearchInput, plan: Plan, log: EventLog) -> tuple[Plan,
+                                                                               MemoryAdvice]:
+    """The plan with memory's advice applied, and the advice itself."""
+    policy = req.policy.memory
+    ask = ConsultInput(
+        run_id=req.run_id, apply_rules=policy.apply_rules, use_templates=policy.use_templates,
+        min_confidence=policy.min_rule_confidence, policy=req.policy.review,
+        tasks=[ConsultTask(task_id=d.task_id, action=d.action, job=d.job,
+                           input_names=list(d.inputs)) for d in plan.decisions])
+    limit = timedelta(seconds=req.policy.reflection_timeout_s)
+    await log.flush()
+    try:
+        answer = await workflow.execute_activity(
+            CONSULT_MEMORY, ask, result_type=ConsultAnswer, task_queue=req.queues.reflection,
+            schedule_to_close_timeout=limit,
+            start_to_close_timeout=min(limit, timedelta(seconds=10)), retry_policy=CONSULT_RETRY)
+    except ActivityError as err:
+        log.add("agent_call", "error", agent="memory", status="missed",
+                outputs={"reason": root_message(err)})
+        return plan, MemoryAdvice(misses=1, warnings=[
+            f"memory was not consulted ({root_message(err)}): the plan ran as written"])
+    found = MemoryAdvice(advice={a.task_id: a for a in answer.advice if a.job is not None},
+                         warnings=list(answer.warnings))
+    found.warnings.extend(f"task {a.task_id}: {why}" for a in answer.advice
+                          for why in a.skipped)
+    log.add("agent_call", "complete", agent="memory", status="consulted",
+            outputs={"applied": {t: a.rationale() for t, a in found.advice.items()},
+                     "warnings": found.warnings[:50]})
+    if not found.advice:
+        return plan, found
+    decisions = [_advised(d, found.advice.get(d.task_id)) for d in plan.decisions]
+    return plan.model_copy(update={"decisions": decisions}), found
+
+
+def _advised(decision: Decision, advice: TaskAdvice | None) -> Decision:
+    if advice is None or advice.job is None:
+        return decision
+    why = advice.rationale()
+    rationale = f"{decision.rationale} | {why}" if decision.rationale else why
+    return decision.model_copy(update={"job": advice.job, "rationale": rationale})
+
+
+def summarize(tasks: list[TaskResult], memory: MemoryAdvice) -> ReflectionSummary:
+    """The run's reflection summary: patterns, patches and their success, what was learned."""
+    summary = ReflectionSummary(misses=memory.misses, warnings=memory.warnings[:100])
+    patterns: dict[tuple[str, str], Pattern] = {}
+    for task in tasks:
+        for note in task.reflections:
+            for p in note.patterns:
+                known = patterns.get((p.kind, p.key))
+                if known is None or p.count > known.count:
+                    patterns[(p.kind, p.key)] = p
+        prov = task.provenance
+        applied = [p for p in prov.patches if p.outcome == "applied"]
+        summary.patches_applied += len(applied)
+        if task.status == "completed":
+            summary.patches_succeeded += len(applied)
+        summary.misses += prov.reflection_misses
+        summary.rules_applied.extend(r for r in prov.memory_rules
+                                     if r not in summary.rules_applied)
+        if prov.template_id and prov.template_id not in summary.templates_used:
+            summary.templates_used.append(prov.template_id)
+        learned = task.learned
+        if learned is not None:
+            summary.rules_promoted.extend(learned.rules_promoted)
+            summary.rules_validated.extend(learned.rules_validated)
+            summary.rules_demoted.extend(learned.rules_demoted)
+            summary.templates_cached.extend(learned.templates_cached)
+    summary.patterns = sorted(patterns.values(), key=lambda p: (p.kind, p.key))
+    return summary

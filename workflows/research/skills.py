@@ -1,0 +1,138 @@
+"""A run's use of the skill library at intake, and what it did for the report.
+
+A goal is shown to the library before any planning call: a confident match (preconditions
+hold, parameters filled and in range, confidence at or above the policy's) becomes the run's
+plan — one task, ``skill-1``, running the pattern's job — and the planner is never asked. A
+plan's tasks that have no job are shown too, and a match supplies the job. Asking is bounded
+by the reflection timeout; a library that is slow or down is a recorded miss and the run
+plans as it would without one.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from temporalio import workflow
+from temporalio.common import RetryPolicy
+from temporalio.exceptions import ActivityError
+
+with workflow.unsafe.imports_passed_through():
+    from workflows.common.events import EventLog
+    from workflows.common.failures import root_message
+    from workflows.contracts.plan import Decision, InputFile, Plan
+    from workflows.contracts.results import ResearchInput, TaskResult
+    from workflows.library.patterns import (
+        MATCH_SKILLS,
+        MatchAnswer,
+        MatchInput,
+        MatchTask,
+        SkillApplication,
+        SkillSummary,
+        SkillUse,
+    )
+
+MATCH_RETRY = RetryPolicy(initial_interval=timedelta(milliseconds=200), maximum_attempts=2)
+GOAL = "goal"
+
+
+async def match(req: ResearchInput, plan: Plan | None, summary: SkillSummary,
+                log: EventLog) -> MatchAnswer | None:
+    """The library's answer for the goal (``plan`` None) or the plan's jobless tasks."""
+    tasks = [] if plan is None else [
+        MatchTask(task_id=d.task_id, action=d.action, has_job=d.job is not None,
+                  input_names=list(d.inputs)) for d in plan.decisions]
+    if plan is not None and all(t.has_job for t in tasks):
+        return None
+    ask = MatchInput(run_id=req.run_id, goal=req.goal if plan is None else None,
+                     data_names=[d.name for d in req.data], tasks=tasks,
+                     policy=req.policy.skills)
+    limit = timedelta(seconds=req.policy.reflection_timeout_s)
+    await log.flush()
+    try:
+        answer = await workflow.execute_activity(
+            MATCH_SKILLS, ask, result_type=MatchAnswer, task_queue=req.queues.skills,
+            schedule_to_close_timeout=limit,
+            start_to_close_timeout=min(limit, timedelta(seconds=10)), retry_policy=MATCH_RETRY)
+    except ActivityError as err:
+        summary.misses += 1
+        summary.warnings.append(f"the skill library was not consulted ({root_message(err)})")
+        log.add("agent_call", "error", agent="skills", status="missed",
+                outputs={"reason": root_message(err)})
+        return None
+    summary.retrieved.update(answer.retrieved)
+    summary.reasons.update(answer.reasons)
+    log.add("agent_call", "complete", agent="skills", status="matched",
+            outputs={"applied": {a.task_id: a.use.rationale for a in answer.applications},
+                     "reasons": answer.reasons,
+                     "retrieved": {k: [r.skill_id for r in v][:10]
+                                   for k, v in answer.retrieved.items()}})
+    return answer
+
+
+def goal_plan(req: ResearchInput, answer: MatchAnswer) -> tuple[Plan, dict[str, SkillUse]] | None:
+    """The plan a matched skill supplies for a goal: one task running its job."""
+    if not answer.applications:
+        return None
+    app = answer.applications[0]
+    files = {d.name: d for d in req.data}
+    decision = Decision(
+        task_id=app.task_id, priority="HIGH", action=app.action or app.use.name,
+        acceptance_criteria=app.acceptance_criteria or [
+            f"the job of skill {app.use.skill_id} completes with its expected outputs"],
+        rationale=f"from {app.use.rationale}; no planning call", job=app.job,
+        checks=app.checks, inputs=[n for n in app.inputs if n in files],
+        resolved_inputs=[InputFile(name=f.name, path=f.path, sha256=f.sha256, size=f.size)
+                         for f in (files[n] for n in app.inputs if n in files)])
+    plan = Plan(meeting_id=req.plan_name, context=f"plan supplied by skill {app.use.skill_id}",
+                decisions=[decision])
+    return plan, {decision.task_id: app.use}
+
+
+def with_jobs(plan: Plan, answer: MatchAnswer) -> tuple[Plan, dict[str, SkillUse]]:
+    """The plan with the jobs matched skills supply to its jobless tasks."""
+    apps: dict[str, SkillApplication] = {a.task_id: a for a in answer.applications}
+    if not apps:
+        return plan, {}
+    decisions: list[Decision] = []
+    for d in plan.decisions:
+        app = apps.get(d.task_id)
+        if app is None or d.job is not None:
+            decisions.append(d)
+            continue
+        why = f"job from {app.use.rationale}"
+        decisions.append(d.model_copy(update={
+            "job": app.job, "checks": d.checks or app.checks,
+            "rationale": f"{d.rationale} | {why}" if d.rationale else why}))
+    uses = {tid: a.use for tid, a in apps.items()}
+    return plan.model_copy(update={"decisions": decisions}), uses
+
+
+def note_results(summary: SkillSummary, uses: dict[str, SkillUse],
+                 results: list[TaskResult]) -> None:
+    """Fold the tasks' skill reports into the run's summary."""
+    for task in results:
+        use = uses.get(task.task_id)
+        if use is not None:
+            summary.applied[task.task_id] = use.skill_id
+        report = task.skill_report
+        if report is None:
+            continue
+        if report.reported:
+            summary.reported += 1
+        if report.miss:
+            summary.misses += 1
+            if len(summary.warnings) < 100:
+                summary.warnings.append(f"task {task.task_id}: {report.miss}")
+        if use is not None:
+            summary.deviations[task.task_id] = report.deviation
+
+
+def major_deviation(uses: dict[str, SkillUse], results: dict[str, TaskResult]) -> str:
+    """Why a skill-supplied plan failed its promise (empty when it kept it)."""
+    for tid in sorted(uses):
+        result = results.get(tid)
+        report = result.skill_report if result is not None else None
+        if result is not None and result.status != "completed":
+            detail = report.detail if report and report.detail else f"ended {result.status}"
+            return f"task {tid} from skill {uses[tid].skill_id}: {detail}"
+    return ""

@@ -1,0 +1,86 @@
+"""A finished task handed to the skill library: its outcome, its deviation, one signal.
+
+The task's own workflow sends the outcome (the job that finally ran, the fixes on the way,
+the steps taken, time and cost) to the long-lived ``SkillLibraryWorkflow``. Sending never
+holds the task up or fails it: a library that is not running is a recorded miss.
+"""
+
+from __future__ import annotations
+
+from temporalio import workflow
+from temporalio.exceptions import FailureError
+
+with workflow.unsafe.imports_passed_through():
+    from workflows.common.failures import root_message
+    from workflows.contracts.plan import JobSpec, Scalar
+    from workflows.contracts.results import TaskInput, TaskResult
+    from workflows.library.patterns import (
+        TASK_FINISHED,
+        SkillReport,
+        SkillStep,
+        TaskOutcome,
+        deviation,
+        library_id,
+    )
+    from workflows.task.phases import Phase
+
+
+def task_outcome(task: TaskInput, result: TaskResult, job: JobSpec | None,
+                 attempts: dict[str, int]) -> TaskOutcome:
+    """The outcome of a finished task, as the library takes it."""
+    prov = result.provenance
+    steps = [SkillStep(agent=prov.job_author, phase=Phase.IMPLEMENT.value)]
+    if attempts.get(Phase.REVIEW, 0):
+        steps.append(SkillStep(agent="panel", phase=Phase.REVIEW.value,
+                               detail=f"{attempts[Phase.REVIEW]} review(s)"))
+    if result.reflections:
+        steps.append(SkillStep(agent="reflection", phase="reflect",
+                               detail=", ".join(sorted({n.root_cause
+                                                        for n in result.reflections}))))
+    if prov.job_author.startswith("debugger:"):
+        steps.append(SkillStep(agent=prov.job_author, phase="debug"))
+    if attempts.get(Phase.EXECUTE, 0):
+        steps.append(SkillStep(agent="sandbox", phase=Phase.EXECUTE.value,
+                               detail=f"{attempts[Phase.EXECUTE]} run(s)"))
+    if attempts.get(Phase.VERIFY, 0):
+        steps.append(SkillStep(agent="verifier", phase=Phase.VERIFY.value))
+    fixes = [c for p in prov.patches if p.outcome == "applied" for c in p.changes]
+    started, finished = result.started_at, result.finished_at
+    duration = (finished - started).total_seconds() if started and finished else 0.0
+    use = task.skill
+    level, detail = ("none", "")
+    if use is not None:
+        level, detail = deviation(result.status, attempts.get(Phase.EXECUTE, 0), result.metrics,
+                                  [a.name for a in result.artifacts], use)
+    decision = task.decision
+    return TaskOutcome(
+        run_id=task.run_id, task_id=decision.task_id, action=decision.action,
+        status=result.status, goal=task.goal, job=job, job_author=prov.job_author,
+        failure=("" if result.execution is None or result.execution.outcome == "succeeded"
+                 else result.execution.outcome),
+        input_names=list(decision.inputs), acceptance_criteria=list(decision.acceptance_criteria),
+        checks=list(decision.checks), metrics=_scalars(result.metrics),
+        artifacts=[a.name for a in result.artifacts],
+        attempts=attempts.get(Phase.EXECUTE, 0), fixes=fixes[:16], steps=steps,
+        duration_s=round(duration, 3), cost_usd=result.model.usage.cost_usd,
+        tokens=result.model.usage.total_tokens, skill=use, deviation=level,
+        deviation_detail=detail)
+
+
+def _scalars(metrics: dict[str, object]) -> dict[str, Scalar]:
+    return {k: v for k, v in list(metrics.items())[:64]
+            if isinstance(v, str | int | float | bool) and not (isinstance(v, str)
+                                                                 and len(v) > 200)}
+
+
+async def report_outcome(outcome: TaskOutcome, skills_queue: str) -> SkillReport:
+    """Signal the library; a library that is not running (or refuses) is a miss."""
+    report = SkillReport(deviation=outcome.deviation, detail=outcome.deviation_detail)
+    library = workflow.get_external_workflow_handle(library_id(skills_queue))
+    try:
+        await library.signal(TASK_FINISHED, outcome)
+    except FailureError as err:  # a missing library must never fail the task
+        report.miss = f"the skill library did not take the outcome: {root_message(err)}"
+    else:
+        report.reported = True
+    return report
