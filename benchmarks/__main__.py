@@ -7,6 +7,8 @@
 4. start-up of the embedded services.
 5. a recurring out-of-memory task with reflection memory on vs off (attempts, wall time);
 6. skill retrieval at 1 000 and 10 000 skills vs a dense-only search (latency, recall@5, MRR).
+7. a run's result and history with 4 tasks of 999 artifacts and with 100, 200 and 1 000 tasks
+   (sizes against Temporal's 2 MiB payload limit, report files, wall time per task).
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from benchmarks import bench_events, bench_memory, bench_skills, bench_stack
+from benchmarks import bench_events, bench_memory, bench_results, bench_skills, bench_stack
 from benchmarks.bench_runs import bench
 from benchmarks.bench_sandbox import measure_start_overhead
 
@@ -70,12 +72,22 @@ def print_skills() -> None:
     bench_skills.run()
 
 
+def print_results() -> None:
+    """A run's result and history at scale."""
+    print("7. a run's result and history: 4 tasks of 999 artifacts, then 100, 200 and 1 000 "
+          "trivial tasks (real workflows and report writer, in-process sandbox, dev server)")
+    asyncio.run(bench_results.run(list(bench_results.CASES)))
+
+
 def main() -> None:
-    """Run every benchmark, or those named (runs, sandbox, events, stack, memory, skills)."""
-    chosen = set(sys.argv[1:]) or {"runs", "sandbox", "events", "stack", "memory", "skills"}
+    """Run every benchmark, or those named (runs, sandbox, events, stack, memory, skills,
+    results)."""
+    chosen = set(sys.argv[1:]) or {"runs", "sandbox", "events", "stack", "memory", "skills",
+                                   "results"}
     for name, fn in (("runs", print_runs), ("sandbox", print_sandbox),
                      ("events", print_events), ("stack", print_stack),
-                     ("memory", print_memory), ("skills", print_skills)):
+                     ("memory", print_memory), ("skills", print_skills),
+                     ("results", print_results)):
         if name in chosen:
             fn()
             sys.stdout.flush()

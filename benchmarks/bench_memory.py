@@ -24,6 +24,7 @@ from typing import TypedDict
 from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
+from workers.cli.show import load_report
 from workers.intake.planfile import load_plan
 from workers.intake.runpolicy import AgentFlags, build_policy, queues_from
 from workers.pools.builders import SERVED_POOLS, run_pools
@@ -31,7 +32,7 @@ from workers.settings import Settings
 from workers.stack.embedded import EmbeddedPostgres
 from workflows.client import DATA_CONVERTER, AssayClient
 from workflows.constants import SEARCH_ATTRIBUTES
-from workflows.contracts.results import ResearchResult
+from workflows.contracts.results import RunReport
 
 PLAN = Path(__file__).resolve().parent.parent / "tests" / "data" / "memory" / "train.json"
 RUN_TIMEOUT_S = 120.0
@@ -76,10 +77,13 @@ class Stack:
         except TimeoutError as err:
             raise TimeoutError(f"memory-{'on' if memory else 'off'} run {number} ({run_id}) "
                                f"did not finish within {RUN_TIMEOUT_S:.0f} s") from err
-        return figures_of(number, result, (time.perf_counter() - start) * 1000)
+        wall_ms = (time.perf_counter() - start) * 1000
+        report = load_report(result)
+        assert report is not None, f"the results JSON of {run_id} cannot be read"
+        return figures_of(number, report, wall_ms)
 
 
-def figures_of(number: int, result: ResearchResult, wall_ms: float) -> RunFigures:
+def figures_of(number: int, result: RunReport, wall_ms: float) -> RunFigures:
     """The figures of one finished run of the one-task plan."""
     (task,) = result.tasks
     return RunFigures(run=number, status=task.status,

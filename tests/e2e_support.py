@@ -14,11 +14,14 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+from activities.artifacts.store import LocalArtifactStore
 from activities.events.schema import StoredEvent
 from activities.events.store import EventStore
+from workers.cli.show import load_report
 from workers.pools.builders import SERVED_POOLS
 from workers.settings import Settings
 from workflows.constants import Pool
+from workflows.contracts.results import ResearchResult, RunReport
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "iris" / "pending_actions.json"
@@ -29,6 +32,11 @@ def isolated_settings(data_dir: Path, prefix: str) -> Settings:
     queues = {f"queue_{p.name.lower()}": f"{prefix}-{p.name.lower()}" for p in Pool}
     # built-in skills would answer some tests' goals; tests/test_skills_e2e.py seeds them
     return Settings.model_validate({"data_dir": data_dir, "skills_builtin": False, **queues})
+
+
+def store_of(settings: Settings) -> LocalArtifactStore:
+    """The artifact store the test's sandbox takes inputs from (as `assay run` would use)."""
+    return LocalArtifactStore(settings.store_dir)
 
 
 def queue_env(settings: Settings) -> dict[str, str]:
@@ -106,6 +114,13 @@ def slow_plan(folder: Path, seconds: float) -> Path:
     path = folder / "pending_actions.json"
     path.write_text(json.dumps(plan))
     return path
+
+
+def report_of(result: ResearchResult) -> RunReport:
+    """A finished run's report: the results JSON it wrote, with every task's detail."""
+    report = load_report(result)
+    assert report is not None, f"the results JSON of {result.run_id} cannot be read"
+    return report
 
 
 def started_jobs(data_dir: Path) -> list[Path]:

@@ -12,7 +12,13 @@ from typing import Any, TypeVar, get_type_hints
 from temporalio import activity
 
 from workflows.contracts.execution import EventRecord, RecordEventsInput
-from workflows.contracts.results import ReportPaths, WriteReportInput
+from workflows.contracts.results import (
+    ReportPaths,
+    RunReport,
+    TaskResult,
+    WriteReportInput,
+    WriteTaskReportInput,
+)
 
 In = TypeVar("In")
 Out = TypeVar("Out")
@@ -55,17 +61,30 @@ class EventSink:
 
 
 class ReportSink:
-    """Keeps the last report request instead of writing files."""
+    """Keeps the last report request, and each task's whole result, instead of writing files."""
 
     def __init__(self) -> None:
         self.last: WriteReportInput | None = None
+        self.tasks: dict[str, TaskResult] = {}
 
     async def write(self, req: WriteReportInput) -> ReportPaths:
         self.last = req
         return ReportPaths(results_json="results.json", summary_md="summary.md")
 
+    async def write_task(self, req: WriteTaskReportInput) -> str:
+        self.tasks[req.result.task_id] = req.result
+        return f"tasks/{req.result.task_id}.json"
+
     def activity(self) -> Callable[[WriteReportInput], Awaitable[ReportPaths]]:
         return fake_activity("write_report", self.write)
+
+    def task_activity(self) -> Callable[[WriteTaskReportInput], Awaitable[str]]:
+        return fake_activity("write_task_report", self.write_task)
+
+    def report(self) -> RunReport:
+        """The last report the run asked to write."""
+        assert self.last is not None, "the run wrote no report"
+        return self.last.report
 
 
 def any_dict(value: Any) -> dict[str, Any]:

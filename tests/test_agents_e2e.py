@@ -21,7 +21,7 @@ import pytest
 from pydantic import SecretStr
 from temporalio.testing import WorkflowEnvironment
 
-from tests.e2e_support import ROOT, isolated_settings, stored_events
+from tests.e2e_support import ROOT, isolated_settings, report_of, store_of, stored_events
 from tests.fake_anthropic import FakeAnthropic
 from tests.goal_script import GOAL, script
 from workers.intake.goalfile import load_goal
@@ -30,7 +30,7 @@ from workers.pools.builders import SERVED_POOLS, run_pools
 from workers.settings import Settings
 from workflows.client import AssayClient
 from workflows.constants import task_workflow_id
-from workflows.contracts.results import ResearchResult
+from workflows.contracts.results import RunReport
 
 pytestmark = pytest.mark.integration
 DATA = ROOT / "tests" / "data" / "goal" / "measurements.csv"
@@ -56,12 +56,12 @@ async def served(dev_env: WorkflowEnvironment, fresh_database_url: str, tmp_path
 
 
 async def run_goal(client: AssayClient, settings: Settings, flags: AgentFlags, *,
-                   data: Path = DATA) -> ResearchResult:
+                   data: Path = DATA) -> RunReport:
     policy = build_policy(settings, agents=flags)
     req = load_goal(GOAL, [data], max_bytes=settings.max_plan_bytes, policy=policy,
-                    queues=queues_from(settings))
+                    queues=queues_from(settings), store=store_of(settings))
     run_id = await client.start_run(req, again=True)
-    return await asyncio.wait_for(client.result(run_id), timeout=180)
+    return report_of(await asyncio.wait_for(client.result(run_id), timeout=180))
 
 
 async def test_a_goal_is_planned_coded_repaired_answered_and_replayed(
@@ -129,7 +129,7 @@ async def test_a_goal_is_planned_coded_repaired_answered_and_replayed(
     assert len(fake.requests) == seen
 
 
-async def assert_no_key_in_histories(env: WorkflowEnvironment, result: ResearchResult) -> None:
+async def assert_no_key_in_histories(env: WorkflowEnvironment, result: RunReport) -> None:
     """Neither the key nor any part of it is in the run's or its tasks' histories."""
     ids = [result.run_id, *(task_workflow_id(result.run_id, t.task_id) for t in result.tasks)]
     for workflow_id in ids:

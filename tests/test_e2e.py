@@ -10,7 +10,14 @@ from pathlib import Path
 import pytest
 from temporalio.testing import WorkflowEnvironment
 
-from tests.e2e_support import EXAMPLE, isolated_settings, stored_events, wait_for
+from tests.e2e_support import (
+    EXAMPLE,
+    isolated_settings,
+    report_of,
+    store_of,
+    stored_events,
+    wait_for,
+)
 from workers.intake.planfile import load_plan
 from workers.intake.runpolicy import queues_from
 from workers.pools.builders import SERVED_POOLS, run_pools
@@ -40,9 +47,10 @@ async def test_example_plan_runs_end_to_end(dev_env: WorkflowEnvironment, fresh_
                                             workers: tuple[Settings, Queues]) -> None:
     settings, queues = workers
     client = AssayClient(dev_env.client, task_queue=queues.orchestration)
-    req = load_plan(EXAMPLE, max_bytes=settings.max_plan_bytes, queues=queues)
+    req = load_plan(EXAMPLE, max_bytes=settings.max_plan_bytes, queues=queues,
+                    store=store_of(settings))
     run_id = await client.start_run(req, again=True)
-    result = await client.result(run_id)
+    result = report_of(await client.result(run_id))
 
     assert result.status == "completed", [(t.task_id, t.status_reason) for t in result.tasks]
     assert result.tasks[0].task_id == "1"
@@ -81,7 +89,8 @@ async def test_starting_the_same_plan_twice_is_refused(
 
     settings, queues = workers
     client = AssayClient(dev_env.client, task_queue=queues.orchestration)
-    req = load_plan(EXAMPLE, max_bytes=settings.max_plan_bytes, queues=queues)
+    req = load_plan(EXAMPLE, max_bytes=settings.max_plan_bytes, queues=queues,
+                    store=store_of(settings))
     req = req.model_copy(update={"plan_name": f"twice-{queues.orchestration}"})
     first = await client.start_run(req)
     with pytest.raises(RunExistsError, match="already exists"):

@@ -18,7 +18,7 @@ import pytest
 from temporalio.testing import WorkflowEnvironment
 
 from activities.reports.ledger import verify_ledger
-from tests.e2e_support import ROOT, isolated_settings, wait_for
+from tests.e2e_support import ROOT, isolated_settings, report_of, wait_for
 from workers.intake.planfile import load_plan
 from workers.intake.runpolicy import build_policy, queues_from
 from workers.pools.builders import SERVED_POOLS, run_pools
@@ -69,7 +69,7 @@ async def test_every_executive_path_in_one_run(dev_env: WorkflowEnvironment,
     await temporal_signal(address, run_id, {"gate": "plan", "decision": "approve", "by": "eve"})
     await temporal_signal(address, run_id, {"gate": "plan", "decision": "approve", "by": "ada",
                                             "comment": "go"})
-    result = await asyncio.wait_for(client.result(run_id), timeout=120)
+    result = report_of(await asyncio.wait_for(client.result(run_id), timeout=120))
     tasks = {t.task_id: t for t in result.tasks}
 
     assert tasks["fine"].status == "completed"

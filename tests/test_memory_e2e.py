@@ -19,14 +19,14 @@ import pytest
 from temporalio.testing import WorkflowEnvironment
 
 from activities.memory.store import MemoryStore
-from tests.e2e_support import ROOT, isolated_settings
+from tests.e2e_support import ROOT, isolated_settings, report_of
 from workers.intake.planfile import load_plan
 from workers.intake.runpolicy import build_policy, queues_from
 from workers.pools.builders import SERVED_POOLS, run_pools
 from workers.settings import Settings
 from workflows.client import AssayClient
 from workflows.constants import Pool
-from workflows.contracts.results import ResearchResult
+from workflows.contracts.results import RunReport
 
 pytestmark = pytest.mark.integration
 DATA = ROOT / "tests" / "data" / "memory"
@@ -38,14 +38,15 @@ class Stack:
     def __init__(self, env: WorkflowEnvironment, settings: Settings, database_url: str) -> None:
         self.env, self.settings, self.database_url = env, settings, database_url
 
-    async def run(self, plan: str, **policy: object) -> ResearchResult:
+    async def run(self, plan: str, **policy: object) -> RunReport:
+        """Run a plan file; its report (every task's detail)."""
         settings = self.settings
         req = load_plan(DATA / plan, max_bytes=settings.max_plan_bytes,
                         policy=build_policy(settings).model_copy(update=policy),
                         queues=queues_from(settings))
         client = AssayClient(self.env.client, task_queue=settings.queue_orchestration)
         run_id = await client.start_run(req, again=True)
-        return await asyncio.wait_for(client.result(run_id), timeout=120)
+        return report_of(await asyncio.wait_for(client.result(run_id), timeout=120))
 
 
 async def serve(env: WorkflowEnvironment, settings: Settings, database_url: str,
@@ -66,7 +67,7 @@ async def stack(dev_env: WorkflowEnvironment, fresh_database_url: str, tmp_path:
         yield served
 
 
-def execution_attempts(result: ResearchResult) -> int:
+def execution_attempts(result: RunReport) -> int:
     (task,) = result.tasks
     assert task.status == "completed", task.status_reason
     return task.provenance.execution.attempts

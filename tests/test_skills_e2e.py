@@ -24,7 +24,7 @@ from pydantic import SecretStr
 from temporalio.testing import WorkflowEnvironment
 
 from skills.store import SkillStore
-from tests.e2e_support import ROOT, isolated_settings, wait_for
+from tests.e2e_support import ROOT, isolated_settings, report_of, store_of, wait_for
 from tests.fake_anthropic import FakeAnthropic, ToolUse
 from workers.intake.goalfile import load_goal
 from workers.intake.planfile import load_plan
@@ -32,7 +32,7 @@ from workers.intake.runpolicy import AgentFlags, build_policy, queues_from
 from workers.pools.builders import SERVED_POOLS, run_pools
 from workers.settings import Settings
 from workflows.client import AssayClient
-from workflows.contracts.results import ResearchResult
+from workflows.contracts.results import RunReport
 from workflows.library.patterns import Skill
 
 pytestmark = pytest.mark.integration
@@ -142,8 +142,9 @@ async def test_ten_similar_tasks_become_a_skill_that_answers_the_next_goal_witho
     client = AssayClient(dev_env.client, task_queue=settings.queue_orchestration)
     no_model = build_policy(settings, agents=AgentFlags(enabled=False))
     req = load_plan(ten_tasks(tmp_path / "plan"), max_bytes=settings.max_plan_bytes,
-                    policy=no_model, queues=queues_from(settings))
-    first = await asyncio.wait_for(client.result(await client.start_run(req)), timeout=180)
+                    policy=no_model, queues=queues_from(settings), store=store_of(settings))
+    first = report_of(await asyncio.wait_for(client.result(await client.start_run(req)),
+                                             timeout=180))
     assert first.status == "completed", first.status_reason
     assert all(t.skill_report and t.skill_report.reported for t in first.tasks)
 
@@ -190,12 +191,12 @@ async def test_ten_similar_tasks_become_a_skill_that_answers_the_next_goal_witho
 
 
 async def run_goal(client: AssayClient, settings: Settings, data: Path, *,
-                   skills: bool) -> ResearchResult:
+                   skills: bool) -> RunReport:
     policy = build_policy(settings, skills=skills)
     req = load_goal(GOAL, [data], max_bytes=settings.max_plan_bytes, policy=policy,
-                    queues=queues_from(settings))
+                    queues=queues_from(settings), store=store_of(settings))
     run_id = await client.start_run(req, again=True)
-    return await asyncio.wait_for(client.result(run_id), timeout=180)
+    return report_of(await asyncio.wait_for(client.result(run_id), timeout=180))
 
 
 DESCRIBE = "Describe the distribution of the value column: mean, median, spread and quartiles."
@@ -209,8 +210,9 @@ async def test_a_builtin_skill_answers_a_goal_with_no_model_at_all(
     req = load_goal(DESCRIBE, [ROOT / "tests" / "data" / "goal" / "measurements.csv"],
                     max_bytes=settings.max_plan_bytes,
                     policy=build_policy(settings, agents=AgentFlags(enabled=False)),
-                    queues=queues_from(settings))
-    result = await asyncio.wait_for(client.result(await client.start_run(req)), timeout=180)
+                    queues=queues_from(settings), store=store_of(settings))
+    result = report_of(await asyncio.wait_for(client.result(await client.start_run(req)),
+                                              timeout=180))
     assert result.status == "completed", result.status_reason
     (task,) = result.tasks
     assert task.provenance.job_author == "skill:describe-column@v1"
@@ -232,7 +234,7 @@ async def test_a_skill_that_fails_on_the_goals_data_falls_back_to_planning(
     other.write_text("group,amount\na,1.5\nb,2.5\na,1.0\nb,3.0\n", encoding="utf-8")
     req = load_goal(DESCRIBE, [other], max_bytes=settings.max_plan_bytes,
                     policy=build_policy(settings, agents=AgentFlags(debuggers=False)),
-                    queues=queues_from(settings))
+                    queues=queues_from(settings), store=store_of(settings))
     result = await asyncio.wait_for(client.result(await client.start_run(req)), timeout=180)
     tasks = {t.task_id: t for t in result.tasks}
     assert tasks["skill-1"].status != "completed"

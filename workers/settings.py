@@ -30,6 +30,9 @@ class Settings(BaseSettings):
     database_url: SecretStr | None = None
     qdrant_url: str | None = None
     qdrant_path: Path | None = None
+    store_path: Path | None = None
+    """The artifact store (inputs by sha256); default ``<data dir>/store``. The CLI and every
+    sandbox worker must see the same directory."""
     metrics_port: int | None = None
 
     queue_orchestration: str = Pool.ORCHESTRATION.value
@@ -97,6 +100,12 @@ class Settings(BaseSettings):
     def qdrant_dir(self) -> Path:
         """Storage of Qdrant in local mode (unless ``qdrant_url`` or ``qdrant_path`` is set)."""
         return self.qdrant_path or self.root / "qdrant"
+
+    @property
+    def store_dir(self) -> Path:
+        """The artifact store: ``assay run`` puts inputs there, the sandbox takes them."""
+        return (self.store_path.expanduser().resolve() if self.store_path
+                else self.root / "store")
 
     @property
     def work_dir(self) -> Path:

@@ -54,17 +54,8 @@ from workflows.contracts.executive import (
 )
 from workflows.contracts.memory import ConsultAnswer, ConsultInput, RememberAnswer, RememberInput
 from workflows.contracts.policy import Queues
-from workflows.contracts.results import ReportPaths, WriteReportInput
-from workflows.library.contracts import (
-    ExtractAnswer,
-    ExtractInput,
-    MaintainAnswer,
-    MaintainInput,
-    MatchAnswer,
-    MatchInput,
-    RecordAnswer,
-    TaskOutcome,
-)
+from workflows.contracts.results import ReportPaths, WriteReportInput, WriteTaskReportInput
+from workflows.library import contracts as library
 
 InT = TypeVar("InT")
 OutT = TypeVar("OutT")
@@ -197,30 +188,31 @@ RECORD_EVENTS = ActivityDecl[RecordEventsInput, int](
 WRITE_REPORT = ActivityDecl[WriteReportInput, ReportPaths](
     "write_report", WriteReportInput, ReportPaths, Pool.ORCHESTRATION, 2 * MINUTE,
     retry(maximum=timedelta(seconds=30), attempts=5), local=True)
+WRITE_TASK_REPORT = ActivityDecl[WriteTaskReportInput, str](
+    "write_task_report", WriteTaskReportInput, str, Pool.ORCHESTRATION, MINUTE,
+    retry(maximum=timedelta(seconds=10), attempts=3), local=True)
+"""A task's whole result, written beside its run's report before the task's result is cut."""
 
 # agents pool: deterministic reviewers and the model roles
 MODEL_RETRY = retry(maximum=2 * MINUTE, attempts=8)
 """Rate limits, overload and server errors retry (the activity sets the advised delay)."""
 MODEL_TIME = 10 * MINUTE
+def _role(name: str, request: type[InT], answer: type[OutT]) -> ActivityDecl[InT, OutT]:
+    """A model-backed activity of the agents pool (a role, or the gateway itself)."""
+    return ActivityDecl(name, request, answer, Pool.AGENTS, MODEL_TIME, MODEL_RETRY)
+
+
 REVIEW_OPS = ActivityDecl[ReviewInput, ReviewVerdict](
     "review_ops", ReviewInput, ReviewVerdict, Pool.AGENTS, MINUTE, QUICK)
 REVIEW_QUALITY_SAFETY = ActivityDecl[ReviewInput, ReviewVerdict](
     "review_quality_safety", ReviewInput, ReviewVerdict, Pool.AGENTS, MINUTE, QUICK)
-CALL_MODEL = ActivityDecl[ModelCall, ModelAnswer](
-    "call_model", ModelCall, ModelAnswer, Pool.AGENTS, MODEL_TIME, MODEL_RETRY)
-PLAN_GOAL = ActivityDecl[PlanRequest, PlanAnswer](
-    "plan_goal", PlanRequest, PlanAnswer, Pool.AGENTS, MODEL_TIME, MODEL_RETRY)
-REVIEW_PLAN = ActivityDecl[PlanReviewRequest, PlanReviewAnswer](
-    "review_plan", PlanReviewRequest, PlanReviewAnswer, Pool.AGENTS, MODEL_TIME, MODEL_RETRY)
-WRITE_JOB = ActivityDecl[CodeRequest, CodeAnswer](
-    "write_job", CodeRequest, CodeAnswer, Pool.AGENTS, MODEL_TIME, MODEL_RETRY)
-REVIEW_JOB_MODEL = ActivityDecl[ModelReviewRequest, ModelReviewAnswer](
-    "review_job_model", ModelReviewRequest, ModelReviewAnswer, Pool.AGENTS, MODEL_TIME,
-    MODEL_RETRY)
-DEBUG_JOB = ActivityDecl[DebugRequest, DebugAnswer](
-    "debug_job", DebugRequest, DebugAnswer, Pool.AGENTS, MODEL_TIME, MODEL_RETRY)
-SUMMARIZE_RUN = ActivityDecl[SummaryRequest, SummaryAnswer](
-    "summarize_run", SummaryRequest, SummaryAnswer, Pool.AGENTS, MODEL_TIME, MODEL_RETRY)
+CALL_MODEL = _role("call_model", ModelCall, ModelAnswer)
+PLAN_GOAL = _role("plan_goal", PlanRequest, PlanAnswer)
+REVIEW_PLAN = _role("review_plan", PlanReviewRequest, PlanReviewAnswer)
+WRITE_JOB = _role("write_job", CodeRequest, CodeAnswer)
+REVIEW_JOB_MODEL = _role("review_job_model", ModelReviewRequest, ModelReviewAnswer)
+DEBUG_JOB = _role("debug_job", DebugRequest, DebugAnswer)
+SUMMARIZE_RUN = _role("summarize_run", SummaryRequest, SummaryAnswer)
 
 # sandbox pool: everything that runs on, or probes, the job machine
 EXECUTE_JOB = ActivityDecl[ExecuteJobInput, ExecutionOutcome](
@@ -249,17 +241,21 @@ REMEMBER_TASK = ActivityDecl[RememberInput, RememberAnswer](
 
 # skills pool
 LIBRARY_RETRY = retry(maximum=MINUTE, attempts=5)
-MATCH_SKILLS = ActivityDecl[MatchInput, MatchAnswer](
-    "match_skills", MatchInput, MatchAnswer, Pool.SKILLS, timedelta(seconds=10), ADVISORY)
-RECORD_OUTCOMES = ActivityDecl[list[TaskOutcome], RecordAnswer](
-    "record_outcomes", list[TaskOutcome], RecordAnswer, Pool.SKILLS, 2 * MINUTE, LIBRARY_RETRY)
-EXTRACT_SKILLS = ActivityDecl[ExtractInput, ExtractAnswer](
-    "extract_skills", ExtractInput, ExtractAnswer, Pool.SKILLS, 5 * MINUTE, LIBRARY_RETRY)
-MAINTAIN_SKILLS = ActivityDecl[MaintainInput, MaintainAnswer](
-    "maintain_skills", MaintainInput, MaintainAnswer, Pool.SKILLS, 10 * MINUTE, LIBRARY_RETRY)
+MATCH_SKILLS = ActivityDecl[library.MatchInput, library.MatchAnswer](
+    "match_skills", library.MatchInput, library.MatchAnswer, Pool.SKILLS,
+    timedelta(seconds=10), ADVISORY)
+RECORD_OUTCOMES = ActivityDecl[list[library.TaskOutcome], library.RecordAnswer](
+    "record_outcomes", list[library.TaskOutcome], library.RecordAnswer, Pool.SKILLS,
+    2 * MINUTE, LIBRARY_RETRY)
+EXTRACT_SKILLS = ActivityDecl[library.ExtractInput, library.ExtractAnswer](
+    "extract_skills", library.ExtractInput, library.ExtractAnswer, Pool.SKILLS,
+    5 * MINUTE, LIBRARY_RETRY)
+MAINTAIN_SKILLS = ActivityDecl[library.MaintainInput, library.MaintainAnswer](
+    "maintain_skills", library.MaintainInput, library.MaintainAnswer, Pool.SKILLS,
+    10 * MINUTE, LIBRARY_RETRY)
 
 CATALOGUE: tuple[ActivityDecl[Any, Any], ...] = (
-    RECORD_EVENTS, WRITE_REPORT,
+    RECORD_EVENTS, WRITE_REPORT, WRITE_TASK_REPORT,
     REVIEW_OPS, REVIEW_QUALITY_SAFETY, CALL_MODEL, PLAN_GOAL, REVIEW_PLAN, WRITE_JOB,
     REVIEW_JOB_MODEL, DEBUG_JOB, SUMMARIZE_RUN,
     EXECUTE_JOB, VERIFY_EVIDENCE, REVIEW_INFRASTRUCTURE, RESCAN_ARTIFACTS, PROBE_ENVIRONMENT,

@@ -161,7 +161,9 @@ class AssayClient:
 
         Raises:
             GateDecisionError: the workflow refused the decision (wrong gate, not allowed,
-                nothing waiting); the message says why.
+                nothing waiting); the message says why, who may decide and how. The
+                refusal is recorded in the run's events and is final (a non-retryable
+                ``GateRefused`` error): sending the same decision again cannot help.
         """
         await self.status(run_id)
         target_id = (run_id if decision.task_id is None

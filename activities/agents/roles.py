@@ -51,6 +51,7 @@ from workflows.catalogue import (
     SUMMARIZE_RUN,
     WRITE_JOB,
 )
+from workflows.common.errors import ErrorType
 from workflows.contracts.base import Model
 
 JOB_CONTRACT = "job_contract"
@@ -182,5 +183,6 @@ class Agents:
         except ValueError as err:  # the vet passed it, so only a changed converter gets here
             raise ApplicationError(
                 f"the {role} answer cannot be used: {convert.problem_of(err)}",
-                spent(answer.usage), type="InvalidModelOutput", non_retryable=True) from None
+                spent(answer.usage), type=ErrorType.INVALID_MODEL_OUTPUT,
+                non_retryable=True) from None
         return Consulted(value=value, model=answer.model, spend=spend)

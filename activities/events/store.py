@@ -25,6 +25,7 @@ from activities.common.limits import event_row, fit_key
 from activities.events.format import format_event
 from activities.events.schema import EVENT_COLUMNS, EVENTS, StoredEvent
 from workflows.catalogue import RECORD_EVENTS
+from workflows.common.errors import ErrorType
 from workflows.contracts.execution import EventRecord, RecordEventsInput
 
 __all__ = [
@@ -118,7 +119,7 @@ class EventStore(Database):
             raise ApplicationError(
                 f"PostgreSQL refused a batch of {len(rows)} events (run {first.run_id!r}, first"
                 f" id {first.id!r}): {err.orig}. Fix the event writer; retrying cannot help.",
-                type="EventRejected",
+                type=ErrorType.EVENT_REJECTED,
                 non_retryable=True,
             ) from err
 

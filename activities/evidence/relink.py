@@ -20,7 +20,8 @@ from pathlib import Path
 
 from activities.common.digests import drain
 from activities.sandbox.job import MAX_METRICS_BYTES
-from activities.sandbox.workspace import RESERVED, read_json_object
+from activities.sandbox.jobjson import read_json_object
+from activities.sandbox.workspace import RESERVED
 from workflows.catalogue import RESCAN_ARTIFACTS
 from workflows.contracts.execution import Artifact
 from workflows.contracts.executive import RescanInput, RescanResult

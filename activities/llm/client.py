@@ -14,6 +14,7 @@ from temporalio.exceptions import ApplicationError
 
 from activities.llm.errors import CallSite, model_error
 from activities.llm.output import as_object
+from workflows.common.errors import ErrorType
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 
@@ -69,7 +70,8 @@ class ServiceClient:
             raise ApplicationError(
                 f"no Anthropic API key is configured, so the model cannot be called ({site}): "
                 "set ASSAY_ANTHROPIC_API_KEY for the agents worker, or replay a recording "
-                "with ASSAY_MODEL_REPLAY_PATH", type="ModelNotConfigured", non_retryable=True)
+                "with ASSAY_MODEL_REPLAY_PATH", type=ErrorType.MODEL_NOT_CONFIGURED,
+                non_retryable=True)
         if self._client is None:
             self._client = anthropic.AsyncAnthropic(
                 api_key=self.api_key.get_secret_value(), base_url=self._base_url,

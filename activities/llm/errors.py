@@ -20,6 +20,7 @@ from temporalio.exceptions import ApplicationError
 
 from activities.llm.output import Reading
 from workflows.agents.spend import Budget, Usage
+from workflows.common.errors import ErrorType
 
 MAX_ADVISED_DELAY_S = 3600.0
 """A longer ``retry-after`` is capped: a run should not sleep for days on one header."""
@@ -92,15 +93,15 @@ def model_error(err: Exception, site: CallSite) -> ApplicationError:
     """The activity error for an SDK exception (or a malformed response) at ``site``."""
     if isinstance(err, anthropic.APITimeoutError):
         return ApplicationError(f"the model service did not answer in time ({site})",
-                                type="ModelUnreachable")
+                                type=ErrorType.MODEL_UNREACHABLE)
     if isinstance(err, anthropic.APIConnectionError):
         return ApplicationError(f"cannot reach the model service ({site}): {err.message}",
-                                type="ModelUnreachable")
+                                type=ErrorType.MODEL_UNREACHABLE)
     if isinstance(err, anthropic.APIStatusError):
         return _status_error(err, site)
     return ApplicationError(
         f"the model service sent a malformed response ({site}): {site.scrub(str(err))[:300]}",
-        type="ModelServerError")
+        type=ErrorType.MODEL_SERVER_ERROR)
 
 
 def _status_error(err: anthropic.APIStatusError, site: CallSite) -> ApplicationError:
@@ -120,7 +121,7 @@ def _status_error(err: anthropic.APIStatusError, site: CallSite) -> ApplicationE
     return ApplicationError(
         f"the model service refused the call (HTTP {status}) for {site}: {said}{request}. "
         f"{hint[0].upper()}{hint[1:]}.",
-        {"status": status}, type="ModelRejectedRequest", non_retryable=True)
+        {"status": status}, type=ErrorType.MODEL_REJECTED_REQUEST, non_retryable=True)
 
 
 def check_budget(budget: Budget | None, spent_here: Usage, site: CallSite) -> None:
@@ -130,7 +131,7 @@ def check_budget(budget: Budget | None, spent_here: Usage, site: CallSite) -> No
         raise ApplicationError(
             f"model budget exhausted: {reason}; not calling the model ({site}). Raise the "
             "budget or let the task go on without this agent", spent(spent_here),
-            type="BudgetExhausted", non_retryable=True)
+            type=ErrorType.BUDGET_EXHAUSTED, non_retryable=True)
 
 
 def hopeless(reading: Reading, site: CallSite, usage: Usage) -> ApplicationError:
@@ -138,7 +139,7 @@ def hopeless(reading: Reading, site: CallSite, usage: Usage) -> ApplicationError
     refused = not reading.problem
     return ApplicationError(
         f"{reading.hopeless} ({site}){': ' + reading.problem if reading.problem else ''}",
-        spent(usage), type="ModelRefused" if refused else "InvalidModelOutput",
+        spent(usage), type=ErrorType.MODEL_REFUSED if refused else "InvalidModelOutput",
         non_retryable=True)
 
 

@@ -35,6 +35,7 @@ from activities.llm.request import Conversation
 from workflows.agents.spend import ModelAnswer, ModelCall, Usage
 from workflows.catalogue import CALL_MODEL
 from workflows.common.canonical import canonical_json
+from workflows.common.errors import ErrorType
 from workflows.contracts.policy import ModelRecording
 
 log = logging.getLogger("assay.models")
@@ -115,8 +116,8 @@ class ModelGateway:
         if not model:
             raise ApplicationError(
                 f"no model is configured for role {role!r}: set one for the role or a "
-                "default model in the agents worker's settings", type="ModelNotConfigured",
-                non_retryable=True)
+                "default model in the agents worker's settings",
+                type=ErrorType.MODEL_NOT_CONFIGURED, non_retryable=True)
         return model
 
     @CALL_MODEL.defn
@@ -172,7 +173,7 @@ class ModelGateway:
         raise ApplicationError(
             f"the model's answer for schema {call.output_schema_name!r} ({site}) was still "
             f"invalid after {call.max_repairs} repairs: {reading.problem}", spent(usage),
-            type="InvalidModelOutput", non_retryable=True)
+            type=ErrorType.INVALID_MODEL_OUTPUT, non_retryable=True)
 
     def _source(self, recording: ModelRecording | None) -> Source:
         """The run's recording if it names one, else the worker's settings."""
@@ -233,7 +234,7 @@ def _replayed(replay: Replay, key: str, conversation: Conversation, site: CallSi
             f"the recording {replay.path} has no answer for this request ({site}); "
             f"last user message: {conversation.last_user_text()[:200]!r}. The "
             "prompt, plan or model differs from the recorded run; record it again",
-            type="ReplayMiss", non_retryable=True)
+            type=ErrorType.REPLAY_MISS, non_retryable=True)
     request_id = entry.get("request_id")
     return Exchange(entry["response"], request_id if isinstance(request_id, str) else None,
                     Usage.model_validate(entry.get("usage") or {}), replayed=True)

@@ -17,6 +17,8 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError, ValidationError
 from temporalio.exceptions import ApplicationError
 
+from workflows.common.errors import ErrorType
+
 MAX_ANSWER_BYTES = 256 * 1024
 MAX_LISTED_ERRORS = 5
 
@@ -49,7 +51,7 @@ class OutputContract:
             raise ApplicationError(
                 f"the output schema {name!r} is not a valid JSON schema: {err.message} "
                 f"(at {_path(err.absolute_schema_path)}); generate it with "
-                "Contract.model_json_schema()", type="InvalidOutputSchema",
+                "Contract.model_json_schema()", type=ErrorType.INVALID_OUTPUT_SCHEMA,
                 non_retryable=True) from None
         self.name = name
         self.schema = schema

@@ -22,6 +22,7 @@ from temporalio.exceptions import ApplicationError
 
 from activities.llm.output import as_object
 from workflows.common.canonical import canonical_json
+from workflows.common.errors import ErrorType
 
 FORMAT_VERSION = 1
 MAX_OPEN_RECORDINGS = 64
@@ -89,7 +90,7 @@ class Replay:
         except FileNotFoundError:
             raise ApplicationError(
                 f"the model recording {self.path} does not exist: {self.hint}",
-                type="ReplayUnreadable", non_retryable=True) from None
+                type=ErrorType.REPLAY_UNREADABLE, non_retryable=True) from None
         stamp = (stat.st_mtime_ns, stat.st_size)
         if stamp != self._stamp:
             self._entries = parse_recording(self.path)
@@ -147,7 +148,7 @@ def _entry(path: Path, number: int, line: str) -> dict[str, Any]:
                else " (the line is cut off: the recording was interrupted while writing)")
         raise ApplicationError(
             f"the model recording {path} is corrupt at line {number}: {err.msg} at column "
-            f"{err.colno}{cut}; delete that line or record again", type="ReplayUnreadable",
+            f"{err.colno}{cut}; delete that line or record again", type=ErrorType.REPLAY_UNREADABLE,
             non_retryable=True) from None
     exchange = as_object(entry)
     if (exchange is None or not isinstance(exchange.get("key"), str)
@@ -155,5 +156,5 @@ def _entry(path: Path, number: int, line: str) -> dict[str, Any]:
         raise ApplicationError(
             f"the model recording {path} is corrupt at line {number}: not an exchange "
             "(an object with \"key\" and \"response\"); delete that line or record again",
-            type="ReplayUnreadable", non_retryable=True)
+            type=ErrorType.REPLAY_UNREADABLE, non_retryable=True)
     return exchange

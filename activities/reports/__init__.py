@@ -1,17 +1,19 @@
-"""Reports: the results JSON, the Markdown summary and the run's hash-chained ledger.
+"""Reports: the results JSON, the Markdown summary, each task's whole result, the ledger.
 
-``writer.ReportWriter`` holds the ``write_report`` activity; ``ledger`` appends to and
-verifies ``ledger.jsonl``.
+``writer.ReportWriter`` holds the ``write_report`` and ``write_task_report`` activities;
+``markdown`` renders a run's report; ``ledger`` appends to and verifies ``ledger.jsonl``.
 """
 
 
 from activities.reports.ledger import LedgerError, append_ledger, verify_ledger
-from activities.reports.writer import ReportWriter, render_markdown
+from activities.reports.markdown import describe_spend, render_markdown
+from activities.reports.writer import ReportWriter
 
 __all__ = [
     "LedgerError",
     "ReportWriter",
     "append_ledger",
+    "describe_spend",
     "render_markdown",
     "verify_ledger",
 ]

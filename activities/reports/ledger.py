@@ -15,14 +15,14 @@ from pathlib import Path
 from typing import Any
 
 from activities.common.chain import GENESIS, ChainWalk, chain, sha256_hex
-from workflows.contracts.results import ResearchResult
+from workflows.contracts.results import RunReport
 
 
 class LedgerError(ValueError):
     """The ledger's chain is broken; the message names the line."""
 
 
-def ledger_entries(result: ResearchResult) -> list[dict[str, Any]]:
+def ledger_entries(result: RunReport) -> list[dict[str, Any]]:
     """Every approval and patch of a run, in a stable order, without chain fields."""
     entries: list[dict[str, Any]] = []
     for gate in result.gates:

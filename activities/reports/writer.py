@@ -1,188 +1,33 @@
-"""Run reports: the results JSON and the Markdown summary, one timestamp per report.
+"""Report files: the results JSON and Markdown of a run, and each task's whole result.
 
-Rendering is a pure function of the run's result, so ``assay report RUN`` can show the same
-Markdown from the workflow's result without reading the files.
+A task writes its whole, uncut result to ``<run>/tasks/<task_id>.json`` as it ends; the
+run's report reads those back, so the results JSON and Markdown list every artifact even
+though the results the workflows exchange are capped. Every file is written to a temporary
+name and renamed: a retried write replaces the file (the report's timestamp is the run's
+start, so its names do not change either) and a reader never sees half of one.
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
+import tempfile
 from pathlib import Path
 
 from temporalio.exceptions import ApplicationError
 
 from activities.reports.ledger import LedgerError, append_ledger, ledger_entries
-from workflows.agents.spend import ModelSpend, Usage
-from workflows.catalogue import WRITE_REPORT
-from workflows.contracts.results import ReportPaths, ResearchResult, TaskResult, WriteReportInput
+from activities.reports.markdown import render_markdown
+from workflows.catalogue import WRITE_REPORT, WRITE_TASK_REPORT
+from workflows.contracts.results import (
+    ReportPaths,
+    RunReport,
+    TaskResult,
+    WriteReportInput,
+    WriteTaskReportInput,
+)
 
-_SPEND_HEADER = ["| {what} | calls | input | output | cache write | cache read | cost (USD) |",
-                 "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
-
-
-def describe_spend(spend: ModelSpend) -> str:
-    """Model use in one line: calls, tokens (input, output, cache write, cache read), cost."""
-    usage = spend.usage
-    text = (f"{spend.calls} model call{'s' if spend.calls != 1 else ''}, "
-            f"{usage.input_tokens:,} input / {usage.output_tokens:,} output / "
-            f"{usage.cache_creation_input_tokens:,} cache-write / "
-            f"{usage.cache_read_input_tokens:,} cache-read tokens, ${usage.cost_usd:.4f}")
-    if usage.unpriced_models:
-        text += f" (no price known for {', '.join(usage.unpriced_models)})"
-    return text
-
-
-def render_markdown(result: ResearchResult) -> str:
-    """The human-readable report of a run."""
-    done = sum(t.status == "completed" for t in result.tasks)
-    lines = [
-        f"# Execution summary — {result.plan_name}",
-        "",
-        f"- Run: `{result.run_id}`",
-        f"- Status: **{result.status}** ({done}/{len(result.tasks)} tasks completed)",
-    ]
-    if result.status_reason:
-        lines.append(f"- Reason: {_one_line(result.status_reason)}")
-    lines += [
-        f"- Started: {result.started_at.isoformat()} — finished: {result.finished_at.isoformat()}",
-        f"- Plan sha256: `{result.plan_sha256}`",
-        *_goal_section(result),
-        *_answer_section(result),
-        "",
-        "## Completion by priority",
-        "",
-        "| priority | completed | total | rate |",
-        "| --- | --- | --- | --- |",
-    ]
-    for priority, row in result.completion_by_priority.items():
-        lines.append(f"| {priority} | {int(row['completed'])} | {int(row['total'])} "
-                     f"| {row['rate']:.0%} |")
-    for gate in result.gates:
-        lines += ["", f"Plan gate: {gate.status} by {gate.by}"
-                  + (f" — {gate.comment}" if gate.comment else "")]
-    lines += _model_section(result)
-    lines += _reflection_section(result)
-    lines += ["", "## Tasks", ""]
-    for task in result.tasks:
-        lines += _task_section(task)
-    return "\n".join(lines) + "\n"
-
-
-def _one_line(text: str) -> str:
-    return " ".join(text.split())
-
-
-def _quoted(text: str) -> list[str]:
-    """Text as a Markdown block quote, so its own markup cannot break the report's layout."""
-    return [f"> {line}".rstrip() for line in text.splitlines()]
-
-
-def _goal_section(result: ResearchResult) -> list[str]:
-    if not result.goal:
-        return []
-    return ["", "## Goal", "", *_quoted(result.goal)]
-
-
-def _answer_section(result: ResearchResult) -> list[str]:
-    answer = result.answer
-    if answer is None:
-        return []
-    lines = ["", "## Answer", "", *_quoted(answer.answer)]
-    if answer.analysis:
-        lines += ["", "### Analysis", "", *_quoted(answer.analysis)]
-    if answer.caveats:
-        lines += ["", "### Caveats", ""]
-        lines += [f"- {_one_line(caveat)}" for caveat in answer.caveats]
-    return lines
-
-
-def _model_section(result: ResearchResult) -> list[str]:
-    """Model use: the run's totals, a row per task and a row per role (none if no calls)."""
-    spend = result.model
-    if spend.calls == 0 and not any(t.model.calls for t in result.tasks):
-        return []
-    lines = ["", "## Model use", "", f"Total: {describe_spend(spend)}.", ""]
-    lines += [_SPEND_HEADER[0].format(what="task"), _SPEND_HEADER[1]]
-    lines += [_spend_row(f"`{t.task_id}`", t.model.calls, t.model.usage) for t in result.tasks
-              if t.model.calls]
-    if spend.by_role:
-        lines += ["", _SPEND_HEADER[0].format(what="role"), _SPEND_HEADER[1]]
-        lines += [_spend_row(role, spend.calls_by_role.get(role, 0), usage)
-                  for role, usage in sorted(spend.by_role.items())]
-    return lines
-
-
-def _reflection_section(result: ResearchResult) -> list[str]:
-    """Patterns found, patches and their success, and what memory learned or supplied."""
-    r = result.reflection
-    learned = [*r.rules_promoted, *r.rules_demoted, *r.templates_cached]
-    if not (r.patterns or r.patches_applied or r.rules_applied or learned
-            or r.templates_used or r.misses or r.warnings):
-        return []
-    lines = ["", "## Reflection", "",
-             f"- Patches applied: {r.patches_applied} ({r.patches_succeeded} in tasks that "
-             "completed)"]
-    named = (("Rules applied at intake", r.rules_applied),
-             ("Rules promoted", r.rules_promoted), ("Rules validated", r.rules_validated),
-             ("Rules demoted", r.rules_demoted), ("Templates cached", r.templates_cached),
-             ("Templates used", r.templates_used))
-    lines.extend(f"- {label}: {', '.join(f'`{i}`' for i in ids)}" for label, ids in named if ids)
-    if r.misses:
-        lines.append(f"- Reflection or memory missed {r.misses} time(s); those tasks went on "
-                     "without its advice")
-    lines.extend(f"- Pattern {p.kind} `{p.key}` (seen {p.count} times): {_one_line(p.detail)}"
-                 for p in r.patterns)
-    lines.extend(f"- Note: {_one_line(w)}" for w in r.warnings[:20])
-    return lines
-
-
-def _spend_row(what: str, calls: int, usage: Usage) -> str:
-    return (f"| {what} | {calls} | {usage.input_tokens:,} | {usage.output_tokens:,} "
-            f"| {usage.cache_creation_input_tokens:,} | {usage.cache_read_input_tokens:,} "
-            f"| {usage.cost_usd:.4f} |")
-
-
-def _task_section(task: TaskResult) -> list[str]:
-    lines = [
-        f"### Task {task.task_id} [{task.priority}] — {task.status}",
-        "",
-        f"{task.action}",
-        "",
-        f"- Reason: {task.status_reason}",
-        f"- Job by: {task.provenance.job_author}"
-        + (f"; memory rules {', '.join(task.provenance.memory_rules)}"
-           if task.provenance.memory_rules else ""),
-        f"- Attempts: review {task.provenance.approval.attempts}, execution "
-        f"{task.provenance.execution.attempts}, verification "
-        f"{task.provenance.verification.attempts}",
-    ]
-    if task.execution is not None:
-        lines.append(f"- Run: {task.execution.outcome} in {task.execution.duration_s:.2f} s, "
-                     f"peak memory {task.execution.peak_memory_mb:.0f} MB, "
-                     f"isolation: {task.execution.isolation or 'n/a'}")
-    for verdict in task.verdicts:
-        flags = "; ".join(f.message for f in verdict.critical) or "no critical flags"
-        lines.append(f"- Review {verdict.reviewer}: {verdict.verdict} "
-                     f"({verdict.confidence:.2f}) — {flags}")
-    for note in task.reflections:
-        lines.append(f"- Reflection `{note.note_id}`: {note.root_cause} → {note.likely_fix} "
-                     f"(confidence {note.confidence:.2f}, {note.decision})")
-    for patch in task.provenance.patches:
-        changes = ", ".join(f"`{c.field}` {c.old_value!r} → {c.new_value!r}" for c in patch.changes)
-        lines.append(f"- Patch `{patch.patch_id}` ({patch.root_cause}; risk {patch.risk:.2f}, "
-                     f"confidence {patch.confidence:.2f}): {changes} — {patch.outcome}")
-    for gate in task.provenance.approvals:
-        lines.append(f"- Gate {gate.gate}: {gate.status} by {gate.by}"
-                     + (f" — {gate.comment}" if gate.comment else ""))
-    if task.metrics:
-        shown = ", ".join(f"`{k}` = {v!r}" for k, v in sorted(task.metrics.items())[:12])
-        lines.append(f"- Metrics: {shown}")
-    for check in task.checks:
-        mark = "pass" if check.passed else f"FAIL ({check.reason})"
-        lines.append(f"- Check `{check.check.describe()}`: {mark}")
-    for artifact in task.artifacts:
-        lines.append(f"- Artifact `{artifact.name}` ({artifact.size} bytes, "
-                     f"sha256 `{artifact.sha256[:16]}…`): {artifact.path}")
-    return [*lines, ""]
+TASKS_FOLDER = "tasks"
 
 
 class ReportWriter:
@@ -195,29 +40,78 @@ class ReportWriter:
     async def write_report(self, req: WriteReportInput) -> ReportPaths:
         """Write ``execution_results_<ts>.json`` and ``execution_summary_<ts>.md``."""
         try:
-            return self._write(req.result)
+            return self._write(req.report)
         except (OSError, LedgerError) as err:
-            raise ApplicationError(f"cannot write the report of {req.result.run_id} under "
-                                   f"{self.runs_dir}: {err}", type="ReportUnwritable",
-                                   non_retryable=True) from err
+            raise _unwritable(f"the report of {req.report.run_id}", self.runs_dir,
+                              err) from err
 
-    def _write(self, result: ResearchResult) -> ReportPaths:
-        folder = self.runs_dir / result.run_id
+    @WRITE_TASK_REPORT.defn
+    async def write_task_report(self, req: WriteTaskReportInput) -> str:
+        """Write a task's whole result to ``<run>/tasks/<task_id>.json``; return its path."""
+        path = self.task_path(req.run_id, req.result.task_id)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            write_atomic(path, req.result.model_dump_json(indent=2))
+        except OSError as err:
+            raise _unwritable(f"the result of task {req.result.task_id} of {req.run_id}",
+                              self.runs_dir, err) from err
+        return str(path)
+
+    def task_path(self, run_id: str, task_id: str) -> Path:
+        """Where a task of a run keeps its whole result."""
+        return self.runs_dir / run_id / TASKS_FOLDER / f"{task_id}.json"
+
+    def _write(self, report: RunReport) -> ReportPaths:
+        folder = self.runs_dir / report.run_id
         folder.mkdir(parents=True, exist_ok=True)
-        json_path = folder / f"execution_results_{result.timestamp}.json"
-        md_path = folder / f"execution_summary_{result.timestamp}.md"
+        json_path = folder / f"execution_results_{report.timestamp}.json"
+        md_path = folder / f"execution_summary_{report.timestamp}.md"
         ledger = folder / "ledger.jsonl"
         paths = ReportPaths(results_json=str(json_path), summary_md=str(md_path),
                             ledger=str(ledger))
-        append_ledger(ledger, ledger_entries(result))
-        final = result.model_copy(update={"report": paths})
-        _write_atomic(json_path, final.model_dump_json(indent=2))
-        _write_atomic(md_path, render_markdown(final))
+        tasks = [self._whole(report.run_id, task) for task in report.tasks]
+        final = report.model_copy(update={"report": paths, "tasks": tasks})
+        append_ledger(ledger, ledger_entries(final))
+        write_atomic(json_path, final.model_dump_json(indent=2))
+        write_atomic(md_path, render_markdown(final))
         return paths
 
+    def _whole(self, run_id: str, task: TaskResult) -> TaskResult:
+        """The task's whole result from the file it wrote, with the status it ended with.
 
-def _write_atomic(path: Path, text: str) -> None:
-    """Write via a temporary file and rename, so a retried activity never leaves half a file."""
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)
+        A task that wrote none (blocked, cancelled, or older than the file) or whose file
+        cannot be read stays as its run received it; its ``omitted`` says what that lacks.
+        """
+        if not task.detail:
+            return task
+        try:
+            text = self.task_path(run_id, task.task_id).read_text(encoding="utf-8")
+            whole = TaskResult.model_validate_json(text)
+        except (OSError, ValueError):
+            return task
+        return whole.model_copy(update={"status": task.status,
+                                        "status_reason": task.status_reason,
+                                        "detail": task.detail})
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write ``text`` to a fresh temporary file beside ``path``, then rename it over ``path``.
+
+    The temporary name is unique, so two attempts of one write never share a half-written
+    file, and the rename replaces the file whole.
+    """
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            out.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def _unwritable(what: str, runs_dir: Path, err: Exception) -> ApplicationError:
+    return ApplicationError(f"cannot write {what} under {runs_dir}: {err}; check that the "
+                            "data dir's runs folder is writable and has space",
+                            type="ReportUnwritable", non_retryable=True)

@@ -17,6 +17,8 @@ from typing import Any, cast
 
 from temporalio.exceptions import ApplicationError
 
+from workflows.common.errors import ErrorType
+
 PROBE_SCRIPT = r"""
 import importlib.metadata as md, importlib.util, json, re, sys
 request = json.load(sys.stdin)
@@ -139,13 +141,13 @@ async def ask_interpreter(python: str, script: str, payload: bytes | None, *, ti
         raise ApplicationError(
             f"the job interpreter {python} cannot be started ({err.strerror or err}); "
             "point the sandbox worker's python at an installed interpreter",
-            type="JobInterpreterMissing") from err
+            type=ErrorType.JOB_INTERPRETER_MISSING) from err
     try:
         out, err = await asyncio.wait_for(proc.communicate(payload), timeout_s)
     except TimeoutError as exc:
         raise ApplicationError(
             f"probing the job interpreter {python} took over {timeout_s:g} s; "
-            "the machine may be overloaded", type="ProbeTimeout") from exc
+            "the machine may be overloaded", type=ErrorType.PROBE_TIMEOUT) from exc
     finally:
         if proc.returncode is None:
             proc.kill()
@@ -158,14 +160,14 @@ def _answer(python: str, what: str, code: int | None, out: bytes, err: bytes,
     if code != 0:
         tail = err.decode(errors="replace").strip()[-500:]
         raise ApplicationError(f"the job interpreter {python} failed to run {what} "
-                               f"(exit {code}): {tail}", type="ProbeFailed")
+                               f"(exit {code}): {tail}", type=ErrorType.PROBE_FAILED)
     try:
         answer: object = json.loads(out)
     except ValueError as exc:
         raise ApplicationError(f"the job interpreter {python} answered {what} with "
                                f"something other than JSON: {out[:200]!r}",
-                               type="ProbeFailed") from exc
+                               type=ErrorType.PROBE_FAILED) from exc
     if not isinstance(answer, dict):
         raise ApplicationError(f"{what} of {python} returned {type(answer).__name__}",
-                               type="ProbeFailed")
+                               type=ErrorType.PROBE_FAILED)
     return cast("dict[str, Any]", answer)

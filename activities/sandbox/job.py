@@ -6,9 +6,10 @@ Job conventions (the contract between Assay and the code a plan runs):
   (an existing one, left by a worker that crashed mid-run, is wiped first). The job's source is
   written there as ``job.filename`` and run with the worker's Python, with that directory as
   its current directory, in its own session and process group.
-- **Inputs** appear read-only under their names in the working directory; each copy is checked
-  against the sha256 pinned when the plan was submitted (a changed file fails the task and names
-  the file). **Dependency artifacts** appear read-only under ``deps/<task_id>/<name>``.
+- **Inputs** appear read-only under their names in the working directory, copied from the
+  artifact store by the sha256 pinned when the plan was submitted (never from a path in the
+  request: see :mod:`activities.sandbox.sources`). **Dependency artifacts** appear read-only
+  under ``deps/<task_id>/<name>``, taken only from below the work directory.
 - **Arguments** arrive as ``--key=value`` flags (booleans as ``true``/``false``) and as a JSON
   object in the file named by ``$ASSAY_JOB_ARGS``.
 - **Metrics**: write a JSON object to ``metrics.json`` in the working directory (at most
@@ -53,20 +54,21 @@ import psutil
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
+from activities.artifacts.store import ArtifactStore
 from activities.sandbox.artifacts import collect_artifacts
 from activities.sandbox.classify import Ending, classify, decode_status
 from activities.sandbox.command import build_argv, uid_pool
 from activities.sandbox.isolation import IsolationStatus, isolation_status, require
+from activities.sandbox.jobjson import read_json_object
 from activities.sandbox.limits import Limits
 from activities.sandbox.output import BoundedCapture
 from activities.sandbox.process import Finished, Spawn, run_job
+from activities.sandbox.sources import Sources
 from activities.sandbox.workspace import (
     Layout,
-    check_dependency_paths,
     hand_back,
     plan_layout,
     prepare,
-    read_json_object,
     unreachable_parent,
 )
 from workflows.catalogue import EXECUTE_JOB
@@ -98,6 +100,7 @@ class Sandbox:
         bwrap: bubblewrap binary (default: found on ``PATH``).
         fingerprint: names the job environment (asked while the job runs, so it costs no
             time); stamped on every outcome for reflection.
+        store: the artifact store inputs are copied from (none: inputs are refused).
 
     Raises:
         SandboxUnavailableError: the requested isolation cannot run jobs on this machine.
@@ -109,7 +112,8 @@ class Sandbox:
                  heartbeat_every_s: float = 1.0, max_processes: int = 256,
                  max_open_files: int = 1024, max_file_size_mb: int = 1024,
                  min_free_disk_mb: int = 512, bwrap: str | None = None,
-                 fingerprint: Callable[[], Awaitable[str]] | None = None) -> None:
+                 fingerprint: Callable[[], Awaitable[str]] | None = None,
+                 store: ArtifactStore | None = None) -> None:
         self.status = require(isolation, python=python, bwrap=bwrap)
         self._work_dir = work_dir.expanduser().resolve()
         self._output_limit = output_limit_bytes
@@ -125,12 +129,13 @@ class Sandbox:
         self._max_file_size_mb = max_file_size_mb
         self._min_free_disk_mb = min_free_disk_mb
         self._fingerprint = fingerprint
+        self._sources = Sources(self._work_dir, store)
 
     @EXECUTE_JOB.defn
     async def execute_job(self, req: ExecuteJobInput) -> ExecutionOutcome:
         """Run one attempt of a task's job and classify how it ended."""
         layout = plan_layout(self._work_dir, req)
-        check_dependency_paths(self._work_dir, req)
+        self._sources.check(req)
         limits = Limits.for_job(req.job.resources, max_memory_mb=self._max_memory_mb,
                                 max_timeout_s=self._max_timeout_s,
                                 processes=self._max_processes,
@@ -142,7 +147,7 @@ class Sandbox:
                                             else _no_fingerprint())
         try:
             with uid_pool.lease() as uid:
-                await self._in_thread(prepare, layout, req, uid)
+                await self._in_thread(prepare, layout, req, uid, self._sources)
                 finished = await self._run(layout, req, limits, uid)
                 await self._in_thread(hand_back, layout, uid)
             outcome = await self._outcome(layout, limits, finished, uid)

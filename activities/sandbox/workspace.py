@@ -3,7 +3,7 @@
 Layout of ``work_dir/<run_id>/<task_id>/attempt-<n>/`` (see :mod:`activities.sandbox.job`)::
 
     <filename>            the job's source (read-only)
-    <input names>         verified copies of the task's inputs (read-only)
+    <input names>         verified copies of the inputs, from the artifact store (read-only)
     deps/<task>/<name>    verified copies of dependency artifacts (read-only)
     .assay/args.json      the job's arguments (``ASSAY_JOB_ARGS``)
     .assay/tmp/           TMPDIR (also /tmp and /dev/shm under bwrap); removed after the run
@@ -11,7 +11,8 @@ Layout of ``work_dir/<run_id>/<task_id>/attempt-<n>/`` (see :mod:`activities.san
     anything else         the job's artifacts
 
 Every name that comes from a request is checked before anything touches the disk, so a name
-like ``../../etc/x`` is refused instead of followed.
+like ``../../etc/x`` is refused instead of followed; where the copied files come from is
+:mod:`activities.sandbox.sources`' concern.
 """
 
 from __future__ import annotations
@@ -23,22 +24,13 @@ import stat
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, cast
 
-from temporalio.exceptions import ApplicationError
-
-from activities.common.digests import drain
+from activities.sandbox.sources import DEPS, Sources, invalid_job
 from workflows.contracts.execution import ExecuteJobInput
 
 CONTROL = ".assay"
-DEPS = "deps"
 RESERVED = frozenset({CONTROL, DEPS})
 _NAME_MAX = 255
-
-
-def invalid_job(message: str) -> ApplicationError:
-    """A permanent error: the request itself is wrong and a retry cannot help."""
-    return ApplicationError(message, type="InvalidJob", non_retryable=True)
 
 
 def _component(value: str, what: str) -> str:
@@ -114,21 +106,11 @@ def plan_layout(work_dir: Path, req: ExecuteJobInput) -> Layout:
     return Layout(path=path, filename=filename, inputs=tuple(names))
 
 
-def check_dependency_paths(work_dir: Path, req: ExecuteJobInput) -> None:
-    """Dependency artifacts must come from this worker's working directories.
+def prepare(layout: Layout, req: ExecuteJobInput, uid: int | None, sources: Sources) -> None:
+    """Create a fresh working directory for one attempt (wiping a half-done earlier one).
 
-    A request naming e.g. ``/etc/shadow`` as a dependency artifact must not turn into a copy
-    the job can read.
+    Inputs and dependency artifacts are copied in from where ``sources`` takes them.
     """
-    for dep in req.dependency_artifacts:
-        real = Path(os.path.realpath(dep.path))
-        if not real.is_relative_to(work_dir):
-            raise invalid_job(f"artifact {dep.name!r} of dependency {dep.task_id} lives at "
-                              f"{dep.path}, outside the sandbox's work directory {work_dir}")
-
-
-def prepare(layout: Layout, req: ExecuteJobInput, uid: int | None) -> None:
-    """Create a fresh working directory for one attempt (wiping a half-done earlier one)."""
     for parent in (layout.path.parent.parent, layout.path.parent):
         parent.mkdir(parents=True, exist_ok=True)
         parent.chmod(0o711)  # searchable by the job's uid, but not listable
@@ -139,13 +121,7 @@ def prepare(layout: Layout, req: ExecuteJobInput, uid: int | None) -> None:
         directory.mkdir(mode=0o755 if directory == layout.control else 0o700)
     _write_read_only(layout.path / layout.filename, (req.job.source or "").encode())
     _write_read_only(layout.args_file, json.dumps(req.job.args, indent=2).encode())
-    for item in req.inputs:
-        _copy_verified(item.path, layout.path / item.name, item.sha256,
-                       f"input {item.name!r}", "Re-submit the plan to pin the new content")
-    for dep in req.dependency_artifacts:
-        _copy_verified(dep.path, layout.path / DEPS / dep.task_id / dep.name, dep.sha256,
-                       f"artifact {dep.name!r} of dependency {dep.task_id}",
-                       "Re-run the dependency task")
+    sources.copy_into(layout.path, req)
     if uid is not None:
         for path in (layout.path, layout.tmp, layout.home):
             os.chown(path, uid, uid)
@@ -155,28 +131,6 @@ def _write_read_only(path: Path, data: bytes) -> None:
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o444)
     with os.fdopen(fd, "wb") as handle:
         handle.write(data)
-
-
-def _copy_verified(src: str, dest: Path, expected: str, what: str, fix: str) -> None:
-    """Copy ``src`` to ``dest`` read-only, hashing on the way; refuse changed content."""
-    try:
-        # O_NONBLOCK: opening a FIFO named as an input must not hang the worker.
-        fd = os.open(src, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError as err:
-        raise ApplicationError(f"{what} cannot be read at {src}: {err.strerror}. {fix}.",
-                               type="InputChanged", non_retryable=True) from err
-    with os.fdopen(fd, "rb") as source:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise invalid_job(f"{what} at {src} is not a regular file")
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        out = os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o444)
-        with os.fdopen(out, "wb") as target:
-            _, digest = drain(source, target.write)
-    if digest != expected:
-        dest.unlink()
-        raise ApplicationError(
-            f"{what} at {src} has changed since it was pinned: expected sha256 {expected}, "
-            f"found {digest}. {fix}.", type="InputChanged", non_retryable=True)
 
 
 def unreachable_parent(path: Path) -> Path | None:
@@ -215,24 +169,3 @@ def remove_tree(path: Path) -> None:
         path.unlink()
     elif path.exists():
         shutil.rmtree(path, onerror=unlock)
-
-
-def read_json_object(path: Path, max_bytes: int) -> tuple[dict[str, Any], str | None]:
-    """Parse ``path`` as a JSON object; on trouble, an empty dict and what was wrong."""
-    try:
-        info = path.lstat()
-    except FileNotFoundError:
-        return {}, None
-    if not stat.S_ISREG(info.st_mode):
-        return {}, f"{path.name} must be a regular file (not a link or directory)"
-    if info.st_size > max_bytes:
-        return {}, (f"{path.name} is {info.st_size} bytes; metrics are limited to {max_bytes} "
-                    "bytes: write large results as artifacts instead")
-    try:
-        value = json.loads(path.read_bytes())
-    except (ValueError, UnicodeDecodeError) as err:
-        return {}, f"{path.name} is not valid JSON: {err}"
-    if not isinstance(value, dict):
-        return {}, (f"{path.name} must hold a JSON object such as {{\"accuracy\": 0.93}}, "
-                    f"found {type(value).__name__}")
-    return cast("dict[str, Any]", value), None  # JSON object keys are always strings

@@ -17,6 +17,8 @@ from temporalio.testing import WorkflowEnvironment
 
 from tests.conftest import binary, register_search_attributes
 from tests.workflows.agents_fakes import FakeAgents, job, probe_environment, spend
+from tests.workflows.capture_bounds import run_bounds
+from tests.workflows.capture_refusals import run_library_refusals, run_refusals
 from tests.workflows.harness import Harness, task
 from workflows.agents.roles import (
     CodeAnswer,
@@ -38,7 +40,7 @@ from workflows.contracts.memory import (
     TaskAdvice,
     task_type,
 )
-from workflows.contracts.results import ResearchResult
+from workflows.contracts.results import ResearchResult, RunReport
 from workflows.library.contracts import (
     LibraryState,
     MatchAnswer,
@@ -125,7 +127,7 @@ async def remember_task(req: RememberInput) -> RememberAnswer:
     return RememberAnswer(task_type=task_type(req.action), episodes=len(req.failures) + 1)
 
 
-async def run_memory(env: WorkflowEnvironment, root: Path) -> ResearchResult:
+async def run_memory(env: WorkflowEnvironment, root: Path) -> RunReport:
     """The memory scenario: a rule applied at intake, a patched retry, tasks remembered."""
     harness = Harness(env, f"capture-{uuid.uuid4().hex[:8]}", root,
                       overrides={"consult_memory": consult_memory,
@@ -177,7 +179,7 @@ async def capture() -> None:
         test_server_existing_path=binary("temporal-test-server"), data_converter=DATA_CONVERTER)
     await register_search_attributes(env.client)
     try:
-        runs: list[tuple[str, ResearchResult]] = []
+        runs: list[tuple[str, ResearchResult | RunReport]] = []
         for name, (decisions, policy) in SCENARIOS.items():
             with tempfile.TemporaryDirectory() as tmp:
                 harness = Harness(env, f"capture-{uuid.uuid4().hex[:8]}", Path(tmp))
@@ -189,14 +191,21 @@ async def capture() -> None:
         with tempfile.TemporaryDirectory() as tmp:
             skills, library = await run_skills(env, Path(tmp))
             runs.append(("skills", skills))
+        with tempfile.TemporaryDirectory() as tmp:
+            runs.append(("refusals", await run_refusals(env, Path(tmp))))
+        with tempfile.TemporaryDirectory() as tmp:
+            runs.append(("bounds", await run_bounds(env, Path(tmp))))
+        refusing_library = await run_library_refusals(env)
         for name, result in runs:
             await save(env, name, result)
         await save_one(env, "skills.library", library)
+        await save_one(env, "refusals.library", refusing_library)
     finally:
         await env.shutdown()
 
 
-async def save(env: WorkflowEnvironment, name: str, result: ResearchResult) -> None:
+async def save(env: WorkflowEnvironment, name: str,
+               result: ResearchResult | RunReport) -> None:
     """Write the histories of a run and of each task that started."""
     ids = [("research", result.run_id), *(
         (f"task-{t.task_id}", task_workflow_id(result.run_id, t.task_id))

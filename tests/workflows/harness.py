@@ -31,7 +31,7 @@ from workflows.constants import run_workflow_id
 from workflows.contracts.execution import Artifact, ExecuteJobInput, ExecutionOutcome
 from workflows.contracts.plan import Plan
 from workflows.contracts.policy import Queues, RunPolicy
-from workflows.contracts.results import ResearchInput, ResearchResult
+from workflows.contracts.results import ResearchInput, ResearchResult, RunReport, TaskResult
 from workflows.research.workflow import ResearchWorkflow
 from workflows.task.workflow import TaskWorkflow
 
@@ -119,6 +119,8 @@ class Harness:
         self.extra = extra or []
         self.workflows = workflows or []
         self.sandbox, self.sink, self.reports = FakeSandbox(root), EventSink(), ReportSink()
+        self.result: ResearchResult | None = None
+        """The workflow's result of the last :meth:`run`."""
         self.memory = Memory(None)  # workflow tests run without memory (tests/test_memory_*)
         self.skills = SkillLibrary(None)  # nor a skill library (tests/test_skills_e2e.py)
 
@@ -150,7 +152,8 @@ class Harness:
             "match_skills": self.skills.match_skills,
             "review_infrastructure": InfrastructureReviewer(self.root).review_infrastructure,
             "rescan_artifacts": Relinker(self.root).rescan_artifacts,
-            "record_events": self.sink.activity(), "write_report": self.reports.activity()}
+            "record_events": self.sink.activity(), "write_report": self.reports.activity(),
+            "write_task_report": self.reports.task_activity()}
         activities.update({name: fake_activity(name, fn) for name, fn in self.overrides.items()})
         async with Worker(self.env.client, task_queue=self.queue,
                           workflows=[ResearchWorkflow, TaskWorkflow, *self.workflows],
@@ -158,8 +161,22 @@ class Harness:
                           workflow_failure_exception_types=[Exception]) as worker:
             yield worker
 
-    async def run(self, decisions: list[dict[str, Any]], **policy: Any) -> ResearchResult:
+    async def run(self, decisions: list[dict[str, Any]], **policy: Any) -> RunReport:
+        """Run a plan and return its report (the workflow's own result: ``self.result``)."""
         req = self.request(decisions, **policy)
         async with self.worker():
-            return await self.env.client.execute_workflow(ResearchWorkflow.run, req,
-                                                          id=req.run_id, task_queue=self.queue)
+            self.result = await self.env.client.execute_workflow(
+                ResearchWorkflow.run, req, id=req.run_id, task_queue=self.queue)
+        return self.report_of(self.result)
+
+    def report_of(self, result: ResearchResult) -> RunReport:
+        """The report ``result``'s run asked to write: every task's result, as the run had it.
+
+        A run whose report was not written gets one made of its result (status and reason).
+        """
+        last = self.reports.last
+        if last is not None and last.report.run_id == result.run_id:
+            return last.report.model_copy(update={"report": result.report})
+        return RunReport(**result.run_fields(), tasks=[
+            TaskResult(task_id=t.task_id, priority=t.priority, action=t.action,
+                       status=t.status, status_reason=t.status_reason) for t in result.tasks])

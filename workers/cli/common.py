@@ -43,7 +43,7 @@ def fail(message: str, code: int = EXIT_FAILED) -> NoReturn:
 
 def run_async(coro: Coroutine[Any, Any, T]) -> T:
     """Run a coroutine, turning unreachable services into a clear message."""
-    from temporalio.client import WorkflowFailureError
+    from temporalio.client import WorkflowFailureError, WorkflowQueryFailedError
     from temporalio.service import RPCError
 
     from workers.stack.process import StackError
@@ -57,6 +57,9 @@ def run_async(coro: Coroutine[Any, Any, T]) -> T:
     except WorkflowFailureError as err:
         fail(f"the run ended without a result: {root_message(err)}; see `temporal workflow "
              "describe --workflow-id <run>` for its history")
+    except WorkflowQueryFailedError as err:
+        fail(f"the run could not answer: {err}; see `temporal workflow describe --workflow-id "
+             "<run>` for its pending workflow task and the worker's log for why")
     except RPCError as err:
         fail(f"Temporal refused the request: {err.message}")
     except RuntimeError as err:

@@ -84,7 +84,7 @@ app.command()(plan)
 def status(run_id: str,
            as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
     """Show a run's phase and the status of each task (and, once it ended, why)."""
-    from workers.cli.show import short, summary_lines, waiting_for_plan
+    from workers.cli.show import gate_line, short, summary_lines, waiting_for_plan
 
     async def go() -> None:
         client = await client_for(Settings())
@@ -101,6 +101,8 @@ def status(run_id: str,
             typer.echo(f"  goal: {short(summary.goal)}")
         if waiting_for_plan(progress):
             typer.echo(f"  waiting for a plan: assay plan {run_id} PLAN.json")
+        if progress.waiting is not None:
+            typer.echo(gate_line(run_id, progress.waiting))
         for tid in progress.order:
             typer.echo(f"  task {tid:<8} {progress.tasks.get(tid, 'pending')}")
 
@@ -143,14 +145,21 @@ def watch(run_id: str,
 def report(run_id: str,
            as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
     """Print a finished run's report (Markdown, or the results JSON)."""
-    from activities.reports.writer import render_markdown
+    from activities.reports.markdown import render_markdown
+    from workers.cli.show import load_report, outline_report
 
     async def go() -> None:
         client = await client_for(Settings())
         if await client.status(run_id) == "running":
             fail(f"run {run_id} is still running; see `assay status {run_id}`")
         result = await client.result(run_id)
-        typer.echo(result.model_dump_json(indent=2) if as_json else render_markdown(result))
+        report = load_report(result)
+        if report is None:
+            where = result.report.results_json if result.report else "none was written"
+            typer.echo(f"the results JSON of {run_id} cannot be read here ({where}); showing "
+                       "each task's status and reason without its detail", err=True)
+            report = outline_report(result)
+        typer.echo(report.model_dump_json(indent=2) if as_json else render_markdown(report))
 
     run_async(go())
 

@@ -21,13 +21,15 @@ def plan(
     = None,
 ) -> None:
     """Give a goal run that waits for a plan the plan to run (checked like `assay run`)."""
+    from activities.artifacts.store import LocalArtifactStore
     from workers.intake.planfile import PlanFileError, load_supplied_plan
     from workflows.client import PlanSupplyError, RunNotFoundError
 
     settings = Settings()
     author = check_author(settings.user if by is None else by)
     try:
-        supplied = load_supplied_plan(plan_file, max_bytes=settings.max_plan_bytes, by=author)
+        supplied = load_supplied_plan(plan_file, max_bytes=settings.max_plan_bytes, by=author,
+                                      store=LocalArtifactStore(settings.store_dir))
     except PlanFileError as err:
         fail(str(err), EXIT_BAD_INPUT)
 

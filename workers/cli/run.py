@@ -98,23 +98,28 @@ def run(
 
 def build_request(target: str, data: list[Path], settings: Settings,
                   policy: RunPolicy) -> ResearchInput:
-    """The run's input: a resolved plan file, or a checked goal with its data files."""
+    """The run's input: a resolved plan file, or a checked goal with its data files.
+
+    Inputs and data files are put in the artifact store, where the sandbox takes them from.
+    """
+    from activities.artifacts.store import LocalArtifactStore
     from workers.intake.goalfile import GoalError, is_directory, is_plan_target, load_goal
     from workers.intake.planfile import load_plan
     from workers.intake.runpolicy import queues_from
 
     queues = queues_from(settings)
+    store = LocalArtifactStore(settings.store_dir)
     if is_plan_target(target):
         if data:
             raise GoalError("--data goes with a goal in words; a plan file names the data "
                             "each task reads in its `inputs`")
         return load_plan(Path(target), max_bytes=settings.max_plan_bytes, policy=policy,
-                         queues=queues)
+                         queues=queues, store=store)
     if is_directory(target):
         raise GoalError(f"{target}: is a directory; pass the plan file in it "
                         f"({Path(target) / 'pending_actions.json'}) or a goal in words")
     return load_goal(target, data, max_bytes=settings.max_plan_bytes, policy=policy,
-                     queues=queues)
+                     queues=queues, store=store)
 
 
 def no_model_note(agents: AgentsPolicy, *, switched_off: bool) -> str:
@@ -143,8 +148,14 @@ async def _start(settings: Settings, req: ResearchInput, *, again: bool, wait: b
         typer.echo(f"follow it with: assay watch {run_id}", err=True)
         return
     result = await follow(client, run_id)
-    if as_json:
-        typer.echo(result.model_dump_json(indent=2))
+    if as_json:  # the results JSON its report wrote (every task's detail), else the result
+        from workers.cli.show import load_report
+
+        report = load_report(result)
+        if report is None:
+            typer.echo("the results JSON cannot be read here; printing the run's result "
+                       "(each task's status and reason)", err=True)
+        typer.echo((report or result).model_dump_json(indent=2))
         return
     web_ui = (f"http://127.0.0.1:{settings.temporal_ui_port}/namespaces/"
               f"{settings.temporal_namespace}")

@@ -3,7 +3,8 @@
 A goal run has no plan yet: the run plans it (or waits for a person's plan). Everything that
 can be wrong with the goal text or the data files is found here, before anything starts.
 Data files are fixed by checksum and carry their first characters, so the planner sees what
-the data looks like and the run's identity covers exactly the data it was given.
+the data looks like and the run's identity covers exactly the data it was given; given an
+artifact store, each is put there, where the sandbox takes it from by that checksum.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from workflows.agents.roles import DATA_HEAD_CHARS, MAX_GOAL_CHARS, DataFile
 from workflows.common.canonical import canonical_json
@@ -21,6 +23,9 @@ from workflows.common.words import slug
 from workflows.constants import digest
 from workflows.contracts.policy import Queues, RunPolicy
 from workflows.contracts.results import ResearchInput
+
+if TYPE_CHECKING:
+    from activities.artifacts.store import ArtifactStore
 
 MAX_DATA_BYTES = 50_000_000
 MAX_DATA_FILES = 50
@@ -97,10 +102,17 @@ def goal_digest(goal: str, data: list[DataFile]) -> str:
 
 
 def load_goal(text: str, data: list[Path], *, max_bytes: int, policy: RunPolicy | None = None,
-              queues: Queues | None = None) -> ResearchInput:
-    """Validate a goal and its data files into a workflow input (no plan yet)."""
+              queues: Queues | None = None, store: ArtifactStore | None = None) -> ResearchInput:
+    """Validate a goal and its data files into a workflow input (no plan yet).
+
+    ``store`` receives every data file, so that the sandbox can take it; without one the
+    files are only checked and pinned (a run of the result cannot read them).
+    """
     goal = check_goal(text)
     files = read_data(data)
+    if store is not None:
+        for path, item in zip(data, files, strict=True):
+            _put(store, path, item)
     req = ResearchInput(run_id="", plan_name=goal_name(goal),
                         plan_sha256=goal_digest(goal, files), goal=goal, data=files,
                         policy=policy or RunPolicy(), queues=queues or Queues())
@@ -156,6 +168,24 @@ def read_data_file(path: Path) -> DataFile:
                         "file (it grew while being read)")
     return DataFile(name=name, path=str(path.resolve()), sha256=sha.hexdigest(),
                     size=size, head=reading.head if reading.text else "")
+
+
+def _put(store: ArtifactStore, path: Path, item: DataFile) -> None:
+    """Put a checked data file in the store; it must still be what was checked."""
+    from activities.artifacts.store import StoreError  # the CLI needs it only with --data
+
+    try:
+        stored = store.put(path)
+    except StoreError as err:
+        raise GoalError(f"--data {path}: cannot store it: {err}") from err
+    except OSError as err:
+        where = f" at {err.filename}" if err.filename and str(err.filename) != str(path) else ""
+        raise GoalError(f"--data {path}: cannot store it in the artifact store "
+                        f"({err.strerror}{where}); the store (ASSAY_STORE_PATH, default "
+                        "<data dir>/store) must be writable") from err
+    if stored.sha256 != item.sha256:
+        raise GoalError(f"--data {path}: the file changed while it was read; run again once "
+                        "it has stopped changing")
 
 
 def _check_file(path: Path, name: str) -> None:

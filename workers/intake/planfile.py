@@ -4,14 +4,15 @@ Everything that can be wrong with a plan is found here, before anything starts: 
 file, invalid JSON, schema violations (named by task and field), duplicate ids, unknown
 dependencies, cycles, job scripts or inputs outside the plan's folder, and plans too large for
 a workflow payload. Job scripts are read into the plan and inputs fixed by checksum, so the run
-is reproducible and its history records exactly what ran.
+is reproducible and its history records exactly what ran. Given an artifact store, each input
+is put there as it is hashed: the sandbox takes inputs from the store by that checksum only.
 """
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from pydantic import ValidationError
 
@@ -21,6 +22,9 @@ from workflows.contracts.plan import Decision, InputFile, Plan, PlanError, check
 from workflows.contracts.policy import Queues, RunPolicy
 from workflows.contracts.results import ResearchInput, SuppliedPlan
 
+if TYPE_CHECKING:
+    from activities.artifacts.store import ArtifactStore
+
 MAX_FILE_BYTES = 50_000_000
 
 
@@ -29,9 +33,12 @@ class PlanFileError(ValueError):
 
 
 def load_plan(path: Path, *, max_bytes: int, policy: RunPolicy | None = None,
-              queues: Queues | None = None) -> ResearchInput:
-    """Read, validate and resolve a plan file into a workflow input."""
-    supplied = load_supplied_plan(path, max_bytes=max_bytes)
+              queues: Queues | None = None, store: ArtifactStore | None = None) -> ResearchInput:
+    """Read, validate and resolve a plan file into a workflow input.
+
+    ``store`` receives every input (see :func:`load_supplied_plan`).
+    """
+    supplied = load_supplied_plan(path, max_bytes=max_bytes, store=store)
     req = ResearchInput(run_id="", plan_name=supplied.plan_name,
                         plan_sha256=supplied.plan_sha256, plan=supplied.plan,
                         policy=policy or RunPolicy(), queues=queues or Queues())
@@ -39,11 +46,20 @@ def load_plan(path: Path, *, max_bytes: int, policy: RunPolicy | None = None,
     return req
 
 
-def load_supplied_plan(path: Path, *, max_bytes: int, by: str = "") -> SuppliedPlan:
-    """Read, validate and resolve a plan file for a goal run waiting for one."""
+def load_supplied_plan(path: Path, *, max_bytes: int, by: str = "",
+                       store: ArtifactStore | None = None) -> SuppliedPlan:
+    """Read, validate and resolve a plan file for a goal run waiting for one.
+
+    Args:
+        path: the plan file.
+        max_bytes: the largest resolved plan a run may take.
+        by: who supplies the plan.
+        store: where every input is put, so that the sandbox can take it. Without one the
+            inputs are only checked and pinned: a run of the result cannot read them.
+    """
     plan = parse_plan(path)
     base = path.resolve().parent
-    decisions = [_resolve(decision, base) for decision in plan.decisions]
+    decisions = [_resolve(decision, base, store) for decision in plan.decisions]
     plan = plan.model_copy(update={"decisions": decisions})
     canonical = plan.model_dump_json(exclude_none=True).encode()
     name = plan.meeting_id or (base.name if path.stem == "pending_actions" else path.stem)
@@ -144,9 +160,9 @@ def _inside(base: Path, relative: str, what: str, task_id: str) -> Path:
     return candidate
 
 
-def _resolve(decision: Decision, base: Path) -> Decision:
+def _resolve(decision: Decision, base: Path, store: ArtifactStore | None) -> Decision:
     """Read the job's script into the plan and fix the inputs by checksum."""
-    inputs = [_input_file(base, rel, decision.task_id) for rel in decision.inputs]
+    inputs = [_input_file(base, rel, decision.task_id, store) for rel in decision.inputs]
     names = [i.name for i in inputs]
     if len(set(names)) != len(names):
         raise PlanFileError(f"task {decision.task_id}: two inputs share a file name {names}; "
@@ -169,15 +185,26 @@ def _resolve(decision: Decision, base: Path) -> Decision:
     return decision.model_copy(update={"job": job, "resolved_inputs": inputs})
 
 
-def _input_file(base: Path, relative: str, task_id: str) -> InputFile:
-    # Imported here: the activities.common package brings the database layer, which the
-    # command line only needs once a plan names inputs.
+def _input_file(base: Path, relative: str, task_id: str,
+                store: ArtifactStore | None) -> InputFile:
+    """An input pinned by sha256 and, given a store, put there (``path`` is only a record)."""
+    # Imported here: the command line needs them only once a plan names inputs.
+    from activities.artifacts.store import StoreError
     from activities.common.digests import file_sha256
 
     path = _inside(base, relative, "input", task_id)
     try:
-        sha256 = file_sha256(path)
+        if store is None:
+            sha256, size = file_sha256(path), path.stat().st_size
+        else:
+            stored = store.put(path)
+            sha256, size = stored.sha256, stored.size
+    except StoreError as err:
+        raise PlanFileError(f"task {task_id}: cannot store input {relative!r}: {err}") from err
     except OSError as err:
-        raise PlanFileError(f"task {task_id}: cannot read input {relative!r} "
-                            f"({err.strerror})") from err
-    return InputFile(name=path.name, path=str(path), sha256=sha256, size=path.stat().st_size)
+        where = (f" at {err.filename}; the artifact store (ASSAY_STORE_PATH, default "
+                 "<data dir>/store) must be writable" if err.filename
+                 and str(err.filename) != str(path) else "")
+        raise PlanFileError(f"task {task_id}: cannot read or store input {relative!r}: "
+                            f"{err.strerror}{where}") from err
+    return InputFile(name=path.name, path=str(path), sha256=sha256, size=size)

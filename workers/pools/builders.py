@@ -66,7 +66,7 @@ async def build_specs(settings: Settings, pools: Sequence[Pool], *, database_url
         writer = ReportWriter(settings.runs_dir)
         specs[Pool.ORCHESTRATION] = PoolSpec(
             workflows=[ResearchWorkflow, TaskWorkflow],
-            activities=[store.record_events, writer.write_report])
+            activities=[store.record_events, writer.write_report, writer.write_task_report])
     if Pool.AGENTS in pools:
         specs[Pool.AGENTS] = _agents_spec(settings, stack)
     if Pool.REFLECTION in pools:
@@ -74,6 +74,7 @@ async def build_specs(settings: Settings, pools: Sequence[Pool], *, database_url
     if Pool.SKILLS in pools:
         specs[Pool.SKILLS] = await _skills_spec(settings, database_url, stack)
     if Pool.SANDBOX in pools:
+        from activities.artifacts.store import LocalArtifactStore
         from activities.evidence.relink import Relinker
         from activities.evidence.verify import verify_evidence
         from activities.review.infra import InfrastructureReviewer
@@ -85,7 +86,8 @@ async def build_specs(settings: Settings, pools: Sequence[Pool], *, database_url
                           output_limit_bytes=settings.job_output_limit_bytes,
                           max_memory_mb=settings.job_max_memory_mb,
                           max_timeout_s=settings.job_max_timeout_s,
-                          isolation=settings.sandbox_isolation, fingerprint=probe.fingerprint)
+                          isolation=settings.sandbox_isolation, fingerprint=probe.fingerprint,
+                          store=LocalArtifactStore(settings.store_dir))
         infra = InfrastructureReviewer(settings.work_dir)
         relinker = Relinker(settings.work_dir)
         specs[Pool.SANDBOX] = PoolSpec(

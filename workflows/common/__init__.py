@@ -1,13 +1,17 @@
 """What every workflow shares: error types, failure texts, the event log, gates, advisory calls.
 
-Also the deterministic primitives activities and workers use as well: canonical JSON
+Also what keeps signals and updates from wedging a workflow: bounds on what they carry
+(``bounds``); and what keeps results from doing so: how big a task's and a run's results may
+be, and how they are cut to fit (``sizes``, imported from its module).
+
+And the deterministic primitives activities and workers use as well: canonical JSON
 (``canonical``), words and slugs (``words``) and validation errors in words
 (``validation``).
 
 The package re-exports only its leaf modules (``errors``, ``failures``, ``canonical``,
 ``words``, ``validation``); ``events``, ``gates`` and ``advisory`` call activities through
 :mod:`workflows.catalogue`, which itself uses ``errors``, so they are imported from their
-modules.
+modules, as is ``bounds`` (it reads payloads with the running workflow's converter).
 """
 
 from workflows.common.canonical import canonical_json

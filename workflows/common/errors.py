@@ -19,6 +19,11 @@ class ErrorType(StrEnum):
     INVALID_JOB = "InvalidJob"
     INPUT_CHANGED = "InputChanged"
     EVENT_REJECTED = "EventRejected"
+    GATE_REFUSED = "GateRefused"
+    """A gate decision the workflow will not take: malformed, oversize, misdirected or from
+    someone the policy does not allow; the message says who may decide and how."""
+    PLAN_REFUSED = "PlanRefused"
+    """A supplied plan the run will not take: it waits for none, or the plan is unusable."""
     # a worker that cannot do the work at all
     SANDBOX_UNAVAILABLE = "SandboxUnavailable"
     REPORT_UNWRITABLE = "ReportUnwritable"

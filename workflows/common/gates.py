@@ -2,22 +2,51 @@
 
 A gate costs nothing while it waits (a durable timer and a condition), survives restarts, and
 is answered by the ``approve`` signal or the ``decide`` update. Decisions are checked against
-the gate that is open and the policy's approvers; refused ones are kept with the reason.
+the gate that is open and the policy's approvers. A refused one is recorded as an ``approval``
+event (status ``refused``, who and why) and kept on the gate, and a refused ``decide`` fails
+with a non-retryable ``GateRefused`` error saying who may decide and how.
+
+Whatever a caller sends is bounded before it is kept (``workflows.common.bounds``): a payload
+over :data:`DECISION_MAX_BYTES` is refused unread, a gate keeps only its latest refusals, each
+cut short, and records the first :data:`REFUSAL_EVENTS` as events (the rest are counted). An
+oversize ``decide`` is refused by its validator and so never enters the history at all; that
+is also why it cannot be recorded (a validator may not change the workflow's state).
 """
 
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import Any, cast
+from typing import Any
 
 from temporalio import workflow
+from temporalio.common import RawValue
+from temporalio.exceptions import ApplicationError
 
 with workflow.unsafe.imports_passed_through():
     from pydantic import ValidationError
 
+    from workflows.common.bounds import PayloadRefused, bounded, claimed_author, clip, read_json
+    from workflows.common.errors import ErrorType
     from workflows.common.events import EventLog
-    from workflows.contracts.executive import GateDecision, GateRecord
+    from workflows.common.validation import field_errors
+    from workflows.contracts.executive import (
+        BY_CHARS,
+        COMMENT_CHARS,
+        DECISION_MAX_BYTES,
+        REFUSAL_CHARS,
+        REFUSAL_EVENTS,
+        REFUSALS_KEPT,
+        GateDecision,
+        GateRecord,
+    )
     from workflows.contracts.policy import GateKind, GatePolicy
+
+PAYLOAD_CHARS = 1000
+"""How much of a refused payload its event shows."""
+BOUNDS_PATCH = "gate-refusal-bounds"
+"""Workflow patch id of the bounds on refusals: a workflow that ran before them replays
+recording what it recorded then (every refusal; none for a payload it could not decode)."""
+_HINT = f" (`by` up to {BY_CHARS} characters, `comment` up to {COMMENT_CHARS})"
 
 
 class GateRefusedError(ValueError):
@@ -33,6 +62,8 @@ class GateKeeper:
         self.task_id = task_id
         self.records: list[GateRecord] = []
         self._open: GateRecord | None = None
+        self._stray = 0
+        """Refusals that came while no gate had ever opened (kept on no record)."""
 
     @property
     def waiting(self) -> GateRecord | None:
@@ -71,7 +102,7 @@ class GateKeeper:
         gate.by, gate.comment, gate.decided_at = decision.by, decision.comment, workflow.now()
         self.log.add("approval", "complete", agent=decision.by, status=gate.status,
                      inputs={"gate": gate.gate, "task_id": self.task_id},
-                     outputs={"comment": decision.comment})
+                     outputs={"comment": decision.comment, "refused": gate.refused_count})
         return gate
 
     def refuse(self, decision: GateDecision, reason: str) -> None:
@@ -79,25 +110,107 @@ class GateKeeper:
         self._refuse(decision.by, decision.model_dump(mode="json"), reason)
 
     def _refuse(self, by: str, payload: Any, reason: str) -> None:
+        by, reason = clip(by, BY_CHARS), clip(reason, REFUSAL_CHARS)
         target = self._open or (self.records[-1] if self.records else None)
-        if target is not None:
-            target.refused.append(f"{by}: {reason}")
-        self.log.add("approval", "error", agent=by[:128], status="refused",
-                     inputs={"payload": payload}, outputs={"reason": reason})
+        if target is None:
+            self._stray += 1
+            count = self._stray
+        else:
+            line = clip(f"{by}: {reason}", REFUSAL_CHARS)
+            target.refused = [*target.refused, line][-REFUSALS_KEPT:]
+            target.refused_count += 1
+            count = target.refused_count
+        if count <= REFUSAL_EVENTS or not workflow.patched(BOUNDS_PATCH):
+            self.log.add("approval", "error", agent=by, status="refused",
+                         inputs={"payload": bounded(payload, PAYLOAD_CHARS)},
+                         outputs={"reason": reason, "refused": count})
 
-    def parse(self, payload: Any) -> GateDecision | None:
-        """A signal's raw JSON as a decision, or None after recording why it is malformed."""
+    def parse(self, raw: RawValue) -> GateDecision | None:
+        """A signal's raw argument as a decision, or None after recording why it is not one."""
+        try:
+            return self.read(raw)
+        except GateRefusedError:
+            return None
+
+    def read(self, raw: RawValue) -> GateDecision:
+        """A raw argument as a decision: its size is checked before it is decoded.
+
+        Raises:
+            GateRefusedError: it is too large, undecodable or malformed (the refusal is
+                recorded).
+        """
+        try:
+            payload = read_json(raw, limit=DECISION_MAX_BYTES, what="decision", hint=_HINT)
+        except PayloadRefused as err:
+            if not _dropped_before_bounds(raw):
+                self._refuse("unknown", f"<{len(raw.payload.data):,} bytes, not kept>", str(err))
+            raise GateRefusedError(str(err)) from None
         try:
             return GateDecision.model_validate(payload)
         except ValidationError as err:
-            fields = cast("dict[str, Any]", payload) if isinstance(payload, dict) else {}
-            by = str(fields.get("by") or "unknown")
-            problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'payload'}: "
-                                 f"{e['msg']}" for e in err.errors()[:5])
-            text = repr(cast(object, payload))
-            shown = cast(object, payload) if len(text) <= 2000 else f"{text[:2000]}..."
-            self._refuse(by, shown, f"malformed decision: {problems}")
-            return None
+            problems = "; ".join(clip(str(e), 120) for e in field_errors(err, whole="payload",
+                                                                         most=4))
+            reason = f"malformed decision: {problems}"
+            self._refuse(claimed_author(payload, BY_CHARS), payload, reason)
+            raise GateRefusedError(reason) from None
+
+    # --- the decide update -------------------------------------------------------------------
+
+    def check_size(self, raw: RawValue) -> None:
+        """The ``decide`` validator: refuse a payload too large to read (never recorded)."""
+        size = len(raw.payload.data)
+        if size > DECISION_MAX_BYTES:
+            raise ApplicationError(
+                f"the decision is {size:,} bytes, over the {DECISION_MAX_BYTES:,}-byte limit"
+                f"{_HINT}; it was not read. {self.how()}",
+                type=ErrorType.GATE_REFUSED, non_retryable=True)
+
+    def decision_of(self, raw: RawValue) -> GateDecision:
+        """A ``decide`` update's raw argument as a decision.
+
+        Raises:
+            ApplicationError: ``GateRefused``, non-retryable, once the refusal is recorded.
+        """
+        try:
+            return self.read(raw)
+        except GateRefusedError as err:
+            raise self.refusal(str(err)) from None
+
+    def settle(self, decision: GateDecision) -> GateRecord:
+        """The ``decide`` update: settle the open gate with ``decision`` and return it.
+
+        Raises:
+            ApplicationError: ``GateRefused``, non-retryable, once the refusal is recorded.
+        """
+        try:
+            return self.offer(decision)
+        except GateRefusedError as err:
+            raise self.refusal(str(err)) from None
+
+    def refused(self, decision: GateDecision, reason: str) -> ApplicationError:
+        """Record ``decision`` as refused for ``reason``; the error a ``decide`` raises."""
+        self.refuse(decision, reason)
+        return self.refusal(reason)
+
+    def refusal(self, reason: str) -> ApplicationError:
+        """The non-retryable error a refused ``decide`` fails with: why, then who and how."""
+        return ApplicationError(f"{clip(reason, REFUSAL_CHARS)}. {self.how()}",
+                                type=ErrorType.GATE_REFUSED, non_retryable=True)
+
+    def how(self) -> str:
+        """Who may decide the gate waiting here, and the command that does it."""
+        gate = self._open
+        if gate is None:
+            return ("No gate is waiting for a decision here now; `assay gates` lists the "
+                    "gates that are.")
+        approvers = self.policy.rule(gate.gate).approvers
+        who = f"one of: {clip(', '.join(approvers), 300)}" if approvers else "anyone"
+        task = f" --task {self.task_id}" if self.task_id else ""
+        whose = f" of task {self.task_id}" if self.task_id else ""
+        by = approvers[0] if len(approvers) == 1 else "NAME"
+        return (f"The {gate.gate} gate{whose} waits for a decision by {who}: "
+                f"`assay approve {self.log.run_id} --gate {gate.gate}{task} --by {by}` "
+                "(add --reject to reject it).")
 
     async def ask(self, kind: GateKind, question: str) -> GateRecord:
         """Open a gate and wait for its decision, or for its timeout and the policy's action."""
@@ -129,3 +242,18 @@ class GateKeeper:
         if gate.status == "timed_out":
             return self.policy.rule(gate.gate).on_timeout == "approve"
         return gate.status == "approved"
+
+
+def _dropped_before_bounds(raw: RawValue) -> bool:
+    """Whether a workflow from before the bounds dropped ``raw`` unrecorded.
+
+    It took decisions decoded by the SDK, which drops a signal it cannot decode before any
+    handler sees it; such a workflow replays without recording those.
+    """
+    if workflow.patched(BOUNDS_PATCH):
+        return False
+    try:
+        workflow.payload_converter().from_payload(raw.payload)
+    except Exception:  # whatever the converter raised, the SDK dropped the signal
+        return True
+    return False

@@ -189,6 +189,22 @@ def retry_decision(confidence: float) -> RetryDecision:
 
 # --- human gates ---------------------------------------------------------------------------
 
+BY_CHARS = 128
+"""The longest name a decision may give as who decided."""
+COMMENT_CHARS = 4000
+"""The longest comment a decision may carry."""
+DECISION_MAX_BYTES = 32_000
+"""The largest gate decision a workflow reads (compact UTF-8 JSON); a larger one is refused
+unread. No valid decision comes near it: with every character escaped (``\\u0001``, six
+bytes) a full ``by``, ``task_id`` and ``comment`` make under 26 000 bytes."""
+REFUSALS_KEPT = 20
+"""Refused decisions a gate keeps, the latest ones (``refused_count`` counts them all)."""
+REFUSAL_CHARS = 400
+"""The longest refusal (who, then why) a gate keeps."""
+REFUSAL_EVENTS = 20
+"""Refusals per gate recorded one by one as events; later ones are only counted."""
+
+
 class GateDecision(StrictModel):
     """The payload of the ``approve`` signal / ``decide`` update.
 
@@ -199,12 +215,17 @@ class GateDecision(StrictModel):
     gate: GateKind
     task_id: str | None = Field(default=None, max_length=64)
     decision: Literal["approve", "reject"]
-    by: str = Field(min_length=1, max_length=128)
-    comment: str = Field(default="", max_length=4000)
+    by: str = Field(min_length=1, max_length=BY_CHARS)
+    comment: str = Field(default="", max_length=COMMENT_CHARS)
 
 
 class GateRecord(Model):
-    """A gate as it stands or was settled: for queries, provenance and the ledger."""
+    """A gate as it stands or was settled: for queries, provenance and the ledger.
+
+    ``by`` and ``comment`` come from a valid :class:`GateDecision`, so they are bounded;
+    ``refused`` keeps the latest :data:`REFUSALS_KEPT` refusals, each cut to
+    :data:`REFUSAL_CHARS` (see ``workflows.common.gates``), and ``refused_count`` counts all.
+    """
 
     gate: GateKind
     task_id: str | None = None
@@ -215,6 +236,7 @@ class GateRecord(Model):
     comment: str = ""
     question: str = ""
     refused: list[str] = Field(default_factory=list[str])
+    refused_count: int = 0
 
 
 def merge_verdicts(deterministic: ReviewVerdict, model: ReviewVerdict) -> ReviewVerdict:

@@ -41,7 +41,9 @@ TaskId = Annotated[
     Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$"),
 ]
 
-MAX_TASKS = 500
+MAX_TASKS = 1000
+"""Most tasks a plan may have. A run's result stays small at any size (each task's status and
+reason, ~200 bytes; ``workflows.common.sizes``), and 1 000 tasks fit its history with room."""
 
 
 class Resources(StrictModel):

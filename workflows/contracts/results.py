@@ -1,6 +1,9 @@
 """Results and inputs of the two workflows: tasks, runs, provenance, progress.
 
-These carry everything a report needs, so a run's result is its results JSON.
+A run's workflow result (:class:`ResearchResult`) stays small: status, counts, each task's
+status and reason, report paths and the goal's answer. The full detail of every task (its
+artifacts, checks, verdicts, provenance and output tails) is in the run's report, whose
+results JSON is a :class:`RunReport`; ``workflows.contracts.bounds`` says how big each may be.
 """
 
 from __future__ import annotations
@@ -125,6 +128,29 @@ class TaskResult(Model):
     """The outcome handed to the skill library, and its deviation from the skill's promise."""
     started_at: datetime | None = None
     finished_at: datetime | None = None
+    artifacts_total: int = 0
+    """How many artifacts were verified; ``artifacts`` lists at most
+    ``bounds.LISTED_ARTIFACTS`` of them (0 in results older than the cap: count ``artifacts``)."""
+    omitted: list[str] = Field(default_factory=list[str])
+    """What was cut from this result to keep it small, and where the rest is."""
+    detail: str = ""
+    """The file the task wrote its full, uncut result to (empty: none was written)."""
+
+    def artifact_count(self) -> int:
+        """How many artifacts the task verified, listed or not."""
+        return max(self.artifacts_total, len(self.artifacts))
+
+
+class TaskSummary(Model):
+    """One task in a run's workflow result: how it ended and why (its detail is in the report)."""
+
+    task_id: str
+    priority: str = "MEDIUM"
+    action: str = ""
+    status: TaskStatus
+    status_reason: str
+    attempts_total: int = 0
+    artifact_count: int = 0
 
 
 class ResearchInput(Model):
@@ -157,17 +183,20 @@ class ReportPaths(Model):
     ledger: str = ""
 
 
-class ResearchResult(Model):
-    """Final state of a run: the results JSON of the report."""
+class RunBase(Model):
+    """What a run's workflow result and its report share: how the run went as a whole."""
 
     run_id: str
     plan_name: str
     plan_sha256: str
     status: RunStatus
     timestamp: str
+    """The report's timestamp: the run's start in workflow time, so a rewritten report (a
+    retried activity or workflow task) replaces its files instead of adding new ones."""
     started_at: datetime
     finished_at: datetime
-    tasks: list[TaskResult]
+    task_counts: dict[str, int] = Field(default_factory=dict[str, int])
+    """How many tasks ended with each status."""
     completion_by_priority: dict[str, dict[str, float]] = Field(
         default_factory=dict[str, dict[str, float]]
     )
@@ -185,11 +214,42 @@ class ResearchResult(Model):
     """Patterns found, patches and their success, rules and templates learned or used."""
     report: ReportPaths | None = None
 
+    def run_fields(self) -> dict[str, Any]:
+        """The fields every run's result and report share, to build one from the other."""
+        return {name: getattr(self, name) for name in RunBase.model_fields}
+
+
+class ResearchResult(RunBase):
+    """A run's workflow result: small whatever the run's size (the detail is in its report).
+
+    Results of runs older than the cap carried each task's whole result under ``tasks``;
+    they still read as summaries.
+    """
+
+    tasks: list[TaskSummary] = Field(default_factory=list[TaskSummary])
+    """Each task's status and reason (empty when even that did not fit: see ``omitted``)."""
+    omitted: list[str] = Field(default_factory=list[str])
+    """What was left out of this result to keep it under its limit (all of it is in the
+    report)."""
+
+
+class RunReport(RunBase):
+    """A run's report: its results JSON, with every task's full result."""
+
+    tasks: list[TaskResult] = Field(default_factory=list[TaskResult])
+
 
 class WriteReportInput(Model):
-    """Input of the ``write_report`` activity."""
+    """Input of the ``write_report`` activity (a local activity: never in history)."""
 
-    result: ResearchResult
+    report: RunReport
+
+
+class WriteTaskReportInput(Model):
+    """Input of the ``write_task_report`` activity: a task's full, uncut result."""
+
+    run_id: str
+    result: TaskResult
 
 
 class TaskProgress(Model):

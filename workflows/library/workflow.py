@@ -5,7 +5,9 @@ records each batch of arrivals (uses of skills: r/u/s, deviations, trial verdict
 extraction every ``EXTRACT_EVERY`` outcomes over that batch, and maintenance at 10, 20, 40,
 80… outcomes. Its state is small (a count, the outcomes not yet extracted from, recent keys
 so a repeated signal counts once) and it continues as new when its history grows, carrying
-that state. A malformed signal is refused and counted, never fatal.
+that state. A malformed or oversize signal is refused and counted, never fatal: an outcome's
+size is checked before it is parsed (:data:`OUTCOME_MAX_BYTES`), so what the library keeps,
+carries across continue-as-new and hands its activities stays under Temporal's payload limit.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from typing import Any, TypeVar
 
 from pydantic import ValidationError
 from temporalio import workflow
+from temporalio.common import RawValue
 from temporalio.exceptions import ActivityError
 
 with workflow.unsafe.imports_passed_through():
@@ -23,7 +26,9 @@ with workflow.unsafe.imports_passed_through():
         RECORD_OUTCOMES,
         ActivityDecl,
     )
+    from workflows.common.bounds import PayloadRefused, clip, read_json
     from workflows.common.failures import root_message
+    from workflows.common.validation import field_errors
     from workflows.library.contracts import (
         TASK_FINISHED,
         ExtractInput,
@@ -38,6 +43,21 @@ OutT = TypeVar("OutT")
 
 SEEN_KEPT = 2000
 """Keys of recent outcomes kept to drop repeated signals."""
+OUTCOME_MAX_BYTES = 64_000
+"""The largest outcome the library reads (UTF-8 JSON); a larger one is refused unread.
+
+An extraction batch holds ``EXTRACT_EVERY`` outcomes and the state carries as many, so ten of
+these stay well under Temporal's 2 MB payload limit; an outcome's size is mostly its job's
+code."""
+RUN_ID_CHARS = 256
+"""The longest run id an outcome may have (its key is kept to drop repeats)."""
+TASK_ID_CHARS = 64
+"""The longest task id an outcome may have (as in a plan)."""
+REFUSAL_CHARS = 400
+"""How much of the last refusal the ``state`` query shows."""
+BOUNDS_PATCH = "library-outcome-bounds"
+"""Workflow patch id of the size and id limits on outcomes: a library that took a larger
+outcome before them replays taking it."""
 
 
 @workflow.defn
@@ -51,22 +71,46 @@ class SkillLibraryWorkflow:
         self._inbox: list[TaskOutcome] = []
         self._handled = 0
         self._refused = 0
+        self._last_refused = ""
         self._last: dict[str, Any] = {}
 
     @workflow.signal(name=TASK_FINISHED)
-    def task_finished(self, payload: Any) -> None:
-        """One finished task; a malformed payload or a repeat is dropped."""
-        try:
-            outcome = TaskOutcome.model_validate(payload)
-        except ValidationError as err:
-            self._refused += 1
-            workflow.logger.warning("refused a malformed outcome: %s", err.errors()[:3])
-            return
-        if outcome.key in self._seen:
+    def task_finished(self, raw: RawValue) -> None:
+        """One finished task's ``TaskOutcome``; a malformed or oversize one, or a repeat, is lost.
+
+        The argument is taken raw, so its size is checked before it is decoded.
+        """
+        outcome = self._read(raw)
+        if outcome is None or outcome.key in self._seen:
             return
         self._seen.add(outcome.key)
         self._state.seen.append(outcome.key)
         self._inbox.append(outcome)
+
+    def _read(self, raw: RawValue) -> TaskOutcome | None:
+        """A signal's raw argument as an outcome, or None once the refusal is counted."""
+        bounded = workflow.patched(BOUNDS_PATCH)
+        try:
+            payload = read_json(raw, limit=OUTCOME_MAX_BYTES if bounded else len(raw.payload.data),
+                                what="outcome")
+        except PayloadRefused as err:
+            return self._refuse(str(err))
+        try:
+            outcome = TaskOutcome.model_validate(payload)
+        except ValidationError as err:
+            problems = "; ".join(clip(str(e), 120) for e in field_errors(err, whole="payload",
+                                                                         most=3))
+            return self._refuse(f"malformed outcome: {problems}")
+        if bounded and (len(outcome.run_id) > RUN_ID_CHARS
+                        or len(outcome.task_id) > TASK_ID_CHARS):
+            return self._refuse(f"an outcome's run_id has at most {RUN_ID_CHARS} characters "
+                                f"and its task_id at most {TASK_ID_CHARS}")
+        return outcome
+
+    def _refuse(self, reason: str) -> None:
+        self._refused += 1
+        self._last_refused = clip(reason, REFUSAL_CHARS)
+        workflow.logger.warning("refused an outcome: %s", self._last_refused)
 
     @workflow.query
     def state(self) -> dict[str, Any]:
@@ -76,7 +120,8 @@ class SkillLibraryWorkflow:
                 "extractions": self._state.extractions,
                 "maintenances": self._state.maintenances,
                 "last_maintenance": self._state.last_maintenance,
-                "refused": self._refused, "last": self._last}
+                "refused": self._refused, "last_refused": self._last_refused,
+                "last": self._last}
 
     @workflow.run
     async def run(self, state: LibraryState) -> None:

@@ -12,20 +12,59 @@ from __future__ import annotations
 from datetime import timedelta
 
 from temporalio import workflow
+from temporalio.common import RawValue
+from temporalio.exceptions import ApplicationError
 
 with workflow.unsafe.imports_passed_through():
+    from pydantic import ValidationError
+
     from workflows.agents.calls import AgentCalls, AgentUnavailable
     from workflows.agents.planning import plan_from_draft
     from workflows.agents.roles import PlanDraftOutput, PlanRequest, PlanReviewRequest
     from workflows.catalogue import PLAN_GOAL, REVIEW_PLAN
+    from workflows.common.bounds import PayloadRefused, clip, read_json
+    from workflows.common.errors import ErrorType
     from workflows.common.gates import GateKeeper
+    from workflows.common.validation import field_errors
+    from workflows.contracts.executive import BY_CHARS
     from workflows.contracts.plan import Plan, PlanError, check_graph
     from workflows.contracts.results import SuppliedPlan, TaskResult
     from workflows.research.state import RunState
 
+SUPPLIED_PLAN_MAX_BYTES = 1_500_000
+"""The largest plan ``supply_plan`` reads: the default limit on a run's input
+(``max_plan_bytes``); a larger one is refused unread."""
+PLAN_NAME_CHARS = 200
+"""The longest name a supplied plan may have."""
+
 
 class PlanRefused(ValueError):
     """A supplied plan the run cannot take (not waiting for one, or invalid)."""
+
+
+def read_supplied(raw: RawValue) -> SuppliedPlan:
+    """``supply_plan``'s raw argument as a supplied plan: its size is checked first.
+
+    Raises:
+        PlanRefused: too large, malformed, or with a name or author too long to keep.
+    """
+    try:
+        payload = read_json(raw, limit=SUPPLIED_PLAN_MAX_BYTES, what="plan",
+                            hint=" (keep data in `inputs` files rather than inline `code`, or "
+                                 "split the plan)")
+    except PayloadRefused as err:
+        raise PlanRefused(str(err)) from None
+    try:
+        supplied = SuppliedPlan.model_validate(payload)
+    except ValidationError as err:
+        problems = "; ".join(clip(str(e), 200) for e in field_errors(err, whole="payload",
+                                                                     most=5))
+        raise PlanRefused(f"invalid plan: {problems}") from None
+    if len(supplied.by) > BY_CHARS:
+        raise PlanRefused(f"by: give a name of at most {BY_CHARS} characters")
+    if len(supplied.plan_name) > PLAN_NAME_CHARS:
+        raise PlanRefused(f"plan_name: at most {PLAN_NAME_CHARS} characters")
+    return supplied
 
 
 class Planning:
@@ -44,18 +83,33 @@ class Planning:
         self.awaiting = False
         self.supplied: SuppliedPlan | None = None
 
-    def check_supplied(self, supplied: SuppliedPlan) -> None:
-        """Refuse a supplied plan unless the run waits for one and the plan is sound."""
-        if not self.awaiting:
-            raise PlanRefused("this run is not waiting for a plan (it has one, or is still "
-                              "planning, or has ended)")
-        try:
-            check_graph(supplied.plan)
-        except PlanError as err:
-            raise PlanRefused(f"invalid plan: {err}") from err
+    def check_supplied(self, raw: RawValue) -> None:
+        """Refuse a supplied plan unless the run waits for one and the plan is sound.
 
-    def take_supplied(self, supplied: SuppliedPlan) -> None:
-        """Take a person's plan (checked by :meth:`check_supplied`); the run goes on."""
+        Raises:
+            ApplicationError: ``PlanRefused``, non-retryable (the same plan is refused again).
+        """
+        try:
+            if not self.awaiting:
+                raise PlanRefused("this run is not waiting for a plan (it has one, or is "
+                                  "still planning, or has ended)")
+            supplied = read_supplied(raw)
+            try:
+                check_graph(supplied.plan)
+            except PlanError as err:
+                raise PlanRefused(f"invalid plan: {clip(str(err), 2000)}") from None
+        except PlanRefused as err:
+            raise ApplicationError(str(err), type=ErrorType.PLAN_REFUSED,
+                                   non_retryable=True) from None
+
+    def take_supplied(self, raw: RawValue) -> None:
+        """Take a person's plan (checked by :meth:`check_supplied`); the run goes on.
+
+        Only decoded here: the checks are the validator's, which a replay does not run, and
+        a plan accepted before a check was added must replay as it was taken.
+        """
+        supplied = SuppliedPlan.model_validate(workflow.payload_converter().from_payload(
+            raw.payload))
         self.supplied = supplied
         self.awaiting = False
         self.state.status = "running"

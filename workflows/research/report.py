@@ -1,8 +1,10 @@
-"""How a run ends: the output processor's answer to the goal, the results, the report.
+"""How a run ends: the output processor's answer to the goal, the report, the result.
 
-The results JSON and Markdown report are written once, with a single timestamp taken from
-workflow time. A report that cannot be written is recorded, never fatal: the results still
-come back as the workflow's result.
+The report (results JSON and Markdown) has every task's full result; its timestamp is the
+run's start in workflow time, so writing it again (a retried activity or workflow task)
+replaces its files. The workflow's result is cut to fit (``workflows.common.sizes``): each
+task's status and reason, and the report's paths. A report that cannot be written is
+recorded, never fatal: the result still comes back.
 """
 
 from __future__ import annotations
@@ -18,13 +20,26 @@ with workflow.unsafe.imports_passed_through():
     from workflows.agents.spend import ModelSpend
     from workflows.catalogue import SUMMARIZE_RUN, WRITE_REPORT
     from workflows.common.failures import root_message
+    from workflows.common.sizes import fit_run, task_summary
     from workflows.contracts.executive import GateRecord
     from workflows.contracts.plan import PRIORITY_RANK
-    from workflows.contracts.results import ResearchResult, RunStatus, TaskResult, WriteReportInput
+    from workflows.contracts.results import (
+        ResearchResult,
+        RunReport,
+        RunStatus,
+        TaskResult,
+        WriteReportInput,
+    )
     from workflows.library.contracts import SkillSummary
     from workflows.research.memory import summarize
     from workflows.research.skills import note_results
     from workflows.research.state import RunState
+
+DIGEST_TAIL, DIGEST_TAIL_MIN, DIGEST_BUDGET = 1500, 200, 200_000
+"""Output the output processor sees per task: 1 500 characters, less for a plan so large
+that all of them would pass 200 000 (never under 200)."""
+DIGEST_ITEMS = 20
+"""Metrics, checks and artifact names it sees per task."""
 
 
 async def answer_goal(state: RunState, agents: AgentCalls) -> None:
@@ -35,12 +50,14 @@ async def answer_goal(state: RunState, agents: AgentCalls) -> None:
     goal = state.req.goal
     assert goal is not None
     state.set_phase("summarize")
+    tail = max(DIGEST_TAIL_MIN, min(DIGEST_TAIL, DIGEST_BUDGET // len(tasks)))
     digests = [TaskDigest(
         task_id=t.task_id, action=t.action, status=t.status, status_reason=t.status_reason,
-        metrics=t.metrics, checks=[f"{c.check.describe()}: {'pass' if c.passed else 'fail'}"
-                                   for c in t.checks],
-        artifacts=[a.name for a in t.artifacts],
-        stdout_tail=t.execution.stdout_tail[-1500:] if t.execution else "")
+        metrics=dict(list(t.metrics.items())[:DIGEST_ITEMS]),
+        checks=[f"{c.check.describe()}: {'pass' if c.passed else 'fail'}"
+                for c in t.checks[:DIGEST_ITEMS]],
+        artifacts=[a.name for a in t.artifacts[:DIGEST_ITEMS]],
+        stdout_tail=t.execution.stdout_tail[-tail:] if t.execution else "")
         for t in tasks]
     try:
         answer = await agents.call(
@@ -53,9 +70,9 @@ async def answer_goal(state: RunState, agents: AgentCalls) -> None:
     state.answer = answer.answer
 
 
-def run_result(state: RunState, started: datetime, *, gates: list[GateRecord],
-               model: ModelSpend) -> ResearchResult:
-    """The run's results as they stand now (its report is written from them)."""
+def run_report(state: RunState, started: datetime, *, gates: list[GateRecord],
+               model: ModelSpend) -> RunReport:
+    """The run's report as it stands now, with every task's result."""
     req, now, tasks = state.req, workflow.now(), state.tasks()
     done = sum(t.status == "completed" for t in tasks)
     status: RunStatus = ("completed" if done == len(tasks)
@@ -64,10 +81,10 @@ def run_result(state: RunState, started: datetime, *, gates: list[GateRecord],
         status = "rejected"
     if state.plan is None:
         status = "deferred"
-    return ResearchResult(
+    return RunReport(
         run_id=req.run_id, plan_name=req.plan_name, plan_sha256=req.plan_sha256,
-        status=status, timestamp=now.strftime("%Y%m%d_%H%M%S"),
-        started_at=started, finished_at=now, tasks=tasks,
+        status=status, timestamp=started.strftime("%Y%m%d_%H%M%S"),
+        started_at=started, finished_at=now, tasks=tasks, task_counts=_counts(tasks),
         completion_by_priority=_completion_by_priority(tasks),
         gates=list(gates), goal=req.goal,
         status_reason=state.reason or _status_reason(status, tasks),
@@ -79,21 +96,27 @@ def run_result(state: RunState, started: datetime, *, gates: list[GateRecord],
     )
 
 
-async def write_report(state: RunState, result: ResearchResult) -> None:
+def run_result(report: RunReport) -> ResearchResult:
+    """The workflow's result: the report without its tasks' detail, cut to fit."""
+    return fit_run(ResearchResult(**report.run_fields(),
+                                  tasks=[task_summary(t) for t in report.tasks]))
+
+
+async def write_report(state: RunState, report: RunReport) -> None:
     """Write the results and the report, and record the run's end."""
     log = state.log
     try:
-        report = await WRITE_REPORT.run(WriteReportInput(result=result))
+        paths = await WRITE_REPORT.run(WriteReportInput(report=report))
     except (ActivityError, ApplicationError) as err:  # a local activity's failure can
         # arrive as the activity's own ApplicationError; the results still come back in
         # the workflow's result
         log.add("error", "error", status="report_failed",
                 outputs={"reason": root_message(err)})
     else:
-        result.report = report
-        log.add("file_gen", "complete", status="written", outputs=report.model_dump())
-    log.add("checkpoint", "complete", status=result.status,
-            outputs={"tasks": {t.task_id: t.status for t in result.tasks}})
+        report.report = paths
+        log.add("file_gen", "complete", status="written", outputs=paths.model_dump())
+    log.add("checkpoint", "complete", status=report.status,
+            outputs={"tasks": {t.task_id: t.status for t in report.tasks}})
     await log.flush()
 
 
@@ -101,6 +124,13 @@ def _skill_summary(state: RunState, tasks: list[TaskResult]) -> SkillSummary:
     summary = state.skills.model_copy(deep=True)
     note_results(summary, state.skill_uses, tasks)
     return summary
+
+
+def _counts(tasks: list[TaskResult]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for t in tasks:
+        counts[t.status] = counts.get(t.status, 0) + 1
+    return dict(sorted(counts.items()))
 
 
 def _completion_by_priority(tasks: list[TaskResult]) -> dict[str, dict[str, float]]:
@@ -116,8 +146,5 @@ def _completion_by_priority(tasks: list[TaskResult]) -> dict[str, dict[str, floa
 
 def _status_reason(status: RunStatus, tasks: list[TaskResult]) -> str:
     """One line on how the run ended, from its tasks' statuses."""
-    counts: dict[str, int] = {}
-    for t in tasks:
-        counts[t.status] = counts.get(t.status, 0) + 1
-    tally = ", ".join(f"{n} {s}" for s, n in sorted(counts.items()))
+    tally = ", ".join(f"{n} {s}" for s, n in _counts(tasks).items())
     return f"{status}: {tally}" if tally else status

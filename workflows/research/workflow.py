@@ -12,9 +12,9 @@ tasks as child TaskWorkflows), ``skills`` and ``memory`` (the learning pools' ad
 from __future__ import annotations
 
 import contextlib
-from typing import Any
 
 from temporalio import workflow
+from temporalio.common import RawValue
 from temporalio.exceptions import ApplicationError
 
 with workflow.unsafe.imports_passed_through():
@@ -22,14 +22,14 @@ with workflow.unsafe.imports_passed_through():
     from workflows.common.events import upsert_keywords
     from workflows.common.gates import GateKeeper, GateRefusedError
     from workflows.constants import KIND_KEY, PLAN_KEY, STATUS_KEY, task_workflow_id
-    from workflows.contracts.executive import GateDecision, GateRecord
+    from workflows.contracts.executive import GateRecord
     from workflows.contracts.memory import MEMORY_PATCH
     from workflows.contracts.plan import Plan, PlanError, check_graph
-    from workflows.contracts.results import ResearchInput, ResearchResult, RunProgress, SuppliedPlan
+    from workflows.contracts.results import ResearchInput, ResearchResult, RunProgress
     from workflows.library.contracts import SKILLS_PATCH
     from workflows.research.memory import consult_memory
     from workflows.research.planning import Planning
-    from workflows.research.report import answer_goal, run_result, write_report
+    from workflows.research.report import answer_goal, run_report, run_result, write_report
     from workflows.research.skills import plan_from_skill, replan_needed, supply_jobs
     from workflows.research.state import RunState
     from workflows.research.tasks import TaskRunner
@@ -64,12 +64,13 @@ class ResearchWorkflow:
         return list(self.gates.records)
 
     @workflow.signal(name="approve")
-    async def approve(self, payload: Any) -> None:
+    async def approve(self, raw: RawValue) -> None:
         """Decide the plan gate, or pass a task's decision on to that task's workflow.
 
-        The payload is taken as raw JSON so a malformed one is refused and recorded.
+        The ``GateDecision`` is taken raw, so its size is checked before it is decoded and a
+        malformed or undecodable one is refused and recorded.
         """
-        decision = self.gates.parse(payload)
+        decision = self.gates.parse(raw)
         if decision is None:
             return
         if decision.task_id is None:
@@ -87,33 +88,44 @@ class ResearchWorkflow:
             self.gates.refuse(decision, f"task {decision.task_id!r}: {err}")
 
     @workflow.update(name="supply_plan")
-    def supply_plan(self, supplied: SuppliedPlan) -> RunProgress:
-        """A person's plan for a goal run that waits for one (``assay plan RUN FILE``)."""
-        self.planning.take_supplied(supplied)
+    def supply_plan(self, raw: RawValue) -> RunProgress:
+        """A person's ``SuppliedPlan`` for a goal run that waits for one.
+
+        ``assay plan RUN FILE`` sends it; a refusal is a non-retryable ``PlanRefused`` error
+        saying why.
+        """
+        self.planning.take_supplied(raw)
         return self.progress()
 
     @supply_plan.validator
-    def _check_plan(self, supplied: SuppliedPlan) -> None:
-        self.planning.check_supplied(supplied)
+    def _check_plan(self, raw: RawValue) -> None:
+        self.planning.check_supplied(raw)
 
     @workflow.update(name="decide")
-    def decide(self, decision: GateDecision) -> GateRecord:
-        """Decide the plan gate and answer with it (task gates: update the task workflow)."""
-        return self.gates.offer(decision)
+    def decide(self, raw: RawValue) -> GateRecord:
+        """Decide the plan gate with a ``GateDecision`` and answer with it.
+
+        Task gates are decided on the task's workflow. A refusal is recorded like the
+        signal's, then fails the update with a non-retryable ``GateRefused`` error.
+        """
+        decision = self.gates.decision_of(raw)
+        if decision.task_id is None:
+            return self.gates.settle(decision)
+        where = task_workflow_id(workflow.info().workflow_id, decision.task_id)
+        raise self.gates.refused(
+            decision, f"task gates are decided on the task's workflow {where} (`assay approve "
+                      f"{workflow.info().workflow_id} --gate {decision.gate} --task "
+                      f"{decision.task_id}` sends it there)")
 
     @decide.validator
-    def _check_decision(self, decision: GateDecision) -> None:
-        if decision.task_id is not None:
-            raise GateRefusedError(
-                "task gates are decided on the task's workflow "
-                f"{task_workflow_id(workflow.info().workflow_id, decision.task_id)}")
-        self.gates.validate(decision)
+    def _check_decision(self, raw: RawValue) -> None:
+        self.gates.check_size(raw)
 
     # --- the pipeline --------------------------------------------------------------------
 
     @workflow.run
     async def run(self, req: ResearchInput) -> ResearchResult:
-        """Run the plan and return the results JSON of its report."""
+        """Run the plan; return how it ended (each task's detail is in its report)."""
         state = self.state
         started = workflow.now()
         upsert_keywords(**{KIND_KEY.name: "run", PLAN_KEY.name: req.plan_name,
@@ -134,8 +146,9 @@ class ResearchWorkflow:
             await self._run_plan(state.plan)
             await self._replan_if_deviated()
         state.set_phase("report")
-        result = run_result(state, started, gates=self.gates.records, model=self.agents.spend)
-        await write_report(state, result)
+        report = run_report(state, started, gates=self.gates.records, model=self.agents.spend)
+        await write_report(state, report)
+        result = run_result(report)
         state.set_status(result.status)
         state.set_phase("done")
         return result

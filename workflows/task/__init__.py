@@ -4,7 +4,8 @@
 ``workflow`` the workflow class with its handlers and pipeline, imported from its module.
 Its steps are plain collaborators, each given the task's ``state.TaskState``: ``review``,
 ``execution``, ``recovery``, ``coding`` and ``debugging``; ``memory`` and ``skills`` hand
-the finished task to the learning pools; ``calls`` holds its activity calls.
+the finished task to the learning pools; ``report`` writes its whole result and cuts the one
+it returns to fit; ``calls`` holds its activity calls.
 """
 
 from workflows.task.phases import IllegalTransitionError, Phase, check_transition

@@ -25,10 +25,6 @@ with workflow.unsafe.imports_passed_through():
 
 AnswerT = TypeVar("AnswerT")
 
-RESULT_TAIL_CHARS = 2000
-"""Output kept per stream in a task's result (the full bounded tails are in its events)."""
-
-
 class Finish(Exception):  # control flow: the task ends with this status
     """Raised inside the pipeline to end the task with a final status."""
 
@@ -110,7 +106,11 @@ class TaskState:
         return f"{reason} after patch {', '.join(patched)}" if patched else reason
 
     def finalize(self, status: TaskStatus, reason: str, model: ModelSpend) -> TaskResult:
-        """Enter ``finalize`` and build the task's result; ``model`` is what its agents spent."""
+        """Enter ``finalize`` and build the task's whole result.
+
+        ``model`` is what its agents spent; ``workflows.task.report.finish`` cuts the result
+        to fit.
+        """
         self.move(Phase.FINALIZE)
         self.set_status(status)
         prov = self.provenance
@@ -131,15 +131,8 @@ class TaskState:
             artifacts=verification.artifacts if verification else [],
             metrics=self.outcome.metrics if self.outcome else {},
             checks=verification.checks if verification else [],
-            execution=trimmed(self.outcome),
+            execution=self.outcome,
             verdicts=self.verdicts, reflections=self.notes, provenance=prov, model=model)
         self.snapshot(Phase.FINALIZE, {"status": status, "status_reason": reason})
         return result
 
-
-def trimmed(outcome: ExecutionOutcome | None) -> ExecutionOutcome | None:
-    """The outcome with short output tails, so a run's result stays far below payload limits."""
-    if outcome is None:
-        return None
-    return outcome.model_copy(update={"stdout_tail": outcome.stdout_tail[-RESULT_TAIL_CHARS:],
-                                      "stderr_tail": outcome.stderr_tail[-RESULT_TAIL_CHARS:]})

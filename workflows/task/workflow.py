@@ -20,12 +20,13 @@ import contextlib
 from typing import Any
 
 from temporalio import workflow
+from temporalio.common import RawValue
 
 with workflow.unsafe.imports_passed_through():
     from workflows.agents.calls import AgentCalls
     from workflows.common.gates import GateKeeper, GateRefusedError
     from workflows.contracts.execution import ExecutionOutcome, TaskStatus
-    from workflows.contracts.executive import GateDecision, GateRecord, panel_approves
+    from workflows.contracts.executive import GateRecord, panel_approves
     from workflows.contracts.memory import MEMORY_PATCH
     from workflows.contracts.plan import JobSpec
     from workflows.contracts.results import TaskInput, TaskProgress, TaskResult
@@ -37,6 +38,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.task.memory import remember
     from workflows.task.phases import Phase
     from workflows.task.recovery import Recovery
+    from workflows.task.report import finish
     from workflows.task.review import Review, describe_rejection
     from workflows.task.skills import report_to_library
     from workflows.task.state import Finish, TaskState
@@ -61,26 +63,30 @@ class TaskWorkflow:
     # --- steering ------------------------------------------------------------------------
 
     @workflow.signal(name="approve")
-    def approve(self, payload: Any) -> None:
+    def approve(self, raw: RawValue) -> None:
         """Settle the open gate (``temporal workflow signal --name approve``); refusals are kept.
 
-        The payload is taken as raw JSON so a malformed one is refused and recorded, not
-        dropped by the data converter.
+        The ``GateDecision`` is taken raw, so its size is checked before it is decoded and a
+        malformed or undecodable one is refused and recorded, not dropped by the SDK.
         """
-        decision = self.gates.parse(payload)
+        decision = self.gates.parse(raw)
         if decision is None:
             return
         with contextlib.suppress(GateRefusedError):
             self.gates.offer(decision)
 
     @workflow.update(name="decide")
-    def decide(self, decision: GateDecision) -> GateRecord:
-        """Settle the open gate and answer with the gate as decided."""
-        return self.gates.offer(decision)
+    def decide(self, raw: RawValue) -> GateRecord:
+        """Settle the open gate with a ``GateDecision`` and answer with the gate as decided.
+
+        A refusal is recorded like the signal's, then fails the update with a non-retryable
+        ``GateRefused`` error that says who may decide and how.
+        """
+        return self.gates.settle(self.gates.decision_of(raw))
 
     @decide.validator
-    def _check_decision(self, decision: GateDecision) -> None:
-        self.gates.validate(decision)
+    def _check_decision(self, raw: RawValue) -> None:
+        self.gates.check_size(raw)
 
     @workflow.query
     def progress(self) -> TaskProgress:
@@ -124,10 +130,11 @@ class TaskWorkflow:
         skills = task.policy.skills
         if skills.enabled and skills.report and workflow.patched(SKILLS_PATCH):
             result.skill_report = await report_to_library(state, result)
+        artifacts = [a.name for a in result.artifacts]
+        result = await finish(state, result)
         state.move(Phase.DONE)
-        state.log.add("checkpoint", "complete", status=status,
-                      outputs={"status_reason": reason,
-                               "artifacts": [a.name for a in result.artifacts]})
+        state.log.add("checkpoint", "complete", status=result.status,
+                      outputs={"status_reason": result.status_reason, "artifacts": artifacts})
         await state.log.flush()
         return result
 

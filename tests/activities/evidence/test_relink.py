@@ -179,6 +179,18 @@ def test_a_relinked_metrics_file_that_is_not_json_reports_why(work_dir: Path,
     assert "not valid JSON" in result.notes[-1]
 
 
+@pytest.mark.parametrize(("content", "reason"), [
+    ('{"rmse": NaN}', "holds NaN"), ("[" * 100_000 + "]" * 100_000, "levels deep"),
+    ('{"rmse": "\\ud800"}', "not valid Unicode")])
+def test_a_relinked_metrics_file_goes_through_the_same_limits(
+        work_dir: Path, workspace: Path, content: str, reason: str) -> None:
+    write(workspace / "run" / "metrics.json", content)
+    result = rescan(work_dir, workspace, [], metrics=["rmse"])
+    error = result.outcome.metrics_error
+    assert result.outcome.metrics == {} and error is not None and reason in error
+    DATA_CONVERTER.payload_converter.to_payloads([result])  # Temporal can carry the result
+
+
 @pytest.mark.parametrize("where", ["", "relative/path", "/", "gone"])
 def test_a_workspace_that_is_not_the_sandboxs_is_never_touched(work_dir: Path, tmp_path: Path,
                                                                where: str) -> None:

@@ -13,14 +13,14 @@ from temporalio.testing import ActivityEnvironment
 from activities.reports.ledger import LedgerError, append_ledger, ledger_entries, verify_ledger
 from activities.reports.writer import ReportWriter
 from workflows.contracts.executive import GateRecord, PatchChange
-from workflows.contracts.results import AppliedPatch, ResearchResult, TaskResult, WriteReportInput
+from workflows.contracts.results import AppliedPatch, RunReport, TaskResult, WriteReportInput
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 EARLIER = Path(__file__).resolve().parents[2] / "data" / "ledgers" / "run_ledger.jsonl"
 """A ledger as the release before the shared chain module wrote it (two runs, seven lines)."""
 
 
-def result(run_id: str = "run-1") -> ResearchResult:
+def result(run_id: str = "run-1") -> RunReport:
     task = TaskResult(task_id="a", status="completed", status_reason="ok")
     task.provenance.approvals.append(GateRecord(gate="step", task_id="a", status="approved",
                                                 opened_at=NOW, by="ada"))
@@ -29,9 +29,9 @@ def result(run_id: str = "run-1") -> ResearchResult:
         changes=[PatchChange(field="args.batch_size", old_value=64, new_value=32)],
         outcome="applied"))
     plan_gate = GateRecord(gate="plan", status="approved", opened_at=NOW, by="ada")
-    return ResearchResult(run_id=run_id, plan_name="p", plan_sha256="0" * 64,
-                          status="completed", timestamp="20260101_000000", started_at=NOW,
-                          finished_at=NOW, tasks=[task], gates=[plan_gate])
+    return RunReport(run_id=run_id, plan_name="p", plan_sha256="0" * 64,
+                     status="completed", timestamp="20260101_000000", started_at=NOW,
+                     finished_at=NOW, tasks=[task], gates=[plan_gate])
 
 
 def test_entries_are_appended_once_and_chained(tmp_path: Path) -> None:
@@ -68,7 +68,7 @@ async def test_report_that_cannot_be_written_is_a_permanent_clear_error(tmp_path
     blocker.write_text("a file where the runs folder should be")
     writer = ReportWriter(blocker)
     with pytest.raises(ApplicationError) as info:
-        await ActivityEnvironment().run(writer.write_report, WriteReportInput(result=result()))
+        await ActivityEnvironment().run(writer.write_report, WriteReportInput(report=result()))
     assert info.value.type == "ReportUnwritable" and info.value.non_retryable
     assert "cannot write the report of run-1" in str(info.value)
 

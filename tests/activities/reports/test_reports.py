@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from activities.reports.writer import describe_spend, render_markdown
+from activities.reports.markdown import describe_spend, render_markdown
 from workflows.agents.roles import RunAnswer
 from workflows.agents.spend import ModelSpend, Spend, Usage
-from workflows.contracts.results import Provenance, ResearchResult, TaskResult
+from workflows.contracts.results import Provenance, RunReport, TaskResult
 
 WHEN = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
 
@@ -25,13 +25,13 @@ def task(tid: str, status: str = "completed", author: str = "plan",
         "provenance": Provenance(job_author=author), "model": spend or ModelSpend()})
 
 
-def result(**extra: object) -> ResearchResult:
+def result(**extra: object) -> RunReport:
     base: dict[str, object] = {
         "run_id": "assay-run-goal-x-0123456789", "plan_name": "goal-x", "plan_sha256": "ab" * 32,
         "status": "completed", "timestamp": "20261122_120000", "started_at": WHEN,
         "finished_at": WHEN, "tasks": [task("1")],
         "completion_by_priority": {"MEDIUM": {"total": 1, "completed": 1, "rate": 1.0}}}
-    return ResearchResult.model_validate({**base, **extra})
+    return RunReport.model_validate({**base, **extra})
 
 
 def test_a_plan_run_keeps_its_report_and_has_no_goal_answer_or_model_sections() -> None:

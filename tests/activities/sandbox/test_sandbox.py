@@ -14,6 +14,7 @@ import psutil
 import pytest
 from temporalio.testing import ActivityEnvironment
 
+from activities.artifacts.store import LocalArtifactStore
 from activities.sandbox.job import Sandbox
 from workflows.contracts.execution import DependencyArtifact, ExecuteJobInput, ExecutionOutcome
 from workflows.contracts.plan import InputFile, JobSpec, Resources, Scalar
@@ -89,16 +90,22 @@ print("done")
 
 
 async def test_normal_job_gets_args_inputs_deps_and_reports_metrics_and_artifacts(
-        sandbox: Sandbox, work_dir: Path, tmp_path: Path) -> None:
+        work_dir: Path, tmp_path: Path) -> None:
     data = b"a,b\n1,2\n3,4\n"
     source = tmp_path / "data.csv"
     source.write_bytes(data)
+    store = LocalArtifactStore(tmp_path / "store")
+    sandbox = Sandbox(work_dir=work_dir, heartbeat_every_s=0.2, max_processes=64, store=store)
+    stored = store.put(source)  # as `assay run` does
+    source.write_bytes(b"changed after submission")  # the store keeps what was pinned
     dep_file = work_dir / RUN / "prep" / "attempt-1" / "table.csv"
     dep_file.parent.mkdir(parents=True)
     dep_file.write_bytes(b"dep-content")
     outcome = await run(
         sandbox, NORMAL_JOB, args={"n": 3, "name": "x y", "flag": True},
-        inputs=[InputFile(name="data.csv", path=str(source), sha256=sha(data), size=len(data))],
+        # the recorded path is kept in the payload but never opened
+        inputs=[InputFile(name="data.csv", path="/etc/shadow", sha256=stored.sha256,
+                          size=stored.size)],
         deps=[DependencyArtifact(task_id="prep", name="table.csv", path=str(dep_file),
                                  sha256=sha(b"dep-content"))])
 
@@ -117,7 +124,6 @@ async def test_normal_job_gets_args_inputs_deps_and_reports_metrics_and_artifact
         # handed back: a later job that gets the same uid cannot touch it
         assert Path(artifact.path).stat().st_uid == os.geteuid()
     assert (workspace / "out/result.txt").read_bytes() == data.upper()
-    assert source.read_bytes() == data
     assert not (workspace / ".assay" / "tmp").exists()
 
 

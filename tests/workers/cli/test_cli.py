@@ -145,6 +145,41 @@ async def test_gates_are_listed_and_decided_from_the_cli(served: dict[str, str])
     await wait_for(completed, timeout=60, what="the approved run to complete", every=0.5)
 
 
+async def test_status_answers_on_a_run_with_refused_decisions(
+        served: dict[str, str], dev_env: WorkflowEnvironment) -> None:
+    """Three 900 KB ``by`` fields kept whole once made every query of the run fail."""
+    code, out, err = await cli(served, "run", str(EXAMPLE), "--again", "--human-gate", "plan",
+                               "--approver", "ada")
+    assert code == 0, err
+    run_id = out.strip()
+
+    async def listed() -> bool:
+        code, out, _ = await cli(served, "gates")
+        return code == 0 and f"{run_id} --gate plan" in out
+
+    await wait_for(listed, timeout=30, what="the plan gate to be listed", every=0.5)
+    handle = dev_env.client.get_workflow_handle(run_id)
+    for _ in range(3):
+        await handle.signal("approve", {"gate": "plan", "decision": "approve",
+                                        "by": "x" * 900_000})
+    code, _, err = await cli(served, "approve", run_id, "--gate", "plan", "--by", "eve")
+    assert code == 1 and "'eve' may not decide" in err
+    assert f"one of: ada: `assay approve {run_id} --gate plan --by ada`" in err
+    code, out, err = await cli(served, "status", run_id)
+    assert code == 0, err
+    assert "waiting at the plan gate since" in out and "4 decisions refused" in out
+    code, out, err = await cli(served, "status", run_id, "--json")
+    assert code == 0 and json.loads(out)["waiting"]["refused_count"] == 4, err
+    code, _, err = await cli(served, "approve", run_id, "--gate", "plan", "--by", "ada")
+    assert code == 0, err
+
+    async def completed() -> bool:
+        code, out, _ = await cli(served, "status", run_id)
+        return code == 0 and f"run {run_id}: completed" in out
+
+    await wait_for(completed, timeout=60, what="the approved run to complete", every=0.5)
+
+
 async def test_a_goal_with_no_model_ends_deferred_and_says_why(served: dict[str, str]) -> None:
     code, out, err = await cli(served, "run", "Does sepal length differ between species?",
                                "--wait", "--again")

@@ -238,9 +238,10 @@ def test_plan_with_a_bad_author_exits_2(nowhere: Path, by: str) -> None:
     refused(["plan", "assay-run-goal-x-0123456789", str(EXAMPLE), "--by", by], "--by: give a name")
 
 
-def test_plan_for_an_unknown_run_is_refused(dev_env: WorkflowEnvironment,
+def test_plan_for_an_unknown_run_is_refused(dev_env: WorkflowEnvironment, tmp_path: Path,
                                             monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ASSAY_TEMPORAL_ADDRESS", dev_env.client.service_client.config.target_host)
+    monkeypatch.setenv("ASSAY_DATA_DIR", str(tmp_path / "assay"))  # the plan's inputs go there
     result = runner.invoke(app, ["plan", "assay-run-goal-nope-0000000000", str(EXAMPLE)])
     assert result.exit_code == 2
     assert "refused: no run 'assay-run-goal-nope-0000000000'" in result.stderr

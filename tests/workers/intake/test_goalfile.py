@@ -182,3 +182,26 @@ def test_plan_targets_are_json_names_or_existing_files(tmp_path: Path) -> None:
     assert not is_plan_target("does sepal length differ?")
     assert not is_plan_target("x" * 5000)  # too long for a file name: a goal, no error
     assert not is_plan_target("nul\x00byte")
+
+
+def test_data_files_are_put_in_the_artifact_store_under_their_pin(tmp_path: Path) -> None:
+    from activities.artifacts.store import LocalArtifactStore
+
+    store = LocalArtifactStore(tmp_path / "store")
+    data = write(tmp_path / "iris.csv", "a,b\n1,2\n")
+    req = load_goal("Is a larger than b?", [data], max_bytes=LIMIT, store=store)
+    [pinned] = req.data
+    with store.open(pinned.sha256) as stored:
+        assert stored.read() == b"a,b\n1,2\n"
+    assert req == load_goal("Is a larger than b?", [data], max_bytes=LIMIT)
+
+
+def test_a_store_that_cannot_be_written_is_named(tmp_path: Path) -> None:
+    from activities.artifacts.store import LocalArtifactStore
+
+    write(tmp_path / "not-a-dir", "")
+    data = write(tmp_path / "iris.csv", "a,b\n1,2\n")
+    with pytest.raises(GoalError, match=r"--data .*iris\.csv: cannot store it in the artifact "
+                                        r"store .*not-a-dir.*must be writable"):
+        load_goal("g", [data], max_bytes=LIMIT,
+                  store=LocalArtifactStore(tmp_path / "not-a-dir" / "store"))

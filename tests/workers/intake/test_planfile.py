@@ -153,3 +153,32 @@ def test_unreadable_plan_or_input_is_a_clear_error(tmp_path: Path) -> None:
     path = write_plan(tmp_path, [decision("1", job={"code": "x"}, inputs=["data.csv"])])
     with pytest.raises(PlanFileError, match=r"input 'data\.csv' not found"):
         load_plan(path, max_bytes=LIMIT)
+
+
+def test_inputs_are_put_in_the_artifact_store_under_their_pin(tmp_path: Path) -> None:
+    from activities.artifacts.store import LocalArtifactStore
+
+    store = LocalArtifactStore(tmp_path / "store")
+    (tmp_path / "plan").mkdir()
+    (tmp_path / "plan" / "data.csv").write_text("a,b\n1,2\n")
+    path = write_plan(tmp_path / "plan", [decision("1", job={"code": "x"}, inputs=["data.csv"])])
+    req = load_plan(path, max_bytes=LIMIT, store=store)
+    assert req.plan is not None
+    [pinned] = req.plan.decisions[0].resolved_inputs
+    assert pinned.path == str(tmp_path / "plan" / "data.csv")  # a record, never opened later
+    with store.open(pinned.sha256) as stored:
+        assert stored.read() == b"a,b\n1,2\n"
+    assert pinned.size == 8
+    assert load_plan(path, max_bytes=LIMIT) == req  # storing changes nothing in the request
+
+
+def test_a_store_that_cannot_be_written_is_named(tmp_path: Path) -> None:
+    from activities.artifacts.store import LocalArtifactStore
+
+    (tmp_path / "not-a-dir").write_text("")
+    (tmp_path / "data.csv").write_text("a,b\n1,2\n")
+    path = write_plan(tmp_path, [decision("1", job={"code": "x"}, inputs=["data.csv"])])
+    with pytest.raises(PlanFileError, match=r"task 1: cannot read or store input 'data\.csv'.*"
+                                            r"not-a-dir.*must be writable"):
+        load_supplied_plan(path, max_bytes=LIMIT, store=LocalArtifactStore(
+            tmp_path / "not-a-dir" / "store"))

@@ -27,9 +27,10 @@ from workflows.agents.roles import (
     PlannedTask,
     PlanReviewOutput,
 )
+from workflows.client import SUPPLY_PLAN
 from workflows.contracts.executive import Finding, ReviewVerdict
 from workflows.contracts.plan import Plan
-from workflows.contracts.results import ResearchResult, SuppliedPlan
+from workflows.contracts.results import RunProgress, RunReport, SuppliedPlan
 from workflows.research.workflow import ResearchWorkflow
 
 ON: dict[str, Any] = {"agents": {"enabled": True}}
@@ -47,11 +48,12 @@ def planned(tid: str, deps: list[str] | None = None, inputs: list[str] | None = 
                        dependencies=deps or [], inputs=inputs or [])
 
 
-async def run_goal(harness: Harness, **policy: Any) -> ResearchResult:
+async def run_goal(harness: Harness, **policy: Any) -> RunReport:
+    """Run the goal; its report (each task's result, as the run had it)."""
     req = harness.goal_request("Is y larger than x?", DATA, **policy)
     async with harness.worker():
-        return await harness.env.client.execute_workflow(
-            ResearchWorkflow.run, req, id=req.run_id, task_queue=harness.queue)
+        return harness.report_of(await harness.env.client.execute_workflow(
+            ResearchWorkflow.run, req, id=req.run_id, task_queue=harness.queue))
 
 
 def harness_for(env: WorkflowEnvironment, queue: str, root: Path,
@@ -135,17 +137,17 @@ async def test_without_a_model_a_goal_waits_for_a_persons_plan(
         bad = Plan.model_validate({"decisions": [task("a", deps=["a"])]})
         with pytest.raises(WorkflowUpdateFailedError) as refused:
             await handle.execute_update(  # pyright: ignore[reportUnknownMemberType]
-                ResearchWorkflow.supply_plan, SuppliedPlan(
-                plan_name="p", plan_sha256="2" * 64, plan=bad, by="ada"))
+                SUPPLY_PLAN, SuppliedPlan(plan_name="p", plan_sha256="2" * 64, plan=bad,
+                                          by="ada"), result_type=RunProgress)
         assert "invalid plan" in str(refused.value.cause)
         progress = await handle.execute_update(  # pyright: ignore[reportUnknownMemberType]
-            ResearchWorkflow.supply_plan, SuppliedPlan(
-                plan_name="p", plan_sha256="2" * 64, plan=plan, by="ada"))
+            SUPPLY_PLAN, SuppliedPlan(plan_name="p", plan_sha256="2" * 64, plan=plan, by="ada"),
+            result_type=RunProgress)
         assert progress.status == "running"
         with pytest.raises(WorkflowUpdateFailedError):  # it has a plan now
             await handle.execute_update(  # pyright: ignore[reportUnknownMemberType]
-                ResearchWorkflow.supply_plan, SuppliedPlan(
-                plan_name="p", plan_sha256="2" * 64, plan=plan, by="eve"))
+                SUPPLY_PLAN, SuppliedPlan(plan_name="p", plan_sha256="2" * 64, plan=plan,
+                                          by="eve"), result_type=RunProgress)
         result = await handle.result()
     assert result.status == "completed", result.status_reason
     assert result.plan is not None and result.plan.decisions[0].task_id == "a"
@@ -165,9 +167,9 @@ async def test_a_plan_run_refuses_a_supplied_plan(
         await wait_for(at_the_gate, timeout=20, what="the plan gate")
         with pytest.raises(WorkflowUpdateFailedError) as refused:
             await handle.execute_update(  # pyright: ignore[reportUnknownMemberType]
-                ResearchWorkflow.supply_plan, SuppliedPlan(
-                plan_name="p", plan_sha256="2" * 64, plan=req.plan or Plan(decisions=[]),
-                by="eve"))
+                SUPPLY_PLAN, SuppliedPlan(plan_name="p", plan_sha256="2" * 64,
+                                          plan=req.plan or Plan(decisions=[]), by="eve"),
+                result_type=RunProgress)
         assert "not waiting for a plan" in str(refused.value.cause)
         await handle.terminate("test over")
 

@@ -16,6 +16,7 @@ from tests.workflows.harness import Harness, task
 from workflows.contracts.executive import (
     DiagnoseInput,
     GateDecision,
+    GateRecord,
     ReflectionNote,
     retry_decision,
 )
@@ -80,12 +81,12 @@ async def test_plan_gate_rejected_by_update_cancels_every_task(
         await plan_gate_waiting(handle)
         with pytest.raises(WorkflowUpdateFailedError) as refused:
             await handle.execute_update(  # pyright: ignore[reportUnknownMemberType]
-                ResearchWorkflow.decide, GateDecision(
-                gate="result", decision="approve", by="ada"))
+                "decide", GateDecision(gate="result", decision="approve", by="ada"),
+                result_type=GateRecord)
         assert "the open gate is 'plan', not 'result'" in str(refused.value.cause)
         record = await handle.execute_update(  # pyright: ignore[reportUnknownMemberType]
-            ResearchWorkflow.decide, GateDecision(
-            gate="plan", decision="reject", by="ada", comment="wrong dataset"))
+            "decide", GateDecision(gate="plan", decision="reject", by="ada",
+                                   comment="wrong dataset"), result_type=GateRecord)
         assert record.status == "rejected"
         result = await handle.result()
     assert result.status == "rejected"
@@ -118,7 +119,7 @@ async def test_step_gate_rejected_on_the_task_stops_it_before_running(
         await handle.signal("approve", GateDecision(gate="step", task_id="a",
                                                     decision="reject", by="ada",
                                                     comment="too expensive today"))
-        result = await handle.result()
+        result = harness.report_of(await handle.result())
     only = result.tasks[0]
     assert only.status == "rejected"
     assert only.status_reason == "step gate rejected by ada: too expensive today"
@@ -138,7 +139,7 @@ async def test_result_gate_approved_completes_the_task(
             "decide", GateDecision(
             gate="result", task_id="a", decision="approve", by="ada"), result_type=dict)
         assert record["status"] == "approved"
-        result = await handle.result()
+        result = harness.report_of(await handle.result())
     assert result.tasks[0].status == "completed"
     assert "result:ada" in result.tasks[0].provenance.approval.decided_by
 
@@ -195,7 +196,7 @@ async def test_error_gate_decides_a_low_confidence_patch(
         await task_gate_waiting(child, "error")
         await handle.signal("approve", GateDecision(gate="error", task_id="a",
                                                     decision=decision, by="ada"))
-        result = await handle.result()
+        result = harness.report_of(await handle.result())
     only = result.tasks[0]
     assert only.status == status, only.status_reason
     assert only.provenance.approvals[0].gate == "error"

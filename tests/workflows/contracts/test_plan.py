@@ -88,3 +88,9 @@ def test_schema_violations_name_the_field(change: dict[str, Any], field: str) ->
 def test_empty_plan_is_refused() -> None:
     with pytest.raises(ValidationError):
         Plan.model_validate({"decisions": []})
+
+
+def test_a_plan_may_have_a_thousand_tasks_and_no_more() -> None:
+    assert len(plan(*(decision(f"t{i}") for i in range(1000))).decisions) == 1000
+    with pytest.raises(ValidationError, match="at most 1000 items"):
+        plan(*(decision(f"t{i}") for i in range(1001)))

@@ -27,7 +27,7 @@ from workflows.library.contracts import (
     SkillUse,
     TaskOutcome,
 )
-from workflows.library.workflow import SkillLibraryWorkflow
+from workflows.library.workflow import OUTCOME_MAX_BYTES, SkillLibraryWorkflow
 
 
 class Recorder:
@@ -127,3 +127,26 @@ async def test_continue_as_new_carries_the_count_and_pending_outcomes(
     assert rec.extracted == [[f"t{n}" for n in range(10)]]
     assert rec.maintained == [10]
     assert first_run.status == WorkflowExecutionStatus.CONTINUED_AS_NEW
+
+
+async def test_oversize_outcomes_are_refused_unread_and_the_library_goes_on(
+        dev_env: WorkflowEnvironment) -> None:
+    """On the dev server, which enforces Temporal's 2 MB payload limit: ten 300 KB outcomes
+    kept whole would make the extraction's input too large and wedge the library."""
+    queue = f"skills-{uuid.uuid4().hex[:8]}"
+    rec = Recorder()
+    async with Worker(dev_env.client, task_queue=queue, workflows=[SkillLibraryWorkflow],
+                      activities=[rec.extract, rec.maintain, rec.record]):
+        handle = await dev_env.client.start_workflow(
+            SkillLibraryWorkflow.run, LibraryState(), id=f"lib-{queue}", task_queue=queue)
+        for n in range(10):
+            big = outcome(n).model_copy(update={"action": "x" * (OUTCOME_MAX_BYTES * 5)})
+            await handle.signal(TASK_FINISHED, big)
+        await handle.signal(TASK_FINISHED, outcome(0).model_copy(update={"run_id": "r" * 5000}))
+        for n in range(10, 20):
+            await handle.signal(TASK_FINISHED, outcome(n))
+        state = await drained(handle, 10, 0, maintenances=1)
+        await handle.terminate()
+    assert state["refused"] == 11
+    assert "run_id has at most 256 characters" in state["last_refused"]
+    assert rec.extracted == [[f"t{n}" for n in range(10, 20)]]

@@ -15,14 +15,14 @@ from tests.fakes import EventSink, ReportSink
 from tests.workflows.harness import FakeSandbox, Harness, all_on, task
 from workflows.constants import run_workflow_id
 from workflows.contracts.plan import Plan
-from workflows.contracts.results import ResearchInput, ResearchResult
+from workflows.contracts.results import ResearchInput, ResearchResult, RunReport
 from workflows.research.workflow import ResearchWorkflow
 from workflows.task.workflow import TaskWorkflow
 
 
 async def run_plan(env: WorkflowEnvironment, queue: str, tmp_path: Path,
                    decisions: list[dict[str, Any]], max_parallel: int = 4,
-                   ) -> tuple[ResearchResult, FakeSandbox, EventSink, ReportSink]:
+                   ) -> tuple[RunReport, FakeSandbox, EventSink, ReportSink]:
     harness = Harness(env, queue, tmp_path)
     result = await harness.run(decisions, max_parallel=max_parallel)
     return result, harness.sandbox, harness.sink, harness.reports
@@ -42,7 +42,7 @@ async def test_plan_runs_in_dependency_order_and_completes(
     assert first.provenance.execution.attempts == 1
     assert first.provenance.checksums["out.txt"] == first.artifacts[0].sha256
     assert result.completion_by_priority["HIGH"] == {"total": 1, "completed": 1, "rate": 1.0}
-    assert reports.last is not None and reports.last.result.run_id == result.run_id
+    assert reports.last is not None and reports.last.report.run_id == result.run_id
     types = {(e.node_id, e.event_type, e.event_subtype) for e in sink.events.values()}
     assert ("run", "checkpoint", "complete") in types
     assert ("a", "code_exec", "complete") in types

@@ -85,8 +85,8 @@ async def test_without_reflection_the_task_proceeds_unpatched_and_records_the_mi
     async with harness.worker():
         from workflows.research.workflow import ResearchWorkflow
 
-        result = await time_env.client.execute_workflow(ResearchWorkflow.run, req,
-                                                        id=req.run_id, task_queue=task_queue)
+        result = harness.report_of(await time_env.client.execute_workflow(
+            ResearchWorkflow.run, req, id=req.run_id, task_queue=task_queue))
     only = result.tasks[0]
     assert only.status == "failed"
     assert "reflection was unavailable" in only.status_reason

@@ -1,0 +1,132 @@
+"""A run's result and history at scale: 4 tasks of 999 artifacts, and 100 / 200 / 1 000 tasks.
+
+Each case runs the real ResearchWorkflow and TaskWorkflows, reviewers, verifier and report
+writer on one temporal dev server, with the workflow tests' in-process sandbox (a job only
+writes its files), so the figures are the orchestration's own: the run's result and the
+largest event of its history against Temporal's 2 MiB payload limit, the history's size, the
+report files written and the wall time per task. A run whose completion the server refuses
+(the failure this guards against: it is retried for ever) is reported as ``wedged`` as soon
+as its history shows two such refusals, and terminated.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+from temporalio.api.enums.v1 import EventType
+from temporalio.client import WorkflowHandle
+from temporalio.testing import WorkflowEnvironment
+
+from activities.reports.writer import ReportWriter
+from tests.workflows.harness import Harness, task
+from workflows.client import DATA_CONVERTER
+from workflows.constants import SEARCH_ATTRIBUTES
+from workflows.contracts.execution import Artifact, ExecuteJobInput, ExecutionOutcome
+from workflows.research.workflow import ResearchWorkflow
+
+CASES = {"4x999": (4, 999), "100": (100, 0), "200": (200, 0), "1000": (1000, 0)}
+"""Case name -> (tasks, declared artifacts per task; 0: the harness's one ``out.txt``)."""
+WEDGED_AFTER = 2
+"""Refused completions after which a run counts as wedged."""
+
+
+def many_files(root: Path, count: int) -> Callable[[ExecuteJobInput], Awaitable[ExecutionOutcome]]:
+    """A sandbox whose jobs leave ``count`` small files each."""
+
+    async def execute(req: ExecuteJobInput) -> ExecutionOutcome:
+        workspace = root / req.run_id / req.task_id / "attempt-1"
+        (workspace / "results").mkdir(parents=True, exist_ok=True)
+        artifacts: list[Artifact] = []
+        for i in range(count):
+            path = workspace / "results" / f"table-part-{i:04d}-of-{count:04d}.csv"
+            path.write_text(f"{req.task_id} {i}\n")
+            artifacts.append(Artifact(name=str(path.relative_to(workspace)),
+                                      size=path.stat().st_size, path=str(path),
+                                      sha256=hashlib.sha256(path.read_bytes()).hexdigest()))
+        return ExecutionOutcome(outcome="succeeded", exit_code=0, artifacts=artifacts,
+                                metrics={"score": 0.9}, workspace=str(workspace))
+
+    return execute
+
+
+def plan(tasks: int, files: int, root: Path) -> list[dict[str, Any]]:
+    """``tasks`` independent trivial tasks, each declaring its ``files`` artifacts."""
+    decisions = [task(f"t{i:04d}") for i in range(tasks)]
+    if files:
+        names = [f"results/table-part-{i:04d}-of-{files:04d}.csv" for i in range(files)]
+        for decision in decisions:
+            decision["job"]["expected_artifacts"] = names
+    return decisions
+
+
+async def settle(handle: WorkflowHandle[Any, Any]) -> tuple[str, int]:
+    """``(status, result bytes)`` once the run completes, or ``("wedged", -1)``."""
+    waiter = asyncio.ensure_future(handle.result())
+    while not (await asyncio.wait([waiter], timeout=5))[0]:
+        history = await handle.fetch_history()
+        refused = sum(e.event_type == EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED
+                      for e in history.events)
+        if refused >= WEDGED_AFTER:
+            await handle.terminate("benchmark: completion refused, retried for ever")
+            with contextlib.suppress(Exception):  # the terminated run's result is an error
+                await waiter
+            return "wedged", -1
+    result = waiter.result()
+    payload = (await DATA_CONVERTER.encode([result]))[0]
+    return result.status, payload.ByteSize()
+
+
+async def one(env: WorkflowEnvironment, root: Path, name: str) -> dict[str, Any]:
+    """Run one case and return its figures."""
+    tasks, files = CASES[name]
+    writer = ReportWriter(root / "runs")
+    overrides: dict[str, Callable[[Any], Awaitable[Any]]] = {
+        "write_report": writer.write_report, "write_task_report": writer.write_task_report}
+    if files:
+        overrides["execute_job"] = many_files(root / "work", files)
+    harness = Harness(env, f"bench-{uuid.uuid4().hex[:8]}", root / "harness",
+                      overrides=overrides)
+    req = harness.request(plan(tasks, files, root), max_parallel=8)
+    start = time.perf_counter()
+    async with harness.worker():
+        handle = await env.client.start_workflow(ResearchWorkflow.run, req, id=req.run_id,
+                                                 task_queue=harness.queue)
+        status, result_bytes = await settle(handle)
+    wall = time.perf_counter() - start
+    events = (await handle.fetch_history()).events
+    folder = root / "runs" / req.run_id
+    reports = [p for p in folder.iterdir() if p.is_file()] if folder.exists() else []
+    return {"case": name, "status": status, "wall_s": wall,
+            "per_task_ms": wall * 1000 / tasks, "result_bytes": result_bytes,
+            "history_bytes": sum(e.ByteSize() for e in events), "events": len(events),
+            "largest_event": max(e.ByteSize() for e in events),
+            "report_files": len(reports), "report_bytes": sum(p.stat().st_size for p in reports)}
+
+
+async def run(names: list[str]) -> list[dict[str, Any]]:
+    """Run the named cases on one dev server, printing each as it ends."""
+    figures: list[dict[str, Any]] = []
+    with tempfile.TemporaryDirectory(prefix="assay-bench-") as tmp:
+        env = await WorkflowEnvironment.start_local(  # pyright: ignore[reportUnknownMemberType]
+            dev_server_existing_path=str(Path(sys.executable).parent / "temporal"),
+            data_converter=DATA_CONVERTER, search_attributes=[], ui=False,
+            dev_server_extra_args=[*(a for n, k in SEARCH_ATTRIBUTES.items()
+                                     for a in ("--search-attribute", f"{n}={k}"))])
+        try:
+            for name in names:
+                row = await one(env, Path(tmp) / name, name)
+                figures.append(row)
+                print("   " + "  ".join(f"{k} {v:.1f}" if isinstance(v, float) else f"{k} {v}"
+                                        for k, v in row.items()), flush=True)
+        finally:
+            await env.shutdown()
+    return figures

@@ -1,0 +1,92 @@
+"""Report files: written whole, replaced (never added to) when written again, every artifact
+listed from the file each task wrote."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from temporalio.testing import ActivityEnvironment
+
+from activities.reports.writer import ReportWriter
+from tests.workflows.common.test_sizes import many_artifacts
+from workflows.common.sizes import bound_task
+from workflows.contracts.results import (
+    RunReport,
+    TaskResult,
+    WriteReportInput,
+    WriteTaskReportInput,
+)
+
+START = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+def report(tasks: list[TaskResult], *, finished: datetime = START,
+           reason: str = "completed: 1 completed") -> RunReport:
+    return RunReport(run_id="run-1", plan_name="p", plan_sha256="0" * 64, status="completed",
+                     timestamp=START.strftime("%Y%m%d_%H%M%S"), started_at=START,
+                     finished_at=finished, tasks=tasks, status_reason=reason)
+
+
+async def write(writer: ReportWriter, run: RunReport) -> None:
+    await ActivityEnvironment().run(writer.write_report, WriteReportInput(report=run))
+
+
+async def test_a_report_written_again_replaces_its_files(tmp_path: Path) -> None:
+    writer = ReportWriter(tmp_path)
+    task = TaskResult(task_id="a", status="completed", status_reason="ok")
+    await write(writer, report([task]))
+    await write(writer, report([task], finished=START + timedelta(minutes=5),
+                               reason="written again"))
+    files = sorted(p.name for p in (tmp_path / "run-1").iterdir())
+    assert files == ["execution_results_20260101_000000.json",
+                     "execution_summary_20260101_000000.md", "ledger.jsonl"]
+    results = RunReport.model_validate_json(
+        (tmp_path / "run-1" / files[0]).read_text(encoding="utf-8"))
+    assert results.status_reason == "written again"
+
+
+async def test_a_task_written_again_keeps_one_file(tmp_path: Path) -> None:
+    writer = ReportWriter(tmp_path)
+    env = ActivityEnvironment()
+    whole = many_artifacts(3)
+    first = await env.run(writer.write_task_report, WriteTaskReportInput(run_id="run-1",
+                                                                          result=whole))
+    again = await env.run(writer.write_task_report, WriteTaskReportInput(
+        run_id="run-1", result=whole.model_copy(update={"status_reason": "again"})))
+    assert first == again == str(tmp_path / "run-1" / "tasks" / "t.json")
+    assert [p.name for p in (tmp_path / "run-1" / "tasks").iterdir()] == ["t.json"]
+    assert TaskResult.model_validate_json(Path(again).read_text()).status_reason == "again"
+
+
+async def test_the_report_lists_every_artifact_from_the_file_each_task_wrote(
+        tmp_path: Path) -> None:
+    writer = ReportWriter(tmp_path)
+    whole = many_artifacts(999)
+    path = await ActivityEnvironment().run(
+        writer.write_task_report, WriteTaskReportInput(run_id="run-1", result=whole))
+    capped = bound_task(whole.model_copy(update={"detail": path}))
+    assert len(capped.artifacts) == 100
+    await write(writer, report([capped]))
+    folder = tmp_path / "run-1"
+    results = RunReport.model_validate_json(
+        (folder / "execution_results_20260101_000000.json").read_text(encoding="utf-8"))
+    (task,) = results.tasks
+    assert len(task.artifacts) == len(task.provenance.checksums) == 999
+    assert task.omitted == [] and task.status_reason == capped.status_reason
+    summary = (folder / "execution_summary_20260101_000000.md").read_text(encoding="utf-8")
+    assert summary.count("- Artifact `results/table-part-") == 999
+    assert "- Artifact `results/table-part-0998.csv`" in summary
+    assert "not listed here" not in summary
+
+
+async def test_a_task_whose_file_is_gone_is_reported_as_its_run_received_it(
+        tmp_path: Path) -> None:
+    writer = ReportWriter(tmp_path)
+    capped = bound_task(many_artifacts(999))  # its detail names a file that was never written
+    await write(writer, report([capped]))
+    summary = (tmp_path / "run-1" / "execution_summary_20260101_000000.md").read_text()
+    assert summary.count("- Artifact `results/table-part-") == 100
+    assert "- … and 899 more artifacts, not listed here" in summary
+    assert "artifacts: 100 of 999 listed" in summary
+    assert "/data/runs/r/tasks/t.json" in summary

@@ -1,0 +1,53 @@
+"""What the CLI shows of a finished run: its small result, and the report's detail."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+from activities.reports.markdown import render_markdown
+from workers.cli.show import load_report, outcome_lines, outline_report
+from workflows.contracts.results import (
+    ReportPaths,
+    ResearchResult,
+    RunReport,
+    TaskResult,
+    TaskSummary,
+)
+
+WHEN = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
+
+
+def result(tmp_path: Path, **extra: object) -> ResearchResult:
+    paths = ReportPaths(results_json=str(tmp_path / "results.json"),
+                        summary_md=str(tmp_path / "summary.md"))
+    return ResearchResult.model_validate({
+        "run_id": "assay-run-p-0123456789", "plan_name": "p", "plan_sha256": "0" * 64,
+        "status": "completed", "timestamp": "20261122_120000", "started_at": WHEN,
+        "finished_at": WHEN, "report": paths, "task_counts": {"completed": 1},
+        "tasks": [TaskSummary(task_id="a", status="completed", status_reason="ok",
+                              artifact_count=999)], **extra})
+
+
+def test_the_report_is_read_from_the_results_json_the_run_wrote(tmp_path: Path) -> None:
+    run = result(tmp_path)
+    whole = TaskResult(task_id="a", status="completed", status_reason="ok", metrics={"r": 1})
+    written = RunReport(**run.run_fields(), tasks=[whole])
+    (tmp_path / "results.json").write_text(written.model_dump_json())
+    assert load_report(run) == written
+
+
+def test_without_the_results_json_the_report_shows_each_tasks_status(tmp_path: Path) -> None:
+    run = result(tmp_path)
+    assert load_report(run) is None
+    text = render_markdown(outline_report(run))
+    assert "### Task a [MEDIUM] — completed" in text and "- Reason: ok" in text
+    assert "- … and 999 more artifacts, not listed here" in text
+    assert "the results JSON could not be read on this machine" in text
+
+
+def test_a_result_without_its_task_list_prints_the_counts(tmp_path: Path) -> None:
+    run = result(tmp_path, tasks=[], task_counts={"completed": 998, "failed": 2})
+    lines = outcome_lines(run, "http://127.0.0.1:8233/namespaces/default")
+    assert "  tasks: 998 completed, 2 failed" in lines
+    assert not any(line.startswith("  task ") for line in lines)
