@@ -159,9 +159,11 @@ class AssayClient:
 
         Raises:
             GateDecisionError: the workflow refused the decision (wrong gate, not allowed,
-                nothing waiting); the message says why.
+                nothing waiting), or the run or task has finished; the message says why.
         """
-        await self.status(run_id)
+        run = await self.describe_run(run_id)
+        if run.status != "running":
+            raise GateDecisionError(_finished(f"run {run_id}", run))
         target_id = (run_id if decision.task_id is None
                      else task_workflow_id(run_id, decision.task_id))
         target: WorkflowHandle[Any, Any] = self.client.get_workflow_handle(target_id)
@@ -171,10 +173,23 @@ class AssayClient:
         except WorkflowUpdateFailedError as err:
             raise GateDecisionError(str(err.cause or err)) from err
         except RPCError as err:
-            if err.status == RPCStatusCode.NOT_FOUND:
-                raise GateDecisionError(f"run {run_id} has no task {decision.task_id!r} "
-                                        "running") from err
+            if err.status == RPCStatusCode.NOT_FOUND:  # it finished, or never started
+                raise GateDecisionError(await self._not_open(run_id, decision.task_id)) from err
             raise
+
+    async def _not_open(self, run_id: str, task_id: str | None) -> str:
+        """Why a run's (or task's) gate cannot take a decision: it finished or never began."""
+        if task_id is None:
+            return _finished(f"run {run_id}", await self.describe_run(run_id))
+        try:
+            task = await self.client.get_workflow_handle(
+                task_workflow_id(run_id, task_id)).describe()
+        except RPCError as err:
+            if err.status != RPCStatusCode.NOT_FOUND:
+                raise
+            return (f"run {run_id} has no task {task_id!r} running: it has not started, or "
+                    f"the plan has no such task (see `assay status {run_id}`)")
+        return _finished(f"task {task_id!r} of run {run_id}", await _summary(task))
 
     async def supply_plan(self, run_id: str, supplied: SuppliedPlan) -> RunProgress:
         """Give a goal run that waits for a plan the plan to run.
@@ -233,6 +248,11 @@ async def _summary(wf: WorkflowExecution) -> RunSummary:
                       start_time=wf.start_time.isoformat(),
                       assay_status=wf.typed_search_attributes.get(STATUS_KEY) or "",
                       goal=goal if isinstance(goal, str) else "")
+
+
+def _finished(what: str, summary: RunSummary) -> str:
+    return (f"{what} has finished ({summary.shown_status}); its gates are closed and take no "
+            "decision")
 
 
 def _describe_input(req: ResearchInput) -> tuple[dict[str, Any], str]:

@@ -2,9 +2,12 @@
 
 ``job.Sandbox`` holds the ``execute_job`` activity: ``workspace`` lays out inputs and
 dependency artifacts, ``isolation`` and ``command`` build the bubblewrap command, ``limits``
-the resource limits, ``process`` runs and heartbeats, ``output`` bounds captured output,
-``classify`` names how a job ended and ``artifacts`` hashes what it left.
-``environment.EnvironmentProbe`` holds the ``probe_environment`` activity.
+the per-process limits, ``guards`` what bounds the job as a whole (its ``cgroup``, made where
+``hierarchy`` finds that it can, the ``seccomp`` filter against user namespaces, the disk
+``quota``), ``process`` runs and heartbeats, ``output`` bounds captured output, ``classify``
+names how a job ended and ``artifacts`` hashes what it left. ``retention.WorkspaceJanitor``
+removes finished runs' working directories. ``environment.EnvironmentProbe`` holds the
+``probe_environment`` activity.
 """
 
 

@@ -1,27 +1,29 @@
 """Turning a plan file on disk into a validated, self-contained ResearchInput.
 
-Everything that can be wrong with a plan is found here, before anything starts: unreadable
-file, invalid JSON, schema violations (named by task and field), duplicate ids, unknown
-dependencies, cycles, job scripts or inputs outside the plan's folder, and plans too large for
-a workflow payload. Job scripts are read into the plan and inputs fixed by checksum, so the run
-is reproducible and its history records exactly what ran.
+Everything that can be wrong with a plan is found here, before anything starts: unreadable,
+oversize or deeply nested file, invalid UTF-8 or JSON, schema violations (named by task and
+field), duplicate ids, unknown dependencies, cycles, job scripts or inputs outside the plan's
+folder, and plans too large for a workflow payload. Job scripts are read into the plan and
+inputs fixed by checksum, so the run is reproducible and its history records exactly what ran.
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 from pathlib import Path
 from typing import Any, cast
 
 from pydantic import ValidationError
 
+from workers.intake.jsonfile import JsonFileError, read_json
 from workflows.constants import digest
 from workflows.contracts.plan import Decision, InputFile, Plan, PlanError, check_graph
 from workflows.contracts.policy import Queues, RunPolicy
 from workflows.contracts.results import ResearchInput, SuppliedPlan
 
-MAX_FILE_BYTES = 50_000_000
+FILE_FACTOR = 4
+"""A plan file may be this many times the payload limit (``max_bytes``): its indentation and
+spacing are not part of the run's input. Larger files are refused before they are read."""
 
 
 class PlanFileError(ValueError):
@@ -41,9 +43,9 @@ def load_plan(path: Path, *, max_bytes: int, policy: RunPolicy | None = None,
 
 def load_supplied_plan(path: Path, *, max_bytes: int, by: str = "") -> SuppliedPlan:
     """Read, validate and resolve a plan file for a goal run waiting for one."""
-    plan = parse_plan(path)
+    plan = parse_plan(path, max_bytes=max_bytes)
     base = path.resolve().parent
-    decisions = [_resolve(decision, base) for decision in plan.decisions]
+    decisions = [_resolve(decision, base, max_bytes) for decision in plan.decisions]
     plan = plan.model_copy(update={"decisions": decisions})
     canonical = plan.model_dump_json(exclude_none=True).encode()
     name = plan.meeting_id or (base.name if path.stem == "pending_actions" else path.stem)
@@ -60,21 +62,15 @@ def _check_size(path: Path, size: int, max_bytes: int) -> None:
             "split the plan")
 
 
-def parse_plan(path: Path) -> Plan:
-    """Parse and validate a plan file (schema and dependency graph)."""
-    if not path.is_file():
-        raise PlanFileError(f"{path}: no such plan file")
-    if path.stat().st_size > MAX_FILE_BYTES:
-        raise PlanFileError(f"{path}: {path.stat().st_size:,} bytes is too large for a plan")
+def parse_plan(path: Path, *, max_bytes: int) -> Plan:
+    """Parse and validate a plan file (schema and dependency graph).
+
+    Files over ``FILE_FACTOR`` times ``max_bytes`` are refused before they are read.
+    """
     try:
-        raw: Any = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as err:
-        raise PlanFileError(f"{path}: cannot read the plan ({err.strerror})") from err
-    except UnicodeDecodeError as err:
-        raise PlanFileError(f"{path}: not UTF-8 text ({err.reason})") from err
-    except json.JSONDecodeError as err:
-        raise PlanFileError(f"{path}: invalid JSON at line {err.lineno}, column {err.colno}: "
-                            f"{err.msg}") from err
+        raw: Any = read_json(path, what="plan", max_bytes=FILE_FACTOR * max_bytes)
+    except JsonFileError as err:
+        raise PlanFileError(str(err)) from None
     _refuse_internal_fields(raw, path)
     try:
         plan = Plan.model_validate(raw)
@@ -145,7 +141,7 @@ def _inside(base: Path, relative: str, what: str, task_id: str) -> Path:
     return candidate
 
 
-def _resolve(decision: Decision, base: Path) -> Decision:
+def _resolve(decision: Decision, base: Path, max_bytes: int) -> Decision:
     """Read the job's script into the plan and fix the inputs by checksum."""
     inputs = [_input_file(base, rel, decision.task_id) for rel in decision.inputs]
     names = [i.name for i in inputs]
@@ -156,6 +152,7 @@ def _resolve(decision: Decision, base: Path) -> Decision:
     if job is not None:
         if job.entry is not None:
             script = _inside(base, job.entry, "job entry", decision.task_id)
+            _check_entry_size(script, job.entry, decision.task_id, max_bytes)
             try:
                 source = script.read_text(encoding="utf-8")
             except OSError as err:
@@ -168,6 +165,19 @@ def _resolve(decision: Decision, base: Path) -> Decision:
         else:
             job = job.model_copy(update={"source": job.code, "filename": "job.py"})
     return decision.model_copy(update={"job": job, "resolved_inputs": inputs})
+
+
+def _check_entry_size(script: Path, entry: str, task_id: str, max_bytes: int) -> None:
+    """A job script is read into the run's input: one over its limit is refused unread."""
+    try:
+        size = script.stat().st_size
+    except OSError as err:
+        raise PlanFileError(f"task {task_id}: cannot read job entry {entry!r} "
+                            f"({err.strerror})") from err
+    if size > max_bytes:
+        raise PlanFileError(f"task {task_id}: job entry {entry!r} is {size:,} bytes, over the "
+                            f"{max_bytes:,}-byte limit for a run's input; read large data "
+                            "from `inputs` files instead of embedding it in the script")
 
 
 def _input_file(base: Path, relative: str, task_id: str) -> InputFile:
