@@ -24,7 +24,7 @@ import qdrant_edge as qe
 
 from skills.index import DENSE, Embedder, SkillIndex, reformulate
 from tests.data.skills.library import make_library
-from workflows.library.patterns import SkillPolicy
+from workflows.contracts.policy import SkillPolicy
 
 QUERIES = Path(__file__).resolve().parent.parent / "tests" / "data" / "skills" / "queries.json"
 TARGET_MS = {1000: 20.0, 10_000: 50.0}

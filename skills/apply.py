@@ -15,6 +15,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from workflows.common.words import slug_words
 from workflows.contracts.plan import JobSpec, Scalar
 from workflows.library.patterns import SkillParameter, SkillPattern
 
@@ -61,7 +62,7 @@ def fit(pattern: SkillPattern, text: str, data_names: Sequence[str], *,
     """Check ``pattern``'s preconditions against a goal or action and its data; fill values."""
     found = Fit()
     lowered = text.lower()
-    words = set(re.findall(r"[a-z0-9]+", lowered))
+    words = set(slug_words(text))
     pre = pattern.preconditions
     if pre.keywords:
         found.checks += 1

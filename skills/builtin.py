@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from skills.folders.files import import_skills
+from skills.folders import import_skills
 from workflows.library.patterns import Skill
 
 
@@ -22,6 +22,6 @@ def builtin_skills() -> list[Skill]:
     """The built-in skills, validated like any import, active and of origin ``builtin``.
 
     Raises:
-        skills.folders.files.SkillFileError: a built-in folder is broken (a packaging bug).
+        skills.folders.SkillFileError: a built-in folder is broken (a packaging bug).
     """
     return import_skills(builtin_dir(), status="active", origin="builtin")

@@ -27,6 +27,7 @@ import numpy as np
 import numpy.typing as npt
 import qdrant_edge as qe
 
+from workflows.common.words import STOP_WORDS
 from workflows.library.patterns import Skill, SkillPattern
 
 DIM = 256
@@ -104,16 +105,6 @@ FILE_KINDS = {
     "tiff": "tiff image", "npy": "numpy array", "h5": "hdf5 array", "nc": "netcdf array",
 }
 """Data-file extensions and the words a goal would use for them."""
-STOP_WORDS = frozenset({
-    "a", "an", "the", "and", "or", "but", "if", "then", "than", "so", "of", "in", "on", "at", "to",
-    "for", "from", "by", "with", "without", "into", "onto", "over", "under", "about", "as", "is",
-    "are", "was", "were", "be", "been", "being", "do", "does", "did", "done", "have", "has", "had",
-    "having", "i", "me", "my", "we", "our", "you", "your", "it", "its", "this", "that", "these",
-    "those", "there", "here", "what", "which", "who", "whom", "how", "why", "when", "where", "can",
-    "could", "should", "would", "will", "shall", "may", "might", "must", "please", "want", "need",
-    "like", "just", "some", "any", "each", "every", "all", "both", "either", "also", "only",
-    "very", "more", "most", "much", "many", "using", "use",
-})
 _EXT = "(" + "|".join(FILE_KINDS) + ")"
 _FILE = re.compile(rf"\b[\w-]+\.{_EXT}\b"  # a file name, or an extension and what it names
                    rf"|\b{_EXT}\b(?:\s+(?:files?|tables?|data|documents?|images?))?",

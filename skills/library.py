@@ -17,15 +17,11 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
-from temporalio import activity
-
-from skills.apply import Fit, extension, fill_text, fit, importable, instantiate
+from skills.apply import Fit, fill_text, fit, importable, instantiate
+from workflows.catalogue import EXTRACT_SKILLS, MAINTAIN_SKILLS, MATCH_SKILLS, RECORD_OUTCOMES
 from workflows.contracts.plan import Check
-from workflows.library.patterns import (
-    EXTRACT_SKILLS,
-    MAINTAIN_SKILLS,
-    MATCH_SKILLS,
-    RECORD_OUTCOMES,
+from workflows.contracts.policy import SkillPolicy
+from workflows.library.contracts import (
     ExtractAnswer,
     ExtractInput,
     MaintainAnswer,
@@ -34,13 +30,12 @@ from workflows.library.patterns import (
     MatchInput,
     RecordAnswer,
     Retrieved,
-    Skill,
     SkillApplication,
-    SkillPolicy,
     SkillUse,
     TaskOutcome,
-    match_confidence,
 )
+from workflows.library.formulas import match_confidence
+from workflows.library.patterns import Skill
 
 if TYPE_CHECKING:
     from skills.index import Hit, SkillIndex
@@ -93,7 +88,7 @@ class SkillLibrary:
 
     # --- matching -----------------------------------------------------------------------
 
-    @activity.defn(name=MATCH_SKILLS)
+    @MATCH_SKILLS.defn
     async def match_skills(self, req: MatchInput) -> MatchAnswer:
         """Patterns fitting a goal (then the plan) or a plan's jobless tasks (their jobs)."""
         answer = MatchAnswer()
@@ -207,7 +202,7 @@ class SkillLibrary:
 
     # --- outcomes, extraction, maintenance -------------------------------------------------
 
-    @activity.defn(name=RECORD_OUTCOMES)
+    @RECORD_OUTCOMES.defn
     async def record_outcomes(self, outcomes: list[TaskOutcome]) -> RecordAnswer:
         """Count each finished task's use of a skill (the checker decides it was used)."""
         answer = RecordAnswer(recorded=len(outcomes))
@@ -259,7 +254,7 @@ class SkillLibrary:
         except (LookupError, ValueError):
             return 0
 
-    @activity.defn(name=EXTRACT_SKILLS)
+    @EXTRACT_SKILLS.defn
     async def extract_skills(self, req: ExtractInput) -> ExtractAnswer:
         """Batch extraction: contrast the batch's successes with its failures."""
         answer = ExtractAnswer()
@@ -288,7 +283,7 @@ class SkillLibrary:
         answer.skipped = list(found.skipped)
         return answer
 
-    @activity.defn(name=MAINTAIN_SKILLS)
+    @MAINTAIN_SKILLS.defn
     async def maintain_skills(self, req: MaintainInput) -> MaintainAnswer:
         """Score every live pattern, prune the bottom share, merge near-duplicates."""
         answer = MaintainAnswer()
@@ -356,7 +351,3 @@ def _why_not(found: list[Retrieved], policy: SkillPolicy) -> str:
 def _shown(values: Mapping[str, object]) -> str:
     return ", ".join(f"{k}={v}" for k, v in sorted(values.items()))
 
-
-def data_extensions(names: Sequence[str]) -> list[str]:
-    """Extensions of data file names, sorted and distinct."""
-    return sorted({extension(n) for n in names if extension(n)})

@@ -23,13 +23,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from workflows.library.patterns import (
-    MERGE_SIMILARITY,
-    PRUNE_FRACTION,
-    TRIAL_USES,
-    Skill,
-    utility,
-)
+from workflows.library.formulas import MERGE_SIMILARITY, PRUNE_FRACTION, TRIAL_USES, utility
+from workflows.library.patterns import Skill
 
 COMPETING = frozenset({"active", "trial"})
 """Statuses that take part in maintenance."""

@@ -7,8 +7,9 @@ filtering, and the metrics have a column each so updates such as
 ``retrieved = retrieved + 1`` need no read. Every write
 takes a fresh ``revision`` from one sequence, so a process can ask for the rows changed since
 the revision it last saw. ``skill_events`` is the audit trail, append-only in the database
-itself (a trigger refuses every UPDATE, DELETE and TRUNCATE); ``skill_uses`` holds one row per
-recorded use, keyed by the task, so a use recorded twice counts once.
+itself (a trigger, created by the baseline revision of :mod:`activities.common.migrations`,
+refuses every UPDATE, DELETE and TRUNCATE); ``skill_uses`` holds one row per recorded use,
+keyed by the task, so a use recorded twice counts once.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ from sqlalchemy import (
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlmodel import Field, SQLModel
 
-from activities.common.database import append_only_ddl
+from activities.common.database import DatabaseUnavailable
 from activities.memory.schema import summary
 from workflows.library.patterns import Skill, SkillStatus, name_problem
 
@@ -88,6 +89,10 @@ class SkillStatusError(ValueError):
 
 class SkillUnreadable(ValueError):
     """A stored row is not a valid skill; the message names it and says why."""
+
+
+class SkillStoreUnavailable(DatabaseUnavailable):
+    """The skill database cannot be reached or prepared; the message says which and why."""
 
 
 def _text(*, primary_key: bool = False) -> Any:
@@ -177,11 +182,7 @@ class SkillUseRow(SQLModel, table=True):
 SKILLS = SQLModel.metadata.tables["skills"]
 EVENTS = SQLModel.metadata.tables["skill_events"]
 USES = SQLModel.metadata.tables["skill_uses"]
-SKILL_TABLES = [SKILLS, EVENTS, USES]
 """The SQLAlchemy ``Table`` objects behind the rows above, for Core statements."""
-
-EVENTS_GUARD_DDL = append_only_ddl("skill_events")
-"""Statements (each run on its own) that make ``skill_events`` refuse changes; idempotent."""
 
 
 def utc(moment: datetime) -> datetime:

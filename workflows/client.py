@@ -6,8 +6,9 @@ pydantic contracts identically. The ``assay`` CLI is a thin shell over this clas
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from temporalio.client import (
     Client,
@@ -31,6 +32,8 @@ from workflows.contracts.results import (
     TaskProgress,
 )
 from workflows.research.workflow import ResearchWorkflow
+
+ResultT = TypeVar("ResultT")
 
 DATA_CONVERTER = pydantic_data_converter
 MAX_AGAIN = 1000
@@ -166,16 +169,9 @@ class AssayClient:
             raise GateDecisionError(_finished(f"run {run_id}", run))
         target_id = (run_id if decision.task_id is None
                      else task_workflow_id(run_id, decision.task_id))
-        target: WorkflowHandle[Any, Any] = self.client.get_workflow_handle(target_id)
-        try:
-            return await target.execute_update(  # pyright: ignore[reportUnknownMemberType]
-                "decide", decision, result_type=GateRecord)
-        except WorkflowUpdateFailedError as err:
-            raise GateDecisionError(str(err.cause or err)) from err
-        except RPCError as err:
-            if err.status == RPCStatusCode.NOT_FOUND:  # it finished, or never started
-                raise GateDecisionError(await self._not_open(run_id, decision.task_id)) from err
-            raise
+        return await self._update(
+            target_id, "decide", decision, GateRecord, refused=GateDecisionError,
+            gone=lambda: self._not_open(run_id, decision.task_id))
 
     async def _not_open(self, run_id: str, task_id: str | None) -> str:
         """Why a run's (or task's) gate cannot take a decision: it finished or never began."""
@@ -200,16 +196,28 @@ class AssayClient:
                 finished, or the plan is invalid); the message says why.
         """
         await self.status(run_id)
-        handle: WorkflowHandle[Any, Any] = self.client.get_workflow_handle(run_id)
+        return await self._update(
+            run_id, SUPPLY_PLAN, supplied, RunProgress, refused=PlanSupplyError,
+            gone=f"run {run_id} has finished; it takes no plan now "
+                 "(start a new run with `assay run PLAN.json`)")
+
+    async def _update(self, workflow_id: str, update: str, arg: Any, result_type: type[ResultT],
+                      *, refused: type[ValueError],
+                      gone: str | Callable[[], Awaitable[str]]) -> ResultT:
+        """Run ``update`` on a workflow; a refusal, or a workflow no longer there, is ``refused``.
+
+        ``gone`` is the message (or what works it out) when the workflow has finished or does
+        not exist.
+        """
+        handle: WorkflowHandle[Any, Any] = self.client.get_workflow_handle(workflow_id)
         try:
             return await handle.execute_update(  # pyright: ignore[reportUnknownMemberType]
-                SUPPLY_PLAN, supplied, result_type=RunProgress)
+                update, arg, result_type=result_type)
         except WorkflowUpdateFailedError as err:
-            raise PlanSupplyError(str(err.cause or err)) from err
+            raise refused(str(err.cause or err)) from err
         except RPCError as err:
             if err.status == RPCStatusCode.NOT_FOUND:
-                raise PlanSupplyError(f"run {run_id} has finished; it takes no plan now "
-                                      "(start a new run with `assay run PLAN.json`)") from err
+                raise refused(gone if isinstance(gone, str) else await gone()) from err
             raise
 
     async def describe_run(self, run_id: str) -> RunSummary:

@@ -6,10 +6,11 @@ Workers, workflows, the client and tests import these names instead of repeating
 from __future__ import annotations
 
 import hashlib
-import re
 from enum import StrEnum
 
 from temporalio.common import SearchAttributeKey
+
+from workflows.common.words import slug
 
 
 class Pool(StrEnum):
@@ -39,13 +40,8 @@ SEARCH_ATTRIBUTES: dict[str, str] = {
 """Every search attribute Assay sets, with its Temporal type (registered by `assay up`)."""
 
 RUN_ID_PREFIX = "assay-run"
-_SLUG_UNSAFE = re.compile(r"[^a-z0-9]+")
-
-
-def slugify(text: str, *, limit: int = 40) -> str:
-    """Lower-case, hyphen-separated form of ``text`` for use inside workflow IDs."""
-    slug = _SLUG_UNSAFE.sub("-", text.lower()).strip("-")
-    return slug[:limit].rstrip("-") or "plan"
+RUN_ID_NAME_CHARS = 40
+"""The most characters of the plan's name a run ID carries."""
 
 
 def run_workflow_id(plan_name: str, plan_digest: str, attempt: int = 1) -> str:
@@ -54,7 +50,8 @@ def run_workflow_id(plan_name: str, plan_digest: str, attempt: int = 1) -> str:
     The same plan always maps to the same ID, so starting it twice is refused by Temporal
     instead of silently running twice; ``attempt`` > 1 names a deliberate re-run.
     """
-    base = f"{RUN_ID_PREFIX}-{slugify(plan_name)}-{plan_digest[:10]}"
+    name = slug(plan_name, limit=RUN_ID_NAME_CHARS, empty="plan", whole_words=False)
+    base = f"{RUN_ID_PREFIX}-{name}-{plan_digest[:10]}"
     return base if attempt == 1 else f"{base}-r{attempt}"
 
 

@@ -25,6 +25,7 @@ from workflows.agents.roles import (
     PlanDraftOutput,
     PlanReviewOutput,
 )
+from workflows.common.validation import field_errors
 from workflows.contracts.executive import Finding, Reviewer, ReviewVerdict
 from workflows.contracts.plan import (
     Check,
@@ -46,11 +47,8 @@ def problem_of(err: ValueError) -> str:
     """``err`` in words for the model: each validation error located by its field."""
     if not isinstance(err, ValidationError):
         return str(err)
-    parts: list[str] = []
-    for e in err.errors()[:MAX_LISTED]:
-        where = ".".join(str(p) for p in e["loc"]) or "the top level"
-        parts.append(f"at `{where}`: {e['msg']}")
-    return "; ".join(parts)
+    return "; ".join(f"at `{e.where}`: {e.message}"
+                     for e in field_errors(err, whole="the top level", most=MAX_LISTED))
 
 
 def _code(code: str, filename: str) -> str:

@@ -11,13 +11,12 @@ working directory, the interpreter's install prefix).
 from __future__ import annotations
 
 import functools
-import json
 import re
 from collections.abc import Iterable
 from importlib import resources
-from typing import Any
 
 from workflows.agents.roles import DATA_HEAD_CHARS, MAX_CODE_CHARS, EnvironmentFacts
+from workflows.common.canonical import canonical_json
 from workflows.contracts.plan import Check, InputFile, JobSpec
 
 PROMPTS_PACKAGE = "activities.agents"
@@ -81,11 +80,6 @@ def tail(text: str, limit: int) -> str:
     return f"[... {len(text) - limit} earlier characters cut ...]\n{text[-limit:]}"
 
 
-def as_json(value: Any) -> str:
-    """Canonical JSON for facts shown to a model (sorted keys, so always the same text)."""
-    return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
-
-
 def scrub(text: str, *, workspace: str = "", run_id: str = "") -> str:
     """``text`` without the paths and ids that differ between runs or machines.
 
@@ -135,12 +129,12 @@ def job_text(job: JobSpec) -> str:
     resources_ = job.resources
     settings = bullets([
         f"filename: {job.filename or 'job.py'}",
-        f"args: {as_json(job.args)}",
-        f"expected_artifacts: {as_json(job.expected_artifacts)}",
-        f"expected_metrics: {as_json(job.expected_metrics)}",
+        f"args: {canonical_json(job.args, spaced=True)}",
+        f"expected_artifacts: {canonical_json(job.expected_artifacts, spaced=True)}",
+        f"expected_metrics: {canonical_json(job.expected_metrics, spaced=True)}",
         f"resources: memory_mb={resources_.memory_mb}, timeout_s={resources_.timeout_s:g}, "
         f"cpus={resources_.cpus:g}",
-        f"requirements: {as_json(job.requirements)}",
+        f"requirements: {canonical_json(job.requirements, spaced=True)}",
     ])
     code = job.source or job.code or ""
     return f"{settings}\n\n{fenced(head(code, MAX_CODE_CHARS), 'python')}"

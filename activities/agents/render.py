@@ -9,7 +9,6 @@ lengths, so the same request always renders to the same bytes.
 from __future__ import annotations
 
 from activities.agents.prompting import (
-    as_json,
     bullets,
     checks_text,
     data_text,
@@ -32,6 +31,7 @@ from workflows.agents.roles import (
     SummaryRequest,
     TaskDigest,
 )
+from workflows.common.canonical import canonical_json
 from workflows.contracts.executive import Finding, ReviewVerdict
 
 STDERR_CHARS = 4000
@@ -60,7 +60,7 @@ def plan_message(req: PlanRequest) -> str:
 
 def draft_text(draft: PlanDraftOutput) -> str:
     """A drafted plan as canonical JSON."""
-    return as_json(draft.model_dump(mode="json"))
+    return canonical_json(draft.model_dump(mode="json"), spaced=True)
 
 
 def plan_review_message(req: PlanReviewRequest) -> str:
@@ -134,14 +134,16 @@ def debug_message(req: DebugRequest) -> str:
     def clean(text: str) -> str:
         return scrub(text, workspace=outcome.workspace, run_id=req.run_id)
 
+    artifacts = canonical_json(sorted(a.name for a in outcome.artifacts), spaced=True)
+    metrics = head(canonical_json(outcome.metrics, spaced=True), METRICS_CHARS)
     failure = bullets([
         f"outcome: {outcome.outcome}",
         f"exit code: {outcome.exit_code if outcome.exit_code is not None else 'none'}",
         f"signal: {outcome.signal if outcome.signal is not None else 'none'}",
         f"reason: {clean(outcome.reason) or '(none)'}",
         f"output truncated by the sandbox: {'yes' if outcome.output_truncated else 'no'}",
-        f"artifacts left: {as_json(sorted(a.name for a in outcome.artifacts))}",
-        f"metrics.json: {clean(head(as_json(outcome.metrics), METRICS_CHARS))}",
+        f"artifacts left: {artifacts}",
+        f"metrics.json: {clean(metrics)}",
         f"metrics.json problem: {clean(outcome.metrics_error or '') or '(none)'}",
     ])
     parts = [
@@ -174,10 +176,11 @@ def summary_message(req: SummaryRequest) -> str:
 
 def _digest(task: TaskDigest, run_id: str) -> str:
     out = scrub(tail(task.stdout_tail, SUMMARY_STDOUT_CHARS), run_id=run_id)
+    metrics = head(canonical_json(task.metrics, spaced=True), METRICS_CHARS)
     return message(
         bullets([f"action: {task.action}", f"status: {task.status}",
                  f"status reason: {scrub(task.status_reason, run_id=run_id) or '(none)'}",
-                 f"metrics: {scrub(head(as_json(task.metrics), METRICS_CHARS), run_id=run_id)}",
-                 f"artifacts: {as_json(task.artifacts)}"]),
+                 f"metrics: {scrub(metrics, run_id=run_id)}",
+                 f"artifacts: {canonical_json(task.artifacts, spaced=True)}"]),
         "Checks:\n" + (bullets(task.checks) or "(none)"),
         "stdout (tail):\n" + fenced(out)).strip()

@@ -14,7 +14,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from activities.agents import convert, render
@@ -22,12 +21,6 @@ from activities.agents.prompting import system_prompt
 from activities.llm.errors import spent
 from activities.llm.gateway import ModelGateway
 from workflows.agents.roles import (
-    DEBUG_JOB,
-    PLAN_GOAL,
-    REVIEW_JOB_MODEL,
-    REVIEW_PLAN,
-    SUMMARIZE_RUN,
-    WRITE_JOB,
     AgentRequest,
     CodeAnswer,
     CodeRequest,
@@ -50,7 +43,15 @@ from workflows.agents.roles import (
     SummaryRequest,
 )
 from workflows.agents.spend import ChatMessage, ModelAnswer, ModelCall, Spend
-from workflows.contracts.execution import Model
+from workflows.catalogue import (
+    DEBUG_JOB,
+    PLAN_GOAL,
+    REVIEW_JOB_MODEL,
+    REVIEW_PLAN,
+    SUMMARIZE_RUN,
+    WRITE_JOB,
+)
+from workflows.contracts.base import Model
 
 JOB_CONTRACT = "job_contract"
 """Shared prompt: how a job runs in the sandbox (coder and debuggers)."""
@@ -91,7 +92,7 @@ class Agents:
     def __init__(self, gateway: ModelGateway) -> None:
         self.gateway = gateway
 
-    @activity.defn(name=PLAN_GOAL)
+    @PLAN_GOAL.defn
     async def plan_goal(self, req: PlanRequest) -> PlanAnswer:
         """Draft a plan for a goal (or revise the previous draft with its feedback)."""
         names = [d.name for d in req.data]
@@ -99,14 +100,14 @@ class Agents:
                                   lambda out: convert.plan_draft(out, names))
         return PlanAnswer(draft=got.value, spend=got.spend)
 
-    @activity.defn(name=REVIEW_PLAN)
+    @REVIEW_PLAN.defn
     async def review_plan(self, req: PlanReviewRequest) -> PlanReviewAnswer:
         """Judge a drafted plan against its goal and data."""
         got = await self._consult(req, "plan_reviewer", PlanReviewOutput,
                                   render.plan_review_message(req), convert.plan_review)
         return PlanReviewAnswer(review=got.value, spend=got.spend)
 
-    @activity.defn(name=WRITE_JOB)
+    @WRITE_JOB.defn
     async def write_job(self, req: CodeRequest) -> CodeAnswer:
         """Write a task's job (fast path), or rewrite a failed one (deep path)."""
         got = await self._consult(req, "coder", JobOutput, render.code_message(req),
@@ -116,7 +117,7 @@ class Agents:
         return CodeAnswer(job=job, reasoning=out.reasoning, confidence=out.confidence,
                           spend=got.spend)
 
-    @activity.defn(name=REVIEW_JOB_MODEL)
+    @REVIEW_JOB_MODEL.defn
     async def review_job_model(self, req: ModelReviewRequest) -> ModelReviewAnswer:
         """Add a model's judgement to one deterministic reviewer's verdict."""
         role = f"reviewer_{req.reviewer}"
@@ -126,7 +127,7 @@ class Agents:
             update={"details": {**got.value.details, "model": got.model}})
         return ModelReviewAnswer(verdict=verdict, spend=got.spend)
 
-    @activity.defn(name=DEBUG_JOB)
+    @DEBUG_JOB.defn
     async def debug_job(self, req: DebugRequest) -> DebugAnswer:
         """Propose a fix for a failed job, or (diagnostic, first stage) a script to run."""
         role = f"debugger_{req.strategy}"
@@ -145,7 +146,7 @@ class Agents:
         return DebugAnswer(strategy=req.strategy, job=job, diagnosis=out.diagnosis,
                            confidence=out.confidence, spend=fix.spend)
 
-    @activity.defn(name=SUMMARIZE_RUN)
+    @SUMMARIZE_RUN.defn
     async def summarize_run(self, req: SummaryRequest) -> SummaryAnswer:
         """Answer the run's goal from its tasks' verified results."""
         got = await self._consult(req, "output_processor", RunAnswer,

@@ -1,13 +1,21 @@
 """Primitives shared by every capability, written once and imported everywhere else.
 
-Database lifecycle, stored-payload limits, digests, canonical JSON, hash chains, words and
-slugs, error texts.
+The I/O half of them: file digests (``digests``), hash chains (``chain``), stored-payload
+limits (``limits``), the database lifecycle (``database``) and schema migrations
+(``migrations``). The deterministic half (canonical JSON, words and slugs, validation-error
+texts, error types), which workflows need too, lives in :mod:`workflows.common`.
+
+Only the light modules are re-exported here: importing a digest must not load SQLAlchemy and
+Alembic into the sandbox pool or the CLI; import ``database`` and ``migrations`` from their
+modules.
 """
 
-
-from activities.common.database import Database, append_only_ddl
+from activities.common.chain import GENESIS, link
+from activities.common.digests import drain, file_sha256
 
 __all__ = [
-    "Database",
-    "append_only_ddl",
+    "GENESIS",
+    "drain",
+    "file_sha256",
+    "link",
 ]

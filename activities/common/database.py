@@ -1,28 +1,82 @@
-"""What every PostgreSQL-backed store shares: one async engine, its lifecycle, its messages."""
+"""What every PostgreSQL-backed store shares: one async engine, its lifecycle, its locks.
+
+The event store, the memory store and the skill library are each a :class:`Database` that
+names itself and its error. Opening any of them connects and brings the whole schema up to
+date (see :mod:`activities.common.migrations`), so whichever process opens a store first
+after an upgrade of Assay migrates the database, and every other one finds it ready.
+"""
 
 from __future__ import annotations
 
-from typing import Self
+from typing import ClassVar, Self
 
-from sqlalchemy import make_url
-from sqlalchemy.ext.asyncio import AsyncEngine
+from sqlalchemy import make_url, text
+from sqlalchemy.exc import DBAPIError
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
+
+from activities.common.limits import serialize
+from activities.common.migrations import SchemaUnknown, upgrade
+
+
+class DatabaseUnavailable(RuntimeError):
+    """A database cannot be reached or prepared; the message says which, why and what to do."""
+
+
+def unreachable(url: str, what: str, err: Exception) -> str:
+    """Why ``what`` at ``url`` cannot be opened and how to fix it, without the password."""
+    where = make_url(url).render_as_string(hide_password=True)
+    return (f"cannot open the {what} at {where}: {err}. Start the embedded services with "
+            "`assay up`, or set ASSAY_DATABASE_URL to a reachable PostgreSQL database.")
+
+
+async def advisory_lock(conn: AsyncConnection, lock_class: int, key: int | str) -> None:
+    """Hold the advisory lock (``lock_class``, ``key``) until ``conn``'s transaction ends.
+
+    A text key (a run id, a task type) is hashed by PostgreSQL, so any name can be one.
+    """
+    key_sql = "hashtext(:k)" if isinstance(key, str) else ":k"
+    await conn.execute(text(f"SELECT pg_advisory_xact_lock(:c, {key_sql})"),
+                       {"c": lock_class, "k": key})
 
 
 class Database:
-    """An async engine opened by :meth:`open` (subclasses create their tables there).
+    """An async engine opened by :meth:`open` and released by :meth:`close`.
+
+    Subclasses name what they are (``what``, used in messages) and the error an unreachable
+    database raises (``unavailable``).
 
     Args:
         database_url: A SQLAlchemy asyncpg URL, e.g.
             ``postgresql+asyncpg://postgres@/assay?host=/path/to/socketdir``.
     """
 
+    what: ClassVar[str] = "database"
+    unavailable: ClassVar[type[DatabaseUnavailable]] = DatabaseUnavailable
+
     def __init__(self, database_url: str) -> None:
         self._url = database_url
         self._engine: AsyncEngine | None = None
 
     async def open(self) -> None:
-        """Connect and prepare the store's tables."""
-        raise NotImplementedError
+        """Connect and bring the schema to the newest revision.
+
+        Safe when several processes open at once: migrations run under an advisory lock, so
+        the second one waits and then finds the schema up to date.
+
+        Raises:
+            DatabaseUnavailable: (the subclass's ``unavailable``) the server or database
+                cannot be reached, or its schema is newer than this version of Assay.
+        """
+        if self._engine is None:
+            # No pool_pre_ping: it costs a round trip per statement, and a connection broken by
+            # a database restart fails one attempt, is discarded, and the retry goes through.
+            self._engine = create_async_engine(self._url, json_serializer=serialize)
+        try:
+            await upgrade(self._engine)
+        except (OSError, DBAPIError) as err:
+            raise self.unavailable(unreachable(self._url, self.what, err)) from err
+        except SchemaUnknown as err:
+            raise self.unavailable(f"cannot open the {self.what}: {err}") from err
 
     async def close(self) -> None:
         """Release every pooled connection."""
@@ -44,35 +98,3 @@ class Database:
             raise RuntimeError(f"{type(self).__name__} is not open: call "
                                "`await store.open()` first")
         return self._engine
-
-    def unreachable(self, what: str, err: Exception) -> str:
-        """Why ``what`` cannot be opened, naming the database without its password."""
-        where = make_url(self._url).render_as_string(hide_password=True)
-        return (f"cannot open the {what} at {where}: {err}. Start the embedded services with "
-                "`assay up`, or set ASSAY_DATABASE_URL to a reachable PostgreSQL database.")
-
-
-def append_only_ddl(table: str) -> tuple[str, str]:
-    """Statements that make ``table`` refuse UPDATE, DELETE and TRUNCATE (idempotent).
-
-    Each runs on its own: an audit trail that PostgreSQL itself keeps append-only.
-    """
-    return (
-        f"""CREATE OR REPLACE FUNCTION {table}_refuse_change() RETURNS trigger
-       LANGUAGE plpgsql AS $$
-       BEGIN
-         RAISE EXCEPTION '{table} is append-only: % refused', TG_OP
-           USING ERRCODE = 'insufficient_privilege';
-       END $$""",
-        f"""DO $$ BEGIN
-         IF NOT EXISTS (SELECT 1 FROM pg_trigger WHERE tgrelid = '{table}'::regclass
-                        AND tgname = '{table}_append_only') THEN
-           CREATE TRIGGER {table}_append_only BEFORE UPDATE OR DELETE ON {table}
-             FOR EACH ROW EXECUTE FUNCTION {table}_refuse_change();
-         END IF;
-         IF NOT EXISTS (SELECT 1 FROM pg_trigger WHERE tgrelid = '{table}'::regclass
-                        AND tgname = '{table}_no_truncate') THEN
-           CREATE TRIGGER {table}_no_truncate BEFORE TRUNCATE ON {table}
-             FOR EACH STATEMENT EXECUTE FUNCTION {table}_refuse_change();
-         END IF;
-       END $$""")

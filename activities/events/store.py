@@ -13,18 +13,18 @@ import asyncio
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
 from typing import Any
 
-from sqlalchemy import func, select, text
+from sqlalchemy import func, select
 from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.exc import DataError, DBAPIError, IntegrityError
-from sqlalchemy.ext.asyncio import AsyncConnection, create_async_engine
-from sqlmodel import SQLModel
+from sqlalchemy.exc import DataError, IntegrityError
+from sqlalchemy.ext.asyncio import AsyncConnection
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
-from activities.common.database import Database
-from activities.common.limits import event_row, fit_key, serialize
+from activities.common.database import Database, DatabaseUnavailable, advisory_lock
+from activities.common.limits import event_row, fit_key
 from activities.events.format import format_event
 from activities.events.schema import EVENT_COLUMNS, EVENTS, StoredEvent
+from workflows.catalogue import RECORD_EVENTS
 from workflows.contracts.execution import EventRecord, RecordEventsInput
 
 __all__ = [
@@ -38,7 +38,6 @@ CHUNK_ROWS = min(1000, MAX_BIND_PARAMS // len(EVENT_COLUMNS))
 
 MAX_PAGE = 10_000
 _RUN_LOCK_CLASS = 0x41535345  # advisory-lock namespace for per-run write serialisation
-_DDL_LOCK_CLASS = 0x41535344  # advisory-lock namespace for schema creation
 
 
 def _chunks(rows: Sequence[dict[str, Any]], size: int) -> Iterator[Sequence[dict[str, Any]]]:
@@ -54,10 +53,7 @@ async def lock_runs(conn: AsyncConnection, run_ids: Iterable[str]) -> None:
     Locks are taken in sorted order so two batches spanning the same runs cannot deadlock.
     """
     for run_id in sorted(set(run_ids)):
-        await conn.execute(
-            text("SELECT pg_advisory_xact_lock(:c, hashtext(:r))"),
-            {"c": _RUN_LOCK_CLASS, "r": run_id},
-        )
+        await advisory_lock(conn, _RUN_LOCK_CLASS, run_id)
 
 
 async def insert_rows(conn: AsyncConnection, rows: Sequence[dict[str, Any]]) -> int:
@@ -74,7 +70,7 @@ async def insert_rows(conn: AsyncConnection, rows: Sequence[dict[str, Any]]) -> 
     return new
 
 
-class EventStoreUnavailable(RuntimeError):
+class EventStoreUnavailable(DatabaseUnavailable):
     """The event database cannot be reached or prepared; the message says which and why."""
 
 
@@ -86,31 +82,10 @@ class EventStore(Database):
             ``postgresql+asyncpg://postgres@/assay?host=/path/to/socketdir``.
     """
 
-    async def open(self) -> None:
-        """Connect and create the table and indexes if they are missing.
+    what = "event store"
+    unavailable = EventStoreUnavailable
 
-        Safe when several workers start at once: creation runs under a transaction-level
-        advisory lock, so the second worker waits and then finds the table in place.
-
-        Raises:
-            EventStoreUnavailable: the server or database cannot be reached.
-        """
-        if self._engine is None:
-            # No pool_pre_ping: it costs a round trip per batch, and a connection broken by a
-            # database restart fails one attempt, is discarded, and the retry writes idempotently.
-            self._engine = create_async_engine(self._url, json_serializer=serialize)
-        try:
-            async with self._engine.begin() as conn:
-                await conn.execute(
-                    text("SELECT pg_advisory_xact_lock(:c, 0)"), {"c": _DDL_LOCK_CLASS}
-                )
-                await conn.run_sync(
-                    lambda sync: SQLModel.metadata.create_all(sync, tables=[EVENTS])
-                )
-        except (OSError, DBAPIError) as err:
-            raise EventStoreUnavailable(self.unreachable("event store", err)) from err
-
-    @activity.defn(name="record_events")
+    @RECORD_EVENTS.defn
     async def record_events(self, req: RecordEventsInput) -> int:
         """Write a batch of events in one transaction; return how many were new.
 

@@ -13,18 +13,15 @@ directories.
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import os
 import stat
 from collections import deque
-from collections.abc import Callable
 from pathlib import Path
-from typing import BinaryIO
 
-from temporalio import activity
-
+from activities.common.digests import drain
 from activities.sandbox.job import MAX_METRICS_BYTES
 from activities.sandbox.workspace import RESERVED, read_json_object
+from workflows.catalogue import RESCAN_ARTIFACTS
 from workflows.contracts.execution import Artifact
 from workflows.contracts.executive import RescanInput, RescanResult
 
@@ -33,7 +30,6 @@ MAX_DEPTH = 4
 MAX_ENTRIES = 5000
 """Directory entries looked at, at most, per rescan (by default)."""
 METRICS_FILE = "metrics.json"
-_CHUNK = 1 << 20
 
 
 class Relinker:
@@ -48,7 +44,7 @@ class Relinker:
         self._work_dir = work_dir.expanduser().resolve()
         self._max_entries = max_entries
 
-    @activity.defn(name="rescan_artifacts")
+    @RESCAN_ARTIFACTS.defn
     async def rescan_artifacts(self, req: RescanInput) -> RescanResult:
         """Look for missing expected artifacts and ``metrics.json`` and link what is found."""
         return await asyncio.to_thread(self.rescan, req)
@@ -179,11 +175,11 @@ def _copy(workspace: Path, source: str, name: str) -> Artifact:
         if not stat.S_ISREG(os.fstat(src).st_mode):
             raise OSError(f"{source} is not a regular file")
         if source == name:
-            size, digest = _drain(reader, None)
+            size, digest = drain(reader)
         else:
             flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
             with os.fdopen(os.open(target, flags, 0o644), "wb") as writer:
-                size, digest = _drain(reader, writer.write)
+                size, digest = drain(reader, writer.write)
     return Artifact(name=name, size=size, sha256=digest, path=str(target))
 
 
@@ -209,14 +205,3 @@ def _clear(target: Path) -> None:
     if not stat.S_ISLNK(info.st_mode):
         raise OSError(f"{target.name} exists and is not a regular file")
     target.unlink()
-
-
-def _drain(reader: BinaryIO, write: Callable[[bytes], object] | None) -> tuple[int, str]:
-    digest = hashlib.sha256()
-    size = 0
-    while chunk := reader.read(_CHUNK):
-        digest.update(chunk)
-        size += len(chunk)
-        if write is not None:
-            write(chunk)
-    return size, digest.hexdigest()

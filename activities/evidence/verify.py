@@ -6,26 +6,14 @@ Runs on the sandbox pool because it reads the working directories the sandbox wr
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import math
 from pathlib import Path
 from typing import Any
 
-from temporalio import activity
-
+from activities.common.digests import file_sha256
+from workflows.catalogue import VERIFY_EVIDENCE
 from workflows.contracts.execution import Artifact, CheckResult, Verification, VerifyEvidenceInput
 from workflows.contracts.plan import Check
-
-_CHUNK = 1 << 20
-
-
-def sha256_file(path: Path) -> str:
-    """Streamed sha256 of a file (artifacts may be large)."""
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        while chunk := handle.read(_CHUNK):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def evaluate_check(check: Check, metrics: dict[str, Any]) -> CheckResult:
@@ -62,14 +50,14 @@ def _verify_artifacts(req: VerifyEvidenceInput) -> tuple[list[Artifact], list[st
             missing.append(f"artifact {name!r} is gone from {path}")
         elif path.stat().st_size == 0:
             missing.append(f"artifact {name!r} is empty")
-        elif sha256_file(path) != found.sha256:
+        elif file_sha256(path) != found.sha256:
             missing.append(f"artifact {name!r} changed after the job ended (checksum mismatch)")
         else:
             verified.append(found)
     return verified, missing
 
 
-@activity.defn(name="verify_evidence")
+@VERIFY_EVIDENCE.defn
 async def verify_evidence(req: VerifyEvidenceInput) -> Verification:
     """Check artifacts (exist, non-empty, checksum unchanged), declared metrics and checks.
 

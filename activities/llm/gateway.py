@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import SecretStr
-from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from activities.llm.client import ServiceClient
@@ -31,9 +30,11 @@ from activities.llm.output import (
     repair_turn,
 )
 from activities.llm.pricing import usage_of
-from activities.llm.recording import Recorder, Recordings, Replay, canonical
+from activities.llm.recording import Recorder, Recordings, Replay
 from activities.llm.request import Conversation
-from workflows.agents.spend import CALL_MODEL, ModelAnswer, ModelCall, Usage
+from workflows.agents.spend import ModelAnswer, ModelCall, Usage
+from workflows.catalogue import CALL_MODEL
+from workflows.common.canonical import canonical_json
 from workflows.contracts.policy import ModelRecording
 
 log = logging.getLogger("assay.models")
@@ -118,7 +119,7 @@ class ModelGateway:
                 non_retryable=True)
         return model
 
-    @activity.defn(name=CALL_MODEL)
+    @CALL_MODEL.defn
     async def call_model(self, call: ModelCall) -> ModelAnswer:
         """Ask the model for an answer that fits ``call.output_schema``; repair if needed."""
         return await self.ask(call)
@@ -188,7 +189,7 @@ class ModelGateway:
         Checking a schema against the JSON Schema meta-schema costs about a millisecond,
         more than the rest of the gateway's work on a call.
         """
-        digest = canonical([call.output_schema_name, call.output_schema])
+        digest = canonical_json([call.output_schema_name, call.output_schema])
         contract = self._contracts.get(digest)
         if contract is None:
             if len(self._contracts) >= MAX_CACHED_CONTRACTS:

@@ -21,6 +21,7 @@ from typing import Any, TypeVar
 from temporalio.exceptions import ApplicationError
 
 from activities.llm.output import as_object
+from workflows.common.canonical import canonical_json
 
 FORMAT_VERSION = 1
 MAX_OPEN_RECORDINGS = 64
@@ -31,17 +32,12 @@ POLICY_HINT = ("record the run first (its policy's agents.recording with mode \"
                "point agents.recording.path at an existing recording")
 
 
-def canonical(value: Any) -> str:
-    """Deterministic JSON: sorted keys, no whitespace, UTF-8 kept as is."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-
-
 def request_key(*, model: str, system: str, messages: list[dict[str, Any]], tool_name: str,
                 tool_schema: dict[str, Any]) -> str:
     """The sha256 that identifies a request in a recording."""
     request = {"model": model, "system": system, "messages": messages,
                "tool": {"name": tool_name, "input_schema": tool_schema}}
-    return hashlib.sha256(canonical(request).encode()).hexdigest()
+    return hashlib.sha256(canonical_json(request).encode()).hexdigest()
 
 
 class Recorder:
@@ -53,7 +49,7 @@ class Recorder:
 
     async def append(self, entry: dict[str, Any]) -> None:
         """Append one exchange (a JSON object) as a line."""
-        line = (canonical({"v": FORMAT_VERSION, **entry}) + "\n").encode()
+        line = (canonical_json({"v": FORMAT_VERSION, **entry}) + "\n").encode()
         async with self._lock:
             await asyncio.to_thread(self._write, line)
 

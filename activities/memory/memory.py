@@ -16,8 +16,6 @@ import hashlib
 import logging
 from datetime import datetime
 
-from temporalio import activity
-
 from activities.memory.index import TaskTypeIndex
 from activities.memory.rules import (
     apply_rules,
@@ -26,12 +24,11 @@ from activities.memory.rules import (
     rule_from_episodes,
 )
 from activities.memory.store import LedgerEntry, MemoryStore
+from workflows.catalogue import CONSULT_MEMORY, REMEMBER_TASK
 from workflows.contracts.memory import (
     CACHE_AFTER,
-    CONSULT_MEMORY,
     DEMOTE_BELOW,
     PROMOTE_AFTER,
-    REMEMBER_TASK,
     ConsultAnswer,
     ConsultInput,
     ConsultTask,
@@ -72,7 +69,7 @@ class Memory:
         self.max_age_days = max_age_days
         self.index = index
 
-    @activity.defn(name=CONSULT_MEMORY)
+    @CONSULT_MEMORY.defn
     async def consult_memory(self, req: ConsultInput) -> ConsultAnswer:
         """Rules to apply and templates to use for each task of a new plan."""
         if self.store is None:
@@ -123,7 +120,7 @@ class Memory:
             advice.rules, advice.job = applied.uses, applied.job
         return advice
 
-    @activity.defn(name=REMEMBER_TASK)
+    @REMEMBER_TASK.defn
     async def remember_task(self, req: RememberInput) -> RememberAnswer:
         """Record a finished task and learn from it (episodes, rules, templates, ledger)."""
         kind = task_type(req.action)

@@ -3,7 +3,8 @@
 Kept apart from :mod:`activities.memory.store` so the columns and indexes can be read at a
 glance. Rules and templates keep the whole record as JSONB (the source of truth); their other
 columns are copies for filtering, rewritten from the record on every write. The ledger is
-append-only in the database itself: a trigger refuses every UPDATE, DELETE and TRUNCATE.
+append-only in the database itself: a trigger (created by the baseline revision of
+:mod:`activities.common.migrations`) refuses every UPDATE, DELETE and TRUNCATE.
 
 A person may edit only the fields a patch may change (``args.<name>``, three resources), to
 values a job spec accepts; :func:`problems` and :func:`edited_rule` say what is refused.
@@ -11,7 +12,6 @@ values a job spec accepts; :func:`problems` and :func:`edited_rule` say what is 
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from datetime import UTC, datetime
@@ -34,8 +34,9 @@ from sqlalchemy import (
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlmodel import Field, SQLModel
 
-from activities.common.database import append_only_ddl
+from activities.common.chain import sha256_hex
 from activities.common.limits import fit_json
+from workflows.common.validation import field_errors
 from workflows.contracts.memory import (
     Episode,
     Limit,
@@ -44,9 +45,6 @@ from workflows.contracts.memory import (
     Recommendation,
 )
 from workflows.contracts.plan import JobSpec, Resources, Scalar
-
-GENESIS = "0" * 64
-"""The ``prev`` of the ledger's first entry."""
 
 
 def _text(*, primary_key: bool = False, unique: bool = False) -> Any:
@@ -126,7 +124,7 @@ class MemoryLedgerRow(SQLModel, table=True):
     """One memory ledger entry, chained to the one before it by ``prev``.
 
     ``sha256`` is the digest of the canonical JSON of ``entry_id``, ``kind``, ``run_id``,
-    ``task_id``, ``body`` and ``prev`` (see :func:`ledger_digest`).
+    ``task_id``, ``body`` and ``prev`` (see :mod:`activities.memory.store.ledger`).
     """
 
     __tablename__ = "memory_ledger"  # pyright: ignore[reportAssignmentType]
@@ -151,29 +149,13 @@ EPISODES = SQLModel.metadata.tables["memory_episodes"]
 RULES = SQLModel.metadata.tables["memory_rules"]
 TEMPLATES = SQLModel.metadata.tables["memory_templates"]
 LEDGER = SQLModel.metadata.tables["memory_ledger"]
-MEMORY_TABLES = [EPISODES, RULES, TEMPLATES, LEDGER]
 """The SQLAlchemy ``Table`` objects behind the rows above, for Core statements."""
-
-LEDGER_GUARD_DDL = append_only_ddl("memory_ledger")
-"""Statements (each run on its own) that make ``memory_ledger`` refuse changes; idempotent."""
 
 
 def canonical(value: Any) -> str:
     """The canonical JSON of a value: sorted keys, compact separators, no NaN."""
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
                       allow_nan=False)
-
-
-def sha256_hex(text: str) -> str:
-    """The sha256 of a text's UTF-8 bytes, in hex."""
-    return hashlib.sha256(text.encode()).hexdigest()
-
-
-def ledger_digest(entry_id: str, kind: str, run_id: str, task_id: str,
-                  body: dict[str, Any], prev: str) -> str:
-    """The ``sha256`` of one ledger entry: the digest of its canonical JSON with ``prev``."""
-    return sha256_hex(canonical({"entry_id": entry_id, "kind": kind, "run_id": run_id,
-                                 "task_id": task_id, "body": body, "prev": prev}))
 
 
 def rule_checksum(rule: MemoryRule) -> str:
@@ -193,8 +175,7 @@ def template_id(task_type: str, job_sha256: str) -> str:
 
 def summary(err: ValidationError, most: int = 3) -> str:
     """A validation error in one line: the first few fields and what is wrong with each."""
-    items = [f"{'.'.join(str(p) for p in e['loc']) or 'value'}: {e['msg']}"
-             for e in err.errors()]
+    items = [str(error) for error in field_errors(err)]
     more = f" (and {len(items) - most} more)" if len(items) > most else ""
     return "; ".join(items[:most]) + more
 

@@ -9,9 +9,9 @@ the workflow may apply a patch itself.
 from __future__ import annotations
 
 import hashlib
-import json
 from typing import Any
 
+from workflows.common.canonical import canonical_json
 from workflows.contracts.executive import Patch, PatchChange
 from workflows.contracts.plan import JobSpec
 
@@ -62,15 +62,13 @@ def _apply_one(data: dict[str, Any], change: PatchChange) -> None:
     target[name] = change.new_value
 
 
-def canonical_json(patch: Patch) -> str:
-    """The patch as canonical JSON, without its checksum (sorted keys, no spaces)."""
-    return json.dumps(patch.model_dump(mode="json", exclude={"sha256"}), sort_keys=True,
-                      separators=(",", ":"), ensure_ascii=False)
-
-
 def patch_checksum(patch: Patch) -> str:
-    """sha256 of :func:`canonical_json`: any change to the patch changes it."""
-    return hashlib.sha256(canonical_json(patch).encode("utf-8")).hexdigest()
+    """The sha256 of the patch's canonical JSON, its own checksum left out.
+
+    Any change to the patch changes it.
+    """
+    text = canonical_json(patch.model_dump(mode="json", exclude={"sha256"}))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def sealed(patch: Patch) -> Patch:
@@ -99,5 +97,5 @@ def safety_checks(old: JobSpec, new: JobSpec) -> dict[str, str]:
 def same_changes(a: list[PatchChange], b: list[PatchChange]) -> bool:
     """Whether two patches set the same fields to the same values (an identical retry)."""
     def key(changes: list[PatchChange]) -> list[tuple[str, str]]:
-        return sorted((c.field, json.dumps(c.new_value, sort_keys=True)) for c in changes)
+        return sorted((c.field, canonical_json(c.new_value)) for c in changes)
     return key(a) == key(b)

@@ -2,7 +2,8 @@
 
 Signals are read from the event store, never re-collected: every reviewer verdict, job run,
 evidence check and reflection note of a run is already an event (see
-:mod:`workflows.task.steps`). The miners are pure functions over signals and episodes:
+:mod:`workflows.task.review` and :mod:`workflows.task.execution`). The miners are pure
+functions over signals and episodes:
 
 - *frequency*: one root cause seen at least twice (this run's notes and memory's episodes);
 - *divergence*: a review panel split between approval and rejection (the spec is ambiguous);

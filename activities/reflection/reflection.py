@@ -28,7 +28,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from sqlalchemy.ext.asyncio import AsyncEngine
-from temporalio import activity
 
 from activities.memory.rules import proven_fix
 from activities.memory.store import LedgerEntry, MemoryStore
@@ -45,6 +44,7 @@ from activities.reflection.evidence import diagnose_verification
 from activities.reflection.execution import diagnose_execution
 from activities.reflection.mining import mine, read_signals
 from activities.reflection.rules import Diagnosis, confidence_score, risk_score
+from workflows.catalogue import DIAGNOSE_FAILURE
 from workflows.contracts.executive import (
     DiagnoseInput,
     FailureKind,
@@ -59,7 +59,7 @@ from workflows.contracts.executive import (
 from workflows.contracts.memory import Episode, task_type
 from workflows.contracts.plan import JobSpec
 
-__all__ = ["MemoryView", "Reflection", "diagnose", "diagnose_failure", "note_id_for"]
+__all__ = ["MemoryView", "Reflection", "diagnose", "note_id_for"]
 
 log = logging.getLogger("assay.reflection")
 
@@ -93,12 +93,6 @@ class MemoryView:
     notes: list[str] = field(default_factory=list[str])
 
 
-@activity.defn(name="diagnose_failure")
-async def diagnose_failure(req: DiagnoseInput) -> ReflectionNote:
-    """Diagnose one failure by the rule table alone (a reflection worker without memory)."""
-    return diagnose(req)
-
-
 class Reflection:
     """The reflection pool's ``diagnose_failure``: the rule table, the run's signals, memory.
 
@@ -114,7 +108,7 @@ class Reflection:
         self.events = events
         self.budget_s = budget_s
 
-    @activity.defn(name="diagnose_failure")
+    @DIAGNOSE_FAILURE.defn
     async def diagnose_failure(self, req: DiagnoseInput) -> ReflectionNote:
         """Diagnose one failed approval, execution or verification (reflection pool)."""
         first = _RULES[req.kind](req)

@@ -1,20 +1,21 @@
 """The run ledger: an append-only, hash-chained record of approvals and patches.
 
-Each line is a JSON entry carrying the sha256 of the line before it, so any edit, deletion or
-reordering breaks the chain and :func:`verify_ledger` says where. Entries have stable ids, so
-writing the same run again (a retried activity, a later cycle) appends only what is new.
+Each line is a JSON entry carrying the sha256 of the line before it (a hash chain, see
+:mod:`activities.common.chain`), so any edit, deletion or reordering breaks the chain and
+:func:`verify_ledger` says where. Entries have stable ids, so writing the same run again (a
+retried activity, a later cycle) appends only what is new.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from activities.common.chain import GENESIS, ChainWalk, chain, sha256_hex
 from workflows.contracts.results import ResearchResult
-
-GENESIS = "0" * 64
 
 
 class LedgerError(ValueError):
@@ -51,13 +52,11 @@ def append_ledger(path: Path, entries: list[dict[str, Any]]) -> int:
         verify_ledger(path)  # never extend a chain that is already broken
     lines = path.read_text(encoding="utf-8").splitlines() if path.exists() else []
     known = {json.loads(line)["entry_id"] for line in lines}
-    prev = hashlib.sha256(lines[-1].encode()).hexdigest() if lines else GENESIS
-    fresh = [e for e in entries if e["entry_id"] not in known]
+    prev = sha256_hex(lines[-1]) if lines else GENESIS
+    fresh = chain((e for e in entries if e["entry_id"] not in known), prev, _line)
     with path.open("a", encoding="utf-8") as out:
-        for entry in fresh:
-            line = json.dumps({**entry, "prev": prev}, sort_keys=True)
-            out.write(line + "\n")
-            prev = hashlib.sha256(line.encode()).hexdigest()
+        for linked in fresh:
+            out.write(linked.text + "\n")
     return len(fresh)
 
 
@@ -67,18 +66,21 @@ def verify_ledger(path: Path) -> int:
     Raises:
         LedgerError: a line is not JSON, or does not carry the hash of the line before it.
     """
-    prev = GENESIS
-    lines = path.read_text(encoding="utf-8").splitlines()
-    for number, line in enumerate(lines, start=1):
+    walk = ChainWalk()
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
         try:
             entry: dict[str, Any] = json.loads(line)
         except json.JSONDecodeError as err:
             raise LedgerError(f"{path}:{number}: not JSON ({err.msg})") from err
-        if entry.get("prev") != prev:
+        if not walk.follows(entry.get("prev"), sha256_hex(line)):
             raise LedgerError(f"{path}:{number}: chain broken (the line before was changed, "
                               "removed or reordered)")
-        prev = hashlib.sha256(line.encode()).hexdigest()
-    return len(lines)
+    return walk.count
+
+
+def _line(entry: Mapping[str, Any]) -> str:
+    """The ledger line of an entry (its ``prev`` included), as every release has written it."""
+    return json.dumps(entry, sort_keys=True)
 
 
 def _digest(entry: dict[str, Any]) -> str:

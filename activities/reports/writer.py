@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from activities.reports.ledger import LedgerError, append_ledger, ledger_entries
 from workflows.agents.spend import ModelSpend, Usage
+from workflows.catalogue import WRITE_REPORT
 from workflows.contracts.results import ReportPaths, ResearchResult, TaskResult, WriteReportInput
 
 _SPEND_HEADER = ["| {what} | calls | input | output | cache write | cache read | cost (USD) |",
@@ -191,7 +191,7 @@ class ReportWriter:
     def __init__(self, runs_dir: Path) -> None:
         self.runs_dir = runs_dir
 
-    @activity.defn(name="write_report")
+    @WRITE_REPORT.defn
     async def write_report(self, req: WriteReportInput) -> ReportPaths:
         """Write ``execution_results_<ts>.json`` and ``execution_summary_<ts>.md``."""
         try:

@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 import psutil
-from temporalio import activity
 
 from activities.review.common import Findings, ParseFailure, parse_job, verdict
 from activities.review.imports import ImportUse, job_imports
@@ -27,6 +26,7 @@ from activities.review.requirements import (
     parse_requirement,
     satisfies,
 )
+from workflows.catalogue import REVIEW_INFRASTRUCTURE
 from workflows.contracts.executive import ReviewInput, ReviewVerdict
 
 INFRA_CHECKS = ("packages_installed", "requirements_satisfied", "memory_available",
@@ -56,7 +56,7 @@ class InfrastructureReviewer:
         self._disk_warn_mb = disk_warn_mb
         self._disk_critical_mb = disk_critical_mb
 
-    @activity.defn(name="review_infrastructure")
+    @REVIEW_INFRASTRUCTURE.defn
     async def review_infrastructure(self, req: ReviewInput) -> ReviewVerdict:
         """Probe packages, memory, disk, CPUs and the timeout for one job."""
         findings = Findings()

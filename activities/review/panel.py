@@ -20,23 +20,22 @@ from __future__ import annotations
 
 import asyncio
 
-from temporalio import activity
-
 from activities.review.infra import InfrastructureReviewer
 from activities.review.ops import review_ops_spec
 from activities.review.safety.check import review_quality_safety_source
+from workflows.catalogue import REVIEW_OPS, REVIEW_QUALITY_SAFETY
 from workflows.contracts.executive import ReviewInput, ReviewVerdict
 
 __all__ = ["InfrastructureReviewer", "review_ops", "review_quality_safety"]
 
 
-@activity.defn(name="review_ops")
+@REVIEW_OPS.defn
 async def review_ops(req: ReviewInput) -> ReviewVerdict:
     """Ops review: source, filename, args against argparse, metrics, artifacts, resources."""
     return await asyncio.to_thread(review_ops_spec, req)
 
 
-@activity.defn(name="review_quality_safety")
+@REVIEW_QUALITY_SAFETY.defn
 async def review_quality_safety(req: ReviewInput) -> ReviewVerdict:
     """Quality and safety review: a static reading of the job's source."""
     return await asyncio.to_thread(review_quality_safety_source, req)

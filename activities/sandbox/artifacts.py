@@ -7,18 +7,17 @@ nothing can swap a file while it is hashed. Symbolic links are never followed (a
 
 from __future__ import annotations
 
-import hashlib
 import os
 import stat
 from collections.abc import Iterator
 
+from activities.common.digests import drain
 from activities.sandbox.workspace import RESERVED, Layout
 from workflows.contracts.execution import Artifact
 
 MAX_ARTIFACTS = 1000
 """Artifacts listed per job; the list travels in workflow history, which must stay small."""
 _MAX_NOTES = 5
-_CHUNK = 1 << 20
 
 
 def walk_files(layout: Layout) -> Iterator[tuple[str, os.DirEntry[str]]]:
@@ -73,12 +72,7 @@ def hash_file(path: str) -> tuple[int, str]:
     with os.fdopen(fd, "rb") as handle:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise OSError(f"{path} is not a regular file")
-        digest = hashlib.sha256()
-        size = 0
-        while chunk := handle.read(_CHUNK):
-            digest.update(chunk)
-            size += len(chunk)
-    return size, digest.hexdigest()
+        return drain(handle)
 
 
 def _encodable(name: str) -> bool:

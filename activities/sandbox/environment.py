@@ -15,10 +15,9 @@ import time
 from collections.abc import Callable
 from typing import Any, cast
 
-from temporalio import activity
-
 from activities.review.probe import ask_interpreter
-from workflows.agents.roles import PROBE_ENVIRONMENT, EnvironmentFacts
+from workflows.agents.roles import EnvironmentFacts
+from workflows.catalogue import PROBE_ENVIRONMENT
 
 MAX_PACKAGES = 400
 PROBE_SCRIPT = r"""
@@ -56,7 +55,7 @@ class EnvironmentProbe:
         self._lock = asyncio.Lock()
         self._cached: tuple[float, EnvironmentFacts] | None = None
 
-    @activity.defn(name=PROBE_ENVIRONMENT)
+    @PROBE_ENVIRONMENT.defn
     async def probe_environment(self) -> EnvironmentFacts:
         """The job interpreter's Python version and installed distributions (name -> version)."""
         async with self._lock:  # concurrent callers share one probe

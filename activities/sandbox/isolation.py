@@ -70,11 +70,6 @@ class IsolationStatus:
         return self.mode == "bwrap"
 
     @property
-    def filesystem_isolated(self) -> bool:
-        """Everything outside the working directory is read-only (or invisible) to jobs."""
-        return self.mode == "bwrap"
-
-    @property
     def pid_namespace(self) -> bool:
         """Jobs see only their own processes, and all of them die with the job."""
         return self.mode == "bwrap"

@@ -78,6 +78,7 @@ from activities.sandbox.workspace import (
     read_json_object,
     unreachable_parent,
 )
+from workflows.catalogue import EXECUTE_JOB
 from workflows.contracts.execution import ExecuteJobInput, ExecutionOutcome
 from workflows.contracts.plan import Scalar
 
@@ -142,7 +143,7 @@ class Sandbox:
         self._max_disk_mb = max_disk_mb
         self._fingerprint = fingerprint
 
-    @activity.defn(name="execute_job")
+    @EXECUTE_JOB.defn
     async def execute_job(self, req: ExecuteJobInput) -> ExecutionOutcome:
         """Run one attempt of a task's job and classify how it ended."""
         layout = plan_layout(self._work_dir, req)

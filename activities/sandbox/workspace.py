@@ -16,7 +16,6 @@ like ``../../etc/x`` is refused instead of followed.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
@@ -28,12 +27,12 @@ from typing import Any, cast
 
 from temporalio.exceptions import ApplicationError
 
+from activities.common.digests import drain
 from workflows.contracts.execution import ExecuteJobInput
 
 CONTROL = ".assay"
 DEPS = "deps"
 RESERVED = frozenset({CONTROL, DEPS})
-_CHUNK = 1 << 20
 _NAME_MAX = 255
 
 
@@ -170,17 +169,14 @@ def _copy_verified(src: str, dest: Path, expected: str, what: str, fix: str) -> 
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise invalid_job(f"{what} at {src} is not a regular file")
         dest.parent.mkdir(parents=True, exist_ok=True)
-        digest = hashlib.sha256()
         out = os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o444)
         with os.fdopen(out, "wb") as target:
-            while chunk := source.read(_CHUNK):
-                digest.update(chunk)
-                target.write(chunk)
-    if digest.hexdigest() != expected:
+            _, digest = drain(source, target.write)
+    if digest != expected:
         dest.unlink()
         raise ApplicationError(
             f"{what} at {src} has changed since it was pinned: expected sha256 {expected}, "
-            f"found {digest.hexdigest()}. {fix}.", type="InputChanged", non_retryable=True)
+            f"found {digest}. {fix}.", type="InputChanged", non_retryable=True)
 
 
 def unreachable_parent(path: Path) -> Path | None:

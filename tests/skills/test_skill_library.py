@@ -22,27 +22,26 @@ from skills.store import SkillStore
 from tests.data.skills.library import anchor_skills
 from workflows.contracts.memory import task_type
 from workflows.contracts.plan import Check, JobSpec, Scalar
-from workflows.library.patterns import (
-    FLAG_AFTER_DEVIATIONS,
-    PRUNE_FRACTION,
-    TRIAL_USES,
-    Deviation,
+from workflows.contracts.policy import SkillPolicy
+from workflows.library.contracts import (
     ExtractInput,
     MaintainInput,
     MatchAnswer,
     MatchInput,
     MatchTask,
+    SkillUse,
+    TaskOutcome,
+)
+from workflows.library.formulas import FLAG_AFTER_DEVIATIONS, PRUNE_FRACTION, TRIAL_USES, utility
+from workflows.library.patterns import (
+    Deviation,
     Preconditions,
     Skill,
     SkillMetrics,
     SkillParameter,
     SkillPattern,
-    SkillPolicy,
     SkillSignature,
     SkillStatus,
-    SkillUse,
-    TaskOutcome,
-    utility,
 )
 
 pytestmark = pytest.mark.integration

@@ -11,10 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from temporalio import activity
-
 from workflows.agents.roles import (
-    PROBE_ENVIRONMENT,
     CodeAnswer,
     CodeRequest,
     DebugAnswer,
@@ -33,6 +30,7 @@ from workflows.agents.roles import (
     SummaryRequest,
 )
 from workflows.agents.spend import Spend, Usage
+from workflows.catalogue import PROBE_ENVIRONMENT
 from workflows.contracts.executive import Finding, ReviewVerdict
 from workflows.contracts.plan import JobSpec
 
@@ -118,7 +116,7 @@ class FakeAgents:
                 "debug_job": self.debug_job, "summarize_run": self.summarize_run}
 
 
-@activity.defn(name=PROBE_ENVIRONMENT)
+@PROBE_ENVIRONMENT.defn
 async def probe_environment() -> EnvironmentFacts:
     """A fixed interpreter description."""
     return EnvironmentFacts(python="3.12.0", packages={"numpy": "2.0.0"})

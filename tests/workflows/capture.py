@@ -13,7 +13,6 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from temporalio import activity
 from temporalio.testing import WorkflowEnvironment
 
 from tests.conftest import binary, register_search_attributes
@@ -26,6 +25,7 @@ from workflows.agents.roles import (
     PlanDraftOutput,
     PlannedTask,
 )
+from workflows.catalogue import RECORD_OUTCOMES
 from workflows.client import DATA_CONVERTER
 from workflows.constants import task_workflow_id
 from workflows.contracts.executive import PatchChange
@@ -39,8 +39,7 @@ from workflows.contracts.memory import (
     task_type,
 )
 from workflows.contracts.results import ResearchResult
-from workflows.library.patterns import (
-    RECORD_OUTCOMES,
+from workflows.library.contracts import (
     LibraryState,
     MatchAnswer,
     MatchInput,
@@ -146,7 +145,7 @@ async def match_skills(req: MatchInput) -> MatchAnswer:
         action="fit the model", acceptance_criteria=["fitted"])])
 
 
-@activity.defn(name=RECORD_OUTCOMES)
+@RECORD_OUTCOMES.defn
 async def record_outcomes(outcomes: list[TaskOutcome]) -> RecordAnswer:
     """Counts the uses it is given."""
     return RecordAnswer(recorded=len(outcomes), used=[o.skill.skill_id for o in outcomes

@@ -21,7 +21,7 @@ from temporalio.worker import Worker
 from activities.evidence.relink import Relinker
 from activities.evidence.verify import verify_evidence
 from activities.memory.memory import Memory
-from activities.reflection.reflection import diagnose_failure
+from activities.reflection.reflection import Reflection
 from activities.review.infra import InfrastructureReviewer
 from activities.review.panel import review_ops, review_quality_safety
 from skills.library import SkillLibrary
@@ -144,7 +144,7 @@ class Harness:
             "execute_job": fake_activity("execute_job", self.sandbox.execute),
             "verify_evidence": verify_evidence, "review_ops": review_ops,
             "review_quality_safety": review_quality_safety,
-            "diagnose_failure": diagnose_failure,
+            "diagnose_failure": Reflection(None, None).diagnose_failure,
             "consult_memory": self.memory.consult_memory,
             "remember_task": self.memory.remember_task,
             "match_skills": self.skills.match_skills,

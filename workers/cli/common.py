@@ -1,10 +1,16 @@
-"""What every ``assay`` command shares: exit codes, error output and the connected client."""
+"""What every ``assay`` command shares: exit codes, options, tables, stores and the client.
+
+Commands print for people and for scripts alike: a table is drawn with rich on a terminal
+and printed as plain aligned columns otherwise, so piped output stays stable to parse.
+"""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Coroutine
-from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
+import sys
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from datetime import datetime
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TypeVar
 
 import typer
 
@@ -12,9 +18,11 @@ from workers.settings import Settings
 from workflows.constants import Pool
 
 if TYPE_CHECKING:
+    from activities.common.database import Database
     from workflows.client import AssayClient
 
 T = TypeVar("T")
+D = TypeVar("D", bound="Database")
 
 EXIT_FAILED = 1
 """The command could not do what it was asked (unknown run, refused decision, ...)."""
@@ -22,6 +30,9 @@ EXIT_BAD_INPUT = 2
 """The input was refused before anything started (plan, goal, data, flags)."""
 EXIT_UNAVAILABLE = 3
 """Temporal cannot be reached."""
+
+ByOption = Annotated[str | None, typer.Option("--by", help="Who makes the change "
+                                              "(default: you).")]
 
 
 def fail(message: str, code: int = EXIT_FAILED) -> NoReturn:
@@ -61,3 +72,60 @@ async def client_for(settings: Settings) -> AssayClient:
 
     client = await connect(settings.temporal_address, settings.temporal_namespace)
     return AssayClient(client, task_queue=settings.queue(Pool.ORCHESTRATION))
+
+
+def with_database(store: Callable[[str], D], use: Callable[[D], Awaitable[T]], *,
+                  failed: tuple[type[Exception], ...] = (),
+                  refused: tuple[type[Exception], ...] = ()) -> T:
+    """Run ``use`` against a store of the configured database, opened and closed around it.
+
+    An unreachable database ends the command with exit code 3, an error in ``failed`` with 1
+    and one in ``refused`` (bad input) with 2, each with its message.
+    """
+    from activities.common.database import DatabaseUnavailable
+    from workers.stack.launcher import database_url
+
+    async def go() -> T:
+        opened = store(database_url(Settings(), start=False))
+        try:
+            await opened.open()
+            return await use(opened)
+        except DatabaseUnavailable as err:
+            fail(str(err), EXIT_UNAVAILABLE)
+        except failed as err:
+            fail(str(err))
+        except refused as err:
+            fail(str(err), EXIT_BAD_INPUT)
+        finally:
+            await opened.close()
+
+    return run_async(go())
+
+
+def table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+    """Rows as aligned text columns under a header line."""
+    widths = [max([len(head), *(len(row[i]) for row in rows)]) for i, head in enumerate(headers)]
+    return ["  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True))
+            .rstrip() for row in (headers, *rows)]
+
+
+def print_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> None:
+    """Print rows under a header: a rich table on a terminal, :func:`table`'s lines otherwise."""
+    if not sys.stdout.isatty():
+        for line in table(headers, rows):
+            typer.echo(line)
+        return
+    from rich import box
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    drawn = Table(*headers, box=box.SIMPLE_HEAD, header_style="bold")
+    for row in rows:
+        drawn.add_row(*(Text(cell) for cell in row))  # Text: a cell's brackets are not markup
+    Console().print(drawn)
+
+
+def when(moment: datetime | None) -> str:
+    """A time to the second, or ``-``."""
+    return moment.isoformat(timespec="seconds") if moment else "-"

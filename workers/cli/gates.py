@@ -9,7 +9,7 @@ import typer
 
 from workers.cli.common import EXIT_BAD_INPUT, client_for, fail, run_async
 from workers.settings import Settings
-from workflows.contracts.policy import GateKind, TimeoutAction
+from workflows.contracts.policy import GateKind
 
 
 class GateName(StrEnum):
@@ -23,18 +23,6 @@ class GateName(StrEnum):
     @property
     def kind(self) -> GateKind:
         """The kind as the policy names it."""
-        return self.value
-
-
-class OnTimeout(StrEnum):
-    """What a gate does when nobody decides in time."""
-
-    APPROVE = "approve"
-    REJECT = "reject"
-
-    @property
-    def action(self) -> TimeoutAction:
-        """The action as the policy names it."""
         return self.value
 
 

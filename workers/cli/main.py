@@ -13,6 +13,7 @@ import typer
 from workers.cli.common import client_for, fail, run_async
 from workers.cli.gates import approve, gates
 from workers.cli.memory import memory_app
+from workers.cli.migrate import migrate
 from workers.cli.plan import plan
 from workers.cli.run import run
 from workers.cli.skills import skills_app
@@ -173,6 +174,7 @@ def runs(limit: Annotated[int, typer.Option(min=1, max=1000)] = 20) -> None:
 
 app.command()(approve)
 app.command()(gates)
+app.command()(migrate)
 app.add_typer(memory_app, name="memory")
 app.add_typer(skills_app, name="skills")
 

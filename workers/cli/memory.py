@@ -15,7 +15,14 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 
-from workers.cli.common import EXIT_BAD_INPUT, EXIT_UNAVAILABLE, fail, run_async
+from workers.cli.common import (
+    EXIT_BAD_INPUT,
+    ByOption,
+    fail,
+    print_table,
+    when,
+    with_database,
+)
 from workers.settings import Settings
 from workflows.contracts.plan import Scalar
 
@@ -30,8 +37,6 @@ memory_app = typer.Typer(
     help="Reflection memory: semantic rules, procedural templates, episodes and the ledger.")
 
 TypeOption = Annotated[str | None, typer.Option("--type", "-t", help="Only this task type.")]
-ByOption = Annotated[str | None, typer.Option("--by", help="Who makes the change "
-                                              "(default: you).")]
 
 
 def with_store(use: Callable[[MemoryStore], Awaitable[T]]) -> T:
@@ -40,44 +45,14 @@ def with_store(use: Callable[[MemoryStore], Awaitable[T]]) -> T:
     An unreachable database, an unknown rule and an unusable rule end the command with a
     clear message.
     """
-    from activities.memory.store import (
-        MemoryStore,
-        MemoryStoreUnavailable,
-        RuleNotFound,
-        RuleUnreadable,
-    )
-    from workers.stack.launcher import database_url
+    from activities.memory.store import MemoryStore, RuleNotFound, RuleUnreadable
 
-    async def go() -> T:
-        store = MemoryStore(database_url(Settings(), start=False))
-        try:
-            await store.open()
-            return await use(store)
-        except MemoryStoreUnavailable as err:
-            fail(str(err), EXIT_UNAVAILABLE)
-        except (RuleNotFound, RuleUnreadable) as err:
-            fail(str(err))
-        finally:
-            await store.close()
-
-    return run_async(go())
-
-
-def table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
-    """Rows as aligned text columns under a header line."""
-    widths = [max([len(head), *(len(row[i]) for row in rows)]) for i, head in enumerate(headers)]
-    return ["  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True))
-            .rstrip() for row in (headers, *rows)]
+    return with_database(MemoryStore, use, failed=(RuleNotFound, RuleUnreadable))
 
 
 def shown(value: Scalar) -> str:
     """A value as ``--set`` takes it: strings bare, numbers and booleans as JSON."""
     return value if isinstance(value, str) else json.dumps(value)
-
-
-def when(moment: datetime | None) -> str:
-    """A time to the second, or ``-``."""
-    return moment.isoformat(timespec="seconds") if moment else "-"
 
 
 def recommendation(rule: MemoryRule) -> str:
@@ -144,9 +119,8 @@ def list_rules(
         rows = [[r.rule_id, r.task_type, r.root_cause, recommendation(r),
                  f"{r.success_count}/{r.failure_count}", f"{r.confidence:.2f}", r.status]
                 for r in found]
-        for line in table(["rule", "task type", "root cause", "recommendation", "s/f",
-                           "confidence", "status"], rows):
-            typer.echo(line)
+        print_table(["rule", "task type", "root cause", "recommendation", "s/f", "confidence",
+                     "status"], rows)
     else:
         typer.echo("no rules" + (f" for task type {task_type}" if task_type else ""))
     for warning in warnings:
@@ -284,9 +258,8 @@ def list_templates(
         return
     rows = [[t.template_id, t.task_type, "yes" if t.cached else "no", str(t.clean_successes),
              str(t.uses), str(t.successes), when(t.last_used), t.action[:60]] for t in found]
-    for line in table(["template", "task type", "cached", "clean", "uses", "successes",
-                       "last used", "action"], rows):
-        typer.echo(line)
+    print_table(["template", "task type", "cached", "clean", "uses", "successes", "last used",
+                 "action"], rows)
 
 
 @memory_app.command("episodes")
@@ -301,9 +274,8 @@ def list_episodes(
         return
     rows = [[when(e.recorded_at), e.run_id, e.task_id, e.task_type, e.phase, str(e.attempt),
              e.root_cause or "-", e.outcome, e.patch_id or "-"] for e in found]
-    for line in table(["recorded", "run", "task", "task type", "phase", "attempt",
-                       "root cause", "outcome", "patch"], rows):
-        typer.echo(line)
+    print_table(["recorded", "run", "task", "task type", "phase", "attempt", "root cause",
+                 "outcome", "patch"], rows)
 
 
 @memory_app.command("prune")
@@ -348,5 +320,4 @@ def ledger(
     rows = [[str(e["seq"]), when(e["recorded_at"]), e["kind"], e["run_id"] or "-",
              e["task_id"] or "-", e["entry_id"], json.dumps(e["body"], sort_keys=True)[:80]]
             for e in entries]
-    for line in table(["seq", "recorded", "kind", "run", "task", "entry", "body"], rows):
-        typer.echo(line)
+    print_table(["seq", "recorded", "kind", "run", "task", "entry", "body"], rows)

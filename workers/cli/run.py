@@ -4,33 +4,21 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from workers.cli.common import EXIT_BAD_INPUT, client_for, fail, run_async
-from workers.cli.gates import GateName, OnTimeout
+from workers.cli.gates import GateName
 from workers.intake.runpolicy import AgentFlags, NoModelAction
 from workers.settings import Settings
+from workflows.contracts.policy import TimeoutAction
 
 if TYPE_CHECKING:
     from workflows.client import AssayClient
     from workflows.contracts.policy import AgentsPolicy, RunPolicy
     from workflows.contracts.results import ResearchInput, ResearchResult
-
-
-class NoModel(StrEnum):
-    """What a goal run does when no model can plan it."""
-
-    WAIT = "wait"
-    DEFER = "defer"
-
-    @property
-    def action(self) -> NoModelAction:
-        """The action as the policy names it."""
-        return self.value
 
 
 def run(
@@ -50,7 +38,8 @@ def run(
     = None,
     gate_timeout: Annotated[float | None, typer.Option(min=1, help="Seconds a gate waits.")]
     = None,
-    on_timeout: Annotated[OnTimeout | None, typer.Option(help="approve or reject.")] = None,
+    on_timeout: Annotated[TimeoutAction | None, typer.Option(help="approve or reject.")]
+    = None,
     data: Annotated[list[Path] | None, typer.Option(
         "--data", help="A data file the goal is about (repeatable).")] = None,
     agents: Annotated[bool | None, typer.Option(
@@ -65,7 +54,7 @@ def run(
         min=0, help="Stop asking models once the run has spent this many tokens.")] = None,
     budget_usd: Annotated[float | None, typer.Option(
         min=0, help="Stop asking models once the run has spent this many dollars.")] = None,
-    no_model: Annotated[NoModel | None, typer.Option(
+    no_model: Annotated[NoModelAction | None, typer.Option(
         help="A goal no model can plan: wait for `assay plan`, or end deferred.")] = None,
     no_model_review: Annotated[bool, typer.Option(
         "--no-model-review", help="Deterministic reviewers only.")] = False,
@@ -89,7 +78,7 @@ def run(
     settings = Settings()
     flags = AgentFlags(enabled=agents, record=record, replay=replay,
                        budget_tokens=budget_tokens, budget_usd=budget_usd,
-                       no_model=no_model.action if no_model else None,
+                       no_model=no_model,
                        model_review=False if no_model_review else None,
                        debuggers=False if no_debuggers else None,
                        plan_review_rounds=plan_review_rounds)
@@ -97,7 +86,7 @@ def run(
         policy = build_policy(settings, policy_file=policy_file, max_parallel=max_parallel,
                               human_gates=[g.kind for g in human_gate or []],
                               approvers=approver, gate_timeout_s=gate_timeout,
-                              on_timeout=on_timeout.action if on_timeout else None,
+                              on_timeout=on_timeout,
                               agents=flags, memory=memory, skills=skills)
         req = build_request(target, data or [], settings, policy)
     except (PlanFileError, PolicyError, GoalError) as err:

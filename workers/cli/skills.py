@@ -18,11 +18,20 @@ from typing import TYPE_CHECKING, Annotated, TypeVar
 
 import typer
 
-from workers.cli.common import EXIT_BAD_INPUT, EXIT_UNAVAILABLE, fail, run_async
-from workers.cli.memory import table, when
+from workers.cli.common import (
+    EXIT_BAD_INPUT,
+    ByOption,
+    fail,
+    print_table,
+    table,
+    when,
+    with_database,
+)
 from workers.settings import Settings
 from workflows.contracts.plan import Scalar
-from workflows.library.patterns import SkillPolicy, SkillStatus, match_confidence, utility
+from workflows.contracts.policy import SkillPolicy
+from workflows.library.formulas import match_confidence, utility
+from workflows.library.patterns import SkillStatus
 
 if TYPE_CHECKING:
     from skills.store import SkillEvent, SkillStore
@@ -37,8 +46,6 @@ skills_app = typer.Typer(
 STATUSES: tuple[SkillStatus, ...] = ("candidate", "active", "trial", "retired")
 IN_USE: tuple[SkillStatus, ...] = ("candidate", "active", "trial")
 MATCHED: tuple[SkillStatus, ...] = ("active", "trial")
-ByOption = Annotated[str | None, typer.Option("--by", help="Who makes the change "
-                                              "(default: you).")]
 IdArgument = Annotated[str, typer.Argument(help="The skill's id, NAME@vVERSION.")]
 
 
@@ -54,26 +61,11 @@ def with_store(use: Callable[[SkillStore], Awaitable[T]]) -> T:
         SkillNotFound,
         SkillStatusError,
         SkillStore,
-        SkillStoreUnavailable,
         SkillUnreadable,
     )
-    from workers.stack.launcher import database_url
 
-    async def go() -> T:
-        store = SkillStore(database_url(Settings(), start=False))
-        try:
-            await store.open()
-            return await use(store)
-        except SkillStoreUnavailable as err:
-            fail(str(err), EXIT_UNAVAILABLE)
-        except (SkillNotFound, SkillStatusError, SkillUnreadable, SkillExists) as err:
-            fail(str(err))
-        except SkillInvalid as err:
-            fail(str(err), EXIT_BAD_INPUT)
-        finally:
-            await store.close()
-
-    return run_async(go())
+    return with_database(SkillStore, use, refused=(SkillInvalid,), failed=(
+        SkillNotFound, SkillStatusError, SkillUnreadable, SkillExists))
 
 
 def chosen_statuses(given: Sequence[str] | None, show_all: bool) -> tuple[SkillStatus, ...]:
@@ -210,9 +202,8 @@ def list_skills(
                  str(s.metrics.used), str(s.metrics.succeeded), f"{s.metrics.success_rate:.2f}",
                  f"{s.metrics.mean_duration_s:.1f}s", f"${s.metrics.mean_cost_usd:.4f}",
                  when(s.metrics.last_used), f"{utility(s.metrics):.2f}"] for s in found]
-        for line in table(["id", "kind", "status", "r", "u", "s", "success", "time", "cost",
-                           "last used", "utility"], rows):
-            typer.echo(line)
+        print_table(["id", "kind", "status", "r", "u", "s", "success", "time", "cost",
+                     "last used", "utility"], rows)
     else:
         typer.echo("no skills" + ("" if status or show_all else " (--all lists retired ones)"))
     for warning in warnings:
@@ -271,8 +262,7 @@ def search(
     rows = [[sid, by_id[sid].status, f"{sim:.2f}",
              f"{_confidence(by_id[sid], sim, now):.2f}",
              by_id[sid].pattern.description[:60]] for sid, sim in hits]
-    for line in table(["id", "status", "similarity", "confidence", "description"], rows):
-        typer.echo(line)
+    print_table(["id", "status", "similarity", "confidence", "description"], rows)
 
 
 @skills_app.command("approve")
@@ -329,7 +319,7 @@ def export(
     = False,
 ) -> None:
     """Write skills as Agent Skills folders (SKILL.md with front matter, scripts/)."""
-    from skills.folders.files import SkillFileError, export_skills
+    from skills.folders import SkillFileError, export_skills
 
     if directory.exists() and not directory.is_dir():
         fail(f"{directory} is not a directory", EXIT_BAD_INPUT)
@@ -359,7 +349,7 @@ def import_(
     by: ByOption = None,
 ) -> None:
     """Add the skills of a folder as candidates: all of them, or none if any id is taken."""
-    from skills.folders.files import SkillFileError, import_skills
+    from skills.folders import SkillFileError, import_skills
 
     if not directory.is_dir():
         fail(f"{directory} is not a directory of skills", EXIT_BAD_INPUT)

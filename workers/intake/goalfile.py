@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import codecs
 import hashlib
-import json
-import re
 import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from workflows.agents.roles import DATA_HEAD_CHARS, MAX_GOAL_CHARS, DataFile
+from workflows.common.canonical import canonical_json
+from workflows.common.words import slug
 from workflows.constants import digest
 from workflows.contracts.policy import Queues, RunPolicy
 from workflows.contracts.results import ResearchInput
@@ -26,7 +26,6 @@ MAX_DATA_BYTES = 50_000_000
 MAX_DATA_FILES = 50
 MAX_NAME_CHARS = 40
 _CHUNK = 1 << 20
-_WORD = re.compile(r"[a-z0-9]+")
 _BIDI_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
 
 
@@ -87,23 +86,14 @@ def _bad_char(char: str) -> str:
 
 def goal_name(goal: str) -> str:
     """``goal-`` and the first words of the goal as a slug, at most 40 characters in all."""
-    words = _WORD.findall(goal.lower())
-    room = MAX_NAME_CHARS - len("goal-")
-    slug = ""
-    for word in words:
-        candidate = f"{slug}-{word}" if slug else word
-        if len(candidate) > room:
-            slug = slug or word[:room]
-            break
-        slug = candidate
-    return f"goal-{slug}" if slug else "goal"
+    name = slug(goal, limit=MAX_NAME_CHARS - len("goal-"), empty="")
+    return f"goal-{name}" if name else "goal"
 
 
 def goal_digest(goal: str, data: list[DataFile]) -> str:
     """Identity of a goal run: the goal text and the names and checksums of its data."""
     files = sorted([f.name, f.sha256] for f in data)
-    canonical = json.dumps({"goal": goal, "data": files}, sort_keys=True, ensure_ascii=False)
-    return digest(canonical.encode())
+    return digest(canonical_json({"goal": goal, "data": files}, spaced=True).encode())
 
 
 def load_goal(text: str, data: list[Path], *, max_bytes: int, policy: RunPolicy | None = None,

@@ -9,13 +9,13 @@ inputs fixed by checksum, so the run is reproducible and its history records exa
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 from typing import Any, cast
 
 from pydantic import ValidationError
 
 from workers.intake.jsonfile import JsonFileError, read_json
+from workflows.common.validation import field_path
 from workflows.constants import digest
 from workflows.contracts.plan import Decision, InputFile, Plan, PlanError, check_graph
 from workflows.contracts.policy import Queues, RunPolicy
@@ -111,12 +111,11 @@ def describe_errors(err: ValidationError, raw: Any) -> str:
     """Schema errors as lines naming the task (by task_id where known) and the field."""
     lines: list[str] = []
     for error in err.errors()[:20]:
-        loc = list(error["loc"])
-        where = ".".join(str(part) for part in loc) or "plan"
+        loc = error["loc"]
+        where = field_path(loc, whole="plan")
         if len(loc) >= 2 and loc[0] == "decisions" and isinstance(loc[1], int):
-            task = _task_label(raw, loc[1])
-            field = ".".join(str(part) for part in loc[2:]) or "(the task itself)"
-            where = f"task {task} (decisions[{loc[1]}]), field {field}"
+            field = field_path(loc[2:], whole="(the task itself)")
+            where = f"task {_task_label(raw, loc[1])} (decisions[{loc[1]}]), field {field}"
         lines.append(f"{where}: {error['msg']}")
     more = len(err.errors()) - 20
     if more > 0:
@@ -181,14 +180,14 @@ def _check_entry_size(script: Path, entry: str, task_id: str, max_bytes: int) ->
 
 
 def _input_file(base: Path, relative: str, task_id: str) -> InputFile:
+    # Imported here: the activities.common package brings the database layer, which the
+    # command line only needs once a plan names inputs.
+    from activities.common.digests import file_sha256
+
     path = _inside(base, relative, "input", task_id)
-    sha = hashlib.sha256()
     try:
-        with path.open("rb") as handle:
-            while chunk := handle.read(1 << 20):
-                sha.update(chunk)
+        sha256 = file_sha256(path)
     except OSError as err:
         raise PlanFileError(f"task {task_id}: cannot read input {relative!r} "
                             f"({err.strerror})") from err
-    return InputFile(name=path.name, path=str(path), sha256=sha.hexdigest(),
-                     size=path.stat().st_size)
+    return InputFile(name=path.name, path=str(path), sha256=sha256, size=path.stat().st_size)

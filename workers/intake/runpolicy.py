@@ -18,6 +18,7 @@ from temporalio.exceptions import ApplicationError
 
 from workers.intake.jsonfile import JsonFileError, read_json
 from workers.settings import Settings
+from workflows.common.validation import field_errors
 from workflows.constants import Pool
 from workflows.contracts.policy import (
     AgentsPolicy,
@@ -87,7 +88,7 @@ def build_policy(settings: Settings, *, policy_file: Path | None = None,
         policy = RunPolicy.model_validate(base)
     except ValidationError as err:
         where = f"{policy_file}" if policy_file else "policy"
-        lines = [f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in err.errors()]
+        lines = map(str, field_errors(err, whole=""))
         raise PolicyError(f"{where}: invalid policy:\n  " + "\n  ".join(lines)) from err
     if max_parallel is not None:
         policy.max_parallel = max_parallel
@@ -127,8 +128,7 @@ def _agents(current: AgentsPolicy, flags: AgentFlags) -> AgentsPolicy:
     try:
         agents = AgentsPolicy.model_validate(values)
     except ValidationError as err:
-        lines = [f"agents.{'.'.join(str(p) for p in e['loc'])}: {e['msg']}"
-                 for e in err.errors()]
+        lines = (f"agents.{e}" for e in field_errors(err, whole=""))
         raise PolicyError("invalid agents policy:\n  " + "\n  ".join(lines)) from err
     if agents.budget_usd is not None and not math.isfinite(agents.budget_usd):
         raise PolicyError(f"agents.budget_usd: {agents.budget_usd} is not a number of dollars; "

@@ -18,6 +18,7 @@ from temporalio.runtime import PrometheusConfig, Runtime, TelemetryConfig
 from temporalio.worker import Worker
 
 from workers.settings import Settings
+from workflows.catalogue import check_registrations
 from workflows.client import DATA_CONVERTER
 from workflows.constants import Pool
 from workflows.research.workflow import ResearchWorkflow
@@ -48,7 +49,12 @@ class PoolSpec:
 
 async def build_specs(settings: Settings, pools: Sequence[Pool], *, database_url: str,
                       stack: AsyncExitStack) -> dict[Pool, PoolSpec]:
-    """Build the activity objects each requested pool needs (opening what they open)."""
+    """Build the activity objects each requested pool needs (opening what they open).
+
+    Raises:
+        workflows.catalogue.RegistrationError: a pool's activities are not exactly the
+            catalogue's declarations for that pool.
+    """
     specs: dict[Pool, PoolSpec] = {}
     if Pool.ORCHESTRATION in pools:
         from activities.events.store import EventStore
@@ -89,6 +95,8 @@ async def build_specs(settings: Settings, pools: Sequence[Pool], *, database_url
             max_concurrent_activities=settings.max_concurrent_jobs + 4,
             on_start=_workspace_retention(settings, stack))
     assert set(specs) == set(pools) & SERVED_POOLS, "SERVED_POOLS is out of date"
+    for pool, spec in specs.items():
+        check_registrations(pool, spec.activities)
     for pool in set(pools) - SERVED_POOLS:
         log.info("pool %s has no activities in this version; no worker started", pool)
     return specs
@@ -146,7 +154,7 @@ async def _skills_spec(settings: Settings, database_url: str,
     from skills.index import SkillIndex
     from skills.library import SkillLibrary
     from skills.store import SkillStore
-    from workflows.library.patterns import LibraryState, library_id
+    from workflows.library.contracts import LibraryState, library_id
     from workflows.library.workflow import SkillLibraryWorkflow
 
     store = SkillStore(database_url)

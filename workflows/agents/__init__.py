@@ -1,14 +1,20 @@
 """Calling agent roles from workflows: role contracts, spend and budget, debugging choices.
 
-``calls.AgentCalls`` checks the budget, calls a role and accounts for it; ``roles`` holds
-the roles' request and answer contracts; ``spend`` usage and budgets; ``debugging`` guards and
-chooses among the debuggers' fixes; ``planning`` turns a planner's draft into a plan.
+``roles`` holds the roles' request and answer contracts and ``spend`` usage and budgets (both
+re-exported here, as :mod:`workflows.catalogue` declares the roles with them);
+``calls.AgentCalls`` checks the budget, calls a role through its declaration and accounts
+for it; ``debugging`` guards and chooses among the debuggers' fixes; ``planning`` turns a
+planner's draft into a plan.
 """
 
-
-from workflows.agents.calls import AgentCalls, AgentUnavailable
+from workflows.agents.roles import AgentRequest, RoleAnswer
+from workflows.agents.spend import Budget, ModelSpend, Spend, Usage
 
 __all__ = [
-    "AgentCalls",
-    "AgentUnavailable",
+    "AgentRequest",
+    "Budget",
+    "ModelSpend",
+    "RoleAnswer",
+    "Spend",
+    "Usage",
 ]

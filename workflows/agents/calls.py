@@ -10,32 +10,22 @@ caller can fall back to its deterministic path or end the task with that reason.
 
 from __future__ import annotations
 
-from datetime import timedelta
 from typing import Any, TypeVar
 
 from temporalio import workflow
-from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, ApplicationError
 
 with workflow.unsafe.imports_passed_through():
     from pydantic import ValidationError
 
     from workflows.agents.roles import AgentRequest, RoleAnswer
-    from workflows.agents.spend import NON_RETRYABLE_MODEL_ERRORS, Budget, ModelSpend, Spend, Usage
+    from workflows.agents.spend import Budget, ModelSpend, Spend, Usage
+    from workflows.catalogue import ActivityDecl
     from workflows.common.events import EventLog
     from workflows.common.failures import root_message
-    from workflows.contracts.policy import AgentsPolicy
+    from workflows.contracts.policy import AgentsPolicy, Queues
 
 AnswerT = TypeVar("AnswerT", bound=RoleAnswer)
-
-AGENT_RETRY = RetryPolicy(
-    initial_interval=timedelta(seconds=1), backoff_coefficient=2.0,
-    maximum_interval=timedelta(minutes=2), maximum_attempts=8,
-    non_retryable_error_types=list(NON_RETRYABLE_MODEL_ERRORS))
-"""Rate limits, overload and server errors retry (the activity sets the advised delay);
-requests the model service refused, invalid answers, budgets and replay misses never do."""
-
-AGENT_TIMEOUT = timedelta(minutes=10)
 
 
 class AgentUnavailable(Exception):  # control flow: the role gave no answer
@@ -60,15 +50,15 @@ class AgentCalls:
 
     Args:
         policy: the run's agents policy (enabled, limits, recording).
-        queue: the agents pool's task queue.
+        queues: the run's task queues (roles run on the agents pool's).
         log: the workflow's event log.
         budget: the budget as it stood when this workflow started (None: unlimited).
     """
 
-    def __init__(self, policy: AgentsPolicy, queue: str, log: EventLog,
+    def __init__(self, policy: AgentsPolicy, queues: Queues, log: EventLog,
                  budget: Budget | None) -> None:
         self.policy = policy
-        self.queue = queue
+        self.queues = queues
         self.log = log
         self.base = budget
         self.spend = ModelSpend()
@@ -91,7 +81,7 @@ class AgentCalls:
         """Add spend made elsewhere (a child task) to this workflow's total."""
         self.spend = self.spend.merge(spend)
 
-    async def call(self, activity: str, req: AgentRequest, result_type: type[AnswerT], *,
+    async def call(self, activity: ActivityDecl[Any, AnswerT], req: AgentRequest, *,
                    role: str) -> AnswerT:
         """Run one role activity and account for it; :class:`AgentUnavailable` if it can't."""
         if not self.enabled:
@@ -107,9 +97,7 @@ class AgentCalls:
         req = req.model_copy(update={"budget": self.budget(),
                                      "recording": self.policy.recording})
         try:
-            answer = await workflow.execute_activity(
-                activity, req, result_type=result_type, task_queue=self.queue,
-                start_to_close_timeout=AGENT_TIMEOUT, retry_policy=AGENT_RETRY)
+            answer = await activity.run(req, queues=self.queues)
         except ActivityError as err:
             raise self._failed(err, role) from err
         spend = answer.spend

@@ -10,13 +10,13 @@ promised evidence, and that its debugger was surer of — in that order.
 from __future__ import annotations
 
 import ast
-import hashlib
 import math
 import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from workflows.agents.roles import DEBUG_STRATEGIES, DebugStrategy, EnvironmentFacts
+from workflows.constants import digest
 from workflows.contracts.execution import ExecutionOutcome
 from workflows.contracts.executive import ReviewVerdict
 from workflows.contracts.plan import JobSpec
@@ -53,7 +53,7 @@ def code_key(job: JobSpec) -> str:
     lines = [line.rstrip() for line in (job.source or job.code or "").splitlines()]
     while lines and not lines[-1]:
         lines.pop()
-    return hashlib.sha256("\n".join(lines).encode()).hexdigest()
+    return digest("\n".join(lines).encode())
 
 
 @dataclass

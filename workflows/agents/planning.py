@@ -9,6 +9,7 @@ from __future__ import annotations
 from pydantic import ValidationError
 
 from workflows.agents.roles import DataFile, PlanDraftOutput
+from workflows.common.validation import field_errors
 from workflows.contracts.plan import Check, Decision, InputFile, Plan, PlanError, check_graph
 
 MAX_LISTED_PROBLEMS = 10
@@ -42,9 +43,8 @@ def plan_from_draft(draft: PlanDraftOutput, data: list[DataFile], *, name: str) 
                                            size=f.size)
                                  for f in (files[n] for n in task.inputs)]))
         except ValidationError as err:
-            problems.extend(f"task {task.task_id} (tasks[{index}]), field "
-                            f"{'.'.join(map(str, e['loc'])) or '(task)'}: {e['msg']}"
-                            for e in err.errors()[:3])
+            problems.extend(f"task {task.task_id} (tasks[{index}]), field {e}"
+                            for e in field_errors(err, whole="(task)", most=3))
     if problems:
         raise PlanError(_listed(problems))
     plan = Plan(meeting_id=name, context=draft.context or None, decisions=decisions)

@@ -1,10 +1,10 @@
 """Contracts of the agent roles: what each is asked, and the typed answer it gives back.
 
-Each role is one activity on the agents pool (``ROLE_ACTIVITIES``). Its request carries the
-facts the role needs, the budget left and the run's recording; its answer carries the
-validated output and what the call spent. The ``*Output`` models are the structured answers
-the model must fill in (their JSON schemas are the tools offered); the activities turn them
-into the workflow's own types (``JobSpec``, ``ReviewVerdict``, a ``Plan``).
+Each role is one activity on the agents pool (declared in :mod:`workflows.catalogue`). Its
+request carries the facts the role needs, the budget left and the run's recording; its answer
+carries the validated output and what the call spent. The ``*Output`` models are the
+structured answers the model must fill in (their JSON schemas are the tools offered); the
+activities turn them into the workflow's own types (``JobSpec``, ``ReviewVerdict``, a ``Plan``).
 
 Prompts never see run or workflow ids, times or absolute paths, so the same goal on the same
 data asks the same questions, and a recording answers a re-run.
@@ -17,22 +17,11 @@ from typing import Any, Literal
 from pydantic import Field
 
 from workflows.agents.spend import Budget, Spend
-from workflows.contracts.execution import ExecutionOutcome, Model
+from workflows.contracts.base import Model
+from workflows.contracts.execution import ExecutionOutcome
 from workflows.contracts.executive import Reviewer, ReviewInput, ReviewVerdict, Verdict
 from workflows.contracts.plan import Check, InputFile, JobSpec, Priority
 from workflows.contracts.policy import ModelRecording
-
-PLAN_GOAL = "plan_goal"
-REVIEW_PLAN = "review_plan"
-WRITE_JOB = "write_job"
-REVIEW_JOB_MODEL = "review_job_model"
-DEBUG_JOB = "debug_job"
-SUMMARIZE_RUN = "summarize_run"
-PROBE_ENVIRONMENT = "probe_environment"
-"""Sandbox pool: the job interpreter's Python version and installed distributions."""
-
-ROLE_ACTIVITIES = (PLAN_GOAL, REVIEW_PLAN, WRITE_JOB, REVIEW_JOB_MODEL, DEBUG_JOB,
-                   SUMMARIZE_RUN)
 
 MAX_GOAL_CHARS = 8000
 MAX_CODE_CHARS = 60_000

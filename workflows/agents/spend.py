@@ -12,17 +12,7 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
-from workflows.contracts.execution import Model
-
-CALL_MODEL = "call_model"
-"""Activity name of the model gateway (registered on the agents pool)."""
-
-NON_RETRYABLE_MODEL_ERRORS: tuple[str, ...] = (
-    "InvalidModelOutput", "InvalidOutputSchema", "ModelRefused", "ModelRejectedRequest",
-    "ModelNotConfigured", "BudgetExhausted", "ReplayMiss", "ReplayUnreadable",
-)
-"""Error types ``call_model`` raises as permanent; callers may list them in a retry policy's
-``non_retryable_error_types`` too, so a retry never re-spends money on a deterministic error."""
+from workflows.contracts.base import Model
 
 TOOL_NAME_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"
 

@@ -7,14 +7,14 @@ the store's ``ON CONFLICT DO NOTHING`` makes every write idempotent.
 
 from __future__ import annotations
 
-from datetime import timedelta
 from typing import Any
 
 from temporalio import workflow
-from temporalio.common import RetryPolicy, SearchAttributeKey
+from temporalio.common import SearchAttributeKey
 from temporalio.exceptions import ActivityError, ApplicationError
 
 with workflow.unsafe.imports_passed_through():
+    from workflows.catalogue import RECORD_EVENTS
     from workflows.contracts.execution import (
         EventRecord,
         EventSubtype,
@@ -27,10 +27,6 @@ def upsert_keywords(**values: str) -> None:
     updates = [SearchAttributeKey.for_keyword(name).value_set(value)
                for name, value in values.items()]
     workflow.upsert_search_attributes(updates)  # pyright: ignore[reportUnknownMemberType]
-
-
-RECORD_RETRY = RetryPolicy(initial_interval=timedelta(seconds=1),
-                           maximum_interval=timedelta(seconds=30))
 
 
 class EventLog:
@@ -69,10 +65,7 @@ class EventLog:
         # A local activity: the orchestration worker that runs this workflow writes the batch
         # itself, saving a round trip through the server per flush.
         try:
-            await workflow.execute_local_activity(
-                "record_events", RecordEventsInput(events=batch), result_type=int,
-                start_to_close_timeout=timedelta(seconds=30), retry_policy=RECORD_RETRY,
-            )
+            await RECORD_EVENTS.run(RecordEventsInput(events=batch))
         except (ActivityError, ApplicationError) as err:
             # Only a permanent refusal gets here (transient errors retry): the events are
             # the run's log, not its state, so the run goes on and the workflow log says so.

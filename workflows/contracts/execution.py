@@ -9,8 +9,9 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
+from workflows.contracts.base import Model
 from workflows.contracts.plan import Check, InputFile, JobSpec, Scalar
 
 TaskStatus = Literal[
@@ -34,12 +35,6 @@ ExecutionOutcomeKind = Literal[
     "sandbox_violation",
     "missing_dependency",
 ]
-
-
-class Model(BaseModel):
-    """Base for contracts: unknown fields from newer writers are ignored, not fatal."""
-
-    model_config = ConfigDict(extra="ignore")
 
 
 # --- sandbox -------------------------------------------------------------------------------

@@ -9,9 +9,10 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import ConfigDict, Field
+from pydantic import Field
 
-from workflows.contracts.execution import ExecutionOutcome, Model, Verification
+from workflows.contracts.base import Model, StrictModel
+from workflows.contracts.execution import ExecutionOutcome, Verification
 from workflows.contracts.plan import Check, JobSpec
 from workflows.contracts.policy import GateKind, ReviewPolicy
 
@@ -188,14 +189,12 @@ def retry_decision(confidence: float) -> RetryDecision:
 
 # --- human gates ---------------------------------------------------------------------------
 
-class GateDecision(Model):
+class GateDecision(StrictModel):
     """The payload of the ``approve`` signal / ``decide`` update.
 
     ``temporal workflow signal --name approve --input '{"gate": "plan", "decision":
     "approve", "by": "ada"}'`` sends one.
     """
-
-    model_config = ConfigDict(extra="forbid")
 
     gate: GateKind
     task_id: str | None = Field(default=None, max_length=64)

@@ -23,13 +23,11 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from workflows.contracts.execution import Model
+from workflows.common.words import TASK_TYPE_STOP_WORDS
+from workflows.contracts.base import Model
 from workflows.contracts.executive import PatchChange, PatchSource, Pattern, ReviewPolicy
 from workflows.contracts.plan import JobSpec, Scalar
 
-CONSULT_MEMORY = "consult_memory"
-REMEMBER_TASK = "remember_task"
-"""Activity names on the reflection pool."""
 MEMORY_PATCH = "reflection-memory"
 """Workflow patch id of the memory steps (histories from before them replay without)."""
 
@@ -44,12 +42,6 @@ RuleStatus = Literal["active", "disabled", "demoted"]
 Limit = Literal["max", "min", "set"]
 
 _WORD = re.compile(r"[a-z][a-z0-9]+")
-_STOP = frozenset((
-    "a", "an", "and", "are", "as", "at", "be", "by", "for", "from", "in", "into", "is",
-    "it", "its", "of", "on", "or", "over", "per", "so", "than", "that", "the", "their",
-    "then", "these", "this", "those", "to", "under", "up", "with", "within", "without",
-    "via", "using", "use", "each", "all", "any", "both", "every", "our", "your", "we", "you",
-))
 TYPE_WORDS = 8
 
 
@@ -61,7 +53,7 @@ def task_type(action: str) -> str:
     """
     words: list[str] = []
     for word in _WORD.findall(action.lower()):
-        if word not in _STOP and word not in words:
+        if word not in TASK_TYPE_STOP_WORDS and word not in words:
             words.append(word)
         if len(words) == TYPE_WORDS:
             break

@@ -16,7 +16,9 @@ import heapq
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+from pydantic import BeforeValidator, Field, model_validator
+
+from workflows.contracts.base import StrictModel
 
 Priority = Literal["HIGH", "MEDIUM", "LOW"]
 PRIORITY_RANK: dict[str, int] = {"HIGH": 0, "MEDIUM": 1, "LOW": 2}
@@ -42,25 +44,21 @@ TaskId = Annotated[
 MAX_TASKS = 500
 
 
-class Resources(BaseModel):
+class Resources(StrictModel):
     """Limits one job runs under; the sandbox enforces them."""
-
-    model_config = ConfigDict(extra="forbid")
 
     memory_mb: int = Field(default=1024, ge=16, le=262_144)
     timeout_s: float = Field(default=600.0, gt=0, le=7 * 24 * 3600)
     cpus: float = Field(default=1.0, gt=0, le=256)
 
 
-class JobSpec(BaseModel):
+class JobSpec(StrictModel):
     """What a task runs: a Python script from the plan's folder or inline source.
 
     Once a plan is resolved (see ``workers.intake.planfile``), ``source`` holds the exact code that
     will run and ``filename`` its name in the working directory, so the workflow history
     records precisely what ran and no worker needs the plan's folder.
     """
-
-    model_config = ConfigDict(extra="forbid")
 
     entry: str | None = Field(default=None, min_length=1, max_length=512)
     code: str | None = Field(default=None, min_length=1)
@@ -96,10 +94,8 @@ def _is_plain_relative(path: str) -> bool:
 CheckOp = Literal["<", "<=", ">", ">=", "==", "!="]
 
 
-class Check(BaseModel):
+class Check(StrictModel):
     """A machine-checkable acceptance criterion on a metric, e.g. ``p_value < 0.05``."""
-
-    model_config = ConfigDict(extra="forbid")
 
     metric: str = Field(min_length=1, max_length=128)
     op: CheckOp
@@ -137,10 +133,8 @@ def _ordered(actual: Any, op: str, expected: Any) -> bool:
     return bool(actual >= expected)
 
 
-class InputFile(BaseModel):
+class InputFile(StrictModel):
     """A data file a job may read, fixed by content when the plan is submitted."""
-
-    model_config = ConfigDict(extra="forbid")
 
     name: str
     path: str
@@ -148,10 +142,8 @@ class InputFile(BaseModel):
     size: int
 
 
-class Decision(BaseModel):
+class Decision(StrictModel):
     """One task of a plan, as in ``pending_actions.json``, plus Assay's job fields."""
-
-    model_config = ConfigDict(extra="forbid")
 
     task_id: TaskId
     priority: Priority
@@ -170,10 +162,8 @@ class Decision(BaseModel):
     resolved_inputs: list[InputFile] = Field(default_factory=list[InputFile])
 
 
-class Plan(BaseModel):
+class Plan(StrictModel):
     """A whole plan: ``pending_actions.json``."""
-
-    model_config = ConfigDict(extra="forbid")
 
     meeting_id: str | None = Field(default=None, max_length=200)
     generated_at: datetime | None = None

@@ -8,18 +8,13 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from workflows.constants import Pool
+from workflows.contracts.base import StrictModel
 
 
-class Model(BaseModel):
-    """Base for policy models: unknown fields are refused (a typo must not pass silently)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-
-class ReviewPolicy(Model):
+class ReviewPolicy(StrictModel):
     """Limits reviewers hold a job to (from settings, fixed when the run starts)."""
 
     max_timeout_s: float = 6 * 3600
@@ -31,7 +26,7 @@ GateKind = Literal["plan", "step", "error", "result"]
 TimeoutAction = Literal["approve", "reject"]
 
 
-class GateRule(Model):
+class GateRule(StrictModel):
     """Whether a gate kind needs a person, who may decide, and what a timeout means."""
 
     human: bool = False
@@ -40,7 +35,7 @@ class GateRule(Model):
     on_timeout: TimeoutAction = "reject"
 
 
-class GatePolicy(Model):
+class GatePolicy(StrictModel):
     """Run-level gate policy; every kind is automatic unless set to human."""
 
     plan: GateRule = Field(default_factory=GateRule)
@@ -54,7 +49,7 @@ class GatePolicy(Model):
         return rule
 
 
-class Queues(Model):
+class Queues(StrictModel):
     """Task queues a run's activities go to (from settings, fixed when the run starts)."""
 
     orchestration: str = Pool.ORCHESTRATION.value
@@ -64,14 +59,14 @@ class Queues(Model):
     skills: str = Pool.SKILLS.value
 
 
-class ModelRecording(Model):
+class ModelRecording(StrictModel):
     """Record every model exchange of a run to ``path``, or answer only from it (replay)."""
 
     mode: Literal["record", "replay"]
     path: str = Field(min_length=1, max_length=4096)
 
 
-class AgentsPolicy(Model):
+class AgentsPolicy(StrictModel):
     """Whether and how a run uses model-backed agents (never holds a key)."""
 
     enabled: bool = False
@@ -88,7 +83,7 @@ class AgentsPolicy(Model):
     """A goal with no model (or a planner that fails): wait for ``assay plan``, or defer."""
 
 
-class MemoryPolicy(Model):
+class MemoryPolicy(StrictModel):
     """How a run uses reflection memory (semantic rules and procedural templates)."""
 
     enabled: bool = True
@@ -100,7 +95,7 @@ class MemoryPolicy(Model):
     """Rules below this confidence are reported, never applied."""
 
 
-class SkillPolicy(Model):
+class SkillPolicy(StrictModel):
     """How a run uses the skill library."""
 
     enabled: bool = True
@@ -121,7 +116,7 @@ class SkillPolicy(Model):
     """Send every finished task's outcome to the library (extraction and statistics)."""
 
 
-class RunPolicy(Model):
+class RunPolicy(StrictModel):
     """Run-level knobs chosen when a run starts."""
 
     max_parallel: int = Field(default=4, ge=1, le=64)

@@ -12,19 +12,19 @@ from pydantic import Field
 
 from workflows.agents.roles import DataFile, RunAnswer
 from workflows.agents.spend import Budget, ModelSpend
+from workflows.contracts.base import Model
 from workflows.contracts.execution import (
     Artifact,
     CheckResult,
     DependencyArtifact,
     ExecutionOutcome,
-    Model,
     TaskStatus,
 )
 from workflows.contracts.executive import GateRecord, PatchChange, ReflectionNote, ReviewVerdict
 from workflows.contracts.memory import ReflectionSummary, RememberAnswer, TaskAdvice
 from workflows.contracts.plan import Decision, Plan
 from workflows.contracts.policy import Queues, RunPolicy
-from workflows.library.patterns import SkillReport, SkillSummary, SkillUse
+from workflows.library.contracts import SkillReport, SkillSummary, SkillUse
 
 
 class PhaseAttempts(Model):

@@ -1,8 +1,19 @@
-"""The skill library's workflow side: pattern contracts, formulas and SkillLibraryWorkflow."""
+"""The skill library's workflow side: patterns, their contracts and formulas, the workflow.
 
+``patterns`` says what a skill or subagent is, ``contracts`` what the library exchanges with
+runs and its activities, ``formulas`` its scores and thresholds, ``workflow`` holds
+``SkillLibraryWorkflow`` (imported from its module: it calls the catalogue, which declares
+activities with these contracts). The library's activities are in :mod:`skills`.
+"""
 
-from workflows.library.workflow import SkillLibraryWorkflow
+from workflows.library.contracts import MatchAnswer, MatchInput, TaskOutcome
+from workflows.library.patterns import Skill, SkillMetrics, SkillPattern
 
 __all__ = [
-    "SkillLibraryWorkflow",
+    "MatchAnswer",
+    "MatchInput",
+    "Skill",
+    "SkillMetrics",
+    "SkillPattern",
+    "TaskOutcome",
 ]

@@ -1,4 +1,4 @@
-"""Contracts of the skill library: patterns, their metrics, outcomes, retrieval and upkeep.
+"""The skill library's patterns: what a skill or subagent is, and the metrics it carries.
 
 A *pattern* is reusable experience extracted from finished tasks (DESIGN §8):
 
@@ -8,55 +8,23 @@ A *pattern* is reusable experience extracted from finished tasks (DESIGN §8):
 - a **subagent pattern** is a specialist: instructions, its own memory (the fixes that worked
   for this kind of task) and loop, run as the task's child workflow with that memory.
 
-Finished tasks reach the long-lived ``SkillLibraryWorkflow`` by signal (``TaskOutcome``);
-every ``EXTRACT_EVERY`` outcomes it extracts candidates from the batch, and at 10, 20, 40,
-80… outcomes it maintains the library (utility score, prune, merge). At a run's intake a
-confident match supplies the plan of a goal, or the job of a task that has none.
+What the library exchanges with runs and its activities is in
+:mod:`workflows.library.contracts`; its scores and thresholds in :mod:`workflows.library.formulas`.
 
 Pure models and functions only: the workflow sandbox imports this module.
 """
 
 from __future__ import annotations
 
-import math
 import re
 from datetime import datetime
 from typing import Literal
 
 from pydantic import Field
 
-from workflows.constants import Pool
-from workflows.contracts.execution import Model
+from workflows.contracts.base import Model
 from workflows.contracts.executive import PatchChange
 from workflows.contracts.plan import Check, JobSpec, Scalar
-from workflows.contracts.policy import SkillPolicy
-
-MATCH_SKILLS = "match_skills"
-RECORD_OUTCOMES = "record_outcomes"
-EXTRACT_SKILLS = "extract_skills"
-MAINTAIN_SKILLS = "maintain_skills"
-"""Activity names on the skills pool."""
-SKILLS_PATCH = "skill-library"
-"""Workflow patch id of the skill steps (histories from before them replay without)."""
-SKILL_LIBRARY_ID = "assay-skill-library"
-"""Workflow id of the one long-lived ``SkillLibraryWorkflow`` of the default skills queue."""
-TASK_FINISHED = "task_finished"
-"""Signal name: a run hands the library one finished task's outcome."""
-
-EXTRACT_EVERY = 10
-"""K: outcomes per extraction batch (seed 003, Table 7)."""
-FIRST_MAINTENANCE = 10
-"""Maintenance runs at 10, 20, 40, 80… finished tasks (doubling)."""
-PRUNE_FRACTION = 0.2
-"""Alpha: the bottom share of patterns by utility that maintenance retires."""
-MERGE_SIMILARITY = 0.85
-"""θ_merge: same-type patterns at least this similar are offered to the merge judge."""
-EPSILON = 0.01
-"""ε of the utility score."""
-TRIAL_USES = 5
-"""Uses of a trial version before its measured success decides promotion or retirement."""
-FLAG_AFTER_DEVIATIONS = 3
-"""Consecutive major deviations after which a skill is taken back to review."""
 
 MAX_NAME = 64
 MAX_DESCRIPTION = 1024
@@ -69,13 +37,6 @@ applied to matching tasks; ``trial``: a newer version given ``share`` of matchin
 ``retired``: pruned, merged, replaced or retired by a person — kept for audit, never matched."""
 ParamType = Literal["file_path", "integer", "number", "enum", "string", "boolean"]
 Deviation = Literal["none", "minor", "major"]
-
-
-def library_id(skills_queue: str) -> str:
-    """Workflow id of the library served on ``skills_queue`` (one library per queue)."""
-    if skills_queue == Pool.SKILLS.value:
-        return SKILL_LIBRARY_ID
-    return f"{SKILL_LIBRARY_ID}-{skills_queue}"
 
 
 def name_problem(name: str) -> str | None:
@@ -285,267 +246,3 @@ class Skill(Model):
     def skill_id(self) -> str:
         """``name@v<version>``."""
         return self.pattern.skill_id
-
-
-def utility(metrics: SkillMetrics) -> float:
-    """Maintenance's utility score (seed 003): s/(u+ε) · log(1+u) · (1 + u/(r+ε)).
-
-    Effectiveness (success per use), frequency (log of uses) and precision (uses per
-    retrieval). A pattern never used scores 0.
-    """
-    r, u, s = metrics.retrieved, metrics.used, metrics.succeeded
-    return s / (u + EPSILON) * math.log(1 + u) * (1 + u / (r + EPSILON))
-
-
-def recency(last_used: datetime | None, now: datetime, *, half_life_days: float = 30.0) -> float:
-    """1.0 for a pattern used just now, halving every ``half_life_days``; 0.5 if never used."""
-    if last_used is None:
-        return 0.5
-    days = max((now - last_used).total_seconds(), 0.0) / 86400
-    return 0.5 ** (days / half_life_days)
-
-
-def match_confidence(similarity: float, precondition_match: float, metrics: SkillMetrics,
-                     now: datetime, *, prior: float = 0.5) -> float:
-    """The seed's weighted confidence of a match (seed 000 §4.4.3).
-
-    0.30 similarity + 0.30 preconditions + 0.25 historical success + 0.10 usage frequency
-    (uses / 100, at most 1) + 0.05 recency. A pattern with no use and no extraction evidence
-    yet (a built-in or imported one) counts ``prior`` as its historical success: the
-    confidence the person or extraction that admitted it gave it.
-    """
-    known = metrics.used + metrics.evidence_successes + metrics.evidence_failures
-    success = metrics.success_rate if known else prior
-    score = (0.30 * max(0.0, min(similarity, 1.0)) + 0.30 * precondition_match
-             + 0.25 * success + 0.10 * min(metrics.used / 100, 1.0)
-             + 0.05 * recency(metrics.last_used, now))
-    return round(score, 4)
-
-
-def maintenance_due(finished: int, last_at: int) -> int | None:
-    """The maintenance point reached at ``finished`` outcomes after one at ``last_at``.
-
-    Points are 10, 20, 40, 80…; ``None`` when no new point has been reached.
-    """
-    point = FIRST_MAINTENANCE
-    reached: int | None = None
-    while point <= finished:
-        if point > last_at:
-            reached = point
-        point *= 2
-    return reached
-
-
-# --- application --------------------------------------------------------------------------
-
-
-class SkillUse(Model):
-    """A skill a task runs from, as its provenance records it."""
-
-    skill_id: str
-    name: str
-    version: int
-    kind: PatternKind = "skill"
-    confidence: float = 0.0
-    similarity: float = 0.0
-    parameters: dict[str, Scalar] = Field(default_factory=dict[str, Scalar])
-    trial: bool = False
-    expected_artifacts: list[str] = Field(default_factory=list[str])
-    expected_metrics: list[str] = Field(default_factory=list[str])
-    recovery: list[PatchChange] = Field(default_factory=list[PatchChange])
-    rationale: str = ""
-
-
-class MatchTask(Model):
-    """A task of the plan, as the library sees it at intake."""
-
-    task_id: str
-    action: str
-    has_job: bool
-    input_names: list[str] = Field(default_factory=list[str])
-
-
-class MatchInput(Model):
-    """Ask the library for patterns fitting a goal (no plan yet) or a plan's jobless tasks."""
-
-    run_id: str
-    goal: str | None = None
-    data_names: list[str] = Field(default_factory=list[str])
-    tasks: list[MatchTask] = Field(default_factory=list[MatchTask])
-    policy: SkillPolicy = Field(default_factory=SkillPolicy)
-
-
-class Retrieved(Model):
-    """One retrieved pattern, with how well it fits."""
-
-    skill_id: str
-    similarity: float
-    confidence: float
-    preconditions_hold: bool
-    problems: list[str] = Field(default_factory=list[str])
-    used: bool = False
-
-
-class SkillApplication(Model):
-    """A pattern applied to one task: the job it supplies and the record of its use."""
-
-    task_id: str
-    use: SkillUse
-    job: JobSpec
-    action: str = ""
-    acceptance_criteria: list[str] = Field(default_factory=list[str])
-    checks: list[Check] = Field(default_factory=list[Check])
-    inputs: list[str] = Field(default_factory=list[str])
-
-
-class MatchAnswer(Model):
-    """What the library offers: applications for tasks, and what it retrieved and why not."""
-
-    applications: list[SkillApplication] = Field(default_factory=list[SkillApplication])
-    """For a goal: at most one, task id ``skill-1``, which becomes the run's plan."""
-    retrieved: dict[str, list[Retrieved]] = Field(default_factory=dict[str, list[Retrieved]])
-    """Per task id (``goal`` for a goal), the patterns retrieved."""
-    reasons: dict[str, str] = Field(default_factory=dict[str, str])
-    """Per task id (or ``goal``), why no pattern was applied."""
-
-
-class SkillReport(Model):
-    """What became of one task's outcome for the library: its deviation, whether it arrived."""
-
-    deviation: Deviation = "none"
-    detail: str = ""
-    reported: bool = False
-    miss: str = ""
-
-
-class SkillSummary(Model):
-    """What the skill library did for a run, for its report."""
-
-    applied: dict[str, str] = Field(default_factory=dict[str, str])
-    """Task id -> the skill id it ran from."""
-    retrieved: dict[str, list[Retrieved]] = Field(default_factory=dict[str, list[Retrieved]])
-    reasons: dict[str, str] = Field(default_factory=dict[str, str])
-    """Task id (or ``goal``) -> why no skill was applied."""
-    deviations: dict[str, Deviation] = Field(default_factory=dict[str, Deviation])
-    """Task id -> how far a skill-supplied task's outcome strayed from what it expects."""
-    fell_back: str = ""
-    """Why the run fell back to planning after its skill plan deviated (empty: it did not)."""
-    reported: int = 0
-    """Finished tasks handed to the library."""
-    misses: int = 0
-    warnings: list[str] = Field(default_factory=list[str])
-
-
-def deviation(status: str, attempts: int, metrics: dict[str, object], artifacts: list[str],
-              use: SkillUse) -> tuple[Deviation, str]:
-    """How far a skill-supplied task's outcome strayed from the pattern's expectations.
-
-    ``major``: the task did not complete; ``minor``: it completed, but needed more than one
-    attempt or lacks an output the pattern expects; ``none`` otherwise.
-    """
-    if status != "completed":
-        return "major", f"the task ended {status}"
-    missing = ([m for m in use.expected_metrics if m not in metrics]
-               + [a for a in use.expected_artifacts if a not in artifacts])
-    if missing:
-        return "minor", f"expected outputs missing: {', '.join(missing[:10])}"
-    if attempts > 1:
-        return "minor", f"completed after {attempts} attempts"
-    return "none", ""
-
-
-# --- outcomes, extraction, maintenance ------------------------------------------------------
-
-
-class TaskOutcome(Model):
-    """One finished task, as a run hands it to the library."""
-
-    run_id: str
-    task_id: str
-    action: str
-    status: str
-    failure: str = ""
-    """How the last job run failed (``out_of_memory``, ``timeout``...), empty if it did not."""
-    goal: str | None = None
-    job: JobSpec | None = None
-    job_author: str = "plan"
-    input_names: list[str] = Field(default_factory=list[str])
-    acceptance_criteria: list[str] = Field(default_factory=list[str])
-    checks: list[Check] = Field(default_factory=list[Check])
-    metrics: dict[str, Scalar] = Field(default_factory=dict[str, Scalar])
-    artifacts: list[str] = Field(default_factory=list[str])
-    attempts: int = 0
-    fixes: list[PatchChange] = Field(default_factory=list[PatchChange])
-    """Job changes (reflection patches) applied on the way to this outcome."""
-    steps: list[SkillStep] = Field(default_factory=list[SkillStep])
-    duration_s: float = 0.0
-    cost_usd: float = 0.0
-    tokens: int = 0
-    skill: SkillUse | None = None
-    deviation: Deviation = "none"
-    deviation_detail: str = ""
-
-    @property
-    def key(self) -> str:
-        """``run_id/task_id``: one outcome per task."""
-        return f"{self.run_id}/{self.task_id}"
-
-
-class ExtractInput(Model):
-    """A batch of outcomes to extract patterns from."""
-
-    outcomes: list[TaskOutcome]
-    auto_approve: float = Field(default=1.01, ge=0, le=1.01)
-    """Candidates with at least this confidence become active with no person (>1: never)."""
-
-
-class ExtractAnswer(Model):
-    """What one extraction added: new candidates, new versions, patterns updated."""
-
-    created: list[str] = Field(default_factory=list[str])
-    versions: list[str] = Field(default_factory=list[str])
-    activated: list[str] = Field(default_factory=list[str])
-    skipped: list[str] = Field(default_factory=list[str])
-
-
-class RecordAnswer(Model):
-    """What recording a batch of outcomes changed."""
-
-    recorded: int = 0
-    used: list[str] = Field(default_factory=list[str])
-    flagged: list[str] = Field(default_factory=list[str])
-    promoted: list[str] = Field(default_factory=list[str])
-    retired: list[str] = Field(default_factory=list[str])
-
-
-class MaintainInput(Model):
-    """One maintenance pass, at ``finished`` outcomes."""
-
-    finished: int = 0
-
-
-class MaintainAnswer(Model):
-    """What maintenance did: scores, pruned and merged patterns."""
-
-    scored: int = 0
-    pruned: list[str] = Field(default_factory=list[str])
-    merged: dict[str, str] = Field(default_factory=dict[str, str])
-    """Absorbed pattern id -> the id it was merged into."""
-    refused_merges: list[str] = Field(default_factory=list[str])
-
-
-class LibraryState(Model):
-    """The library workflow's state, carried across continue-as-new."""
-
-    finished: int = 0
-    last_maintenance: int = 0
-    pending: list[TaskOutcome] = Field(default_factory=list[TaskOutcome])
-    """Outcomes recorded but not yet extracted from (at most ``EXTRACT_EVERY`` - 1 between
-    batches)."""
-    seen: list[str] = Field(default_factory=list[str])
-    """Keys of the most recent outcomes, so a repeated signal is not counted twice."""
-    auto_approve: float = Field(default=1.01, ge=0, le=1.01)
-    extractions: int = 0
-    maintenances: int = 0
-    continue_after: int = Field(default=500, ge=1)
-    """Outcomes one run of the workflow handles before it continues as new."""

@@ -10,36 +10,34 @@ that state. A malformed signal is refused and counted, never fatal.
 
 from __future__ import annotations
 
-from datetime import timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import ValidationError
 from temporalio import workflow
-from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError
 
 with workflow.unsafe.imports_passed_through():
-    from workflows.common.failures import root_message
-    from workflows.library.patterns import (
-        EXTRACT_EVERY,
+    from workflows.catalogue import (
         EXTRACT_SKILLS,
         MAINTAIN_SKILLS,
         RECORD_OUTCOMES,
+        ActivityDecl,
+    )
+    from workflows.common.failures import root_message
+    from workflows.library.contracts import (
         TASK_FINISHED,
-        ExtractAnswer,
         ExtractInput,
         LibraryState,
-        MaintainAnswer,
         MaintainInput,
-        RecordAnswer,
         TaskOutcome,
-        maintenance_due,
     )
+    from workflows.library.formulas import EXTRACT_EVERY, maintenance_due
+
+InT = TypeVar("InT")
+OutT = TypeVar("OutT")
 
 SEEN_KEPT = 2000
 """Keys of recent outcomes kept to drop repeated signals."""
-LIBRARY_RETRY = RetryPolicy(initial_interval=timedelta(seconds=1),
-                            maximum_interval=timedelta(minutes=1), maximum_attempts=5)
 
 
 @workflow.defn
@@ -103,7 +101,7 @@ class SkillLibraryWorkflow:
         state = self._state
         uses = [o.model_copy(update={"job": None}) for o in batch if o.skill is not None]
         if uses:
-            recorded = await self._call(RECORD_OUTCOMES, uses, RecordAnswer, minutes=2)
+            recorded = await self._call(RECORD_OUTCOMES, uses)
             if recorded is not None:
                 self._last["recorded"] = recorded.model_dump()
         state.finished += len(batch)
@@ -111,15 +109,13 @@ class SkillLibraryWorkflow:
         while len(state.pending) >= EXTRACT_EVERY:
             chunk, state.pending = state.pending[:EXTRACT_EVERY], state.pending[EXTRACT_EVERY:]
             extracted = await self._call(
-                EXTRACT_SKILLS, ExtractInput(outcomes=chunk, auto_approve=state.auto_approve),
-                ExtractAnswer, minutes=5)
+                EXTRACT_SKILLS, ExtractInput(outcomes=chunk, auto_approve=state.auto_approve))
             state.extractions += 1
             if extracted is not None:
                 self._last["extracted"] = extracted.model_dump()
         point = maintenance_due(state.finished, state.last_maintenance)
         if point is not None:
-            maintained = await self._call(MAINTAIN_SKILLS, MaintainInput(finished=point),
-                                          MaintainAnswer, minutes=10)
+            maintained = await self._call(MAINTAIN_SKILLS, MaintainInput(finished=point))
             state.last_maintenance = point
             state.maintenances += 1
             if maintained is not None:
@@ -128,15 +124,13 @@ class SkillLibraryWorkflow:
             state.seen = state.seen[-SEEN_KEPT:]
             self._seen = set(state.seen)
 
-    async def _call(self, name: str, arg: Any, result: type[Any], *, minutes: int) -> Any:
+    async def _call(self, decl: ActivityDecl[InT, OutT], arg: InT) -> OutT | None:
         """Run one library activity; a failure is logged and the library goes on."""
         try:
-            return await workflow.execute_activity(
-                name, arg, result_type=result, start_to_close_timeout=timedelta(minutes=minutes),
-                retry_policy=LIBRARY_RETRY)
+            return await decl.run(arg)
         except ActivityError as err:
-            workflow.logger.warning("%s failed: %s", name, root_message(err))
-            self._last[f"{name}_error"] = root_message(err)
+            workflow.logger.warning("%s failed: %s", decl.name, root_message(err))
+            self._last[f"{decl.name}_error"] = root_message(err)
             return None
 
 

@@ -1,12 +1,8 @@
 """ResearchWorkflow: one research goal or plan through intake, planning, tasks and report.
 
-``planning`` plans a goal (person or planner), ``memory`` and ``skills`` consult the learning
-pools at intake.
+``workflow`` holds the workflow class with its handlers and pipeline; its steps are plain
+collaborators given the run's ``state.RunState``: ``planning`` plans a goal (a person or the
+planner) and holds the plan gate, ``tasks`` runs the plan's tasks as child workflows,
+``memory`` and ``skills`` consult the learning pools, ``report`` ends the run. Imported from
+their modules: they call activities through :mod:`workflows.catalogue`.
 """
-
-
-from workflows.research.workflow import ResearchWorkflow
-
-__all__ = [
-    "ResearchWorkflow",
-]

@@ -11,28 +11,18 @@ reflection summary.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import timedelta
 
 from temporalio import workflow
-from temporalio.common import RetryPolicy
-from temporalio.exceptions import ActivityError
 
 with workflow.unsafe.imports_passed_through():
+    from workflows.catalogue import CONSULT_MEMORY
+    from workflows.common.advisory import Missed, advise
     from workflows.common.events import EventLog
-    from workflows.common.failures import root_message
     from workflows.contracts.executive import Pattern
-    from workflows.contracts.memory import (
-        CONSULT_MEMORY,
-        ConsultAnswer,
-        ConsultInput,
-        ConsultTask,
-        ReflectionSummary,
-        TaskAdvice,
-    )
+    from workflows.contracts.memory import ConsultInput, ConsultTask, ReflectionSummary, TaskAdvice
     from workflows.contracts.plan import Decision, Plan
     from workflows.contracts.results import ResearchInput, TaskResult
 
-CONSULT_RETRY = RetryPolicy(initial_interval=timedelta(milliseconds=200), maximum_attempts=2)
 
 
 @dataclass
@@ -53,18 +43,11 @@ async def consult_memory(req: ResearchInput, plan: Plan, log: EventLog) -> tuple
         min_confidence=policy.min_rule_confidence, policy=req.policy.review,
         tasks=[ConsultTask(task_id=d.task_id, action=d.action, job=d.job,
                            input_names=list(d.inputs)) for d in plan.decisions])
-    limit = timedelta(seconds=req.policy.reflection_timeout_s)
-    await log.flush()
-    try:
-        answer = await workflow.execute_activity(
-            CONSULT_MEMORY, ask, result_type=ConsultAnswer, task_queue=req.queues.reflection,
-            schedule_to_close_timeout=limit,
-            start_to_close_timeout=min(limit, timedelta(seconds=10)), retry_policy=CONSULT_RETRY)
-    except ActivityError as err:
-        log.add("agent_call", "error", agent="memory", status="missed",
-                outputs={"reason": root_message(err)})
+    answer = await advise(CONSULT_MEMORY, ask, queues=req.queues,
+                          limit_s=req.policy.reflection_timeout_s, log=log, agent="memory")
+    if isinstance(answer, Missed):
         return plan, MemoryAdvice(misses=1, warnings=[
-            f"memory was not consulted ({root_message(err)}): the plan ran as written"])
+            f"memory was not consulted ({answer.reason}): the plan ran as written"])
     found = MemoryAdvice(advice={a.task_id: a for a in answer.advice if a.job is not None},
                          warnings=list(answer.warnings))
     found.warnings.extend(f"task {a.task_id}: {why}" for a in answer.advice

@@ -10,19 +10,15 @@ plans as it would without one.
 
 from __future__ import annotations
 
-from datetime import timedelta
-
 from temporalio import workflow
-from temporalio.common import RetryPolicy
-from temporalio.exceptions import ActivityError
 
 with workflow.unsafe.imports_passed_through():
+    from workflows.catalogue import MATCH_SKILLS
+    from workflows.common.advisory import Missed, advise
     from workflows.common.events import EventLog
-    from workflows.common.failures import root_message
     from workflows.contracts.plan import Decision, InputFile, Plan
     from workflows.contracts.results import ResearchInput, TaskResult
-    from workflows.library.patterns import (
-        MATCH_SKILLS,
+    from workflows.library.contracts import (
         MatchAnswer,
         MatchInput,
         MatchTask,
@@ -30,9 +26,53 @@ with workflow.unsafe.imports_passed_through():
         SkillSummary,
         SkillUse,
     )
+    from workflows.research.state import RunState
 
-MATCH_RETRY = RetryPolicy(initial_interval=timedelta(milliseconds=200), maximum_attempts=2)
-GOAL = "goal"
+async def plan_from_skill(state: RunState) -> Plan | None:
+    """The plan a confident skill match supplies for the goal, with no planning call."""
+    state.set_phase("match")
+    answer = await match(state.req, None, state.skills, state.log)
+    found = goal_plan(state.req, answer) if answer is not None else None
+    if found is None:
+        return None
+    plan, uses = found
+    state.skill_uses.update(uses)
+    state.from_skill = True
+    state.log.add("checkpoint", "info", agent="skills", status="plan_from_skill",
+                  outputs={t: u.rationale for t, u in uses.items()})
+    return plan
+
+
+async def supply_jobs(state: RunState, plan: Plan) -> Plan:
+    """The plan with jobs from matched skills for its jobless tasks (kept as the run's plan)."""
+    answer = await match(state.req, plan, state.skills, state.log)
+    if answer is None:
+        return plan
+    plan, uses = with_jobs(plan, answer)
+    if uses:
+        state.skill_uses.update(uses)
+        state.plan = plan
+    return plan
+
+
+def replan_needed(state: RunState, *, can_plan: bool) -> bool:
+    """Whether a skill-supplied plan failed its promise, so the goal is planned afresh.
+
+    A deviation with no model to plan instead is kept as a warning; one to plan around is
+    recorded as the run's fallback.
+    """
+    if not (state.from_skill and state.req.goal):
+        return False
+    why = major_deviation(state.skill_uses, state.results)
+    if not why:
+        return False
+    if not can_plan:
+        state.skills.warnings.append(f"{why}; no model is configured to plan instead")
+        return False
+    state.skills.fell_back = why
+    state.log.add("checkpoint", "info", agent="skills", status="skill_fallback",
+                  outputs={"reason": why})
+    return True
 
 
 async def match(req: ResearchInput, plan: Plan | None, summary: SkillSummary,
@@ -46,18 +86,11 @@ async def match(req: ResearchInput, plan: Plan | None, summary: SkillSummary,
     ask = MatchInput(run_id=req.run_id, goal=req.goal if plan is None else None,
                      data_names=[d.name for d in req.data], tasks=tasks,
                      policy=req.policy.skills)
-    limit = timedelta(seconds=req.policy.reflection_timeout_s)
-    await log.flush()
-    try:
-        answer = await workflow.execute_activity(
-            MATCH_SKILLS, ask, result_type=MatchAnswer, task_queue=req.queues.skills,
-            schedule_to_close_timeout=limit,
-            start_to_close_timeout=min(limit, timedelta(seconds=10)), retry_policy=MATCH_RETRY)
-    except ActivityError as err:
+    answer = await advise(MATCH_SKILLS, ask, queues=req.queues,
+                          limit_s=req.policy.reflection_timeout_s, log=log, agent="skills")
+    if isinstance(answer, Missed):
         summary.misses += 1
-        summary.warnings.append(f"the skill library was not consulted ({root_message(err)})")
-        log.add("agent_call", "error", agent="skills", status="missed",
-                outputs={"reason": root_message(err)})
+        summary.warnings.append(f"the skill library was not consulted ({answer.reason})")
         return None
     summary.retrieved.update(answer.retrieved)
     summary.reasons.update(answer.reasons)

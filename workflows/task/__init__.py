@@ -1,14 +1,16 @@
 """TaskWorkflow: one task through the executive phases, as a durable state machine.
 
-``phases`` holds the transition table every move is checked against.
+``phases`` holds the transition table every move is checked against (re-exported here);
+``workflow`` the workflow class with its handlers and pipeline, imported from its module.
+Its steps are plain collaborators, each given the task's ``state.TaskState``: ``review``,
+``execution``, ``recovery``, ``coding`` and ``debugging``; ``memory`` and ``skills`` hand
+the finished task to the learning pools; ``calls`` holds its activity calls.
 """
 
-
-from workflows.task.phases import IllegalTransitionError, Phase
-from workflows.task.workflow import TaskWorkflow
+from workflows.task.phases import IllegalTransitionError, Phase, check_transition
 
 __all__ = [
     "IllegalTransitionError",
     "Phase",
-    "TaskWorkflow",
+    "check_transition",
 ]

@@ -50,14 +50,6 @@ TRANSITIONS: dict[Phase, frozenset[Phase]] = {
 }
 """From each phase, the phases a task may move to next."""
 
-RETRY_PHASES: dict[Phase, Phase] = {
-    _P.REVIEW: _P.APPROVAL_RETRY,
-    _P.EXECUTE: _P.EXECUTION_RETRY,
-    _P.VERIFY: _P.VERIFICATION_RETRY,
-}
-"""The retry subphase of each phase that has one."""
-
-
 class IllegalTransitionError(RuntimeError):
     """A phase change the transition table does not allow (a programming error)."""
 

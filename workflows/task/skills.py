@@ -12,22 +12,36 @@ from temporalio.exceptions import FailureError
 
 with workflow.unsafe.imports_passed_through():
     from workflows.common.failures import root_message
-    from workflows.contracts.plan import JobSpec, Scalar
-    from workflows.contracts.results import TaskInput, TaskResult
-    from workflows.library.patterns import (
-        TASK_FINISHED,
-        SkillReport,
-        SkillStep,
-        TaskOutcome,
-        deviation,
-        library_id,
-    )
+    from workflows.contracts.plan import Scalar
+    from workflows.contracts.results import TaskResult
+    from workflows.library.contracts import TASK_FINISHED, SkillReport, TaskOutcome, library_id
+    from workflows.library.formulas import deviation
+    from workflows.library.patterns import SkillStep
     from workflows.task.phases import Phase
+    from workflows.task.state import TaskState
 
 
-def task_outcome(task: TaskInput, result: TaskResult, job: JobSpec | None,
-                 attempts: dict[str, int]) -> TaskOutcome:
+async def report_to_library(state: TaskState, result: TaskResult) -> SkillReport:
+    """Signal the library the task's outcome; a library not running (or refusing) is a miss."""
+    outcome = task_outcome(state, result)
+    report = SkillReport(deviation=outcome.deviation, detail=outcome.deviation_detail)
+    library = workflow.get_external_workflow_handle(library_id(state.task.queues.skills))
+    try:
+        await library.signal(TASK_FINISHED, outcome)
+    except FailureError as err:  # a missing library must never fail the task
+        report.miss = f"the skill library did not take the outcome: {root_message(err)}"
+    else:
+        report.reported = True
+    state.log.add("agent_call", "complete" if report.reported else "error", agent="skills",
+                  status="reported" if report.reported else "missed",
+                  outputs={"deviation": report.deviation, "detail": report.detail,
+                           "miss": report.miss})
+    return report
+
+
+def task_outcome(state: TaskState, result: TaskResult) -> TaskOutcome:
     """The outcome of a finished task, as the library takes it."""
+    task, job, attempts = state.task, state.job, dict(state.attempts)
     prov = result.provenance
     steps = [SkillStep(agent=prov.job_author, phase=Phase.IMPLEMENT.value)]
     if attempts.get(Phase.REVIEW, 0):
@@ -72,15 +86,3 @@ def _scalars(metrics: dict[str, object]) -> dict[str, Scalar]:
             if isinstance(v, str | int | float | bool) and not (isinstance(v, str)
                                                                  and len(v) > 200)}
 
-
-async def report_outcome(outcome: TaskOutcome, skills_queue: str) -> SkillReport:
-    """Signal the library; a library that is not running (or refuses) is a miss."""
-    report = SkillReport(deviation=outcome.deviation, detail=outcome.deviation_detail)
-    library = workflow.get_external_workflow_handle(library_id(skills_queue))
-    try:
-        await library.signal(TASK_FINISHED, outcome)
-    except FailureError as err:  # a missing library must never fail the task
-        report.miss = f"the skill library did not take the outcome: {root_message(err)}"
-    else:
-        report.reported = True
-    return report

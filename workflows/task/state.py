@@ -1,26 +1,32 @@
-"""The state a TaskWorkflow carries, and its bookkeeping: moves, attempts, the final result.
+"""What a TaskWorkflow knows about its task, and the bookkeeping every step shares.
 
-Split from ``task.py`` so the workflow module reads as the pipeline; everything here is
-deterministic workflow code.
+One plain object, built by the workflow and handed to each of its steps: they read and change
+the task through it, so every phase change is checked against the transition table, recorded
+as a checkpoint event and mirrored in search attributes the same way, whoever makes it.
+Deterministic workflow code only.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeVar
 
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
-    from workflows.agents.calls import AgentCalls
+    from workflows.agents.spend import ModelSpend
+    from workflows.common.advisory import Missed
     from workflows.common.events import EventLog, upsert_keywords
-    from workflows.common.gates import GateKeeper
     from workflows.constants import ATTEMPTS_KEY, KIND_KEY, PHASE_KEY, STATUS_KEY, digest
     from workflows.contracts.execution import ExecutionOutcome, TaskStatus, Verification
     from workflows.contracts.executive import Patch, ReflectionNote, ReviewVerdict
     from workflows.contracts.plan import JobSpec
     from workflows.contracts.results import AppliedPatch, Provenance, TaskInput, TaskResult
-    from workflows.task.calls import TaskCalls
     from workflows.task.phases import Phase, check_transition
+
+AnswerT = TypeVar("AnswerT")
+
+RESULT_TAIL_CHARS = 2000
+"""Output kept per stream in a task's result (the full bounded tails are in its events)."""
 
 
 class Finish(Exception):  # control flow: the task ends with this status
@@ -37,9 +43,7 @@ class TaskState:
 
     def __init__(self, task: TaskInput) -> None:
         self.task = task
-        self.calls = TaskCalls(task)
         self.log = EventLog(task.run_id, task.decision.task_id, depth=1)
-        self.gates = GateKeeper(task.policy.gates, self.log, task.decision.task_id)
         self.phase = Phase.INTAKE
         self.status: TaskStatus = "pending"
         self.attempts: dict[str, int] = {}
@@ -51,10 +55,39 @@ class TaskState:
         self.verification: Verification | None = None
         self.provenance = Provenance(workflow_id=workflow.info().workflow_id)
         self.patches: list[Patch] = []
-        self.agents = AgentCalls(task.policy.agents, task.queues.agents, self.log, task.budget)
-        self.diagnostics = 0
 
-    def _record_patch(self, patch: Patch, decision: str) -> AppliedPatch:
+    def move(self, nxt: Phase) -> None:
+        """Enter phase ``nxt`` (checked against the transition table) and record it."""
+        self.phase = check_transition(self.phase, nxt)
+        self.log.add("checkpoint", "info", status=nxt.value,
+                     outputs={"attempts": dict(self.attempts)})
+        upsert_keywords(**{PHASE_KEY.name: nxt.value})
+
+    def set_status(self, status: TaskStatus) -> None:
+        """Set the task's status, mirrored in its search attributes."""
+        self.status = status
+        upsert_keywords(**{STATUS_KEY.name: status, KIND_KEY.name: "task"})
+
+    def bump(self, phase: Phase) -> None:
+        """Count one more attempt at ``phase``."""
+        self.attempts[phase] = self.attempts.get(phase, 0) + 1
+        workflow.upsert_search_attributes(  # pyright: ignore[reportUnknownMemberType]
+            [ATTEMPTS_KEY.value_set([f"{p}:{n}" for p, n in sorted(self.attempts.items())])])
+
+    def first(self, retry_phase: Phase) -> bool:
+        """Whether the task is in its first round of ``retry_phase``."""
+        return self.attempts.get(retry_phase, 0) <= 1
+
+    def retries_spent(self, retry_phase: Phase) -> bool:
+        """Whether ``retry_phase`` has had all the retries the policy allows."""
+        return self.attempts.get(retry_phase, 0) >= self.task.policy.max_retries
+
+    def snapshot(self, phase: Phase, state: dict[str, Any]) -> None:
+        """Keep the state the task had in ``phase`` (the ``checkpoint`` query's answer)."""
+        self.snapshots[phase] = {"at": workflow.now().isoformat(), **state}
+
+    def record_patch(self, patch: Patch, decision: str) -> AppliedPatch:
+        """Add a patch reflection offered to the provenance; the caller sets its outcome."""
         self.patches.append(patch)
         record = AppliedPatch(patch_id=patch.patch_id, phase=self.phase,
                               root_cause=patch.root_cause, changes=patch.changes,
@@ -63,14 +96,23 @@ class TaskState:
         self.provenance.patches.append(record)
         return record
 
-    def _completed_reason(self) -> str:
+    def answered(self, answer: AnswerT | Missed) -> AnswerT | None:
+        """A learning pool's answer, or None with the miss counted in the provenance."""
+        if isinstance(answer, Missed):
+            self.provenance.reflection_misses += 1
+            return None
+        return answer
+
+    def completed_reason(self) -> str:
+        """Why a task that went through every phase completed."""
         patched = [p.patch_id for p in self.provenance.patches if p.outcome == "applied"]
         reason = "approved + evidence verified"
         return f"{reason} after patch {', '.join(patched)}" if patched else reason
 
-    def _finalize(self, status: TaskStatus, reason: str) -> TaskResult:
-        self._move(Phase.FINALIZE)
-        self._set_status(status)
+    def finalize(self, status: TaskStatus, reason: str, model: ModelSpend) -> TaskResult:
+        """Enter ``finalize`` and build the task's result; ``model`` is what its agents spent."""
+        self.move(Phase.FINALIZE)
+        self.set_status(status)
         prov = self.provenance
         prov.execution.attempts = self.attempts.get(Phase.EXECUTE, 0)
         prov.verification.attempts = self.attempts.get(Phase.VERIFY, 0)
@@ -90,35 +132,9 @@ class TaskState:
             metrics=self.outcome.metrics if self.outcome else {},
             checks=verification.checks if verification else [],
             execution=trimmed(self.outcome),
-            verdicts=self.verdicts, reflections=self.notes, provenance=prov,
-            model=self.agents.spend)
-        self._snapshot(Phase.FINALIZE, {"status": status, "status_reason": reason})
+            verdicts=self.verdicts, reflections=self.notes, provenance=prov, model=model)
+        self.snapshot(Phase.FINALIZE, {"status": status, "status_reason": reason})
         return result
-
-    def _move(self, nxt: Phase) -> None:
-        self.phase = check_transition(self.phase, nxt)
-        self.log.add("checkpoint", "info", status=nxt.value,
-                     outputs={"attempts": dict(self.attempts)})
-        upsert_keywords(**{PHASE_KEY.name: nxt.value})
-
-    def _set_status(self, status: TaskStatus) -> None:
-        self.status = status
-        upsert_keywords(**{STATUS_KEY.name: status, KIND_KEY.name: "task"})
-
-    def _bump(self, phase: Phase) -> None:
-        self.attempts[phase] = self.attempts.get(phase, 0) + 1
-        workflow.upsert_search_attributes(  # pyright: ignore[reportUnknownMemberType]
-            [ATTEMPTS_KEY.value_set([f"{p}:{n}" for p, n in sorted(self.attempts.items())])])
-
-    def _first(self, retry_phase: Phase) -> bool:
-        return self.attempts.get(retry_phase, 0) <= 1
-
-    def _snapshot(self, phase: Phase, state: dict[str, Any]) -> None:
-        self.snapshots[phase] = {"at": workflow.now().isoformat(), **state}
-
-
-RESULT_TAIL_CHARS = 2000
-"""Output kept per stream in a task's result (the full bounded tails are in its events)."""
 
 
 def trimmed(outcome: ExecutionOutcome | None) -> ExecutionOutcome | None:
@@ -127,12 +143,3 @@ def trimmed(outcome: ExecutionOutcome | None) -> ExecutionOutcome | None:
         return None
     return outcome.model_copy(update={"stdout_tail": outcome.stdout_tail[-RESULT_TAIL_CHARS:],
                                       "stderr_tail": outcome.stderr_tail[-RESULT_TAIL_CHARS:]})
-
-
-def describe_rejection(verdicts: list[ReviewVerdict]) -> str:
-    """Who rejected and why, from the critical findings (field logic, no text matching)."""
-    parts = [f"{v.reviewer}: " + "; ".join(
-        f"{f.message}" + (f" (line {f.line})" if f.line else "") for f in v.critical)
-        if v.critical else f"{v.reviewer}: {v.reasoning}"
-        for v in verdicts if v.verdict == "REJECT" or v.critical]
-    return " | ".join(parts) or "the panel did not approve"

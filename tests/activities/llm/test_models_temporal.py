@@ -20,7 +20,8 @@ with workflow.unsafe.imports_passed_through():
     from activities.llm.gateway import ModelGateway
     from tests.activities.llm.test_models import GOOD, KEY, MODEL, ask
     from tests.fake_anthropic import FakeAnthropic, HttpError, ToolUse
-    from workflows.agents.spend import CALL_MODEL, ModelAnswer, ModelCall
+    from workflows.agents.spend import ModelAnswer, ModelCall
+    from workflows.catalogue import CALL_MODEL
 
 pytestmark = pytest.mark.integration
 
@@ -33,7 +34,7 @@ class AskModelWorkflow:
     @workflow.run
     async def run(self, call: ModelCall) -> ModelAnswer:
         return await workflow.execute_activity(
-            CALL_MODEL, call, result_type=ModelAnswer,
+            CALL_MODEL.name, call, result_type=ModelAnswer,
             start_to_close_timeout=timedelta(seconds=30),
             retry_policy=RetryPolicy(initial_interval=timedelta(milliseconds=50),
                                      maximum_attempts=4))

@@ -8,7 +8,7 @@ import pytest
 from temporalio.testing import ActivityEnvironment
 
 from activities.patches.apply import apply_patch, patch_checksum
-from activities.reflection.reflection import diagnose, diagnose_failure, note_id_for
+from activities.reflection.reflection import Reflection, diagnose, note_id_for
 from activities.review.ops import review_ops_spec
 from activities.review.safety.check import review_quality_safety_source
 from activities.sandbox.classify import Ending, classify
@@ -420,7 +420,8 @@ def test_patched_job_is_the_patch_applied_to_the_job() -> None:
     assert isinstance(note.patch, Patch) and note.patch.patch_id.startswith("patch-")
 
 
-async def test_diagnose_failure_runs_as_an_activity() -> None:
+async def test_diagnose_failure_without_memory_answers_by_the_rule_table() -> None:
     req = failure("execution", job({"batch_size": 64}), outcome=outcome_from(OOM))
-    note = await ActivityEnvironment().run(diagnose_failure, req)
+    reflection = Reflection(None, None)
+    note = await ActivityEnvironment().run(reflection.diagnose_failure, req)
     assert note == diagnose(req) and note.decision == "retry"

@@ -16,6 +16,8 @@ from workflows.contracts.executive import GateRecord, PatchChange
 from workflows.contracts.results import AppliedPatch, ResearchResult, TaskResult, WriteReportInput
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
+EARLIER = Path(__file__).resolve().parents[2] / "data" / "ledgers" / "run_ledger.jsonl"
+"""A ledger as the release before the shared chain module wrote it (two runs, seven lines)."""
 
 
 def result(run_id: str = "run-1") -> ResearchResult:
@@ -69,3 +71,15 @@ async def test_report_that_cannot_be_written_is_a_permanent_clear_error(tmp_path
         await ActivityEnvironment().run(writer.write_report, WriteReportInput(result=result()))
     assert info.value.type == "ReportUnwritable" and info.value.non_retryable
     assert "cannot write the report of run-1" in str(info.value)
+
+
+def test_a_ledger_of_an_earlier_release_verifies_and_is_extended_byte_for_byte(
+        tmp_path: Path) -> None:
+    earlier = EARLIER.read_text(encoding="utf-8")
+    lines = earlier.splitlines()
+    assert verify_ledger(EARLIER) == len(lines) == 7
+    entries = [{k: v for k, v in json.loads(line).items() if k != "prev"} for line in lines]
+    path = tmp_path / "ledger.jsonl"
+    assert append_ledger(path, entries[:3]) == 3
+    assert append_ledger(path, entries) == 4
+    assert path.read_bytes() == EARLIER.read_bytes()

@@ -48,7 +48,7 @@ def test_auto_uses_bubblewrap_when_it_works_here() -> None:
         pytest.skip(f"bubblewrap does not work here: {isolation_status('bwrap').detail}")
     status = isolation_status("auto")
     assert status.ok and status.mode == "bwrap"
-    assert status.network_isolated and status.filesystem_isolated and status.pid_namespace
+    assert status.network_isolated and status.pid_namespace
     assert status.dedicated_uid == (os.geteuid() == 0)
     assert "no network" in status.summary
 
@@ -63,7 +63,7 @@ def test_bwrap_mode_without_bubblewrap_is_a_clear_error(work_dir: Path) -> None:
 def test_auto_without_bubblewrap_falls_back_to_rlimits_and_says_what_is_lost() -> None:
     status = isolation_status("auto", python=SYSTEM_PYTHON, bwrap=NO_BWRAP)
     assert status.ok and status.mode == "rlimits"
-    assert not status.network_isolated and not status.filesystem_isolated
+    assert not status.network_isolated and not status.pid_namespace
     assert "network NOT isolated" in status.summary and "bubblewrap not found" in status.summary
 
 

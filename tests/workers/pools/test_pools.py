@@ -13,25 +13,28 @@ from typing import Any
 from pydantic import SecretStr
 from temporalio import workflow
 from temporalio.client import Client
-from temporalio.common import RetryPolicy
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
 from tests.e2e_support import isolated_settings, wait_for
 from tests.fake_anthropic import FakeAnthropic, ToolUse, usage
 from workers.pools.builders import SERVED_POOLS, PoolSpec, build_specs, make_runtime, run_pools
-from workflows.agents.roles import (
+from workflows.agents.roles import SummaryAnswer, SummaryRequest, TaskDigest
+from workflows.catalogue import (
+    CALL_MODEL,
+    DEBUG_JOB,
+    PLAN_GOAL,
     PROBE_ENVIRONMENT,
-    ROLE_ACTIVITIES,
+    REVIEW_JOB_MODEL,
+    REVIEW_PLAN,
     SUMMARIZE_RUN,
-    SummaryAnswer,
-    SummaryRequest,
-    TaskDigest,
+    WRITE_JOB,
+    declaration_of,
 )
-from workflows.agents.spend import CALL_MODEL
 from workflows.client import DATA_CONVERTER
 from workflows.constants import Pool
-from workflows.contracts.execution import Model
+from workflows.contracts.base import Model
+from workflows.contracts.policy import Queues
 
 
 def free_port() -> int:
@@ -78,9 +81,13 @@ async def test_workers_expose_prometheus_metrics(dev_env: WorkflowEnvironment,
 
 
 def activities_by_name(spec: PoolSpec) -> dict[str, Any]:
-    """A pool's activities by their registered names."""
-    return {str(getattr(fn, "__temporal_activity_definition").name): fn
-            for fn in spec.activities}
+    """A pool's activities by their declared names."""
+    named: dict[str, Any] = {}
+    for fn in spec.activities:
+        decl = declaration_of(fn)
+        assert decl is not None, fn
+        named[decl.name] = fn
+    return named
 
 
 async def test_agent_roles_serve_on_the_agents_pool_and_the_probe_on_the_sandbox(
@@ -91,10 +98,12 @@ async def test_agent_roles_serve_on_the_agents_pool_and_the_probe_on_the_sandbox
                                   database_url="unused", stack=stack)
         agents = activities_by_name(specs[Pool.AGENTS])
         sandbox = activities_by_name(specs[Pool.SANDBOX])
-    assert set(agents) == {*ROLE_ACTIVITIES, CALL_MODEL, "review_ops", "review_quality_safety"}
-    assert PROBE_ENVIRONMENT in sandbox and not set(ROLE_ACTIVITIES) & set(sandbox)
-    gateways = {id(agents[name].__self__.gateway) for name in ROLE_ACTIVITIES}
-    assert gateways == {id(agents[CALL_MODEL].__self__)}
+    roles = [d.name for d in (PLAN_GOAL, REVIEW_PLAN, WRITE_JOB, REVIEW_JOB_MODEL, DEBUG_JOB,
+                              SUMMARIZE_RUN)]
+    assert set(agents) == {*roles, CALL_MODEL.name, "review_ops", "review_quality_safety"}
+    assert PROBE_ENVIRONMENT.name in sandbox and not set(roles) & set(sandbox)
+    gateways = {id(agents[name].__self__.gateway) for name in roles}
+    assert gateways == {id(agents[CALL_MODEL.name].__self__)}
 
 
 class SummarizeInput(Model):
@@ -110,10 +119,8 @@ class SummarizeWorkflow:
 
     @workflow.run
     async def run(self, given: SummarizeInput) -> SummaryAnswer:
-        return await workflow.execute_activity(
-            SUMMARIZE_RUN, given.request, result_type=SummaryAnswer, task_queue=given.queue,
-            start_to_close_timeout=timedelta(seconds=30),
-            retry_policy=RetryPolicy(maximum_attempts=1))
+        return await SUMMARIZE_RUN.run(given.request, queues=Queues(agents=given.queue),
+                                       start_to_close=timedelta(seconds=30))
 
 
 async def test_model_calls_show_in_the_agents_workers_metrics(

@@ -1,0 +1,113 @@
+"""Import of a folder Assay wrote: the pattern from ``assay-pattern``, the job from ``scripts/``.
+
+The metadata is trusted no more than any other input: the pattern and metrics are validated by
+their models, the JSON must name the skill the front matter names (whose description wins),
+the job's file names may not leave ``scripts/``, and the exported version and kind must agree
+with the pattern. The status and origin come from the caller, never from the folder.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, TypeVar, cast
+
+from pydantic import ValidationError
+
+from skills.folders.errors import Problem
+from skills.folders.limits import METRICS_KEY, PATTERN_KEY, SCRIPTS, plain_name, plain_relative
+from skills.folders.scan import Source
+from workflows.library.patterns import Skill, SkillMetrics, SkillPattern, SkillStatus
+
+_M = TypeVar("_M", SkillPattern, SkillMetrics)
+
+
+def assay_skill(src: Source, status: SkillStatus | None, origin: str
+                ) -> tuple[Skill | None, list[str]]:
+    """A folder Assay wrote: the pattern from ``assay-pattern``, the job from ``scripts/``."""
+    problems: list[str] = []
+    data = _json_object(src, PATTERN_KEY, problems)
+    metrics_data = _json_object(src, METRICS_KEY, problems) if METRICS_KEY in src.metadata else {}
+    confidence = _confidence(src, problems)
+    if data is None or metrics_data is None:
+        return None, problems
+    if data.get("name", src.front["name"]) != src.front["name"]:
+        problems.append(f"{src.where}: {PATTERN_KEY} names {data.get('name')!r}, the front "
+                        f"matter {src.front['name']!r}; they must be equal")
+    data["description"] = src.front["description"]
+    job: object = data.get("job")
+    if isinstance(job, dict):
+        try:
+            _restore_job(src, cast("dict[str, Any]", job))
+        except Problem as err:
+            return None, [*problems, str(err)]
+    pattern = _validated(SkillPattern, data, src, PATTERN_KEY, problems)
+    metrics = _validated(SkillMetrics, metrics_data, src, METRICS_KEY, problems)
+    if problems or pattern is None or metrics is None:
+        return None, problems
+    _check_consistent(src, pattern, problems)
+    exported = src.metadata.get("assay-status", "unknown")
+    skill = Skill(pattern=pattern, status=status or "candidate", metrics=metrics,
+                  confidence=confidence, origin=origin,
+                  note=f"{origin} from {src.folder} (exported as {exported}, origin "
+                       f"{src.metadata.get('assay-origin', 'unknown')})")
+    return (None, problems) if problems else (skill, [])
+
+
+def _json_object(src: Source, key: str, problems: list[str]) -> dict[str, Any] | None:
+    try:
+        value: object = json.loads(src.metadata[key])
+    except (ValueError, RecursionError) as err:
+        problems.append(f"{src.where}: metadata {key} is not valid JSON ({err})")
+        return None
+    if not isinstance(value, dict):
+        problems.append(f"{src.where}: metadata {key} must be a JSON object")
+        return None
+    return cast("dict[str, Any]", value)
+
+
+def _confidence(src: Source, problems: list[str]) -> float:
+    text = src.metadata.get("assay-confidence", "0")
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0.0 <= value <= 1.0:  # also refuses nan
+        problems.append(f"{src.where}: metadata assay-confidence {text[:40]!r} must be a number "
+                        "from 0 to 1")
+        return 0.0
+    return value
+
+
+def _restore_job(src: Source, job: dict[str, Any]) -> None:
+    """Put the script's text back into the job; its names may not leave ``scripts/``."""
+    filename: object = job.get("filename")
+    if not isinstance(filename, str) or not plain_name(filename):
+        raise Problem(f"{src.where}: {PATTERN_KEY} job filename {filename!r} must be a plain "
+                      f"file name under {SCRIPTS}/ (no '/', '..' or leading '.')")
+    entry: object = job.get("entry")
+    if entry is not None and (not isinstance(entry, str) or not plain_relative(entry)):
+        raise Problem(f"{src.where}: {PATTERN_KEY} job entry {entry!r} must be a relative "
+                      "path with no '..' parts")
+    source = src.script(filename)
+    job["source"] = source
+    if entry is None:
+        job["code"] = source
+
+
+def _validated(model: type[_M], data: dict[str, Any], src: Source, key: str,
+               problems: list[str]) -> _M | None:
+    try:
+        return model.model_validate(data)
+    except ValidationError as err:
+        for error in err.errors()[:10]:
+            place = ".".join(str(part) for part in error["loc"]) or "(top)"
+            problems.append(f"{src.where}: metadata {key}, {place}: {error['msg']}")
+        return None
+
+
+def _check_consistent(src: Source, pattern: SkillPattern, problems: list[str]) -> None:
+    for key, expected in (("assay-version", str(pattern.version)),
+                          ("assay-kind", pattern.kind)):
+        if key in src.metadata and src.metadata[key] != expected:
+            problems.append(f"{src.where}: metadata {key} is {src.metadata[key]!r} but "
+                            f"{PATTERN_KEY} says {expected!r}")

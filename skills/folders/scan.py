@@ -1,0 +1,149 @@
+"""Finding skill folders and reading their files, within bounds and never through a link.
+
+Everything here treats the disk as hostile: the search for folders is bounded in depth and
+entries, a folder's files are counted and sized before any is read, symbolic links are refused
+rather than followed, and a file is opened without following links and read no further than
+its limit. ``Source`` is what a folder that passed these checks hands to the reader of its kind.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+from typing import Any, cast
+
+from skills.folders.errors import Problem
+from skills.folders.limits import (
+    MAX_ENTRIES,
+    MAX_FILE,
+    MAX_FILES,
+    MAX_FOLDER,
+    MAX_SEARCH_DEPTH,
+    MAX_SEARCH_ENTRIES,
+    SCRIPTS,
+    SKILL_FILE,
+)
+
+
+def _is_skill_folder(path: Path) -> bool:
+    try:
+        return any(name.lower() == SKILL_FILE.lower() for name in os.listdir(path))
+    except OSError:
+        return False
+
+
+def discover(directory: Path) -> tuple[list[Path], list[str]]:
+    """Skill folders under ``directory`` (breadth first, no links followed)."""
+    if directory.is_symlink() or not directory.is_dir():
+        what = "is a symbolic link" if directory.is_symlink() else "is not a folder"
+        return [], [f"{directory}: {what}; give a skill folder or a folder of skill folders"]
+    if _is_skill_folder(directory):
+        return [directory], []
+    found: list[Path] = []
+    problems: list[str] = []
+    level, seen = [directory], 0
+    for _ in range(MAX_SEARCH_DEPTH):
+        below: list[Path] = []
+        for parent in level:
+            try:
+                listed = _listing(parent)
+            except OSError as err:
+                problems.append(f"{parent}: cannot be read ({err.strerror})")
+                continue
+            for entry in listed:
+                seen += 1
+                if seen > MAX_SEARCH_ENTRIES:
+                    return found, [*problems, f"{directory}: more than {MAX_SEARCH_ENTRIES} "
+                                   "entries; point the import at the skill folders"]
+                path = Path(entry.path)
+                if entry.name.startswith("."):
+                    continue
+                if entry.is_symlink():
+                    problems.append(f"{path}: is a symbolic link; copy the folder in instead")
+                elif entry.is_dir(follow_symlinks=False):
+                    (found if _is_skill_folder(path) else below).append(path)
+        level = below
+    return found, problems
+
+
+def scan(folder: Path) -> tuple[dict[str, int], list[str]]:
+    """Regular files of ``folder`` (relative path -> size) and what breaks the limits."""
+    files: dict[str, int] = {}
+    problems: list[str] = []
+    pending, seen = [folder], 0
+    while pending:
+        for entry in _listing(pending.pop()):
+            seen += 1
+            path = Path(entry.path)
+            if seen > MAX_ENTRIES:
+                return files, [*problems, f"{folder}: more than {MAX_ENTRIES} files and folders"
+                               f" (at most {MAX_FILES} files are allowed)"]
+            if entry.is_symlink():
+                problems.append(f"{path}: is a symbolic link; links are refused, copy the file")
+            elif entry.is_dir(follow_symlinks=False):
+                pending.append(path)
+            elif entry.is_file(follow_symlinks=False):
+                size = entry.stat(follow_symlinks=False).st_size
+                files[path.relative_to(folder).as_posix()] = size
+                if size > MAX_FILE:
+                    problems.append(f"{path}: {size} bytes; each file may hold at most "
+                                    f"{MAX_FILE} bytes")
+            else:
+                problems.append(f"{path}: is not a regular file or folder")
+    if len(files) > MAX_FILES:
+        problems.append(f"{folder}: holds {len(files)} files; at most {MAX_FILES} are allowed")
+    if sum(files.values()) > MAX_FOLDER:
+        problems.append(f"{folder}: holds {sum(files.values())} bytes; at most {MAX_FOLDER}")
+    return files, problems
+
+
+def _listing(folder: Path) -> list[os.DirEntry[str]]:
+    """The entries of ``folder`` in name order, so problems are listed in a stable order."""
+    with os.scandir(folder) as entries:
+        return sorted(entries, key=lambda e: e.name)
+
+
+def read_text(path: Path, limit: int) -> str:
+    """The UTF-8 text of ``path`` (never through a link), at most ``limit`` bytes."""
+    try:
+        descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError as err:
+        raise Problem(f"cannot be read ({err.strerror})") from err
+    with os.fdopen(descriptor, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+            raise Problem("is not a regular file")
+        data = handle.read(limit + 1)
+    if len(data) > limit:
+        raise Problem(f"is larger than {limit} bytes")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise Problem(f"is not UTF-8 text (invalid byte at offset {err.start})") from err
+
+
+class Source:
+    """A validated folder's parts, handed to the reader of its kind."""
+
+    def __init__(self, folder: Path, files: dict[str, int], front: dict[str, Any], body: str
+                 ) -> None:
+        self.folder = folder
+        self.files = files
+        self.front = front
+        self.body = body
+        self.metadata = cast("dict[str, str]", front.get("metadata") or {})
+
+    @property
+    def where(self) -> Path:
+        """The folder's ``SKILL.md``, for messages."""
+        return self.folder / SKILL_FILE
+
+    def script(self, filename: str) -> str:
+        """The text of ``scripts/<filename>`` (a plain name, checked by the caller)."""
+        relative = f"{SCRIPTS}/{filename}"
+        if relative not in self.files:
+            raise Problem(f"{self.folder / relative}: missing; the skill's job runs this script")
+        try:
+            return read_text(self.folder / relative, MAX_FILE)
+        except Problem as err:
+            raise Problem(f"{self.folder / relative}: {err}") from err

@@ -1,0 +1,37 @@
+"""The skill library in PostgreSQL: patterns, their statistics and status, and an audit trail.
+
+Every process matching skills keeps an in-memory index of the library; the store is the one
+truth they share. Every write runs under one advisory lock and takes the next ``revision``, so
+revisions grow in commit order and :meth:`SkillStore.changes_since` never skips a row. Several
+workers recording uses at once cannot lose a count, a use recorded twice (a retried activity)
+counts once, and every change is written to ``skill_events`` in the same transaction.
+
+:class:`SkillStore` is one store made of four parts, a module each: ``queries`` (reading),
+``additions``, ``changes`` (saves and status moves) and ``uses`` (statistics); ``rows`` holds
+the statements they share.
+"""
+
+from skills.schema import (
+    SkillExists,
+    SkillInvalid,
+    SkillNotFound,
+    SkillStatusError,
+    SkillStoreUnavailable,
+    SkillUnreadable,
+)
+from skills.store.additions import SkillAdditions
+from skills.store.changes import SkillChanges
+from skills.store.queries import SkillEvent, SkillQueries
+from skills.store.uses import SkillUses
+
+__all__ = [
+    "SkillEvent", "SkillExists", "SkillInvalid", "SkillNotFound", "SkillStatusError",
+    "SkillStore", "SkillStoreUnavailable", "SkillUnreadable",
+]
+
+
+class SkillStore(SkillQueries, SkillAdditions, SkillChanges, SkillUses):
+    """PostgreSQL-backed skill library; workers and the CLI build one from the database URL."""
+
+    what = "skill library"
+    unavailable = SkillStoreUnavailable

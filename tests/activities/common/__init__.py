@@ -1,0 +1,1 @@
+"""Tests of activities/common: primitives every capability shares."""

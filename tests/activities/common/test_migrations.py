@@ -1,0 +1,211 @@
+"""Schema migrations on real PostgreSQL: new databases, the previous release's, many openers.
+
+``tests/data/migrations/previous_release.sql`` is a database as the last release before
+migrations left it: the schema its three stores created, and rows each of them wrote.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from alembic.autogenerate import compare_metadata
+from alembic.runtime.migration import MigrationContext
+from sqlalchemy import Connection, make_url, text
+from sqlalchemy.exc import DBAPIError
+from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+from sqlmodel import SQLModel
+
+import activities.events.schema
+import activities.memory.schema
+import skills.schema
+from activities.common.database import Database
+from activities.common.migrations import SchemaUnknown, baseline, head, revisions, upgrade
+from activities.events.store import EventStore
+from activities.memory.store import LedgerEntry, MemoryStore, MemoryStoreUnavailable
+from skills.store import SkillStore
+
+db = pytest.mark.integration
+PREVIOUS = Path(__file__).resolve().parents[2] / "data" / "migrations" / "previous_release.sql"
+MODELS = (activities.events.schema, activities.memory.schema, skills.schema)
+"""The modules whose SQLModel rows make up the schema."""
+
+CATALOGUE = {
+    "columns": """SELECT table_name, column_name, ordinal_position, data_type, is_nullable,
+                         column_default, is_identity, identity_generation
+                  FROM information_schema.columns WHERE table_schema = 'public'""",
+    "constraints": """SELECT conrelid::regclass::text, conname, pg_get_constraintdef(oid)
+                      FROM pg_constraint WHERE connamespace = 'public'::regnamespace""",
+    "indexes": """SELECT tablename, indexname, indexdef FROM pg_indexes
+                  WHERE schemaname = 'public'""",
+    "triggers": """SELECT tgrelid::regclass::text, tgname, pg_get_triggerdef(oid)
+                   FROM pg_trigger WHERE NOT tgisinternal""",
+    "functions": """SELECT proname, pg_get_functiondef(oid) FROM pg_proc
+                    WHERE pronamespace = 'public'::regnamespace""",
+    "sequences": """SELECT sequence_name, data_type, start_value, increment
+                     FROM information_schema.sequences WHERE sequence_schema = 'public'""",
+}
+"""What a schema is made of, read from PostgreSQL's own catalogue."""
+
+
+@pytest.fixture
+async def engine(fresh_database_url: str) -> AsyncIterator[AsyncEngine]:
+    made = create_async_engine(fresh_database_url)
+    yield made
+    await made.dispose()
+
+
+async def new_database(server_url: str) -> str:
+    name = f"m_{uuid.uuid4().hex[:12]}"
+    admin = create_async_engine(server_url, isolation_level="AUTOCOMMIT")
+    async with admin.connect() as conn:
+        await conn.execute(text(f'CREATE DATABASE "{name}"'))
+    await admin.dispose()
+    return make_url(server_url).set(database=name).render_as_string(hide_password=False)
+
+
+async def load_previous_release(engine: AsyncEngine) -> None:
+    async with engine.connect() as conn:
+        raw = (await conn.get_raw_connection()).driver_connection
+        assert raw is not None
+        await raw.execute(PREVIOUS.read_text(encoding="utf-8"))  # many statements at once
+
+
+async def schema(engine: AsyncEngine) -> dict[str, list[tuple[str, ...]]]:
+    """Every column, constraint, index, trigger, function and sequence; Alembic's table aside."""
+    found: dict[str, list[tuple[str, ...]]] = {}
+    async with engine.connect() as conn:
+        for kind, query in CATALOGUE.items():
+            rows = (await conn.execute(text(query))).all()
+            found[kind] = sorted(tuple(map(str, row)) for row in rows
+                                 if row[0] != "alembic_version")
+    return found
+
+
+async def rows(engine: AsyncEngine) -> dict[str, list[tuple[Any, ...]]]:
+    async with engine.connect() as conn:
+        return {table: sorted(map(tuple, (await conn.execute(
+                    text(f"SELECT * FROM {table}"))).all()), key=repr)
+                for table in sorted(baseline.TABLES)}
+
+
+async def versions(engine: AsyncEngine) -> list[str]:
+    async with engine.connect() as conn:
+        return list((await conn.execute(text("SELECT version_num FROM alembic_version")))
+                    .scalars())
+
+
+@db
+async def test_a_new_database_gets_exactly_the_schema_of_the_previous_release(
+        engine: AsyncEngine, postgres_server_url: str) -> None:
+    assert await upgrade(engine) == (None, head())
+    assert await revisions(engine) == (head(), head())
+    previous = create_async_engine(await new_database(postgres_server_url))
+    try:
+        await load_previous_release(previous)
+        assert await schema(engine) == await schema(previous)
+    finally:
+        await previous.dispose()
+
+
+@db
+async def test_the_newest_revision_builds_what_the_models_declare(engine: AsyncEngine) -> None:
+    await upgrade(engine)
+
+    def differences(conn: Connection) -> list[Any]:
+        return compare_metadata(MigrationContext.configure(conn), SQLModel.metadata)
+
+    async with engine.connect() as conn:
+        assert await conn.run_sync(differences) == []
+    assert set(SQLModel.metadata.tables) == baseline.TABLES, "every model table is migrated"
+
+
+@db
+async def test_a_database_of_the_previous_release_is_upgraded_in_place(
+        engine: AsyncEngine, fresh_database_url: str) -> None:
+    await load_previous_release(engine)
+    before = await rows(engine)
+    assert await revisions(engine) == (None, head())
+
+    async with MemoryStore(fresh_database_url) as memory:
+        assert await rows(engine) == before and await versions(engine) == [head()]
+        assert await memory.verify_ledger() == 3
+        assert [rule.rule_id for rule in (await memory.rules())[0]] == ["rule-1"]
+        await memory.append_ledger([LedgerEntry(entry_id="entry-4", kind="note")])
+        assert await memory.verify_ledger() == 4, "new entries chain onto the old ones"
+    async with SkillStore(fresh_database_url) as library:
+        assert (await library.get("csv-profile@v1")).status == "active"
+        assert len(await library.events("csv-profile@v1")) == 3
+    async with EventStore(fresh_database_url) as events:
+        assert await events.count("run-1") == 3
+    for statement in ("UPDATE memory_ledger SET kind = 'note'", "DELETE FROM memory_ledger",
+                      "UPDATE skill_events SET by = 'eve'", "DELETE FROM skill_events"):
+        with pytest.raises(DBAPIError, match="is append-only"):
+            async with engine.begin() as conn:
+                await conn.execute(text(statement))
+
+
+@db
+async def test_migrating_again_changes_nothing(engine: AsyncEngine) -> None:
+    await load_previous_release(engine)
+    assert await upgrade(engine) == (None, head())
+    migrated = (await schema(engine), await rows(engine))
+    assert await upgrade(engine) == (head(), head())
+    assert (await schema(engine), await rows(engine)) == migrated
+    assert await versions(engine) == [head()]
+
+
+@db
+@pytest.mark.parametrize("previous_release", [False, True], ids=["new", "previous-release"])
+async def test_stores_opening_at_once_migrate_once(engine: AsyncEngine, fresh_database_url: str,
+                                                   previous_release: bool) -> None:
+    before: dict[str, list[tuple[Any, ...]]] = {table: [] for table in sorted(baseline.TABLES)}
+    if previous_release:
+        await load_previous_release(engine)
+        before = await rows(engine)
+    stores: list[Database] = [kind(fresh_database_url)
+                              for kind in (EventStore, MemoryStore, SkillStore) * 3]
+    try:
+        await asyncio.gather(*(store.open() for store in stores))
+    finally:
+        await asyncio.gather(*(store.close() for store in stores))
+    assert await versions(engine) == [head()]
+    assert await rows(engine) == before
+
+
+@db
+async def test_a_database_of_the_previous_release_missing_tables_gets_them(
+        engine: AsyncEngine, fresh_database_url: str) -> None:
+    async with engine.begin() as conn:  # as when only the event store had ever opened
+        await conn.run_sync(baseline.METADATA.tables["execution_events"].create)
+        await conn.execute(text("INSERT INTO execution_events VALUES ('e1', DEFAULT, 'run-1',"
+                                " 'n', 't', 's', 'a', now(), NULL, 0, 0, 'ok', '{}', '{}',"
+                                " '{}', NULL, DEFAULT)"))
+    async with EventStore(fresh_database_url) as events:
+        assert await events.count("run-1") == 1
+    assert await versions(engine) == [head()]
+    async with MemoryStore(fresh_database_url) as memory:
+        await memory.append_ledger([LedgerEntry(entry_id="entry-1", kind="note")])
+    with pytest.raises(DBAPIError, match="memory_ledger is append-only"):
+        async with engine.begin() as conn:
+            await conn.execute(text("DELETE FROM memory_ledger"))
+
+
+@db
+async def test_a_database_a_newer_release_migrated_is_refused_with_what_to_do(
+        engine: AsyncEngine, fresh_database_url: str) -> None:
+    await upgrade(engine)
+    async with engine.begin() as conn:
+        await conn.execute(text("UPDATE alembic_version SET version_num = '0099'"))
+    store = MemoryStore(fresh_database_url)
+    with pytest.raises(MemoryStoreUnavailable) as caught:
+        await store.open()
+    await store.close()
+    assert "schema is at revision 0099" in str(caught.value)
+    assert "upgrade Assay" in str(caught.value)
+    with pytest.raises(SchemaUnknown):
+        await revisions(engine)

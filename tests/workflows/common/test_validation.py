@@ -1,0 +1,45 @@
+"""Validation errors in words: field paths and messages (pure; no server)."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic import BaseModel, ValidationError
+
+from workflows.common.validation import FieldError, field_errors, field_path
+
+
+class Item(BaseModel):
+    name: str
+    size: int
+
+
+class Box(BaseModel):
+    items: list[Item]
+
+
+def refusal(value: object) -> ValidationError:
+    with pytest.raises(ValidationError) as caught:
+        Box.model_validate(value)
+    return caught.value
+
+
+def test_a_location_reads_as_a_dotted_path_or_as_the_whole() -> None:
+    assert field_path(("items", 2, "size"), whole="box") == "items.2.size"
+    assert field_path((), whole="box") == "box"
+
+
+def test_each_error_names_its_field_and_pydantic_message() -> None:
+    errors = field_errors(refusal({"items": [{"name": "a", "size": "big"}, {"size": 1}]}))
+    assert errors == [
+        FieldError("items.0.size",
+                   "Input should be a valid integer, unable to parse string as an integer"),
+        FieldError("items.1.name", "Field required")]
+    assert str(errors[1]) == "items.1.name: Field required"
+
+
+def test_most_keeps_the_first_errors_and_whole_names_the_value_itself() -> None:
+    empty: dict[str, str] = {}
+    assert field_errors(refusal({"items": [empty, empty]}), most=1) == [
+        FieldError("items.0.name", "Field required")]
+    assert field_errors(refusal(3), whole="(box)") == [
+        FieldError("(box)", "Input should be a valid dictionary or instance of Box")]

@@ -1,0 +1,272 @@
+"""Every activity Assay runs, declared once: name, types, pool, timeouts and retry policy.
+
+Workflows call activities only through these declarations (``await EXECUTE_JOB.run(req,
+queues=...)``), so each call is type-checked and "go to definition" lands here rather than on
+a string. Implementations take their name from the declaration (``@EXECUTE_JOB.defn``), and
+every worker checks at start that it registers exactly the declarations of its pool
+(:func:`check_registrations`), so a pool can neither miss an activity nor serve a stray one.
+
+Deterministic: imported by workflow code.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any, Generic, TypeVar, cast
+
+from temporalio import activity, workflow
+from temporalio.common import RetryPolicy
+
+from workflows.agents.roles import (
+    CodeAnswer,
+    CodeRequest,
+    DebugAnswer,
+    DebugRequest,
+    EnvironmentFacts,
+    ModelReviewAnswer,
+    ModelReviewRequest,
+    PlanAnswer,
+    PlanRequest,
+    PlanReviewAnswer,
+    PlanReviewRequest,
+    SummaryAnswer,
+    SummaryRequest,
+)
+from workflows.agents.spend import ModelAnswer, ModelCall
+from workflows.common.errors import PERMANENT
+from workflows.constants import Pool
+from workflows.contracts.execution import (
+    ExecuteJobInput,
+    ExecutionOutcome,
+    RecordEventsInput,
+    Verification,
+    VerifyEvidenceInput,
+)
+from workflows.contracts.executive import (
+    DiagnoseInput,
+    ReflectionNote,
+    RescanInput,
+    RescanResult,
+    ReviewInput,
+    ReviewVerdict,
+)
+from workflows.contracts.memory import ConsultAnswer, ConsultInput, RememberAnswer, RememberInput
+from workflows.contracts.policy import Queues
+from workflows.contracts.results import ReportPaths, WriteReportInput
+from workflows.library.contracts import (
+    ExtractAnswer,
+    ExtractInput,
+    MaintainAnswer,
+    MaintainInput,
+    MatchAnswer,
+    MatchInput,
+    RecordAnswer,
+    TaskOutcome,
+)
+
+InT = TypeVar("InT")
+OutT = TypeVar("OutT")
+FnT = TypeVar("FnT", bound=Callable[..., Any])
+
+DECLARATION_ATTR = "__assay_activity__"
+"""Attribute :meth:`ActivityDecl.defn` sets on an implementation, naming its declaration."""
+
+
+def retry(*, initial: timedelta = timedelta(seconds=1), maximum: timedelta | None = None,
+          attempts: int = 0, backoff: float = 2.0) -> RetryPolicy:
+    """A retry policy that never retries one of Assay's permanent error types."""
+    return RetryPolicy(initial_interval=initial, backoff_coefficient=backoff,
+                       maximum_interval=maximum, maximum_attempts=attempts,
+                       non_retryable_error_types=list(PERMANENT))
+
+
+@dataclass(frozen=True)
+class ActivityDecl(Generic[InT, OutT]):
+    """One activity: what it takes and returns, where it runs, how long it may take.
+
+    Attributes:
+        name: the activity type name (never changed: saved histories name it).
+        arg: the type of its one argument (``None`` for an activity that takes none).
+        result: the type of its result (the data converter decodes into it).
+        pool: the worker pool that serves it.
+        start_to_close: how long one attempt may take (a call may set a shorter or longer one).
+        retry_policy: how failed attempts are retried.
+        local: run as a local activity in the orchestration worker (saves a server round trip).
+    """
+
+    name: str
+    arg: Any
+    result: type[OutT]
+    pool: Pool
+    start_to_close: timedelta
+    retry_policy: RetryPolicy
+    local: bool = False
+
+    def defn(self, fn: FnT) -> FnT:
+        """Decorate the implementation: a Temporal activity of this name, tied to this entry."""
+        setattr(fn, DECLARATION_ATTR, self)
+        return activity.defn(name=self.name)(fn)
+
+    async def run(self, arg: InT, *, queues: Queues | None = None,
+                  start_to_close: timedelta | None = None,
+                  schedule_to_close: timedelta | None = None,
+                  heartbeat: timedelta | None = None) -> OutT:
+        """Run the activity from a workflow and return its decoded result.
+
+        Args:
+            arg: its argument (``None`` when the declaration takes none).
+            queues: the run's task queues; the one of this declaration's pool is used.
+                Omitted: the calling workflow's own task queue.
+            start_to_close: overrides the declared per-attempt limit.
+            schedule_to_close: a limit over all attempts (bounded advisory calls).
+            heartbeat: the heartbeat timeout of a long activity.
+        """
+        limit = start_to_close or self.start_to_close
+        args = [] if arg is None else [arg]
+        if self.local:
+            answer = await workflow.execute_local_activity(
+                self.name, args=args, result_type=self.result, start_to_close_timeout=limit,
+                schedule_to_close_timeout=schedule_to_close, retry_policy=self.retry_policy)
+        else:
+            answer = await workflow.execute_activity(
+                self.name, args=args, result_type=self.result,
+                task_queue=None if queues is None else queue_of(queues, self.pool),
+                start_to_close_timeout=limit, schedule_to_close_timeout=schedule_to_close,
+                heartbeat_timeout=heartbeat, retry_policy=self.retry_policy)
+        return cast(OutT, answer)
+
+
+def queue_of(queues: Queues, pool: Pool) -> str:
+    """The task queue a run sends ``pool``'s activities to."""
+    return cast(str, getattr(queues, pool.name.lower()))
+
+
+def declaration_of(fn: Callable[..., Any]) -> ActivityDecl[Any, Any] | None:
+    """The declaration an implementation was decorated with (``None``: undeclared)."""
+    found = getattr(fn, DECLARATION_ATTR, None)
+    return cast("ActivityDecl[Any, Any]", found) if isinstance(found, ActivityDecl) else None
+
+
+class RegistrationError(Exception):
+    """A worker's activities do not match the catalogue's declarations for its pool."""
+
+
+def check_registrations(pool: Pool, implementations: Iterable[Callable[..., Any]],
+                        catalogue: Iterable[ActivityDecl[Any, Any]] | None = None) -> None:
+    """Refuse a pool whose implementations are not exactly the catalogue's for that pool.
+
+    Raises:
+        RegistrationError: naming every undeclared, misplaced, duplicated or missing activity.
+    """
+    expected = {d.name for d in (CATALOGUE if catalogue is None else catalogue)
+                if d.pool is pool}
+    problems: list[str] = []
+    seen: set[str] = set()
+    for fn in implementations:
+        decl = declaration_of(fn)
+        label = getattr(fn, "__qualname__", repr(fn))
+        if decl is None:
+            problems.append(f"{label} is not declared in the catalogue (decorate it with "
+                            "the declaration's .defn)")
+        elif decl.pool is not pool:
+            problems.append(f"{decl.name} belongs to pool {decl.pool.value}, not {pool.value}")
+        elif decl.name in seen:
+            problems.append(f"{decl.name} is registered twice")
+        else:
+            seen.add(decl.name)
+    problems += [f"{name} is declared for {pool.value} but not registered"
+                 for name in sorted(expected - seen)]
+    if problems:
+        raise RegistrationError(f"pool {pool.value}: " + "; ".join(problems))
+
+
+# --- the declarations ----------------------------------------------------------------------
+
+QUICK = retry(attempts=5)
+"""Short deterministic work on a healthy worker: a few retries ride out a restart."""
+ADVISORY = retry(initial=timedelta(milliseconds=200), attempts=2)
+"""Learning asked on a task's way (reflection, memory, skills): one retry, then go on without."""
+MINUTE = timedelta(minutes=1)
+
+# orchestration pool: local activities of the workflows' own worker
+RECORD_EVENTS = ActivityDecl[RecordEventsInput, int](
+    "record_events", RecordEventsInput, int, Pool.ORCHESTRATION, timedelta(seconds=30),
+    retry(maximum=timedelta(seconds=30)), local=True)
+WRITE_REPORT = ActivityDecl[WriteReportInput, ReportPaths](
+    "write_report", WriteReportInput, ReportPaths, Pool.ORCHESTRATION, 2 * MINUTE,
+    retry(maximum=timedelta(seconds=30), attempts=5), local=True)
+
+# agents pool: deterministic reviewers and the model roles
+MODEL_RETRY = retry(maximum=2 * MINUTE, attempts=8)
+"""Rate limits, overload and server errors retry (the activity sets the advised delay)."""
+MODEL_TIME = 10 * MINUTE
+REVIEW_OPS = ActivityDecl[ReviewInput, ReviewVerdict](
+    "review_ops", ReviewInput, ReviewVerdict, Pool.AGENTS, MINUTE, QUICK)
+REVIEW_QUALITY_SAFETY = ActivityDecl[ReviewInput, ReviewVerdict](
+    "review_quality_safety", ReviewInput, ReviewVerdict, Pool.AGENTS, MINUTE, QUICK)
+CALL_MODEL = ActivityDecl[ModelCall, ModelAnswer](
+    "call_model", ModelCall, ModelAnswer, Pool.AGENTS, MODEL_TIME, MODEL_RETRY)
+PLAN_GOAL = ActivityDecl[PlanRequest, PlanAnswer](
+    "plan_goal", PlanRequest, PlanAnswer, Pool.AGENTS, MODEL_TIME, MODEL_RETRY)
+REVIEW_PLAN = ActivityDecl[PlanReviewRequest, PlanReviewAnswer](
+    "review_plan", PlanReviewRequest, PlanReviewAnswer, Pool.AGENTS, MODEL_TIME, MODEL_RETRY)
+WRITE_JOB = ActivityDecl[CodeRequest, CodeAnswer](
+    "write_job", CodeRequest, CodeAnswer, Pool.AGENTS, MODEL_TIME, MODEL_RETRY)
+REVIEW_JOB_MODEL = ActivityDecl[ModelReviewRequest, ModelReviewAnswer](
+    "review_job_model", ModelReviewRequest, ModelReviewAnswer, Pool.AGENTS, MODEL_TIME,
+    MODEL_RETRY)
+DEBUG_JOB = ActivityDecl[DebugRequest, DebugAnswer](
+    "debug_job", DebugRequest, DebugAnswer, Pool.AGENTS, MODEL_TIME, MODEL_RETRY)
+SUMMARIZE_RUN = ActivityDecl[SummaryRequest, SummaryAnswer](
+    "summarize_run", SummaryRequest, SummaryAnswer, Pool.AGENTS, MODEL_TIME, MODEL_RETRY)
+
+# sandbox pool: everything that runs on, or probes, the job machine
+EXECUTE_JOB = ActivityDecl[ExecuteJobInput, ExecutionOutcome](
+    "execute_job", ExecuteJobInput, ExecutionOutcome, Pool.SANDBOX, 5 * MINUTE,
+    retry(attempts=3))
+"""Calls set ``start_to_close`` from the job's timeout and a heartbeat from the run's policy."""
+VERIFY_EVIDENCE = ActivityDecl[VerifyEvidenceInput, Verification](
+    "verify_evidence", VerifyEvidenceInput, Verification, Pool.SANDBOX, 5 * MINUTE, QUICK)
+REVIEW_INFRASTRUCTURE = ActivityDecl[ReviewInput, ReviewVerdict](
+    "review_infrastructure", ReviewInput, ReviewVerdict, Pool.SANDBOX, MINUTE, QUICK)
+RESCAN_ARTIFACTS = ActivityDecl[RescanInput, RescanResult](
+    "rescan_artifacts", RescanInput, RescanResult, Pool.SANDBOX, 2 * MINUTE, QUICK)
+PROBE_ENVIRONMENT = ActivityDecl[None, EnvironmentFacts](
+    "probe_environment", None, EnvironmentFacts, Pool.SANDBOX, MINUTE, QUICK)
+
+# reflection pool: advisory, bounded by the run's reflection_timeout_s (schedule_to_close)
+DIAGNOSE_FAILURE = ActivityDecl[DiagnoseInput, ReflectionNote](
+    "diagnose_failure", DiagnoseInput, ReflectionNote, Pool.REFLECTION, timedelta(seconds=5),
+    ADVISORY)
+CONSULT_MEMORY = ActivityDecl[ConsultInput, ConsultAnswer](
+    "consult_memory", ConsultInput, ConsultAnswer, Pool.REFLECTION, timedelta(seconds=10),
+    ADVISORY)
+REMEMBER_TASK = ActivityDecl[RememberInput, RememberAnswer](
+    "remember_task", RememberInput, RememberAnswer, Pool.REFLECTION, timedelta(seconds=10),
+    ADVISORY)
+
+# skills pool
+LIBRARY_RETRY = retry(maximum=MINUTE, attempts=5)
+MATCH_SKILLS = ActivityDecl[MatchInput, MatchAnswer](
+    "match_skills", MatchInput, MatchAnswer, Pool.SKILLS, timedelta(seconds=10), ADVISORY)
+RECORD_OUTCOMES = ActivityDecl[list[TaskOutcome], RecordAnswer](
+    "record_outcomes", list[TaskOutcome], RecordAnswer, Pool.SKILLS, 2 * MINUTE, LIBRARY_RETRY)
+EXTRACT_SKILLS = ActivityDecl[ExtractInput, ExtractAnswer](
+    "extract_skills", ExtractInput, ExtractAnswer, Pool.SKILLS, 5 * MINUTE, LIBRARY_RETRY)
+MAINTAIN_SKILLS = ActivityDecl[MaintainInput, MaintainAnswer](
+    "maintain_skills", MaintainInput, MaintainAnswer, Pool.SKILLS, 10 * MINUTE, LIBRARY_RETRY)
+
+CATALOGUE: tuple[ActivityDecl[Any, Any], ...] = (
+    RECORD_EVENTS, WRITE_REPORT,
+    REVIEW_OPS, REVIEW_QUALITY_SAFETY, CALL_MODEL, PLAN_GOAL, REVIEW_PLAN, WRITE_JOB,
+    REVIEW_JOB_MODEL, DEBUG_JOB, SUMMARIZE_RUN,
+    EXECUTE_JOB, VERIFY_EVIDENCE, REVIEW_INFRASTRUCTURE, RESCAN_ARTIFACTS, PROBE_ENVIRONMENT,
+    DIAGNOSE_FAILURE, CONSULT_MEMORY, REMEMBER_TASK,
+    MATCH_SKILLS, RECORD_OUTCOMES, EXTRACT_SKILLS, MAINTAIN_SKILLS,
+)
+"""Every activity, in pool order; names are unique (a test checks)."""
+REVIEWERS: tuple[ActivityDecl[ReviewInput, ReviewVerdict], ...] = (
+    REVIEW_OPS, REVIEW_QUALITY_SAFETY, REVIEW_INFRASTRUCTURE)
+"""The review panel, in verdict order (infrastructure runs on the sandbox pool it probes)."""

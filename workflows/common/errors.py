@@ -1,0 +1,50 @@
+"""Every error type Assay raises on purpose, and whether a retry could ever help.
+
+Activities and workflows raise ``ApplicationError(..., type=ErrorType.X)``; retry policies
+list :data:`PERMANENT` as ``non_retryable_error_types``, so a deterministic failure (a bad
+request, an invalid answer, a spent budget) is never retried and never re-spends money, while
+a passing one (a server error, an overloaded machine) is. A new error type is added here, once.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class ErrorType(StrEnum):
+    """The ``type`` of every ``ApplicationError`` Assay raises."""
+
+    # requests that are wrong, whoever sends them again
+    INVALID_PLAN = "InvalidPlan"
+    INVALID_JOB = "InvalidJob"
+    INPUT_CHANGED = "InputChanged"
+    EVENT_REJECTED = "EventRejected"
+    # a worker that cannot do the work at all
+    SANDBOX_UNAVAILABLE = "SandboxUnavailable"
+    REPORT_UNWRITABLE = "ReportUnwritable"
+    MODEL_NOT_CONFIGURED = "ModelNotConfigured"
+    # model answers and budgets: a retry would spend again for the same result
+    INVALID_MODEL_OUTPUT = "InvalidModelOutput"
+    INVALID_OUTPUT_SCHEMA = "InvalidOutputSchema"
+    MODEL_REFUSED = "ModelRefused"
+    MODEL_REJECTED_REQUEST = "ModelRejectedRequest"
+    BUDGET_EXHAUSTED = "BudgetExhausted"
+    REPLAY_MISS = "ReplayMiss"
+    REPLAY_UNREADABLE = "ReplayUnreadable"
+    # passing conditions: retried with backoff
+    DISK_FULL = "DiskFull"
+    JOB_INTERPRETER_MISSING = "JobInterpreterMissing"
+    PROBE_TIMEOUT = "ProbeTimeout"
+    PROBE_FAILED = "ProbeFailed"
+    MODEL_UNREACHABLE = "ModelUnreachable"
+    MODEL_SERVER_ERROR = "ModelServerError"
+
+
+TRANSIENT: frozenset[ErrorType] = frozenset({
+    ErrorType.DISK_FULL, ErrorType.JOB_INTERPRETER_MISSING, ErrorType.PROBE_TIMEOUT,
+    ErrorType.PROBE_FAILED, ErrorType.MODEL_UNREACHABLE, ErrorType.MODEL_SERVER_ERROR,
+})
+"""Types whose cause may pass (disk freed, machine less loaded, service back)."""
+
+PERMANENT: tuple[str, ...] = tuple(sorted(t.value for t in ErrorType if t not in TRANSIENT))
+"""Every other type: what retry policies list as ``non_retryable_error_types``."""

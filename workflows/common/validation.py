@@ -1,0 +1,42 @@
+"""Validation errors in words: which field was refused, and why.
+
+Plans, policies, gate decisions, stored rules and a model's answers are all validated by
+pydantic, and a refusal has to say where (``decisions.2.job.entry``) and what is wrong so a
+person or a model can fix it. Each place words the refusal its own way (a task label before
+the field, a limit on how many are listed); the field path and message come from here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import NamedTuple
+
+from pydantic import ValidationError
+
+
+class FieldError(NamedTuple):
+    """One refused field: its dotted path and pydantic's message."""
+
+    where: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.where}: {self.message}"
+
+
+def field_path(loc: Sequence[int | str], *, whole: str) -> str:
+    """An error location as a dotted path (``decisions.2.job``), or ``whole`` when empty."""
+    return ".".join(str(part) for part in loc) or whole
+
+
+def field_errors(err: ValidationError, *, whole: str = "value",
+                 most: int | None = None) -> list[FieldError]:
+    """The first ``most`` errors of ``err`` (all of them by default), in pydantic's order.
+
+    Args:
+        err: what pydantic raised.
+        whole: the name of an error about the value as a whole rather than one field.
+        most: how many errors to keep.
+    """
+    return [FieldError(field_path(e["loc"], whole=whole), e["msg"])
+            for e in err.errors()[:most]]

@@ -1,0 +1,23 @@
+"""The base of every contract, and the strict variant for what people write.
+
+Contracts travel between workflows, activities and saved histories, so by default a field a
+reader does not know is ignored: a newer writer never breaks an older reader or a replay.
+What people write by hand (plans, run policies, gate decisions) is held to
+:class:`StrictModel` instead, which refuses an unknown field: a typo must not pass silently.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict
+
+
+class Model(BaseModel):
+    """Base for contracts: unknown fields from newer writers are ignored, not fatal."""
+
+    model_config = ConfigDict(extra="ignore")
+
+
+class StrictModel(Model):
+    """Base for what people write: an unknown field is refused (a typo must not pass)."""
+
+    model_config = ConfigDict(extra="forbid")

@@ -1,0 +1,224 @@
+"""What the skill library exchanges with runs, tasks and its own activities.
+
+Finished tasks reach the long-lived ``SkillLibraryWorkflow`` by signal (:class:`TaskOutcome`);
+every ``EXTRACT_EVERY`` outcomes it extracts candidates from the batch, and at 10, 20, 40,
+80… outcomes it maintains the library (utility score, prune, merge). At a run's intake a
+confident match (:class:`MatchAnswer`) supplies the plan of a goal, or the job of a task that
+has none. Pure models only: the workflow sandbox imports this module.
+"""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from workflows.constants import Pool
+from workflows.contracts.base import Model
+from workflows.contracts.executive import PatchChange
+from workflows.contracts.plan import Check, JobSpec, Scalar
+from workflows.contracts.policy import SkillPolicy
+from workflows.library.patterns import Deviation, PatternKind, SkillStep
+
+SKILLS_PATCH = "skill-library"
+"""Workflow patch id of the skill steps (histories from before them replay without)."""
+SKILL_LIBRARY_ID = "assay-skill-library"
+"""Workflow id of the one long-lived ``SkillLibraryWorkflow`` of the default skills queue."""
+TASK_FINISHED = "task_finished"
+"""Signal name: a run hands the library one finished task's outcome."""
+
+
+def library_id(skills_queue: str) -> str:
+    """Workflow id of the library served on ``skills_queue`` (one library per queue)."""
+    if skills_queue == Pool.SKILLS.value:
+        return SKILL_LIBRARY_ID
+    return f"{SKILL_LIBRARY_ID}-{skills_queue}"
+
+
+class SkillUse(Model):
+    """A skill a task runs from, as its provenance records it."""
+
+    skill_id: str
+    name: str
+    version: int
+    kind: PatternKind = "skill"
+    confidence: float = 0.0
+    similarity: float = 0.0
+    parameters: dict[str, Scalar] = Field(default_factory=dict[str, Scalar])
+    trial: bool = False
+    expected_artifacts: list[str] = Field(default_factory=list[str])
+    expected_metrics: list[str] = Field(default_factory=list[str])
+    recovery: list[PatchChange] = Field(default_factory=list[PatchChange])
+    rationale: str = ""
+
+
+class MatchTask(Model):
+    """A task of the plan, as the library sees it at intake."""
+
+    task_id: str
+    action: str
+    has_job: bool
+    input_names: list[str] = Field(default_factory=list[str])
+
+
+class MatchInput(Model):
+    """Ask the library for patterns fitting a goal (no plan yet) or a plan's jobless tasks."""
+
+    run_id: str
+    goal: str | None = None
+    data_names: list[str] = Field(default_factory=list[str])
+    tasks: list[MatchTask] = Field(default_factory=list[MatchTask])
+    policy: SkillPolicy = Field(default_factory=SkillPolicy)
+
+
+class Retrieved(Model):
+    """One retrieved pattern, with how well it fits."""
+
+    skill_id: str
+    similarity: float
+    confidence: float
+    preconditions_hold: bool
+    problems: list[str] = Field(default_factory=list[str])
+    used: bool = False
+
+
+class SkillApplication(Model):
+    """A pattern applied to one task: the job it supplies and the record of its use."""
+
+    task_id: str
+    use: SkillUse
+    job: JobSpec
+    action: str = ""
+    acceptance_criteria: list[str] = Field(default_factory=list[str])
+    checks: list[Check] = Field(default_factory=list[Check])
+    inputs: list[str] = Field(default_factory=list[str])
+
+
+class MatchAnswer(Model):
+    """What the library offers: applications for tasks, and what it retrieved and why not."""
+
+    applications: list[SkillApplication] = Field(default_factory=list[SkillApplication])
+    """For a goal: at most one, task id ``skill-1``, which becomes the run's plan."""
+    retrieved: dict[str, list[Retrieved]] = Field(default_factory=dict[str, list[Retrieved]])
+    """Per task id (``goal`` for a goal), the patterns retrieved."""
+    reasons: dict[str, str] = Field(default_factory=dict[str, str])
+    """Per task id (or ``goal``), why no pattern was applied."""
+
+
+class SkillReport(Model):
+    """What became of one task's outcome for the library: its deviation, whether it arrived."""
+
+    deviation: Deviation = "none"
+    detail: str = ""
+    reported: bool = False
+    miss: str = ""
+
+
+class SkillSummary(Model):
+    """What the skill library did for a run, for its report."""
+
+    applied: dict[str, str] = Field(default_factory=dict[str, str])
+    """Task id -> the skill id it ran from."""
+    retrieved: dict[str, list[Retrieved]] = Field(default_factory=dict[str, list[Retrieved]])
+    reasons: dict[str, str] = Field(default_factory=dict[str, str])
+    """Task id (or ``goal``) -> why no skill was applied."""
+    deviations: dict[str, Deviation] = Field(default_factory=dict[str, Deviation])
+    """Task id -> how far a skill-supplied task's outcome strayed from what it expects."""
+    fell_back: str = ""
+    """Why the run fell back to planning after its skill plan deviated (empty: it did not)."""
+    reported: int = 0
+    """Finished tasks handed to the library."""
+    misses: int = 0
+    warnings: list[str] = Field(default_factory=list[str])
+
+
+class TaskOutcome(Model):
+    """One finished task, as a run hands it to the library."""
+
+    run_id: str
+    task_id: str
+    action: str
+    status: str
+    failure: str = ""
+    """How the last job run failed (``out_of_memory``, ``timeout``...), empty if it did not."""
+    goal: str | None = None
+    job: JobSpec | None = None
+    job_author: str = "plan"
+    input_names: list[str] = Field(default_factory=list[str])
+    acceptance_criteria: list[str] = Field(default_factory=list[str])
+    checks: list[Check] = Field(default_factory=list[Check])
+    metrics: dict[str, Scalar] = Field(default_factory=dict[str, Scalar])
+    artifacts: list[str] = Field(default_factory=list[str])
+    attempts: int = 0
+    fixes: list[PatchChange] = Field(default_factory=list[PatchChange])
+    """Job changes (reflection patches) applied on the way to this outcome."""
+    steps: list[SkillStep] = Field(default_factory=list[SkillStep])
+    duration_s: float = 0.0
+    cost_usd: float = 0.0
+    tokens: int = 0
+    skill: SkillUse | None = None
+    deviation: Deviation = "none"
+    deviation_detail: str = ""
+
+    @property
+    def key(self) -> str:
+        """``run_id/task_id``: one outcome per task."""
+        return f"{self.run_id}/{self.task_id}"
+
+
+class ExtractInput(Model):
+    """A batch of outcomes to extract patterns from."""
+
+    outcomes: list[TaskOutcome]
+    auto_approve: float = Field(default=1.01, ge=0, le=1.01)
+    """Candidates with at least this confidence become active with no person (>1: never)."""
+
+
+class ExtractAnswer(Model):
+    """What one extraction added: new candidates, new versions, patterns updated."""
+
+    created: list[str] = Field(default_factory=list[str])
+    versions: list[str] = Field(default_factory=list[str])
+    activated: list[str] = Field(default_factory=list[str])
+    skipped: list[str] = Field(default_factory=list[str])
+
+
+class RecordAnswer(Model):
+    """What recording a batch of outcomes changed."""
+
+    recorded: int = 0
+    used: list[str] = Field(default_factory=list[str])
+    flagged: list[str] = Field(default_factory=list[str])
+    promoted: list[str] = Field(default_factory=list[str])
+    retired: list[str] = Field(default_factory=list[str])
+
+
+class MaintainInput(Model):
+    """One maintenance pass, at ``finished`` outcomes."""
+
+    finished: int = 0
+
+
+class MaintainAnswer(Model):
+    """What maintenance did: scores, pruned and merged patterns."""
+
+    scored: int = 0
+    pruned: list[str] = Field(default_factory=list[str])
+    merged: dict[str, str] = Field(default_factory=dict[str, str])
+    """Absorbed pattern id -> the id it was merged into."""
+    refused_merges: list[str] = Field(default_factory=list[str])
+
+
+class LibraryState(Model):
+    """The library workflow's state, carried across continue-as-new."""
+
+    finished: int = 0
+    last_maintenance: int = 0
+    pending: list[TaskOutcome] = Field(default_factory=list[TaskOutcome])
+    """Outcomes recorded but not yet extracted from (at most ``EXTRACT_EVERY`` - 1 between
+    batches)."""
+    seen: list[str] = Field(default_factory=list[str])
+    """Keys of the most recent outcomes, so a repeated signal is not counted twice."""
+    auto_approve: float = Field(default=1.01, ge=0, le=1.01)
+    extractions: int = 0
+    maintenances: int = 0
+    continue_after: int = Field(default=500, ge=1)
+    """Outcomes one run of the workflow handles before it continues as new."""

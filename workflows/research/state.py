@@ -1,0 +1,63 @@
+"""What a ResearchWorkflow knows about its run, in one object its steps are given.
+
+The plan, the tasks' order, statuses and results, what memory and the skill library said,
+and the run's phase and status (mirrored in search attributes). The workflow builds it; its
+planning, task running, skills and report steps read and change the run through it.
+Deterministic workflow code only.
+"""
+
+from __future__ import annotations
+
+from temporalio import workflow
+
+with workflow.unsafe.imports_passed_through():
+    from workflows.agents.roles import RunAnswer
+    from workflows.common.events import EventLog, upsert_keywords
+    from workflows.constants import PHASE_KEY, STATUS_KEY
+    from workflows.contracts.execution import TaskStatus
+    from workflows.contracts.plan import Plan
+    from workflows.contracts.results import ResearchInput, RunStatus, TaskResult
+    from workflows.library.contracts import SkillSummary, SkillUse
+    from workflows.research.memory import MemoryAdvice
+
+
+class RunState:
+    """Everything a run knows about itself.
+
+    Args:
+        req: the run's input (plan or goal, data, queues, policy).
+    """
+
+    def __init__(self, req: ResearchInput) -> None:
+        self.req = req
+        self.log = EventLog(req.run_id, "run")
+        self.phase = "intake"
+        self.status: RunStatus = "running"
+        self.plan: Plan | None = req.plan
+        self.reason = ""
+        """Why the run has no plan (empty while it has one)."""
+        self.order: list[str] = []
+        self.states: dict[str, TaskStatus] = {}
+        self.results: dict[str, TaskResult] = {}
+        self.running: set[str] = set()
+        self.answer: RunAnswer | None = None
+        self.memory = MemoryAdvice()
+        self.skills = SkillSummary()
+        self.skill_uses: dict[str, SkillUse] = {}
+        self.skills_on = False
+        self.from_skill = False
+        """Whether the plan is the one a matched skill supplied for the goal."""
+
+    def set_phase(self, phase: str) -> None:
+        """Enter ``phase``, mirrored in the run's search attributes."""
+        self.phase = phase
+        upsert_keywords(**{PHASE_KEY.name: phase})
+
+    def set_status(self, status: RunStatus) -> None:
+        """Set the run's status, mirrored in its search attributes."""
+        self.status = status
+        upsert_keywords(**{STATUS_KEY.name: status})
+
+    def tasks(self) -> list[TaskResult]:
+        """The tasks' results, in the order they were planned."""
+        return [self.results[tid] for tid in self.order]

@@ -1,0 +1,123 @@
+"""A run's tasks as child TaskWorkflows: Kahn order, bounded parallelism, blocked dependants.
+
+Among ready tasks the plan's order (higher priority first) decides; at most
+``policy.max_parallel`` run at a time. A task whose dependency did not complete ends
+``blocked`` with the blocker named, and a child that ends abnormally still leaves a result, so
+the run never hangs on a task.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from temporalio import workflow
+from temporalio.exceptions import CancelledError
+
+with workflow.unsafe.imports_passed_through():
+    from workflows.agents.calls import AgentCalls
+    from workflows.common.failures import root_message
+    from workflows.constants import task_workflow_id
+    from workflows.contracts.execution import DependencyArtifact
+    from workflows.contracts.plan import Decision, Plan
+    from workflows.contracts.results import TaskInput, TaskResult
+    from workflows.research.state import RunState
+    from workflows.task.workflow import TaskWorkflow
+
+
+class TaskRunner:
+    """Runs the tasks of one run's plan.
+
+    Args:
+        state: the run's state (task order, statuses and results, memory's and skills' advice).
+        agents: the run's role calls (the budget each task starts with, and their spend).
+    """
+
+    def __init__(self, state: RunState, agents: AgentCalls) -> None:
+        self.state = state
+        self.agents = agents
+
+    async def run_all(self, plan: Plan, order: list[str]) -> None:
+        """Run the plan's tasks in ``order`` until each has a result."""
+        state = self.state
+        decisions = plan.by_id()
+        limit = state.req.policy.max_parallel
+        pending = list(order)
+        children: list[asyncio.Task[None]] = []
+        while pending or state.running:
+            for tid in list(pending):
+                decision = decisions[tid]
+                blocker = self._blocker(decision)
+                if blocker is not None:
+                    pending.remove(tid)
+                    self._block(decision, blocker)
+                elif len(state.running) < limit and self._ready(decision):
+                    pending.remove(tid)
+                    state.running.add(tid)
+                    children.append(asyncio.create_task(self._run_task(decision)))
+            if not state.running:
+                break
+            await self._until_one_finishes()
+        await asyncio.gather(*children)
+        await state.log.flush()
+
+    async def _until_one_finishes(self) -> None:
+        finished = len(self.state.results)
+        await workflow.wait_condition(lambda: len(self.state.results) > finished)
+
+    def _ready(self, decision: Decision) -> bool:
+        return all(self.state.states[d] == "completed" for d in decision.dependencies)
+
+    def _blocker(self, decision: Decision) -> str | None:
+        for dep in decision.dependencies:
+            if dep in self.state.results and self.state.states[dep] != "completed":
+                return dep
+        return None
+
+    def _block(self, decision: Decision, blocker: str) -> None:
+        state = self.state
+        reason = (f"blocked by task {blocker}, which ended {state.states[blocker]}: "
+                  f"{state.results[blocker].status_reason}")
+        state.results[decision.task_id] = TaskResult(
+            task_id=decision.task_id, priority=decision.priority, action=decision.action,
+            status="blocked", status_reason=reason)
+        state.states[decision.task_id] = "blocked"
+        state.log.add("handoff", "info", status="blocked", inputs={"task_id": decision.task_id},
+                      outputs={"reason": reason})
+
+    async def _run_task(self, decision: Decision) -> None:
+        state, req, tid = self.state, self.state.req, decision.task_id
+        state.states[tid] = "running"
+        state.log.add("handoff", "start", status="running", inputs={"task_id": tid})
+        task_input = TaskInput(run_id=req.run_id, decision=decision, queues=req.queues,
+                               policy=req.policy,
+                               dependency_artifacts=self._dependency_artifacts(decision),
+                               goal=req.goal,
+                               data=[d for d in req.data if d.name in decision.inputs],
+                               budget=self.agents.budget(),
+                               memory=state.memory.advice.get(tid),
+                               skill=state.skill_uses.get(tid))
+        try:
+            result = await workflow.execute_child_workflow(
+                TaskWorkflow.run, task_input, id=task_workflow_id(req.run_id, tid),
+                task_queue=req.queues.orchestration,
+            )
+        except Exception as err:  # a task must always end with a status, never hang the run
+            cancelled = isinstance(err.__cause__, CancelledError)
+            reason = f"task workflow ended abnormally: {root_message(err)}"
+            result = TaskResult(task_id=tid, priority=decision.priority, action=decision.action,
+                                status="cancelled" if cancelled else "failed",
+                                status_reason=reason)
+        state.running.discard(tid)
+        self.agents.charge(result.model)
+        state.states[tid] = result.status
+        state.results[tid] = result
+        state.log.add("handoff", "complete", status=result.status,
+                      inputs={"task_id": tid}, outputs={"reason": result.status_reason})
+        await state.log.flush()
+
+    def _dependency_artifacts(self, decision: Decision) -> list[DependencyArtifact]:
+        return [
+            DependencyArtifact(task_id=dep, name=a.name, path=a.path, sha256=a.sha256)
+            for dep in decision.dependencies
+            for a in self.state.results[dep].artifacts
+        ]

@@ -1,0 +1,104 @@
+"""The sandbox steps of a TaskWorkflow: run a job, check its evidence, re-link what was misplaced.
+
+Each step counts its attempt, records its events and keeps a snapshot; a step the sandbox or
+the verifier cannot do at all ends the task with :class:`Finish` and the reason.
+"""
+
+from __future__ import annotations
+
+from temporalio import workflow
+from temporalio.exceptions import ActivityError
+
+with workflow.unsafe.imports_passed_through():
+    from workflows.agents.debugging import relevant_facts
+    from workflows.agents.roles import EnvironmentFacts
+    from workflows.common.failures import root_message
+    from workflows.contracts.execution import ExecutionOutcome, Verification
+    from workflows.contracts.plan import JobSpec
+    from workflows.task.calls import TaskCalls
+    from workflows.task.phases import Phase
+    from workflows.task.state import Finish, TaskState
+
+
+class Execution:
+    """Runs and verifies one task's jobs.
+
+    Args:
+        state: the task's state (attempts, events, snapshots, the job and its outcome).
+        calls: the task's activity calls (sandbox, verifier, re-scan).
+    """
+
+    def __init__(self, state: TaskState, calls: TaskCalls) -> None:
+        self.state = state
+        self.calls = calls
+
+    async def run(self, job: JobSpec) -> ExecutionOutcome:
+        """Run ``job`` in the sandbox and record how it went."""
+        state, log = self.state, self.state.log
+        state.bump(Phase.EXECUTE)
+        attempt = state.attempts[Phase.EXECUTE]
+        start_id = log.add("code_exec", "start", agent="sandbox",
+                           inputs={"filename": job.filename, "args": job.args,
+                                   "resources": job.resources.model_dump()})
+        await log.flush()
+        try:
+            outcome = await self.calls.execute(job, attempt)
+        except ActivityError as err:
+            reason = f"the sandbox could not run the job: {root_message(err)}"
+            log.add("error", "error", agent="sandbox", status="failed",
+                    outputs={"reason": reason})
+            raise Finish("failed", reason) from err
+        ok = outcome.outcome == "succeeded"
+        log.add("code_exec", "complete" if ok else "error", agent="sandbox",
+                status=outcome.outcome, duration_ms=int(outcome.duration_s * 1000),
+                outputs={"exit_code": outcome.exit_code, "reason": outcome.reason,
+                         "peak_memory_mb": outcome.peak_memory_mb,
+                         "stdout_tail": outcome.stdout_tail[-2000:],
+                         "stderr_tail": outcome.stderr_tail[-2000:],
+                         "isolation": outcome.isolation,
+                         "environment": outcome.environment},
+                meta={"start_event_id": start_id})
+        for artifact in outcome.artifacts:
+            log.add("file_gen", "complete", agent="sandbox", status="created",
+                    outputs={"name": artifact.name, "size": artifact.size,
+                             "sha256": artifact.sha256})
+        state.snapshot(Phase.EXECUTE, outcome.model_dump(mode="json"))
+        return outcome
+
+    async def verify(self, job: JobSpec, outcome: ExecutionOutcome) -> Verification:
+        """Check the evidence ``job`` left, and record the verdict."""
+        self.state.bump(Phase.VERIFY)
+        try:
+            verification = await self.calls.verify(job, outcome)
+        except ActivityError as err:
+            raise Finish("failed", f"the evidence could not be checked: "
+                                   f"{root_message(err)}") from err
+        self.state.log.add("tool_call", "complete" if verification.passed else "error",
+                           agent="verifier", status="pass" if verification.passed else "fail",
+                           outputs={"summary": verification.summary,
+                                    "missing": verification.missing})
+        self.state.snapshot(Phase.VERIFY, verification.model_dump(mode="json"))
+        return verification
+
+    async def relink(self, missing: str) -> None:
+        """Re-scan the job's working directory for misplaced evidence (nothing runs again)."""
+        state = self.state
+        assert state.job is not None and state.outcome is not None
+        try:
+            rescan = await self.calls.rescan(state.job, state.outcome)
+        except ActivityError as err:
+            raise Finish("failed_final", f"evidence missing ({missing}) and the re-scan "
+                                         f"failed: {root_message(err)}") from err
+        state.outcome = rescan.outcome
+        state.log.add("tool_call", "complete", agent="verifier", status="rescanned",
+                      outputs={"relinked": rescan.relinked, "still_missing": rescan.still_missing})
+
+    async def environment(self) -> EnvironmentFacts | None:
+        """The interpreter's Python and the job's packages; None if the probe failed."""
+        assert self.state.job is not None
+        try:
+            return relevant_facts(self.state.job, await self.calls.environment())
+        except ActivityError as err:
+            self.state.log.add("tool_call", "error", agent="sandbox", status="probe_failed",
+                               outputs={"reason": root_message(err)})
+            return None
