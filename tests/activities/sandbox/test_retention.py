@@ -66,8 +66,10 @@ async def test_a_run_that_cannot_be_asked_about_is_kept(tmp_path: Path) -> None:
 
 
 @pytest.mark.integration
-async def test_temporal_says_which_runs_are_closed(time_env: WorkflowEnvironment) -> None:
-    client = time_env.client
+async def test_temporal_says_which_runs_are_closed(dev_env: WorkflowEnvironment) -> None:
+    """On the dev server: on the shared time-skipping server, a workflow started with no
+    worker to serve it kept later tests' timers from firing."""
+    client = dev_env.client
     closed_at = temporal_closed_at(client)
     run_id = f"assay-run-retention-{uuid.uuid4().hex[:8]}"
     handle = await client.start_workflow("NoWorkerServesThis", id=run_id,
