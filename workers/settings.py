@@ -47,6 +47,10 @@ class Settings(BaseSettings):
     job_output_limit_bytes: int = Field(default=64_000, ge=1024)
     job_max_memory_mb: int = Field(default=8192, ge=16)
     job_max_timeout_s: float = Field(default=6 * 3600, gt=0)
+    job_max_disk_mb: int = Field(default=4096, ge=0)
+    """How much one job's working directory may grow while it runs (0: no quota)."""
+    work_retention_hours: float = Field(default=168, ge=0)
+    """Working directories of finished runs are removed once older than this."""
     sandbox_isolation: str = Field(default="auto", pattern="^(auto|bwrap|rlimits)$")
     anthropic_api_key: SecretStr | None = Field(
         default=None, validation_alias=AliasChoices("ASSAY_ANTHROPIC_API_KEY",

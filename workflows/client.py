@@ -6,6 +6,7 @@ pydantic contracts identically. The ``assay`` CLI is a thin shell over this clas
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -161,16 +162,32 @@ class AssayClient:
 
         Raises:
             GateDecisionError: the workflow refused the decision (wrong gate, not allowed,
-                nothing waiting); the message says why, who may decide and how. The
-                refusal is recorded in the run's events and is final (a non-retryable
-                ``GateRefused`` error): sending the same decision again cannot help.
+                nothing waiting), or the run or task has finished; the message says why, who
+                may decide and how. A refusal is recorded in the run's events and is final (a
+                non-retryable ``GateRefused`` error): sending the same decision again cannot help.
         """
-        await self.status(run_id)
+        run = await self.describe_run(run_id)
+        if run.status != "running":
+            raise GateDecisionError(_finished(f"run {run_id}", run))
         target_id = (run_id if decision.task_id is None
                      else task_workflow_id(run_id, decision.task_id))
         return await self._update(
             target_id, "decide", decision, GateRecord, refused=GateDecisionError,
-            gone=f"run {run_id} has no task {decision.task_id!r} running")
+            gone=lambda: self._not_open(run_id, decision.task_id))
+
+    async def _not_open(self, run_id: str, task_id: str | None) -> str:
+        """Why a run's (or task's) gate cannot take a decision: it finished or never began."""
+        if task_id is None:
+            return _finished(f"run {run_id}", await self.describe_run(run_id))
+        try:
+            task = await self.client.get_workflow_handle(
+                task_workflow_id(run_id, task_id)).describe()
+        except RPCError as err:
+            if err.status != RPCStatusCode.NOT_FOUND:
+                raise
+            return (f"run {run_id} has no task {task_id!r} running: it has not started, or "
+                    f"the plan has no such task (see `assay status {run_id}`)")
+        return _finished(f"task {task_id!r} of run {run_id}", await _summary(task))
 
     async def supply_plan(self, run_id: str, supplied: SuppliedPlan) -> RunProgress:
         """Give a goal run that waits for a plan the plan to run.
@@ -187,10 +204,12 @@ class AssayClient:
                  "(start a new run with `assay run PLAN.json`)")
 
     async def _update(self, workflow_id: str, update: str, arg: Any, result_type: type[ResultT],
-                      *, refused: type[ValueError], gone: str) -> ResultT:
+                      *, refused: type[ValueError],
+                      gone: str | Callable[[], Awaitable[str]]) -> ResultT:
         """Run ``update`` on a workflow; a refusal, or a workflow no longer there, is ``refused``.
 
-        ``gone`` is the message when the workflow has finished or does not exist.
+        ``gone`` is the message (or what works it out) when the workflow has finished or does
+        not exist.
         """
         handle: WorkflowHandle[Any, Any] = self.client.get_workflow_handle(workflow_id)
         try:
@@ -200,7 +219,7 @@ class AssayClient:
             raise refused(str(err.cause or err)) from err
         except RPCError as err:
             if err.status == RPCStatusCode.NOT_FOUND:
-                raise refused(gone) from err
+                raise refused(gone if isinstance(gone, str) else await gone()) from err
             raise
 
     async def describe_run(self, run_id: str) -> RunSummary:
@@ -239,6 +258,11 @@ async def _summary(wf: WorkflowExecution) -> RunSummary:
                       start_time=wf.start_time.isoformat(),
                       assay_status=wf.typed_search_attributes.get(STATUS_KEY) or "",
                       goal=goal if isinstance(goal, str) else "")
+
+
+def _finished(what: str, summary: RunSummary) -> str:
+    return (f"{what} has finished ({summary.shown_status}); its gates are closed and take no "
+            "decision")
 
 
 def _describe_input(req: ResearchInput) -> tuple[dict[str, Any], str]:

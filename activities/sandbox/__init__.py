@@ -3,10 +3,13 @@
 ``job.Sandbox`` holds the ``execute_job`` activity: ``workspace`` lays out the working
 directory, ``sources`` copies in inputs (from the artifact store only) and dependency
 artifacts (from the work directory only), ``isolation`` and ``command`` build the bubblewrap
-command, ``limits`` the resource limits, ``process`` runs and heartbeats, ``output`` bounds
-captured output, ``classify`` names how a job ended, ``artifacts`` hashes what it left and
-``jobjson`` reads the JSON it wrote (``metrics.json``) within bounds.
-``environment.EnvironmentProbe`` holds the ``probe_environment`` activity.
+command, ``limits`` the per-process limits, ``guards`` what bounds the job as a whole (its
+``cgroup``, made where ``hierarchy`` finds that it can, the ``seccomp`` filter against user
+namespaces, the disk ``quota``), ``process`` runs and heartbeats, ``output`` bounds captured
+output, ``classify`` names how a job ended, ``artifacts`` hashes what it left and ``jobjson``
+reads the JSON it wrote (``metrics.json``) within bounds. ``retention.WorkspaceJanitor``
+removes finished runs' working directories. ``environment.EnvironmentProbe`` holds the
+``probe_environment`` activity.
 """
 
 

@@ -40,14 +40,17 @@ class Ending:
     Attributes:
         exit_code: exit status if it exited.
         signal: signal number if a signal ended it.
-        stopped_for: ``timeout`` or ``disk`` if the sandbox killed it, else ``None``.
+        stopped_for: ``timeout``, ``disk`` or ``disk_quota`` if the sandbox stopped it (or,
+            for ``disk_quota``, found its working directory over the quota afterwards).
         stderr: the captured (possibly truncated) stderr text.
+        oom_kills: processes the kernel killed because the job's cgroup ran out of memory.
     """
 
     exit_code: int | None
     signal: int | None
     stopped_for: str | None
     stderr: str
+    oom_kills: int = 0
 
 
 def decode_status(status: int, *, via_bwrap: bool) -> tuple[int | None, int | None]:
@@ -103,6 +106,16 @@ def classify(ending: Ending, *, limits: Limits, workspace: str,
         return "sandbox_violation", (
             f"stopped because free space on the disk of its working directory fell below "
             f"{limits.disk_reserve_mb} MiB while it ran; write less data or clean up as you go")
+    if ending.stopped_for == "disk_quota":
+        return "sandbox_violation", (
+            f"its working directory grew beyond the per-job disk quota of {limits.disk_mb} MiB "
+            "(ASSAY_JOB_MAX_DISK_MB); write less data, delete what you no longer need as you "
+            "go, or ask the operator to raise the quota")
+    if ending.oom_kills and ending.exit_code != 0:
+        return "out_of_memory", (
+            f"its processes together reached the job's memory limit of {limits.memory_mb} MiB "
+            f"and the kernel killed {ending.oom_kills} of them; raise resources.memory_mb or "
+            "use less memory at once (fewer worker processes, smaller batches)")
     if ending.signal is not None:
         return _by_signal(ending, limits)
     if ending.exit_code == 0:

@@ -1,9 +1,11 @@
 """The command line that starts one job inside the sandbox, and the uids jobs run as.
 
 The command is a chain of small programs, each doing one thing before ``exec``-ing the next:
-``bwrap`` (namespaces and the filesystem view; ``bwrap`` mode only) -> ``setpriv`` (drop to the
-job's uid, no new privileges) -> ``prlimit`` (resource limits) -> the interpreter. Nothing runs
-Python code between ``fork`` and ``exec`` in the multi-threaded worker.
+``sh`` (join the job's cgroup, where it has one; see :mod:`activities.sandbox.cgroup`) ->
+``bwrap`` (namespaces, the filesystem view and a seccomp filter against user namespaces;
+``bwrap`` mode only) -> ``setpriv`` (drop to the job's uid, no new privileges) -> ``prlimit``
+(resource limits) -> the interpreter. Nothing runs Python code between ``fork`` and ``exec`` in
+the multi-threaded worker.
 """
 
 from __future__ import annotations
@@ -116,11 +118,14 @@ class _Mounts:
         self.args += args
 
 
-def _bwrap_args(tools: Tools, workspace: Path, *, as_root: bool) -> tuple[list[str], str]:
+def _bwrap_args(tools: Tools, workspace: Path, *, as_root: bool,
+                seccomp_fd: int | None) -> tuple[list[str], str]:
     """Options of ``bwrap`` for one job, and the TMPDIR the job sees."""
     assert tools.bwrap is not None
     head = [tools.bwrap, "--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
             "--unshare-cgroup-try", "--die-with-parent", "--new-session"]
+    if seccomp_fd is not None:
+        head += ["--seccomp", str(seccomp_fd)]
     if as_root:
         # Only what is needed to enter the job's 0700 directory and switch to the job's
         # uid; setpriv's switch to that uid clears them all again.
@@ -150,8 +155,8 @@ def _bwrap_args(tools: Tools, workspace: Path, *, as_root: bool) -> tuple[list[s
 
 
 def build_argv(mode: Literal["bwrap", "rlimits"], tools: Tools, *, workspace: Path,
-               uid: int | None, limits: Limits, job: list[str],
-               nproc_offset: int = 0) -> tuple[list[str], str]:
+               uid: int | None, limits: Limits, job: list[str], nproc_offset: int = 0,
+               seccomp_fd: int | None = None) -> tuple[list[str], str]:
     """The full command for one job, and the TMPDIR it should get.
 
     Args:
@@ -162,11 +167,14 @@ def build_argv(mode: Literal["bwrap", "rlimits"], tools: Tools, *, workspace: Pa
         limits: the job's resource limits.
         job: interpreter, script and arguments.
         nproc_offset: processes the job's uid already has (when it is the worker's uid).
+        seccomp_fd: descriptor of the seccomp program bwrap loads (see
+            :mod:`activities.sandbox.seccomp`); the child must inherit it.
     """
     prefix: list[str] = []
     tmpdir = str(workspace / ".assay" / "tmp")
     if mode == "bwrap":
-        prefix, tmpdir = _bwrap_args(tools, workspace, as_root=uid is not None)
+        prefix, tmpdir = _bwrap_args(tools, workspace, as_root=uid is not None,
+                                     seccomp_fd=seccomp_fd)
     switch = [tools.setpriv]
     if uid is not None:
         switch += ["--reuid", str(uid), "--regid", str(uid), "--clear-groups", "--inh-caps=-all"]

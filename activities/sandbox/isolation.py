@@ -3,9 +3,12 @@
 Isolation is measured, not assumed: :func:`isolation_status` runs ``python -c pass`` through
 the exact command the sandbox would use and reports what works. ``bwrap`` gives a private
 network (none), a read-only view of the system with only the working directory writable, and a
-pid namespace; ``rlimits`` is the fallback when bubblewrap is missing or cannot create
-namespaces here. In both modes a root worker runs each job as a dedicated unprivileged uid,
-which is what makes the process limit (RLIMIT_NPROC) bite: the kernel never enforces it for root.
+pid namespace, and denies user namespaces to the job (see :mod:`activities.sandbox.seccomp`);
+``rlimits`` is the fallback when bubblewrap is missing or cannot create namespaces here. In both
+modes a root worker runs each job as a dedicated unprivileged uid, which is what makes the
+process limit (RLIMIT_NPROC) bite: the kernel never enforces it for root. Whether a job gets a
+cgroup of its own (one memory budget for all its processes) is measured too (see
+:mod:`activities.sandbox.cgroup`), and so is whether the probe job could create a user namespace.
 """
 
 from __future__ import annotations
@@ -22,7 +25,9 @@ from pathlib import Path
 from typing import Literal
 
 from activities.sandbox.command import Tools, build_argv, uid_pool
+from activities.sandbox.hierarchy import CgroupSupport, cgroup_support
 from activities.sandbox.limits import Limits
+from activities.sandbox.seccomp import filter_fd
 from workflows.contracts.plan import Resources
 
 Mode = Literal["bwrap", "rlimits", "unavailable"]
@@ -30,6 +35,9 @@ MODES = ("auto", "bwrap", "rlimits")
 _PROBE_TIMEOUT_S = 30
 _PREFIX_CODE = ("import json, sys; print(json.dumps([sys.prefix, sys.base_prefix, "
                 "sys.exec_prefix, sys.base_exec_prefix]))")
+# The probe job: does a job get to create a user namespace? (No answer if ctypes is missing.)
+_USERNS_CODE = ("try:\n import ctypes\n made = ctypes.CDLL(None).unshare(0x10000000) == 0\n"
+                "except Exception:\n made = None\nprint('userns', made)")
 
 
 @dataclass(frozen=True)
@@ -43,6 +51,8 @@ class IsolationStatus:
         detail: why this mode was chosen, or what is wrong and how to fix it.
         tools: the external programs and interpreter directories the sandbox uses.
         dedicated_uid: jobs run as their own unprivileged uid (the worker runs as root).
+        cgroups: whether (and how) each job gets a cgroup of its own.
+        userns_denied: the probe job could not create a user namespace.
     """
 
     requested: str
@@ -51,6 +61,8 @@ class IsolationStatus:
     detail: str
     tools: Tools = field(repr=False)
     dedicated_uid: bool = False
+    cgroups: CgroupSupport = field(default_factory=lambda: CgroupSupport.unavailable("unprobed"))
+    userns_denied: bool = False
 
     @property
     def network_isolated(self) -> bool:
@@ -69,14 +81,18 @@ class IsolationStatus:
             return f"sandbox unavailable ({self.requested}): {self.detail}"
         who = ("each job runs as its own unprivileged uid" if self.dedicated_uid
                else "jobs run as the worker's own user")
+        userns = ("user namespaces denied" if self.userns_denied else
+                  "user namespaces NOT denied (a job may create one and mount file systems in it)")
+        tail = (f"{userns}; {who}; {self.cgroups.summary}; "
+                "rlimits on memory, CPU, processes, files per process")
         if self.mode == "bwrap":
             return ("bwrap: no network, read-only filesystem except the working directory, "
-                    f"own pid namespace; {who}; rlimits on memory, CPU, processes, files")
+                    f"own pid namespace, {tail}")
         guard = ("writes outside the working directory blocked by file permissions only "
                  "(world-writable directories such as /tmp stay writable)"
                  if self.dedicated_uid else "files outside the working directory NOT protected")
         return (f"rlimits only ({self.detail}): network NOT isolated, {guard}, no pid "
-                f"namespace; {who}; rlimits on memory, CPU, processes, files")
+                f"namespace, {tail}")
 
 
 class SandboxUnavailableError(RuntimeError):
@@ -102,17 +118,19 @@ def isolation_status(mode: str = "auto", *, python: str = sys.executable,
     tools, problem = _find_tools(python, bwrap)
     if problem:
         return IsolationStatus(mode, "unavailable", False, problem, tools, root)
+    cgroups = cgroup_support()
     bwrap_problem = "isolation=rlimits requested"
     if mode in ("auto", "bwrap"):
-        bwrap_problem = _bwrap_problem(tools, bwrap)
+        bwrap_problem, denied = _bwrap_problem(tools, bwrap)
         if not bwrap_problem:
-            return IsolationStatus(mode, "bwrap", True, f"bubblewrap {tools.bwrap}", tools, root)
+            return IsolationStatus(mode, "bwrap", True, f"bubblewrap {tools.bwrap}", tools,
+                                   root, cgroups, denied)
         if mode == "bwrap":
             return IsolationStatus(mode, "unavailable", False,
                                    f"{bwrap_problem}; install bubblewrap (apt-get install "
                                    "bubblewrap) or set ASSAY_SANDBOX_ISOLATION=rlimits",
                                    tools, root)
-    failure = _probe("rlimits", tools)
+    failure, denied = _probe("rlimits", tools)
     if failure:
         hint = (" (jobs run as an unprivileged uid, so the interpreter must not live in a "
                 "private directory such as /root: use bubblewrap or a system-wide Python)"
@@ -120,7 +138,7 @@ def isolation_status(mode: str = "auto", *, python: str = sys.executable,
         before = f"{bwrap_problem}; " if mode == "auto" else ""
         return IsolationStatus(mode, "unavailable", False, f"{before}rlimits: {failure}{hint}",
                                tools, root)
-    return IsolationStatus(mode, "rlimits", True, bwrap_problem, tools, root)
+    return IsolationStatus(mode, "rlimits", True, bwrap_problem, tools, root, cgroups, denied)
 
 
 def _find_tools(python: str, bwrap: str | None) -> tuple[Tools, str]:
@@ -145,38 +163,46 @@ def _find_tools(python: str, bwrap: str | None) -> tuple[Tools, str]:
     return tools, ""
 
 
-def _bwrap_problem(tools: Tools, asked: str | None) -> str:
-    """Empty if bubblewrap can run a job here, else what went wrong."""
+def _bwrap_problem(tools: Tools, asked: str | None) -> tuple[str, bool]:
+    """Empty if bubblewrap can run a job here, else what went wrong; user namespaces denied."""
     if tools.bwrap is None or not os.access(tools.bwrap, os.X_OK):
-        return f"bubblewrap not found ({asked or 'bwrap not on PATH'})"
-    failure = _probe("bwrap", tools)
-    return f"bubblewrap at {tools.bwrap} cannot create a sandbox here: {failure}" if failure else ""
+        return f"bubblewrap not found ({asked or 'bwrap not on PATH'})", False
+    failure, denied = _probe("bwrap", tools)
+    if failure:
+        return f"bubblewrap at {tools.bwrap} cannot create a sandbox here: {failure}", False
+    return "", denied
 
 
-def _probe(mode: Literal["bwrap", "rlimits"], tools: Tools) -> str:
-    """Run ``python -c pass`` exactly as a job would run; empty if it worked."""
+def _probe(mode: Literal["bwrap", "rlimits"], tools: Tools) -> tuple[str, bool]:
+    """Run a probe job exactly as a job would run.
+
+    Returns:
+        What failed (empty if nothing), and whether the job was refused a user namespace.
+    """
     limits = Limits.for_job(Resources(memory_mb=1024, timeout_s=_PROBE_TIMEOUT_S),
                             max_memory_mb=1024, max_timeout_s=_PROBE_TIMEOUT_S, processes=64,
                             open_files=256, file_size_mb=16)
-    with uid_pool.lease() as uid, tempfile.TemporaryDirectory(prefix="assay-probe-") as tmp:
+    with (uid_pool.lease() as uid, tempfile.TemporaryDirectory(prefix="assay-probe-") as tmp,
+          filter_fd() as seccomp):
         workspace = Path(tmp)
         (workspace / ".assay" / "tmp").mkdir(parents=True)
         if uid is not None:
             for path in (workspace, workspace / ".assay" / "tmp"):
                 os.chown(path, uid, uid)
         argv, tmpdir = build_argv(mode, tools, workspace=workspace, uid=uid, limits=limits,
-                                  job=[tools.python, "-c", "pass"])
+                                  job=[tools.python, "-c", _USERNS_CODE], seccomp_fd=seccomp)
         try:
             done = subprocess.run(argv, cwd=workspace, capture_output=True, text=True,
                                   timeout=_PROBE_TIMEOUT_S, check=False,
-                                  env={"PATH": "/usr/bin:/bin", "TMPDIR": tmpdir})
+                                  env={"PATH": "/usr/bin:/bin", "TMPDIR": tmpdir},
+                                  pass_fds=() if seccomp is None else (seccomp,))
         except (OSError, subprocess.SubprocessError) as err:
-            return str(err)
+            return str(err), False
     if done.returncode == 0:
-        return ""
+        return "", done.stdout.split() == ["userns", "False"]
     who = f"uid {uid}" if uid is not None else "the worker's user"
-    return (f"`{tools.python} -c pass` failed for {who} with exit status {done.returncode}: "
-            f"{done.stderr.strip()[-500:] or 'no output'}")
+    return (f"a probe job (`{tools.python} -c ...`) failed for {who} with exit status "
+            f"{done.returncode}: {done.stderr.strip()[-500:] or 'no output'}"), False
 
 
 def require(mode: str, *, python: str, bwrap: str | None = None) -> IsolationStatus:

@@ -21,16 +21,19 @@ Job conventions (the contract between Assay and the code a plan runs):
   ``LC_ALL`` (C.UTF-8), ``PYTHONUNBUFFERED=1``, ``PYTHONDONTWRITEBYTECODE=1``, ``USER``/
   ``LOGNAME`` (``assay-job``), ``ASSAY_JOB_ARGS`` and OMP/OpenBLAS/MKL thread counts matching
   ``resources.cpus``.
-- **Limits**: address space ``resources.memory_mb`` and wall clock ``resources.timeout_s``
-  (both capped by the worker), CPU time per process, processes and threads, open files, file
-  size; the sandbox also stops a job that drives the disk below a free-space reserve.
-  ``resources.cpus`` sets the CPU-time budget and thread-count hints; it is not a CPU quota.
-- **Isolation** (see :mod:`activities.sandbox.isolation`): with bubblewrap, no network, a
-  read-only view of the system and the interpreter, and only the working directory (plus a
-  private ``/tmp`` and ``/dev/shm`` inside it) writable. A root worker runs every job as its
-  own unprivileged uid.
-- **Telemetry**: duration, exit status or signal, peak resident memory of the largest process
-  (see :mod:`activities.sandbox.process`), and at most ``output_limit_bytes`` each of stdout and
+- **Limits**: ``resources.memory_mb`` and wall clock ``resources.timeout_s`` (both capped by
+  the worker); where the job gets a cgroup (see :mod:`activities.sandbox.cgroup`), memory for
+  all its processes together, processes and threads, and ``resources.cpus`` as a CPU quota;
+  per process, address space, CPU time, processes and threads, open files, file size. The
+  working directory may grow by at most ``max_disk_mb`` (see :mod:`activities.sandbox.quota`),
+  and the sandbox stops a job that drives the disk below a free-space reserve.
+- **Isolation** (see :mod:`activities.sandbox.isolation`): with bubblewrap, no network, no user
+  namespaces, a read-only view of the system and the interpreter, and only the working
+  directory (plus a private ``/tmp`` and ``/dev/shm`` inside it) writable. A root worker runs
+  every job as its own unprivileged uid.
+- **Telemetry**: duration, exit status or signal, peak memory (of the job's cgroup, all
+  processes together; without a cgroup, of its largest process, see
+  :mod:`activities.sandbox.process`), and at most ``output_limit_bytes`` each of stdout and
   stderr (a quarter from the start, the rest from the end) with their total sizes.
 
 Every way a job can end is an
@@ -43,6 +46,8 @@ the activity.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import functools
 import json
 import os
 import sys
@@ -56,13 +61,17 @@ from temporalio.exceptions import ApplicationError
 
 from activities.artifacts.store import ArtifactStore
 from activities.sandbox.artifacts import collect_artifacts
+from activities.sandbox.cgroup import sweep_stale
 from activities.sandbox.classify import Ending, classify, decode_status
 from activities.sandbox.command import build_argv, uid_pool
+from activities.sandbox.guards import JobGuards, Totals
+from activities.sandbox.hierarchy import CgroupSupport
 from activities.sandbox.isolation import IsolationStatus, isolation_status, require
 from activities.sandbox.jobjson import read_json_object
 from activities.sandbox.limits import Limits
 from activities.sandbox.output import BoundedCapture
 from activities.sandbox.process import Finished, Spawn, run_job
+from activities.sandbox.quota import disk_usage
 from activities.sandbox.sources import Sources
 from activities.sandbox.workspace import (
     Layout,
@@ -97,10 +106,13 @@ class Sandbox:
         max_open_files: open files per process of a job.
         max_file_size_mb: largest file a job may write.
         min_free_disk_mb: free space a job may not push the work disk below.
+        max_disk_mb: how much one job's working directory may grow (0: no quota).
         bwrap: bubblewrap binary (default: found on ``PATH``).
         fingerprint: names the job environment (asked while the job runs, so it costs no
             time); stamped on every outcome for reflection.
         store: the artifact store inputs are copied from (none: inputs are refused).
+        cgroups: where jobs' cgroups go, instead of what is measured on this machine
+            (:meth:`CgroupSupport.unavailable` runs jobs without one).
 
     Raises:
         SandboxUnavailableError: the requested isolation cannot run jobs on this machine.
@@ -111,10 +123,14 @@ class Sandbox:
                  isolation: str = "auto", python: str = sys.executable,
                  heartbeat_every_s: float = 1.0, max_processes: int = 256,
                  max_open_files: int = 1024, max_file_size_mb: int = 1024,
-                 min_free_disk_mb: int = 512, bwrap: str | None = None,
+                 min_free_disk_mb: int = 512, max_disk_mb: int = 4096,
+                 bwrap: str | None = None,
                  fingerprint: Callable[[], Awaitable[str]] | None = None,
+                 cgroups: CgroupSupport | None = None,
                  store: ArtifactStore | None = None) -> None:
-        self.status = require(isolation, python=python, bwrap=bwrap)
+        status = require(isolation, python=python, bwrap=bwrap)
+        self.status = status if cgroups is None else dataclasses.replace(status, cgroups=cgroups)
+        sweep_stale(self.status.cgroups)
         self._work_dir = work_dir.expanduser().resolve()
         self._output_limit = output_limit_bytes
         self._max_memory_mb = max_memory_mb
@@ -128,6 +144,7 @@ class Sandbox:
         self._max_open_files = max_open_files
         self._max_file_size_mb = max_file_size_mb
         self._min_free_disk_mb = min_free_disk_mb
+        self._max_disk_mb = max_disk_mb
         self._fingerprint = fingerprint
         self._sources = Sources(self._work_dir, store)
 
@@ -141,64 +158,78 @@ class Sandbox:
                                 processes=self._max_processes,
                                 open_files=self._max_open_files,
                                 file_size_mb=self._max_file_size_mb,
-                                disk_reserve_mb=self._min_free_disk_mb)
+                                disk_reserve_mb=self._min_free_disk_mb,
+                                disk_mb=self._max_disk_mb)
         self._check_work_dir()
         environment = asyncio.ensure_future(self._fingerprint() if self._fingerprint
                                             else _no_fingerprint())
         try:
             with uid_pool.lease() as uid:
                 await self._in_thread(prepare, layout, req, uid, self._sources)
-                finished = await self._run(layout, req, limits, uid)
+                finished, totals = await self._run(layout, req, limits, uid)
                 await self._in_thread(hand_back, layout, uid)
-            outcome = await self._outcome(layout, limits, finished, uid)
+            outcome = await self._outcome(layout, limits, finished, totals, uid)
             outcome.environment = await environment
         finally:
             environment.cancel()
         return outcome
 
     async def _run(self, layout: Layout, req: ExecuteJobInput, limits: Limits,
-                   uid: int | None) -> Finished:
+                   uid: int | None) -> tuple[Finished, Totals]:
         mode = "bwrap" if self.status.mode == "bwrap" else "rlimits"
         job = [self._python, layout.filename, *_flags(req.job.args)]
         # RLIMIT_NPROC counts every process of a uid; only a job sharing the worker's uid
         # outside a user namespace (rlimits mode, non-root worker) needs headroom for them.
         offset = _own_tasks() if uid is None and mode == "rlimits" else 0
-        argv, tmpdir = build_argv(mode, self.status.tools, workspace=layout.path, uid=uid,
-                                  limits=limits, job=job, nproc_offset=offset)
-        spawn = Spawn(argv=argv, env=self._environment(layout, tmpdir, limits), cwd=layout.path,
-                      uid=uid, setpriv=self.status.tools.setpriv, kill=self.status.tools.kill,
-                      output_limit=self._output_limit, pid_namespace=self.status.pid_namespace)
-        return await run_job(spawn, timeout_s=limits.timeout_s, tick_s=self._heartbeat_every_s,
-                             on_tick=self._on_tick)
+        baseline = await self._in_thread(disk_usage, layout.path)
+        with JobGuards(self.status, layout.path, limits, baseline) as guards:
+            argv, tmpdir = build_argv(mode, self.status.tools, workspace=layout.path, uid=uid,
+                                      limits=limits, job=job, nproc_offset=offset,
+                                      seccomp_fd=guards.seccomp_fd)
+            spawn = Spawn(argv=guards.command(argv), env=self._environment(layout, tmpdir, limits),
+                          cwd=layout.path, uid=uid, setpriv=self.status.tools.setpriv,
+                          kill=self.status.tools.kill, output_limit=self._output_limit,
+                          pid_namespace=self.status.pid_namespace, pass_fds=guards.pass_fds)
+            finished = await run_job(spawn, timeout_s=limits.timeout_s,
+                                     tick_s=self._heartbeat_every_s,
+                                     on_tick=functools.partial(self._on_tick, guards))
+            return finished, await self._in_thread(guards.totals)
 
-    def _on_tick(self, elapsed: float, out: BoundedCapture, err: BoundedCapture) -> str | None:
+    def _on_tick(self, guards: JobGuards, elapsed: float, out: BoundedCapture,
+                 err: BoundedCapture) -> str | None:
         if self._free_mb() < self._min_free_disk_mb:
             return "disk"
+        if stop := guards.tick():
+            return stop
         _heartbeat(phase="running", elapsed_s=round(elapsed, 1), stdout_bytes=out.total,
                    stderr_bytes=err.total)
         return None
 
-    async def _outcome(self, layout: Layout, limits: Limits, finished: Finished,
+    async def _outcome(self, layout: Layout, limits: Limits, finished: Finished, totals: Totals,
                        uid: int | None) -> ExecutionOutcome:
         metrics, metrics_error = read_json_object(layout.path / "metrics.json",
                                                   MAX_METRICS_BYTES)
         artifacts, notes = await self._in_thread(collect_artifacts, layout)
         exit_code, signal = decode_status(finished.status, via_bwrap=self.status.mode == "bwrap")
-        ending = Ending(exit_code, signal, finished.stopped_for, finished.stderr.text())
+        stopped_for = finished.stopped_for or ("disk_quota" if totals.over_disk_quota else None)
+        ending = Ending(exit_code, signal, stopped_for, finished.stderr.text(), totals.oom_kills)
         kind, reason = classify(ending, limits=limits, workspace=str(layout.path),
                                 network_isolated=self.status.network_isolated)
+        notes = [*_usage_notes(kind, totals), *notes]
         if notes:
             reason += "; also: " + "; ".join(notes)
         who = f"uid {uid}" if uid is not None else f"uid {os.geteuid()}"
+        peak_kb = finished.peak_rss_kb if totals.peak_memory_kb is None else totals.peak_memory_kb
         return ExecutionOutcome(
             outcome=kind, reason=reason, exit_code=exit_code, signal=signal,
             duration_s=round(finished.duration_s, 3),
-            peak_memory_mb=round(finished.peak_rss_kb / 1024, 1),
+            peak_memory_mb=round(peak_kb / 1024, 1),
             stdout_tail=finished.stdout.text(), stderr_tail=ending.stderr,
             stdout_bytes=finished.stdout.total, stderr_bytes=finished.stderr.total,
             output_truncated=finished.stdout.truncated or finished.stderr.truncated,
             workspace=str(layout.path),
-            isolation=f"{self.status.summary}; as {who}; limits: {limits.describe()}",
+            isolation=f"{self.status.summary}; as {who}; limits: {limits.describe()}"
+                      f"{totals.cgroup}",
             artifacts=artifacts, metrics=metrics, metrics_error=metrics_error)
 
     def _environment(self, layout: Layout, tmpdir: str, limits: Limits) -> dict[str, str]:
@@ -249,6 +280,16 @@ class Sandbox:
 
 async def _no_fingerprint() -> str:
     return ""
+
+
+def _usage_notes(kind: str, totals: Totals) -> list[str]:
+    """What the job used as a whole that its outcome does not already say."""
+    notes: list[str] = []
+    if totals.oom_kills and kind != "out_of_memory":
+        notes.append(f"the kernel killed {totals.oom_kills} of its processes for memory")
+    if totals.over_disk_quota:
+        notes.append(f"its working directory grew by {totals.disk_grown_mb:g} MiB")
+    return notes
 
 
 def _flags(args: dict[str, Scalar]) -> list[str]:

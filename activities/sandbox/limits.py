@@ -3,7 +3,9 @@
 The limits come from the job's ``resources`` capped by the worker's ceilings, so a plan can ask
 for less than the worker allows but never more. They are applied with util-linux ``prlimit``
 right before the interpreter starts (inside the sandbox), never from Python code running
-between ``fork`` and ``exec`` of a multi-threaded worker.
+between ``fork`` and ``exec`` of a multi-threaded worker. Where the job has a cgroup (see
+:mod:`activities.sandbox.cgroup`), memory, processes and CPU are also bounded for the whole job;
+the per-process limits stay as a second line of defence.
 """
 
 from __future__ import annotations
@@ -23,14 +25,18 @@ class Limits:
     """What one job may use.
 
     Attributes:
-        memory_mb: address-space limit (RLIMIT_AS) of every process of the job.
+        memory_mb: address-space limit (RLIMIT_AS) of every process of the job, and the
+            memory limit of the job's cgroup (all its processes together).
         timeout_s: wall-clock limit of the whole job; the sandbox kills it afterwards.
         cpu_s: CPU-time limit (RLIMIT_CPU) of every process, a backstop behind ``timeout_s``.
-        processes: processes and threads the job may have at once (RLIMIT_NPROC).
+        processes: processes and threads the job may have at once (RLIMIT_NPROC, and
+            ``pids.max`` of its cgroup).
         open_files: open file descriptors per process (RLIMIT_NOFILE).
         file_size_mb: largest file the job may write (RLIMIT_FSIZE).
         threads_hint: value for OMP/BLAS thread-count variables (from ``resources.cpus``).
         disk_reserve_mb: free space on the work disk below which the job is stopped.
+        cpus: CPU quota of the job's cgroup (``resources.cpus``), where there is one.
+        disk_mb: how much the working directory may grow while the job runs (0: no quota).
     """
 
     memory_mb: int
@@ -41,11 +47,13 @@ class Limits:
     file_size_mb: int
     threads_hint: int
     disk_reserve_mb: int = 0
+    cpus: float = 1.0
+    disk_mb: int = 0
 
     @classmethod
     def for_job(cls, resources: Resources, *, max_memory_mb: int, max_timeout_s: float,
                 processes: int, open_files: int, file_size_mb: int,
-                disk_reserve_mb: int = 0) -> Limits:
+                disk_reserve_mb: int = 0, disk_mb: int = 0) -> Limits:
         """The job's requested resources, capped by the worker's ceilings."""
         timeout_s = min(resources.timeout_s, max_timeout_s)
         cpus = max(1.0, resources.cpus)
@@ -59,6 +67,8 @@ class Limits:
             file_size_mb=file_size_mb,
             threads_hint=max(1, math.ceil(resources.cpus)),
             disk_reserve_mb=disk_reserve_mb,
+            cpus=resources.cpus,
+            disk_mb=disk_mb,
         )
 
     def prlimit_args(self, prlimit: str, *, nproc_offset: int = 0) -> list[str]:
@@ -83,7 +93,8 @@ class Limits:
 
     def describe(self) -> str:
         """One line for the execution record, e.g. ``memory 256 MiB, timeout 3 s, ...``."""
+        quota = f"working directory up to {self.disk_mb} MiB, " if self.disk_mb else ""
         return (f"memory {self.memory_mb} MiB, timeout {self.timeout_s:g} s, "
                 f"cpu {self.cpu_s} s/process, {self.processes} processes, "
                 f"{self.open_files} open files, files up to {self.file_size_mb} MiB, "
-                f"{self.disk_reserve_mb} MiB kept free on disk")
+                f"{quota}{self.disk_reserve_mb} MiB kept free on disk")

@@ -44,6 +44,7 @@ class Spawn:
     kill: str | None
     output_limit: int
     pid_namespace: bool
+    pass_fds: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -68,7 +69,8 @@ class _Child:
     def __init__(self, spawn: Spawn) -> None:
         self.proc = subprocess.Popen(spawn.argv, cwd=spawn.cwd, env=spawn.env,
                                      stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, start_new_session=True)
+                                     stderr=subprocess.PIPE, start_new_session=True,
+                                     pass_fds=spawn.pass_fds)
         self.pid = self.proc.pid
         self._loop = asyncio.get_running_loop()
         self._pidfd = os.pidfd_open(self.pid)

@@ -25,8 +25,9 @@ app = typer.Typer(add_completion=False, no_args_is_help=True,
 
 
 @app.command()
-def up(detach: Annotated[bool, typer.Option("--detach", "-d",
-                                            help="Run in the background.")] = False) -> None:
+def up(detach: Annotated[bool, typer.Option(
+        "--detach", "-d", help="Run in the background; return once every pool is served, or "
+                               "exit 1 with the reason.")] = False) -> None:
     """Start (or reuse) the embedded stack: Temporal, PostgreSQL, Qdrant and all worker pools."""
     from workers.stack import launcher as stack
 
@@ -47,8 +48,9 @@ def check() -> None:
     from workers.stack import launcher as stack
 
     items = stack.check(Settings())
+    width = max(len(item.name) for item in items)
     for item in items:
-        typer.echo(f"{'ok ' if item.ok else 'DOWN'}  {item.name:<22} {item.detail}")
+        typer.echo(f"{'ok  ' if item.ok else 'DOWN'}  {item.name:<{width}}  {item.detail}")
     raise typer.Exit(0 if all(item.ok for item in items) else 1)
 
 

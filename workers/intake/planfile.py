@@ -1,21 +1,22 @@
 """Turning a plan file on disk into a validated, self-contained ResearchInput.
 
-Everything that can be wrong with a plan is found here, before anything starts: unreadable
-file, invalid JSON, schema violations (named by task and field), duplicate ids, unknown
-dependencies, cycles, job scripts or inputs outside the plan's folder, and plans too large for
-a workflow payload. Job scripts are read into the plan and inputs fixed by checksum, so the run
-is reproducible and its history records exactly what ran. Given an artifact store, each input
-is put there as it is hashed: the sandbox takes inputs from the store by that checksum only.
+Everything that can be wrong with a plan is found here, before anything starts: unreadable,
+oversize or deeply nested file, invalid UTF-8 or JSON, schema violations (named by task and
+field), duplicate ids, unknown dependencies, cycles, job scripts or inputs outside the plan's
+folder, and plans too large for a workflow payload. Job scripts are read into the plan and
+inputs fixed by checksum, so the run is reproducible and its history records exactly what ran.
+Given an artifact store, each input is put there as it is hashed: the sandbox takes inputs
+from the store by that checksum only.
 """
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from pydantic import ValidationError
 
+from workers.intake.jsonfile import JsonFileError, read_json
 from workflows.common.validation import field_path
 from workflows.constants import digest
 from workflows.contracts.plan import Decision, InputFile, Plan, PlanError, check_graph
@@ -25,7 +26,9 @@ from workflows.contracts.results import ResearchInput, SuppliedPlan
 if TYPE_CHECKING:
     from activities.artifacts.store import ArtifactStore
 
-MAX_FILE_BYTES = 50_000_000
+FILE_FACTOR = 4
+"""A plan file may be this many times the payload limit (``max_bytes``): its indentation and
+spacing are not part of the run's input. Larger files are refused before they are read."""
 
 
 class PlanFileError(ValueError):
@@ -57,9 +60,9 @@ def load_supplied_plan(path: Path, *, max_bytes: int, by: str = "",
         store: where every input is put, so that the sandbox can take it. Without one the
             inputs are only checked and pinned: a run of the result cannot read them.
     """
-    plan = parse_plan(path)
+    plan = parse_plan(path, max_bytes=max_bytes)
     base = path.resolve().parent
-    decisions = [_resolve(decision, base, store) for decision in plan.decisions]
+    decisions = [_resolve(decision, base, max_bytes, store) for decision in plan.decisions]
     plan = plan.model_copy(update={"decisions": decisions})
     canonical = plan.model_dump_json(exclude_none=True).encode()
     name = plan.meeting_id or (base.name if path.stem == "pending_actions" else path.stem)
@@ -76,21 +79,15 @@ def _check_size(path: Path, size: int, max_bytes: int) -> None:
             "split the plan")
 
 
-def parse_plan(path: Path) -> Plan:
-    """Parse and validate a plan file (schema and dependency graph)."""
-    if not path.is_file():
-        raise PlanFileError(f"{path}: no such plan file")
-    if path.stat().st_size > MAX_FILE_BYTES:
-        raise PlanFileError(f"{path}: {path.stat().st_size:,} bytes is too large for a plan")
+def parse_plan(path: Path, *, max_bytes: int) -> Plan:
+    """Parse and validate a plan file (schema and dependency graph).
+
+    Files over ``FILE_FACTOR`` times ``max_bytes`` are refused before they are read.
+    """
     try:
-        raw: Any = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as err:
-        raise PlanFileError(f"{path}: cannot read the plan ({err.strerror})") from err
-    except UnicodeDecodeError as err:
-        raise PlanFileError(f"{path}: not UTF-8 text ({err.reason})") from err
-    except json.JSONDecodeError as err:
-        raise PlanFileError(f"{path}: invalid JSON at line {err.lineno}, column {err.colno}: "
-                            f"{err.msg}") from err
+        raw: Any = read_json(path, what="plan", max_bytes=FILE_FACTOR * max_bytes)
+    except JsonFileError as err:
+        raise PlanFileError(str(err)) from None
     _refuse_internal_fields(raw, path)
     try:
         plan = Plan.model_validate(raw)
@@ -160,7 +157,8 @@ def _inside(base: Path, relative: str, what: str, task_id: str) -> Path:
     return candidate
 
 
-def _resolve(decision: Decision, base: Path, store: ArtifactStore | None) -> Decision:
+def _resolve(decision: Decision, base: Path, max_bytes: int,
+             store: ArtifactStore | None) -> Decision:
     """Read the job's script into the plan and fix the inputs by checksum."""
     inputs = [_input_file(base, rel, decision.task_id, store) for rel in decision.inputs]
     names = [i.name for i in inputs]
@@ -171,6 +169,7 @@ def _resolve(decision: Decision, base: Path, store: ArtifactStore | None) -> Dec
     if job is not None:
         if job.entry is not None:
             script = _inside(base, job.entry, "job entry", decision.task_id)
+            _check_entry_size(script, job.entry, decision.task_id, max_bytes)
             try:
                 source = script.read_text(encoding="utf-8")
             except OSError as err:
@@ -183,6 +182,19 @@ def _resolve(decision: Decision, base: Path, store: ArtifactStore | None) -> Dec
         else:
             job = job.model_copy(update={"source": job.code, "filename": "job.py"})
     return decision.model_copy(update={"job": job, "resolved_inputs": inputs})
+
+
+def _check_entry_size(script: Path, entry: str, task_id: str, max_bytes: int) -> None:
+    """A job script is read into the run's input: one over its limit is refused unread."""
+    try:
+        size = script.stat().st_size
+    except OSError as err:
+        raise PlanFileError(f"task {task_id}: cannot read job entry {entry!r} "
+                            f"({err.strerror})") from err
+    if size > max_bytes:
+        raise PlanFileError(f"task {task_id}: job entry {entry!r} is {size:,} bytes, over the "
+                            f"{max_bytes:,}-byte limit for a run's input; read large data "
+                            "from `inputs` files instead of embedding it in the script")
 
 
 def _input_file(base: Path, relative: str, task_id: str,

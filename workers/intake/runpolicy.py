@@ -7,7 +7,6 @@ here from settings, and the key itself stays with the agents workers.
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from dataclasses import dataclass
@@ -17,6 +16,7 @@ from typing import Any, Literal
 from pydantic import ValidationError
 from temporalio.exceptions import ApplicationError
 
+from workers.intake.jsonfile import JsonFileError, read_json
 from workers.settings import Settings
 from workflows.common.validation import field_errors
 from workflows.constants import Pool
@@ -32,6 +32,8 @@ from workflows.contracts.policy import (
 )
 
 NoModelAction = Literal["wait", "defer"]
+MAX_POLICY_BYTES = 1_000_000
+"""A policy is a few hundred bytes; a file over this is refused before it is read."""
 
 
 class PolicyError(ValueError):
@@ -165,6 +167,10 @@ def _check_replay(path: Path) -> None:
                           f"{err.start})") from err
     except OSError as err:
         raise PolicyError(f"--replay {path}: cannot read it ({err.strerror})") from err
+    except (RecursionError, MemoryError) as err:  # a hostile line: nested or huge
+        raise PolicyError(f"--replay {path}: not a recording: a line is too deeply nested "
+                          f"or too large to parse ({type(err).__name__}); give a recording "
+                          "made with --record") from None
     if not exchanges:
         raise PolicyError(f"--replay {path}: the recording holds no exchanges; record a run "
                           "with --record first")
@@ -183,13 +189,9 @@ def _check_record(path: Path) -> None:
 
 def _read(path: Path) -> dict[str, Any]:
     try:
-        raw: Any = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError as err:
-        raise PolicyError(f"{path}: no such policy file") from err
-    except OSError as err:
-        raise PolicyError(f"{path}: cannot read the policy ({err.strerror})") from err
-    except (json.JSONDecodeError, UnicodeDecodeError) as err:
-        raise PolicyError(f"{path}: not valid JSON ({err})") from err
+        raw: Any = read_json(path, what="policy", max_bytes=MAX_POLICY_BYTES)
+    except JsonFileError as err:
+        raise PolicyError(str(err)) from None
     if not isinstance(raw, dict):
         raise PolicyError(f"{path}: a policy is a JSON object")
     return dict(raw)  # pyright: ignore[reportUnknownArgumentType]

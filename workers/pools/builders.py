@@ -86,6 +86,7 @@ async def build_specs(settings: Settings, pools: Sequence[Pool], *, database_url
                           output_limit_bytes=settings.job_output_limit_bytes,
                           max_memory_mb=settings.job_max_memory_mb,
                           max_timeout_s=settings.job_max_timeout_s,
+                          max_disk_mb=settings.job_max_disk_mb,
                           isolation=settings.sandbox_isolation, fingerprint=probe.fingerprint,
                           store=LocalArtifactStore(settings.store_dir))
         infra = InfrastructureReviewer(settings.work_dir)
@@ -93,13 +94,30 @@ async def build_specs(settings: Settings, pools: Sequence[Pool], *, database_url
         specs[Pool.SANDBOX] = PoolSpec(
             activities=[sandbox.execute_job, verify_evidence, infra.review_infrastructure,
                         relinker.rescan_artifacts, probe.probe_environment],
-            max_concurrent_activities=settings.max_concurrent_jobs + 4)
+            max_concurrent_activities=settings.max_concurrent_jobs + 4,
+            on_start=_workspace_retention(settings, stack))
     assert set(specs) == set(pools) & SERVED_POOLS, "SERVED_POOLS is out of date"
     for pool, spec in specs.items():
         check_registrations(pool, spec.activities)
     for pool in set(pools) - SERVED_POOLS:
         log.info("pool %s has no activities in this version; no worker started", pool)
     return specs
+
+
+def _workspace_retention(settings: Settings,
+                         stack: AsyncExitStack) -> Callable[[Client], Awaitable[None]]:
+    """Start sweeping finished runs' working directories once the sandbox worker polls."""
+    from activities.sandbox.retention import WorkspaceJanitor, temporal_closed_at
+
+    retention_s = settings.work_retention_hours * 3600
+
+    async def start(client: Client) -> None:
+        janitor = WorkspaceJanitor(settings.work_dir, retention_s=retention_s,
+                                   closed_at=temporal_closed_at(client))
+        janitor.start(every_s=min(3600.0, max(60.0, retention_s / 4)))
+        stack.push_async_callback(janitor.stop)
+
+    return start
 
 
 async def _reflection_spec(settings: Settings, database_url: str,

@@ -2,7 +2,8 @@
 
 ``launcher`` starts (or reuses) and stops it, ``serve`` supervises it, ``check`` reports its
 health, ``state`` records what runs where; ``temporal``, ``embedded`` and ``qdrant`` own one
-service each; ``process`` the process helpers they share.
+service each; ``pools`` the worker process that runs every pool (``worker_main`` is what that
+process runs); ``process`` the process helpers they share.
 """
 
 

@@ -2,6 +2,10 @@
 
 It only looks: it starts nothing, so it is safe in a container health check and while a
 stack is starting. Each item says what is wrong and what to do about it.
+
+A pool is served when a worker polled its queue recently (Temporal records each poller's last
+access). For the embedded stack the recorded pids say more, and at once: a stack or worker
+process that is gone means its pools are down, however recent their last polls.
 """
 
 from __future__ import annotations
@@ -15,20 +19,31 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import create_async_engine
 from sqlalchemy.pool import NullPool
 from temporalio.api.enums.v1 import TaskQueueType
-from temporalio.api.taskqueue.v1 import TaskQueue
+from temporalio.api.taskqueue.v1 import PollerInfo, TaskQueue
 from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
 from temporalio.client import Client
 
 from workers.pools.builders import SERVED_POOLS
 from workers.settings import Settings
 from workers.stack.embedded import EmbeddedPostgres, QdrantInUseError, QdrantLocal
-from workers.stack.process import StackError
-from workers.stack.state import running_stack
-from workers.stack.temporal import connect, missing_search_attributes
+from workers.stack.process import StackError, is_alive
+from workers.stack.state import StackInfo, read_state, running_stack
+from workers.stack.temporal import (
+    LONG_POLL_S,
+    TemporalDevServer,
+    connect,
+    missing_search_attributes,
+)
 from workflows.constants import Pool
 
-POLLER_FRESH_S = 90.0
-"""A poller seen longer ago than this (a long poll lasts ~60 s) is a worker that is gone."""
+EMBEDDED_WINDOW_S = 2.0 * LONG_POLL_S
+"""A worker of the embedded stack must have polled this recently: the dev server the stack
+launches answers an idle poll after ``LONG_POLL_S`` (10 s), and each answer starts a new one."""
+CLUSTER_WINDOW_S = 70.0
+"""Elsewhere Temporal holds an idle poll for its default 60 s, so a live worker may show a
+last access that old; 10 s more allows for the round trip."""
+KINDS = {"workflow": TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
+         "activity": TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY}
 
 
 @dataclass(frozen=True)
@@ -46,15 +61,72 @@ def check(settings: Settings) -> list[HealthItem]:
 
 
 async def acheck(settings: Settings) -> list[HealthItem]:
-    """Temporal, its search attributes, PostgreSQL, Qdrant, each pool's pollers, the sandbox."""
-    items = await _temporal_items(settings)
+    """The stack's process, Temporal, search attributes, pools, PostgreSQL, Qdrant, sandbox."""
+    stack = read_state(settings)
+    items = [] if stack is None else [stack_item(stack)]
+    items += await _temporal_items(settings, stack)
     items.append(await postgres_item(settings))
     items.append(await asyncio.to_thread(qdrant_item, settings))
     items.append(await asyncio.to_thread(sandbox_item, settings))
     return items
 
 
-async def _temporal_items(settings: Settings) -> list[HealthItem]:
+def stack_item(stack: StackInfo) -> HealthItem:
+    """Whether the recorded ``assay up`` process still runs (its pid, not its services)."""
+    if not stack.alive():
+        return HealthItem("stack", False, f"the stack (pid {stack.pid}) is not running: it "
+                          "ended without `assay down`; run `assay down` to stop what it left "
+                          "behind, then `assay up`")
+    since = f"pid {stack.pid}, since {stack.started_at}"
+    if stack.status != "running":
+        return HealthItem("stack", False, f"{since}: still starting")
+    restarts = (f", restarted {stack.workers_restarts} time"
+                f"{'s' * (stack.workers_restarts != 1)}" if stack.workers_restarts else "")
+    workers = f"; worker process pid {stack.workers_pid}{restarts}" if stack.workers_pid else ""
+    return HealthItem("stack", True, since + workers)
+
+
+def pools_problem(stack: StackInfo | None, settings: Settings) -> str | None:
+    """Why the recorded stack's pools cannot be served right now, or None.
+
+    Poll times lag a death by up to the poll window; the stack's pids do not.
+    """
+    if stack is None or not stack.pools:
+        return None
+    log = settings.logs_dir / "stack.log"
+    if not stack.alive():
+        return f"the stack (pid {stack.pid}) that ran its workers is gone"
+    if stack.status != "running" or stack.workers_pid is None:
+        return "the stack is still starting; its pools are not served yet"
+    if not is_alive(stack.workers_pid, stack.workers_started):
+        return (f"the worker process (pid {stack.workers_pid}) exited; the stack is "
+                f"restarting it (see {log})")
+    if not stack.workers_serving:
+        return (f"the worker process (pid {stack.workers_pid}) restarted and does not poll "
+                f"yet (see {log})")
+    return None
+
+
+def poll_window(settings: Settings) -> float:
+    """How recently a live worker must have polled (see ``EMBEDDED_WINDOW_S``)."""
+    embedded = TemporalDevServer(settings).owned_pid() is not None
+    return EMBEDDED_WINDOW_S if embedded else CLUSTER_WINDOW_S
+
+
+def poller_kinds(pool: Pool) -> list[str]:
+    """What polls a pool's queue: activity workers, and workflow workers where workflows run."""
+    return ["workflow", "activity"] if pool in (Pool.ORCHESTRATION, Pool.SKILLS) else ["activity"]
+
+
+async def pollers(client: Client, queue: str, kind: str) -> list[PollerInfo]:
+    """The pollers Temporal has seen on ``queue`` for ``kind`` tasks, with their last access."""
+    resp = await client.workflow_service.describe_task_queue(DescribeTaskQueueRequest(
+        namespace=client.namespace, task_queue=TaskQueue(name=queue),
+        task_queue_type=KINDS[kind]))
+    return list(resp.pollers)
+
+
+async def _temporal_items(settings: Settings, stack: StackInfo | None) -> list[HealthItem]:
     address, namespace = settings.temporal_address, settings.temporal_namespace
     try:
         client = await connect(address, namespace, timeout=3.0)
@@ -73,31 +145,47 @@ async def _temporal_items(settings: Settings) -> list[HealthItem]:
             "search attributes", not missing,
             f"missing {', '.join(sorted(missing))}: run `assay up` to register them"
             if missing else "all registered"))
+    window, problem = poll_window(settings), pools_problem(stack, settings)
     for pool in Pool:
-        if pool in SERVED_POOLS:
-            items.append(await _pollers_item(client, settings.queue(pool), pool))
-        else:
-            items.append(HealthItem(f"queue {settings.queue(pool)}", True,
+        queue = settings.queue(pool)
+        if pool not in SERVED_POOLS:
+            items.append(HealthItem(f"queue {queue}", True,
                                     "no activities in this version; no worker needed"))
+        elif problem is not None:
+            items.append(HealthItem(f"queue {queue}", False, problem))
+        else:
+            items.append(await pollers_item(client, queue, pool, window,
+                                            fix=_silent_fix(stack, settings)))
     return items
 
 
-async def _pollers_item(client: Client, queue: str, pool: Pool) -> HealthItem:
-    """Whether live workers poll ``queue`` (workflow pollers too where workflows run)."""
-    kinds = {"activity": TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY}
-    if pool in (Pool.ORCHESTRATION, Pool.SKILLS):
-        kinds = {"workflow": TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW, **kinds}
+def _silent_fix(stack: StackInfo | None, settings: Settings) -> str | None:
+    """What to say of a queue the stack's live worker process has not polled lately."""
+    if stack is None or stack.workers_pid is None:
+        return None
+    return (f"the worker process (pid {stack.workers_pid}) runs but has not polled it: its "
+            f"slots may all be busy with long tasks, or it is stuck (see "
+            f"{settings.logs_dir / 'stack.log'})")
+
+
+async def pollers_item(client: Client, queue: str, pool: Pool, window: float, *,
+                       fix: str | None = None) -> HealthItem:
+    """Whether workers polled ``queue`` within ``window`` seconds (each kind it needs).
+
+    ``fix`` says what to do when none did (default: start a worker).
+    """
     counts: dict[str, int] = {}
-    for label, kind in kinds.items():
-        resp = await client.workflow_service.describe_task_queue(DescribeTaskQueueRequest(
-            namespace=client.namespace, task_queue=TaskQueue(name=queue), task_queue_type=kind))
+    for kind in poller_kinds(pool):
+        seen = await pollers(client, queue, kind)
         now = time.time()
-        counts[label] = sum(1 for p in resp.pollers
-                            if now - p.last_access_time.ToDatetime().timestamp() < POLLER_FRESH_S)
-    detail = ", ".join(f"{n} {label} poller{'s' * (n != 1)}" for label, n in counts.items())
+        counts[kind] = sum(1 for p in seen
+                           if now - p.last_access_time.ToMicroseconds() / 1e6 < window)
+    detail = ", ".join(f"{n} {kind} poller{'s' * (n != 1)}" for kind, n in counts.items())
+    detail += f" seen in the last {window:.0f} s"
     ok = all(counts.values())
     if not ok:
-        detail += f": no worker serves it; run `assay up` or `assay worker --pool {pool.value}`"
+        detail += ": " + (fix or f"no live worker serves it; run `assay up` or `assay worker "
+                                 f"--pool {pool.value}`")
     return HealthItem(f"queue {queue}", ok, detail)
 
 
@@ -130,7 +218,7 @@ def qdrant_item(settings: Settings) -> HealthItem:
         count = len(qdrant.open().get_collections().collections)
     except QdrantInUseError as err:
         stack = running_stack(settings)
-        if stack is not None and err.pid == stack.pid:
+        if stack is not None and err.pid in (stack.pid, stack.workers_pid):
             return HealthItem("qdrant", True, f"{qdrant.where}, held by the stack (pid {err.pid})")
         return HealthItem("qdrant", False, str(err))
     except Exception as err:  # unreachable server, corrupt storage: report what it said

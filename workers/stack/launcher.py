@@ -9,21 +9,20 @@ or a Qdrant server replace the embedded service of the same kind.
 from __future__ import annotations
 
 import asyncio
-import os
 import subprocess
 import sys
 import time
 from collections.abc import Callable, Sequence
-from pathlib import Path
 
 import typer
 
 from workers.settings import Settings
 from workers.stack.check import HealthItem, acheck, check
 from workers.stack.embedded import ASSAY_DATABASE, EmbeddedPostgres, TemporalDevServer
-from workers.stack.process import StackError, log_tail, terminate
+from workers.stack.pools import STOP_GRACE_S
+from workers.stack.process import StackError, child_env, is_alive, log_tail, terminate
 from workers.stack.serve import serve
-from workers.stack.state import read_state, remove_state, running_stack, state_path
+from workers.stack.state import StackInfo, read_state, remove_state, running_stack, state_path
 
 __all__ = ["HealthItem", "StackError", "acheck", "check", "database_url", "down", "serve", "up"]
 
@@ -60,13 +59,14 @@ def up(settings: Settings, *, detach: bool = False, say: Say = say_stderr,
     Args:
         settings: the configuration; a detached stack gets it through its environment.
         detach: start ``command`` in a new session logging to ``<data>/logs/stack.log``,
-            wait until it is running and return.
+            wait until it is running (every pool served) and return.
         say: where progress messages go.
         command: the foreground ``up`` command a detached start runs.
-        timeout: how long a detached start may take.
+        timeout: how long a detached start may take; past it the stack is stopped.
 
     Returns:
-        The exit code: 0 when the stack ran (or started) and stopped cleanly, 1 otherwise.
+        The exit code: 0 when the stack ran (or started) and stopped cleanly, 1 otherwise
+        (a detached start that failed says why, with the end of the stack's log).
     """
     try:
         if detach:
@@ -103,23 +103,9 @@ def _start_detached(settings: Settings, command: list[str], say: Say, timeout: f
                              f"{log_path}:\n{log_tail(log_path)}")
         time.sleep(0.1)
     proc.returncode = 0  # it runs on by design; do not warn that it outlives this handle
-    say(f"Assay is running in the background (pid {proc.pid}); Temporal Web UI: {info.ui_url}")
+    say(f"Assay is running in the background (pid {proc.pid}), every pool served; Temporal "
+        f"Web UI: {info.ui_url}")
     say(f"logs: {log_path}; stop it with `assay down`")
-
-
-def child_env(settings: Settings) -> dict[str, str]:
-    """This environment plus every setting as ``ASSAY_*``, so the child sees the same config."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ASSAY_")}
-    source = Path(__file__).resolve().parents[2]
-    if (source / "pyproject.toml").exists():  # a source checkout: importable from anywhere
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(source), env.get("PYTHONPATH")]))
-    for name, value in settings.model_dump().items():
-        if value is None:
-            continue
-        if name == "database_url" and settings.database_url is not None:
-            value = settings.database_url.get_secret_value()
-        env[f"ASSAY_{name.upper()}"] = str(settings.root if name == "data_dir" else value)
-    return env
 
 
 def down(settings: Settings, *, say: Say = say_stderr, timeout: float = 60.0) -> int:
@@ -131,6 +117,7 @@ def down(settings: Settings, *, say: Say = say_stderr, timeout: float = 60.0) ->
     """
     code = 0
     info = running_stack(settings)
+    stale = read_state(settings) if info is None else None
     if info is not None:
         say(f"stopping Assay (pid {info.pid})...")
         if terminate(info.pid, grace=timeout, group=True):
@@ -140,16 +127,24 @@ def down(settings: Settings, *, say: Say = say_stderr, timeout: float = 60.0) ->
     else:
         say(f"Assay is not running on {settings.root}")
         state_path(settings).unlink(missing_ok=True)
-    for name in stop_leftovers(settings):
+    for name in stop_leftovers(settings, stale):
         say(f"stopped {name} left running by an earlier stack")
     if info is not None:
         say("stopped")
     return code
 
 
-def stop_leftovers(settings: Settings) -> list[str]:
-    """Stop embedded services of this data directory that no stack owns any more."""
+def stop_leftovers(settings: Settings, stale: StackInfo | None = None) -> list[str]:
+    """Stop what a stack that ended without ``assay down`` left running.
+
+    That is the worker process of the ``stale`` record (it stops by itself once it notices its
+    stack is gone), and the embedded services of this data directory that no stack owns.
+    """
     stopped: list[str] = []
+    if stale is not None and stale.workers_pid is not None and is_alive(
+            stale.workers_pid, stale.workers_started):
+        terminate(stale.workers_pid, grace=STOP_GRACE_S)
+        stopped.append(f"the worker process (pid {stale.workers_pid})")
     temporal = TemporalDevServer(settings)
     if temporal.owned_pid() is not None:
         temporal.stop()

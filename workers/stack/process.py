@@ -2,12 +2,15 @@
 
 The embedded services run as processes that outlive the Python process that started them, so
 the stack finds them again by pid. A pid alone can be reused by an unrelated process after a
-crash; pairing it with the process's start time tells the two apart.
+crash; pairing it with the process's start time tells the two apart. Python processes the
+stack starts (itself detached, its worker process) get their settings through
+:func:`child_env`.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import signal
 import subprocess
@@ -15,6 +18,9 @@ import time
 from pathlib import Path
 
 import psutil
+from pydantic import SecretStr
+
+from workers.settings import Settings
 
 
 class StackError(RuntimeError):
@@ -107,3 +113,29 @@ def stop_child(proc: subprocess.Popen[bytes], *, grace: float) -> None:
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.wait(5.0)
+
+
+def child_env(settings: Settings) -> dict[str, str]:
+    """This environment plus every setting as ``ASSAY_*``, so the child sees the same config.
+
+    Each value is written as the child's settings will parse it: secrets as their values
+    (``str()`` of a secret is its mask, which the child would take for the key), mappings
+    and flags as JSON, the data directory as an absolute path.
+    """
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ASSAY_")}
+    source = Path(__file__).resolve().parents[2]
+    if (source / "pyproject.toml").exists():  # a source checkout: importable from anywhere
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(source), env.get("PYTHONPATH")]))
+    plain = settings.model_dump(mode="json")
+    for name in Settings.model_fields:
+        value = getattr(settings, name)
+        if value is None:
+            continue
+        if isinstance(value, SecretStr):
+            text = value.get_secret_value()
+        elif name == "data_dir":
+            text = str(settings.root)
+        else:
+            text = plain[name] if isinstance(plain[name], str) else json.dumps(plain[name])
+        env[f"ASSAY_{name.upper()}"] = text
+    return env

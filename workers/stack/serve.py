@@ -1,10 +1,12 @@
 """The foreground ``assay up``: start the services in order, run the pools, stop in reverse.
 
-Signals drive the shutdown: the first Ctrl-C (or SIGTERM from ``assay down``) stops the
-workers gracefully (which releases Qdrant, held by the pools), then PostgreSQL and Temporal;
-a second one forces it (workers are cancelled, PostgreSQL stops immediately, Temporal is
-killed after a short grace). While the stack runs, a watchdog restarts an embedded service
-that dies, on the same data and port, so a killed dev server loses no run.
+The stack counts as running once every pool is served: its worker process (see ``pools``)
+has polled every queue. Signals drive the shutdown: the first Ctrl-C (or SIGTERM from
+``assay down``) stops the worker process gracefully (which releases Qdrant, held by the
+pools), then PostgreSQL and Temporal; a second one forces it (the worker process is killed,
+PostgreSQL stops immediately, Temporal is killed after a short grace). While the stack runs,
+a watchdog restarts an embedded service that dies, on the same data and port, so a killed dev
+server loses no run, and restarts the worker process, with backoff, when it dies.
 """
 
 from __future__ import annotations
@@ -13,12 +15,13 @@ import asyncio
 import logging
 import signal
 import time
-from collections.abc import Callable, Coroutine, Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
 
+from workers.pools.builders import SERVED_POOLS
 from workers.settings import Settings
 from workers.stack.check import postgres_item, qdrant_item
 from workers.stack.embedded import ASSAY_DATABASE, EmbeddedPostgres, TemporalDevServer
+from workers.stack.pools import WorkerProcess
 from workers.stack.process import StackError, is_alive
 from workers.stack.state import StackInfo, StackLock, redact, remove_state, write_state
 from workflows.constants import Pool
@@ -38,6 +41,7 @@ class Stack:
         self.postgres = (EmbeddedPostgres(settings.postgres_dir)
                          if settings.database_url is None else None)
         self.database_url = ""
+        self.workers: WorkerProcess | None = None
         self._pg_starting: asyncio.Future[str] | None = None
 
     async def start(self, info: StackInfo) -> None:
@@ -78,10 +82,22 @@ class Stack:
                 raise StackError(f"the database at ASSAY_DATABASE_URL does not answer: "
                                  f"{item.detail}")
 
+    async def start_workers(self, info: StackInfo, pools: list[Pool]) -> None:
+        """Start the worker process for ``pools`` and wait until it polls every queue."""
+        began = time.monotonic()
+        self.workers = WorkerProcess(self.settings, pools, database_url=self.database_url,
+                                     info=info, say=self.say)
+        self.say(f"starting the worker process: {', '.join(p.value for p in pools)}")
+        self.workers.start()
+        await self.workers.wait_serving()
+        self.say(f"every pool is served ({_since(began)})")
+
     async def watch(self) -> None:
-        """Restart an embedded service that dies while the stack runs (same data, same port)."""
+        """Restart a service or the worker process that dies while the stack runs."""
         while True:
             await asyncio.sleep(WATCH_INTERVAL_S)
+            if self.workers is not None:
+                await self.workers.tend()
             pid = self.temporal.pid
             if pid is not None and not is_alive(pid):
                 self.say(f"the Temporal dev server (pid {pid}) exited; restarting it")
@@ -92,11 +108,13 @@ class Stack:
                 await asyncio.to_thread(self.postgres.start)
 
     async def stop(self, *, force: bool) -> None:
-        """Stop PostgreSQL, then Temporal (each attempted even if another fails).
+        """Stop the worker process, PostgreSQL, then Temporal (each even if another fails).
 
         Qdrant needs no step of its own: the pools, which hold it, are stopped by then.
         """
         errors: list[str] = []
+        if self.workers is not None:
+            await self.workers.stop(force=force)
         if self._pg_starting is not None:
             # A start interrupted by a signal goes on in its thread: let it finish first, or
             # the server would come up after this stop and be left running.
@@ -185,38 +203,34 @@ async def serve(settings: Settings, pools: Sequence[Pool] | None = None, *,
 async def _run(stack: Stack, info: StackInfo, signals: _Signals) -> None:
     await stack.check_database()
     await stack.start(info)
+    pools = [pool for pool in map(Pool, info.pools) if pool in SERVED_POOLS]
+    if pools:
+        await stack.start_workers(info, pools)
     info.status = "running"
     write_state(stack.settings, info)
     stack.say(f"Assay is running (pid {info.pid}); Temporal Web UI: {info.ui_url}")
     signals.phase = "running"
-    await _supervise(stack, [Pool(p) for p in info.pools], signals.stop)
+    await _supervise(stack, signals.stop)
 
 
-async def _supervise(stack: Stack, pools: list[Pool], stop: asyncio.Event) -> None:
-    """Run the workers beside the service watchdog; if the watchdog fails, stop the workers."""
+async def _supervise(stack: Stack, stop: asyncio.Event) -> None:
+    """Run the watchdog until ``stop``, then stop the worker process (a second signal forces).
+
+    Raises:
+        StackError: the watchdog could not restart a service.
+    """
     watcher = asyncio.create_task(stack.watch())
-    workers = asyncio.ensure_future(_workers(stack, pools, stop))
+    stopped = asyncio.create_task(stop.wait())
     try:
-        await asyncio.wait([watcher, workers], return_when=asyncio.FIRST_COMPLETED)
-        if watcher.done():
-            stop.set()
-        await workers
+        await asyncio.wait([watcher, stopped], return_when=asyncio.FIRST_COMPLETED)
     finally:
         watcher.cancel()
-        workers.cancel()
-        watched, _ = await asyncio.gather(watcher, workers, return_exceptions=True)
+        stopped.cancel()
+        watched, _ = await asyncio.gather(watcher, stopped, return_exceptions=True)
+    if stack.workers is not None:
+        await stack.workers.stop(force=False)
     if isinstance(watched, Exception):
         raise watched
-
-
-def _workers(stack: Stack, pools: list[Pool], stop: asyncio.Event) -> Coroutine[Any, Any, Any]:
-    """Run the pools until ``stop``; with no pools, just wait for it."""
-    if not pools:
-        return stop.wait()
-    from workers.pools.builders import run_pools
-
-    stack.say(f"starting workers: {', '.join(p.value for p in pools)}")
-    return run_pools(stack.settings, pools, database_url=stack.database_url, stop=stop)
 
 
 def _uncancel() -> None:

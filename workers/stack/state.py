@@ -30,7 +30,8 @@ class StackInfo:
     started_at: str
     data_dir: str
     status: str = "starting"
-    """``starting`` until every service is healthy, then ``running``."""
+    """``starting`` until every service is healthy and every pool is served, then
+    ``running``."""
     temporal_address: str = ""
     temporal_namespace: str = ""
     temporal_pid: int | None = None
@@ -40,6 +41,13 @@ class StackInfo:
     postgres_pid: int | None = None
     qdrant: str = ""
     pools: list[str] = field(default_factory=list[str])
+    workers_pid: int | None = None
+    """The child process that runs the pools (restarted by the stack when it dies)."""
+    workers_started: float = 0.0
+    """Its start time, so a reused pid is not taken for it."""
+    workers_serving: bool = False
+    """Whether it has polled every pool's queue since it last started."""
+    workers_restarts: int = 0
 
     @classmethod
     def for_this_process(cls, settings: Settings) -> StackInfo:

@@ -37,6 +37,10 @@ from workflows.client import DATA_CONVERTER
 from workflows.constants import SEARCH_ATTRIBUTES
 
 LOCAL_HOSTS = frozenset({"127.0.0.1", "localhost", "::1", "0.0.0.0"})
+LONG_POLL_S = 10
+"""How long the dev server holds a worker's poll with no task before answering empty (Temporal's
+default is 60 s). Each answer starts a new poll, which refreshes the poller's last-access time,
+so an idle live worker is never seen longer ago than this: ``assay check`` relies on it."""
 SA_TYPES: dict[str, IndexedValueType.ValueType] = {
     "Text": IndexedValueType.INDEXED_VALUE_TYPE_TEXT,
     "Keyword": IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD,
@@ -167,7 +171,8 @@ class TemporalDevServer:
                "--sqlite-pragma", "journal_mode=wal", "--sqlite-pragma", "synchronous=1",
                "--ip", self.host, "--port", str(self.port),
                "--ui-port", str(s.temporal_ui_port), "--ui-disable-news-fetch",
-               "--namespace", self.namespace, "--log-level", "warn"]
+               "--namespace", self.namespace, "--log-level", "warn",
+               "--dynamic-config-value", f'matching.longPollExpirationInterval="{LONG_POLL_S}s"']
         for name, kind in SEARCH_ATTRIBUTES.items():
             cmd += ["--search-attribute", f"{name}={kind}"]
         if s.temporal_metrics_port is not None:

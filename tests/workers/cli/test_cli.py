@@ -133,6 +133,9 @@ async def test_gates_are_listed_and_decided_from_the_cli(served: dict[str, str])
     assert code == 2 and "launch" in err
     code, _, err = await cli(served, "plan", run_id, str(EXAMPLE), "--by", "ada")
     assert code == 2 and "refused: " in err  # a plan run at its plan gate takes no plan
+    code, _, err = await cli(served, "approve", run_id, "--gate", "step", "--task", "1",
+                             "--by", "ada")
+    assert code == 1 and f"run {run_id} has no task '1' running: it has not started" in err
     code, out, err = await cli(served, "approve", run_id, "--gate", "plan", "--by", "ada",
                                "--comment", "go ahead")
     assert code == 0, err
@@ -143,6 +146,13 @@ async def test_gates_are_listed_and_decided_from_the_cli(served: dict[str, str])
         return code == 0 and f"run {run_id}: completed" in out
 
     await wait_for(completed, timeout=60, what="the approved run to complete", every=0.5)
+    code, _, err = await cli(served, "approve", run_id, "--gate", "plan", "--by", "ada")
+    assert code == 1 and "None" not in err
+    assert f"refused: run {run_id} has finished (completed); its gates are closed" in err
+    code, _, err = await cli(served, "approve", run_id, "--gate", "step", "--task", "1",
+                             "--by", "ada")
+    assert code == 1
+    assert f"refused: run {run_id} has finished (completed); its gates are closed" in err
 
 
 async def test_status_answers_on_a_run_with_refused_decisions(

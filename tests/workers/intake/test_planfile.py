@@ -147,8 +147,8 @@ def test_plan_over_the_payload_limit_is_refused(tmp_path: Path) -> None:
 
 
 def test_unreadable_plan_or_input_is_a_clear_error(tmp_path: Path) -> None:
-    with pytest.raises(PlanFileError, match="no such plan file"):
-        load_plan(tmp_path, max_bytes=LIMIT)  # a directory is not a plan file
+    with pytest.raises(PlanFileError, match="is a directory, not a plan file"):
+        load_plan(tmp_path, max_bytes=LIMIT)
     (tmp_path / "data.csv").mkdir()
     path = write_plan(tmp_path, [decision("1", job={"code": "x"}, inputs=["data.csv"])])
     with pytest.raises(PlanFileError, match=r"input 'data\.csv' not found"):

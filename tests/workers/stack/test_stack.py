@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -13,12 +14,13 @@ from pathlib import Path
 import pytest
 
 from tests.workers.stack.test_embedded import free_port, private_root, wait_until
+from workers.pools.builders import SERVED_POOLS
 from workers.settings import Settings
 from workers.stack.check import HealthItem
 from workers.stack.embedded import EmbeddedPostgres, TemporalDevServer
 from workers.stack.launcher import check, down, up
 from workers.stack.process import is_alive
-from workers.stack.state import running_stack, state_path
+from workers.stack.state import read_state, running_stack, state_path
 from workflows.constants import Pool
 
 # The foreground stack with no worker pools: the services under test, nothing else.
@@ -123,3 +125,70 @@ def test_stack_restarts_a_killed_temporal_and_down_cleans_up_after_a_crash(
                     "stopped the Temporal dev server left running by an earlier stack",
                     "stopped PostgreSQL left running by an earlier stack"]
     assert not is_alive(restarted) and EmbeddedPostgres(settings.postgres_dir).pid is None
+
+
+def served_queues(items: dict[str, HealthItem], settings: Settings) -> list[HealthItem]:
+    return [items[f"queue {settings.queue(pool)}"] for pool in sorted(SERVED_POOLS)]
+
+
+@pytest.mark.integration
+def test_a_killed_worker_process_is_restarted_and_check_tells_at_once(
+        settings: Settings) -> None:
+    said: list[str] = []
+    assert up(settings, detach=True, say=said.append, timeout=120) == 0  # every pool
+    assert "every pool served" in said[0]
+    info = running_stack(settings)
+    assert info is not None and info.workers_pid is not None and info.workers_serving
+    items = by_name(check(settings))
+    assert items["stack"].ok and all(queue.ok for queue in served_queues(items, settings))
+
+    old = info.workers_pid
+    os.kill(old, signal.SIGKILL)
+    wait_until(lambda: not is_alive(old), timeout=5, what="the worker process to die")
+    items = by_name(check(settings))  # at once: no waiting for its last polls to age
+    assert items["stack"].ok
+    for queue in served_queues(items, settings):
+        assert not queue.ok
+        assert (f"the worker process (pid {old}) exited; the stack is restarting it"
+                in queue.detail or "restarted and does not poll yet" in queue.detail), queue
+
+    def restarted() -> bool:
+        now = read_state(settings)
+        return now is not None and now.workers_pid != old and now.workers_serving
+
+    wait_until(restarted, timeout=60, what="the watchdog to restart the worker process")
+    items = by_name(check(settings))
+    assert all(queue.ok for queue in served_queues(items, settings))
+    assert items["stack"].detail.endswith(", restarted 1 time")
+    log = (settings.logs_dir / "stack.log").read_text()
+    assert f"the worker process (pid {old}) was killed by SIGKILL after" in log
+    assert "restarting it in 1s" in log and "serves every pool again" in log
+
+    restarted_info = read_state(settings)
+    assert restarted_info is not None and restarted_info.workers_pid is not None
+    os.kill(info.pid, signal.SIGKILL)  # now the stack itself dies
+    wait_until(lambda: running_stack(settings) is None, timeout=10, what="the stack to die")
+    items = by_name(check(settings))
+    assert not items["stack"].ok and "ended without `assay down`" in items["stack"].detail
+    for queue in served_queues(items, settings):
+        assert (queue.ok, queue.detail) == (
+            False, f"the stack (pid {info.pid}) that ran its workers is gone")
+    wait_until(lambda: not is_alive(restarted_info.workers_pid or 0), timeout=45,
+               what="the orphaned worker process to stop by itself")
+
+
+@pytest.mark.integration
+def test_up_detach_fails_with_the_reason_when_the_workers_cannot_start(
+        settings: Settings) -> None:
+    said: list[str] = []
+    with socket.socket() as taken:  # the workers' metrics port is in use
+        taken.bind(("0.0.0.0", 0))
+        taken.listen()
+        blocked = settings.model_copy(update={"metrics_port": taken.getsockname()[1]})
+        assert up(blocked, detach=True, say=said.append, timeout=120) == 1
+    error = said[-1]
+    assert error.startswith("error: `assay up` exited with code 1 while starting; last lines "
+                            f"of {settings.logs_dir / 'stack.log'}:")
+    assert "Address already in use" in error
+    assert "exited with code 1 while starting; its output is above" in error
+    assert running_stack(settings) is None

@@ -1,0 +1,183 @@
+"""One control group per job: a memory, process and CPU budget for all of its processes together.
+
+Per-process rlimits bound each process of a job, not the job: six processes of 800 MB each pass
+a 1 GB address-space limit. A cgroup bounds their sum. Where the machine allows (see
+:mod:`activities.sandbox.hierarchy`), each job gets a cgroup below the worker's own with
+``resources.memory_mb`` (swap included), the process limit and ``resources.cpus`` as a CPU
+quota. The job's first process joins it before it ``exec``s the sandbox (see
+:meth:`JobCgroup.join_argv`), so everything the job starts is inside. Afterwards the cgroup's
+peak memory and out-of-memory kills are read and the cgroup is removed, after killing whatever
+is left in it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import os
+import re
+import signal
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from activities.sandbox.hierarchy import (
+    CgroupSupport,
+    read_value,
+    remove_dir,
+    worker_id,
+    write_value,
+)
+from activities.sandbox.limits import Limits
+
+_PERIOD_US = 100_000
+_SANDBOX_PROCESSES = 2
+"""bubblewrap's own processes (its monitor and the pid namespace's init) in the job's cgroup."""
+_MIB = 1 << 20
+_REMOVE_TRIES = 100
+_REMOVE_PAUSE_S = 0.02
+_counter = itertools.count(1)
+# Joins every cgroup file given, then runs the rest of the command in the same process.
+_JOIN = ('n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1" || exit 125; '
+         'n=$((n - 1)); shift; done; exec "$@"')
+
+
+class CgroupError(OSError):
+    """A job's cgroup could not be set up; the message says where and why."""
+
+
+@dataclass(frozen=True)
+class CgroupUsage:
+    """What a job's cgroup recorded: its peak memory (if the kernel keeps one) and OOM kills."""
+
+    peak_bytes: int | None
+    oom_kills: int
+
+
+class JobCgroup:
+    """The cgroup of one running job (one directory per v1 hierarchy, one under v2)."""
+
+    def __init__(self, support: CgroupSupport, dirs: dict[str, Path]) -> None:
+        self.version = support.version
+        self.dirs = dirs
+
+    @property
+    def name(self) -> str:
+        """The cgroup's name (the same in every hierarchy)."""
+        return self.dirs["memory"].name
+
+    @classmethod
+    def create(cls, support: CgroupSupport, limits: Limits) -> JobCgroup:
+        """Make the job's cgroup and set its limits.
+
+        Raises:
+            CgroupError: a directory or a limit could not be written.
+        """
+        name = f"assay-job-{worker_id()}-{next(_counter)}"
+        made = cls(support, {c: parent / name for c, parent in support.parents.items()})
+        made.remove()  # a directory left by a dead worker that had this pid
+        try:
+            for path in made.paths:
+                path.mkdir()
+            made._set_limits(limits)
+        except OSError as err:
+            made.remove()
+            raise CgroupError(f"cannot set up the job's cgroup {name}: {err}") from err
+        return made
+
+    @property
+    def paths(self) -> list[Path]:
+        """The distinct directories of this cgroup."""
+        return list(dict.fromkeys(self.dirs.values()))
+
+    def _set_limits(self, limits: Limits) -> None:
+        memory = str(limits.memory_mb * _MIB)
+        pids = str(limits.processes + _SANDBOX_PROCESSES)
+        quota = max(1000, round(limits.cpus * _PERIOD_US))
+        if self.version == 2:
+            settings = {"memory": [("memory.max", memory), ("memory.swap.max?", "0")],
+                        "pids": [("pids.max", pids)],
+                        "cpu": [("cpu.max", f"{quota} {_PERIOD_US}")]}
+        else:
+            settings = {"memory": [("memory.limit_in_bytes", memory),
+                                   ("memory.memsw.limit_in_bytes?", memory)],
+                        "pids": [("pids.max", pids)],
+                        "cpu": [("cpu.cfs_period_us", str(_PERIOD_US)),
+                                ("cpu.cfs_quota_us", str(quota))]}
+        for controller, path in self.dirs.items():
+            for filename, value in settings[controller]:
+                target = path / filename.rstrip("?")
+                # "?": a swap limit exists only where the kernel accounts swap.
+                if not filename.endswith("?") or target.exists():
+                    write_value(target, value)
+
+    def join_argv(self) -> list[str]:
+        """Command prefix: the process joins this cgroup, then ``exec``s the rest of the command."""
+        procs = [str(path / "cgroup.procs") for path in self.paths]
+        return ["/bin/sh", "-c", _JOIN, "assay-cgroup", str(len(procs)), *procs]
+
+    def usage(self) -> CgroupUsage:
+        """Peak memory and out-of-memory kills so far."""
+        memory = self.dirs["memory"]
+        if self.version == 2:
+            peak = read_value(memory / "memory.peak")
+            return CgroupUsage(int(peak) if peak else None,
+                               _field(read_value(memory / "memory.events"), "oom_kill") or 0)
+        oom = _field(read_value(memory / "memory.oom_control"), "oom_kill")
+        if oom is None:  # kernels before 4.13 count no kills: a hit limit is the best sign
+            oom = int(read_value(memory / "memory.failcnt") or 0)
+        return CgroupUsage(int(read_value(memory / "memory.max_usage_in_bytes") or 0), oom)
+
+    def remove(self) -> None:
+        """Kill whatever is left in the cgroup and remove it (best effort, never raises)."""
+        for _ in range(_REMOVE_TRIES):
+            self._kill_all()
+            if all(remove_dir(path) for path in self.paths):
+                return
+            time.sleep(_REMOVE_PAUSE_S)  # killed processes are still exiting
+
+    def _kill_all(self) -> None:
+        for path in self.paths:
+            kill = path / "cgroup.kill"
+            if kill.exists():
+                with contextlib.suppress(OSError):
+                    write_value(kill, "1")
+                continue
+            for pid in read_value(path / "cgroup.procs").split():
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(int(pid), signal.SIGKILL)
+
+
+def sweep_stale(support: CgroupSupport) -> None:
+    """Remove empty job cgroups left by dead workers of this pid namespace.
+
+    Their jobs died with them (``--die-with-parent``, ``--pdeathsig``), so only the empty
+    directories remain; a cgroup that still holds processes is left alone.
+    """
+    namespace = os.stat("/proc/self/ns/pid").st_ino
+    stale = re.compile(rf"assay-(?:job|probe)-{namespace}-(\d+)(?:-\d+)?")
+    for parent in set(support.parents.values()):
+        with contextlib.suppress(OSError):
+            for entry in parent.iterdir():
+                found = stale.fullmatch(entry.name)
+                if (found and not _alive(int(found[1]))
+                        and not read_value(entry / "cgroup.procs")):
+                    remove_dir(entry)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _field(text: str, key: str) -> int | None:
+    for line in text.splitlines():
+        name, _, value = line.partition(" ")
+        if name == key:
+            return int(value)
+    return None

@@ -1,0 +1,111 @@
+"""What bounds a job as a whole, set up by the worker around the job's command.
+
+The per-process limits travel inside the command (see :mod:`activities.sandbox.limits`); these
+guards cover the job as a whole: its cgroup (one memory, process and CPU budget for all its
+processes; :mod:`activities.sandbox.cgroup`), the seccomp filter that denies it user namespaces
+(:mod:`activities.sandbox.seccomp`) and the quota on its working directory
+(:mod:`activities.sandbox.quota`). :class:`JobGuards` makes them before the job starts, checks
+the quota on every tick, reads what the job used as a whole once it ended, and removes the
+cgroup whatever happened.
+"""
+
+from __future__ import annotations
+
+from contextlib import ExitStack
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+
+from temporalio.exceptions import ApplicationError
+
+from activities.sandbox.cgroup import CgroupError, JobCgroup
+from activities.sandbox.isolation import IsolationStatus
+from activities.sandbox.limits import Limits
+from activities.sandbox.quota import DiskWatch
+from activities.sandbox.seccomp import filter_fd
+
+
+@dataclass(frozen=True)
+class Totals:
+    """What the job as a whole used.
+
+    Attributes:
+        peak_memory_kb: peak memory of the job's cgroup (all processes together), if known.
+        oom_kills: processes killed because the cgroup ran out of memory.
+        over_disk_quota: the working directory grew beyond the quota.
+        disk_grown_mb: the largest growth of the working directory measured.
+        cgroup: ``; in cgroup <name>`` for the execution record, or empty without one.
+    """
+
+    peak_memory_kb: int | None
+    oom_kills: int
+    over_disk_quota: bool
+    disk_grown_mb: float
+    cgroup: str = ""
+
+
+class JobGuards:
+    """The cgroup, seccomp filter and disk watch of one job (a context manager).
+
+    Args:
+        status: what the sandbox can do on this machine.
+        workspace: the job's working directory.
+        limits: the job's limits.
+        baseline: bytes in the working directory before the job starts.
+    """
+
+    def __init__(self, status: IsolationStatus, workspace: Path, limits: Limits,
+                 baseline: int) -> None:
+        self._status = status
+        self._limits = limits
+        self._watch = DiskWatch(workspace, baseline, limits.disk_mb)
+        self._exits = ExitStack()
+        self.cgroup: JobCgroup | None = None
+        self.seccomp_fd: int | None = None
+
+    def __enter__(self) -> JobGuards:
+        with ExitStack() as undo:
+            if self._status.mode == "bwrap":
+                self.seccomp_fd = undo.enter_context(filter_fd())
+            if self._status.cgroups.available:
+                self.cgroup = _make_cgroup(self._status, self._limits)
+                undo.callback(self.cgroup.remove)
+            self._exits = undo.pop_all()
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                 trace: TracebackType | None) -> None:
+        self._exits.close()
+
+    @property
+    def pass_fds(self) -> tuple[int, ...]:
+        """Descriptors the job's first process must inherit."""
+        return () if self.seccomp_fd is None else (self.seccomp_fd,)
+
+    def command(self, argv: list[str]) -> list[str]:
+        """``argv`` run inside the job's cgroup (where it has one)."""
+        return argv if self.cgroup is None else [*self.cgroup.join_argv(), *argv]
+
+    def tick(self) -> str | None:
+        """``disk_quota`` once the working directory outgrew its quota, else ``None``."""
+        return "disk_quota" if self._watch.over() else None
+
+    def totals(self) -> Totals:
+        """What the job used as a whole; call after it ended (blocks for one directory walk)."""
+        over = self._watch.final()
+        if self.cgroup is None:
+            return Totals(None, 0, over, self._watch.grown_mb)
+        usage = self.cgroup.usage()
+        peak = None if usage.peak_bytes is None else usage.peak_bytes // 1024
+        return Totals(peak, usage.oom_kills, over, self._watch.grown_mb,
+                      f"; in cgroup {self.cgroup.name}")
+
+
+def _make_cgroup(status: IsolationStatus, limits: Limits) -> JobCgroup:
+    try:
+        return JobCgroup.create(status.cgroups, limits)
+    except CgroupError as err:
+        raise ApplicationError(
+            f"{err}; the sandbox promises each job a cgroup here ({status.cgroups.summary}). "
+            "Check the cgroup hierarchy (`assay check`) or restart the sandbox worker",
+            type="SandboxUnavailable") from err
