@@ -187,13 +187,15 @@ async def test_a_job_that_outgrew_the_disk_quota_before_anyone_looked_is_reporte
 
 
 async def test_inputs_do_not_count_against_the_disk_quota(work_dir: Path, tmp_path: Path) -> None:
-    from tests.activities.sandbox.test_sandbox import sha
+    from activities.artifacts.store import LocalArtifactStore
     from workflows.contracts.plan import InputFile
 
     data = os.urandom(12 << 20)
     source = tmp_path / "big.bin"
     source.write_bytes(data)
-    sandbox = Sandbox(work_dir=work_dir, max_disk_mb=8)
+    store = LocalArtifactStore(tmp_path / "store")
+    stored = store.put(source)
+    sandbox = Sandbox(work_dir=work_dir, max_disk_mb=8, store=store)
     outcome = await run(sandbox, "open('small.txt', 'w').write('ok')", inputs=[
-        InputFile(name="big.bin", path=str(source), sha256=sha(data), size=len(data))])
+        InputFile(name="big.bin", path=str(source), sha256=stored.sha256, size=len(data))])
     assert outcome.outcome == "succeeded", outcome.reason
