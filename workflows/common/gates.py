@@ -15,8 +15,9 @@ is also why it cannot be recorded (a validator may not change the workflow's sta
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 from temporalio import workflow
 from temporalio.common import RawValue
@@ -40,6 +41,9 @@ with workflow.unsafe.imports_passed_through():
         GateRecord,
     )
     from workflows.contracts.policy import GateKind, GatePolicy
+
+ArgT = TypeVar("ArgT")
+ResultT = TypeVar("ResultT")
 
 PAYLOAD_CHARS = 1000
 """How much of a refused payload its event shows."""
@@ -171,10 +175,7 @@ class GateKeeper:
         Raises:
             ApplicationError: ``GateRefused``, non-retryable, once the refusal is recorded.
         """
-        try:
-            return self.read(raw)
-        except GateRefusedError as err:
-            raise self.refusal(str(err)) from None
+        return self._final(self.read, raw)
 
     def settle(self, decision: GateDecision) -> GateRecord:
         """The ``decide`` update: settle the open gate with ``decision`` and return it.
@@ -182,8 +183,12 @@ class GateKeeper:
         Raises:
             ApplicationError: ``GateRefused``, non-retryable, once the refusal is recorded.
         """
+        return self._final(self.offer, decision)
+
+    def _final(self, step: Callable[[ArgT], ResultT], arg: ArgT) -> ResultT:
+        """``step(arg)``, with a refusal turned into the update's final error."""
         try:
-            return self.offer(decision)
+            return step(arg)
         except GateRefusedError as err:
             raise self.refusal(str(err)) from None
 

@@ -105,8 +105,8 @@ class TaskInput(Model):
     """What memory changed for this task at intake (rules applied, template used)."""
 
 
-class TaskResult(Model):
-    """Final state of one task."""
+class TaskOutline(Model):
+    """How one task ended, in a few fields: what a run's result and the report share."""
 
     task_id: str
     priority: str = "MEDIUM"
@@ -114,6 +114,11 @@ class TaskResult(Model):
     status: TaskStatus
     status_reason: str
     attempts_total: int = 0
+
+
+class TaskResult(TaskOutline):
+    """Final state of one task."""
+
     artifacts: list[Artifact] = Field(default_factory=list[Artifact])
     metrics: dict[str, Any] = Field(default_factory=dict[str, Any])
     checks: list[CheckResult] = Field(default_factory=list[CheckResult])
@@ -141,15 +146,9 @@ class TaskResult(Model):
         return max(self.artifacts_total, len(self.artifacts))
 
 
-class TaskSummary(Model):
+class TaskSummary(TaskOutline):
     """One task in a run's workflow result: how it ended and why (its detail is in the report)."""
 
-    task_id: str
-    priority: str = "MEDIUM"
-    action: str = ""
-    status: TaskStatus
-    status_reason: str
-    attempts_total: int = 0
     artifact_count: int = 0
 
 
