@@ -128,6 +128,19 @@ class LocalArtifactStore:
         return os.fdopen(open_beneath(self.root, (_BLOBS, sha256[:2], sha256)), "rb")
 
 
+def parts_below(root: Path, path: str) -> list[str] | None:
+    """The parts of ``path`` below ``root`` (for :func:`open_beneath`), or ``None``.
+
+    ``None`` when ``path`` does not start with ``root`` or has an empty, ``.`` or ``..`` part:
+    a recorded path that claims to be below the root must be literally so.
+    """
+    prefix = f"{root}/"
+    parts = path.removeprefix(prefix).split("/")
+    if not path.startswith(prefix) or any(p in ("", ".", "..") for p in parts):
+        return None
+    return parts
+
+
 def open_beneath(root: Path, parts: Sequence[str]) -> int:
     """Open the regular file ``root/parts...`` for reading, following no link on the way.
 

@@ -31,6 +31,7 @@ from activities.artifacts.store import (
     UnsafeEntryError,
     is_sha256,
     open_beneath,
+    parts_below,
 )
 from activities.common.digests import drain
 from workflows.common.errors import ErrorType
@@ -133,9 +134,8 @@ class Sources:
 
     def _dependency_parts(self, dep: DependencyArtifact) -> list[str]:
         """The path's parts below the work directory, or ``InvalidJob`` if it leaves it."""
-        root = f"{self._work_dir}/"
-        parts = dep.path.removeprefix(root).split("/")
-        if not dep.path.startswith(root) or any(p in ("", ".", "..") for p in parts):
+        parts = parts_below(self._work_dir, dep.path)
+        if parts is None:
             raise invalid_job(
                 f"artifact {dep.name!r} of dependency {dep.task_id} is recorded at {dep.path}, "
                 f"outside this worker's work directory {self._work_dir}: dependency artifacts "

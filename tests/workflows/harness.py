@@ -19,7 +19,7 @@ from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
 from activities.evidence.relink import Relinker
-from activities.evidence.verify import verify_evidence
+from activities.evidence.verify import EvidenceVerifier
 from activities.memory.memory import Memory
 from activities.reflection.reflection import Reflection
 from activities.review.infra import InfrastructureReviewer
@@ -144,7 +144,8 @@ class Harness:
     async def worker(self) -> AsyncGenerator[Worker, None]:
         activities: dict[str, Callable[..., Any]] = {
             "execute_job": fake_activity("execute_job", self.sandbox.execute),
-            "verify_evidence": verify_evidence, "review_ops": review_ops,
+            "verify_evidence": EvidenceVerifier(self.root).verify_evidence,
+            "review_ops": review_ops,
             "review_quality_safety": review_quality_safety,
             "diagnose_failure": Reflection(None, None).diagnose_failure,
             "consult_memory": self.memory.consult_memory,

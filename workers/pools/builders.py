@@ -76,7 +76,7 @@ async def build_specs(settings: Settings, pools: Sequence[Pool], *, database_url
     if Pool.SANDBOX in pools:
         from activities.artifacts.store import LocalArtifactStore
         from activities.evidence.relink import Relinker
-        from activities.evidence.verify import verify_evidence
+        from activities.evidence.verify import EvidenceVerifier
         from activities.review.infra import InfrastructureReviewer
         from activities.sandbox.environment import EnvironmentProbe
         from activities.sandbox.job import Sandbox
@@ -92,7 +92,8 @@ async def build_specs(settings: Settings, pools: Sequence[Pool], *, database_url
         infra = InfrastructureReviewer(settings.work_dir)
         relinker = Relinker(settings.work_dir)
         specs[Pool.SANDBOX] = PoolSpec(
-            activities=[sandbox.execute_job, verify_evidence, infra.review_infrastructure,
+            activities=[sandbox.execute_job, EvidenceVerifier(settings.work_dir).verify_evidence,
+                        infra.review_infrastructure,
                         relinker.rescan_artifacts, probe.probe_environment],
             max_concurrent_activities=settings.max_concurrent_jobs + 4,
             on_start=_workspace_retention(settings, stack))

@@ -14,7 +14,7 @@ import pytest
 from temporalio.testing import ActivityEnvironment
 
 from activities.evidence.relink import MAX_ENTRIES, Relinker, RescanInput, RescanResult
-from activities.evidence.verify import verify_evidence
+from activities.evidence.verify import EvidenceVerifier
 from activities.reflection.reflection import diagnose
 from activities.sandbox.job import Sandbox
 from workflows.client import DATA_CONVERTER
@@ -260,7 +260,8 @@ async def test_verification_retry_relinks_without_running_the_job_again(
     outcome = await env.run(sandbox.execute_job,
                             ExecuteJobInput(run_id="run-1", task_id="t1", job=job))
     assert outcome.outcome == "succeeded", outcome.reason
-    first = await env.run(verify_evidence, VerifyEvidenceInput(task_id="t1", job=job,
+    verifier = EvidenceVerifier(shared_work_dir)
+    first = await env.run(verifier.verify_evidence, VerifyEvidenceInput(task_id="t1", job=job,
                                                                outcome=outcome))
     assert not first.passed
     note = diagnose(DiagnoseInput(run_id="run-1", task_id="t1", kind="verification",
@@ -270,7 +271,7 @@ async def test_verification_retry_relinks_without_running_the_job_again(
     found = await env.run(Relinker(shared_work_dir).rescan_artifacts,
                           RescanInput(task_id="t1", job=job, outcome=outcome))
     assert found.still_missing == [], found.notes
-    second = await env.run(verify_evidence, VerifyEvidenceInput(task_id="t1", job=job,
+    second = await env.run(verifier.verify_evidence, VerifyEvidenceInput(task_id="t1", job=job,
                                                                 outcome=found.outcome))
     assert second.passed, second.summary
     assert os.path.exists(os.path.join(outcome.workspace, "results.csv"))

@@ -58,7 +58,8 @@ async def test_bad_metrics_end_in_an_outcome_on_the_first_attempt(
     [payload] = DATA_CONVERTER.payload_converter.to_payloads([outcome])  # Temporal can carry it
     [back] = DATA_CONVERTER.payload_converter.from_payloads([payload], [ExecutionOutcome])
     assert back == outcome
-    verdict = verify(VerifyEvidenceInput(task_id="t1", job=job, outcome=outcome))
+    verdict = verify(VerifyEvidenceInput(task_id="t1", job=job, outcome=outcome),
+                     Path(outcome.workspace).parents[2])
     assert not verdict.passed
     assert f"metrics.json unusable: {outcome.metrics_error}" in verdict.missing
 
