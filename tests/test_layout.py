@@ -143,3 +143,19 @@ def test_tests_mirror_the_capability_packages(top: str) -> None:
                if (p / "__init__.py").exists()
                and not (ROOT / "tests" / p.relative_to(ROOT) / "__init__.py").exists()]
     assert missing == []
+
+
+def test_error_types_come_from_the_enumeration() -> None:
+    """``ApplicationError(type=...)`` names an ``ErrorType``, never a string of its own.
+
+    Retry policies derive their non-retryable list from ``ErrorType``: a type spelled as a
+    string elsewhere could be missing from it, and be retried (and re-spend) for ever.
+    """
+    literal: list[str] = []
+    for path in source_files():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (isinstance(node, ast.Call) and ast.unparse(node.func).endswith("ApplicationError")
+                    and any(k.arg == "type" and isinstance(k.value, ast.Constant)
+                            for k in node.keywords)):
+                literal.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    assert literal == []

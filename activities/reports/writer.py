@@ -19,6 +19,7 @@ from temporalio.exceptions import ApplicationError
 from activities.reports.ledger import LedgerError, append_ledger, ledger_entries
 from activities.reports.markdown import render_markdown
 from workflows.catalogue import WRITE_REPORT, WRITE_TASK_REPORT
+from workflows.common.errors import ErrorType
 from workflows.contracts.results import (
     ReportPaths,
     RunReport,
@@ -114,4 +115,4 @@ def write_atomic(path: Path, text: str) -> None:
 def _unwritable(what: str, runs_dir: Path, err: Exception) -> ApplicationError:
     return ApplicationError(f"cannot write {what} under {runs_dir}: {err}; check that the "
                             "data dir's runs folder is writable and has space",
-                            type="ReportUnwritable", non_retryable=True)
+                            type=ErrorType.REPORT_UNWRITABLE, non_retryable=True)

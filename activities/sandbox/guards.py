@@ -23,6 +23,7 @@ from activities.sandbox.isolation import IsolationStatus
 from activities.sandbox.limits import Limits
 from activities.sandbox.quota import DiskWatch
 from activities.sandbox.seccomp import filter_fd
+from workflows.common.errors import ErrorType
 
 
 @dataclass(frozen=True)
@@ -108,4 +109,4 @@ def _make_cgroup(status: IsolationStatus, limits: Limits) -> JobCgroup:
         raise ApplicationError(
             f"{err}; the sandbox promises each job a cgroup here ({status.cgroups.summary}). "
             "Check the cgroup hierarchy (`assay check`) or restart the sandbox worker",
-            type="SandboxUnavailable") from err
+            type=ErrorType.SANDBOX_UNAVAILABLE) from err

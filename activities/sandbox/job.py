@@ -81,6 +81,7 @@ from activities.sandbox.workspace import (
     unreachable_parent,
 )
 from workflows.catalogue import EXECUTE_JOB
+from workflows.common.errors import ErrorType
 from workflows.contracts.execution import ExecuteJobInput, ExecutionOutcome
 from workflows.contracts.plan import Scalar
 
@@ -254,7 +255,7 @@ class Sandbox:
             raise ApplicationError(
                 f"only {free} MiB free on the disk of {self._work_dir}; jobs need at least "
                 f"{self._min_free_disk_mb} MiB. Free some space (old runs live there).",
-                type="DiskFull")
+                type=ErrorType.DISK_FULL)
         blocked = (unreachable_parent(self._work_dir)
                    if self.status.mode == "rlimits" and self.status.dedicated_uid else None)
         if blocked is not None:
@@ -262,7 +263,7 @@ class Sandbox:
                 f"in rlimits isolation jobs run as an unprivileged uid, which cannot reach "
                 f"{self._work_dir} because {blocked} is not searchable by other users; "
                 f"`chmod o+x {blocked}`, move ASSAY_DATA_DIR, or install bubblewrap",
-                type="SandboxUnavailable", non_retryable=True)
+                type=ErrorType.SANDBOX_UNAVAILABLE, non_retryable=True)
 
     def _free_mb(self) -> int:
         info = os.statvfs(self._work_dir)

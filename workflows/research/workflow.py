@@ -19,6 +19,7 @@ from temporalio.exceptions import ApplicationError
 
 with workflow.unsafe.imports_passed_through():
     from workflows.agents.calls import AgentCalls, budget_for
+    from workflows.common.errors import ErrorType
     from workflows.common.events import upsert_keywords
     from workflows.common.gates import GateKeeper, GateRefusedError
     from workflows.constants import KIND_KEY, PLAN_KEY, STATUS_KEY, task_workflow_id
@@ -131,7 +132,7 @@ class ResearchWorkflow:
         upsert_keywords(**{KIND_KEY.name: "run", PLAN_KEY.name: req.plan_name,
                            STATUS_KEY.name: "running"})
         if req.plan is None and not req.goal:
-            raise ApplicationError("a run needs a plan or a goal", type="InvalidPlan",
+            raise ApplicationError("a run needs a plan or a goal", type=ErrorType.INVALID_PLAN,
                                    non_retryable=True)
         state.log.add("checkpoint", "start", status="running",
                       inputs={"plan": req.plan_name, "plan_sha256": req.plan_sha256,
@@ -159,7 +160,7 @@ class ResearchWorkflow:
         try:
             order = check_graph(plan)
         except PlanError as err:
-            raise ApplicationError(f"invalid plan: {err}", type="InvalidPlan",
+            raise ApplicationError(f"invalid plan: {err}", type=ErrorType.INVALID_PLAN,
                                    non_retryable=True) from err
         state.order = [*state.order, *order]
         state.states.update({tid: "pending" for tid in order})
