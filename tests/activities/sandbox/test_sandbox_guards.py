@@ -29,6 +29,8 @@ def hold(size, conn):
     block[::4096] = b"\\x01" * (size // 4096)  # touch every page
     conn.send("held")
     conn.recv()
+    conn.send("still held")
+    conn.recv()
 if __name__ == "__main__":
     mp.set_start_method("fork")
     pipes = []
@@ -38,7 +40,11 @@ if __name__ == "__main__":
         theirs.close()
         pipes.append(mine)
     for pipe in pipes:
-        pipe.recv()  # EOFError when the kernel killed that process
+        pipe.recv()  # EOFError when the kernel killed that process before it held its block
+    # The kernel may kill a process after it said "held": ask each again once all hold.
+    for pipe in pipes:
+        pipe.send("still?")
+        pipe.recv()  # EOFError (or BrokenPipeError above) when that process was killed
     print("all held")
 """
 
