@@ -1,4 +1,4 @@
-"""The run ledger: an append-only, hash-chained record of approvals and patches.
+"""The run ledger: an append-only, hash-chained record of plans, approvals and patches.
 
 Each line is a JSON entry carrying the sha256 of the line before it (a hash chain, see
 :mod:`activities.common.chain`), so any edit, deletion or reordering breaks the chain and
@@ -23,8 +23,11 @@ class LedgerError(ValueError):
 
 
 def ledger_entries(result: RunReport) -> list[dict[str, Any]]:
-    """Every approval and patch of a run, in a stable order, without chain fields."""
+    """Every supplied plan, approval and patch of a run, in stable order, no chain fields."""
     entries: list[dict[str, Any]] = []
+    if result.supplied_plan is not None:
+        entries.append({"kind": "plan", "run_id": result.run_id, "task_id": None,
+                        **result.supplied_plan.model_dump(mode="json")})
     for gate in result.gates:
         entries.append({"kind": "approval", "run_id": result.run_id, "task_id": None,
                         **gate.model_dump(mode="json")})

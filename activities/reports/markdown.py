@@ -6,9 +6,16 @@ that file cannot be read, from the run's workflow result, without the tasks' det
 
 from __future__ import annotations
 
+from collections import Counter
+
+from activities.reports.figures import mermaid
+from activities.reports.numbers import duration
+from activities.reports.tasks import link, one_line, quoted, task_seconds, task_section
 from workflows.agents.spend import ModelSpend, Usage
 from workflows.contracts.results import RunReport, TaskResult
 
+SKIPPED_SHOWN = 50
+"""Artifacts not copied that the report lists by name."""
 _SPEND_HEADER = ["| {what} | calls | input | output | cache write | cache read | cost (USD) |",
                  "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
 
@@ -28,6 +35,7 @@ def describe_spend(spend: ModelSpend) -> str:
 def render_markdown(result: RunReport) -> str:
     """The human-readable report of a run."""
     done = sum(t.status == "completed" for t in result.tasks)
+    run_time = (result.finished_at - result.started_at).total_seconds()
     lines = [
         f"# Execution summary — {result.plan_name}",
         "",
@@ -35,12 +43,15 @@ def render_markdown(result: RunReport) -> str:
         f"- Status: **{result.status}** ({done}/{len(result.tasks)} tasks completed)",
     ]
     if result.status_reason:
-        lines.append(f"- Reason: {_one_line(result.status_reason)}")
+        lines.append(f"- Reason: {one_line(result.status_reason)}")
     lines += [
-        f"- Started: {result.started_at.isoformat()} — finished: {result.finished_at.isoformat()}",
-        f"- Plan sha256: `{result.plan_sha256}`",
+        f"- Started: {result.started_at.isoformat()} — finished: {result.finished_at.isoformat()}"
+        f" (took {duration(run_time)})",
+        *_plan_lines(result),
+        *_isolation_lines(result.tasks),
         *_goal_section(result),
         *_answer_section(result),
+        *_overview_section(result),
         "",
         "## Completion by priority",
         "",
@@ -56,36 +67,88 @@ def render_markdown(result: RunReport) -> str:
     lines += _model_section(result)
     lines += _reflection_section(result)
     lines += ["", "## Tasks", ""]
+    kept = result.files.artifacts
     for task in result.tasks:
-        lines += _task_section(task)
+        lines += task_section(task, {k.name: k for k in kept if k.task_id == task.task_id})
+    lines += _files_section(result)
     return "\n".join(lines) + "\n"
 
 
-def _one_line(text: str) -> str:
-    return " ".join(text.split())
+def _plan_lines(result: RunReport) -> list[str]:
+    """The plan's digest, and who supplied it when a person did."""
+    supplied = result.supplied_plan
+    if supplied is None:
+        return [f"- Plan sha256: `{result.plan_sha256}`"]
+    by = one_line(supplied.by) or "an unnamed person"
+    name = f" (`{one_line(supplied.name)}`)" if supplied.name else ""
+    return [f"- Plan sha256: `{supplied.sha256}`{name}, supplied by **{by}**",
+            f"- Goal sha256: `{result.plan_sha256}`"]
 
 
-def _quoted(text: str) -> list[str]:
-    """Text as a Markdown block quote, so its own markup cannot break the report's layout."""
-    return [f"> {line}".rstrip() for line in text.splitlines()]
+def _isolation_lines(tasks: list[TaskResult]) -> list[str]:
+    """How the jobs were isolated: once for the run, then each task that differs."""
+    seen = {t.task_id: t.execution.isolation or "n/a" for t in tasks if t.execution is not None}
+    if not seen:
+        return []
+    common = Counter(seen.values()).most_common(1)[0][0]
+    differ = {tid: how for tid, how in seen.items() if how != common}
+    which = ("every task that ran" if not differ
+             else f"{len(seen) - len(differ)} of the {len(seen)} tasks that ran")
+    lines = [f"- Isolation ({which}): {one_line(common)}"]
+    lines += [f"- Isolation of `{tid}`: {one_line(how)}" for tid, how in differ.items()]
+    return lines
+
+
+def _overview_section(result: RunReport) -> list[str]:
+    """Every task in one table, the timeline figure and the DAG."""
+    if not result.tasks:
+        return []
+    lines = ["", "## Overview", "",
+             "| task | priority | status | time | attempts | job by |",
+             "| --- | --- | --- | ---: | ---: | --- |"]
+    for task in result.tasks:
+        seconds = task_seconds(task)
+        took = duration(seconds) if seconds is not None else "—"
+        lines.append(f"| `{task.task_id}` | {task.priority} | {task.status} | {took} "
+                     f"| {task.attempts_total} | {task.provenance.job_author} |")
+    for figure in result.files.figures:
+        lines += ["", f"!{link('Timeline of the tasks by phase', figure)}"]
+    return [*lines, "", *mermaid(result)]
+
+
+def _files_section(result: RunReport) -> list[str]:
+    """What the report folder holds, and the artifacts that were not copied into it."""
+    files = result.files
+    if not (files.artifacts or files.skipped):
+        return []
+    total = sum(k.size for k in files.artifacts)
+    lines = ["## Files", "",
+             f"{len(files.artifacts)} verified artifact(s), {total:,} bytes, are copied under "
+             "`artifacts/<task>/` beside this summary, the results JSON and `ledger.jsonl`."]
+    if files.skipped:
+        lines += ["", "Not copied:", ""]
+        lines += [f"- {one_line(why)}" for why in files.skipped[:SKIPPED_SHOWN]]
+        if len(files.skipped) > SKIPPED_SHOWN:
+            lines.append(f"- … and {len(files.skipped) - SKIPPED_SHOWN} more")
+    return [*lines, ""]
 
 
 def _goal_section(result: RunReport) -> list[str]:
     if not result.goal:
         return []
-    return ["", "## Goal", "", *_quoted(result.goal)]
+    return ["", "## Goal", "", *quoted(result.goal)]
 
 
 def _answer_section(result: RunReport) -> list[str]:
     answer = result.answer
     if answer is None:
         return []
-    lines = ["", "## Answer", "", *_quoted(answer.answer)]
+    lines = ["", "## Answer", "", *quoted(answer.answer)]
     if answer.analysis:
-        lines += ["", "### Analysis", "", *_quoted(answer.analysis)]
+        lines += ["", "### Analysis", "", *quoted(answer.analysis)]
     if answer.caveats:
         lines += ["", "### Caveats", ""]
-        lines += [f"- {_one_line(caveat)}" for caveat in answer.caveats]
+        lines += [f"- {one_line(caveat)}" for caveat in answer.caveats]
     return lines
 
 
@@ -123,9 +186,9 @@ def _reflection_section(result: RunReport) -> list[str]:
     if r.misses:
         lines.append(f"- Reflection or memory missed {r.misses} time(s); those tasks went on "
                      "without its advice")
-    lines.extend(f"- Pattern {p.kind} `{p.key}` (seen {p.count} times): {_one_line(p.detail)}"
+    lines.extend(f"- Pattern {p.kind} `{p.key}` (seen {p.count} times): {one_line(p.detail)}"
                  for p in r.patterns)
-    lines.extend(f"- Note: {_one_line(w)}" for w in r.warnings[:20])
+    lines.extend(f"- Note: {one_line(w)}" for w in r.warnings[:20])
     return lines
 
 
@@ -133,54 +196,3 @@ def _spend_row(what: str, calls: int, usage: Usage) -> str:
     return (f"| {what} | {calls} | {usage.input_tokens:,} | {usage.output_tokens:,} "
             f"| {usage.cache_creation_input_tokens:,} | {usage.cache_read_input_tokens:,} "
             f"| {usage.cost_usd:.4f} |")
-
-
-def _task_section(task: TaskResult) -> list[str]:
-    lines = [
-        f"### Task {task.task_id} [{task.priority}] — {task.status}",
-        "",
-        f"{task.action}",
-        "",
-        f"- Reason: {task.status_reason}",
-        f"- Job by: {task.provenance.job_author}"
-        + (f"; memory rules {', '.join(task.provenance.memory_rules)}"
-           if task.provenance.memory_rules else ""),
-        f"- Attempts: review {task.provenance.approval.attempts}, execution "
-        f"{task.provenance.execution.attempts}, verification "
-        f"{task.provenance.verification.attempts}",
-    ]
-    if task.execution is not None:
-        lines.append(f"- Run: {task.execution.outcome} in {task.execution.duration_s:.2f} s, "
-                     f"peak memory {task.execution.peak_memory_mb:.0f} MB, "
-                     f"isolation: {task.execution.isolation or 'n/a'}")
-    for verdict in task.verdicts:
-        flags = "; ".join(f.message for f in verdict.critical) or "no critical flags"
-        lines.append(f"- Review {verdict.reviewer}: {verdict.verdict} "
-                     f"({verdict.confidence:.2f}) — {flags}")
-    for note in task.reflections:
-        lines.append(f"- Reflection `{note.note_id}`: {note.root_cause} → {note.likely_fix} "
-                     f"(confidence {note.confidence:.2f}, {note.decision})")
-    for patch in task.provenance.patches:
-        changes = ", ".join(f"`{c.field}` {c.old_value!r} → {c.new_value!r}" for c in patch.changes)
-        lines.append(f"- Patch `{patch.patch_id}` ({patch.root_cause}; risk {patch.risk:.2f}, "
-                     f"confidence {patch.confidence:.2f}): {changes} — {patch.outcome}")
-    for gate in task.provenance.approvals:
-        lines.append(f"- Gate {gate.gate}: {gate.status} by {gate.by}"
-                     + (f" — {gate.comment}" if gate.comment else ""))
-    if task.metrics:
-        shown = ", ".join(f"`{k}` = {v!r}" for k, v in sorted(task.metrics.items())[:12])
-        lines.append(f"- Metrics: {shown}")
-    for check in task.checks:
-        mark = "pass" if check.passed else f"FAIL ({check.reason})"
-        lines.append(f"- Check `{check.check.describe()}`: {mark}")
-    for artifact in task.artifacts:
-        lines.append(f"- Artifact `{artifact.name}` ({artifact.size} bytes, "
-                     f"sha256 `{artifact.sha256[:16]}…`): {artifact.path}")
-    unlisted = task.artifact_count() - len(task.artifacts)
-    if unlisted > 0:
-        lines.append(f"- … and {unlisted} more artifacts, not listed here")
-    if task.omitted:
-        where = f"`{task.detail}`, which" if task.detail else "the file the task wrote, which"
-        lines.append(f"- Cut from the task's result ({'; '.join(task.omitted)}): "
-                     f"{where} this report could not read, and the task's events have the rest")
-    return [*lines, ""]

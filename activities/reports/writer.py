@@ -9,6 +9,7 @@ start, so its names do not change either) and a reader never sees half of one.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import tempfile
@@ -16,6 +17,8 @@ from pathlib import Path
 
 from temporalio.exceptions import ApplicationError
 
+from activities.reports.figures import draw_timeline
+from activities.reports.keep import ARTIFACT_BUDGET, ArtifactKeeper
 from activities.reports.ledger import LedgerError, append_ledger, ledger_entries
 from activities.reports.markdown import render_markdown
 from workflows.catalogue import WRITE_REPORT, WRITE_TASK_REPORT
@@ -32,16 +35,29 @@ TASKS_FOLDER = "tasks"
 
 
 class ReportWriter:
-    """Writes report files under the runs directory of the data dir."""
+    """Writes report files under the runs directory of the data dir.
 
-    def __init__(self, runs_dir: Path) -> None:
+    Args:
+        runs_dir: where each run gets its folder.
+        work_dir: where this host's sandbox leaves the jobs' artifacts, copied into the
+            run's folder (None: not on this host; the report lists them where they are).
+        artifact_budget: bytes of artifacts copied per run at most.
+    """
+
+    def __init__(self, runs_dir: Path, work_dir: Path | None = None, *,
+                 artifact_budget: int = ARTIFACT_BUDGET) -> None:
         self.runs_dir = runs_dir
+        self.keeper = ArtifactKeeper(work_dir, budget=artifact_budget)
 
     @WRITE_REPORT.defn
     async def write_report(self, req: WriteReportInput) -> ReportPaths:
-        """Write ``execution_results_<ts>.json`` and ``execution_summary_<ts>.md``."""
+        """Write ``execution_results_<ts>.json`` and ``execution_summary_<ts>.md``.
+
+        With them, the run's folder gets a copy of each verified artifact and the tasks'
+        timeline figure; that work runs in a thread, off the worker's event loop.
+        """
         try:
-            return self._write(req.report)
+            return await asyncio.to_thread(self._write, req.report)
         except (OSError, LedgerError) as err:
             raise _unwritable(f"the report of {req.report.run_id}", self.runs_dir,
                               err) from err
@@ -72,6 +88,10 @@ class ReportWriter:
                             ledger=str(ledger))
         tasks = [self._whole(report.run_id, task) for task in report.tasks]
         final = report.model_copy(update={"report": paths, "tasks": tasks})
+        files = self.keeper.keep(folder, tasks)
+        figure = draw_timeline(final, folder)
+        files.figures = [figure] if figure else []
+        final.files = files
         append_ledger(ledger, ledger_entries(final))
         write_atomic(json_path, final.model_dump_json(indent=2))
         write_atomic(md_path, render_markdown(final))

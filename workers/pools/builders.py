@@ -63,7 +63,7 @@ async def build_specs(settings: Settings, pools: Sequence[Pool], *, database_url
         store = EventStore(database_url)
         await store.open()
         stack.push_async_callback(store.close)
-        writer = ReportWriter(settings.runs_dir)
+        writer = ReportWriter(settings.runs_dir, settings.work_dir)
         specs[Pool.ORCHESTRATION] = PoolSpec(
             workflows=[ResearchWorkflow, TaskWorkflow],
             activities=[store.record_events, writer.write_report, writer.write_task_report])

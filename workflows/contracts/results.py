@@ -84,6 +84,17 @@ class Provenance(Model):
     """The skill the job came from (``job_author`` ``skill:<id>``), with its parameters."""
 
 
+class PhaseMark(Model):
+    """When a task entered one of its phases (workflow time): the report's timeline."""
+
+    phase: str
+    at: datetime
+
+
+PHASE_MARKS = 60
+"""Phase changes a task's result keeps (the first ones and the last; retries add more)."""
+
+
 class TaskInput(Model):
     """Input of a TaskWorkflow."""
 
@@ -140,6 +151,8 @@ class TaskResult(TaskOutline):
     """What was cut from this result to keep it small, and where the rest is."""
     detail: str = ""
     """The file the task wrote its full, uncut result to (empty: none was written)."""
+    phases: list[PhaseMark] = Field(default_factory=list[PhaseMark])
+    """The phases the task went through and when it entered each (empty in older results)."""
 
     def artifact_count(self) -> int:
         """How many artifacts the task verified, listed or not."""
@@ -168,6 +181,14 @@ class ResearchInput(Model):
     data: list[DataFile] = Field(default_factory=list[DataFile])
     policy: RunPolicy = Field(default_factory=RunPolicy)
     queues: Queues = Field(default_factory=Queues)
+
+
+class PlanSource(Model):
+    """A plan a person supplied for a goal run: its digest and who supplied it."""
+
+    sha256: str
+    by: str = ""
+    name: str = ""
 
 
 RunStatus = Literal["running", "waiting", "completed", "partial", "failed", "rejected",
@@ -212,6 +233,9 @@ class RunBase(Model):
     skills: SkillSummary = Field(default_factory=SkillSummary)
     """Patterns found, patches and their success, rules and templates learned or used."""
     report: ReportPaths | None = None
+    supplied_plan: PlanSource | None = None
+    """The plan a person supplied (``assay plan RUN FILE --by NAME``); ``plan_sha256`` stays
+    the digest of the goal and its data."""
 
     def run_fields(self) -> dict[str, Any]:
         """The fields every run's result and report share, to build one from the other."""
@@ -232,10 +256,39 @@ class ResearchResult(RunBase):
     report)."""
 
 
+class KeptArtifact(Model):
+    """A verified artifact copied into the run's report folder (``artifacts/<task>/<name>``)."""
+
+    task_id: str
+    name: str
+    path: str
+    """Where the copy is, relative to the run's folder."""
+    size: int
+    sha256: str
+    kind: Literal["image", "text", "other"] = "other"
+    excerpt: str = ""
+    """The start of a findings text (``findings.md``, ``summary.txt``...), inlined in the
+    Markdown."""
+    truncated: bool = False
+
+
+class ReportFiles(Model):
+    """What the report folder holds besides the results JSON, Markdown and ledger."""
+
+    artifacts: list[KeptArtifact] = Field(default_factory=list[KeptArtifact])
+    skipped: list[str] = Field(default_factory=list[str])
+    """Artifacts not copied, each with why (unsafe path, changed checksum, size budget)."""
+    figures: list[str] = Field(default_factory=list[str])
+    """Figures drawn for the report (the tasks' timeline), relative to the run's folder."""
+
+
 class RunReport(RunBase):
     """A run's report: its results JSON, with every task's full result."""
 
     tasks: list[TaskResult] = Field(default_factory=list[TaskResult])
+    dependencies: dict[str, list[str]] = Field(default_factory=dict[str, list[str]])
+    """Each task's dependencies in the plan that ran (the report's DAG)."""
+    files: ReportFiles = Field(default_factory=ReportFiles)
 
 
 class WriteReportInput(Model):

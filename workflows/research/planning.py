@@ -9,6 +9,7 @@ invents a plan. Before any task runs, the plan gate asks a person when the polic
 
 from __future__ import annotations
 
+import re
 from datetime import timedelta
 
 from temporalio import workflow
@@ -28,7 +29,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.common.validation import field_errors
     from workflows.contracts.executive import BY_CHARS
     from workflows.contracts.plan import Plan, PlanError, check_graph
-    from workflows.contracts.results import SuppliedPlan, TaskResult
+    from workflows.contracts.results import PlanSource, SuppliedPlan, TaskResult
     from workflows.research.state import RunState
 
 SUPPLIED_PLAN_MAX_BYTES = 1_500_000
@@ -36,6 +37,7 @@ SUPPLIED_PLAN_MAX_BYTES = 1_500_000
 (``max_plan_bytes``); a larger one is refused unread."""
 PLAN_NAME_CHARS = 200
 """The longest name a supplied plan may have."""
+_SHA256 = re.compile(r"[0-9a-f]{64}")
 
 
 class PlanRefused(ValueError):
@@ -64,6 +66,8 @@ def read_supplied(raw: RawValue) -> SuppliedPlan:
         raise PlanRefused(f"by: give a name of at most {BY_CHARS} characters")
     if len(supplied.plan_name) > PLAN_NAME_CHARS:
         raise PlanRefused(f"plan_name: at most {PLAN_NAME_CHARS} characters")
+    if not _SHA256.fullmatch(supplied.plan_sha256):
+        raise PlanRefused("plan_sha256: give the plan's sha256 (64 lowercase hex digits)")
     return supplied
 
 
@@ -111,6 +115,8 @@ class Planning:
         supplied = SuppliedPlan.model_validate(workflow.payload_converter().from_payload(
             raw.payload))
         self.supplied = supplied
+        self.state.supplied_plan = PlanSource(sha256=supplied.plan_sha256, by=supplied.by,
+                                              name=supplied.plan_name)
         self.awaiting = False
         self.state.status = "running"
         self.state.log.add("checkpoint", "info", agent=f"person:{supplied.by or 'unknown'}",

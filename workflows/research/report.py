@@ -93,6 +93,9 @@ def run_report(state: RunState, started: datetime, *, gates: list[GateRecord],
         answer=state.answer, model=model,
         reflection=summarize(tasks, state.memory),
         skills=_skill_summary(state, tasks),
+        supplied_plan=state.supplied_plan,
+        dependencies=({d.task_id: list(d.dependencies) for d in state.plan.decisions}
+                      if state.plan is not None else {}),
     )
 
 

@@ -16,7 +16,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.constants import PHASE_KEY, STATUS_KEY
     from workflows.contracts.execution import TaskStatus
     from workflows.contracts.plan import Plan
-    from workflows.contracts.results import ResearchInput, RunStatus, TaskResult
+    from workflows.contracts.results import PlanSource, ResearchInput, RunStatus, TaskResult
     from workflows.library.contracts import SkillSummary, SkillUse
     from workflows.research.memory import MemoryAdvice
 
@@ -47,6 +47,8 @@ class RunState:
         self.skills_on = False
         self.from_skill = False
         """Whether the plan is the one a matched skill supplied for the goal."""
+        self.supplied_plan: PlanSource | None = None
+        """The plan a person supplied, its digest and author (the report's provenance)."""
 
     def set_phase(self, phase: str) -> None:
         """Enter ``phase``, mirrored in the run's search attributes."""

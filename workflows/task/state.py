@@ -20,7 +20,14 @@ with workflow.unsafe.imports_passed_through():
     from workflows.contracts.execution import ExecutionOutcome, TaskStatus, Verification
     from workflows.contracts.executive import Patch, ReflectionNote, ReviewVerdict
     from workflows.contracts.plan import JobSpec
-    from workflows.contracts.results import AppliedPatch, Provenance, TaskInput, TaskResult
+    from workflows.contracts.results import (
+        PHASE_MARKS,
+        AppliedPatch,
+        PhaseMark,
+        Provenance,
+        TaskInput,
+        TaskResult,
+    )
     from workflows.task.phases import Phase, check_transition
 
 AnswerT = TypeVar("AnswerT")
@@ -51,10 +58,13 @@ class TaskState:
         self.verification: Verification | None = None
         self.provenance = Provenance(workflow_id=workflow.info().workflow_id)
         self.patches: list[Patch] = []
+        self.timeline: list[PhaseMark] = []
+        """Each phase entered and when (workflow time; no command), for the report."""
 
     def move(self, nxt: Phase) -> None:
         """Enter phase ``nxt`` (checked against the transition table) and record it."""
         self.phase = check_transition(self.phase, nxt)
+        self.timeline.append(PhaseMark(phase=nxt.value, at=workflow.now()))
         self.log.add("checkpoint", "info", status=nxt.value,
                      outputs={"attempts": dict(self.attempts)})
         upsert_keywords(**{PHASE_KEY.name: nxt.value})
@@ -132,7 +142,16 @@ class TaskState:
             metrics=self.outcome.metrics if self.outcome else {},
             checks=verification.checks if verification else [],
             execution=self.outcome,
-            verdicts=self.verdicts, reflections=self.notes, provenance=prov, model=model)
+            verdicts=self.verdicts, reflections=self.notes, provenance=prov, model=model,
+            phases=_kept(self.timeline))
         self.snapshot(Phase.FINALIZE, {"status": status, "status_reason": reason})
         return result
 
+
+
+def _kept(marks: list[PhaseMark]) -> list[PhaseMark]:
+    """The first and last phase changes, at most ``PHASE_MARKS`` of them."""
+    if len(marks) <= PHASE_MARKS:
+        return list(marks)
+    half = PHASE_MARKS // 2
+    return [*marks[:half], *marks[-half:]]

@@ -1,0 +1,51 @@
+"""How the report prints numbers: four significant digits, integers as they are.
+
+A metric such as ``p_value = 0.0001999600079984003`` reads as ``0.0002``; a tiny or huge one
+in scientific notation (``1.235e-07``); an integer, a flag or a string unchanged. Lists and
+mappings of numbers (a job's ``means``) are printed with each number formatted the same way.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any, cast
+
+SIGNIFICANT = 4
+"""Significant digits of a printed float."""
+
+
+def number(value: float | int) -> str:
+    """A number as the report prints it (``0.0002``, ``1.235e+06``, ``24``, ``nan``)."""
+    if isinstance(value, bool | int):
+        return str(value)
+    if math.isnan(value) or math.isinf(value):
+        return str(value)
+    return f"{value:.{SIGNIFICANT}g}"
+
+
+def value(item: Any) -> str:
+    """Any metric value: numbers formatted, strings quoted, lists and mappings item by item."""
+    if isinstance(item, bool):
+        return str(item).lower()
+    if isinstance(item, int | float):
+        return number(item)
+    if isinstance(item, str):
+        return repr(item)
+    if isinstance(item, Mapping):
+        pairs = cast("Mapping[Any, Any]", item).items()
+        return "{" + ", ".join(f"{k}: {value(v)}" for k, v in pairs) + "}"
+    if isinstance(item, Sequence):
+        return "[" + ", ".join(value(v) for v in cast("Sequence[Any]", item)) + "]"
+    return repr(item)
+
+
+def duration(seconds: float) -> str:
+    """A span of time: ``0.42 s``, ``12.3 s``, ``4 min 05 s``, ``2 h 03 min``."""
+    if seconds < 59.95:
+        return f"{seconds:.2f} s" if seconds < 10 else f"{seconds:.1f} s"
+    minutes, secs = divmod(round(seconds), 60)
+    if minutes < 60:
+        return f"{minutes} min {secs:02d} s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes:02d} min"
