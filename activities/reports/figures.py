@@ -58,7 +58,7 @@ def draw_timeline(report: RunReport, folder: Path) -> str | None:
     from matplotlib.patches import Patch
 
     origin = min(spans[0][1] for _, spans in rows)
-    figure = Figure(figsize=(10, 1.6 + 0.5 * len(rows)), dpi=100)
+    figure = Figure(figsize=(10, 1.8 + 0.45 * len(rows)), dpi=100, layout="constrained")
     FigureCanvasAgg(figure)
     axes = figure.add_subplot()
     used: dict[str, str] = {}
@@ -77,11 +77,12 @@ def draw_timeline(report: RunReport, folder: Path) -> str | None:
     axes.set_xlabel("seconds since the first task started")
     axes.set_title(f"Tasks of {report.plan_name} over time, by phase")
     axes.grid(axis="x", alpha=0.3)
-    axes.margins(x=0.12)
-    axes.legend(handles=[Patch(color=c, label=p) for p, c in used.items()],
-                loc="upper center", bbox_to_anchor=(0.5, -0.18 - 0.3 / len(rows)),
-                ncol=min(len(used), 6), fontsize=8, frameon=False)
-    figure.tight_layout()
+    last = max((spans[-1][2] - origin).total_seconds() for _, spans in rows)
+    axes.set_xlim(0, max(last, 0.001) * 1.15)
+    legend = [Patch(color=c, label=p) for p, c in PHASE_COLOURS.items() if p in used]
+    legend += [Patch(color=c, label=p) for p, c in used.items() if p not in PHASE_COLOURS]
+    figure.legend(handles=legend, loc="outside lower center", ncol=min(len(legend), 8),
+                  fontsize=8, frameon=False)
     target = folder / FIGURES_FOLDER / TIMELINE
     target.parent.mkdir(parents=True, exist_ok=True)
     figure.savefig(target, format="png")

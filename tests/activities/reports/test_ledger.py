@@ -13,7 +13,13 @@ from temporalio.testing import ActivityEnvironment
 from activities.reports.ledger import LedgerError, append_ledger, ledger_entries, verify_ledger
 from activities.reports.writer import ReportWriter
 from workflows.contracts.executive import GateRecord, PatchChange
-from workflows.contracts.results import AppliedPatch, RunReport, TaskResult, WriteReportInput
+from workflows.contracts.results import (
+    AppliedPatch,
+    PlanSource,
+    RunReport,
+    TaskResult,
+    WriteReportInput,
+)
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 EARLIER = Path(__file__).resolve().parents[2] / "data" / "ledgers" / "run_ledger.jsonl"
@@ -83,3 +89,17 @@ def test_a_ledger_of_an_earlier_release_verifies_and_is_extended_byte_for_byte(
     assert append_ledger(path, entries[:3]) == 3
     assert append_ledger(path, entries) == 4
     assert path.read_bytes() == EARLIER.read_bytes()
+
+
+async def test_a_supplied_plan_is_in_the_ledger_with_its_sha256_and_author(
+        tmp_path: Path) -> None:
+    run = result()
+    run.supplied_plan = PlanSource(sha256="cd" * 32, by="ada", name="my-plan")
+    writer = ReportWriter(tmp_path)
+    paths = await ActivityEnvironment().run(writer.write_report, WriteReportInput(report=run))
+
+    lines = [json.loads(line) for line in Path(paths.ledger).read_text().splitlines()]
+    assert lines[0]["kind"] == "plan"
+    assert (lines[0]["sha256"], lines[0]["by"], lines[0]["name"]) == ("cd" * 32, "ada", "my-plan")
+    assert verify_ledger(Path(paths.ledger)) == 4
+    assert [e["kind"] for e in ledger_entries(result())] == ["approval", "approval", "patch"]

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from activities.reports.markdown import describe_spend, render_markdown
 from workflows.agents.roles import RunAnswer
 from workflows.agents.spend import ModelSpend, Spend, Usage
-from workflows.contracts.results import Provenance, RunReport, TaskResult
+from workflows.contracts.execution import ExecutionOutcome
+from workflows.contracts.results import PlanSource, Provenance, RunReport, TaskResult
 
 WHEN = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
 
@@ -96,3 +97,66 @@ def test_spend_line_names_models_with_no_price() -> None:
     assert describe_spend(spend) == ("1 model call, 10 input / 5 output / 0 cache-write / "
                                      "0 cache-read tokens, $0.0000 (no price known for "
                                      "claude-future)")
+
+
+def ran(tid: str, isolation: str, status: str = "completed", stderr: str = "",
+        metrics: dict[str, object] | None = None) -> TaskResult:
+    return TaskResult.model_validate({
+        "task_id": tid, "status": status, "status_reason": "r", "metrics": metrics or {},
+        "started_at": WHEN, "finished_at": WHEN + timedelta(seconds=75),
+        "execution": ExecutionOutcome(outcome="succeeded" if status == "completed"
+                                      else "nonzero_exit", isolation=isolation,
+                                      stderr_tail=stderr, duration_s=1.23456)})
+
+
+BWRAP = "bubblewrap: namespaces user, pid, net, ipc, uts; read-only system; " * 4
+
+
+def test_the_isolation_line_appears_once_with_the_tasks_that_differ() -> None:
+    tasks = [ran("a", BWRAP), ran("b", BWRAP), ran("c", "rlimits only")]
+    text = render_markdown(result(tasks=tasks))
+
+    assert text.count("read-only system") == 4  # one line, the description repeated inside it
+    assert "- Isolation (2 of the 3 tasks that ran): bubblewrap" in text
+    assert "- Isolation of `c`: rlimits only" in text
+    same = render_markdown(result(tasks=[ran("a", BWRAP), ran("b", BWRAP)]))
+    assert "- Isolation (every task that ran): bubblewrap" in same
+
+
+def test_a_failed_task_shows_the_tail_of_its_traceback_fenced() -> None:
+    frames = "".join(f'  File "job.py", line {i}, in step{i}\n' for i in range(60))
+    stderr = f"Traceback (most recent call last):\n{frames}KeyError: 'grp'\n"
+    tasks = [ran("ok", BWRAP, stderr="a warning"), ran("bad", BWRAP, "failed", stderr)]
+    text = render_markdown(result(tasks=tasks))
+
+    bad = text[text.index("### Task bad"):]
+    assert "Last lines the job wrote to stderr:\n\n```text\n" in bad
+    assert "KeyError: 'grp'\n```" in bad
+    assert "in step59" in bad and "in step40" not in bad  # the last 20 lines only
+    assert "a warning" not in text  # a completed task's stderr is not shown
+
+
+def test_the_fence_outgrows_backticks_in_the_traceback() -> None:
+    text = render_markdown(result(tasks=[ran("bad", BWRAP, "failed", "```\n# Injected\n")]))
+    assert "````text\n```\n# Injected\n````" in text
+
+
+def test_run_and_task_durations_and_metrics_in_significant_digits() -> None:
+    tasks = [ran("t", BWRAP, metrics={"p_value": 0.0001999600079984003, "rows": 24,
+                                      "means": {"a": 5.0123456}})]
+    text = render_markdown(result(tasks=tasks, finished_at=WHEN + timedelta(seconds=125)))
+
+    assert "(took 2 min 05 s)" in text
+    assert "| `t` | MEDIUM | completed | 1 min 15 s |" in text
+    assert "took 1 min 15 s" in text and "- Run: succeeded in 1.23 s" in text
+    assert "`p_value` = 0.0002" in text and "`rows` = 24" in text
+    assert "`means` = {a: 5.012}" in text and "0.00019996" not in text
+
+
+def test_a_supplied_plan_shows_its_sha256_and_author_beside_the_goals() -> None:
+    supplied = PlanSource(sha256="cd" * 32, by="ada", name="my-plan")
+    text = render_markdown(result(goal="Why?", supplied_plan=supplied))
+
+    assert f"- Plan sha256: `{'cd' * 32}` (`my-plan`), supplied by **ada**" in text
+    assert f"- Goal sha256: `{'ab' * 32}`" in text
+    assert f"- Plan sha256: `{'ab' * 32}`" in render_markdown(result(goal="Why?"))
