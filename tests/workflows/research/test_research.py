@@ -7,15 +7,24 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from temporalio.client import WorkflowFailureError
+from temporalio.client import WorkflowFailureError, WorkflowUpdateFailedError
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
+from tests.e2e_support import wait_for
 from tests.fakes import EventSink, ReportSink
 from tests.workflows.harness import FakeSandbox, Harness, all_on, task
+from workflows.client import SUPPLY_PLAN
 from workflows.constants import run_workflow_id
 from workflows.contracts.plan import Plan
-from workflows.contracts.results import ResearchInput, ResearchResult, RunReport
+from workflows.contracts.results import (
+    PlanSource,
+    ResearchInput,
+    ResearchResult,
+    RunProgress,
+    RunReport,
+    SuppliedPlan,
+)
 from workflows.research.workflow import ResearchWorkflow
 from workflows.task.workflow import TaskWorkflow
 
@@ -106,3 +115,48 @@ async def run_plan_raw(env: WorkflowEnvironment, queue: str, plan: Plan) -> Rese
                       activities=[sink.activity()]):
         return await env.client.execute_workflow(ResearchWorkflow.run, req, id=run_id,
                                                  task_queue=queue)
+
+
+async def test_the_report_gets_the_plans_dependencies_and_each_tasks_phase_times(
+        time_env: WorkflowEnvironment, task_queue: str, tmp_path: Path) -> None:
+    decisions = [task("a"), task("b", deps=["a"])]
+    _, _, _, reports = await run_plan(time_env, task_queue, tmp_path, decisions)
+
+    assert reports.last is not None
+    report = reports.last.report
+    assert report.dependencies == {"a": [], "b": ["a"]}
+    whole = reports.tasks["b"]
+    assert [m.phase for m in whole.phases] == ["implement", "review", "execute", "verify",
+                                               "finalize"]
+    times = [m.at for m in whole.phases]
+    assert whole.started_at is not None and whole.finished_at is not None
+    assert whole.started_at <= times[0] and times == sorted(times)
+    assert times[-1] <= whole.finished_at
+
+
+async def test_a_supplied_plans_sha256_and_author_reach_the_report(
+        time_env: WorkflowEnvironment, task_queue: str, tmp_path: Path) -> None:
+    harness = Harness(time_env, task_queue, tmp_path)
+    req = harness.goal_request("goal", agents={"no_model": "wait"})
+    plan = Plan.model_validate({"decisions": [task("a")]})
+    async with harness.worker():
+        handle = await time_env.client.start_workflow(ResearchWorkflow.run, req, id=req.run_id,
+                                                      task_queue=harness.queue)
+
+        async def waiting() -> bool:
+            return (await handle.query(ResearchWorkflow.progress)).status == "waiting"
+
+        await wait_for(waiting, timeout=20, what="the run to wait for a plan")
+        with pytest.raises(WorkflowUpdateFailedError) as refused:
+            await handle.execute_update(  # pyright: ignore[reportUnknownMemberType]
+                SUPPLY_PLAN, SuppliedPlan(plan_name="p", plan_sha256="**bold** not a digest",
+                                          plan=plan, by="ada"), result_type=RunProgress)
+        assert "plan_sha256: give the plan's sha256" in str(refused.value.cause)
+        await handle.execute_update(  # pyright: ignore[reportUnknownMemberType]
+            SUPPLY_PLAN, SuppliedPlan(plan_name="p", plan_sha256="2" * 64, plan=plan,
+                                      by="ada"), result_type=RunProgress)
+        result = await handle.result()
+    assert result.supplied_plan == PlanSource(sha256="2" * 64, by="ada", name="p")
+    assert result.plan_sha256 == "1" * 64  # the goal's digest, still the run's identity
+    assert harness.reports.last is not None
+    assert harness.reports.last.report.supplied_plan == result.supplied_plan
