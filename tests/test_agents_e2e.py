@@ -79,6 +79,7 @@ async def test_a_goal_is_planned_coded_repaired_answered_and_replayed(
     compare = tasks["compare"]
     assert compare.provenance.job_author.startswith("debugger:"), compare.status_reason
     assert compare.metrics["difference"] > 0
+    assert compare.metrics["p_value"] == pytest.approx(2.838e-07, rel=1e-3)
     assert compare.provenance.execution.attempts >= 2
     chosen = [p for p in compare.provenance.patches if p.outcome == "applied"]
     assert len(chosen) == 1 and chosen[0].decision == "debugger:direct+introspect+diagnostic"
@@ -106,6 +107,15 @@ async def test_a_goal_is_planned_coded_repaired_answered_and_replayed(
     assert result.report is not None
     summary = Path(result.report.summary_md).read_text()
     assert "## Model use" in summary and "## Answer" in summary
+    assert "Welch's two-sided t-test gives t = 7.549" in summary
+    assert "`p_value` = 2.838e-07" in summary
+    assert "![comparison.png](artifacts/compare/comparison.png)" in summary
+    assert "  > Group b's mean exceeds group a's by 1.04 (Welch's t = 7.55" in summary
+    assert "![Timeline of the tasks by phase](figures/timeline.png)" in summary
+    assert '["compare<br/>completed"]:::completed' in summary
+    folder = Path(result.report.summary_md).parent
+    assert (folder / "artifacts" / "compare" / "comparison.png").read_bytes().startswith(
+        b"\x89PNG")
 
     if os.environ.get("ASSAY_SAVE_EXAMPLE_RECORDING"):  # `make example-recording`
         shutil.copyfile(recording, EXAMPLE_RECORDING)
