@@ -6,11 +6,16 @@ that file cannot be read, from the run's workflow result, without the tasks' det
 
 from __future__ import annotations
 
-from collections import Counter
-
 from activities.reports.figures import mermaid
 from activities.reports.numbers import duration
-from activities.reports.tasks import link, one_line, quoted, task_seconds, task_section
+from activities.reports.tasks import (
+    isolation_parts,
+    link,
+    one_line,
+    quoted,
+    task_seconds,
+    task_section,
+)
 from workflows.agents.spend import ModelSpend, Usage
 from workflows.contracts.results import RunReport, TaskResult
 
@@ -69,7 +74,8 @@ def render_markdown(result: RunReport) -> str:
     lines += ["", "## Tasks", ""]
     kept = result.files.artifacts
     for task in result.tasks:
-        lines += task_section(task, {k.name: k for k in kept if k.task_id == task.task_id})
+        lines += task_section(task, {k.name: k for k in kept if k.task_id == task.task_id},
+                              isolation=isolation_parts(result.tasks, task.task_id)[1])
     lines += _files_section(result)
     return "\n".join(lines) + "\n"
 
@@ -86,16 +92,15 @@ def _plan_lines(result: RunReport) -> list[str]:
 
 
 def _isolation_lines(tasks: list[TaskResult]) -> list[str]:
-    """How the jobs were isolated: once for the run, then each task that differs."""
-    seen = {t.task_id: t.execution.isolation or "n/a" for t in tasks if t.execution is not None}
-    if not seen:
+    """How the jobs were isolated, once for the run; the tasks whose isolation differs."""
+    common, _ = isolation_parts(tasks)
+    if common is None:
         return []
-    common = Counter(seen.values()).most_common(1)[0][0]
-    differ = {tid: how for tid, how in seen.items() if how != common}
-    which = ("every task that ran" if not differ
-             else f"{len(seen) - len(differ)} of the {len(seen)} tasks that ran")
-    lines = [f"- Isolation ({which}): {one_line(common)}"]
-    lines += [f"- Isolation of `{tid}`: {one_line(how)}" for tid, how in differ.items()]
+    lines = [f"- Isolation (every task that ran): {common or 'differs by task'}"]
+    differ = [t.task_id for t in tasks if isolation_parts(tasks, t.task_id)[1]]
+    if differ:
+        lines.append(f"- Per-task isolation (limits) in the task sections of "
+                     f"{', '.join(f'`{tid}`' for tid in differ)}")
     return lines
 
 

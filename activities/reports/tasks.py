@@ -7,6 +7,7 @@ what its job printed to stderr. The run's isolation is in the header, not repeat
 
 from __future__ import annotations
 
+import re
 from urllib.parse import quote
 
 from activities.reports.numbers import duration, value
@@ -16,6 +17,7 @@ from workflows.contracts.results import KeptArtifact, TaskResult
 TRACEBACK_LINES, TRACEBACK_CHARS = 20, 2000
 """The most of a failed job's stderr the report shows (its last lines)."""
 METRICS_SHOWN = 12
+_JOB_IDENTITY = re.compile(r"(as uid \d+|in cgroup \S+)$")
 
 
 def one_line(text: str) -> str:
@@ -51,8 +53,37 @@ def task_seconds(task: TaskResult) -> float | None:
     return (task.finished_at - task.started_at).total_seconds()
 
 
-def task_section(task: TaskResult, kept: dict[str, KeptArtifact]) -> list[str]:
-    """The report's section on ``task``; ``kept`` maps artifact names to their copies."""
+def isolation_parts(tasks: list[TaskResult], task_id: str = "") -> tuple[str | None, str]:
+    """The isolation every task that ran shares, and what is particular to ``task_id``.
+
+    An isolation description is a list of clauses (``; ``); the clauses every task shares are
+    the run's (None: no task ran), the others the task's own. Clauses naming one job's
+    identity (its uid, its cgroup) are left out: each job has its own.
+    """
+    described = {t.task_id: _clauses(t.execution.isolation)
+                 for t in tasks if t.execution is not None}
+    if not described:
+        return None, ""
+    first = next(iter(described.values()))
+    shared = [c for c in first if all(c in other for other in described.values())]
+    own = [c for c in described.get(task_id, []) if c not in shared]
+    return "; ".join(shared), "; ".join(own)
+
+
+def _clauses(isolation: str) -> list[str]:
+    parts = [one_line(c) for c in (isolation or "n/a").split(";")]
+    return [c for c in parts if c and not _JOB_IDENTITY.match(c)]
+
+
+def task_section(task: TaskResult, kept: dict[str, KeptArtifact], *,
+                 isolation: str = "") -> list[str]:
+    """The report's section on ``task``.
+
+    Args:
+        task: the task's whole result.
+        kept: its artifacts' copies in the run's folder, by name.
+        isolation: what of its isolation differs from the run's (empty: nothing).
+    """
     prov = task.provenance
     seconds = task_seconds(task)
     lines = [
@@ -70,6 +101,8 @@ def task_section(task: TaskResult, kept: dict[str, KeptArtifact]) -> list[str]:
     if task.execution is not None:
         lines.append(f"- Run: {task.execution.outcome} in {duration(task.execution.duration_s)}"
                      f", peak memory {task.execution.peak_memory_mb:.0f} MB")
+    if isolation:
+        lines.append(f"- Isolation of this task: {isolation}")
     lines += _reviews(task)
     if task.metrics:
         shown = ", ".join(f"`{k}` = {value(v)}"

@@ -109,18 +109,29 @@ def ran(tid: str, isolation: str, status: str = "completed", stderr: str = "",
                                       stderr_tail=stderr, duration_s=1.23456)})
 
 
-BWRAP = "bubblewrap: namespaces user, pid, net, ipc, uts; read-only system; " * 4
+def isolated(uid: int, memory: int = 256) -> str:
+    return (f"bwrap: no network, read-only filesystem; per-job cgroup (v2: memory); as uid "
+            f"{uid}; limits: memory {memory} MiB, timeout 60 s; in cgroup assay-job-{uid}")
+
+
+BWRAP = isolated(1001)
 
 
 def test_the_isolation_line_appears_once_with_the_tasks_that_differ() -> None:
-    tasks = [ran("a", BWRAP), ran("b", BWRAP), ran("c", "rlimits only")]
+    tasks = [ran("a", isolated(1001)), ran("b", isolated(1002)),
+             ran("c", isolated(1003, memory=512))]
     text = render_markdown(result(tasks=tasks))
 
-    assert text.count("read-only system") == 4  # one line, the description repeated inside it
-    assert "- Isolation (2 of the 3 tasks that ran): bubblewrap" in text
-    assert "- Isolation of `c`: rlimits only" in text
-    same = render_markdown(result(tasks=[ran("a", BWRAP), ran("b", BWRAP)]))
-    assert "- Isolation (every task that ran): bubblewrap" in same
+    assert text.count("no network") == 1
+    assert ("- Isolation (every task that ran): bwrap: no network, read-only filesystem; "
+            "per-job cgroup (v2: memory)\n") in text
+    assert "- Per-task isolation (limits) in the task sections of `a`, `b`, `c`" in text
+    c = text[text.index("### Task c"):]
+    assert "- Isolation of this task: limits: memory 512 MiB, timeout 60 s\n" in c
+    assert "uid 100" not in text and "assay-job-" not in text  # each job's own identity
+    same = render_markdown(result(tasks=[ran("a", isolated(1)), ran("b", isolated(2))]))
+    assert same.count("limits: memory 256 MiB") == 1 and "Per-task isolation" not in same
+    assert "- Isolation of this task" not in same
 
 
 def test_a_failed_task_shows_the_tail_of_its_traceback_fenced() -> None:
