@@ -1,7 +1,10 @@
-"""Reports: the results JSON, the Markdown summary, each task's whole result, the ledger.
+"""Reports: the results JSON, the Markdown summary, figures, artifact copies, the ledger.
 
 ``writer.ReportWriter`` holds the ``write_report`` and ``write_task_report`` activities;
-``markdown`` renders a run's report; ``ledger`` appends to and verifies ``ledger.jsonl``.
+``keep`` copies a run's verified artifacts into its folder; ``figures`` draws the tasks'
+timeline (PNG) and the DAG (Mermaid); ``markdown`` renders a run's report, ``tasks`` each
+task's section, ``numbers`` every number in it; ``ledger`` appends to and verifies
+``ledger.jsonl``.
 """
 
 
