@@ -85,10 +85,15 @@ def _plan_lines(result: RunReport) -> list[str]:
     supplied = result.supplied_plan
     if supplied is None:
         return [f"- Plan sha256: `{result.plan_sha256}`"]
-    by = one_line(supplied.by) or "an unnamed person"
-    name = f" (`{one_line(supplied.name)}`)" if supplied.name else ""
-    return [f"- Plan sha256: `{supplied.sha256}`{name}, supplied by **{by}**",
+    by = f"`{_code(supplied.by)}`" if supplied.by.strip() else "an unnamed person"
+    name = f" (`{_code(supplied.name)}`)" if supplied.name else ""
+    return [f"- Plan sha256: `{supplied.sha256}`{name}, supplied by {by}",
             f"- Goal sha256: `{result.plan_sha256}`"]
+
+
+def _code(text: str) -> str:
+    """Text for an inline code span: on one line, without backticks."""
+    return one_line(text).replace("`", "'")
 
 
 def _isolation_lines(tasks: list[TaskResult]) -> list[str]:
@@ -99,7 +104,7 @@ def _isolation_lines(tasks: list[TaskResult]) -> list[str]:
     lines = [f"- Isolation (every task that ran): {common or 'differs by task'}"]
     differ = [t.task_id for t in tasks if isolation_parts(tasks, t.task_id)[1]]
     if differ:
-        lines.append(f"- Per-task isolation (limits) in the task sections of "
+        lines.append(f"- What differs by task (such as limits) is in the sections of "
                      f"{', '.join(f'`{tid}`' for tid in differ)}")
     return lines
 

@@ -158,7 +158,8 @@ def _artifacts(task: TaskResult, kept: dict[str, KeptArtifact]) -> list[str]:
         if copy.kind == "image":
             lines += ["", f"  !{link(artifact.name, copy.path)}", ""]
         elif copy.kind == "text" and copy.excerpt.strip():
-            lines += ["", *(f"  {line}" for line in quoted(copy.excerpt))]
+            text = copy.excerpt.replace("&", "&amp;").replace("<", "&lt;")  # no raw HTML
+            lines += ["", *(f"  {line}" for line in quoted(text))]
             if copy.truncated:
                 lines.append(f"  > … (truncated; full file: {link(artifact.name, copy.path)})")
             lines.append("")

@@ -81,13 +81,14 @@ async def test_verified_artifacts_are_copied_and_linked_images_embedded(tmp_path
 
 async def test_findings_are_inlined_and_a_long_one_is_cut_with_a_link(tmp_path: Path) -> None:
     work = Work(tmp_path)
-    work.file("findings.md", b"# Findings\n\nGroup b is higher (p = 0.0002).\n")
+    work.file("findings.md", b"# Findings\n\nGroup b is higher (p = 0.0002).\n<script>x</script>\n")
     long = "".join(f"line {i} of the summary\n" for i in range(1000)).encode()
     work.file("summary.txt", long)
     work.file("data.txt", b"not a findings text\n")
     _, summary = await write(tmp_path, work)
 
     assert "  > Group b is higher (p = 0.0002)." in summary
+    assert "  > &lt;script>x&lt;/script>" in summary and "<script>" not in summary
     assert "  > line 0 of the summary" in summary
     assert "line 999 of the summary" not in summary
     assert "  > … (truncated; full file: [summary.txt](artifacts/t/summary.txt))" in summary
