@@ -19,6 +19,11 @@ from typing import Annotated, Any, Literal
 from pydantic import BeforeValidator, Field, model_validator
 
 from workflows.contracts.base import StrictModel
+from workflows.contracts.environments import (
+    MAX_REQUIREMENTS,
+    EnvironmentName,
+    RequirementText,
+)
 
 Priority = Literal["HIGH", "MEDIUM", "LOW"]
 PRIORITY_RANK: dict[str, int] = {"HIGH": 0, "MEDIUM": 1, "LOW": 2}
@@ -68,8 +73,14 @@ class JobSpec(StrictModel):
     expected_artifacts: list[str] = Field(default_factory=list[str])
     expected_metrics: list[str] = Field(default_factory=list[str])
     resources: Resources = Field(default_factory=Resources)
-    requirements: list[str] = Field(default_factory=list[str], max_length=100)
-    """Packages the job needs, optionally pinned (``numpy>=1.26``); checked before it runs."""
+    requirements: list[RequirementText] = Field(default_factory=list[str],
+                                                max_length=MAX_REQUIREMENTS)
+    """Packages the job needs, optionally pinned (``numpy>=1.26``); checked before it runs.
+    Requirements the worker's interpreter does not meet are provisioned (see
+    :mod:`workflows.contracts.environments`)."""
+    environment: EnvironmentName | None = None
+    """The environment the job runs in (``science`` or one the operator defines); none: the
+    worker's own interpreter, plus any requirements."""
 
     source: str | None = None
     filename: str | None = None
@@ -171,6 +182,8 @@ class Plan(StrictModel):
     generated_at: datetime | None = None
     context: str | None = None
     decisions: list[Decision] = Field(min_length=1, max_length=MAX_TASKS)
+    environment: EnvironmentName | None = None
+    """Default environment of every job of the plan that names none."""
 
     def by_id(self) -> dict[str, Decision]:
         """Decisions keyed by task id."""
