@@ -19,6 +19,7 @@ import fcntl
 import hashlib
 import json
 import os
+import platform
 import shutil
 import subprocess
 import sys
@@ -93,6 +94,8 @@ class Environments:
     @property
     def python_version(self) -> str:
         """``3.11.7``: the version of the job interpreter."""
+        if self._python_version is None and self.python == sys.executable:
+            self._python_version = platform.python_version()  # no subprocess for our own
         if self._python_version is None:
             self._python_version = subprocess.run(
                 [self.python, "-I", "-c", "import platform; print(platform.python_version())"],
