@@ -21,6 +21,16 @@ with workflow.unsafe.imports_passed_through():
     from workflows.task.state import Finish, TaskState
 
 
+MAX_FACT_PACKAGES = 200
+
+
+def environment_facts(prepared: PreparedEnvironment) -> EnvironmentFacts:
+    """What the coder and debuggers are told of a provisioned environment."""
+    pins = [pin.split("==", 1) for pin in prepared.pins[:MAX_FACT_PACKAGES]]
+    return EnvironmentFacts(python=prepared.python, environment=prepared.label(),
+                            packages={p[0]: p[1] for p in pins if len(p) == 2})
+
+
 class Execution:
     """Runs and verifies one task's jobs.
 
@@ -119,8 +129,15 @@ class Execution:
                       outputs={"relinked": rescan.relinked, "still_missing": rescan.still_missing})
 
     async def environment(self) -> EnvironmentFacts | None:
-        """The interpreter's Python and the job's packages; None if the probe failed."""
+        """The interpreter's Python and the job's packages; None if the probe failed.
+
+        A job that ran in a provisioned environment is described by that environment's
+        resolved packages (no probe: the sandbox's own interpreter is not the job's).
+        """
         assert self.state.job is not None
+        prepared = self.state.provenance.environment
+        if prepared is not None and prepared.provisioned:
+            return environment_facts(prepared)
         try:
             return relevant_facts(self.state.job, await self.calls.environment())
         except ActivityError as err:
