@@ -68,9 +68,9 @@ class PreparedEnvironment(Model):
     host. ``pins`` are the resolved ``name==version`` lines the sandbox installs from.
     """
 
-    name: str = BASE
-    digest: str = ""
-    python: str = ""
+    name: str = Field(default=BASE, max_length=40, pattern=r"^[a-z][a-z0-9_-]*$")
+    digest: str = Field(default="", pattern=r"^([0-9a-f]{64})?$")
+    python: str = Field(default="", max_length=40)
     pins: list[str] = Field(default_factory=list[str], max_length=MAX_PINS)
     requirements: list[str] = Field(default_factory=list[str])
     install_s: float = 0.0

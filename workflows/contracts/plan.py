@@ -16,7 +16,13 @@ import heapq
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BeforeValidator, Field, model_validator
+from pydantic import (
+    BeforeValidator,
+    Field,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+    model_validator,
+)
 
 from workflows.contracts.base import StrictModel
 from workflows.contracts.environments import (
@@ -84,6 +90,19 @@ class JobSpec(StrictModel):
 
     source: str | None = None
     filename: str | None = None
+
+    @model_serializer(mode="wrap")
+    def _without_base_environment(self, handler: SerializerFunctionWrapHandler,
+                                  ) -> dict[str, Any]:
+        """Leave out an unset environment.
+
+        A job naming none serialises as before environments existed, so saved skills, the
+        request keys of model recordings and plan digests stay the same.
+        """
+        data: dict[str, Any] = handler(self)
+        if self.environment is None:
+            data.pop("environment", None)
+        return data
 
     @model_validator(mode="after")
     def _one_source(self) -> JobSpec:

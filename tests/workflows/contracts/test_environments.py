@@ -50,3 +50,13 @@ def test_names_with_specifiers_extras_and_markers_are_accepted() -> None:
     spec = job(environment="science", requirements=[
         "numpy", "scipy>=1.11,<2", "pandas[excel]==2.2.*", 'tomli; python_version < "3.11"'])
     assert spec.environment == "science" and len(spec.requirements) == 4
+
+
+@pytest.mark.parametrize("fields", [{"digest": "../" * 21 + "x"}, {"digest": "AB" * 32},
+                                    {"name": "../etc"}, {"python": "3" * 100}])
+def test_a_prepared_environment_names_only_a_digest_below_the_environments_directory(
+        fields: dict[str, str]) -> None:
+    from workflows.contracts.environments import PreparedEnvironment
+
+    with pytest.raises(ValidationError):
+        PreparedEnvironment.model_validate(fields)
