@@ -60,13 +60,14 @@ from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from activities.artifacts.store import ArtifactStore
-from activities.environments import EnvironmentProblem, Environments
+from activities.environments import Environments
 from activities.sandbox.artifacts import collect_artifacts
 from activities.sandbox.cgroup import sweep_stale
 from activities.sandbox.classify import Ending, classify, decode_status
 from activities.sandbox.command import Tools, build_argv, uid_pool
 from activities.sandbox.guards import JobGuards, Totals
 from activities.sandbox.hierarchy import CgroupSupport
+from activities.sandbox.interpreter import job_tools
 from activities.sandbox.isolation import IsolationStatus, isolation_status, require
 from activities.sandbox.jobjson import read_json_object
 from activities.sandbox.limits import Limits
@@ -184,21 +185,9 @@ class Sandbox:
 
     async def _job_tools(self, req: ExecuteJobInput) -> Tools:
         """The sandbox's tools with the job's interpreter: its environment's, if it has one."""
-        prepared = req.environment
-        if prepared is None or not prepared.provisioned:
-            return dataclasses.replace(self.status.tools, python=self._python)
-        if self._environments is None:
-            raise ApplicationError(f"this sandbox worker has no environments directory, so it "
-                                   f"cannot run a job in {prepared.label()}",
-                                   type=ErrorType.SANDBOX_UNAVAILABLE, non_retryable=True)
-        try:
-            path = await self._environments.ensure(prepared)
-        except EnvironmentProblem as problem:
-            raise ApplicationError(problem.reason, type=ErrorType.ENVIRONMENT_REFUSED,
-                                   non_retryable=True) from problem
-        tools = self.status.tools
-        return dataclasses.replace(tools, python=self._environments.interpreter(path),
-                                   prefixes=(*tools.prefixes, str(path)))
+        return await job_tools(dataclasses.replace(self.status.tools, python=self._python),
+                               req.environment, self._environments,
+                               heartbeat_every_s=self._heartbeat_every_s, heartbeat=_heartbeat)
 
     async def _run(self, layout: Layout, req: ExecuteJobInput, limits: Limits,
                    uid: int | None, tools: Tools) -> tuple[Finished, Totals]:

@@ -54,6 +54,22 @@ async def test_without_its_environment_the_same_job_cannot_import_them(
     assert outcome.outcome != "succeeded" and "No module named 'alpha'" in outcome.stderr_tail
 
 
+async def test_a_host_without_the_environment_provisions_it_before_the_job_runs(
+        environments: Environments) -> None:
+    prepared = await environments.prepare(None, ["alpha"])
+    elsewhere = Environments(environments.root.parent / "elsewhere",
+                             sources=environments.sources)
+    sandbox = Sandbox(work_dir=environments.root.parent / "work", environments=elsewhere,
+                      heartbeat_every_s=0.01)
+    beats: list[object] = []
+    env = ActivityEnvironment()
+    env.on_heartbeat = lambda *details: beats.extend(details)
+    outcome = await env.run(sandbox.execute_job, request(prepared))
+    assert outcome.outcome == "succeeded", outcome.stderr_tail
+    assert elsewhere.installs == 1 and elsewhere.installed(prepared.digest) is not None
+    assert {"phase": "environment", "environment": prepared.label()} in beats
+
+
 async def test_a_worker_without_environments_refuses_a_provisioned_job(
         environments: Environments) -> None:
     prepared = await environments.prepare(None, ["alpha"])
