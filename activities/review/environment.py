@@ -19,6 +19,7 @@ from activities.environments import EnvironmentProblem, Environments, Lock
 from activities.review.common import Findings
 from activities.review.imports import ImportUse
 from activities.review.probe import Prober
+from workflows.contracts.environments import BASE
 from workflows.contracts.plan import JobSpec
 from workflows.contracts.policy import PackagePolicy
 
@@ -40,7 +41,8 @@ async def review_environment(environments: Environments, job: JobSpec,
     """Resolve the job's environment and judge it; the details say what will be installed."""
     findings.start(*ENVIRONMENT_CHECKS)
     try:
-        lock = await environments.resolve(environments.spec(job.environment, job.requirements))
+        name = None if job.environment == BASE else job.environment
+        lock = await environments.resolve(environments.spec(name, job.requirements))
     except EnvironmentProblem as problem:
         findings.fail("environment_resolved", f"environment_{problem.kind}", problem.reason)
         return {"environment": {"name": job.environment or "custom", "error": problem.reason}}

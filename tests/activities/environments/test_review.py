@@ -95,3 +95,11 @@ async def test_requirements_the_worker_meets_are_reviewed_as_before(
         review_input("import numpy\n", requirements=["numpy>=1.26"]))
     assert verdict.verdict == "APPROVE" and "environment" not in verdict.details
     assert verdict.details["packages"]["numpy"]
+
+
+async def test_base_with_requirements_it_lacks_is_reviewed_as_requirements_alone(
+        environments: Environments, tmp_path: Path) -> None:
+    verdict = await reviewer(environments, tmp_path).review_infrastructure(
+        review_input("import alpha\n", requirements=["alpha"], environment="base"))
+    assert verdict.verdict == "APPROVE", verdict.critical
+    assert verdict.details["environment"]["name"] == "custom"
