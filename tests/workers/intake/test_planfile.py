@@ -201,3 +201,4 @@ def test_a_hostile_plan_environment_is_refused(tmp_path: Path) -> None:
                       environment="../../etc")
     with pytest.raises(PlanFileError, match="environment"):
         load_plan(path, max_bytes=LIMIT)
+
