@@ -4,7 +4,8 @@ Job conventions (the contract between Assay and the code a plan runs):
 
 - **Working directory.** Each attempt gets a fresh ``<work_dir>/<run_id>/<task_id>/attempt-<n>/``
   (an existing one, left by a worker that crashed mid-run, is wiped first). The job's source is
-  written there as ``job.filename`` and run with the worker's Python, with that directory as
+  written there as ``job.filename`` and run with the worker's Python (or that of the job's
+  provisioned environment: :mod:`activities.sandbox.interpreter`), with that directory as
   its current directory, in its own session and process group.
 - **Inputs** appear read-only under their names in the working directory, copied from the
   artifact store by the sha256 pinned when the plan was submitted (never from a path in the
