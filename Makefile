@@ -24,6 +24,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 run: system $(STAMP)
+	$(BIN)/assay envs prepare science
 	$(BIN)/assay up --detach
 	$(BIN)/assay run $(EXAMPLE) --wait --again
 	$(BIN)/assay run "$$(cat $(GOAL)/goal.txt)" --data $(GOAL)/measurements.csv \

@@ -120,3 +120,14 @@ def _no_api_key_leaks(monkeypatch: pytest.MonkeyPatch) -> None:
     """Tests never talk to a real model service."""
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     monkeypatch.delenv("ASSAY_ANTHROPIC_API_KEY", raising=False)
+
+
+@pytest.fixture(scope="session")
+def shared_environments() -> Iterator[Path]:
+    """One environments directory (and uv download cache) for the whole session, so the
+    science stack is downloaded and provisioned at most once per test run. Every uid can
+    reach it: jobs run as an unprivileged uid."""
+    path = Path(tempfile.mkdtemp(prefix="assay-test-environments-"))
+    path.chmod(0o755)
+    yield path
+    shutil.rmtree(path, ignore_errors=True)

@@ -5,11 +5,15 @@ from __future__ import annotations
 import getpass
 from functools import cached_property
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pydantic import AliasChoices, Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from workflows.constants import Pool
+
+if TYPE_CHECKING:
+    from activities.environments import Environments
 
 
 class Settings(BaseSettings):
@@ -82,6 +86,18 @@ class Settings(BaseSettings):
     """Seed the library with the built-in skills of ``skills/data`` on first start."""
     environment_probe_ttl_s: float = Field(default=60, ge=0)
     """How long the sandbox reuses its probe of the job interpreter's packages."""
+    environments_dir: Path | None = None
+    """The operator's named job environments: ``<name>.txt`` requirement files."""
+    package_index_url: str | None = Field(default=None, max_length=2048,
+                                          pattern=r"^(https?|file)://")
+    """Where job environments' packages come from (default: PyPI)."""
+    wheelhouse_dir: Path | None = None
+    """A local directory of wheels for job environments; alone (no index URL) it is the only
+    source, so environments are made with no network."""
+    environments_root: Path | None = None
+    """Where provisioned job environments live; default ``<data dir>/environments``."""
+    environment_timeout_s: float = Field(default=1200, gt=0)
+    """How long resolving or installing one job environment may take."""
     user: str = Field(default_factory=getpass.getuser, min_length=1, max_length=128)
     """Who decides gates from this machine's CLI (``assay approve --by`` overrides it)."""
 
@@ -110,6 +126,20 @@ class Settings(BaseSettings):
         """The artifact store: ``assay run`` puts inputs there, the sandbox takes them."""
         return (self.store_path.expanduser().resolve() if self.store_path
                 else self.root / "store")
+
+    @property
+    def provisioned_dir(self) -> Path:
+        """Provisioned job environments (one directory per digest) and their caches."""
+        return (self.environments_root.expanduser().resolve() if self.environments_root
+                else self.root / "environments")
+
+    def environments(self) -> Environments:
+        """This host's job environments, as these settings configure them."""
+        from activities.environments import Catalog, Environments, Sources
+
+        return Environments(self.provisioned_dir, catalog=Catalog(self.environments_dir),
+                            sources=Sources(self.package_index_url, self.wheelhouse_dir),
+                            timeout_s=self.environment_timeout_s)
 
     @property
     def work_dir(self) -> Path:

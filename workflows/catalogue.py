@@ -37,6 +37,7 @@ from workflows.agents.roles import (
 from workflows.agents.spend import ModelAnswer, ModelCall
 from workflows.common.errors import PERMANENT
 from workflows.constants import Pool
+from workflows.contracts.environments import PreparedEnvironment, PrepareEnvironmentInput
 from workflows.contracts.execution import (
     ExecuteJobInput,
     ExecutionOutcome,
@@ -227,6 +228,11 @@ RESCAN_ARTIFACTS = ActivityDecl[RescanInput, RescanResult](
     "rescan_artifacts", RescanInput, RescanResult, Pool.SANDBOX, 2 * MINUTE, QUICK)
 PROBE_ENVIRONMENT = ActivityDecl[None, EnvironmentFacts](
     "probe_environment", None, EnvironmentFacts, Pool.SANDBOX, MINUTE, QUICK)
+PREPARE_ENVIRONMENT = ActivityDecl[PrepareEnvironmentInput, PreparedEnvironment](
+    "prepare_environment", PrepareEnvironmentInput, PreparedEnvironment, Pool.SANDBOX,
+    20 * MINUTE, retry(initial=timedelta(seconds=5), attempts=3))
+"""Resolves and installs a job's environment once per host (heartbeating); a bad request is
+``EnvironmentRefused`` (never retried), an unreachable index ``EnvironmentUnreachable``."""
 
 # reflection pool: advisory, bounded by the run's reflection_timeout_s (schedule_to_close)
 DIAGNOSE_FAILURE = ActivityDecl[DiagnoseInput, ReflectionNote](
@@ -259,6 +265,7 @@ CATALOGUE: tuple[ActivityDecl[Any, Any], ...] = (
     REVIEW_OPS, REVIEW_QUALITY_SAFETY, CALL_MODEL, PLAN_GOAL, REVIEW_PLAN, WRITE_JOB,
     REVIEW_JOB_MODEL, DEBUG_JOB, SUMMARIZE_RUN,
     EXECUTE_JOB, VERIFY_EVIDENCE, REVIEW_INFRASTRUCTURE, RESCAN_ARTIFACTS, PROBE_ENVIRONMENT,
+    PREPARE_ENVIRONMENT,
     DIAGNOSE_FAILURE, CONSULT_MEMORY, REMEMBER_TASK,
     MATCH_SKILLS, RECORD_OUTCOMES, EXTRACT_SKILLS, MAINTAIN_SKILLS,
 )

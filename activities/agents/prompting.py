@@ -121,7 +121,13 @@ def environment_text(facts: EnvironmentFacts | None) -> str:
     shown = ", ".join(f"{n}=={facts.packages[n]}" for n in names[:MAX_PACKAGES_SHOWN])
     more = (f" (and {len(names) - MAX_PACKAGES_SHOWN} more)"
             if len(names) > MAX_PACKAGES_SHOWN else "")
-    return f"Python {facts.python or 'unknown'}\n\nInstalled: {shown or '(none)'}{more}"
+    text = f"Python {facts.python or 'unknown'}\n\nInstalled: {shown or '(none)'}{more}"
+    if facts.environment:
+        text = (f"The job runs in the environment {facts.environment}.\n\n{text}\n\n"
+                "A job may ask for more packages by adding them to `requirements` (names "
+                "with version specifiers): they are resolved, reviewed and installed into "
+                "the job's environment before it runs.")
+    return text
 
 
 def job_text(job: JobSpec) -> str:
@@ -135,6 +141,7 @@ def job_text(job: JobSpec) -> str:
         f"resources: memory_mb={resources_.memory_mb}, timeout_s={resources_.timeout_s:g}, "
         f"cpus={resources_.cpus:g}",
         f"requirements: {canonical_json(job.requirements, spaced=True)}",
+        *([f"environment: {job.environment}"] if job.environment else []),
     ])
     code = job.source or job.code or ""
     return f"{settings}\n\n{fenced(head(code, MAX_CODE_CHARS), 'python')}"

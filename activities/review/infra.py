@@ -17,7 +17,10 @@ from typing import Any
 
 import psutil
 
+from activities.environments import Environments
+from activities.environments.activity import BaseVersions, runs_in_base
 from activities.review.common import Findings, ParseFailure, parse_job, verdict
+from activities.review.environment import review_environment
 from activities.review.imports import ImportUse, job_imports
 from activities.review.probe import Prober, ProbeResult
 from activities.review.requirements import (
@@ -50,8 +53,10 @@ class InfrastructureReviewer:
     def __init__(self, work_dir: Path, python: str = sys.executable, *,
                  probe_timeout_s: float = 30.0, cache_ttl_s: float = 60.0,
                  disk_warn_mb: int = DISK_WARN_MB,
-                 disk_critical_mb: int = DISK_CRITICAL_MB) -> None:
+                 disk_critical_mb: int = DISK_CRITICAL_MB,
+                 environments: Environments | None = None) -> None:
         self._work_dir = work_dir.expanduser().resolve()
+        self._environments = environments
         self.prober = Prober(python, timeout_s=probe_timeout_s, ttl_s=cache_ttl_s)
         self._disk_warn_mb = disk_warn_mb
         self._disk_critical_mb = disk_critical_mb
@@ -67,11 +72,22 @@ class InfrastructureReviewer:
             imports, [r.name for r in requirements if r.applies])
         details: dict[str, Any] = {"python": self.prober.python,
                                    "python_version": probe.python_version}
-        details.update(_packages(imports, requirements, probe, findings, self.prober.python))
+        if self._environments is not None and not await runs_in_base(
+                req.job.environment, [r.text for r in requirements if r.applies],
+                _versions_from(probe)):
+            details.update(await review_environment(self._environments, req.job, imports,
+                                                    req.policy.packages, findings))
+        else:
+            details.update(_packages(imports, requirements, probe, findings,
+                                     self.prober.python))
         details.update(_memory(req, findings))
         details.update(self._disk(findings))
         details.update(_timeout_and_cpus(req, findings))
         return verdict("infrastructure", findings, "the sandbox machine", details=details)
+
+    async def base_versions(self, names: list[str]) -> dict[str, str | None]:
+        """Installed version of each distribution in the worker's interpreter (or None)."""
+        return (await self.prober.probe([], names)).distributions
 
     def _imports(self, req: ReviewInput, findings: Findings) -> dict[str, ImportUse]:
         source = req.job.source or ""
@@ -101,6 +117,12 @@ class InfrastructureReviewer:
             findings.warn("disk_available", "disk_low",
                           f"only {free_mb} MiB free on the disk of {self._work_dir}")
         return {"disk_available_mb": free_mb}
+
+
+def _versions_from(probe: ProbeResult) -> BaseVersions:
+    async def versions(names: list[str]) -> dict[str, str | None]:
+        return {name: probe.distributions.get(name) for name in names}
+    return versions
 
 
 def _requirements(req: ReviewInput, findings: Findings) -> list[Requirement]:

@@ -1,7 +1,8 @@
 """The sandbox: running a job in a fresh working directory, isolated and bounded.
 
 ``job.Sandbox`` holds the ``execute_job`` activity: ``workspace`` lays out the working
-directory, ``sources`` copies in inputs (from the artifact store only) and dependency
+directory, ``interpreter`` picks the job's interpreter (its provisioned environment's, if it
+has one), ``sources`` copies in inputs (from the artifact store only) and dependency
 artifacts (from the work directory only), ``isolation`` and ``command`` build the bubblewrap
 command, ``limits`` the per-process limits, ``guards`` what bounds the job as a whole (its
 ``cgroup``, made where ``hierarchy`` finds that it can, the ``seccomp`` filter against user

@@ -4,7 +4,8 @@ Job conventions (the contract between Assay and the code a plan runs):
 
 - **Working directory.** Each attempt gets a fresh ``<work_dir>/<run_id>/<task_id>/attempt-<n>/``
   (an existing one, left by a worker that crashed mid-run, is wiped first). The job's source is
-  written there as ``job.filename`` and run with the worker's Python, with that directory as
+  written there as ``job.filename`` and run with the worker's Python (or that of the job's
+  provisioned environment: :mod:`activities.sandbox.interpreter`), with that directory as
   its current directory, in its own session and process group.
 - **Inputs** appear read-only under their names in the working directory, copied from the
   artifact store by the sha256 pinned when the plan was submitted (never from a path in the
@@ -60,12 +61,14 @@ from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from activities.artifacts.store import ArtifactStore
+from activities.environments import Environments
 from activities.sandbox.artifacts import collect_artifacts
 from activities.sandbox.cgroup import sweep_stale
 from activities.sandbox.classify import Ending, classify, decode_status
-from activities.sandbox.command import build_argv, uid_pool
+from activities.sandbox.command import Tools, build_argv, uid_pool
 from activities.sandbox.guards import JobGuards, Totals
 from activities.sandbox.hierarchy import CgroupSupport
+from activities.sandbox.interpreter import job_tools
 from activities.sandbox.isolation import IsolationStatus, isolation_status, require
 from activities.sandbox.jobjson import read_json_object
 from activities.sandbox.limits import Limits
@@ -114,6 +117,7 @@ class Sandbox:
         store: the artifact store inputs are copied from (none: inputs are refused).
         cgroups: where jobs' cgroups go, instead of what is measured on this machine
             (:meth:`CgroupSupport.unavailable` runs jobs without one).
+        environments: provisioned job environments (none: every job runs in ``python``).
 
     Raises:
         SandboxUnavailableError: the requested isolation cannot run jobs on this machine.
@@ -128,7 +132,8 @@ class Sandbox:
                  bwrap: str | None = None,
                  fingerprint: Callable[[], Awaitable[str]] | None = None,
                  cgroups: CgroupSupport | None = None,
-                 store: ArtifactStore | None = None) -> None:
+                 store: ArtifactStore | None = None,
+                 environments: Environments | None = None) -> None:
         status = require(isolation, python=python, bwrap=bwrap)
         self.status = status if cgroups is None else dataclasses.replace(status, cgroups=cgroups)
         sweep_stale(self.status.cgroups)
@@ -148,6 +153,7 @@ class Sandbox:
         self._max_disk_mb = max_disk_mb
         self._fingerprint = fingerprint
         self._sources = Sources(self._work_dir, store)
+        self._environments = environments
 
     @EXECUTE_JOB.defn
     async def execute_job(self, req: ExecuteJobInput) -> ExecutionOutcome:
@@ -162,32 +168,42 @@ class Sandbox:
                                 disk_reserve_mb=self._min_free_disk_mb,
                                 disk_mb=self._max_disk_mb)
         self._check_work_dir()
+        tools = await self._job_tools(req)
         environment = asyncio.ensure_future(self._fingerprint() if self._fingerprint
                                             else _no_fingerprint())
         try:
             with uid_pool.lease() as uid:
                 await self._in_thread(prepare, layout, req, uid, self._sources)
-                finished, totals = await self._run(layout, req, limits, uid)
+                finished, totals = await self._run(layout, req, limits, uid, tools)
                 await self._in_thread(hand_back, layout, uid)
             outcome = await self._outcome(layout, limits, finished, totals, uid)
             outcome.environment = await environment
+            if req.environment is not None and req.environment.provisioned:
+                outcome.environment = req.environment.label()
         finally:
             environment.cancel()
         return outcome
 
+    async def _job_tools(self, req: ExecuteJobInput) -> Tools:
+        """The sandbox's tools with the job's interpreter: its environment's, if it has one."""
+        return await job_tools(dataclasses.replace(self.status.tools, python=self._python),
+                               req.environment, self._environments,
+                               heartbeat_every_s=self._heartbeat_every_s, heartbeat=_heartbeat)
+
     async def _run(self, layout: Layout, req: ExecuteJobInput, limits: Limits,
-                   uid: int | None) -> tuple[Finished, Totals]:
+                   uid: int | None, tools: Tools) -> tuple[Finished, Totals]:
         mode = "bwrap" if self.status.mode == "bwrap" else "rlimits"
-        job = [self._python, layout.filename, *_flags(req.job.args)]
+        job = [tools.python, layout.filename, *_flags(req.job.args)]
         # RLIMIT_NPROC counts every process of a uid; only a job sharing the worker's uid
         # outside a user namespace (rlimits mode, non-root worker) needs headroom for them.
         offset = _own_tasks() if uid is None and mode == "rlimits" else 0
         baseline = await self._in_thread(disk_usage, layout.path)
         with JobGuards(self.status, layout.path, limits, baseline) as guards:
-            argv, tmpdir = build_argv(mode, self.status.tools, workspace=layout.path, uid=uid,
+            argv, tmpdir = build_argv(mode, tools, workspace=layout.path, uid=uid,
                                       limits=limits, job=job, nproc_offset=offset,
                                       seccomp_fd=guards.seccomp_fd)
-            spawn = Spawn(argv=guards.command(argv), env=self._environment(layout, tmpdir, limits),
+            spawn = Spawn(argv=guards.command(argv),
+                          env=self._environment(layout, tmpdir, limits, tools.python),
                           cwd=layout.path, uid=uid, setpriv=self.status.tools.setpriv,
                           kill=self.status.tools.kill, output_limit=self._output_limit,
                           pid_namespace=self.status.pid_namespace, pass_fds=guards.pass_fds)
@@ -233,9 +249,10 @@ class Sandbox:
                       f"{totals.cgroup}",
             artifacts=artifacts, metrics=metrics, metrics_error=metrics_error)
 
-    def _environment(self, layout: Layout, tmpdir: str, limits: Limits) -> dict[str, str]:
+    def _environment(self, layout: Layout, tmpdir: str, limits: Limits,
+                     python: str) -> dict[str, str]:
         threads = str(limits.threads_hint)
-        bindir = os.path.dirname(self._python)
+        bindir = os.path.dirname(python)
         return {
             "PATH": f"{bindir}:/usr/local/bin:/usr/bin:/bin",
             "HOME": str(layout.home), "TMPDIR": tmpdir,

@@ -11,6 +11,7 @@ from typing import Annotated
 import typer
 
 from workers.cli.common import client_for, fail, run_async
+from workers.cli.envs import envs_app
 from workers.cli.gates import approve, gates
 from workers.cli.memory import memory_app
 from workers.cli.migrate import migrate
@@ -186,6 +187,7 @@ app.command()(gates)
 app.command()(migrate)
 app.add_typer(memory_app, name="memory")
 app.add_typer(skills_app, name="skills")
+app.add_typer(envs_app, name="envs")
 
 
 def main() -> None:

@@ -62,7 +62,8 @@ def load_supplied_plan(path: Path, *, max_bytes: int, by: str = "",
     """
     plan = parse_plan(path, max_bytes=max_bytes)
     base = path.resolve().parent
-    decisions = [_resolve(decision, base, max_bytes, store) for decision in plan.decisions]
+    decisions = [_resolve(decision, base, max_bytes, store, plan.environment)
+                 for decision in plan.decisions]
     plan = plan.model_copy(update={"decisions": decisions})
     canonical = plan.model_dump_json(exclude_none=True).encode()
     name = plan.meeting_id or (base.name if path.stem == "pending_actions" else path.stem)
@@ -157,9 +158,12 @@ def _inside(base: Path, relative: str, what: str, task_id: str) -> Path:
     return candidate
 
 
-def _resolve(decision: Decision, base: Path, max_bytes: int,
-             store: ArtifactStore | None) -> Decision:
-    """Read the job's script into the plan and fix the inputs by checksum."""
+def _resolve(decision: Decision, base: Path, max_bytes: int, store: ArtifactStore | None,
+             environment: str | None = None) -> Decision:
+    """Read the job's script into the plan and fix the inputs by checksum.
+
+    A job naming no environment takes the plan's ``environment``.
+    """
     inputs = [_input_file(base, rel, decision.task_id, store) for rel in decision.inputs]
     names = [i.name for i in inputs]
     if len(set(names)) != len(names):
@@ -181,6 +185,8 @@ def _resolve(decision: Decision, base: Path, max_bytes: int,
             job = job.model_copy(update={"source": source, "filename": script.name})
         else:
             job = job.model_copy(update={"source": job.code, "filename": "job.py"})
+        if job.environment is None and environment is not None:
+            job = job.model_copy(update={"environment": environment})
     return decision.model_copy(update={"job": job, "resolved_inputs": inputs})
 
 

@@ -75,6 +75,7 @@ async def build_specs(settings: Settings, pools: Sequence[Pool], *, database_url
         specs[Pool.SKILLS] = await _skills_spec(settings, database_url, stack)
     if Pool.SANDBOX in pools:
         from activities.artifacts.store import LocalArtifactStore
+        from activities.environments.activity import EnvironmentPreparer
         from activities.evidence.relink import Relinker
         from activities.evidence.verify import EvidenceVerifier
         from activities.review.infra import InfrastructureReviewer
@@ -82,19 +83,23 @@ async def build_specs(settings: Settings, pools: Sequence[Pool], *, database_url
         from activities.sandbox.job import Sandbox
 
         probe = EnvironmentProbe(ttl_s=settings.environment_probe_ttl_s)
+        environments = settings.environments()
         sandbox = Sandbox(work_dir=settings.work_dir,
                           output_limit_bytes=settings.job_output_limit_bytes,
                           max_memory_mb=settings.job_max_memory_mb,
                           max_timeout_s=settings.job_max_timeout_s,
                           max_disk_mb=settings.job_max_disk_mb,
                           isolation=settings.sandbox_isolation, fingerprint=probe.fingerprint,
-                          store=LocalArtifactStore(settings.store_dir))
-        infra = InfrastructureReviewer(settings.work_dir)
+                          store=LocalArtifactStore(settings.store_dir),
+                          environments=environments)
+        infra = InfrastructureReviewer(settings.work_dir, environments=environments)
+        preparer = EnvironmentPreparer(environments, infra.base_versions)
         relinker = Relinker(settings.work_dir)
         specs[Pool.SANDBOX] = PoolSpec(
             activities=[sandbox.execute_job, EvidenceVerifier(settings.work_dir).verify_evidence,
                         infra.review_infrastructure,
-                        relinker.rescan_artifacts, probe.probe_environment],
+                        relinker.rescan_artifacts, probe.probe_environment,
+                        preparer.prepare_environment],
             max_concurrent_activities=settings.max_concurrent_jobs + 4,
             on_start=_workspace_retention(settings, stack))
     assert set(specs) == set(pools) & SERVED_POOLS, "SERVED_POOLS is out of date"

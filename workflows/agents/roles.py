@@ -155,6 +155,9 @@ class EnvironmentFacts(Model):
 
     python: str = ""
     packages: dict[str, str] = Field(default_factory=dict[str, str])
+    environment: str = ""
+    """``science@1a2b3c4d5e6f`` when the job runs in a provisioned environment (its packages
+    are then the environment's); empty for the worker's own interpreter."""
 
 
 class CodeRequest(AgentRequest):

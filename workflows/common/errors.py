@@ -22,6 +22,9 @@ class ErrorType(StrEnum):
     GATE_REFUSED = "GateRefused"
     """A gate decision the workflow will not take: malformed, oversize, misdirected or from
     someone the policy does not allow; the message says who may decide and how."""
+    ENVIRONMENT_REFUSED = "EnvironmentRefused"
+    """A job's environment cannot be made: an unknown package or name, conflicting pins, a
+    package without a wheel, or one the run's package policy blocks."""
     PLAN_REFUSED = "PlanRefused"
     """A supplied plan the run will not take: it waits for none, or the plan is unusable."""
     # a worker that cannot do the work at all
@@ -41,13 +44,16 @@ class ErrorType(StrEnum):
     JOB_INTERPRETER_MISSING = "JobInterpreterMissing"
     PROBE_TIMEOUT = "ProbeTimeout"
     PROBE_FAILED = "ProbeFailed"
+    ENVIRONMENT_UNREACHABLE = "EnvironmentUnreachable"
+    """The package index or wheelhouse cannot be reached right now."""
     MODEL_UNREACHABLE = "ModelUnreachable"
     MODEL_SERVER_ERROR = "ModelServerError"
 
 
 TRANSIENT: frozenset[ErrorType] = frozenset({
     ErrorType.DISK_FULL, ErrorType.JOB_INTERPRETER_MISSING, ErrorType.PROBE_TIMEOUT,
-    ErrorType.PROBE_FAILED, ErrorType.MODEL_UNREACHABLE, ErrorType.MODEL_SERVER_ERROR,
+    ErrorType.PROBE_FAILED, ErrorType.ENVIRONMENT_UNREACHABLE, ErrorType.MODEL_UNREACHABLE,
+    ErrorType.MODEL_SERVER_ERROR,
 })
 """Types whose cause may pass (disk freed, machine less loaded, service back)."""
 

@@ -12,6 +12,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from workflows.contracts.base import Model
+from workflows.contracts.environments import PreparedEnvironment
 from workflows.contracts.plan import Check, InputFile, JobSpec, Scalar
 
 TaskStatus = Literal[
@@ -69,6 +70,8 @@ class ExecuteJobInput(Model):
     dependency_artifacts: list[DependencyArtifact] = Field(
         default_factory=list[DependencyArtifact]
     )
+    environment: PreparedEnvironment | None = None
+    """The provisioned environment the job runs in (none: the worker's own interpreter)."""
 
 
 class ExecutionOutcome(Model):
@@ -91,8 +94,9 @@ class ExecutionOutcome(Model):
     metrics: dict[str, Any] = Field(default_factory=dict[str, Any])
     metrics_error: str | None = None
     environment: str = ""
-    """Fingerprint of the job interpreter (Python version and a digest of its packages):
-    reflection correlates failures with changes of it."""
+    """Fingerprint of the job interpreter (Python version and a digest of its packages), or
+    ``name@digest`` of a provisioned environment: reflection correlates failures with changes
+    of it."""
 
 
 # --- evidence ------------------------------------------------------------------------------

@@ -16,9 +16,20 @@ import heapq
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BeforeValidator, Field, model_validator
+from pydantic import (
+    BeforeValidator,
+    Field,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+    model_validator,
+)
 
 from workflows.contracts.base import StrictModel
+from workflows.contracts.environments import (
+    MAX_REQUIREMENTS,
+    EnvironmentName,
+    RequirementText,
+)
 
 Priority = Literal["HIGH", "MEDIUM", "LOW"]
 PRIORITY_RANK: dict[str, int] = {"HIGH": 0, "MEDIUM": 1, "LOW": 2}
@@ -68,11 +79,30 @@ class JobSpec(StrictModel):
     expected_artifacts: list[str] = Field(default_factory=list[str])
     expected_metrics: list[str] = Field(default_factory=list[str])
     resources: Resources = Field(default_factory=Resources)
-    requirements: list[str] = Field(default_factory=list[str], max_length=100)
-    """Packages the job needs, optionally pinned (``numpy>=1.26``); checked before it runs."""
+    requirements: list[RequirementText] = Field(default_factory=list[str],
+                                                max_length=MAX_REQUIREMENTS)
+    """Packages the job needs, optionally pinned (``numpy>=1.26``); checked before it runs.
+    Requirements the worker's interpreter does not meet are provisioned (see
+    :mod:`workflows.contracts.environments`)."""
+    environment: EnvironmentName | None = None
+    """The environment the job runs in (``science`` or one the operator defines); none: the
+    worker's own interpreter, plus any requirements."""
 
     source: str | None = None
     filename: str | None = None
+
+    @model_serializer(mode="wrap")
+    def _without_base_environment(self, handler: SerializerFunctionWrapHandler,
+                                  ) -> dict[str, Any]:
+        """Leave out an unset environment.
+
+        A job naming none serialises as before environments existed, so saved skills, the
+        request keys of model recordings and plan digests stay the same.
+        """
+        data: dict[str, Any] = handler(self)
+        if self.environment is None:
+            data.pop("environment", None)
+        return data
 
     @model_validator(mode="after")
     def _one_source(self) -> JobSpec:
@@ -171,6 +201,8 @@ class Plan(StrictModel):
     generated_at: datetime | None = None
     context: str | None = None
     decisions: list[Decision] = Field(min_length=1, max_length=MAX_TASKS)
+    environment: EnvironmentName | None = None
+    """Default environment of every job of the plan that names none."""
 
     def by_id(self) -> dict[str, Decision]:
         """Decisions keyed by task id."""

@@ -6,12 +6,26 @@ workflows never read settings.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field
 
 from workflows.constants import Pool
 from workflows.contracts.base import StrictModel
+
+PackageName = Annotated[str, Field(min_length=1, max_length=100,
+                                   pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")]
+
+
+class PackagePolicy(StrictModel):
+    """Which packages a job environment may hold (every resolved package, dependencies too).
+
+    ``block`` refuses the named packages; ``allow``, when set, refuses every package not
+    named in it. Names compare as the index does (``Scikit_Learn`` is ``scikit-learn``).
+    """
+
+    allow: list[PackageName] | None = Field(default=None, max_length=2000)
+    block: list[PackageName] = Field(default_factory=list[str], max_length=2000)
 
 
 class ReviewPolicy(StrictModel):
@@ -20,6 +34,7 @@ class ReviewPolicy(StrictModel):
     max_timeout_s: float = 6 * 3600
     max_memory_mb: int = 8192
     max_cpus: float = 8
+    packages: PackagePolicy = Field(default_factory=PackagePolicy)
 
 
 GateKind = Literal["plan", "step", "error", "result"]

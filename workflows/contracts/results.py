@@ -16,6 +16,7 @@ from pydantic import Field
 from workflows.agents.roles import DataFile, RunAnswer
 from workflows.agents.spend import Budget, ModelSpend
 from workflows.contracts.base import Model
+from workflows.contracts.environments import PreparedEnvironment
 from workflows.contracts.execution import (
     Artifact,
     CheckResult,
@@ -82,6 +83,9 @@ class Provenance(Model):
     """The procedural template the job came from."""
     skill: SkillUse | None = None
     """The skill the job came from (``job_author`` ``skill:<id>``), with its parameters."""
+    environment: PreparedEnvironment | None = None
+    """The environment the job last ran in: ``base`` or a provisioned one (name, digest,
+    resolved versions)."""
 
 
 class PhaseMark(Model):

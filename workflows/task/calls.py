@@ -15,11 +15,13 @@ with workflow.unsafe.imports_passed_through():
     from workflows.agents.roles import EnvironmentFacts
     from workflows.catalogue import (
         EXECUTE_JOB,
+        PREPARE_ENVIRONMENT,
         PROBE_ENVIRONMENT,
         RESCAN_ARTIFACTS,
         REVIEWERS,
         VERIFY_EVIDENCE,
     )
+    from workflows.contracts.environments import PreparedEnvironment, PrepareEnvironmentInput
     from workflows.contracts.execution import (
         ExecuteJobInput,
         ExecutionOutcome,
@@ -69,8 +71,15 @@ class TaskCalls:
         return list(await asyncio.gather(
             *(reviewer.run(req, queues=self.task.queues) for reviewer in REVIEWERS)))
 
-    async def execute(self, job: JobSpec, attempt: int, *,
-                      label: str | None = None) -> ExecutionOutcome:
+    async def prepare(self, job: JobSpec) -> PreparedEnvironment:
+        """Resolve and provision the job's environment on the sandbox pool (heartbeating)."""
+        return await PREPARE_ENVIRONMENT.run(
+            PrepareEnvironmentInput(environment=job.environment, requirements=job.requirements),
+            queues=self.task.queues,
+            heartbeat=timedelta(seconds=max(60.0, self.task.policy.heartbeat_timeout_s)))
+
+    async def execute(self, job: JobSpec, attempt: int, *, label: str | None = None,
+                      environment: PreparedEnvironment | None = None) -> ExecutionOutcome:
         """Run the job in the sandbox (heartbeating, so a lost worker is noticed quickly).
 
         ``label`` runs it in a working directory of its own (``<task>.<label>``), as the
@@ -81,7 +90,8 @@ class TaskCalls:
         return await EXECUTE_JOB.run(
             ExecuteJobInput(run_id=self.task.run_id, task_id=task_id, attempt=attempt,
                             job=job, inputs=decision.resolved_inputs,
-                            dependency_artifacts=self.task.dependency_artifacts),
+                            dependency_artifacts=self.task.dependency_artifacts,
+                            environment=environment),
             queues=self.task.queues,
             start_to_close=timedelta(seconds=job.resources.timeout_s) + JOB_GRACE,
             heartbeat=timedelta(seconds=self.task.policy.heartbeat_timeout_s))

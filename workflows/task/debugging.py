@@ -125,6 +125,13 @@ class Debugging:
         if isinstance(first, AgentUnavailable) or first.diagnostic_job is None:
             return first
         script, log = first.diagnostic_job, self.state.log
+        prepared = self.state.provenance.environment
+        if prepared is not None and prepared.provisioned and self.state.job is not None:
+            # the script looks at the failed job's environment, so it runs in it
+            script = script.model_copy(update={"environment": self.state.job.environment,
+                                               "requirements": self.state.job.requirements})
+        else:
+            prepared = None
         verdicts = await self.calls.review(script, diagnostic=True)
         if not panel_approves(verdicts):
             reason = f"its diagnostic script was rejected ({describe_rejection(verdicts)})"
@@ -133,7 +140,8 @@ class Debugging:
             return AgentUnavailable(reason)
         self.diagnostics += 1
         try:
-            ran = await self.calls.execute(script, self.diagnostics, label="diagnose")
+            ran = await self.calls.execute(script, self.diagnostics, label="diagnose",
+                                           environment=prepared)
         except ActivityError as err:
             return AgentUnavailable(f"diagnostic: its script could not run: "
                                     f"{root_message(err)}")
@@ -159,6 +167,10 @@ class Debugging:
             if answer.job is None:
                 problems.append(f"{strategy}: no fix proposed")
                 continue
+            if answer.job.environment is None and state.job.environment is not None:
+                # a fix runs where the failed job ran unless it names another environment
+                answer.job = answer.job.model_copy(
+                    update={"environment": state.job.environment})
             violations = check_code_patch(state.job, answer.job, state.task.policy.review)
             if violations:
                 problems.append(f"{strategy}: {'; '.join(violations)}")

@@ -13,11 +13,22 @@ with workflow.unsafe.imports_passed_through():
     from workflows.agents.debugging import relevant_facts
     from workflows.agents.roles import EnvironmentFacts
     from workflows.common.failures import root_message
+    from workflows.contracts.environments import PreparedEnvironment
     from workflows.contracts.execution import ExecutionOutcome, Verification
     from workflows.contracts.plan import JobSpec
     from workflows.task.calls import TaskCalls
     from workflows.task.phases import Phase
     from workflows.task.state import Finish, TaskState
+
+
+MAX_FACT_PACKAGES = 200
+
+
+def environment_facts(prepared: PreparedEnvironment) -> EnvironmentFacts:
+    """What the coder and debuggers are told of a provisioned environment."""
+    pins = [pin.split("==", 1) for pin in prepared.pins[:MAX_FACT_PACKAGES]]
+    return EnvironmentFacts(python=prepared.python, environment=prepared.label(),
+                            packages={p[0]: p[1] for p in pins if len(p) == 2})
 
 
 class Execution:
@@ -41,8 +52,9 @@ class Execution:
                            inputs={"filename": job.filename, "args": job.args,
                                    "resources": job.resources.model_dump()})
         await log.flush()
+        environment = await self.prepare(job)
         try:
-            outcome = await self.calls.execute(job, attempt)
+            outcome = await self.calls.execute(job, attempt, environment=environment)
         except ActivityError as err:
             reason = f"the sandbox could not run the job: {root_message(err)}"
             log.add("error", "error", agent="sandbox", status="failed",
@@ -64,6 +76,29 @@ class Execution:
                              "sha256": artifact.sha256})
         state.snapshot(Phase.EXECUTE, outcome.model_dump(mode="json"))
         return outcome
+
+    async def prepare(self, job: JobSpec) -> PreparedEnvironment | None:
+        """The job's provisioned environment, or None when it runs in the worker's interpreter.
+
+        Jobs naming no environment and no requirements skip the call (and older histories,
+        from before environments, replay without it).
+        """
+        if not (job.environment or job.requirements) or not workflow.patched(
+                "job-environments"):
+            return None
+        state, log = self.state, self.state.log
+        try:
+            prepared = await self.calls.prepare(job)
+        except ActivityError as err:
+            reason = f"the job's environment could not be prepared: {root_message(err)}"
+            log.add("error", "error", agent="sandbox", status="environment_refused",
+                    outputs={"reason": reason})
+            raise Finish("failed", reason) from err
+        state.provenance.environment = prepared
+        log.add("tool_call", "complete", agent="sandbox", status="environment_ready",
+                outputs={"environment": prepared.label(), "reused": prepared.reused,
+                         "install_s": prepared.install_s, "packages": prepared.pins[:100]})
+        return prepared if prepared.provisioned else None
 
     async def verify(self, job: JobSpec, outcome: ExecutionOutcome) -> Verification:
         """Check the evidence ``job`` left, and record the verdict."""
@@ -94,8 +129,15 @@ class Execution:
                       outputs={"relinked": rescan.relinked, "still_missing": rescan.still_missing})
 
     async def environment(self) -> EnvironmentFacts | None:
-        """The interpreter's Python and the job's packages; None if the probe failed."""
+        """The interpreter's Python and the job's packages; None if the probe failed.
+
+        A job that ran in a provisioned environment is described by that environment's
+        resolved packages (no probe: the sandbox's own interpreter is not the job's).
+        """
         assert self.state.job is not None
+        prepared = self.state.provenance.environment
+        if prepared is not None and prepared.provisioned:
+            return environment_facts(prepared)
         try:
             return relevant_facts(self.state.job, await self.calls.environment())
         except ActivityError as err:

@@ -93,12 +93,11 @@ async def test_requirement_pinned_above_installed_rejects_naming_both_versions(
     assert "pydantic>=999" in finding.message and f"pydantic {PYDANTIC}" in finding.message
 
 
-async def test_requirement_not_installed_and_unparseable_requirement_reject(
-        reviewer: InfrastructureReviewer) -> None:
+async def test_requirement_not_installed_rejects(reviewer: InfrastructureReviewer) -> None:
+    # (an unparseable requirement never gets this far: tests/workflows/contracts refuses it)
     verdict = await reviewer.review_infrastructure(
-        job_input(requirements=["assay-not-a-package==1.0", "numpy >>> 2"]))
+        job_input(requirements=["assay-not-a-package==1.0"]))
     assert "assay-not-a-package==1.0" in found(verdict, "package_missing").message
-    assert "numpy >>> 2" in found(verdict, "bad_requirement").message
     assert verdict.details["packages"]["assay-not-a-package"] is None
 
 

@@ -182,3 +182,23 @@ def test_a_store_that_cannot_be_written_is_named(tmp_path: Path) -> None:
                                             r"not-a-dir.*must be writable"):
         load_supplied_plan(path, max_bytes=LIMIT, store=LocalArtifactStore(
             tmp_path / "not-a-dir" / "store"))
+
+
+def test_a_plan_s_environment_is_every_job_s_default(tmp_path: Path) -> None:
+    path = write_plan(tmp_path, [decision("a", job={"code": "print(1)"}),
+                                 decision("b", job={"code": "print(2)", "environment": "mine"}),
+                                 decision("c")], environment="science")
+    plan = load_plan(path, max_bytes=LIMIT).plan
+    assert plan is not None
+    jobs = {d.task_id: d.job for d in plan.decisions}
+    assert jobs["a"] is not None and jobs["a"].environment == "science"
+    assert jobs["b"] is not None and jobs["b"].environment == "mine"
+    assert jobs["c"] is None
+
+
+def test_a_hostile_plan_environment_is_refused(tmp_path: Path) -> None:
+    path = write_plan(tmp_path, [decision("a", job={"code": "print(1)"})],
+                      environment="../../etc")
+    with pytest.raises(PlanFileError, match="environment"):
+        load_plan(path, max_bytes=LIMIT)
+

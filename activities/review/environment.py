@@ -1,0 +1,106 @@
+"""Reviewing a job's environment before anything is installed: what, whether allowed, enough.
+
+A job that names an environment, or needs packages the worker's interpreter lacks, is
+reviewed against its *resolved* environment: the reviewer resolves it (exact pins; nothing is
+installed), reports every package and version that will be installed, applies the run's
+package policy to each of them (dependencies too), and checks the job's imports against them
+(against the environment's own interpreter, once it is provisioned on this host). A request
+the installer cannot meet — an unknown name or package, conflicting pins, an unreachable
+index — rejects the job with the installer's reason, before anything runs.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from packaging.utils import canonicalize_name
+
+from activities.environments import EnvironmentProblem, Environments, Lock
+from activities.review.common import Findings
+from activities.review.imports import ImportUse
+from activities.review.probe import Prober
+from workflows.contracts.environments import BASE
+from workflows.contracts.plan import JobSpec
+from workflows.contracts.policy import PackagePolicy
+
+ENVIRONMENT_CHECKS = ("environment_resolved", "packages_allowed")
+MAX_LISTED = 200
+MODULE_PACKAGES: dict[str, str] = {
+    "sklearn": "scikit-learn", "PIL": "pillow", "yaml": "pyyaml", "cv2": "opencv-python",
+    "skimage": "scikit-image", "bs4": "beautifulsoup4", "dateutil": "python-dateutil",
+    "mpl_toolkits": "matplotlib", "pylab": "matplotlib", "attr": "attrs", "jwt": "pyjwt",
+    "dotenv": "python-dotenv", "serial": "pyserial", "OpenSSL": "pyopenssl",
+    "Crypto": "pycryptodome", "google": "protobuf", "pkg_resources": "setuptools",
+}
+"""Import names that differ from the package that provides them (the common ones)."""
+
+
+async def review_environment(environments: Environments, job: JobSpec,
+                             imports: dict[str, ImportUse], policy: PackagePolicy,
+                             findings: Findings) -> dict[str, Any]:
+    """Resolve the job's environment and judge it; the details say what will be installed."""
+    findings.start(*ENVIRONMENT_CHECKS)
+    try:
+        name = None if job.environment == BASE else job.environment
+        lock = await environments.resolve(environments.spec(name, job.requirements))
+    except EnvironmentProblem as problem:
+        findings.fail("environment_resolved", f"environment_{problem.kind}", problem.reason)
+        return {"environment": {"name": job.environment or "custom", "error": problem.reason}}
+    versions: dict[str, str] = {canonicalize_name(n): v for n, v in lock.versions().items()}
+    _apply_policy(versions, policy, findings)
+    installed = environments.installed(lock.digest)
+    if installed is not None:
+        await _probe_imports(environments.interpreter(installed), imports, lock, findings)
+    else:
+        _match_imports(imports, versions, lock, findings)
+    listed = dict(sorted(versions.items())[:MAX_LISTED])
+    return {"environment": {"name": lock.spec.name, "digest": lock.digest,
+                            "python": lock.python, "provisioned": installed is not None,
+                            "requirements": list(lock.spec.requirements),
+                            "to_install": {} if installed is not None else listed,
+                            "packages": listed, "package_count": len(versions)}}
+
+
+def _apply_policy(versions: dict[str, str], policy: PackagePolicy, findings: Findings) -> None:
+    blocked = sorted({canonicalize_name(n) for n in policy.block} & set(versions))
+    for name in blocked:
+        findings.fail("packages_allowed", "package_blocked",
+                      f"the environment would install {name} {versions[name]}, which the "
+                      "run's package policy blocks (review.packages.block); remove the "
+                      "requirement that brings it in or change the policy")
+    if policy.allow is not None:
+        allowed = {canonicalize_name(n) for n in policy.allow}
+        outside = sorted(set(versions) - allowed)
+        if outside:
+            findings.fail("packages_allowed", "package_not_allowed",
+                          f"the environment would install {', '.join(outside[:20])}"
+                          f"{' …' if len(outside) > 20 else ''}, not in the run's package "
+                          "allow-list (review.packages.allow); add them there or drop the "
+                          "requirement")
+
+
+def _match_imports(imports: dict[str, ImportUse], versions: dict[str, str], lock: Lock,
+                   findings: Findings) -> None:
+    for name, use in sorted(imports.items()):
+        package = canonicalize_name(MODULE_PACKAGES.get(name, name))
+        if package in versions or canonicalize_name(name) in versions:
+            continue
+        _missing(name, use, f"environment {lock.spec.name!r}", findings)
+
+
+async def _probe_imports(python: str, imports: dict[str, ImportUse], lock: Lock,
+                         findings: Findings) -> None:
+    probe = await Prober(python, ttl_s=0).probe(imports, [])
+    for name, use in sorted(imports.items()):
+        if not probe.modules[name].found:
+            _missing(name, use, f"environment {lock.spec.name!r} ({python})", findings)
+
+
+def _missing(name: str, use: ImportUse, where: str, findings: Findings) -> None:
+    if use.optional:
+        findings.warn("packages_installed", "optional_module_missing",
+                      f"optional import {name!r} is not provided by {where}", use.line)
+    else:
+        findings.fail("packages_installed", "module_missing",
+                      f"imports {name!r}, which no package of {where} provides; add its "
+                      "package to the job's requirements or remove the import", use.line)

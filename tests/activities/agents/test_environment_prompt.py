@@ -1,0 +1,33 @@
+"""The coder and debuggers are told which environment a job runs in, and how to ask for more."""
+
+from __future__ import annotations
+
+from activities.agents.prompting import environment_text, job_text
+from workflows.agents.roles import EnvironmentFacts
+from workflows.contracts.environments import PreparedEnvironment
+from workflows.contracts.plan import JobSpec
+from workflows.task.execution import environment_facts
+
+SCIENCE = PreparedEnvironment(name="science", digest="ab" * 32, python="3.11.7",
+                              pins=["numpy==2.4.6", "pandas==3.1.1"])
+
+
+def test_a_provisioned_environment_is_named_with_its_packages_and_how_to_add_more() -> None:
+    facts = environment_facts(SCIENCE)
+    assert facts.packages == {"numpy": "2.4.6", "pandas": "3.1.1"}
+    text = environment_text(facts)
+    assert text.startswith(f"The job runs in the environment {SCIENCE.label()}.")
+    assert "Installed: numpy==2.4.6, pandas==3.1.1" in text
+    assert "adding them to `requirements`" in text
+
+
+def test_the_worker_s_interpreter_reads_as_before() -> None:
+    text = environment_text(EnvironmentFacts(python="3.11.7", packages={"numpy": "2.4.6"}))
+    assert text == "Python 3.11.7\n\nInstalled: numpy==2.4.6"
+
+
+def test_a_job_s_environment_is_listed_with_its_settings_only_when_it_names_one() -> None:
+    named = JobSpec(code="print(1)", environment="science")
+    plain = JobSpec(code="print(1)")
+    assert "- environment: science" in job_text(named)
+    assert "environment" not in job_text(plain)

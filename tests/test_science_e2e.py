@@ -1,0 +1,77 @@
+"""The science example end to end: jobs importing pandas, scipy and matplotlib complete in the
+provisioned science environment (downloaded from the package index once per test session)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+from temporalio.testing import WorkflowEnvironment
+
+from tests.e2e_support import ROOT, isolated_settings, report_of, store_of, stored_events
+from workers.intake.planfile import load_plan
+from workers.intake.runpolicy import queues_from
+from workers.pools.builders import SERVED_POOLS, run_pools
+from workers.settings import Settings
+from workflows.client import AssayClient
+from workflows.contracts.policy import Queues
+
+pytestmark = pytest.mark.integration
+SCIENCE = ROOT / "examples" / "science" / "pending_actions.json"
+
+
+@pytest.fixture
+async def workers(dev_env: WorkflowEnvironment, fresh_database_url: str, tmp_path: Path,
+                  task_queue: str, shared_environments: Path,
+                  ) -> AsyncIterator[tuple[Settings, Queues]]:
+    """Every pool in this process; environments in the session's shared directory."""
+    settings = isolated_settings(tmp_path / "assay", task_queue).model_copy(
+        update={"environments_root": shared_environments})
+    queues = queues_from(settings)
+    stop = asyncio.Event()
+    running = asyncio.create_task(run_pools(
+        settings, list(SERVED_POOLS), database_url=fresh_database_url,
+        stop=stop, client=dev_env.client))
+    yield settings, queues
+    stop.set()
+    await running
+
+
+@pytest.mark.timeout(900)
+async def test_the_science_example_completes_in_the_science_environment(
+        dev_env: WorkflowEnvironment, fresh_database_url: str,
+        workers: tuple[Settings, Queues]) -> None:
+    settings, queues = workers
+    client = AssayClient(dev_env.client, task_queue=queues.orchestration)
+    req = load_plan(SCIENCE, max_bytes=settings.max_plan_bytes, queues=queues,
+                    store=store_of(settings))
+    run_id = await client.start_run(req, again=True)
+    result = report_of(await client.result(run_id))
+
+    assert result.status == "completed", [(t.task_id, t.status_reason) for t in result.tasks]
+    tasks = {t.task_id: t for t in result.tasks}
+    science = tasks["fit"].provenance.environment
+    assert science is not None and science.name == "science" and len(science.digest) == 64
+    again = tasks["plot"].provenance.environment
+    assert again is not None and again.digest == science.digest and again.pins == science.pins
+    assert not science.reused and again.reused  # provisioned once, then reused
+    assert {p.split("==")[0] for p in science.pins} >= {"numpy", "pandas", "scipy",
+                                                        "matplotlib"}
+    for task in result.tasks:
+        assert task.execution is not None
+        assert task.execution.environment == science.label()
+    assert 1.8 < tasks["fit"].metrics["slope"] < 2.2
+    assert tasks["plot"].metrics["points"] == 200
+    png = next(a for a in tasks["plot"].artifacts if a.name == "scatter.png")
+    assert Path(png.path).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+    events = await stored_events(fresh_database_url, run_id)
+    ready = [e.event.node_id for e in events if e.event.status == "environment_ready"
+             and e.event.outputs.get("environment") == science.label()]
+    ran = [e.event.node_id for e in events if e.event.event_type == "code_exec"
+           and e.event.outputs.get("environment") == science.label()]
+    assert sorted(ready) == sorted(ran) == ["fit", "plot"]
+    provisioned = settings.environments().installed(science.digest)
+    assert provisioned is not None and provisioned.parent == settings.provisioned_dir

@@ -1,0 +1,55 @@
+"""``assay envs``: list provisioned environments, prepare one ahead of time, refuse bad names."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from tests.activities.environments.wheels import tiny_wheelhouse
+from workers.cli.main import app
+
+runner = CliRunner()
+
+
+@pytest.fixture
+def offline(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    """Settings that make environments only from a tiny wheelhouse; the operator names ``tiny``."""
+    named = tmp_path / "named"
+    named.mkdir()
+    (named / "tiny.txt").write_text("alpha\n")
+    monkeypatch.setenv("ASSAY_DATA_DIR", str(tmp_path / "assay"))
+    monkeypatch.setenv("ASSAY_ENVIRONMENTS_DIR", str(named))
+    monkeypatch.setenv("ASSAY_WHEELHOUSE_DIR", str(tiny_wheelhouse(tmp_path)))
+    return tmp_path / "assay" / "environments"
+
+
+def test_prepare_then_list_then_prepare_again_installs_once(offline: Path) -> None:
+    empty = runner.invoke(app, ["envs"])
+    assert empty.exit_code == 0 and "no environments provisioned" in empty.output
+    assert "named sets: science, tiny" in empty.output
+
+    first = runner.invoke(app, ["envs", "prepare", "tiny", "-r", "beta==2.0"])
+    assert first.exit_code == 0, first.output
+    assert "2 packages, installed in" in first.output and "alpha==1.0 beta==2.0" in first.output
+
+    listed = runner.invoke(app, ["envs", "list"])
+    assert listed.exit_code == 0 and "tiny" in listed.output and "2 (alpha, beta)" in listed.output
+
+    again = runner.invoke(app, ["envs", "prepare", "tiny", "-r", "beta==2.0"])
+    assert "already provisioned, nothing installed" in again.output
+
+
+@pytest.mark.parametrize(("args", "words"), [
+    (["envs", "prepare", "../etc"], "environment name refused"),
+    (["envs", "prepare", "x" * 10_000], "environment name refused"),
+    (["envs", "prepare", "tiny", "-r", "--index-url=https://evil.example"], "requirement refused"),
+    (["envs", "prepare", "nope"], "no environment named 'nope'"),
+    (["envs", "prepare", "tiny", "-r", "nosuchpkg"], "package 'nosuchpkg' was not found"),
+])
+def test_bad_names_and_requirements_exit_2_with_the_reason(offline: Path, args: list[str],
+                                                           words: str) -> None:
+    result = runner.invoke(app, args)
+    assert result.exit_code == 2, result.output
+    assert words in result.output
