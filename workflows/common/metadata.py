@@ -25,13 +25,13 @@ _MORE = "…"
 
 
 def summary_line(text: str) -> str:
-    """``text`` on one line, cut to fit :data:`SUMMARY_BYTES` encoded."""
-    return _fit(" ".join(text.split()), SUMMARY_BYTES)
+    """``text`` on one line, without control characters, cut to fit :data:`SUMMARY_BYTES`."""
+    return _fit(" ".join(_printable(text).split()), SUMMARY_BYTES)
 
 
 def details_text(text: str) -> str:
-    """``text`` with its lines kept, cut to fit :data:`DETAILS_BYTES` encoded."""
-    return _fit(text.strip(), DETAILS_BYTES)
+    """``text``, lines kept but no other control characters, cut to fit :data:`DETAILS_BYTES`."""
+    return _fit(_printable(text).strip(), DETAILS_BYTES)
 
 
 def task_summary(decision: Decision) -> str:
@@ -57,6 +57,10 @@ def task_details(decision: Decision) -> str:
 def job_summary(task_id: str, filename: str | None, attempt: int) -> str:
     """An execution's summary: ``Task 2 · run job fit.py (attempt 2)``."""
     return summary_line(f"Task {task_id} · run job {filename or 'job.py'} (attempt {attempt})")
+
+
+def _printable(text: str) -> str:
+    return "".join(c for c in text if c.isprintable() or c in "\n\t ")
 
 
 def _size(text: str) -> int:
