@@ -16,7 +16,9 @@ from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
 from tests.e2e_support import wait_for
+from tests.workflows.agents_fakes import FakeAgents, job, probe_environment
 from tests.workflows.harness import Harness, task
+from workflows.agents.roles import PlanDraftOutput, PlannedTask
 from workflows.client import DATA_CONVERTER
 from workflows.constants import PLAN_KEY, task_workflow_id
 from workflows.research.workflow import ResearchWorkflow
@@ -77,3 +79,23 @@ async def test_task_workflows_read_as_the_plan_and_are_found_by_assay_plan(
     assert summaries["execute_job"] == ["Task fit · run job job.py (attempt 1)"]
     assert summaries["review_ops"] == ["Task fit · review_ops reviews job.py"]
     assert summaries["verify_evidence"] == ["Task fit · verify the evidence of job.py"]
+
+
+async def test_each_model_call_says_its_role_and_where_it_was_made(
+        dev_env: WorkflowEnvironment, task_queue: str, tmp_path: Path) -> None:
+    agents = FakeAgents(drafts=[PlanDraftOutput(tasks=[
+        PlannedTask(task_id="fit", action="fit the line", acceptance_criteria=["fitted"])])],
+        jobs={"fast": job("ok")})
+    harness = Harness(dev_env, task_queue, tmp_path, overrides=agents.overrides(),
+                      extra=[probe_environment])
+    req = harness.goal_request("does y depend on x?", agents={"enabled": True})
+    async with harness.worker():
+        result = await dev_env.client.execute_workflow(
+            ResearchWorkflow.run, req, id=req.run_id, task_queue=task_queue)
+    assert result.status == "completed", result.status_reason
+
+    run = await _activity_summaries(dev_env.client, req.run_id)
+    assert run["plan_goal"] == ["model call: planner (run)"]
+    assert run["summarize_run"] == ["model call: output_processor (run)"]
+    fit = await _activity_summaries(dev_env.client, task_workflow_id(req.run_id, "fit"))
+    assert fit["write_job"] == ["model call: coder (fit)"]
