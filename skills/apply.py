@@ -82,7 +82,8 @@ def fit(pattern: SkillPattern, text: str, data_names: Sequence[str], *,
         if any(mentions(stems, k) for k in pre.keywords):
             found.held += 1
         else:
-            found.problems.append(f"none of the words {pre.keywords[:8]} occurs in the text")
+            found.problems.append(f"none of the words {pre.keywords[:8]} occurs in the text, "
+                                  "in any form")
     for ext in pre.input_types:
         found.checks += 1
         if any(extension(n) == ext.lower() for n in data_names):

@@ -99,3 +99,13 @@ async def test_each_model_call_says_its_role_and_where_it_was_made(
     assert run["summarize_run"] == ["model call: output_processor (run)"]
     fit = await _activity_summaries(dev_env.client, task_workflow_id(req.run_id, "fit"))
     assert fit["write_job"] == ["model call: coder (fit)"]
+
+
+async def test_a_diagnosis_says_which_failure_it_is_about(
+        dev_env: WorkflowEnvironment, task_queue: str, tmp_path: Path) -> None:
+    harness = Harness(dev_env, task_queue, tmp_path)
+    result = await harness.run([task("bad", behave="crash")])
+    assert result.status == "failed"
+    summaries = await _activity_summaries(dev_env.client, task_workflow_id(result.run_id, "bad"))
+    assert summaries["diagnose_failure"][0] == "Task bad · diagnose the failed run (attempt 1)"
+    assert summaries["execute_job"][0] == "Task bad · run job job.py (attempt 1)"
