@@ -15,7 +15,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from workflows.common.words import slug_words
+from workflows.common.words import word_stems
 from workflows.contracts.plan import JobSpec, Scalar
 from workflows.library.patterns import SkillParameter, SkillPattern
 
@@ -57,19 +57,33 @@ def importable(module: str) -> bool:
         return False
 
 
+def mentions(stems: set[str], keyword: str) -> bool:
+    """Whether a text of these word stems mentions ``keyword`` in any of its forms.
+
+    Both sides go through the same stemmer (``depends`` matches "depend", ``linear``
+    matches "linearly"); a keyword of several words (``t-test``) needs every one of them.
+    """
+    wanted = word_stems(keyword)
+    return bool(wanted) and wanted <= stems
+
+
 def fit(pattern: SkillPattern, text: str, data_names: Sequence[str], *,
         can_import: Callable[[str], bool] = importable) -> Fit:
-    """Check ``pattern``'s preconditions against a goal or action and its data; fill values."""
+    """Check ``pattern``'s preconditions against a goal or action and its data; fill values.
+
+    A precondition keyword holds when the text has it in any word form (:func:`mentions`).
+    """
     found = Fit()
     lowered = text.lower()
-    words = set(slug_words(text))
+    stems = word_stems(text)
     pre = pattern.preconditions
     if pre.keywords:
         found.checks += 1
-        if any(k.lower() in words for k in pre.keywords):
+        if any(mentions(stems, k) for k in pre.keywords):
             found.held += 1
         else:
-            found.problems.append(f"none of the words {pre.keywords[:8]} occurs in the text")
+            found.problems.append(f"none of the words {pre.keywords[:8]} occurs in the text, "
+                                  "in any form")
     for ext in pre.input_types:
         found.checks += 1
         if any(extension(n) == ext.lower() for n in data_names):

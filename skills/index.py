@@ -27,6 +27,7 @@ import numpy as np
 import numpy.typing as npt
 import qdrant_edge as qe
 
+from skills.apply import extension
 from workflows.common.words import STOP_WORDS
 from workflows.library.patterns import Skill, SkillPattern
 
@@ -141,11 +142,14 @@ def _with_file_kinds(text: str) -> str:
                      else FILE_KINDS[m.group(2).lower()], text)
 
 
-def reformulate(text: str, n: int) -> list[str]:
+def reformulate(text: str, n: int, *, data: Sequence[str] = ()) -> list[str]:
     """Up to ``n`` distinct wordings of a goal or action to search, most faithful first.
 
-    The text itself; with data-file types spelled out; its keywords; then its sentences and
-    clauses of two keywords or more. Deterministic, no model.
+    The text itself; with data-file types spelled out; its keywords; when ``data`` names the
+    files given with it, the text with the kinds of those files said (``Does y depend on x``
+    with ``data.csv``: "... in a csv table"), so a short goal is still matched to what works
+    on its data; then its sentences and clauses of two keywords or more. Deterministic, no
+    model.
 
     Raises:
         ValueError: ``n`` is below 1.
@@ -159,7 +163,7 @@ def reformulate(text: str, n: int) -> list[str]:
               for clause in _CLAUSE.split(sentence)]
     pieces = [p.strip(" .;:!?") for p in pieces if len(keywords(p)) >= 2]
     forms = [base, _with_file_kinds(base), " ".join(keywords(_with_file_kinds(base))),
-             *(pieces if len(pieces) > 1 else [])]
+             _with_data(base, data), *(pieces if len(pieces) > 1 else [])]
     out: list[str] = []
     seen: set[str] = set()
     for form in forms:
@@ -168,6 +172,13 @@ def reformulate(text: str, n: int) -> list[str]:
             seen.add(key)
             out.append(form)
     return out[:n]
+
+
+def _with_data(base: str, data: Sequence[str]) -> str:
+    """``base`` followed by the kinds of the data files given with it (empty: none known)."""
+    kinds = dict.fromkeys(FILE_KINDS[e] for e in (extension(n) for n in data[:8])
+                          if e in FILE_KINDS)
+    return f"{base.rstrip(' .?!')} in a {' and a '.join(kinds)}" if kinds else ""
 
 
 # --- the index --------------------------------------------------------------------------------

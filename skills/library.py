@@ -111,7 +111,7 @@ class SkillLibrary:
         now = datetime.now(UTC)
         retrieved_ids: list[str] = []
         for key, text, data, use_key in asks:
-            queries = reformulate(text, req.policy.queries)
+            queries = reformulate(text, req.policy.queries, data=data)
             hits = await asyncio.to_thread(
                 index.search, queries, top_k=req.policy.top_k, threshold=req.policy.threshold,
                 mmr_lambda=req.policy.mmr_lambda, statuses=APPLICABLE) if queries else []

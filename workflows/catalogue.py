@@ -36,6 +36,7 @@ from workflows.agents.roles import (
 )
 from workflows.agents.spend import ModelAnswer, ModelCall
 from workflows.common.errors import PERMANENT
+from workflows.common.metadata import summary_line
 from workflows.constants import Pool
 from workflows.contracts.environments import PreparedEnvironment, PrepareEnvironmentInput
 from workflows.contracts.execution import (
@@ -104,7 +105,7 @@ class ActivityDecl(Generic[InT, OutT]):
     async def run(self, arg: InT, *, queues: Queues | None = None,
                   start_to_close: timedelta | None = None,
                   schedule_to_close: timedelta | None = None,
-                  heartbeat: timedelta | None = None) -> OutT:
+                  heartbeat: timedelta | None = None, summary: str | None = None) -> OutT:
         """Run the activity from a workflow and return its decoded result.
 
         Args:
@@ -114,19 +115,23 @@ class ActivityDecl(Generic[InT, OutT]):
             start_to_close: overrides the declared per-attempt limit.
             schedule_to_close: a limit over all attempts (bounded advisory calls).
             heartbeat: the heartbeat timeout of a long activity.
+            summary: what the Web UI's timeline shows for this call (``run job fit.py
+                (attempt 2)``); made one line and cut to the server's limit here.
         """
         limit = start_to_close or self.start_to_close
         args = [] if arg is None else [arg]
+        label = summary_line(summary) if summary else None
         if self.local:
             answer = await workflow.execute_local_activity(
                 self.name, args=args, result_type=self.result, start_to_close_timeout=limit,
-                schedule_to_close_timeout=schedule_to_close, retry_policy=self.retry_policy)
+                schedule_to_close_timeout=schedule_to_close, retry_policy=self.retry_policy,
+                summary=label)
         else:
             answer = await workflow.execute_activity(
                 self.name, args=args, result_type=self.result,
                 task_queue=None if queues is None else queue_of(queues, self.pool),
                 start_to_close_timeout=limit, schedule_to_close_timeout=schedule_to_close,
-                heartbeat_timeout=heartbeat, retry_policy=self.retry_policy)
+                heartbeat_timeout=heartbeat, retry_policy=self.retry_policy, summary=label)
         return cast(OutT, answer)
 
 

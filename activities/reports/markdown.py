@@ -71,6 +71,7 @@ def render_markdown(result: RunReport) -> str:
                   + (f" — {gate.comment}" if gate.comment else "")]
     lines += _model_section(result)
     lines += _reflection_section(result)
+    lines += _skills_section(result)
     lines += ["", "## Tasks", ""]
     kept = result.files.artifacts
     for task in result.tasks:
@@ -199,6 +200,28 @@ def _reflection_section(result: RunReport) -> list[str]:
     lines.extend(f"- Pattern {p.kind} `{p.key}` (seen {p.count} times): {one_line(p.detail)}"
                  for p in r.patterns)
     lines.extend(f"- Note: {one_line(w)}" for w in r.warnings[:20])
+    return lines
+
+
+SKILL_REASONS_SHOWN = 20
+"""Tasks (or the goal) whose reason for using no skill the report lists; the rest are counted."""
+
+
+def _skills_section(result: RunReport) -> list[str]:
+    """Which skill each task ran from, and why a skill did not apply where none did."""
+    s = result.skills
+    if not (s.applied or s.reasons or s.fell_back):
+        return []
+    lines = ["", "## Skills", ""]
+    lines += [f"- `{tid}`: ran skill `{sid}`" for tid, sid in sorted(s.applied.items())]
+    why = sorted(s.reasons.items())
+    lines += [f"- `{key}`: no skill applied — {_one_line(reason)[:500]}"
+              for key, reason in why[:SKILL_REASONS_SHOWN]]
+    if len(why) > SKILL_REASONS_SHOWN:
+        lines.append(f"- … and {len(why) - SKILL_REASONS_SHOWN} more without a skill, "
+                     "listed in the results JSON")
+    if s.fell_back:
+        lines.append(f"- Fell back to planning: {_one_line(s.fell_back)[:500]}")
     return lines
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from skills.apply import fill_text, fit, instantiate
+from skills.builtin import builtin_skills
 from workflows.contracts.plan import JobSpec
 from workflows.library.patterns import Preconditions, SkillParameter, SkillPattern
 
@@ -96,3 +97,33 @@ def test_fill_text_leaves_unknown_names() -> None:
 def test_parameter_problems(param: SkillParameter, value: object, message: str) -> None:
     problem = param.problem(value)  # type: ignore[arg-type]
     assert problem is not None and message in problem
+
+
+def _builtin(name: str) -> SkillPattern:
+    return next(s.pattern for s in builtin_skills() if s.pattern.name == name)
+
+
+def test_a_goal_in_other_word_forms_fits_the_regression_preconditions() -> None:
+    found = fit(_builtin("linear-regression"), "Does y depend linearly on x", ["data.csv"],
+                can_import=everything)
+    assert found.holds, found.problems
+    assert found.score == 1.0
+
+
+@pytest.mark.parametrize("goal", [
+    "Trace the lineage of each sample",  # shares a prefix with "line", not a form of it
+    "Describe the spread of the outlying values",
+    "Is the fitness of each strain above average",
+])
+def test_a_goal_that_only_looks_like_the_keywords_does_not_fit(goal: str) -> None:
+    found = fit(_builtin("linear-regression"), goal, ["data.csv"], can_import=everything)
+    assert not found.holds
+    assert any("none of the words" in p for p in found.problems)
+
+
+def test_a_keyword_of_several_words_needs_each_of_them() -> None:
+    groups = _builtin("compare-two-groups").model_copy(deep=True)
+    groups.preconditions.keywords = ["t-test"]
+    assert fit(groups, "Run a t-test on the two sites", ["a.csv"], can_import=everything).holds
+    assert fit(groups, "Run Welch's t test on them", ["a.csv"], can_import=everything).holds
+    assert not fit(groups, "Test the two sites", ["a.csv"], can_import=everything).holds

@@ -342,3 +342,11 @@ def test_the_index_persists_and_is_opened_once(tmp_path: Path) -> None:
     again.close()  # a second close does nothing
     with pytest.raises(RuntimeError, match="is closed"):
         len(again)
+
+
+def test_the_data_given_with_a_goal_is_said_in_one_wording() -> None:
+    forms = reformulate("Does y depend linearly on x?", 4, data=["data.csv", "notes.txt",
+                                                                 "more.csv", "blob.bin"])
+    assert "Does y depend linearly on x in a csv table and a text document" in forms
+    assert reformulate("Does y depend linearly on x?", 4, data=["blob.bin"]) == reformulate(
+        "Does y depend linearly on x?", 4)

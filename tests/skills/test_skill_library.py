@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from skills.builtin import builtin_skills
 from skills.index import SkillIndex
 from skills.library import SkillLibrary
 from skills.maintain import choose_version
@@ -284,6 +285,26 @@ async def test_a_confident_match_supplies_one_application_filled_from_the_goal(
     assert [r.used for r in answer.retrieved["goal"] if r.skill_id == f"{MEANS}@v1"] == [True]
     assert "goal" not in answer.reasons
     assert (await store.get(f"{MEANS}@v1")).metrics.retrieved == 31
+
+
+async def test_a_goal_in_other_word_forms_applies_the_builtin_regression(
+        store: SkillStore, library: SkillLibrary) -> None:
+    await store.add_many(builtin_skills(), by="test")
+    answer = await library.match_skills(goal("Does y depend linearly on x", ["data.csv"]))
+    assert [a.use.skill_id for a in answer.applications] == ["linear-regression@v1"], (
+        answer.reasons)
+    assert answer.applications[0].job.args == {"data": "data.csv", "x": "x", "y": "y"}
+
+
+async def test_a_goal_for_another_skill_does_not_take_the_regression(
+        store: SkillStore, library: SkillLibrary) -> None:
+    await store.add_many(builtin_skills(), by="test")
+    answer = await library.match_skills(
+        goal("Which values of the weight column are outliers", ["data.csv"]))
+    assert [a.use.skill_id for a in answer.applications] == ["find-outliers@v1"], (
+        answer.reasons)
+    fits = {r.skill_id: r.preconditions_hold for r in answer.retrieved["goal"]}
+    assert fits.get("linear-regression@v1") is not True
 
 
 async def test_a_goal_without_the_required_data_type_gets_no_application_and_why(

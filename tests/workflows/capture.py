@@ -68,7 +68,9 @@ SCENARIOS: dict[str, tuple[list[dict[str, Any]], dict[str, Any]]] = {
                                                "on_timeout": "approve"},
                                       "result": {"human": True, "timeout_s": 3600,
                                                  "on_timeout": "approve"}}}),
+    "timeline": ([task("load", priority="HIGH"), task("fit", deps=["load"])], {}),
 }
+"""Plan runs by name; ``timeline``'s task workflows and activities carry summaries."""
 
 
 def goal_agents() -> FakeAgents:

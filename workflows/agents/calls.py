@@ -97,7 +97,9 @@ class AgentCalls:
         req = req.model_copy(update={"budget": self.budget(),
                                      "recording": self.policy.recording})
         try:
-            answer = await activity.run(req, queues=self.queues)
+            answer = await activity.run(
+                req, queues=self.queues,
+                summary=f"model call: {role} ({self.log.node_id})")
         except ActivityError as err:
             raise self._failed(err, role) from err
         spend = answer.spend

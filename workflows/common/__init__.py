@@ -2,7 +2,8 @@
 
 Also what keeps signals and updates from wedging a workflow: bounds on what they carry
 (``bounds``); and what keeps results from doing so: how big a task's and a run's results may
-be, and how they are cut to fit (``sizes``, imported from its module).
+be, and how they are cut to fit (``sizes``, imported from its module); and the one-line
+summaries and details the Web UI shows of task workflows and activities (``metadata``).
 
 And the deterministic primitives activities and workers use as well: canonical JSON
 (``canonical``), words and slugs (``words``) and validation errors in words

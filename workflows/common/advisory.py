@@ -30,16 +30,17 @@ class Missed:
 
 
 async def advise(decl: ActivityDecl[InT, OutT], arg: InT, *, queues: Queues, limit_s: float,
-                 log: EventLog, agent: str) -> OutT | Missed:
+                 log: EventLog, agent: str, summary: str | None = None) -> OutT | Missed:
     """Run ``decl`` within ``limit_s`` seconds in all; a failure becomes a recorded miss.
 
     The log is flushed first, so the learning pool reads every event recorded so far.
+    ``summary`` is what the Web UI shows for the call (see :meth:`ActivityDecl.run`).
     """
     limit = timedelta(seconds=limit_s)
     await log.flush()
     try:
         return await decl.run(arg, queues=queues, schedule_to_close=limit,
-                              start_to_close=min(limit, decl.start_to_close))
+                              start_to_close=min(limit, decl.start_to_close), summary=summary)
     except ActivityError as err:
         reason = root_message(err)
         log.add("agent_call", "error", agent=agent, status="missed",

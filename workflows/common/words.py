@@ -64,3 +64,43 @@ def slug(text: str, *, limit: int, empty: str, whole_words: bool = True) -> str:
             return out or word[:limit]
         out = longer
     return out or empty
+
+
+_VOWEL = re.compile(r"[aeiouy]")
+_SUFFIXES = ("ly", "ing", "ed")
+
+
+def stem(word: str) -> str:
+    """A light, fixed stem of one lower-case word, so word forms match (never for names).
+
+    ``depends`` and ``depend``, ``linearly`` and ``linear``, ``fitting``, ``fitted`` and
+    ``fit``, ``groups`` and ``group`` each share a stem. Plural ``-s``/``-es``/``-ies``, then
+    one of ``-ly``, ``-ing``, ``-ed``, then a doubled final consonant and a final ``e`` are
+    cut, each only while a stem of three letters or more with a vowel is left. Words of three
+    letters or fewer are kept whole. Used to match a goal against a skill's precondition
+    words; names (run ids, task types, skill names) are never made from stems.
+    """
+    w = word
+    if len(w) <= 3:
+        return w
+    if w.endswith("ies") and len(w) > 4:
+        w = w[:-3] + "y"
+    elif w.endswith("sses"):
+        w = w[:-2]
+    elif w.endswith("s") and not w.endswith(("ss", "us", "is")):
+        w = w[:-1]
+    for suffix in _SUFFIXES:
+        rest = w[: -len(suffix)]
+        if w.endswith(suffix) and len(rest) >= 3 and _VOWEL.search(rest):
+            w = rest
+            break
+    if len(w) > 3 and w[-1] == w[-2] and w[-1] not in "aeiousy":
+        w = w[:-1]
+    if len(w) > 3 and w.endswith("e") and not w.endswith("ee"):
+        w = w[:-1]
+    return w
+
+
+def word_stems(text: str) -> set[str]:
+    """The stems of the words of ``text`` (:func:`slug_words`, then :func:`stem`)."""
+    return {stem(w) for w in slug_words(text)}

@@ -11,12 +11,14 @@ from __future__ import annotations
 import asyncio
 
 from temporalio import workflow
+from temporalio.common import SearchAttributePair, TypedSearchAttributes
 from temporalio.exceptions import CancelledError
 
 with workflow.unsafe.imports_passed_through():
     from workflows.agents.calls import AgentCalls
     from workflows.common.failures import root_message
-    from workflows.constants import task_workflow_id
+    from workflows.common.metadata import task_details, task_summary
+    from workflows.constants import PLAN_KEY, task_workflow_id
     from workflows.contracts.execution import DependencyArtifact
     from workflows.contracts.plan import Decision, Plan
     from workflows.contracts.results import TaskInput, TaskResult
@@ -100,6 +102,9 @@ class TaskRunner:
             result = await workflow.execute_child_workflow(
                 TaskWorkflow.run, task_input, id=task_workflow_id(req.run_id, tid),
                 task_queue=req.queues.orchestration,
+                search_attributes=TypedSearchAttributes([SearchAttributePair(
+                    PLAN_KEY, req.plan_name)]),
+                static_summary=task_summary(decision), static_details=task_details(decision),
             )
         except Exception as err:  # a task must always end with a status, never hang the run
             cancelled = isinstance(err.__cause__, CancelledError)

@@ -21,6 +21,7 @@ with workflow.unsafe.imports_passed_through():
         REVIEWERS,
         VERIFY_EVIDENCE,
     )
+    from workflows.common.metadata import job_summary
     from workflows.contracts.environments import PreparedEnvironment, PrepareEnvironmentInput
     from workflows.contracts.execution import (
         ExecuteJobInput,
@@ -68,15 +69,20 @@ class TaskCalls:
     async def review(self, job: JobSpec, *, diagnostic: bool = False) -> list[ReviewVerdict]:
         """The three reviewers, in parallel."""
         req = self.review_input(job, diagnostic=diagnostic)
+        what = "diagnostic script" if diagnostic else job.filename or "job"
         return list(await asyncio.gather(
-            *(reviewer.run(req, queues=self.task.queues) for reviewer in REVIEWERS)))
+            *(reviewer.run(req, queues=self.task.queues,
+                           summary=f"Task {req.task_id} · {reviewer.name} reviews {what}")
+              for reviewer in REVIEWERS)))
 
     async def prepare(self, job: JobSpec) -> PreparedEnvironment:
         """Resolve and provision the job's environment on the sandbox pool (heartbeating)."""
         return await PREPARE_ENVIRONMENT.run(
             PrepareEnvironmentInput(environment=job.environment, requirements=job.requirements),
             queues=self.task.queues,
-            heartbeat=timedelta(seconds=max(60.0, self.task.policy.heartbeat_timeout_s)))
+            heartbeat=timedelta(seconds=max(60.0, self.task.policy.heartbeat_timeout_s)),
+            summary=f"Task {self.task.decision.task_id} · prepare environment "
+                    f"{job.environment or 'for its requirements'}")
 
     async def execute(self, job: JobSpec, attempt: int, *, label: str | None = None,
                       environment: PreparedEnvironment | None = None) -> ExecutionOutcome:
@@ -94,22 +100,28 @@ class TaskCalls:
                             environment=environment),
             queues=self.task.queues,
             start_to_close=timedelta(seconds=job.resources.timeout_s) + JOB_GRACE,
-            heartbeat=timedelta(seconds=self.task.policy.heartbeat_timeout_s))
+            heartbeat=timedelta(seconds=self.task.policy.heartbeat_timeout_s),
+            summary=job_summary(task_id, job.filename, attempt))
 
     async def environment(self) -> EnvironmentFacts:
         """The job interpreter's Python version and installed distributions."""
-        return await PROBE_ENVIRONMENT.run(None, queues=self.task.queues)
+        return await PROBE_ENVIRONMENT.run(
+            None, queues=self.task.queues,
+            summary=f"Task {self.task.decision.task_id} · probe the job environment")
 
     async def verify(self, job: JobSpec, outcome: ExecutionOutcome) -> Verification:
         """Check the evidence where the sandbox left it."""
         return await VERIFY_EVIDENCE.run(
             VerifyEvidenceInput(task_id=self.task.decision.task_id, job=job,
                                 checks=self.task.decision.checks, outcome=outcome),
-            queues=self.task.queues)
+            queues=self.task.queues,
+            summary=f"Task {self.task.decision.task_id} · verify the evidence of "
+                    f"{job.filename or 'the job'}")
 
     async def rescan(self, job: JobSpec, outcome: ExecutionOutcome) -> RescanResult:
         """Re-scan the working directory and re-link misplaced evidence (no re-execution)."""
         return await RESCAN_ARTIFACTS.run(
             RescanInput(task_id=self.task.decision.task_id, job=job, outcome=outcome,
                         input_names=[i.name for i in self.task.decision.resolved_inputs]),
-            queues=self.task.queues)
+            queues=self.task.queues,
+            summary=f"Task {self.task.decision.task_id} · re-scan the working directory")

@@ -24,6 +24,9 @@ with workflow.unsafe.imports_passed_through():
 FAILED_PHASE: dict[FailureKind, Phase] = {
     "rejected": Phase.REVIEW, "execution": Phase.EXECUTE, "verification": Phase.VERIFY}
 """The phase whose failure each kind of diagnosis is about."""
+_FAILED: dict[FailureKind, str] = {
+    "rejected": "the review's refusal", "execution": "the failed run",
+    "verification": "the failed verification"}
 
 
 class Recovery:
@@ -71,7 +74,8 @@ class Recovery:
             memory=task.policy.memory.enabled)
         note = state.answered(await advise(
             DIAGNOSE_FAILURE, req, queues=task.queues, limit_s=task.policy.reflection_timeout_s,
-            log=state.log, agent="reflector"))
+            log=state.log, agent="reflector",
+            summary=f"Task {req.task_id} · diagnose {_FAILED[kind]} (attempt {req.attempt})"))
         if note is None:
             return None
         state.notes.append(note)

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from activities.reports.markdown import describe_spend, render_markdown
+from activities.reports.markdown import SKILL_REASONS_SHOWN, describe_spend, render_markdown
 from workflows.agents.roles import RunAnswer
 from workflows.agents.spend import ModelSpend, Spend, Usage
 from workflows.contracts.execution import ExecutionOutcome
 from workflows.contracts.results import PlanSource, Provenance, RunReport, TaskResult
+from workflows.library.contracts import SkillSummary
 
 WHEN = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
 
@@ -171,3 +172,25 @@ def test_a_supplied_plan_shows_its_sha256_and_author_beside_the_goals() -> None:
     assert f"- Plan sha256: `{'cd' * 32}` (`my-plan`), supplied by `ada`" in text
     assert f"- Goal sha256: `{'ab' * 32}`" in text
     assert f"- Plan sha256: `{'ab' * 32}`" in render_markdown(result(goal="Why?"))
+def test_why_no_skill_applied_is_in_the_summary_next_to_the_skills_that_did() -> None:
+    skills = SkillSummary(
+        applied={"2": "linear-regression@v1"},
+        reasons={"goal": ("best match profile-table@v1 does not fit: none of the words "
+                          "['profile'] occurs\nin the text"),
+                 "1": "no skill above similarity 0.35 among 6 indexed"})
+    text = render_markdown(result(skills=skills))
+    section = text[text.index("## Skills"):text.index("## Tasks")]
+    assert "- `2`: ran skill `linear-regression@v1`" in section
+    assert ("- `goal`: no skill applied — best match profile-table@v1 does not fit: none of "
+            "the words ['profile'] occurs in the text") in section
+    assert "- `1`: no skill applied — no skill above similarity 0.35 among 6 indexed" in section
+    assert "## Skills" not in render_markdown(result())
+
+
+def test_the_skill_reasons_listed_are_bounded() -> None:
+    many = {f"t{i:03d}": "x" * 5000 for i in range(SKILL_REASONS_SHOWN + 7)}
+    text = render_markdown(result(skills=SkillSummary(reasons=many)))
+    shown = [line for line in text.splitlines() if "no skill applied" in line]
+    assert len(shown) == SKILL_REASONS_SHOWN
+    assert max(len(line) for line in shown) < 600
+    assert "- … and 7 more without a skill, listed in the results JSON" in text

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from workflows.common.words import STOP_WORDS, TASK_TYPE_STOP_WORDS, slug, slug_words
+from workflows.common.words import (
+    STOP_WORDS,
+    TASK_TYPE_STOP_WORDS,
+    slug,
+    slug_words,
+    stem,
+    word_stems,
+)
 
 
 def test_slug_words_are_the_ascii_letter_and_digit_runs_lower_cased() -> None:
@@ -38,3 +45,35 @@ def test_the_two_stop_lists_keep_their_own_words() -> None:
     assert {"per", "via", "within"} <= TASK_TYPE_STOP_WORDS - STOP_WORDS
     assert {"what", "how", "please"} <= STOP_WORDS - TASK_TYPE_STOP_WORDS
     assert len(TASK_TYPE_STOP_WORDS) == 47 and len(STOP_WORDS) == 94
+
+
+@pytest.mark.parametrize(("forms", "shared"), [
+    (["depend", "depends", "depended", "depending"], "depend"),
+    (["linear", "linearly"], "linear"),
+    (["fit", "fits", "fitted", "fitting"], "fit"),
+    (["group", "groups"], "group"),
+    (["study", "studies"], "study"),
+    (["class", "classes"], "class"),
+    (["compare", "compared", "comparing"], "compar"),
+    (["match", "matches"], "match"),
+])
+def test_word_forms_share_one_stem(forms: list[str], shared: str) -> None:
+    assert {stem(f) for f in forms} == {shared}
+
+
+@pytest.mark.parametrize(("a", "b"), [
+    ("line", "lineage"), ("outlier", "outlying"), ("analysis", "analyse"), ("only", "on"),
+    ("fitness", "fit"), ("mean", "median"),
+])
+def test_different_words_keep_different_stems(a: str, b: str) -> None:
+    assert stem(a) != stem(b)
+
+
+def test_short_words_and_words_without_a_vowel_left_stay_whole() -> None:
+    assert [stem(w) for w in ("is", "was", "its", "bus", "sing", "bed", "only")] == [
+        "is", "was", "its", "bus", "sing", "bed", "only"]
+
+
+def test_word_stems_are_the_stems_of_the_slug_words() -> None:
+    assert word_stems("Does Y depend LINEARLY on x?") == {"doe", "y", "depend", "linear", "on",
+                                                           "x"}
