@@ -215,13 +215,13 @@ def _skills_section(result: RunReport) -> list[str]:
     lines = ["", "## Skills", ""]
     lines += [f"- `{tid}`: ran skill `{sid}`" for tid, sid in sorted(s.applied.items())]
     why = sorted(s.reasons.items())
-    lines += [f"- `{key}`: no skill applied — {_one_line(reason)[:500]}"
+    lines += [f"- `{key}`: no skill applied — {one_line(reason)[:500]}"
               for key, reason in why[:SKILL_REASONS_SHOWN]]
     if len(why) > SKILL_REASONS_SHOWN:
         lines.append(f"- … and {len(why) - SKILL_REASONS_SHOWN} more without a skill, "
                      "listed in the results JSON")
     if s.fell_back:
-        lines.append(f"- Fell back to planning: {_one_line(s.fell_back)[:500]}")
+        lines.append(f"- Fell back to planning: {one_line(s.fell_back)[:500]}")
     return lines
 
 
