@@ -30,6 +30,16 @@ EXIT_BAD_INPUT = 2
 """The input was refused before anything started (plan, goal, data, flags)."""
 EXIT_UNAVAILABLE = 3
 """Temporal cannot be reached."""
+EXIT_OUTCOME: dict[str, int] = {"completed": 0, "partial": 4, "failed": 5, "rejected": 6,
+                                "deferred": 7}
+"""How ``assay run --wait`` exits once the run has ended, by the run's status."""
+EXIT_STOPPED = 8
+"""``assay run --wait``: the run was cancelled, terminated or timed out (it has no result)."""
+
+
+def outcome_exit(status: str) -> int:
+    """The exit code of ``assay run --wait`` for a run that ended with ``status``."""
+    return EXIT_OUTCOME.get(status, EXIT_FAILED)
 
 ByOption = Annotated[str | None, typer.Option("--by", help="Who makes the change "
                                               "(default: you).")]

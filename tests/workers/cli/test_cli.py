@@ -16,9 +16,10 @@ from typer.testing import CliRunner
 
 from tests.e2e_support import EXAMPLE, ROOT, isolated_settings, queue_env, wait_for, worker_env
 from workers.cli.main import app
-from workers.cli.show import outcome_lines, summary_lines, waiting_for_plan
+from workers.cli.show import outcome_lines, summary_lines
 from workers.pools.builders import SERVED_POOLS, run_pools
 from workflows.agents.roles import RunAnswer
+from workflows.client import waiting_for_plan
 from workflows.agents.spend import ModelSpend, Usage
 from workflows.contracts.results import ResearchResult, RunProgress
 
