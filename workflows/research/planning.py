@@ -127,8 +127,9 @@ class Planning:
         """
         await workflow.wait_condition(lambda: self.awaiting or bool(self._never_waits()))
         if not self.awaiting:
-            raise ApplicationError(self._never_waits() or "this run is not waiting for a plan",
-                                   type=ErrorType.PLAN_REFUSED, non_retryable=True)
+            why = self._never_waits() or ("this run is not waiting for a plan: another plan "
+                                          "sent at the same time was taken")
+            raise ApplicationError(why, type=ErrorType.PLAN_REFUSED, non_retryable=True)
 
     def take_supplied(self, raw: RawValue) -> None:
         """Take a person's plan (checked by :meth:`check_supplied`); the run goes on.

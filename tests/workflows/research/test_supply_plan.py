@@ -1,0 +1,96 @@
+"""``supply_plan`` right after the start is held until the run awaits a plan, never raced.
+
+A run that will never wait for a plan (started with one, or one that ends deferred rather than
+wait) refuses at once with why, as a non-retryable ``PlanRefused`` error.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+from temporalio.client import WorkflowHandle, WorkflowUpdateFailedError
+from temporalio.exceptions import ApplicationError
+from temporalio.testing import WorkflowEnvironment
+
+from tests.workflows.harness import Harness, task
+from workflows.common.errors import ErrorType
+from workflows.contracts.plan import Plan
+from workflows.contracts.results import ResearchInput, ResearchResult, RunProgress, SuppliedPlan
+from workflows.research.workflow import ResearchWorkflow
+
+WAIT = {"agents": {"no_model": "wait"}}
+PLAN = SuppliedPlan(plan_name="by-hand", plan_sha256="2" * 64, by="ada",
+                    plan=Plan.model_validate({"decisions": [task("a"), task("b", deps=["a"])]}))
+
+
+async def supply(handle: WorkflowHandle[Any, Any], plan: SuppliedPlan = PLAN) -> RunProgress:
+    return await handle.execute_update(  # pyright: ignore[reportUnknownMemberType]
+        "supply_plan", plan, result_type=RunProgress)
+
+
+async def refusal(handle: WorkflowHandle[Any, Any]) -> ApplicationError:
+    with pytest.raises(WorkflowUpdateFailedError) as caught:
+        await supply(handle)
+    cause = caught.value.cause
+    assert isinstance(cause, ApplicationError)
+    assert cause.type == ErrorType.PLAN_REFUSED and cause.non_retryable
+    return cause
+
+
+async def start(harness: Harness, req: ResearchInput) -> WorkflowHandle[Any, ResearchResult]:
+    return await harness.env.client.start_workflow(ResearchWorkflow.run, req, id=req.run_id,
+                                                   task_queue=harness.queue)
+
+
+async def test_a_plan_sent_at_once_is_held_until_the_run_awaits_one(
+        time_env: WorkflowEnvironment, tmp_path: Path) -> None:
+    harness = Harness(time_env, f"plans-{uuid.uuid4().hex[:8]}", tmp_path)
+    req = harness.goal_request("Do petal widths differ by species?", **WAIT)
+    async with harness.worker():
+        run = await start(harness, req)
+        taken = await supply(run)  # no wait for the run to reach its plan phase
+        assert taken.order == [] and taken.status == "running"
+        result = await run.result()
+    assert result.status == "completed"
+    assert [t.task_id for t in result.tasks] == ["a", "b"]
+
+
+async def test_a_second_plan_sent_at_once_is_refused_once_the_first_is_taken(
+        time_env: WorkflowEnvironment, tmp_path: Path) -> None:
+    harness = Harness(time_env, f"plans-{uuid.uuid4().hex[:8]}", tmp_path)
+    req = harness.goal_request("Do petal widths differ by species?", **WAIT)
+    async with harness.worker():
+        run = await start(harness, req)
+        answers = await asyncio.gather(supply(run), supply(run), return_exceptions=True)
+        taken = [a for a in answers if isinstance(a, RunProgress)]
+        refused = [a.cause for a in answers if isinstance(a, WorkflowUpdateFailedError)]
+        assert len(taken) == 1 and len(refused) == 1, answers
+        assert isinstance(refused[0], ApplicationError) and refused[0].non_retryable
+        # held with the first, or come once the run has moved on: either way it says why
+        assert "this run is not waiting for a plan: " in str(refused[0])
+        assert (await run.result()).status == "completed"
+
+
+async def test_a_run_started_with_a_plan_refuses_one_at_once(
+        time_env: WorkflowEnvironment, tmp_path: Path) -> None:
+    harness = Harness(time_env, f"plans-{uuid.uuid4().hex[:8]}", tmp_path)
+    req = harness.request([task("a")], gates={"plan": {"human": True}})
+    async with harness.worker():
+        run = await start(harness, req)
+        assert "was started with a plan" in str(await refusal(run))
+        await run.terminate("done")
+
+
+async def test_a_run_that_will_end_deferred_refuses_a_plan_and_says_how(
+        time_env: WorkflowEnvironment, tmp_path: Path) -> None:
+    harness = Harness(time_env, f"plans-{uuid.uuid4().hex[:8]}", tmp_path)
+    req = harness.goal_request("Do petal widths differ by species?")  # no model, defer
+    async with harness.worker():
+        run = await start(harness, req)
+        message = str(await refusal(run))
+        assert "will end deferred" in message and "--no-model wait" in message
+        assert (await run.result()).status == "deferred"
