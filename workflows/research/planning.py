@@ -38,7 +38,7 @@ PLAN_NAME_CHARS = 200
 """The longest name a supplied plan may have."""
 PLAN_WAIT_PATCH = "supply-plan-waits"
 """``supply_plan`` sent while the run still starts or plans waits until it awaits a plan."""
-PLANNING_PHASES = ("intake", "plan")
+PLANNING_PHASES = ("intake", "match", "plan")
 """Phases in which a goal run may yet come to wait for a person's plan."""
 
 

@@ -12,13 +12,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from temporalio.client import WorkflowHandle, WorkflowUpdateFailedError
+from temporalio.client import WorkflowHandle, WorkflowUpdateFailedError, WorkflowUpdateStage
 from temporalio.exceptions import ApplicationError
 from temporalio.testing import WorkflowEnvironment
 
 from tests.workflows.harness import Harness, task
 from workflows.common.errors import ErrorType
 from workflows.contracts.plan import Plan
+from workflows.library.contracts import MatchAnswer, MatchInput
 from workflows.contracts.results import ResearchInput, ResearchResult, RunProgress, SuppliedPlan
 from workflows.research.workflow import ResearchWorkflow
 
@@ -48,12 +49,28 @@ async def start(harness: Harness, req: ResearchInput) -> WorkflowHandle[Any, Res
 
 async def test_a_plan_sent_at_once_is_held_until_the_run_awaits_one(
         time_env: WorkflowEnvironment, tmp_path: Path) -> None:
-    harness = Harness(time_env, f"plans-{uuid.uuid4().hex[:8]}", tmp_path)
-    req = harness.goal_request("Do petal widths differ by species?", **WAIT)
+    """The run is still at intake (asking the skill library) when the plan arrives."""
+    asked, answer = asyncio.Event(), asyncio.Event()
+
+    async def match_skills(req: MatchInput) -> MatchAnswer:
+        asked.set()
+        await answer.wait()
+        return MatchAnswer()
+
+    harness = Harness(time_env, f"plans-{uuid.uuid4().hex[:8]}", tmp_path,
+                      overrides={"match_skills": match_skills})
+    req = harness.goal_request("Do petal widths differ by species?", skills={"enabled": True},
+                               **WAIT)
     async with harness.worker():
         run = await start(harness, req)
-        taken = await supply(run)  # no wait for the run to reach its plan phase
-        assert taken.order == [] and taken.status == "running"
+        await asyncio.wait_for(asked.wait(), timeout=30)
+        update = await run.start_update(  # pyright: ignore[reportUnknownMemberType]
+            "supply_plan", PLAN, wait_for_stage=WorkflowUpdateStage.ACCEPTED,
+            result_type=RunProgress)
+        assert (await run.query(ResearchWorkflow.progress)).phase == "match"  # still at intake
+        answer.set()
+        taken = await update.result()
+        assert taken.status == "running"
         result = await run.result()
     assert result.status == "completed"
     assert [t.task_id for t in result.tasks] == ["a", "b"]
