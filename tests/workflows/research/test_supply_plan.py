@@ -19,8 +19,8 @@ from temporalio.testing import WorkflowEnvironment
 from tests.workflows.harness import Harness, task
 from workflows.common.errors import ErrorType
 from workflows.contracts.plan import Plan
-from workflows.library.contracts import MatchAnswer, MatchInput
 from workflows.contracts.results import ResearchInput, ResearchResult, RunProgress, SuppliedPlan
+from workflows.library.contracts import MatchAnswer, MatchInput
 from workflows.research.workflow import ResearchWorkflow
 
 WAIT = {"agents": {"no_model": "wait"}}
