@@ -23,7 +23,7 @@ from workflows.contracts.results import ResearchInput, ResearchResult, RunProgre
 from workflows.library.contracts import MatchAnswer, MatchInput
 from workflows.research.workflow import ResearchWorkflow
 
-WAIT = {"agents": {"no_model": "wait"}}
+WAIT: dict[str, Any] = {"agents": {"no_model": "wait"}}
 PLAN = SuppliedPlan(plan_name="by-hand", plan_sha256="2" * 64, by="ada",
                     plan=Plan.model_validate({"decisions": [task("a"), task("b", deps=["a"])]}))
 
