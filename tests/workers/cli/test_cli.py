@@ -6,7 +6,6 @@ import asyncio
 import json
 import socket
 import sys
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -14,13 +13,12 @@ import pytest
 from temporalio.testing import WorkflowEnvironment
 from typer.testing import CliRunner
 
-from tests.e2e_support import EXAMPLE, ROOT, isolated_settings, queue_env, wait_for, worker_env
+from tests.e2e_support import EXAMPLE, ROOT, wait_for
 from workers.cli.main import app
 from workers.cli.show import outcome_lines, summary_lines
-from workers.pools.builders import SERVED_POOLS, run_pools
 from workflows.agents.roles import RunAnswer
-from workflows.client import waiting_for_plan
 from workflows.agents.spend import ModelSpend, Usage
+from workflows.client import waiting_for_plan
 from workflows.contracts.results import ResearchResult, RunProgress
 
 runner = CliRunner()
@@ -72,21 +70,6 @@ def test_status_of_unknown_run_is_a_clear_error(dev_env: WorkflowEnvironment,
     result = runner.invoke(app, ["status", "assay-run-nope-0000000000"])
     assert result.exit_code == 1
     assert "no run 'assay-run-nope-0000000000'" in result.stderr
-
-
-@pytest.fixture
-async def served(dev_env: WorkflowEnvironment, fresh_database_url: str, tmp_path: Path,
-                 task_queue: str) -> AsyncIterator[dict[str, str]]:
-    """Workers in this process; returns the environment a CLI process needs to reach them."""
-    settings = isolated_settings(tmp_path / "assay", task_queue)
-    stop = asyncio.Event()
-    running = asyncio.create_task(run_pools(settings, list(SERVED_POOLS),
-                                            database_url=fresh_database_url, stop=stop,
-                                            client=dev_env.client))
-    yield worker_env(dev_env.client.service_client.config.target_host, fresh_database_url,
-                     settings.data_dir, **queue_env(settings))
-    stop.set()
-    await running
 
 
 async def cli(env: dict[str, str], *args: str) -> tuple[int, str, str]:
