@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -29,10 +30,14 @@ if TYPE_CHECKING:
     from workflows.client import AssayClient
 
 BEAT_EVERY_S = 10.0
-"""Plain lines show one task's heartbeat at most this often."""
+"""Plain lines show one task's heartbeat at most this often (and as soon as its job first
+prints a line)."""
 LAST_LINE_CHARS = 200
 """The most of a job's last printed line shown."""
 TICK_S = 1.0
+ESCAPES = re.compile(r"\x1b(\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)?|.)")
+"""Terminal escape sequences (colours, cursor moves, titles): a job's line is shown without
+them; whatever else is not printable becomes a space."""
 
 
 def clock(at: datetime) -> str:
@@ -64,8 +69,8 @@ def beat_text(live: TaskLive) -> str:
         parts[-1:] = [f"{parts[-1]}, {size(out)} out"] if parts else [f"{size(out)} out"]
     text = " ".join(parts)
     line = beat.get("last_line")
-    if isinstance(line, str) and line.strip():
-        text += f" | {short(line, LAST_LINE_CHARS)}"
+    if isinstance(line, str) and (shown := short(ESCAPES.sub("", line), LAST_LINE_CHARS)):
+        text += f" | {shown}"
     return text
 
 
@@ -152,8 +157,9 @@ class Changes:
                 continue
             text = beat_text(live)
             last = self._beats.get(tid)
-            if last is None or (text != last[0]
-                                and (snap.at - last[1]).total_seconds() >= BEAT_EVERY_S):
+            first_line = last is not None and " | " in text and " | " not in last[0]
+            if last is None or first_line or (
+                    text != last[0] and (snap.at - last[1]).total_seconds() >= BEAT_EVERY_S):
                 self._beats[tid] = (text, snap.at)
                 out.append(f"{snap.stamp}  task {tid}: {text}")
         return out
