@@ -99,19 +99,33 @@ def _handoff(ev: EventRecord) -> str:
     return _with(f"task {task} {short(ev.status, 20)}", _text(ev.outputs, "reason"))
 
 
+def _file(ev: EventRecord) -> str:
+    out = ev.outputs
+    if ev.agent_name == "sandbox":
+        size = out.get("size")
+        bytes_ = f" ({size:,} bytes)" if isinstance(size, int) else ""
+        return f"artifact {_text(out, 'name')}{bytes_}"
+    if ev.agent_name == "coder":
+        return f"job {_text(out, 'filename')} written ({short(ev.status, 40)})"
+    return _with("report written", _text(out, "summary_md"))
+
+
 def describe(ev: EventRecord) -> str:
     """An event in words: what happened, who did it and why."""
     by_type: dict[str, Callable[[EventRecord], str]] = {
         "checkpoint": _checkpoint, "approval": _approval, "code_exec": _job,
-        "handoff": _handoff}
+        "handoff": _handoff, "file_gen": _file}
     if ev.event_type in by_type:
         return by_type[ev.event_type](ev)
     detail = _text(ev.outputs, "summary", "reason", "message", "error", "decision", "path")
+    who, status = short(ev.agent_name, 40), short(ev.status, 40)
     if ev.event_type == "tool_call" and ev.agent_name == "verifier":
-        return _with(f"evidence check: {short(ev.status, 20)}", detail)
-    what = {"agent_call": "", "file_gen": "wrote ", "tool_call": "", "error": "error: "}
-    return _with(f"{what.get(ev.event_type, '')}{short(ev.agent_name, 40)} "
-                 f"{short(ev.status, 40)}".strip(), detail)
+        return _with(f"evidence check: {status}", detail)
+    if ev.status in ("APPROVE", "REJECT"):
+        return _with(f"review by {who}: {'approved' if ev.status == 'APPROVE' else 'rejected'}",
+                     detail)
+    prefix = "error: " if ev.event_type == "error" else ""
+    return _with(f"{prefix}{who} {status}".strip(), detail)
 
 
 def where(node_id: str) -> str:

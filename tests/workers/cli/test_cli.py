@@ -94,7 +94,7 @@ async def test_run_wait_json_prints_results_and_report_renders(served: dict[str,
     code, out, _ = await cli(served, "status", results["run_id"])
     assert code == 0 and "completed (phase done)" in out
     code, out, _ = await cli(served, "watch", results["run_id"])
-    assert code == 0 and out.count("\n") >= 10 and "code_exec" in out
+    assert code == 0 and out.count("\n") >= 10 and "job succeeded in" in out
     code, out, _ = await cli(served, "runs")
     listed = [line.split() for line in out.splitlines()]
     assert code == 0 and [results["run_id"], "completed"] in [row[:2] for row in listed]
