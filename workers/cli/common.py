@@ -65,11 +65,11 @@ def run_async(coro: Coroutine[Any, Any, T]) -> T:
     except (RunExistsError, RunNotFoundError, StackError) as err:
         fail(str(err))
     except WorkflowFailureError as err:
-        fail(f"the run ended without a result: {root_message(err)}; see `temporal workflow "
-             "describe --workflow-id <run>` for its history")
+        fail(f"the run ended without a result: {root_message(err)}; see `{describe_command()}` "
+             "for its history")
     except WorkflowQueryFailedError as err:
-        fail(f"the run could not answer: {err}; see `temporal workflow describe --workflow-id "
-             "<run>` for its pending workflow task and the worker's log for why")
+        fail(f"the run could not answer: {err}; see `{describe_command()}` for its pending "
+             "workflow task and the worker's log for why")
     except RPCError as err:
         fail(f"Temporal refused the request: {err.message}")
     except RuntimeError as err:
@@ -77,6 +77,13 @@ def run_async(coro: Coroutine[Any, Any, T]) -> T:
             fail(f"cannot reach Temporal: {err}\nIs the stack running? Start it with "
                  "`assay up` (or set ASSAY_TEMPORAL_ADDRESS).", EXIT_UNAVAILABLE)
         raise
+
+
+def describe_command(run_id: str = "<run>") -> str:
+    """The ``temporal`` command that shows a run, pointed at the server Assay uses."""
+    settings = Settings()
+    return (f"temporal workflow describe --address {settings.temporal_address} --namespace "
+            f"{settings.temporal_namespace} --workflow-id {run_id}")
 
 
 async def client_for(settings: Settings) -> AssayClient:

@@ -49,3 +49,14 @@ async def test_the_readme_python_example_runs_as_written(served: dict[str, str],
         lines = out.decode().splitlines()
         assert lines[-1] == "completed", lines  # the goal run ran the supplied plan
         assert lines[-2].startswith("completed ['completed'"), lines
+
+
+def test_the_readmes_temporal_commands_name_the_server_assay_uses() -> None:
+    """The ``temporal`` CLI ignores ASSAY_TEMPORAL_ADDRESS: each block sets the address."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```bash\n(.*?)```", text, re.DOTALL)
+    with_temporal = [b for b in blocks if re.search(r"^temporal ", b, re.MULTILINE)]
+    assert with_temporal
+    for block in with_temporal:
+        assert ("--address" in block or "export TEMPORAL_ADDRESS=" in block), block
+        assert "ASSAY_TEMPORAL_ADDRESS" in block, block
