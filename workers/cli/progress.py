@@ -139,6 +139,9 @@ class Changes:
         for tid in progress.order:
             status = progress.tasks.get(tid, "pending")
             phase = snap.live[tid].phase if tid in snap.live else ""
+            if tid not in self._statuses and status == "pending":  # all start so: no news
+                self._statuses[tid] = status
+                continue
             if self._statuses.get(tid) != status or (phase and self._phases.get(tid) != phase):
                 self._statuses[tid], self._phases[tid] = status, phase
                 shown = f"{status} ({phase})" if phase and status == "running" else status

@@ -109,13 +109,14 @@ class Planning:
         """Why this run will never wait for a person's plan; empty while it still may."""
         req = self.state.req
         if req.plan is not None:
-            return "this run was started with a plan; it takes no other"
+            return "this run is not waiting for a plan: it was started with a plan"
         if self.state.phase not in PLANNING_PHASES:
             return ("this run is not waiting for a plan: it has one, or has ended (see "
                     f"`assay status {req.run_id}`)")
         if not req.policy.agents.enabled and req.policy.agents.no_model != "wait":
-            return ("this run has no model to plan with and will end deferred rather than "
-                    "wait for a plan; start it with `--no-model wait` to give it one")
+            return ("this run is not waiting for a plan and never will: it has no model to "
+                    "plan with and will end deferred; start it with `--no-model wait` to give "
+                    "it one")
         return ""
 
     async def until_awaiting(self) -> None:

@@ -68,7 +68,6 @@ def test_changes_are_printed_once_with_counts_and_heartbeats_are_throttled() -> 
                                {"1": job(line="", out=0)}))
     assert first == ["02:30:01  +1s  run: execute (running)",
                      "02:30:01  +1s  task 1: running (execute)  (0/2 tasks done)",
-                     "02:30:01  +1s  task 2: pending  (0/2 tasks done)",
                      "02:30:01  +1s  task 1: execute_job 12s, 0 B out"]
     assert changes.lines(snap(2, {"1": "running", "2": "pending"},
                               {"1": job()})) == [  # its first printed line: at once

@@ -16,6 +16,7 @@ from temporalio.client import WorkflowHandle, WorkflowUpdateFailedError, Workflo
 from temporalio.exceptions import ApplicationError
 from temporalio.testing import WorkflowEnvironment
 
+from tests.e2e_support import wait_for
 from tests.workflows.harness import Harness, task
 from workflows.common.errors import ErrorType
 from workflows.contracts.plan import Plan
@@ -98,7 +99,12 @@ async def test_a_run_started_with_a_plan_refuses_one_at_once(
     req = harness.request([task("a")], gates={"plan": {"human": True}})
     async with harness.worker():
         run = await start(harness, req)
-        assert "was started with a plan" in str(await refusal(run))
+        assert "was started with a plan" in str(await refusal(run))  # at once, at intake
+
+        async def at_the_gate() -> bool:  # no intake activity left in flight to terminate
+            return (await run.query(ResearchWorkflow.progress)).waiting is not None
+
+        await wait_for(at_the_gate, timeout=20, what="the plan gate")
         await run.terminate("done")
 
 
