@@ -7,7 +7,7 @@ pydantic contracts identically. The ``assay`` CLI is a thin shell over this clas
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
 from temporalio.client import (
@@ -38,6 +38,8 @@ ResultT = TypeVar("ResultT")
 DATA_CONVERTER = pydantic_data_converter
 MAX_AGAIN = 1000
 MEMO_GOAL_CHARS = 300
+OPEN_TASKS = frozenset({"pending", "running", "failed_retry"})
+"""Task statuses of a task that has not ended."""
 SUPPLY_PLAN = "supply_plan"
 """The update that gives a goal run waiting for a plan its plan; it answers with the progress."""
 
@@ -69,11 +71,26 @@ class PlanSupplyError(ValueError):
 
 @dataclass(frozen=True)
 class PendingGate:
-    """A gate waiting for a person."""
+    """A gate waiting for a person, or (``gate`` None) a goal run waiting for a plan."""
 
     run_id: str
     workflow_id: str
-    gate: GateRecord
+    gate: GateRecord | None
+    approvers: tuple[str, ...] = ()
+    """Who may decide the gate (empty: anyone)."""
+
+
+@dataclass(frozen=True)
+class TaskLive:
+    """What a running task is doing now: its phase and its pending activity's heartbeat."""
+
+    task_id: str
+    phase: str
+    activity: str = ""
+    """The activity it waits on (``execute_job``...), if any."""
+    heartbeat: dict[str, Any] | None = None
+    """The activity's last heartbeat details (a job's ``elapsed_s``, ``stdout_bytes``,
+    ``last_line``), as the worker sent them: untrusted, to be shown bounded."""
 
 
 @dataclass(frozen=True)
@@ -87,6 +104,11 @@ class RunSummary:
     """The run's ``AssayStatus`` (``completed``, ``partial``, ``deferred``, ``waiting``...)."""
     goal: str = ""
     """The start of the goal, for goal runs."""
+    close_time: str = ""
+    """When the run ended (empty while it runs)."""
+    tasks_done: int | None = None
+    """Tasks that have ended, once known (see :meth:`AssayClient.task_counts`)."""
+    tasks_total: int | None = None
 
     @property
     def shown_status(self) -> str:
@@ -192,13 +214,17 @@ class AssayClient:
     async def supply_plan(self, run_id: str, supplied: SuppliedPlan) -> RunProgress:
         """Give a goal run that waits for a plan the plan to run.
 
+        A plan sent while the run still starts or plans is held until the run waits for
+        one, so it may follow :meth:`start_run` at once.
+
         Raises:
             RunNotFoundError: no such run.
-            PlanSupplyError: the run refused the plan (it is not waiting for one, it has
-                finished, or the plan is invalid); the message says why.
+            PlanSupplyError: the run refused the plan (it was started with one, got one from
+                its planner or a skill, will end deferred without waiting, has finished, or
+                the plan is invalid); the message says why.
         """
         await self.status(run_id)
-        return await self._update(
+        return await self._update(  # the run holds it while it starts or plans
             run_id, SUPPLY_PLAN, supplied, RunProgress, refused=PlanSupplyError,
             gone=f"run {run_id} has finished; it takes no plan now "
                  "(start a new run with `assay run PLAN.json`)")
@@ -228,23 +254,60 @@ class AssayClient:
         return await _summary(await self.handle(run_id).describe())
 
     async def pending_gates(self, limit: int = 200) -> list[PendingGate]:
-        """Gates waiting for a person, across all runs."""
-        query = ('ExecutionStatus="Running" AND '
-                 '(AssayPhase="human_gate" OR AssayPhase="plan_gate")')
+        """Gates waiting for a person, and goal runs waiting for a plan, across all runs."""
+        query = ('ExecutionStatus="Running" AND (AssayPhase="human_gate" OR '
+                 'AssayPhase="plan_gate" OR (AssayPhase="plan" AND AssayStatus="waiting"))')
         pending: list[PendingGate] = []
         async for wf in self.client.list_workflows(query, limit=limit):
             handle = self.client.get_workflow_handle(wf.id)
-            query_name = "progress"
             progress: RunProgress | TaskProgress
             if wf.workflow_type == "TaskWorkflow":
-                progress = await handle.query(query_name, result_type=TaskProgress)
+                progress = await handle.query("progress", result_type=TaskProgress)
             else:
-                progress = await handle.query(query_name, result_type=RunProgress)
-            if progress.waiting is not None:
-                run_id = wf.id.split(".task-")[0]
-                pending.append(PendingGate(run_id=run_id, workflow_id=wf.id,
-                                           gate=progress.waiting))
+                progress = await handle.query("progress", result_type=RunProgress)
+            plan_wait = isinstance(progress, RunProgress) and waiting_for_plan(progress)
+            if progress.waiting is not None or plan_wait:
+                pending.append(PendingGate(run_id=wf.id.split(".task-")[0], workflow_id=wf.id,
+                                           gate=progress.waiting,
+                                           approvers=tuple(progress.approvers)))
         return pending
+
+    async def task_progress(self, run_id: str, task_id: str) -> TaskProgress:
+        """A task's phase, status and the gate it waits at (its workflow must exist)."""
+        return await self.client.get_workflow_handle(task_workflow_id(run_id, task_id)).query(
+            "progress", result_type=TaskProgress)
+
+    async def task_live(self, run_id: str, task_id: str) -> TaskLive:
+        """A running task's phase and the heartbeat of the activity it waits on."""
+        handle = self.client.get_workflow_handle(task_workflow_id(run_id, task_id))
+        progress = await self.task_progress(run_id, task_id)
+        pending = (await handle.describe()).raw_description.pending_activities
+        for act in pending:
+            beat: dict[str, Any] | None = None
+            if act.heartbeat_details.payloads:
+                decoded = await self.client.data_converter.decode(act.heartbeat_details.payloads)
+                if decoded and isinstance(decoded[0], dict):
+                    beat = {str(k): v for k, v in decoded[0].items()}  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
+            return TaskLive(task_id, progress.phase, act.activity_type.name, beat)
+        return TaskLive(task_id, progress.phase)
+
+    async def task_counts(self, summary: RunSummary) -> RunSummary:
+        """``summary`` with its tasks ended and planned.
+
+        From the result once the run completed, from its progress while it runs; unchanged
+        otherwise.
+        """
+        if summary.status == "completed":
+            result = await self.handle(summary.run_id).result()
+            total = len(result.tasks) or sum(result.task_counts.values())
+            done = total - sum(1 for t in result.tasks if t.status in OPEN_TASKS)
+        elif summary.status == "running":
+            progress = await self.progress(summary.run_id)
+            total = len(progress.order)
+            done = sum(1 for s in progress.tasks.values() if s not in OPEN_TASKS)
+        else:
+            return summary
+        return replace(summary, tasks_done=done, tasks_total=total)
 
     async def list_runs(self, query: str = 'AssayKind="run"', limit: int = 50) -> list[RunSummary]:
         """Runs matching a visibility query, newest first."""
@@ -257,7 +320,16 @@ async def _summary(wf: WorkflowExecution) -> RunSummary:
     return RunSummary(run_id=wf.id, status=wf.status.name.lower() if wf.status else "unknown",
                       start_time=wf.start_time.isoformat(),
                       assay_status=wf.typed_search_attributes.get(STATUS_KEY) or "",
-                      goal=goal if isinstance(goal, str) else "")
+                      goal=goal if isinstance(goal, str) else "",
+                      close_time=wf.close_time.isoformat() if wf.close_time else "")
+
+
+def waiting_for_plan(progress: RunProgress) -> bool:
+    """Whether a run's progress says it waits for a person's plan (``assay plan``).
+
+    A run that waits with no gate open and no tasks yet is a goal run waiting for a plan.
+    """
+    return progress.status == "waiting" and progress.waiting is None and not progress.order
 
 
 def _finished(what: str, summary: RunSummary) -> str:

@@ -219,7 +219,7 @@ class Sandbox:
         if stop := guards.tick():
             return stop
         _heartbeat(phase="running", elapsed_s=round(elapsed, 1), stdout_bytes=out.total,
-                   stderr_bytes=err.total)
+                   stderr_bytes=err.total, last_line=out.last_line())
         return None
 
     async def _outcome(self, layout: Layout, limits: Limits, finished: Finished, totals: Totals,

@@ -10,6 +10,11 @@ from __future__ import annotations
 import asyncio
 from typing import IO
 
+LAST_LINE_CHARS = 200
+"""The most of a job's last printed line its heartbeat carries."""
+LAST_LINE_SCAN = 4096
+"""How many of the latest bytes :meth:`BoundedCapture.last_line` looks through."""
+
 
 class BoundedCapture(asyncio.Protocol):
     """Reads one pipe incrementally, keeping at most ``limit`` bytes: a head and a tail.
@@ -65,6 +70,19 @@ class BoundedCapture(asyncio.Protocol):
     def truncated(self) -> bool:
         """Whether bytes were dropped from the middle of the stream."""
         return self.total > self._head_limit + self._tail_limit
+
+    def last_line(self, limit: int = LAST_LINE_CHARS) -> str:
+        """The last non-blank line written so far, cut to ``limit`` characters (for heartbeats).
+
+        Only the last :data:`LAST_LINE_SCAN` bytes are read, so a job printing one endless
+        line costs no more than one printing short ones.
+        """
+        recent = bytes(self._tail[-LAST_LINE_SCAN:])
+        if len(recent) < LAST_LINE_SCAN and not self.truncated:  # head and tail join up
+            recent = bytes(self._head[len(recent) - LAST_LINE_SCAN:]) + recent
+        lines = recent.decode("utf-8", errors="replace").splitlines()
+        last = next((line.strip() for line in reversed(lines) if line.strip()), "")
+        return last[:limit]
 
     def text(self) -> str:
         """The kept bytes as text; a marker says how many bytes were left out in between."""

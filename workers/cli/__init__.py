@@ -1,6 +1,7 @@
 """The ``assay`` command line: a thin shim over the client, the stack and the stores.
 
-``main`` holds the app and the run/status commands' wiring; one module per command group.
+``main`` holds the app and the run/status commands' wiring; one module per command group;
+``progress`` follows a run for ``assay run --wait`` and ``watch`` says a run's events in words.
 """
 
 

@@ -30,6 +30,16 @@ EXIT_BAD_INPUT = 2
 """The input was refused before anything started (plan, goal, data, flags)."""
 EXIT_UNAVAILABLE = 3
 """Temporal cannot be reached."""
+EXIT_OUTCOME: dict[str, int] = {"completed": 0, "partial": 4, "failed": 5, "rejected": 6,
+                                "deferred": 7}
+"""How ``assay run --wait`` exits once the run has ended, by the run's status."""
+EXIT_STOPPED = 8
+"""``assay run --wait``: the run was cancelled, terminated or timed out (it has no result)."""
+
+
+def outcome_exit(status: str) -> int:
+    """The exit code of ``assay run --wait`` for a run that ended with ``status``."""
+    return EXIT_OUTCOME.get(status, EXIT_FAILED)
 
 ByOption = Annotated[str | None, typer.Option("--by", help="Who makes the change "
                                               "(default: you).")]
@@ -55,11 +65,11 @@ def run_async(coro: Coroutine[Any, Any, T]) -> T:
     except (RunExistsError, RunNotFoundError, StackError) as err:
         fail(str(err))
     except WorkflowFailureError as err:
-        fail(f"the run ended without a result: {root_message(err)}; see `temporal workflow "
-             "describe --workflow-id <run>` for its history")
+        fail(f"the run ended without a result: {root_message(err)}; see `{describe_command()}` "
+             "for its history")
     except WorkflowQueryFailedError as err:
-        fail(f"the run could not answer: {err}; see `temporal workflow describe --workflow-id "
-             "<run>` for its pending workflow task and the worker's log for why")
+        fail(f"the run could not answer: {err}; see `{describe_command()}` for its pending "
+             "workflow task and the worker's log for why")
     except RPCError as err:
         fail(f"Temporal refused the request: {err.message}")
     except RuntimeError as err:
@@ -67,6 +77,13 @@ def run_async(coro: Coroutine[Any, Any, T]) -> T:
             fail(f"cannot reach Temporal: {err}\nIs the stack running? Start it with "
                  "`assay up` (or set ASSAY_TEMPORAL_ADDRESS).", EXIT_UNAVAILABLE)
         raise
+
+
+def describe_command(run_id: str = "<run>") -> str:
+    """The ``temporal`` command that shows a run, pointed at the server Assay uses."""
+    settings = Settings()
+    return (f"temporal workflow describe --address {settings.temporal_address} --namespace "
+            f"{settings.temporal_namespace} --workflow-id {run_id}")
 
 
 async def client_for(settings: Settings) -> AssayClient:

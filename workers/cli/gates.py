@@ -59,17 +59,22 @@ def approve(
 
 
 def gates() -> None:
-    """List the gates waiting for a person, across all runs."""
+    """List the gates waiting for a person, and goal runs waiting for a plan, across all runs."""
+    from workers.cli.show import decide_hint, plan_hint, short
 
     async def go() -> None:
         client = await client_for(Settings())
         pending = await client.pending_gates()
         if not pending:
-            typer.echo("no gates are waiting")
+            typer.echo("no gates or runs are waiting for a person")
         for item in pending:
+            if item.gate is None:
+                typer.echo(f"{item.run_id}  {plan_hint(item.run_id)}")
+                continue
             task = f" --task {item.gate.task_id}" if item.gate.task_id else ""
             typer.echo(f"{item.run_id}{task} --gate {item.gate.gate}  "
                        f"(waiting since {item.gate.opened_at:%Y-%m-%d %H:%M}): "
-                       f"{item.gate.question}")
+                       f"{short(item.gate.question)}; "
+                       + decide_hint(item.run_id, item.gate, item.approvers))
 
     run_async(go())

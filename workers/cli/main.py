@@ -6,11 +6,12 @@ import asyncio
 import os
 import sys
 from collections.abc import Callable
+from datetime import UTC, datetime
 from typing import Annotated
 
 import typer
 
-from workers.cli.common import client_for, fail, run_async
+from workers.cli.common import client_for, fail, print_table, run_async
 from workers.cli.envs import envs_app
 from workers.cli.gates import approve, gates
 from workers.cli.memory import memory_app
@@ -86,8 +87,10 @@ app.command()(plan)
 @app.command()
 def status(run_id: str,
            as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
-    """Show a run's phase and the status of each task (and, once it ended, why)."""
-    from workers.cli.show import gate_line, short, summary_lines, waiting_for_plan
+    """Show a run's phase, its tasks (a running job's heartbeat too) and who may decide a gate."""
+    from workers.cli.progress import beat_text, snapshot
+    from workers.cli.show import gate_line, plan_hint, short, summary_lines
+    from workflows.client import waiting_for_plan
 
     async def go() -> None:
         client = await client_for(Settings())
@@ -103,11 +106,14 @@ def status(run_id: str,
         elif summary.goal:
             typer.echo(f"  goal: {short(summary.goal)}")
         if waiting_for_plan(progress):
-            typer.echo(f"  waiting for a plan: assay plan {run_id} PLAN.json")
+            typer.echo(f"  {plan_hint(run_id)}")
         if progress.waiting is not None:
-            typer.echo(gate_line(run_id, progress.waiting))
+            typer.echo(gate_line(run_id, progress.waiting, progress.approvers))
+        live = (await snapshot(client, run_id, datetime.now(UTC))).live
         for tid in progress.order:
-            typer.echo(f"  task {tid:<8} {progress.tasks.get(tid, 'pending')}")
+            now = live.get(tid)
+            doing = f"  {now.phase}  {beat_text(now)}".rstrip() if now else ""
+            typer.echo(f"  task {tid:<8} {progress.tasks.get(tid, 'pending')}{doing}")
 
     run_async(go())
 
@@ -115,9 +121,12 @@ def status(run_id: str,
 @app.command()
 def watch(run_id: str,
           follow: Annotated[bool, typer.Option(help="Keep watching until the run ends.")] = True,
+          as_json: Annotated[bool, typer.Option(
+              "--json", help="One JSON object per event (and per refusal) per line.")] = False,
           ) -> None:
-    """Print a run's events as they are recorded."""
-    from activities.events.store import EventStore, format_event
+    """Print a run's events as readable lines, in the order they were recorded."""
+    from activities.events.store import EventStore
+    from workers.cli.watch import watch_run
     from workers.stack.launcher import database_url
 
     settings = Settings()
@@ -126,18 +135,9 @@ def watch(run_id: str,
         client = await client_for(settings)
         store = EventStore(database_url(settings, start=False))
         await store.open()
-        after = 0
         try:
-            while True:
-                # Status first: once a run is seen finished, one more read drains its events.
-                running = await client.status(run_id) == "running"
-                while batch := await store.events_after(run_id, after):
-                    for stored in batch:
-                        typer.echo(format_event(stored))
-                    after = batch[-1].seq
-                if not (running and follow):
-                    return
-                await asyncio.sleep(0.5)
+            await watch_run(client, store, run_id, follow=follow, as_json=as_json,
+                            echo=typer.echo)
         finally:
             await store.close()
 
@@ -169,15 +169,15 @@ def report(run_id: str,
 
 @app.command()
 def runs(limit: Annotated[int, typer.Option(min=1, max=1000)] = 20) -> None:
-    """List recent runs: status (``deferred``, ``partial``... once ended) and goal."""
-    from workers.cli.show import short
+    """List recent runs: status (``deferred``, ``partial``... once ended), tasks, duration, goal."""
+    from workers.cli.show import run_row
 
     async def go() -> None:
         client = await client_for(Settings())
-        for summary in await client.list_runs(limit=limit):
-            goal = f"  {short(summary.goal, 60)}" if summary.goal else ""
-            typer.echo(f"{summary.run_id:<60} {summary.shown_status:<12} "
-                       f"{summary.start_time}{goal}")
+        summaries = [await client.task_counts(summary)
+                     for summary in await client.list_runs(limit=limit)]
+        print_table(["RUN", "STATUS", "TASKS", "STARTED", "DURATION", "GOAL"],
+                    [run_row(summary, datetime.now(UTC)) for summary in summaries])
 
     run_async(go())
 

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from workers.cli.common import EXIT_BAD_INPUT, client_for, fail, run_async
+from workers.cli.common import (
+    EXIT_BAD_INPUT,
+    EXIT_STOPPED,
+    client_for,
+    fail,
+    outcome_exit,
+    run_async,
+)
 from workers.cli.gates import GateName
 from workers.intake.runpolicy import AgentFlags, NoModelAction
 from workers.settings import Settings
@@ -131,15 +136,14 @@ def no_model_note(agents: AgentsPolicy, *, switched_off: bool) -> str:
         then = ("the run will wait for a person's plan: give it one with "
                 "`assay plan RUN PLAN.json`")
     else:
-        then = ("the run will end `deferred` without planning; pass --no-model wait to have "
-                "it wait for `assay plan RUN PLAN.json` instead")
+        then = ("unless a skill in the library matches the goal, the run will end `deferred` "
+                "without planning; pass --no-model wait to have it wait for `assay plan RUN "
+                "PLAN.json` instead")
     return f"note: {why}, so nothing can plan this goal; {then}."
 
 
 async def _start(settings: Settings, req: ResearchInput, *, again: bool, wait: bool,
                  as_json: bool) -> None:
-    from workers.cli.show import outcome_lines
-
     client = await client_for(settings)
     run_id = await client.start_run(req, again=again)
     typer.echo(f"started {run_id}", err=True)
@@ -147,7 +151,42 @@ async def _start(settings: Settings, req: ResearchInput, *, again: bool, wait: b
         typer.echo(run_id)
         typer.echo(f"follow it with: assay watch {run_id}", err=True)
         return
-    result = await follow(client, run_id)
+    result = await _follow(client, run_id)
+    _print_result(settings, result, as_json=as_json)
+    raise typer.Exit(outcome_exit(result.status))
+
+
+async def _follow(client: AssayClient, run_id: str) -> ResearchResult:
+    """The run's result, its progress shown meanwhile.
+
+    A run stopped without a result (cancelled, terminated, timed out) exits
+    :data:`EXIT_STOPPED`.
+    """
+    import sys
+
+    from temporalio.client import WorkflowFailureError
+    from temporalio.exceptions import CancelledError, TerminatedError, TimeoutError
+
+    from workers.cli.progress import follow
+
+    console = None
+    if sys.stderr.isatty():
+        from rich.console import Console
+
+        console = Console(stderr=True)
+    try:
+        return await follow(client, run_id, console=console,
+                            echo=lambda line: typer.echo(line, err=True))
+    except WorkflowFailureError as err:
+        if isinstance(err.cause, CancelledError | TerminatedError | TimeoutError):
+            fail(f"run {run_id} was {type(err.cause).__name__.removesuffix('Error').lower()}"
+                 f" and has no result: {err.cause}", EXIT_STOPPED)
+        raise
+
+
+def _print_result(settings: Settings, result: ResearchResult, *, as_json: bool) -> None:
+    from workers.cli.show import outcome_lines
+
     if as_json:  # the results JSON its report wrote (every task's detail), else the result
         from workers.cli.show import load_report
 
@@ -161,37 +200,3 @@ async def _start(settings: Settings, req: ResearchInput, *, again: bool, wait: b
               f"{settings.temporal_namespace}")
     for line in outcome_lines(result, web_ui):
         typer.echo(line)
-
-
-async def follow(client: AssayClient, run_id: str) -> ResearchResult:
-    """Await a run's result while printing task status changes to stderr."""
-    from workers.cli.show import waiting_for_plan
-
-    waiter = asyncio.ensure_future(client.result(run_id))
-    seen: dict[str, str] = {}
-
-    def show(statuses: dict[str, str]) -> None:
-        for tid, status in statuses.items():
-            if seen.get(tid) != status:
-                seen[tid] = status
-                typer.echo(f"  task {tid}: {status}", err=True)
-
-    hinted: set[str] = set()
-
-    def hint(text: str) -> None:
-        if text not in hinted:
-            hinted.add(text)
-            typer.echo(text, err=True)
-
-    while not waiter.done():
-        with contextlib.suppress(Exception):  # progress is best effort; the result decides
-            progress = await client.progress(run_id)
-            show(dict(progress.tasks))
-            if progress.waiting is not None:
-                hint(f"  plan gate waiting: assay approve {run_id} --gate plan")
-            elif waiting_for_plan(progress):
-                hint(f"  waiting for a plan: assay plan {run_id} PLAN.json")
-        await asyncio.wait([waiter], timeout=1.0)
-    result = waiter.result()
-    show({t.task_id: t.status for t in result.tasks})
-    return result

@@ -6,24 +6,32 @@ provenance) is in the results JSON its report wrote, which :func:`load_report` r
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 
+from activities.events.format import short as printable_short
 from activities.reports.markdown import describe_spend
+from workflows.client import RunSummary
 from workflows.contracts.executive import GateRecord
-from workflows.contracts.results import (
-    ResearchResult,
-    RunProgress,
-    RunReport,
-    TaskResult,
-)
+from workflows.contracts.results import ResearchResult, RunReport, TaskResult
 
 SHORT_CHARS = 200
 
 
 def short(text: str, limit: int = SHORT_CHARS) -> str:
     """``text`` on one line, cut to ``limit`` characters with an ellipsis."""
-    line = " ".join(text.split())
-    return line if len(line) <= limit else line[:limit - 1].rstrip() + "…"
+    return printable_short(text, limit)
+
+
+def span(seconds: float) -> str:
+    """A duration as ``42s``, ``3m05s`` or ``2h07m``."""
+    whole = max(int(seconds), 0)
+    if whole < 60:
+        return f"{whole}s"
+    if whole < 3600:
+        return f"{whole // 60}m{whole % 60:02d}s"
+    return f"{whole // 3600}h{whole % 3600 // 60:02d}m"
 
 
 def summary_lines(result: ResearchResult) -> list[str]:
@@ -54,13 +62,36 @@ def outcome_lines(result: ResearchResult, web_ui: str) -> list[str]:
     return lines
 
 
-def gate_line(run_id: str, gate: GateRecord) -> str:
-    """The gate a run (or one of its tasks) waits at, and the decisions it refused so far."""
-    task = f" --task {gate.task_id}" if gate.task_id else ""
+def gate_line(run_id: str, gate: GateRecord, approvers: Sequence[str]) -> str:
+    """The gate a run (or one of its tasks) waits at, and who may decide it and how.
+
+    It also says how many decisions the gate refused so far.
+    """
     refused = (f"; {gate.refused_count} decision{'s' if gate.refused_count != 1 else ''} "
                "refused" if gate.refused_count else "")
-    return (f"  waiting at the {gate.gate} gate since {gate.opened_at:%Y-%m-%d %H:%M}{refused}: "
-            f"assay approve {run_id} --gate {gate.gate}{task}")
+    return (f"  waiting at the {gate.gate} gate since {gate.opened_at:%Y-%m-%d %H:%M}{refused}; "
+            + decide_hint(run_id, gate, approvers))
+
+
+def decide_hint(run_id: str, gate: GateRecord, approvers: Sequence[str]) -> str:
+    """Who may decide ``gate`` and the exact command.
+
+    For example ``decided by ada: assay approve RUN --gate plan --by ada``.
+    """
+    task = f" --task {gate.task_id}" if gate.task_id else ""
+    command = f"assay approve {run_id} --gate {gate.gate}{task}"
+    if not approvers:
+        return f"anyone may decide: {command} [--by NAME]"
+    names = ", ".join(short(name, 60) for name in approvers[:10])
+    more = f" and {len(approvers) - 10} more" if len(approvers) > 10 else ""
+    if len(approvers) == 1:
+        return f"decided by {names}: {command} --by {names}"
+    return f"decided by one of {names}{more}: {command} --by NAME"
+
+
+def plan_hint(run_id: str) -> str:
+    """The command that gives a goal run waiting for a plan its plan."""
+    return f"waiting for a plan: assay plan {run_id} PLAN.json [--by NAME]"
 
 
 def load_report(result: ResearchResult) -> RunReport | None:
@@ -85,9 +116,12 @@ def outline_report(result: ResearchResult) -> RunReport:
     return RunReport(**result.run_fields(), tasks=tasks)
 
 
-def waiting_for_plan(progress: RunProgress) -> bool:
-    """Whether a run's progress says it waits for a person's plan (``assay plan``).
-
-    A run that waits with no gate open and no tasks yet is a goal run waiting for a plan.
-    """
-    return progress.status == "waiting" and progress.waiting is None and not progress.order
+def run_row(summary: RunSummary, now: datetime) -> list[str]:
+    """One row of ``assay runs``: id, status, tasks done/planned, start, duration, goal."""
+    started = datetime.fromisoformat(summary.start_time)
+    ended = datetime.fromisoformat(summary.close_time) if summary.close_time else now
+    tasks = (f"{summary.tasks_done}/{summary.tasks_total}"
+             if summary.tasks_total is not None else "-")
+    return [summary.run_id, summary.shown_status, tasks,
+            started.astimezone(UTC).strftime("%Y-%m-%d %H:%M"),
+            span((ended - started).total_seconds()), short(summary.goal, 60)]

@@ -74,6 +74,11 @@ class GateKeeper:
         """The gate waiting for a decision, if any."""
         return self._open
 
+    @property
+    def approvers(self) -> list[str]:
+        """Who may decide the gate waiting here (empty: anyone, or no gate waits)."""
+        return list(self.policy.rule(self._open.gate).approvers) if self._open else []
+
     def needs_person(self, kind: GateKind) -> bool:
         """Whether policy makes ``kind`` a human gate."""
         return self.policy.rule(kind).human

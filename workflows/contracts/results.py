@@ -316,6 +316,8 @@ class TaskProgress(Model):
     status: TaskStatus
     attempts: dict[str, int] = Field(default_factory=dict[str, int])
     waiting: GateRecord | None = None
+    approvers: list[str] = Field(default_factory=list[str])
+    """Who may decide the waiting gate (empty: anyone)."""
 
 
 class RunProgress(Model):
@@ -327,6 +329,8 @@ class RunProgress(Model):
     tasks: dict[str, TaskStatus] = Field(default_factory=dict[str, TaskStatus])
     order: list[str] = Field(default_factory=list[str])
     waiting: GateRecord | None = None
+    approvers: list[str] = Field(default_factory=list[str])
+    """Who may decide the waiting gate (empty: anyone)."""
 
 
 class SuppliedPlan(Model):

@@ -38,6 +38,10 @@ SUPPLIED_PLAN_MAX_BYTES = 1_500_000
 PLAN_NAME_CHARS = 200
 """The longest name a supplied plan may have."""
 _SHA256 = re.compile(r"[0-9a-f]{64}")
+PLAN_WAIT_PATCH = "supply-plan-waits"
+"""``supply_plan`` sent while the run still starts or plans waits until it awaits a plan."""
+PLANNING_PHASES = ("intake", "match", "plan")
+"""Phases in which a goal run may yet come to wait for a person's plan."""
 
 
 class PlanRefused(ValueError):
@@ -94,9 +98,8 @@ class Planning:
             ApplicationError: ``PlanRefused``, non-retryable (the same plan is refused again).
         """
         try:
-            if not self.awaiting:
-                raise PlanRefused("this run is not waiting for a plan (it has one, or is "
-                                  "still planning, or has ended)")
+            if not self.awaiting and (never := self._never_waits()):
+                raise PlanRefused(never)
             supplied = read_supplied(raw)
             try:
                 check_graph(supplied.plan)
@@ -105,6 +108,33 @@ class Planning:
         except PlanRefused as err:
             raise ApplicationError(str(err), type=ErrorType.PLAN_REFUSED,
                                    non_retryable=True) from None
+
+    def _never_waits(self) -> str:
+        """Why this run will never wait for a person's plan; empty while it still may."""
+        req = self.state.req
+        if req.plan is not None:
+            return "this run is not waiting for a plan: it was started with a plan"
+        if self.state.phase not in PLANNING_PHASES:
+            return ("this run is not waiting for a plan: it has one, or has ended (see "
+                    f"`assay status {req.run_id}`)")
+        if not req.policy.agents.enabled and req.policy.agents.no_model != "wait":
+            return ("this run is not waiting for a plan and never will: it has no model to "
+                    "plan with and will end deferred; start it with `--no-model wait` to give "
+                    "it one")
+        return ""
+
+    async def until_awaiting(self) -> None:
+        """Wait while the run starts or plans, until it awaits a person's plan.
+
+        Raises:
+            ApplicationError: ``PlanRefused``, non-retryable, when the run got its plan
+                elsewhere or ended without waiting for one.
+        """
+        await workflow.wait_condition(lambda: self.awaiting or bool(self._never_waits()))
+        if not self.awaiting:
+            why = self._never_waits() or ("this run is not waiting for a plan: another plan "
+                                          "sent at the same time was taken")
+            raise ApplicationError(why, type=ErrorType.PLAN_REFUSED, non_retryable=True)
 
     def take_supplied(self, raw: RawValue) -> None:
         """Take a person's plan (checked by :meth:`check_supplied`); the run goes on.

@@ -29,7 +29,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.contracts.results import ResearchInput, ResearchResult, RunProgress
     from workflows.library.contracts import SKILLS_PATCH
     from workflows.research.memory import consult_memory
-    from workflows.research.planning import Planning
+    from workflows.research.planning import PLAN_WAIT_PATCH, Planning
     from workflows.research.report import answer_goal, run_report, run_result, write_report
     from workflows.research.skills import plan_from_skill, replan_needed, supply_jobs
     from workflows.research.state import RunState
@@ -57,7 +57,7 @@ class ResearchWorkflow:
         state = self.state
         return RunProgress(run_id=workflow.info().workflow_id, phase=state.phase,
                            status=state.status, tasks=dict(state.states), order=state.order,
-                           waiting=self.gates.waiting)
+                           waiting=self.gates.waiting, approvers=self.gates.approvers)
 
     @workflow.query
     def gates_list(self) -> list[GateRecord]:
@@ -89,12 +89,15 @@ class ResearchWorkflow:
             self.gates.refuse(decision, f"task {decision.task_id!r}: {err}")
 
     @workflow.update(name="supply_plan")
-    def supply_plan(self, raw: RawValue) -> RunProgress:
+    async def supply_plan(self, raw: RawValue) -> RunProgress:
         """A person's ``SuppliedPlan`` for a goal run that waits for one.
 
-        ``assay plan RUN FILE`` sends it; a refusal is a non-retryable ``PlanRefused`` error
-        saying why.
+        ``assay plan RUN FILE`` sends it; one sent while the run still starts or plans waits
+        until the run awaits a plan. A refusal is a non-retryable ``PlanRefused`` error saying
+        why.
         """
+        if workflow.patched(PLAN_WAIT_PATCH):
+            await self.planning.until_awaiting()
         self.planning.take_supplied(raw)
         return self.progress()
 

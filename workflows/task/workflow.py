@@ -94,7 +94,7 @@ class TaskWorkflow:
         state = self.state
         return TaskProgress(task_id=state.task.decision.task_id, phase=state.phase,
                             status=state.status, attempts=dict(state.attempts),
-                            waiting=self.gates.waiting)
+                            waiting=self.gates.waiting, approvers=self.gates.approvers)
 
     @workflow.query
     def gates_list(self) -> list[GateRecord]:

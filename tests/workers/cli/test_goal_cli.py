@@ -104,6 +104,7 @@ def test_a_valid_goal_with_data_passes_every_check(nowhere: Path) -> None:
 def test_a_goal_without_a_model_says_it_will_be_deferred(nowhere: Path) -> None:
     err = reaches_temporal(["run", "Does sepal length differ?", "--no-agents"])
     assert "switched off (--no-agents)" in err and "end `deferred`" in err
+    assert "unless a skill in the library matches the goal" in err  # true when printed
 
 
 def test_a_plan_run_gets_no_model_note(nowhere: Path) -> None:

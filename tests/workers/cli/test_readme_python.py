@@ -1,0 +1,62 @@
+"""The README's "From Python" example runs as written against a server with workers.
+
+The code block is read from README.md when the test runs, so the README cannot drift from
+what works: a second start of the same plan, and a plan supplied right after a goal run
+starts, are both in it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import shutil
+import sys
+from pathlib import Path
+
+from tests.e2e_support import EXAMPLE, ROOT
+
+SECTION = "### From Python\n"
+
+
+def readme_python() -> str:
+    """The first Python code block of the README's "From Python" section."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = text[text.index(SECTION):]
+    found = re.search(r"```python\n(.*?)```", section, re.DOTALL)
+    assert found is not None, "the From Python section has no python code block"
+    return found.group(1)
+
+
+def test_the_readme_block_is_found_and_reads_the_address_from_settings() -> None:
+    code = readme_python()
+    assert "asyncio.run(main())" in code and "Settings()" in code
+    assert "7233" not in code  # the address comes from ASSAY_TEMPORAL_ADDRESS
+
+
+async def test_the_readme_python_example_runs_as_written(served: dict[str, str],
+                                                         tmp_path: Path) -> None:
+    folder = tmp_path / "iris"
+    shutil.copytree(EXAMPLE.parent, folder)
+    shutil.copy(EXAMPLE, folder / "plan.json")
+    script = folder / "example.py"
+    script.write_text(readme_python())
+    for _ in range(2):  # the same plan twice: `again=True` starts another run
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, str(script), cwd=folder, env=served,
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+        out, err = await asyncio.wait_for(proc.communicate(), timeout=240)
+        assert proc.returncode == 0, err.decode()[-3000:]
+        lines = out.decode().splitlines()
+        assert lines[-1] == "completed", lines  # the goal run ran the supplied plan
+        assert lines[-2].startswith("completed ['completed'"), lines
+
+
+def test_the_readmes_temporal_commands_name_the_server_assay_uses() -> None:
+    """The ``temporal`` CLI ignores ASSAY_TEMPORAL_ADDRESS: each block sets the address."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```bash\n(.*?)```", text, re.DOTALL)
+    with_temporal = [b for b in blocks if re.search(r"^temporal ", b, re.MULTILINE)]
+    assert with_temporal
+    for block in with_temporal:
+        assert ("--address" in block or "export TEMPORAL_ADDRESS=" in block), block
+        assert "ASSAY_TEMPORAL_ADDRESS" in block, block

@@ -1,0 +1,247 @@
+"""Live progress of a run while ``assay run --wait`` follows it.
+
+Each second the run's progress and its running tasks (phase, and the heartbeat of the
+activity each waits on: a job's elapsed time, output size and last printed line) are read into
+a :class:`Snapshot`. Changes become timestamped lines on stderr — ``02:31:05  +1m04s  task 2:
+completed  (2/4 tasks done)`` — and, on a terminal, a rich live footer shows what runs now;
+piped, the same facts come as plain lines (a job's heartbeat at most every
+:data:`BEAT_EVERY_S` seconds). Heartbeats come from jobs, so their text is shown bounded and
+reduced to printable characters.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from activities.events.format import short
+from workers.cli.show import decide_hint, plan_hint, span
+from workflows.client import OPEN_TASKS, TaskLive, waiting_for_plan
+from workflows.contracts.results import ResearchResult, RunProgress
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from workflows.client import AssayClient
+
+BEAT_EVERY_S = 10.0
+"""Plain lines show one task's heartbeat at most this often (and as soon as its job first
+prints a line)."""
+LAST_LINE_CHARS = 200
+"""The most of a job's last printed line shown."""
+TICK_S = 1.0
+ESCAPES = re.compile(r"\x1b(\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)?|.)")
+"""Terminal escape sequences (colours, cursor moves, titles): a job's line is shown without
+them; whatever else is not printable becomes a space."""
+
+
+def clock(at: datetime) -> str:
+    """``at`` as ``HH:MM:SS`` (UTC)."""
+    return at.astimezone(UTC).strftime("%H:%M:%S")
+
+
+def size(count: float) -> str:
+    """A byte count as ``812 B``, ``4.1 KB`` or ``3.2 MB``."""
+    for unit in ("B", "KB", "MB"):
+        if count < 1024 or unit == "MB":
+            return f"{count:.0f} {unit}" if unit == "B" else f"{count:.1f} {unit}"
+        count /= 1024
+    raise AssertionError("unreachable")
+
+
+def _number(beat: Mapping[str, Any], key: str) -> float | None:
+    value = beat.get(key)
+    return float(value) if isinstance(value, int | float) and value >= 0 else None
+
+
+def beat_text(live: TaskLive) -> str:
+    """What a task's pending activity last said: ``execute_job 12s, 4.1 KB out | epoch 3``."""
+    parts = [short(live.activity, 40)] if live.activity else []
+    beat = live.heartbeat or {}
+    if (elapsed := _number(beat, "elapsed_s")) is not None:
+        parts.append(span(elapsed))
+    if (out := _number(beat, "stdout_bytes")) is not None:
+        parts[-1:] = [f"{parts[-1]}, {size(out)} out"] if parts else [f"{size(out)} out"]
+    text = " ".join(parts)
+    line = beat.get("last_line")
+    if isinstance(line, str) and (shown := short(ESCAPES.sub("", line), LAST_LINE_CHARS)):
+        text += f" | {shown}"
+    return text
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """A run as read at one moment."""
+
+    at: datetime
+    started: datetime
+    progress: RunProgress
+    live: dict[str, TaskLive] = field(default_factory=dict[str, TaskLive])
+
+    @property
+    def stamp(self) -> str:
+        """``HH:MM:SS  +elapsed``."""
+        return f"{clock(self.at)}  +{span((self.at - self.started).total_seconds())}"
+
+    def counts(self) -> tuple[int, int]:
+        """Tasks ended and tasks planned."""
+        statuses = [self.progress.tasks.get(t, "pending") for t in self.progress.order]
+        return sum(1 for s in statuses if s not in OPEN_TASKS), len(statuses)
+
+    def headline(self) -> str:
+        """Time, elapsed, ``k/n tasks done`` and the running tasks' phases."""
+        progress = self.progress
+        done, total = self.counts()
+        if not total:
+            return f"{self.stamp}  phase {progress.phase} ({progress.status})"
+        running = ", ".join(f"{tid} {self.live[tid].phase if tid in self.live else 'running'}"
+                            for tid in progress.order if progress.tasks.get(tid) == "running")
+        return (f"{self.stamp}  {done}/{total} tasks done"
+                + (f"  running: {running}" if running else ""))
+
+
+def hint(snap: Snapshot) -> str | None:
+    """What the run waits for from a person, and the command that gives it."""
+    progress = snap.progress
+    if progress.waiting is not None:
+        return (f"  the {progress.waiting.gate} gate waits; "
+                + decide_hint(progress.run_id, progress.waiting, progress.approvers))
+    if waiting_for_plan(progress):
+        return f"  {plan_hint(progress.run_id)}"
+    return None
+
+
+@dataclass
+class Changes:
+    """Turns successive snapshots into the lines worth printing (each fact once)."""
+
+    beats: bool
+    """Also print heartbeat lines (plain output: nothing else shows them)."""
+    _phase: str = ""
+    _statuses: dict[str, str] = field(default_factory=dict[str, str])
+    _phases: dict[str, str] = field(default_factory=dict[str, str])
+    _beats: dict[str, tuple[str, datetime]] = field(default_factory=dict[str, tuple[str, datetime]])
+    _hints: set[str] = field(default_factory=set[str])
+
+    def lines(self, snap: Snapshot) -> list[str]:
+        """The new facts in ``snap``: run phase, task statuses and phases, hints, beats."""
+        out: list[str] = []
+        progress = snap.progress
+        if progress.phase != self._phase:
+            self._phase = progress.phase
+            out.append(f"{snap.stamp}  run: {progress.phase} ({progress.status})")
+        done, total = snap.counts()
+        for tid in progress.order:
+            status = progress.tasks.get(tid, "pending")
+            phase = snap.live[tid].phase if tid in snap.live else ""
+            if tid not in self._statuses and status == "pending":  # all start so: no news
+                self._statuses[tid] = status
+                continue
+            if self._statuses.get(tid) != status or (phase and self._phases.get(tid) != phase):
+                self._statuses[tid], self._phases[tid] = status, phase
+                shown = f"{status} ({phase})" if phase and status == "running" else status
+                out.append(f"{snap.stamp}  task {tid}: {shown}  ({done}/{total} tasks done)")
+        if (text := hint(snap)) is not None and text not in self._hints:
+            self._hints.add(text)
+            out.append(text)
+        if self.beats:
+            out.extend(self._beat_lines(snap))
+        return out
+
+    def _beat_lines(self, snap: Snapshot) -> list[str]:
+        out: list[str] = []
+        for tid, live in snap.live.items():
+            if not live.heartbeat:
+                continue
+            text = beat_text(live)
+            last = self._beats.get(tid)
+            first_line = last is not None and " | " in text and " | " not in last[0]
+            if last is None or first_line or (
+                    text != last[0] and (snap.at - last[1]).total_seconds() >= BEAT_EVERY_S):
+                self._beats[tid] = (text, snap.at)
+                out.append(f"{snap.stamp}  task {tid}: {text}")
+        return out
+
+
+def footer(snap: Snapshot) -> list[str]:
+    """The live footer on a terminal: the headline, then each running task's heartbeat."""
+    return [snap.headline(), *(f"  task {tid}: {live.phase}  {beat_text(live)}".rstrip()
+                               for tid, live in snap.live.items())]
+
+
+async def snapshot(client: AssayClient, run_id: str, started: datetime) -> Snapshot:
+    """The run now, with each running task's phase and heartbeat.
+
+    A task that cannot answer (not started yet, or just ended) is left out.
+    """
+    progress = await client.progress(run_id)
+    live: dict[str, TaskLive] = {}
+    for tid in progress.order:
+        if progress.tasks.get(tid) == "running":
+            with contextlib.suppress(Exception):
+                live[tid] = await client.task_live(run_id, tid)
+    return Snapshot(at=datetime.now(UTC), started=started, progress=progress, live=live)
+
+
+class Footer:
+    """A rich live footer on a terminal, with the lines of changes printed above it."""
+
+    def __init__(self, console: Console) -> None:
+        from rich.live import Live
+
+        self.console = console
+        self.live = Live(console=console, transient=True, auto_refresh=False)
+
+    def echo(self, line: str) -> None:
+        """Print ``line`` above the footer (its brackets are text, not markup)."""
+        from rich.text import Text
+
+        self.console.print(Text(line))
+
+    def show(self, snap: Snapshot) -> None:
+        """Redraw the footer for ``snap``."""
+        from rich.text import Text
+
+        self.live.update(Text("\n".join(footer(snap))), refresh=True)
+
+
+async def follow(client: AssayClient, run_id: str, *, console: Console | None = None,
+                 echo: Callable[[str], None]) -> ResearchResult:
+    """Await a run's result while showing its progress.
+
+    On ``console`` (a terminal) changes are printed above a live footer; without one they
+    are plain lines through ``echo``, heartbeats included.
+    """
+    started = datetime.fromisoformat((await client.describe_run(run_id)).start_time)
+    waiter = asyncio.ensure_future(client.result(run_id))
+    changes = Changes(beats=console is None)
+    drawn = Footer(console) if console is not None else None
+    say = drawn.echo if drawn is not None else echo
+    with drawn.live if drawn is not None else contextlib.nullcontext():
+        while not waiter.done():
+            snap = None
+            with contextlib.suppress(Exception):  # progress is best effort; the result decides
+                snap = await snapshot(client, run_id, started)
+            if snap is not None:
+                for line in changes.lines(snap):
+                    say(line)
+                if drawn is not None:
+                    drawn.show(snap)
+            await asyncio.wait([waiter], timeout=TICK_S)
+    result = waiter.result()
+    for line in changes.lines(ended(result, started)):
+        say(line)
+    return result
+
+
+def ended(result: ResearchResult, started: datetime) -> Snapshot:
+    """The last snapshot of a run: its tasks as its result says they ended."""
+    progress = RunProgress(run_id=result.run_id, phase="done", status=result.status,
+                           tasks={t.task_id: t.status for t in result.tasks},
+                           order=[t.task_id for t in result.tasks])
+    return Snapshot(at=datetime.now(UTC), started=started, progress=progress)

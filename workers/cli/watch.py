@@ -1,0 +1,217 @@
+"""``assay watch``: a run's events as readable lines (or JSON lines), in the order recorded.
+
+Events are read in the order the store numbered them (``seq``) and said in words —
+``02:31:05  task 2  job succeeded in 4.2 s`` — not as internal kinds and raw JSON;
+``--json`` prints each stored event as one JSON object per line for machines. A workflow
+writes its events in batches at its next step, so a refused gate decision would show only
+then: watch also asks the run (and its running tasks) for their gates' refusals each time it
+polls, prints new ones at once and skips the same refusal when its event arrives later.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any, cast
+
+from activities.events.format import short
+from workers.cli.progress import clock
+from workflows.common.bounds import clip
+from workflows.contracts.executive import REFUSAL_CHARS, GateRecord
+
+if TYPE_CHECKING:
+    from activities.events.schema import StoredEvent
+    from activities.events.store import EventStore
+    from workflows.client import AssayClient
+    from workflows.contracts.execution import EventRecord
+
+POLL_S = 0.5
+
+TEXT_CHARS = 160
+"""The most of one payload value a line shows."""
+
+
+def _text(payload: Mapping[str, Any], *keys: str) -> str:
+    """The first of ``keys`` with a value in ``payload``, on one printable line."""
+    for key in keys:
+        value = payload.get(key)
+        if value not in (None, "", [], {}):
+            return short(value if isinstance(value, str) else json.dumps(value, default=str),
+                         TEXT_CHARS)
+    return ""
+
+
+def _with(text: str, detail: str) -> str:
+    return f"{text}: {detail}" if detail else text
+
+
+def _checkpoint(ev: EventRecord) -> str:
+    out, inp = ev.outputs, ev.inputs
+    phrases = {
+        "planned": lambda: f"planned {out.get('tasks', '?')} tasks",
+        "awaiting_plan": lambda: _with("waits for a plan (assay plan RUN PLAN.json)",
+                                       _text(out, "reason")),
+        "no_plan": lambda: _with("the planner made no plan", _text(out, "reason")),
+        "plan_supplied": lambda: (f"plan {_text(inp, 'plan')} ({inp.get('tasks', '?')} tasks) "
+                                  f"supplied by {short(ev.agent_name.removeprefix('person:'))}"),
+        "plan_from_skill": lambda: "a skill from the library supplied the plan",
+    }
+    if ev.event_subtype == "start":
+        return _with("started", _text(inp, "goal", "plan"))
+    if ev.event_subtype == "complete":
+        return _with(f"ended {short(ev.status, 20)}", _text(out, "reason", "status_reason"))
+    if ev.status in phrases:
+        return phrases[ev.status]()
+    return f"phase {short(ev.status, 40)}"
+
+
+def _approval(ev: EventRecord) -> str:
+    out, inp = ev.outputs, ev.inputs
+    gate = short(str(inp.get("gate", "")), 20) or "a"
+    who = short(ev.agent_name, 60)
+    if ev.event_subtype == "pending":
+        listed = inp.get("approvers")
+        approvers = [str(a) for a in cast("list[Any]", listed)] if isinstance(listed, list) else []
+        by = ", ".join(short(a, 60) for a in approvers[:10]) or "anyone"
+        return f"the {gate} gate waits for a decision by {by}"
+    if ev.status == "refused":
+        return _with(f"a decision by {who} was refused", _text(out, "reason"))
+    if ev.status == "timed_out":
+        return f"the {gate} gate timed out ({_text(out, 'action')})"
+    return _with(f"the {gate} gate was {short(ev.status, 20)} by {who}", _text(out, "comment"))
+
+
+def _job(ev: EventRecord) -> str:
+    if ev.event_subtype == "start":
+        return f"job {_text(ev.inputs, 'filename')} started"
+    took = f" in {ev.duration_ms / 1000:.1f} s" if ev.duration_ms is not None else ""
+    return _with(f"job {short(ev.status, 30)}{took}", _text(ev.outputs, "reason"))
+
+
+def _handoff(ev: EventRecord) -> str:
+    task = _text(ev.inputs, "task_id")
+    if ev.event_subtype == "start":
+        return f"task {task} started"
+    return _with(f"task {task} {short(ev.status, 20)}", _text(ev.outputs, "reason"))
+
+
+def _file(ev: EventRecord) -> str:
+    out = ev.outputs
+    if ev.agent_name == "sandbox":
+        size = out.get("size")
+        bytes_ = f" ({size:,} bytes)" if isinstance(size, int) else ""
+        return f"artifact {_text(out, 'name')}{bytes_}"
+    if ev.agent_name == "coder":
+        return f"job {_text(out, 'filename')} written ({short(ev.status, 40)})"
+    return _with("report written", _text(out, "summary_md"))
+
+
+def describe(ev: EventRecord) -> str:
+    """An event in words: what happened, who did it and why."""
+    by_type: dict[str, Callable[[EventRecord], str]] = {
+        "checkpoint": _checkpoint, "approval": _approval, "code_exec": _job,
+        "handoff": _handoff, "file_gen": _file}
+    if ev.event_type in by_type:
+        return by_type[ev.event_type](ev)
+    detail = _text(ev.outputs, "summary", "reason", "message", "error", "decision", "path")
+    who, status = short(ev.agent_name, 40), short(ev.status, 40)
+    if ev.event_type == "tool_call" and ev.agent_name == "verifier":
+        return _with(f"evidence check: {status}", detail)
+    if ev.status in ("APPROVE", "REJECT"):
+        return _with(f"review by {who}: {'approved' if ev.status == 'APPROVE' else 'rejected'}",
+                     detail)
+    prefix = "error: " if ev.event_type == "error" else ""
+    return _with(f"{prefix}{who} {status}".strip(), detail)
+
+
+def where(node_id: str) -> str:
+    """``run``, or ``task ID``."""
+    return "run" if node_id == "run" else f"task {short(node_id, 40)}"
+
+
+def watch_line(stored: StoredEvent) -> str:
+    """One readable line: time (UTC), where, what happened."""
+    ev = stored.event
+    return f"{clock(ev.timestamp)}  {where(ev.node_id):<10}  {describe(ev)}"
+
+
+def watch_json(stored: StoredEvent) -> str:
+    """One JSON object: the stored event and its readable text."""
+    return json.dumps({**stored.model_dump(mode="json"), "text": describe(stored.event)},
+                      ensure_ascii=False)
+
+
+def refusal_line(node_id: str, refusal: str) -> str:
+    """A gate refusal seen through the run's query, before its event is written."""
+    return f"{where(node_id):<10}  a decision was refused: {short(refusal, REFUSAL_CHARS)}"
+
+
+@dataclass
+class Refusals:
+    """Gate refusals shown once: when a query first shows them, or when their event comes."""
+
+    _counts: dict[tuple[str, str], int] = field(default_factory=dict[tuple[str, str], int])
+    _early: set[tuple[str, str]] = field(default_factory=set[tuple[str, str]])
+
+    def new(self, node_id: str, gate: GateRecord | None) -> list[str]:
+        """The refusals of ``gate`` (open on ``node_id``) not shown yet."""
+        if gate is None:
+            return []
+        key = (node_id, gate.gate)
+        fresh = gate.refused_count - self._counts.get(key, 0)
+        self._counts[key] = gate.refused_count
+        shown = gate.refused[-fresh:] if fresh > 0 else []
+        self._early.update((node_id, line) for line in shown)
+        return shown
+
+    def seen(self, stored: StoredEvent) -> bool:
+        """Whether ``stored`` is a refusal already shown from a query."""
+        ev = stored.event
+        if ev.event_type != "approval" or ev.status != "refused":
+            return False
+        line = clip(f"{ev.agent_name}: {ev.outputs.get('reason', '')}", REFUSAL_CHARS)
+        if (ev.node_id, line) in self._early:
+            self._early.discard((ev.node_id, line))
+            return True
+        return False
+
+
+async def watch_run(client: AssayClient, store: EventStore, run_id: str, *, follow: bool,
+                    as_json: bool, echo: Callable[[str], None]) -> None:
+    """Print a run's events until it ends (or once, without ``follow``), refusals at once."""
+    refusals = Refusals()
+    after, first = 0, True
+    while True:
+        # Status first: once a run is seen finished, one more read drains its events.
+        running = await client.status(run_id) == "running"
+        while batch := await store.events_after(run_id, after):
+            for stored in batch:
+                if not refusals.seen(stored):
+                    echo(watch_json(stored) if as_json else watch_line(stored))
+            after = batch[-1].seq
+        if not (running and follow):
+            return
+        for node_id, line in await _refusals(client, run_id, refusals):
+            if not first:
+                echo(json.dumps({"refused": line, "node_id": node_id}) if as_json
+                     else f"{clock(datetime.now(UTC))}  {refusal_line(node_id, line)}")
+        first = False
+        await asyncio.sleep(POLL_S)
+
+
+async def _refusals(client: AssayClient, run_id: str,
+                    refusals: Refusals) -> list[tuple[str, str]]:
+    """New refusals at the run's open gate and its running tasks' (best effort)."""
+    found: list[tuple[str, str]] = []
+    with contextlib.suppress(Exception):  # a run or task between steps may not answer
+        progress = await client.progress(run_id)
+        found += [("run", line) for line in refusals.new("run", progress.waiting)]
+        for tid, status in progress.tasks.items():
+            if status == "running":
+                task = await client.task_progress(run_id, tid)
+                found += [(tid, line) for line in refusals.new(tid, task.waiting)]
+    return found
