@@ -5,6 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 EXAMPLE := examples/iris/pending_actions.json
 GOAL := examples/goal
+SCIENCE := examples/science/pending_actions.json
 
 .PHONY: run test lint bench up down check clean histories system example-recording
 
@@ -27,6 +28,7 @@ run: system $(STAMP)
 	$(BIN)/assay envs prepare science
 	$(BIN)/assay up --detach
 	$(BIN)/assay run $(EXAMPLE) --wait --again
+	$(BIN)/assay run $(SCIENCE) --wait --again
 	$(BIN)/assay run "$$(cat $(GOAL)/goal.txt)" --data $(GOAL)/measurements.csv \
 	  --replay $(GOAL)/recording.jsonl --no-skills --wait --again
 	@echo "The stack keeps running for the Web UI; stop it with: $(BIN)/assay down"

@@ -11,6 +11,7 @@ import re
 from urllib.parse import quote
 
 from activities.reports.numbers import duration, value
+from workflows.contracts.environments import PreparedEnvironment
 from workflows.contracts.execution import CheckResult
 from workflows.contracts.results import KeptArtifact, TaskResult
 
@@ -101,6 +102,7 @@ def task_section(task: TaskResult, kept: dict[str, KeptArtifact], *,
     if task.execution is not None:
         lines.append(f"- Run: {task.execution.outcome} in {duration(task.execution.duration_s)}"
                      f", peak memory {task.execution.peak_memory_mb:.0f} MB")
+    lines += _environment(prov.environment)
     if isolation:
         lines.append(f"- Isolation of this task: {isolation}")
     lines += _reviews(task)
@@ -117,6 +119,23 @@ def task_section(task: TaskResult, kept: dict[str, KeptArtifact], *,
                      f"{where} this report could not read, and the task's events have the rest")
     lines += _traceback(task)
     return [*lines, ""]
+
+
+PINS_SHOWN = 12
+"""Resolved packages named in a task's environment line; the results JSON has them all."""
+
+
+def _environment(env: PreparedEnvironment | None) -> list[str]:
+    """``- Environment: science@1a2b… (Python 3.11; 24 packages: …)``; nothing for base."""
+    if env is None or not env.provisioned:
+        return []
+    pins = sorted(env.pins)
+    shown = ", ".join(f"`{pin}`" for pin in pins[:PINS_SHOWN])
+    more = f", and {len(pins) - PINS_SHOWN} more" if len(pins) > PINS_SHOWN else ""
+    how = "reused" if env.reused else f"installed in {duration(env.install_s)}"
+    python = f"Python {env.python}; " if env.python else ""
+    return [f"- Environment: `{env.label()}` ({python}{how}; {len(pins)} packages: "
+            f"{shown}{more})"]
 
 
 def _reviews(task: TaskResult) -> list[str]:

@@ -7,6 +7,7 @@ from datetime import UTC, datetime, timedelta
 from activities.reports.markdown import SKILL_REASONS_SHOWN, describe_spend, render_markdown
 from workflows.agents.roles import RunAnswer
 from workflows.agents.spend import ModelSpend, Spend, Usage
+from workflows.contracts.environments import PreparedEnvironment
 from workflows.contracts.execution import ExecutionOutcome
 from workflows.contracts.results import PlanSource, Provenance, RunReport, TaskResult
 from workflows.library.contracts import SkillSummary
@@ -194,3 +195,21 @@ def test_the_skill_reasons_listed_are_bounded() -> None:
     assert len(shown) == SKILL_REASONS_SHOWN
     assert max(len(line) for line in shown) < 600
     assert "- … and 7 more without a skill, listed in the results JSON" in text
+
+
+def test_a_task_names_the_environment_it_ran_in_with_its_resolved_packages() -> None:
+    pins = [f"pkg{i:02d}==1.{i}" for i in range(14)]
+    env = PreparedEnvironment(name="science", digest="c" * 64, python="3.11.7", pins=pins,
+                              install_s=6.25)
+    in_env = ran("fit", BWRAP).model_copy(
+        update={"provenance": Provenance(environment=env)})
+    text = render_markdown(result(tasks=[in_env, ran("base", BWRAP)]))
+
+    fit = text[text.index("### Task fit"):text.index("### Task base")]
+    assert (f"- Environment: `science@{'c' * 12}` (Python 3.11.7; installed in 6.25 s; "
+            "14 packages: `pkg00==1.0`") in fit
+    assert "`pkg11==1.11`, and 2 more)" in fit and "pkg12" not in fit
+    assert "- Environment:" not in text[text.index("### Task base"):]  # the worker's own
+    reused = in_env.model_copy(update={"provenance": Provenance(
+        environment=env.model_copy(update={"reused": True}))})
+    assert "(Python 3.11.7; reused; 14 packages" in render_markdown(result(tasks=[reused]))
