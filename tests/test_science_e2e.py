@@ -66,6 +66,13 @@ async def test_the_science_example_completes_in_the_science_environment(
     assert tasks["plot"].metrics["points"] == 200
     png = next(a for a in tasks["plot"].artifacts if a.name == "scatter.png")
     assert Path(png.path).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    # The run's report folder holds the figure and embeds it, and names the environment.
+    assert result.report is not None
+    summary = Path(result.report.summary_md).read_text()
+    assert "  ![scatter.png](artifacts/plot/scatter.png)" in summary
+    copied = Path(result.report.summary_md).parent / "artifacts" / "plot" / "scatter.png"
+    assert copied.read_bytes() == Path(png.path).read_bytes()
+    assert f"- Environment: `{science.label()}` (Python " in summary
 
     events = await stored_events(fresh_database_url, run_id)
     ready = [e.event.node_id for e in events if e.event.status == "environment_ready"
