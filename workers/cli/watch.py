@@ -119,6 +119,11 @@ def describe(ev: EventRecord) -> str:
         return by_type[ev.event_type](ev)
     detail = _text(ev.outputs, "summary", "reason", "message", "error", "decision", "path")
     who, status = short(ev.agent_name, 40), short(ev.status, 40)
+    if ev.status == "environment_ready":
+        how = "reused" if ev.outputs.get("reused") else "installed"
+        return f"environment {_text(ev.outputs, 'environment')} ready ({how})"
+    if ev.status == "environment_refused":
+        return _with("environment refused", detail)
     if ev.event_type == "tool_call" and ev.agent_name == "verifier":
         return _with(f"evidence check: {status}", detail)
     if ev.status in ("APPROVE", "REJECT"):

@@ -53,6 +53,12 @@ def event(event_type: str, subtype: str = "info", *, seq: int = 1, node: str = "
            outputs={"reasoning": "x"}), "review by ops: rejected"),
     (event("handoff", "complete", status="failed", inputs={"task_id": "3"},
            outputs={"reason": "no evidence"}), "task 3 failed: no evidence"),
+    (event("tool_call", "complete", agent_name="sandbox", status="environment_ready",
+           outputs={"environment": "science@1afddadd3f57", "reused": True}),
+     "environment science@1afddadd3f57 ready (reused)"),
+    (event("error", "error", agent_name="sandbox", status="environment_refused",
+           outputs={"reason": "package 'nosuchpkg' was not found"}),
+     "environment refused: package 'nosuchpkg' was not found"),
 ])
 def test_events_read_as_words(stored: StoredEvent, text: str) -> None:
     assert describe(stored.event) == text
