@@ -12,8 +12,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from packaging.requirements import InvalidRequirement
-from packaging.requirements import Requirement as Pep508
 from pydantic import ValidationError
 
 from activities.review.common import ParseFailure, parse_job
@@ -26,6 +24,7 @@ from workflows.agents.roles import (
     PlanReviewOutput,
 )
 from workflows.common.validation import field_errors
+from workflows.contracts.environments import check_requirement
 from workflows.contracts.executive import Finding, Reviewer, ReviewVerdict
 from workflows.contracts.plan import (
     Check,
@@ -60,18 +59,7 @@ def _code(code: str, filename: str) -> str:
 
 def _requirements(requirements: Iterable[str]) -> list[str]:
     """Requirements as the index knows them (``name``, ``name>=1.2``); nothing else."""
-    checked: list[str] = []
-    for text in requirements:
-        try:
-            parsed = Pep508(text)
-        except InvalidRequirement as err:
-            raise ValueError(f"requirement {text!r} is not a package requirement ({err}); "
-                             "write it as name, name==1.2 or name>=1.2,<2") from None
-        if parsed.url:
-            raise ValueError(f"requirement {text!r} points at a URL; name a package from "
-                             "the index instead (name or name==1.2)")
-        checked.append(text.strip())
-    return checked
+    return [check_requirement(text.strip()) for text in requirements]
 
 
 def job_from_output(out: JobOutput) -> JobSpec:

@@ -11,16 +11,14 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import tempfile
 import uuid
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from temporalio.testing import WorkflowEnvironment
 
-from tests.conftest import binary, register_search_attributes
 from tests.workflows.harness import Harness, task
-from workflows.client import DATA_CONVERTER
+from tests.workflows.harness import capture_alone as alone
 from workflows.contracts.execution import Artifact, ExecuteJobInput, ExecutionOutcome
 from workflows.contracts.results import ResearchResult
 
@@ -62,15 +60,10 @@ async def capture_alone() -> None:
     """Run this scenario alone and save its histories."""
     from tests.workflows.capture import save
 
-    env = await WorkflowEnvironment.start_time_skipping(
-        test_server_existing_path=binary("temporal-test-server"), data_converter=DATA_CONVERTER)
-    await register_search_attributes(env.client)
-    try:
-        with tempfile.TemporaryDirectory() as tmp:
-            result = await run_bounds(env, Path(tmp))
-        await save(env, "bounds", result)
-    finally:
-        await env.shutdown()
+    async def scenario(env: WorkflowEnvironment, root: Path) -> None:
+        await save(env, "bounds", await run_bounds(env, root))
+
+    await alone(scenario)
 
 
 if __name__ == "__main__":

@@ -10,16 +10,14 @@ refusal's reason before its job runs.
 from __future__ import annotations
 
 import asyncio
-import tempfile
 import uuid
 from pathlib import Path
 
 from temporalio.exceptions import ApplicationError
 from temporalio.testing import WorkflowEnvironment
 
-from tests.conftest import binary, register_search_attributes
 from tests.workflows.harness import Harness, task
-from workflows.client import DATA_CONVERTER
+from tests.workflows.harness import capture_alone as alone
 from workflows.common.errors import ErrorType
 from workflows.contracts.environments import PreparedEnvironment, PrepareEnvironmentInput
 from workflows.contracts.execution import ExecuteJobInput, ExecutionOutcome
@@ -75,15 +73,11 @@ async def capture_alone() -> None:
     """Run this scenario alone and save its histories."""
     from tests.workflows.capture import save
 
-    env = await WorkflowEnvironment.start_time_skipping(
-        test_server_existing_path=binary("temporal-test-server"), data_converter=DATA_CONVERTER)
-    await register_search_attributes(env.client)
-    try:
-        with tempfile.TemporaryDirectory() as tmp:
-            result, _, _ = await run_environments(env, Path(tmp))
+    async def scenario(env: WorkflowEnvironment, root: Path) -> None:
+        result, _, _ = await run_environments(env, root)
         await save(env, "environments", result)
-    finally:
-        await env.shutdown()
+
+    await alone(scenario)
 
 
 if __name__ == "__main__":

@@ -10,16 +10,14 @@ awaits a plan; the run then runs the plan's two tasks.
 from __future__ import annotations
 
 import asyncio
-import tempfile
 import uuid
 from pathlib import Path
 
 from temporalio.client import WorkflowUpdateStage
 from temporalio.testing import WorkflowEnvironment
 
-from tests.conftest import binary, register_search_attributes
 from tests.workflows.harness import Harness, task
-from workflows.client import DATA_CONVERTER
+from tests.workflows.harness import capture_alone as alone
 from workflows.contracts.plan import Plan
 from workflows.contracts.results import ResearchResult, RunProgress, SuppliedPlan
 from workflows.library.contracts import MatchAnswer, MatchInput
@@ -58,15 +56,10 @@ async def capture_alone() -> None:
     """Run this scenario alone and save its histories."""
     from tests.workflows.capture import save
 
-    env = await WorkflowEnvironment.start_time_skipping(
-        test_server_existing_path=binary("temporal-test-server"), data_converter=DATA_CONVERTER)
-    await register_search_attributes(env.client)
-    try:
-        with tempfile.TemporaryDirectory() as tmp:
-            result = await run_plans(env, Path(tmp))
-        await save(env, "plans", result)
-    finally:
-        await env.shutdown()
+    async def scenario(env: WorkflowEnvironment, root: Path) -> None:
+        await save(env, "plans", await run_plans(env, root))
+
+    await alone(scenario)
 
 
 if __name__ == "__main__":

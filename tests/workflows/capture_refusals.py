@@ -16,7 +16,6 @@ outcome into an extraction), and replays only because ``library-outcome-bounds``
 from __future__ import annotations
 
 import asyncio
-import tempfile
 import uuid
 from pathlib import Path
 from typing import Any
@@ -27,10 +26,9 @@ from temporalio.common import RawValue
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
-from tests.conftest import binary, register_search_attributes
 from tests.e2e_support import wait_for
 from tests.workflows.harness import Harness, task
-from workflows.client import DATA_CONVERTER
+from tests.workflows.harness import capture_alone as alone
 from workflows.constants import task_workflow_id
 from workflows.contracts.executive import GateDecision, GateRecord
 from workflows.contracts.results import ResearchResult, RunProgress, TaskProgress
@@ -118,16 +116,11 @@ async def capture_alone() -> None:
     """Run this scenario alone and save its histories."""
     from tests.workflows.capture import save, save_one
 
-    env = await WorkflowEnvironment.start_time_skipping(
-        test_server_existing_path=binary("temporal-test-server"), data_converter=DATA_CONVERTER)
-    await register_search_attributes(env.client)
-    try:
-        with tempfile.TemporaryDirectory() as tmp:
-            result = await run_refusals(env, Path(tmp))
-        await save(env, "refusals", result)
+    async def scenario(env: WorkflowEnvironment, root: Path) -> None:
+        await save(env, "refusals", await run_refusals(env, root))
         await save_one(env, "refusals.library", await run_library_refusals(env))
-    finally:
-        await env.shutdown()
+
+    await alone(scenario)
 
 
 if __name__ == "__main__":

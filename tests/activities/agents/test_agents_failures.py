@@ -133,8 +133,9 @@ async def test_an_approval_with_critical_problems_is_sent_back(
 
 @pytest.mark.parametrize(("fix", "said"), [
     ({**FIX_ANSWER, "requirements": ["pandas @ https://example.org/pandas.whl"]},
-     "points at a URL"),
-    ({**FIX_ANSWER, "requirements": ["--index-url=http://mirror"]}, "not a package requirement"),
+     "names a direct URL"),
+    ({**FIX_ANSWER, "requirements": ["--index-url=http://mirror"]},
+     "must start with a package name"),
     ({**FIX_ANSWER, "code": CODE}, "identical to the job that failed"),
     ({**FIX_ANSWER, "code": "import os\nos.system('rm -rf /' \n"}, "does not parse"),
     ({"diagnosis": "x", "code": "", "confidence": 0.5}, "at `code`"),
