@@ -115,13 +115,13 @@ def _overview_section(result: RunReport) -> list[str]:
     if not result.tasks:
         return []
     lines = ["", "## Overview", "",
-             "| task | priority | status | time | attempts | job by |",
+             "| task | priority | status | time | job runs | job by |",
              "| --- | --- | --- | ---: | ---: | --- |"]
     for task in result.tasks:
         seconds = task_seconds(task)
         took = duration(seconds) if seconds is not None else "—"
         lines.append(f"| `{task.task_id}` | {task.priority} | {task.status} | {took} "
-                     f"| {task.attempts_total} | {task.provenance.job_author} |")
+                     f"| {task.provenance.execution.attempts} | {task.provenance.job_author} |")
     for figure in result.files.figures:
         lines += ["", f"!{link('Timeline of the tasks by phase', figure)}"]
     return [*lines, "", *mermaid(result)]

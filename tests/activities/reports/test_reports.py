@@ -213,3 +213,13 @@ def test_a_task_names_the_environment_it_ran_in_with_its_resolved_packages() -> 
     reused = in_env.model_copy(update={"provenance": Provenance(
         environment=env.model_copy(update={"reused": True}))})
     assert "(Python 3.11.7; reused; 14 packages" in render_markdown(result(tasks=[reused]))
+
+
+def test_the_overview_counts_how_often_each_job_ran_not_every_phase_attempt() -> None:
+    retried = ran("fit", BWRAP).model_copy(update={"provenance": Provenance.model_validate(
+        {"approval": {"attempts": 1}, "execution": {"attempts": 2},
+         "verification": {"attempts": 2}, "job_author": "debugger:direct"})})
+    text = render_markdown(result(tasks=[retried]))
+
+    assert "| task | priority | status | time | job runs | job by |" in text
+    assert "| `fit` | MEDIUM | completed | 1 min 15 s | 2 | debugger:direct |" in text
