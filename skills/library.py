@@ -344,8 +344,17 @@ def _why_not(found: list[Retrieved], policy: SkillPolicy) -> str:
     best = max(found, key=lambda r: r.confidence)
     if not best.preconditions_hold:
         return f"best match {best.skill_id} does not fit: {'; '.join(best.problems[:3])}"
-    return (f"best match {best.skill_id} has confidence {best.confidence:.2f}, below "
-            f"{policy.min_confidence:g}")
+    shown = _below(best.confidence, policy.min_confidence)
+    return f"best match {best.skill_id} has confidence {shown}, below {policy.min_confidence:g}"
+
+
+def _below(confidence: float, threshold: float) -> str:
+    """``confidence`` with as few decimals (2 to 6) as show it is below ``threshold``."""
+    for digits in range(2, 7):
+        shown = f"{confidence:.{digits}f}"
+        if float(shown) < threshold:
+            return shown
+    return f"{confidence:.6f}"
 
 
 def _shown(values: Mapping[str, object]) -> str:

@@ -127,3 +127,19 @@ def test_a_keyword_of_several_words_needs_each_of_them() -> None:
     assert fit(groups, "Run a t-test on the two sites", ["a.csv"], can_import=everything).holds
     assert fit(groups, "Run Welch's t test on them", ["a.csv"], can_import=everything).holds
     assert not fit(groups, "Test the two sites", ["a.csv"], can_import=everything).holds
+
+
+@pytest.mark.parametrize(("confidence", "said"), [
+    (0.7496, "has confidence 0.7496, below 0.75"),  # not "0.75, below 0.75"
+    (0.5, "has confidence 0.50, below 0.75"),
+    (0.749999, "has confidence 0.749999, below 0.75"),
+])
+def test_why_no_skill_applied_never_shows_the_threshold_as_the_confidence(
+        confidence: float, said: str) -> None:
+    from skills.library import _why_not  # pyright: ignore[reportPrivateUsage]
+    from workflows.contracts.policy import SkillPolicy
+    from workflows.library.contracts import Retrieved
+
+    found = [Retrieved(skill_id="describe-column@v1", similarity=0.6, confidence=confidence,
+                       preconditions_hold=True)]
+    assert _why_not(found, SkillPolicy(min_confidence=0.75)).endswith(said)
