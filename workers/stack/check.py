@@ -244,8 +244,8 @@ def environments_item(settings: Settings) -> HealthItem:
     environments = settings.environments()
     names = ", ".join(environments.catalog.names()) or "none"
     records = environments.records()
-    size = sum(int(r.get("size", 0)) for r in records) >> 20
-    detail = (f"named sets: {names}; {len(records)} provisioned ({size} MiB) in "
+    size = sum(int(r.get("size", 0)) for r in records) / 2**20
+    detail = (f"named sets: {names}; {len(records)} provisioned ({size:.1f} MiB) in "
               f"{environments.root}")
     try:
         found = uv.find_uv_bin()
