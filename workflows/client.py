@@ -6,7 +6,7 @@ pydantic contracts identically. The ``assay`` CLI is a thin shell over this clas
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Collection
 from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
@@ -55,6 +55,16 @@ class RunExistsError(RuntimeError):
                          "pass --again to start another run of it")
         self.run_id = run_id
         self.status = status
+
+
+class UnknownEnvironmentError(ValueError):
+    """A run names a job environment the workers do not know."""
+
+    def __init__(self, name: str, known: Collection[str]) -> None:
+        super().__init__(f"there is no environment named {name!r}; known: "
+                         f"{', '.join(sorted(known)) or 'none'}")
+        self.name = name
+        self.known = sorted(known)
 
 
 class RunNotFoundError(LookupError):
@@ -130,12 +140,19 @@ class AssayClient:
         self.client = client
         self.task_queue = task_queue
 
-    async def start_run(self, req: ResearchInput, *, again: bool = False) -> str:
+    async def start_run(self, req: ResearchInput, *, again: bool = False,
+                        environments: Collection[str] | None = None) -> str:
         """Start a run of a resolved plan and return its run ID.
 
         The ID derives from the plan's name and content, so starting the same plan twice is
         refused with :class:`RunExistsError`; with ``again`` the next free ``-rN`` ID is used.
+        With ``environments`` (the named sets the workers know: ``Catalog.names()``), a run
+        naming another environment (``policy.environment``) is refused with
+        :class:`UnknownEnvironmentError` before it starts.
         """
+        wanted = req.policy.environment
+        if wanted is not None and environments is not None and wanted not in environments:
+            raise UnknownEnvironmentError(wanted, environments)
         memo, summary = _describe_input(req)
         for attempt in range(1, MAX_AGAIN + 1):
             run_id = run_workflow_id(req.plan_name, req.plan_sha256, attempt)

@@ -18,6 +18,7 @@ from temporalio.testing import WorkflowEnvironment
 from tests.conftest import binary, register_search_attributes
 from tests.workflows.agents_fakes import FakeAgents, job, probe_environment, spend
 from tests.workflows.capture_bounds import run_bounds
+from tests.workflows.capture_goalenv import run_goal_environment
 from tests.workflows.capture_plans import run_plans
 from tests.workflows.capture_refusals import run_library_refusals, run_refusals
 from tests.workflows.harness import Harness, task
@@ -200,6 +201,8 @@ async def capture() -> None:
             runs.append(("bounds", await run_bounds(env, Path(tmp))))
         with tempfile.TemporaryDirectory() as tmp:
             runs.append(("plans", await run_plans(env, Path(tmp))))
+        with tempfile.TemporaryDirectory() as tmp:
+            runs.append(("goalenv", (await run_goal_environment(env, Path(tmp))).result))
         refusing_library = await run_library_refusals(env)
         for name, result in runs:
             await save(env, name, result)

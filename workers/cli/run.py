@@ -74,6 +74,9 @@ def run(
         help="Use the skill library: a confident match supplies the plan or a job with no "
              "planning call; finished tasks feed extraction (default: ASSAY_SKILLS_ENABLED, "
              "on).")] = None,
+    environment: Annotated[str | None, typer.Option(
+        help="The job environment (e.g. science) of every job that names none, the coder's "
+             "included; for a plan, it overrides the plan's `environment`.")] = None,
 ) -> None:
     """Start a run of a plan file or of a research goal; with --wait, follow it to the end."""
     from workers.intake.goalfile import GoalError
@@ -92,7 +95,9 @@ def run(
                               human_gates=[g.kind for g in human_gate or []],
                               approvers=approver, gate_timeout_s=gate_timeout,
                               on_timeout=on_timeout,
-                              agents=flags, memory=memory, skills=skills)
+                              agents=flags, memory=memory, skills=skills,
+                              environment=environment,
+                              known_environments=settings.environments().catalog.names())
         req = build_request(target, data or [], settings, policy)
     except (PlanFileError, PolicyError, GoalError) as err:
         fail(str(err), EXIT_BAD_INPUT)

@@ -41,7 +41,8 @@ def load_plan(path: Path, *, max_bytes: int, policy: RunPolicy | None = None,
 
     ``store`` receives every input (see :func:`load_supplied_plan`).
     """
-    supplied = load_supplied_plan(path, max_bytes=max_bytes, store=store)
+    supplied = load_supplied_plan(path, max_bytes=max_bytes, store=store,
+                                  environment=policy.environment if policy else None)
     req = ResearchInput(run_id="", plan_name=supplied.plan_name,
                         plan_sha256=supplied.plan_sha256, plan=supplied.plan,
                         policy=policy or RunPolicy(), queues=queues or Queues())
@@ -50,7 +51,8 @@ def load_plan(path: Path, *, max_bytes: int, policy: RunPolicy | None = None,
 
 
 def load_supplied_plan(path: Path, *, max_bytes: int, by: str = "",
-                       store: ArtifactStore | None = None) -> SuppliedPlan:
+                       store: ArtifactStore | None = None,
+                       environment: str | None = None) -> SuppliedPlan:
     """Read, validate and resolve a plan file for a goal run waiting for one.
 
     Args:
@@ -59,8 +61,12 @@ def load_supplied_plan(path: Path, *, max_bytes: int, by: str = "",
         by: who supplies the plan.
         store: where every input is put, so that the sandbox can take it. Without one the
             inputs are only checked and pinned: a run of the result cannot read them.
+        environment: the run's environment (``--environment``), which overrides the plan's
+            default for the jobs that name none.
     """
     plan = parse_plan(path, max_bytes=max_bytes)
+    if environment is not None:
+        plan = plan.model_copy(update={"environment": environment})
     base = path.resolve().parent
     decisions = [_resolve(decision, base, max_bytes, store, plan.environment)
                  for decision in plan.decisions]

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import math
 import os
+import re
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -20,6 +22,7 @@ from workers.intake.jsonfile import JsonFileError, read_json
 from workers.settings import Settings
 from workflows.common.validation import field_errors
 from workflows.constants import Pool
+from workflows.contracts.environments import NAME_PATTERN
 from workflows.contracts.policy import (
     AgentsPolicy,
     GateKind,
@@ -72,8 +75,13 @@ def build_policy(settings: Settings, *, policy_file: Path | None = None,
                  approvers: list[str] | None = None, gate_timeout_s: float | None = None,
                  on_timeout: TimeoutAction | None = None,
                  agents: AgentFlags | None = None, memory: bool | None = None,
-                 skills: bool | None = None) -> RunPolicy:
-    """Settings first, then the policy file, then flags (each overrides the one before)."""
+                 skills: bool | None = None, environment: str | None = None,
+                 known_environments: Collection[str] | None = None) -> RunPolicy:
+    """Settings first, then the policy file, then flags (each overrides the one before).
+
+    ``environment`` (``--environment``) is the run's job environment; with
+    ``known_environments`` (the named sets this machine knows) an unknown one is refused.
+    """
     base: dict[str, Any] = {
         "max_parallel": settings.max_parallel_tasks,
         "review": ReviewPolicy(max_timeout_s=settings.job_max_timeout_s,
@@ -106,7 +114,30 @@ def build_policy(settings: Settings, *, policy_file: Path | None = None,
         policy.memory.enabled = memory
     if skills is not None:
         policy.skills.enabled = skills
+    if environment is not None:
+        policy.environment = check_environment(environment, known_environments)
+    elif policy.environment is not None and known_environments is not None:
+        check_environment(policy.environment, known_environments)
     return policy
+
+
+def check_environment(name: str, known: Collection[str] | None = None) -> str:
+    """``name`` if it is a valid environment name, and one of ``known`` when given.
+
+    Raises:
+        PolicyError: saying why not, and which names are known.
+    """
+    shown = f"{name[:40]!r}" + ("…" if len(name) > 40 else "")
+    known_text = ", ".join(sorted(known)) if known else "none"
+    if not re.fullmatch(NAME_PATTERN, name):
+        raise PolicyError(f"--environment {shown}: not an environment name (1-40 lower-case "
+                          "letters, digits, - and _, starting with a letter); known: "
+                          f"{known_text}")
+    if known is not None and name not in known:
+        raise PolicyError(f"--environment {shown}: there is no environment named so; known: "
+                          f"{known_text} (an operator adds one as <name>.txt in "
+                          "ASSAY_ENVIRONMENTS_DIR)")
+    return name
 
 
 def _agents(current: AgentsPolicy, flags: AgentFlags) -> AgentsPolicy:

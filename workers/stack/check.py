@@ -68,6 +68,7 @@ async def acheck(settings: Settings) -> list[HealthItem]:
     items.append(await postgres_item(settings))
     items.append(await asyncio.to_thread(qdrant_item, settings))
     items.append(await asyncio.to_thread(sandbox_item, settings))
+    items.append(await asyncio.to_thread(environments_item, settings))
     return items
 
 
@@ -234,3 +235,21 @@ def sandbox_item(settings: Settings) -> HealthItem:
 
     status = isolation_status(settings.sandbox_isolation)
     return HealthItem("sandbox", status.ok, status.summary)
+
+
+def environments_item(settings: Settings) -> HealthItem:
+    """Job environments: the named sets, how many are provisioned and their size, and uv."""
+    import uv
+
+    environments = settings.environments()
+    names = ", ".join(environments.catalog.names()) or "none"
+    records = environments.records()
+    size = sum(int(r.get("size", 0)) for r in records) / 2**20
+    detail = (f"named sets: {names}; {len(records)} provisioned ({size:.1f} MiB) in "
+              f"{environments.root}")
+    try:
+        found = uv.find_uv_bin()
+    except FileNotFoundError:
+        return HealthItem("environments", False, f"{detail}; uv is missing, so jobs naming an "
+                          "environment are refused: reinstall Assay (uv is a dependency)")
+    return HealthItem("environments", True, f"{detail}; uv at {found}")

@@ -12,6 +12,7 @@ from pydantic import Field
 
 from workflows.constants import Pool
 from workflows.contracts.base import StrictModel
+from workflows.contracts.environments import EnvironmentName
 
 PackageName = Annotated[str, Field(min_length=1, max_length=100,
                                    pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")]
@@ -145,4 +146,7 @@ class RunPolicy(StrictModel):
     agents: AgentsPolicy = Field(default_factory=AgentsPolicy)
     memory: MemoryPolicy = Field(default_factory=MemoryPolicy)
     skills: SkillPolicy = Field(default_factory=SkillPolicy)
+    environment: EnvironmentName | None = None
+    """The job environment of every job of the run that names none (``assay run
+    --environment``); none: such jobs run in the worker's own interpreter."""
 

@@ -75,14 +75,13 @@ class TaskCalls:
                            summary=f"Task {req.task_id} · {reviewer.name} reviews {what}")
               for reviewer in REVIEWERS)))
 
-    async def prepare(self, job: JobSpec) -> PreparedEnvironment:
-        """Resolve and provision the job's environment on the sandbox pool (heartbeating)."""
+    async def prepare(self, asked: PrepareEnvironmentInput) -> PreparedEnvironment:
+        """Resolve and provision an environment on the sandbox pool (heartbeating)."""
         return await PREPARE_ENVIRONMENT.run(
-            PrepareEnvironmentInput(environment=job.environment, requirements=job.requirements),
-            queues=self.task.queues,
+            asked, queues=self.task.queues,
             heartbeat=timedelta(seconds=max(60.0, self.task.policy.heartbeat_timeout_s)),
             summary=f"Task {self.task.decision.task_id} · prepare environment "
-                    f"{job.environment or 'for its requirements'}")
+                    f"{asked.environment or 'for its requirements'}")
 
     async def execute(self, job: JobSpec, attempt: int, *, label: str | None = None,
                       environment: PreparedEnvironment | None = None) -> ExecutionOutcome:

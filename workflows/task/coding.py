@@ -14,13 +14,16 @@ from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
     from workflows.agents.calls import AgentCalls, AgentUnavailable
-    from workflows.agents.roles import CodeRequest
+    from workflows.agents.roles import CodeRequest, EnvironmentFacts
     from workflows.catalogue import WRITE_JOB
     from workflows.constants import digest
     from workflows.contracts.plan import JobSpec
     from workflows.task.execution import Execution
     from workflows.task.phases import Phase
     from workflows.task.state import Finish, TaskState
+
+RUN_ENVIRONMENT_PATCH = "run-environment"
+"""Jobs of a run naming an environment take it; the coder is shown its packages."""
 
 
 class Coding:
@@ -36,6 +39,7 @@ class Coding:
         self.state = state
         self.agents = agents
         self.execution = execution
+        self._run_facts: EnvironmentFacts | None = None
 
     async def implement(self) -> None:
         """Settle the job to review: the plan's, a skill's or a template's, else the coder's."""
@@ -56,6 +60,7 @@ class Coding:
                                          "and no skill or coding agent supplied one; add a "
                                          "`job` to the task or configure a model")
             state.job = await self.write_job("fast")
+        state.job = self.in_run_environment(state.job)
         prov.job_source = state.job.filename or ""
         prov.job_sha256 = digest((state.job.source or "").encode())
 
@@ -72,13 +77,13 @@ class Coding:
                                   for a in task.dependency_artifacts],
             data=task.data, previous_job=state.job if mode == "deep" else None,
             feedback=feedback or [],
-            environment=await self.execution.environment() if mode == "deep" else None)
+            environment=await self._facts(mode))
         try:
             answer = await self.agents.call(WRITE_JOB, req, role="coder")
         except AgentUnavailable as err:
             raise Finish("deferred" if err.budget else "failed",
                          f"the coder wrote no job ({mode} path): {err.reason}") from err
-        job = answer.job
+        job = self.in_run_environment(answer.job)
         state.provenance.job_author = f"coder:{mode}"
         state.log.add("file_gen", "complete", agent="coder", status=f"job_written:{mode}",
                       outputs={"filename": job.filename, "sha256": digest(
@@ -86,6 +91,32 @@ class Coding:
                           job.expected_artifacts, "expected_metrics": job.expected_metrics,
                           "confidence": answer.confidence, "reasoning": answer.reasoning[:500]})
         return job
+
+    def _run_environment(self) -> str | None:
+        """The run's environment, when it names one and this history knows the patch."""
+        name = self.state.task.policy.environment
+        return name if name and workflow.patched(RUN_ENVIRONMENT_PATCH) else None
+
+    def in_run_environment(self, job: JobSpec) -> JobSpec:
+        """``job`` in the run's environment when it names none itself (else unchanged)."""
+        name = self._run_environment() if job.environment is None else None
+        return job.model_copy(update={"environment": name}) if name else job
+
+    async def _facts(self, mode: Literal["fast", "deep"]) -> EnvironmentFacts | None:
+        """What the coder is told of the job's interpreter.
+
+        In a run naming an environment: that environment's packages (prepared once, before the
+        first job is written), or, on the deep path after the job ran, the packages of the
+        environment it ran in. Otherwise the worker interpreter's, on the deep path only.
+        """
+        prepared = self.state.provenance.environment
+        ran_in_one = prepared is not None and prepared.provisioned
+        name = self._run_environment()
+        if name and not (mode == "deep" and ran_in_one):
+            if self._run_facts is None:
+                self._run_facts = await self.execution.facts_of(name)
+            return self._run_facts
+        return await self.execution.environment() if mode == "deep" else None
 
     async def rewrite(self, end: Finish, rejected: str) -> JobSpec:
         """After reflection had no patch for a rejected coded job: the deep-path coder.

@@ -13,7 +13,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.agents.debugging import relevant_facts
     from workflows.agents.roles import EnvironmentFacts
     from workflows.common.failures import root_message
-    from workflows.contracts.environments import PreparedEnvironment
+    from workflows.contracts.environments import PreparedEnvironment, PrepareEnvironmentInput
     from workflows.contracts.execution import ExecutionOutcome, Verification
     from workflows.contracts.plan import JobSpec
     from workflows.task.calls import TaskCalls
@@ -88,7 +88,8 @@ class Execution:
             return None
         state, log = self.state, self.state.log
         try:
-            prepared = await self.calls.prepare(job)
+            prepared = await self.calls.prepare(PrepareEnvironmentInput(
+                environment=job.environment, requirements=job.requirements))
         except ActivityError as err:
             reason = f"the job's environment could not be prepared: {root_message(err)}"
             log.add("error", "error", agent="sandbox", status="environment_refused",
@@ -99,6 +100,21 @@ class Execution:
                 outputs={"environment": prepared.label(), "reused": prepared.reused,
                          "install_s": prepared.install_s, "packages": prepared.pins[:100]})
         return prepared if prepared.provisioned else None
+
+    async def facts_of(self, name: str) -> EnvironmentFacts | None:
+        """The packages of the named environment ``name``, prepared now.
+
+        The job written for it then runs at once. None, the reason logged, when it cannot be
+        prepared (the job's own preparation then ends the task with that reason) or is the
+        worker's own interpreter.
+        """
+        try:
+            prepared = await self.calls.prepare(PrepareEnvironmentInput(environment=name))
+        except ActivityError as err:
+            self.state.log.add("tool_call", "error", agent="sandbox", status="probe_failed",
+                               outputs={"reason": root_message(err)})
+            return None
+        return environment_facts(prepared) if prepared.provisioned else None
 
     async def verify(self, job: JobSpec, outcome: ExecutionOutcome) -> Verification:
         """Check the evidence ``job`` left, and record the verdict."""

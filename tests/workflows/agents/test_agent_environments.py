@@ -1,4 +1,5 @@
-"""Debuggers of a job in a provisioned environment see that environment and work in it."""
+"""Jobs in a provisioned environment: the debuggers see it and work in it; a run naming one
+gives it to every job that names none, and the coder sees its packages."""
 
 from __future__ import annotations
 
@@ -7,7 +8,8 @@ from pathlib import Path
 from temporalio.testing import WorkflowEnvironment
 
 from tests.workflows.agents_fakes import FakeAgents, job, probe_environment, spend
-from tests.workflows.capture_environments import SCIENCE
+from tests.workflows.capture_environments import REFUSAL, SCIENCE, FakeEnvironments
+from tests.workflows.capture_goalenv import run_goal_environment
 from tests.workflows.harness import Harness, task
 from workflows.agents.roles import DebugAnswer
 from workflows.contracts.environments import PreparedEnvironment, PrepareEnvironmentInput
@@ -50,3 +52,50 @@ async def test_debuggers_see_the_environment_and_their_scripts_and_fixes_run_in_
     assert introspect.environment.environment == SCIENCE.label()
     assert introspect.environment.packages == {"numpy": "2.4.6", "pandas": "3.1.1",
                                                "scipy": "1.17.1"}
+
+
+async def test_a_goal_runs_jobs_in_the_runs_environment_and_shows_the_coder_its_packages(
+        time_env: WorkflowEnvironment, task_queue: str, tmp_path: Path) -> None:
+    run = await run_goal_environment(time_env, tmp_path)
+    assert run.result.status == "completed", run.result.status_reason
+    assert [t.status for t in run.result.tasks] == ["completed", "completed"]
+    # every job the coder wrote named no environment, and ran in science after preparing it
+    assert run.environments.ran_in == {"load": SCIENCE.label(), "fit": SCIENCE.label(),
+                                       "fit.diagnose": SCIENCE.label()}
+    asked = {(a.environment, tuple(a.requirements)) for a in run.environments.asked}
+    assert asked == {("science", ())}
+    coder_saw = run.agents.requests["write_job"]
+    assert coder_saw and all(r.environment is not None for r in coder_saw)
+    assert {r.environment.environment for r in coder_saw if r.environment} == {
+        SCIENCE.label()}
+    assert coder_saw[0].environment is not None
+    assert coder_saw[0].environment.packages == {"numpy": "2.4.6", "pandas": "3.1.1",
+                                                 "scipy": "1.17.1"}
+    introspect = next(r for r in run.agents.requests["debug_job"]
+                      if r.strategy == "introspect")  # the debugger shown the interpreter
+    assert introspect.environment is not None
+    assert introspect.environment.environment == SCIENCE.label()
+
+
+async def test_a_goal_without_an_environment_runs_in_the_worker_interpreter_as_before(
+        time_env: WorkflowEnvironment, task_queue: str, tmp_path: Path) -> None:
+    run = await run_goal_environment(time_env, tmp_path, environment=None)
+    assert run.result.status == "completed", run.result.status_reason
+    assert run.environments.asked == []
+    assert set(run.environments.ran_in.values()) == {"base"}
+    assert all(r.environment is None for r in run.agents.requests["write_job"])
+
+
+async def test_the_runs_environment_fills_in_only_jobs_that_name_none(
+        time_env: WorkflowEnvironment, task_queue: str, tmp_path: Path) -> None:
+    harness = Harness(time_env, task_queue, tmp_path)
+    fake = FakeEnvironments(harness)
+    harness.overrides.update({"prepare_environment": fake.prepare, "execute_job": fake.execute})
+    own = task("own")
+    own["job"]["environment"] = "nope"
+    report = await harness.run([task("plain"), own], environment="science")
+    by_id = {t.task_id: t for t in report.tasks}
+    assert by_id["plain"].status == "completed", by_id["plain"].status_reason
+    assert fake.ran_in == {"plain": SCIENCE.label()}
+    assert by_id["own"].status == "failed" and REFUSAL in by_id["own"].status_reason
+    assert [a.environment for a in fake.asked].count("nope") == 1

@@ -1,0 +1,105 @@
+"""Capture the ``goalenv`` histories: a goal run that names its job environment.
+
+Part of ``python -m tests.workflows.capture``; ``python -m tests.workflows.capture_goalenv``
+captures this scenario alone (the other saved histories stay as they are). The run's policy
+names ``science`` (``assay run GOAL --environment science``, the ``run-environment`` path):
+the planner plans two tasks, the coder is shown science's packages and writes jobs that name
+no environment, and each job gets science, is prepared (``prepare_environment``) and runs in
+it. The second task's first job crashes; the debuggers, shown science too, fix it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+from temporalio.testing import WorkflowEnvironment
+
+from tests.workflows.agents_fakes import FakeAgents, job, probe_environment, spend
+from tests.workflows.capture_environments import FakeEnvironments
+from tests.workflows.harness import Harness
+from tests.workflows.harness import capture_alone as alone
+from workflows.agents.roles import (
+    CodeAnswer,
+    CodeRequest,
+    DataFile,
+    DebugAnswer,
+    PlanDraftOutput,
+    PlannedTask,
+)
+from workflows.contracts.results import ResearchResult
+from workflows.research.workflow import ResearchWorkflow
+
+DATA = [DataFile(name="table.csv", path="/data/table.csv", sha256="a" * 64, size=10,
+                 head="x,y\n1,2\n")]
+
+
+@dataclass
+class GoalEnvRun:
+    """What the scenario's fakes saw, for the test's assertions."""
+
+    result: ResearchResult
+    agents: FakeAgents
+    environments: FakeEnvironments
+
+
+def goal_agents() -> FakeAgents:
+    """Two planned tasks; fixes for the crash the second task's first job has."""
+    fix = "# behave: ok\n# score: 0.8\nprint('fixed')\n"
+    return FakeAgents(
+        drafts=[PlanDraftOutput(tasks=[
+            PlannedTask(task_id="load", action="load", acceptance_criteria=["loaded"],
+                        inputs=["table.csv"]),
+            PlannedTask(task_id="fit", action="fit", acceptance_criteria=["fitted"],
+                        dependencies=["load"])])],
+        jobs={"fast": job("ok")},
+        fixes={s: DebugAnswer(strategy=s, job=job(code=fix), diagnosis="fixed",
+                              confidence=0.8, spend=spend("debugger"))
+               for s in ("direct", "introspect", "diagnostic")}
+        | {"diagnostic_first": DebugAnswer(strategy="diagnostic", spend=spend("debugger"),
+                                           diagnostic_job=job("diagnose"))})
+
+
+async def run_goal_environment(env: WorkflowEnvironment, root: Path, *,
+                               environment: str | None = "science") -> GoalEnvRun:
+    """The goalenv scenario (see the module's docstring); ``environment`` is the run's."""
+    agents = goal_agents()
+    coder = agents.write_job
+
+    async def write_job(req: CodeRequest) -> CodeAnswer:  # fit's first job crashes
+        answer = await coder(req)
+        crash = req.task_id == "fit" and not any(
+            r.task_id == "fit" for r in agents.requests["write_job"][:-1])
+        return answer.model_copy(update={"job": job("crash")}) if crash else answer
+
+    harness = Harness(env, f"capture-{uuid.uuid4().hex[:8]}", root,
+                      overrides={**agents.overrides(), "write_job": write_job},
+                      extra=[probe_environment])
+    fake = FakeEnvironments(harness)
+    harness.overrides.update({"prepare_environment": fake.prepare,
+                              "execute_job": fake.execute})
+    policy: dict[str, object] = {"agents": {"enabled": True}}
+    if environment is not None:
+        policy["environment"] = environment
+    req = harness.goal_request("does y grow with x?", DATA, **policy)
+    async with harness.worker():
+        result = await env.client.execute_workflow(ResearchWorkflow.run, req, id=req.run_id,
+                                                   task_queue=harness.queue)
+    return GoalEnvRun(result, agents, fake)
+
+
+async def capture_alone() -> None:
+    """Run this scenario alone and save its histories."""
+    from tests.workflows.capture import save
+
+    async def scenario(env: WorkflowEnvironment, root: Path) -> None:
+        run = await run_goal_environment(env, root)
+        await save(env, "goalenv", run.result)
+
+    await alone(scenario)
+
+
+if __name__ == "__main__":
+    asyncio.run(capture_alone())
