@@ -71,11 +71,3 @@ def test_a_runs_row_has_task_counts_duration_and_a_printable_goal() -> None:
     assert run_row(running, datetime(2026, 11, 24, 2, 0, 42, tzinfo=UTC))[1:5] == [
         "running", "-", "2026-11-24 02:00", "42 s"]
 
-
-def test_a_failed_run_does_not_read_as_all_done() -> None:
-    from workflows.runs import TaskTally
-
-    assert str(TaskTally.of(["failed"])) == "0/1 done, 1 failed"
-    assert str(TaskTally.of(["completed", "rejected", "pending", "running"])) == (
-        "1/4 done, 1 rejected")
-    assert str(TaskTally.of([])) == "0/0 done"
