@@ -7,12 +7,12 @@ pydantic contracts identically. The ``assay`` CLI is a thin shell over this clas
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Collection
-from dataclasses import dataclass, replace
+from dataclasses import replace
+from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 from temporalio.client import (
     Client,
-    WorkflowExecution,
     WorkflowExecutionStatus,
     WorkflowHandle,
     WorkflowUpdateFailedError,
@@ -22,7 +22,8 @@ from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.exceptions import WorkflowAlreadyStartedError
 from temporalio.service import RPCError, RPCStatusCode
 
-from workflows.constants import STATUS_KEY, run_workflow_id, task_workflow_id
+from workflows.common.words import plural
+from workflows.constants import run_workflow_id, task_workflow_id
 from workflows.contracts.executive import GateDecision, GateRecord
 from workflows.contracts.results import (
     ResearchInput,
@@ -32,14 +33,21 @@ from workflows.contracts.results import (
     TaskProgress,
 )
 from workflows.research.workflow import ResearchWorkflow
+from workflows.runs import (
+    PendingGate,
+    RunSummary,
+    TaskLive,
+    TaskTally,
+    finished,
+    summarize,
+    waiting_for_plan,
+)
 
 ResultT = TypeVar("ResultT")
 
 DATA_CONVERTER = pydantic_data_converter
 MAX_AGAIN = 1000
 MEMO_GOAL_CHARS = 300
-OPEN_TASKS = frozenset({"pending", "running", "failed_retry"})
-"""Task statuses of a task that has not ended."""
 SUPPLY_PLAN = "supply_plan"
 """The update that gives a goal run waiting for a plan its plan; it answers with the progress."""
 
@@ -77,55 +85,6 @@ class GateDecisionError(ValueError):
 
 class PlanSupplyError(ValueError):
     """A supplied plan was refused (the run is not waiting for one, or the plan is invalid)."""
-
-
-@dataclass(frozen=True)
-class PendingGate:
-    """A gate waiting for a person, or (``gate`` None) a goal run waiting for a plan."""
-
-    run_id: str
-    workflow_id: str
-    gate: GateRecord | None
-    approvers: tuple[str, ...] = ()
-    """Who may decide the gate (empty: anyone)."""
-
-
-@dataclass(frozen=True)
-class TaskLive:
-    """What a running task is doing now: its phase and its pending activity's heartbeat."""
-
-    task_id: str
-    phase: str
-    activity: str = ""
-    """The activity it waits on (``execute_job``...), if any."""
-    heartbeat: dict[str, Any] | None = None
-    """The activity's last heartbeat details (a job's ``elapsed_s``, ``stdout_bytes``,
-    ``last_line``), as the worker sent them: untrusted, to be shown bounded."""
-
-
-@dataclass(frozen=True)
-class RunSummary:
-    """One line of ``assay runs``: Temporal's status, Assay's own status and the goal."""
-
-    run_id: str
-    status: str
-    start_time: str
-    assay_status: str = ""
-    """The run's ``AssayStatus`` (``completed``, ``partial``, ``deferred``, ``waiting``...)."""
-    goal: str = ""
-    """The start of the goal, for goal runs."""
-    close_time: str = ""
-    """When the run ended (empty while it runs)."""
-    tasks_done: int | None = None
-    """Tasks that have ended, once known (see :meth:`AssayClient.task_counts`)."""
-    tasks_total: int | None = None
-
-    @property
-    def shown_status(self) -> str:
-        """Assay's status while the workflow runs or once it completed; else Temporal's."""
-        if self.assay_status and self.status in ("running", "completed"):
-            return self.assay_status
-        return self.status
 
 
 async def connect(address: str, namespace: str = "default") -> Client:
@@ -207,7 +166,7 @@ class AssayClient:
         """
         run = await self.describe_run(run_id)
         if run.status != "running":
-            raise GateDecisionError(_finished(f"run {run_id}", run))
+            raise GateDecisionError(finished(f"run {run_id}", run))
         target_id = (run_id if decision.task_id is None
                      else task_workflow_id(run_id, decision.task_id))
         return await self._update(
@@ -217,7 +176,7 @@ class AssayClient:
     async def _not_open(self, run_id: str, task_id: str | None) -> str:
         """Why a run's (or task's) gate cannot take a decision: it finished or never began."""
         if task_id is None:
-            return _finished(f"run {run_id}", await self.describe_run(run_id))
+            return finished(f"run {run_id}", await self.describe_run(run_id))
         try:
             task = await self.client.get_workflow_handle(
                 task_workflow_id(run_id, task_id)).describe()
@@ -226,7 +185,7 @@ class AssayClient:
                 raise
             return (f"run {run_id} has no task {task_id!r} running: it has not started, or "
                     f"the plan has no such task (see `assay status {run_id}`)")
-        return _finished(f"task {task_id!r} of run {run_id}", await _summary(task))
+        return finished(f"task {task_id!r} of run {run_id}", await summarize(task))
 
     async def supply_plan(self, run_id: str, supplied: SuppliedPlan) -> RunProgress:
         """Give a goal run that waits for a plan the plan to run.
@@ -268,7 +227,7 @@ class AssayClient:
     async def describe_run(self, run_id: str) -> RunSummary:
         """Temporal's and Assay's status of a run, and its goal."""
         await self.status(run_id)
-        return await _summary(await self.handle(run_id).describe())
+        return await summarize(await self.handle(run_id).describe())
 
     async def pending_gates(self, limit: int = 200) -> list[PendingGate]:
         """Gates waiting for a person, and goal runs waiting for a plan, across all runs."""
@@ -305,53 +264,37 @@ class AssayClient:
                 decoded = await self.client.data_converter.decode(act.heartbeat_details.payloads)
                 if decoded and isinstance(decoded[0], dict):
                     beat = {str(k): v for k, v in decoded[0].items()}  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
-            return TaskLive(task_id, progress.phase, act.activity_type.name, beat)
+            return TaskLive(task_id, progress.phase, act.activity_type.name, beat,
+                            started=_time(act.last_started_time),
+                            beat_at=_time(act.last_heartbeat_time))
         return TaskLive(task_id, progress.phase)
 
     async def task_counts(self, summary: RunSummary) -> RunSummary:
-        """``summary`` with its tasks ended and planned.
+        """``summary`` with how its tasks stand.
 
         From the result once the run completed, from its progress while it runs; unchanged
         otherwise.
         """
         if summary.status == "completed":
             result = await self.handle(summary.run_id).result()
-            total = len(result.tasks) or sum(result.task_counts.values())
-            done = total - sum(1 for t in result.tasks if t.status in OPEN_TASKS)
+            tally = (TaskTally.of(t.status for t in result.tasks) if result.tasks
+                     else TaskTally.of(s for s, n in result.task_counts.items() for _ in range(n)))
         elif summary.status == "running":
             progress = await self.progress(summary.run_id)
-            total = len(progress.order)
-            done = sum(1 for s in progress.tasks.values() if s not in OPEN_TASKS)
+            tally = TaskTally.of(progress.tasks.get(t, "pending") for t in progress.order)
         else:
             return summary
-        return replace(summary, tasks_done=done, tasks_total=total)
+        return replace(summary, tasks=tally)
 
     async def list_runs(self, query: str = 'AssayKind="run"', limit: int = 50) -> list[RunSummary]:
         """Runs matching a visibility query, newest first."""
-        return [await _summary(wf)
+        return [await summarize(wf)
                 async for wf in self.client.list_workflows(query, limit=limit)]
 
 
-async def _summary(wf: WorkflowExecution) -> RunSummary:
-    goal = await wf.memo_value("goal", "")
-    return RunSummary(run_id=wf.id, status=wf.status.name.lower() if wf.status else "unknown",
-                      start_time=wf.start_time.isoformat(),
-                      assay_status=wf.typed_search_attributes.get(STATUS_KEY) or "",
-                      goal=goal if isinstance(goal, str) else "",
-                      close_time=wf.close_time.isoformat() if wf.close_time else "")
-
-
-def waiting_for_plan(progress: RunProgress) -> bool:
-    """Whether a run's progress says it waits for a person's plan (``assay plan``).
-
-    A run that waits with no gate open and no tasks yet is a goal run waiting for a plan.
-    """
-    return progress.status == "waiting" and progress.waiting is None and not progress.order
-
-
-def _finished(what: str, summary: RunSummary) -> str:
-    return (f"{what} has finished ({summary.shown_status}); its gates are closed and take no "
-            "decision")
+def _time(stamp: Any) -> datetime | None:
+    """A protobuf timestamp as a datetime (None when unset)."""
+    return stamp.ToDatetime(tzinfo=UTC) if stamp is not None and stamp.seconds else None
 
 
 def _describe_input(req: ResearchInput) -> tuple[dict[str, Any], str]:
@@ -359,7 +302,7 @@ def _describe_input(req: ResearchInput) -> tuple[dict[str, Any], str]:
     if req.plan is not None:
         tasks = len(req.plan.decisions)
         return ({"plan": req.plan_name, "tasks": tasks},
-                f"Assay run of plan {req.plan_name} ({tasks} tasks)")
+                f"Assay run of plan {req.plan_name} ({plural(tasks, 'task')})")
     goal = (req.goal or "").strip()
     short = goal if len(goal) <= MEMO_GOAL_CHARS else goal[:MEMO_GOAL_CHARS - 1] + "…"
     first_line = short.splitlines()[0] if short else ""

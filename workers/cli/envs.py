@@ -16,6 +16,7 @@ import typer
 
 from workers.cli.common import EXIT_BAD_INPUT, fail, print_table, run_async
 from workers.settings import Settings
+from workflows.common.validation import FieldError, field_errors
 from workflows.contracts.environments import BASE, PrepareEnvironmentInput
 
 envs_app = typer.Typer(help="Job environments: list the provisioned ones, prepare one.")
@@ -58,11 +59,7 @@ def prepare(name: Annotated[str, typer.Argument(help="A named set: science, or o
     try:
         asked = PrepareEnvironmentInput(environment=name, requirements=requirement or [])
     except ValidationError as err:
-        first = err.errors()[0]
-        what = "environment name" if first["loc"][0] == "environment" else "requirement"
-        fail(f"{what} refused: {first['msg']} (a name is lower-case letters, digits, - and _, "
-             "at most 40; a requirement is a package name with optional version specifiers)",
-             EXIT_BAD_INPUT)
+        fail(_refusal(field_errors(err, most=1, plain=True)[0]), EXIT_BAD_INPUT)
     if asked.environment == BASE:
         fail("base is the worker's own interpreter; nothing to prepare", EXIT_BAD_INPUT)
     environments = Settings().environments()
@@ -74,6 +71,14 @@ def prepare(name: Annotated[str, typer.Argument(help="A named set: science, or o
            else f"installed in {prepared.install_s:g} s")
     typer.echo(f"{prepared.label()}: {len(prepared.pins)} packages, {how}")
     typer.echo("  " + " ".join(prepared.pins))
+
+
+def _refusal(error: FieldError) -> str:
+    """One clear reason: a bad name by the rule in words, a requirement by its own message."""
+    if error.where == "environment":
+        return ("environment name refused: a name is lower-case letters, digits, - and _, "
+                "starting with a letter, at most 40 characters")
+    return f"requirement refused: {error.message}"
 
 
 def _row(record: dict[str, Any]) -> list[str]:

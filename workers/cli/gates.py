@@ -61,6 +61,7 @@ def approve(
 def gates() -> None:
     """List the gates waiting for a person, and goal runs waiting for a plan, across all runs."""
     from workers.cli.show import decide_hint, plan_hint, short
+    from workflows.common.words import singular_counts
 
     async def go() -> None:
         client = await client_for(Settings())
@@ -74,7 +75,7 @@ def gates() -> None:
             task = f" --task {item.gate.task_id}" if item.gate.task_id else ""
             typer.echo(f"{item.run_id}{task} --gate {item.gate.gate}  "
                        f"(waiting since {item.gate.opened_at:%Y-%m-%d %H:%M}): "
-                       f"{short(item.gate.question)}; "
+                       f"{short(singular_counts(item.gate.question))}; "
                        + decide_hint(item.run_id, item.gate, item.approvers))
 
     run_async(go())

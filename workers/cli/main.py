@@ -6,6 +6,7 @@ import asyncio
 import os
 import sys
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Annotated
 
@@ -87,7 +88,7 @@ app.command()(plan)
 @app.command()
 def status(run_id: str,
            as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
-    """Show a run's phase, its tasks (a running job's heartbeat too) and who may decide a gate."""
+    """Show a run's phase, times and task tally, its tasks (a job's heartbeat too), who decides."""
     from workers.cli.progress import beat_text, snapshot
     from workers.cli.show import gate_line, plan_hint, short, summary_lines
     from workflows.client import waiting_for_plan
@@ -100,6 +101,12 @@ def status(run_id: str,
             return
         summary = await client.describe_run(run_id)
         typer.echo(f"run {progress.run_id}: {progress.status} (phase {progress.phase})")
+        started = datetime.fromisoformat(summary.start_time)
+        snap = await snapshot(client, run_id, started)
+        if summary.close_time:  # elapsed until it ended, not until now
+            snap = replace(snap, at=datetime.fromisoformat(summary.close_time))
+        typer.echo(f"  started {started.astimezone(UTC):%Y-%m-%d %H:%M:%S} UTC"
+                   f"{'; ended' if summary.close_time else '; now'} {snap.headline()}")
         if summary.status == "completed":
             for line in summary_lines(await client.result(run_id)):
                 typer.echo(line)
@@ -109,10 +116,9 @@ def status(run_id: str,
             typer.echo(f"  {plan_hint(run_id)}")
         if progress.waiting is not None:
             typer.echo(gate_line(run_id, progress.waiting, progress.approvers))
-        live = (await snapshot(client, run_id, datetime.now(UTC))).live
         for tid in progress.order:
-            now = live.get(tid)
-            doing = f"  {now.phase}  {beat_text(now)}".rstrip() if now else ""
+            now = snap.live.get(tid)
+            doing = f"  {now.phase}  {beat_text(now, snap.at)}".rstrip() if now else ""
             typer.echo(f"  task {tid:<8} {progress.tasks.get(tid, 'pending')}{doing}")
 
     run_async(go())

@@ -9,6 +9,7 @@ import typer
 
 from workers.cli.common import EXIT_BAD_INPUT, client_for, fail, run_async
 from workers.settings import Settings
+from workflows.common.words import plural
 
 MAX_BY_CHARS = 128
 
@@ -39,9 +40,8 @@ def plan(
             await client.supply_plan(run_id, supplied)
         except (PlanSupplyError, RunNotFoundError) as err:
             fail(f"refused: {err}", EXIT_BAD_INPUT)
-        count = len(supplied.plan.decisions)
         typer.echo(f"plan {supplied.plan_name} accepted by {run_id}: "
-                   f"{count} task{'s' if count != 1 else ''}")
+                   f"{plural(len(supplied.plan.decisions), 'task')}")
 
     run_async(go())
 

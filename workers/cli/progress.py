@@ -2,11 +2,13 @@
 
 Each second the run's progress and its running tasks (phase, and the heartbeat of the
 activity each waits on: a job's elapsed time, output size and last printed line) are read into
-a :class:`Snapshot`. Changes become timestamped lines on stderr — ``02:31:05  +1m04s  task 2:
-completed  (2/4 tasks done)`` — and, on a terminal, a rich live footer shows what runs now;
-piped, the same facts come as plain lines (a job's heartbeat at most every
-:data:`BEAT_EVERY_S` seconds). Heartbeats come from jobs, so their text is shown bounded and
-reduced to printable characters.
+a :class:`Snapshot`. Changes become timestamped lines on stderr — ``02:31:05  +1 min 04 s
+task 2: completed``, then once per poll ``tasks 2/4 done, 1 failed`` — and, on a terminal, a
+rich live footer shows what runs now; piped, the same facts come as plain lines (a job's
+heartbeat once its job first prints a line, then at most every :data:`BEAT_EVERY_S` seconds).
+A job's elapsed time is counted here from its activity's start, and its last printed line is
+shown with how old it is: the server keeps a heartbeat only every 0.8 x the heartbeat timeout.
+Heartbeats come from jobs, so their text is shown bounded and reduced to printable characters.
 """
 
 from __future__ import annotations
@@ -20,9 +22,10 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from activities.events.format import short
-from workers.cli.show import decide_hint, plan_hint, span
-from workflows.client import OPEN_TASKS, TaskLive, waiting_for_plan
+from activities.reports.numbers import byte_size, duration
+from workers.cli.show import decide_hint, plan_hint
 from workflows.contracts.results import ResearchResult, RunProgress
+from workflows.runs import TaskLive, TaskTally, waiting_for_plan
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -30,8 +33,8 @@ if TYPE_CHECKING:
     from workflows.client import AssayClient
 
 BEAT_EVERY_S = 10.0
-"""Plain lines show one task's heartbeat at most this often (and as soon as its job first
-prints a line)."""
+"""Plain lines show a task's heartbeat as soon as its job first prints a line (or this long
+after it was first seen without one), then at most this often."""
 LAST_LINE_CHARS = 200
 """The most of a job's last printed line shown."""
 TICK_S = 1.0
@@ -45,32 +48,34 @@ def clock(at: datetime) -> str:
     return at.astimezone(UTC).strftime("%H:%M:%S")
 
 
-def size(count: float) -> str:
-    """A byte count as ``812 B``, ``4.1 KB`` or ``3.2 MB``."""
-    for unit in ("B", "KB", "MB"):
-        if count < 1024 or unit == "MB":
-            return f"{count:.0f} {unit}" if unit == "B" else f"{count:.1f} {unit}"
-        count /= 1024
-    raise AssertionError("unreachable")
-
-
 def _number(beat: Mapping[str, Any], key: str) -> float | None:
     value = beat.get(key)
     return float(value) if isinstance(value, int | float) and value >= 0 else None
 
 
-def beat_text(live: TaskLive) -> str:
-    """What a task's pending activity last said: ``execute_job 12s, 4.1 KB out | epoch 3``."""
+def beat_text(live: TaskLive, now: datetime | None = None) -> str:
+    """What a task's pending activity does, e.g. ``execute_job 12 s, 4.1 KiB out``.
+
+    Then its job's last printed line and how old it is: ``; last output 8 s ago: epoch 3``.
+    The elapsed time runs from the activity's start to ``now`` (the job's own figure when the
+    start is unknown); the last line's age is counted from the heartbeat that carried it.
+    """
     parts = [short(live.activity, 40)] if live.activity else []
     beat = live.heartbeat or {}
-    if (elapsed := _number(beat, "elapsed_s")) is not None:
-        parts.append(span(elapsed))
+    elapsed = _number(beat, "elapsed_s")
+    if now is not None and live.started is not None:
+        elapsed = (now - live.started).total_seconds()
+    if elapsed is not None:
+        parts.append(duration(elapsed, whole=True))
     if (out := _number(beat, "stdout_bytes")) is not None:
-        parts[-1:] = [f"{parts[-1]}, {size(out)} out"] if parts else [f"{size(out)} out"]
+        parts[-1:] = ([f"{parts[-1]}, {byte_size(out)} out"] if parts
+                      else [f"{byte_size(out)} out"])
     text = " ".join(parts)
     line = beat.get("last_line")
     if isinstance(line, str) and (shown := short(ESCAPES.sub("", line), LAST_LINE_CHARS)):
-        text += f" | {shown}"
+        age = ("" if now is None or live.beat_at is None
+               else f" {duration((now - live.beat_at).total_seconds(), whole=True)} ago")
+        text += f"; last output{age}: {shown}"
     return text
 
 
@@ -86,23 +91,22 @@ class Snapshot:
     @property
     def stamp(self) -> str:
         """``HH:MM:SS  +elapsed``."""
-        return f"{clock(self.at)}  +{span((self.at - self.started).total_seconds())}"
+        return (f"{clock(self.at)}  "
+                f"+{duration((self.at - self.started).total_seconds(), whole=True)}")
 
-    def counts(self) -> tuple[int, int]:
-        """Tasks ended and tasks planned."""
-        statuses = [self.progress.tasks.get(t, "pending") for t in self.progress.order]
-        return sum(1 for s in statuses if s not in OPEN_TASKS), len(statuses)
+    def tally(self) -> TaskTally:
+        """How the planned tasks stand: completed, ended otherwise, planned."""
+        return TaskTally.of(self.progress.tasks.get(t, "pending") for t in self.progress.order)
 
     def headline(self) -> str:
-        """Time, elapsed, ``k/n tasks done`` and the running tasks' phases."""
+        """Time, elapsed, ``tasks k/n done, m failed`` and the running tasks' phases."""
         progress = self.progress
-        done, total = self.counts()
-        if not total:
+        tally = self.tally()
+        if not tally.total:
             return f"{self.stamp}  phase {progress.phase} ({progress.status})"
         running = ", ".join(f"{tid} {self.live[tid].phase if tid in self.live else 'running'}"
                             for tid in progress.order if progress.tasks.get(tid) == "running")
-        return (f"{self.stamp}  {done}/{total} tasks done"
-                + (f"  running: {running}" if running else ""))
+        return f"{self.stamp}  tasks {tally}" + (f"  running: {running}" if running else "")
 
 
 def hint(snap: Snapshot) -> str | None:
@@ -126,26 +130,25 @@ class Changes:
     _statuses: dict[str, str] = field(default_factory=dict[str, str])
     _phases: dict[str, str] = field(default_factory=dict[str, str])
     _beats: dict[str, tuple[str, datetime]] = field(default_factory=dict[str, tuple[str, datetime]])
+    _seen: dict[str, datetime] = field(default_factory=dict[str, datetime])
     _hints: set[str] = field(default_factory=set[str])
 
     def lines(self, snap: Snapshot) -> list[str]:
-        """The new facts in ``snap``: run phase, task statuses and phases, hints, beats."""
-        out: list[str] = []
+        """The new facts in ``snap``: run phase, task statuses and phases, hints, beats.
+
+        Task changes come first and, when there are any, the tasks' tally once after them; a
+        run's final phase comes after its tasks' last changes.
+        """
         progress = snap.progress
-        if progress.phase != self._phase:
-            self._phase = progress.phase
-            out.append(f"{snap.stamp}  run: {progress.phase} ({progress.status})")
-        done, total = snap.counts()
-        for tid in progress.order:
-            status = progress.tasks.get(tid, "pending")
-            phase = snap.live[tid].phase if tid in snap.live else ""
-            if tid not in self._statuses and status == "pending":  # all start so: no news
-                self._statuses[tid] = status
-                continue
-            if self._statuses.get(tid) != status or (phase and self._phases.get(tid) != phase):
-                self._statuses[tid], self._phases[tid] = status, phase
-                shown = f"{status} ({phase})" if phase and status == "running" else status
-                out.append(f"{snap.stamp}  task {tid}: {shown}  ({done}/{total} tasks done)")
+        run: list[str] = []
+        phase = progress.phase + (f" ({progress.status})" if progress.phase == "done" else "")
+        if phase != self._phase:  # once done, its final status is news too
+            self._phase = phase
+            run.append(f"{snap.stamp}  run: {progress.phase} ({progress.status})")
+        tasks = self._task_lines(snap)
+        if tasks:
+            tasks.append(f"{snap.stamp}  tasks {snap.tally()}")
+        out = [*tasks, *run] if progress.phase == "done" else [*run, *tasks]
         if (text := hint(snap)) is not None and text not in self._hints:
             self._hints.add(text)
             out.append(text)
@@ -153,16 +156,35 @@ class Changes:
             out.extend(self._beat_lines(snap))
         return out
 
+    def _task_lines(self, snap: Snapshot) -> list[str]:
+        out: list[str] = []
+        progress = snap.progress
+        for tid in progress.order:
+            status = progress.tasks.get(tid, "pending")
+            phase = snap.live[tid].phase if tid in snap.live else ""
+            if phase == "done":  # a task about to report its end: its status says it
+                phase = self._phases.get(tid, "")
+            if tid not in self._statuses and status == "pending":  # all start so: no news
+                self._statuses[tid] = status
+                continue
+            if self._statuses.get(tid) != status or (phase and self._phases.get(tid) != phase):
+                self._statuses[tid], self._phases[tid] = status, phase
+                shown = f"{status} ({phase})" if phase and status == "running" else status
+                out.append(f"{snap.stamp}  task {tid}: {shown}")
+        return out
+
     def _beat_lines(self, snap: Snapshot) -> list[str]:
         out: list[str] = []
         for tid, live in snap.live.items():
             if not live.heartbeat:
                 continue
-            text = beat_text(live)
+            text = beat_text(live, snap.at)
+            first_seen = self._seen.setdefault(tid, snap.at)
             last = self._beats.get(tid)
-            first_line = last is not None and " | " in text and " | " not in last[0]
-            if last is None or first_line or (
-                    text != last[0] and (snap.at - last[1]).total_seconds() >= BEAT_EVERY_S):
+            since = (snap.at - (last[1] if last else first_seen)).total_seconds()
+            printed = "; last output" in text
+            first_line = printed and (last is None or "; last output" not in last[0])
+            if first_line or (text != (last[0] if last else "") and since >= BEAT_EVERY_S):
                 self._beats[tid] = (text, snap.at)
                 out.append(f"{snap.stamp}  task {tid}: {text}")
         return out
@@ -170,7 +192,7 @@ class Changes:
 
 def footer(snap: Snapshot) -> list[str]:
     """The live footer on a terminal: the headline, then each running task's heartbeat."""
-    return [snap.headline(), *(f"  task {tid}: {live.phase}  {beat_text(live)}".rstrip()
+    return [snap.headline(), *(f"  task {tid}: {live.phase}  {beat_text(live, snap.at)}".rstrip()
                                for tid, live in snap.live.items())]
 
 

@@ -12,7 +12,9 @@ from pathlib import Path
 
 from activities.events.format import short as printable_short
 from activities.reports.markdown import describe_spend
+from activities.reports.numbers import duration
 from workflows.client import RunSummary
+from workflows.common.words import plural
 from workflows.contracts.executive import GateRecord
 from workflows.contracts.results import ResearchResult, RunReport, TaskResult
 
@@ -22,16 +24,6 @@ SHORT_CHARS = 200
 def short(text: str, limit: int = SHORT_CHARS) -> str:
     """``text`` on one line, cut to ``limit`` characters with an ellipsis."""
     return printable_short(text, limit)
-
-
-def span(seconds: float) -> str:
-    """A duration as ``42s``, ``3m05s`` or ``2h07m``."""
-    whole = max(int(seconds), 0)
-    if whole < 60:
-        return f"{whole}s"
-    if whole < 3600:
-        return f"{whole // 60}m{whole % 60:02d}s"
-    return f"{whole // 3600}h{whole % 3600 // 60:02d}m"
 
 
 def summary_lines(result: ResearchResult) -> list[str]:
@@ -67,8 +59,8 @@ def gate_line(run_id: str, gate: GateRecord, approvers: Sequence[str]) -> str:
 
     It also says how many decisions the gate refused so far.
     """
-    refused = (f"; {gate.refused_count} decision{'s' if gate.refused_count != 1 else ''} "
-               "refused" if gate.refused_count else "")
+    refused = (f"; {plural(gate.refused_count, 'decision')} refused"
+               if gate.refused_count else "")
     return (f"  waiting at the {gate.gate} gate since {gate.opened_at:%Y-%m-%d %H:%M}{refused}; "
             + decide_hint(run_id, gate, approvers))
 
@@ -117,11 +109,13 @@ def outline_report(result: ResearchResult) -> RunReport:
 
 
 def run_row(summary: RunSummary, now: datetime) -> list[str]:
-    """One row of ``assay runs``: id, status, tasks done/planned, start, duration, goal."""
+    """One row of ``assay runs``: id, status, tasks, start, duration, goal.
+
+    Tasks read ``1/2 done, 1 failed``: completed of planned, then those that ended otherwise.
+    """
     started = datetime.fromisoformat(summary.start_time)
     ended = datetime.fromisoformat(summary.close_time) if summary.close_time else now
-    tasks = (f"{summary.tasks_done}/{summary.tasks_total}"
-             if summary.tasks_total is not None else "-")
-    return [summary.run_id, summary.shown_status, tasks,
+    return [summary.run_id, summary.shown_status,
+            str(summary.tasks) if summary.tasks is not None else "-",
             started.astimezone(UTC).strftime("%Y-%m-%d %H:%M"),
-            span((ended - started).total_seconds()), short(summary.goal, 60)]
+            duration((ended - started).total_seconds(), whole=True), short(summary.goal, 60)]

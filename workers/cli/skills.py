@@ -28,6 +28,7 @@ from workers.cli.common import (
     with_database,
 )
 from workers.settings import Settings
+from workflows.common.words import plural
 from workflows.contracts.plan import Scalar
 from workflows.contracts.policy import SkillPolicy
 from workflows.library.formulas import match_confidence, utility
@@ -76,11 +77,6 @@ def chosen_statuses(given: Sequence[str] | None, show_all: bool) -> tuple[SkillS
     if unknown:
         fail(f"unknown status {', '.join(unknown)}: use {', '.join(STATUSES)}", EXIT_BAD_INPUT)
     return tuple(s for s in STATUSES if s in given)
-
-
-def plural(n: int, word: str) -> str:
-    """``1 skill``, ``2 skills``."""
-    return f"{n} {word}{'' if n == 1 else 's'}"
 
 
 # --- showing one skill ---------------------------------------------------------------------

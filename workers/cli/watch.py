@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, cast
 from activities.events.format import short
 from workers.cli.progress import clock
 from workflows.common.bounds import clip
+from workflows.common.words import plural, singular_counts
 from workflows.contracts.executive import REFUSAL_CHARS, GateRecord
 
 if TYPE_CHECKING:
@@ -49,14 +50,25 @@ def _with(text: str, detail: str) -> str:
     return f"{text}: {detail}" if detail else text
 
 
+def _count(value: Any, word: str) -> str:
+    """``1 task``, ``3 tasks``; ``? tasks`` when the event holds no count."""
+    return plural(value, word) if isinstance(value, int) and not isinstance(value, bool) \
+        else f"? {word}s"
+
+
+def refused_text(who: str, reason: str) -> str:
+    """A refused gate decision, the same from its event and from the run's query."""
+    return _with(f"a decision by {who} was refused", reason)
+
+
 def _checkpoint(ev: EventRecord) -> str:
     out, inp = ev.outputs, ev.inputs
     phrases = {
-        "planned": lambda: f"planned {out.get('tasks', '?')} tasks",
+        "planned": lambda: f"planned {_count(out.get('tasks'), 'task')}",
         "awaiting_plan": lambda: _with("waits for a plan (assay plan RUN PLAN.json)",
                                        _text(out, "reason")),
         "no_plan": lambda: _with("the planner made no plan", _text(out, "reason")),
-        "plan_supplied": lambda: (f"plan {_text(inp, 'plan')} ({inp.get('tasks', '?')} tasks) "
+        "plan_supplied": lambda: (f"plan {_text(inp, 'plan')} ({_count(inp.get('tasks'), 'task')}) "
                                   f"supplied by {short(ev.agent_name.removeprefix('person:'))}"),
         "plan_from_skill": lambda: "a skill from the library supplied the plan",
     }
@@ -79,7 +91,7 @@ def _approval(ev: EventRecord) -> str:
         by = ", ".join(short(a, 60) for a in approvers[:10]) or "anyone"
         return f"the {gate} gate waits for a decision by {by}"
     if ev.status == "refused":
-        return _with(f"a decision by {who} was refused", _text(out, "reason"))
+        return refused_text(who, _text(out, "reason"))
     if ev.status == "timed_out":
         return f"the {gate} gate timed out ({_text(out, 'action')})"
     return _with(f"the {gate} gate was {short(ev.status, 20)} by {who}", _text(out, "comment"))
@@ -111,7 +123,14 @@ def _file(ev: EventRecord) -> str:
 
 
 def describe(ev: EventRecord) -> str:
-    """An event in words: what happened, who did it and why."""
+    """An event in words: what happened, who did it and why.
+
+    Counts of one in text the workflow wrote (``1 tasks``) read singular.
+    """
+    return singular_counts(_describe(ev))
+
+
+def _describe(ev: EventRecord) -> str:
     by_type: dict[str, Callable[[EventRecord], str]] = {
         "checkpoint": _checkpoint, "approval": _approval, "code_exec": _job,
         "handoff": _handoff, "file_gen": _file}
@@ -151,8 +170,13 @@ def watch_json(stored: StoredEvent) -> str:
 
 
 def refusal_line(node_id: str, refusal: str) -> str:
-    """A gate refusal seen through the run's query, before its event is written."""
-    return f"{where(node_id):<10}  a decision was refused: {short(refusal, REFUSAL_CHARS)}"
+    """A gate refusal seen through the run's query, before its event is written.
+
+    The query keeps it as ``who: reason``; it reads as the refusal's event does.
+    """
+    who, sep, reason = short(refusal, REFUSAL_CHARS).partition(": ")
+    text = refused_text(who, reason) if sep else f"a decision was refused: {who}"
+    return f"{where(node_id):<10}  {text}"
 
 
 @dataclass

@@ -29,14 +29,21 @@ def field_path(loc: Sequence[int | str], *, whole: str) -> str:
     return ".".join(str(part) for part in loc) or whole
 
 
+VALUE_ERROR = "Value error, "
+"""What pydantic puts before the message of a validator's own ``ValueError``."""
+
+
 def field_errors(err: ValidationError, *, whole: str = "value",
-                 most: int | None = None) -> list[FieldError]:
+                 most: int | None = None, plain: bool = False) -> list[FieldError]:
     """The first ``most`` errors of ``err`` (all of them by default), in pydantic's order.
 
     Args:
         err: what pydantic raised.
         whole: the name of an error about the value as a whole rather than one field.
         most: how many errors to keep.
+        plain: drop pydantic's ``Value error, `` before a validator's own message (for a
+            person reading it; workflows keep the text they always wrote).
     """
-    return [FieldError(field_path(e["loc"], whole=whole), e["msg"])
+    return [FieldError(field_path(e["loc"], whole=whole),
+                       e["msg"].removeprefix(VALUE_ERROR) if plain else e["msg"])
             for e in err.errors()[:most]]

@@ -1,4 +1,4 @@
-"""Words and slugs: how Assay cuts names and matchable words out of free text.
+"""Words and slugs: how Assay cuts names and matchable words out of free text, and counts nouns.
 
 Run IDs are cut from plan names, goal runs are named after the goal, task types after the
 action and skills after task types; the skill index matches a goal on its significant
@@ -104,3 +104,18 @@ def stem(word: str) -> str:
 def word_stems(text: str) -> set[str]:
     """The stems of the words of ``text`` (:func:`slug_words`, then :func:`stem`)."""
     return {stem(w) for w in slug_words(text)}
+
+
+def plural(n: int, word: str, many: str = "") -> str:
+    """``1 task``, ``2 tasks`` (``many`` when the plural is not ``word`` + s)."""
+    return f"{n} {word if n == 1 else many or word + 's'}"
+
+
+COUNTED = re.compile(r"\b1 (task|decision|skill|job)s\b")
+"""A count of one with a plural noun, in text written before :func:`plural` (stored events,
+gate questions): :func:`singular_counts` mends it when the text is shown."""
+
+
+def singular_counts(text: str) -> str:
+    """``run plan p (1 tasks)?`` as ``run plan p (1 task)?``."""
+    return COUNTED.sub(r"1 \1", text)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 
+from activities.reports.numbers import byte_size
 from activities.review.safety.calls import Scan
 from activities.review.safety.rules import ALLOCATORS
 
@@ -62,15 +63,6 @@ def report_allocation(scan: Scan, node: ast.AST, size: int | None) -> None:
     if line is not None:
         scan.alloc_lines.add(line)
     scan.warn("bounded_resources", "huge_allocation",
-              f"allocates about {_human(size)} in one expression, more than the job's memory "
+              f"allocates about {byte_size(size)} in one expression, more than the job's memory "
               f"limit of {scan.memory_bytes >> 20} MiB", node)
 
-
-def _human(size: int) -> str:
-    units = ("B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB")
-    value, unit = float(size), units[0]
-    for unit in units:
-        if value < 1024 or unit == units[-1]:
-            break
-        value /= 1024
-    return f"{value:.3g} {unit}" if value < 1e6 else f"more than 10**{len(str(size)) - 1} B"

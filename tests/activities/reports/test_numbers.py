@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from activities.reports.numbers import duration, number, value
+from activities.reports.numbers import byte_size, duration, number, value
 
 
 @pytest.mark.parametrize(("raw", "shown"), [
@@ -40,3 +40,14 @@ def test_values_format_every_number_inside_them(raw: Any, shown: str) -> None:
 ])
 def test_durations_read_in_the_unit_that_fits(seconds: float, shown: str) -> None:
     assert duration(seconds) == shown
+
+
+def test_byte_counts_read_in_binary_units() -> None:
+    assert [byte_size(n) for n in (0, 812, 1024, 4200, 3_400_000, 2**40, 10**30)] == [
+        "0 B", "812 B", "1 KiB", "4.1 KiB", "3.24 MiB", "1 TiB", "more than 10**30 B"]
+
+
+def test_a_live_duration_is_whole_seconds_under_a_minute() -> None:
+    assert [duration(s, whole=True) for s in (0.4, 12.7, 59.4, 64, -3)] == [
+        "0 s", "12 s", "59 s", "1 min 04 s", "0 s"]
+    assert duration(12.7) == "12.7 s"  # the report keeps its tenth

@@ -153,6 +153,11 @@ def test_allocation_within_the_memory_limit_is_fine() -> None:
     assert found(review("b = bytearray(2**30)\n", memory_mb=512), "huge_allocation").line == 1
 
 
+def test_a_huge_allocation_is_sized_in_binary_units() -> None:
+    message = found(review("s = ' ' * 2**40\n"), "huge_allocation").message
+    assert message.startswith("allocates about 1 TiB in one expression"), message
+
+
 ORDINARY = '''"""Ordinary analysis: reads inputs and dependency artifacts, writes its outputs."""
 import argparse, json, logging, os, re, tempfile
 from pathlib import Path

@@ -190,7 +190,8 @@ async def test_a_goal_with_no_model_ends_deferred_and_says_why(served: dict[str,
     code, out, _ = await cli(served, "report", run_id)
     assert code == 0 and "## Goal" in out and "**deferred**" in out
     code, out, _ = await cli(served, "status", run_id)
-    assert code == 0 and out.startswith(f"run {run_id}: deferred (phase done)\n  reason: ")
+    assert code == 0 and out.startswith(f"run {run_id}: deferred (phase done)\n  started ")
+    assert "; ended " in out.splitlines()[1] and out.splitlines()[2].startswith("  reason: ")
 
 
 async def test_a_goal_run_waits_for_a_plan_from_the_cli(served: dict[str, str],

@@ -53,3 +53,21 @@ def test_bad_names_and_requirements_exit_2_with_the_reason(offline: Path, args: 
     result = runner.invoke(app, args)
     assert result.exit_code == 2, result.output
     assert words in result.output
+
+
+@pytest.mark.parametrize(("args", "reason"), [
+    (["envs", "prepare", "tiny", "-r", "pkg @ https://x/y.whl"],
+     "requirement refused: requirement 'pkg @ https://x/y.whl' names a direct URL; only package "
+     "names with version specifiers are allowed (packages come from the configured index or "
+     "wheelhouse)"),
+    (["envs", "prepare", "Bad Name"],
+     "environment name refused: a name is lower-case letters, digits, - and _, starting with a "
+     "letter, at most 40 characters"),
+    (["envs", "prepare", "a" * 41], "environment name refused: a name is lower-case letters"),
+])
+def test_a_refusal_gives_one_clear_reason(offline: Path, args: list[str], reason: str) -> None:
+    result = runner.invoke(app, args)
+    assert result.exit_code == 2, result.output
+    assert reason in " ".join(result.output.split())
+    assert "Value error" not in result.output and "^[a-z]" not in result.output
+    assert result.output.count("refused") == 1  # one reason, no unrelated hint after it

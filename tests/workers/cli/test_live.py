@@ -53,20 +53,27 @@ async def test_wait_and_status_show_counts_phases_and_the_jobs_heartbeat(
             return False
         run_id = mine[0]
         code, out, _ = await cli(served, "status", run_id)
-        return code == 0 and "execute_job" in out and "| epoch" in out
+        return code == 0 and "execute_job" in out and "last output" in out
 
     await wait_for(beating, timeout=60, what="the job's heartbeat in `assay status`", every=0.5)
     _, out, _ = await cli(served, "status", run_id)
     line = next(line for line in out.splitlines() if "task train" in line)
-    assert "running  execute  execute_job" in line and " out | epoch " in line, line
+    assert "running  execute  execute_job" in line and " out; last output " in line, line
+    assert " s ago: epoch " in line or " min " in line, line  # how old the line shown is
+    times = out.splitlines()[1]  # start, elapsed and the tally, as --wait's headline says them
+    assert times.startswith("  started 20") and " UTC; now " in times, times
+    assert "tasks 0/1 done  running: train execute" in times, times
     assert "\x1b" not in out  # a job's escapes never reach the terminal
     code, out, err = await waiting
     assert code == 0, err
     assert out.startswith(f"run {run_id}: completed")
     stamped = [line for line in err.splitlines() if line[:2].isdigit() and line[2] == ":"]
-    assert any("task train: running (execute)  (0/1 tasks done)" in line for line in stamped)
-    assert any("task train: completed  (1/1 tasks done)" in line for line in stamped)
-    assert any("task train: execute_job" in line and "| epoch" in line for line in stamped)
+    assert any(line.endswith("task train: running (execute)") for line in stamped)
+    assert any(line.endswith("task train: completed") for line in stamped)
+    assert any(line.endswith("tasks 1/1 done") for line in stamped)
+    assert stamped[-1].endswith("run: done (completed)")  # after its tasks' last lines
+    beats = [line for line in stamped if "task train: execute_job" in line]
+    assert beats and all("; last output" in line for line in beats)  # the first one too
     assert all("  +" in line for line in stamped)  # elapsed time on every line
     assert "\x1b" not in err
 
@@ -104,7 +111,7 @@ async def test_gates_and_status_name_who_decides_and_list_runs_waiting_for_a_pla
     header = out.splitlines()[0].split()
     assert code == 0 and header == ["RUN", "STATUS", "TASKS", "STARTED", "DURATION", "GOAL"]
     row = next(line.split() for line in out.splitlines() if line.startswith(gated))
-    assert row[1:3] == ["waiting", "0/4"]
+    assert row[1:4] == ["waiting", "0/4", "done"]
     for run_id in (gated, planless):
         await served_client_cancel(served, run_id)
 
@@ -137,7 +144,7 @@ async def test_watch_prints_readable_lines_and_a_refusal_when_it_is_made(
     await asyncio.wait_for(until("the plan gate waits for a decision by ada"), timeout=60)
     code, _, err = await cli(served, "approve", run_id, "--gate", "plan", "--by", "eve")
     assert code == 1 and "'eve' may not decide" in err
-    await asyncio.wait_for(until("a decision was refused: eve: 'eve' may not decide"),
+    await asyncio.wait_for(until("a decision by eve was refused: 'eve' may not decide"),
                            timeout=30)
     _, status, _ = await cli(served, "status", run_id)
     assert "waiting at the plan gate" in status  # shown before the run took another step

@@ -56,14 +56,18 @@ def test_a_result_without_its_task_list_prints_the_counts(tmp_path: Path) -> Non
 def test_a_runs_row_has_task_counts_duration_and_a_printable_goal() -> None:
     from workers.cli.show import run_row
     from workflows.client import RunSummary
+    from workflows.runs import TaskTally
 
+    tally = TaskTally.of(["completed", "completed", "failed_final", "completed"])
     ended = RunSummary(run_id="assay-run-p-1", status="completed", assay_status="partial",
                        start_time="2026-11-24T02:00:00+00:00",
-                       close_time="2026-11-24T02:03:05+00:00", tasks_done=3, tasks_total=4,
+                       close_time="2026-11-24T02:03:05+00:00", tasks=tally,
                        goal="\x1b[2JDo petals\ndiffer? " + "x" * 100)
     row = run_row(ended, datetime(2026, 11, 24, 9, 0, tzinfo=UTC))
-    assert row[:5] == ["assay-run-p-1", "partial", "3/4", "2026-11-24 02:00", "3m05s"]
+    assert row[:5] == ["assay-run-p-1", "partial", "3/4 done, 1 failed", "2026-11-24 02:00",
+                       "3 min 05 s"]
     assert "\x1b" not in row[5] and "\n" not in row[5] and len(row[5]) == 60
     running = RunSummary(run_id="r", status="running", start_time="2026-11-24T02:00:00+00:00")
     assert run_row(running, datetime(2026, 11, 24, 2, 0, 42, tzinfo=UTC))[1:5] == [
-        "running", "-", "2026-11-24 02:00", "42s"]
+        "running", "-", "2026-11-24 02:00", "42 s"]
+

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from activities.events.schema import StoredEvent
-from workers.cli.watch import Refusals, describe, watch_json, watch_line
+from workers.cli.watch import Refusals, describe, refusal_line, watch_json, watch_line
 from workflows.common.bounds import clip
 from workflows.contracts.execution import EventRecord
 from workflows.contracts.executive import REFUSAL_CHARS, GateRecord
@@ -28,6 +28,13 @@ def event(event_type: str, subtype: str = "info", *, seq: int = 1, node: str = "
 @pytest.mark.parametrize(("stored", "text"), [
     (event("checkpoint", "start", inputs={"plan": "iris"}), "started: iris"),
     (event("checkpoint", status="planned", outputs={"tasks": 4}), "planned 4 tasks"),
+    (event("checkpoint", status="planned", outputs={"tasks": 1}), "planned 1 task"),
+    (event("checkpoint", status="planned", outputs={"tasks": "many"}), "planned ? tasks"),
+    (event("checkpoint", status="plan_supplied", agent_name="ada",
+           inputs={"plan": "p", "tasks": 1}), "plan p (1 task) supplied by ada"),
+    (event("error", "error", agent_name="x", status="bad",
+           outputs={"reason": "run plan p (1 tasks)? not 11 tasks"}),
+     "error: x bad: run plan p (1 task)? not 11 tasks"),
     (event("checkpoint", status="plan_supplied", agent_name="person:ada",
            inputs={"plan": "p", "tasks": 2}), "plan p (2 tasks) supplied by ada"),
     (event("checkpoint", "complete", status="partial", outputs={"reason": "1 failed"}),
@@ -98,3 +105,13 @@ def test_a_refusal_seen_through_the_query_is_not_shown_again_as_its_event() -> N
                                         refused=[clip(f"bob: {long}", REFUSAL_CHARS)]))
     assert refusals.seen(event("approval", "error", node="2", agent_name="bob",
                                status="refused", outputs={"reason": long}))
+
+
+def test_a_refusal_reads_the_same_from_the_query_and_from_its_event() -> None:
+    from_event = describe(event("approval", "error", agent_name="mallory", status="refused",
+                                outputs={"reason": "'mallory' may not decide"}).event)
+    from_query = refusal_line("run", "mallory: 'mallory' may not decide")
+    assert from_query == f"run         {from_event}"
+    assert from_event == "a decision by mallory was refused: 'mallory' may not decide"
+    assert refusal_line("2", "no reason given") == (
+        "task 2      a decision was refused: no reason given")

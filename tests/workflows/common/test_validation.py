@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, ValidationError, field_validator
 
 from workflows.common.validation import FieldError, field_errors, field_path
 
@@ -43,3 +43,23 @@ def test_most_keeps_the_first_errors_and_whole_names_the_value_itself() -> None:
         FieldError("items.0.name", "Field required")]
     assert field_errors(refusal(3), whole="(box)") == [
         FieldError("(box)", "Input should be a valid dictionary or instance of Box")]
+
+
+class Named(BaseModel):
+    name: str
+
+    @field_validator("name")
+    @classmethod
+    def _short(cls, text: str) -> str:
+        if len(text) > 3:
+            raise ValueError(f"name {text!r} is longer than 3 characters")
+        return text
+
+
+def test_plain_drops_pydantics_prefix_before_a_validators_own_message() -> None:
+    with pytest.raises(ValidationError) as caught:
+        Named(name="abcd")
+    assert field_errors(caught.value) == [
+        FieldError("name", "Value error, name 'abcd' is longer than 3 characters")]
+    assert field_errors(caught.value, plain=True) == [
+        FieldError("name", "name 'abcd' is longer than 3 characters")]

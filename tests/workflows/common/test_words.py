@@ -7,6 +7,8 @@ import pytest
 from workflows.common.words import (
     STOP_WORDS,
     TASK_TYPE_STOP_WORDS,
+    plural,
+    singular_counts,
     slug,
     slug_words,
     stem,
@@ -77,3 +79,14 @@ def test_short_words_and_words_without_a_vowel_left_stay_whole() -> None:
 def test_word_stems_are_the_stems_of_the_slug_words() -> None:
     assert word_stems("Does Y depend LINEARLY on x?") == {"doe", "y", "depend", "linear", "on",
                                                            "x"}
+
+
+def test_counts_read_singular_or_plural() -> None:
+    assert [plural(n, "task") for n in (0, 1, 2)] == ["0 tasks", "1 task", "2 tasks"]
+    assert plural(1, "entry", "entries") == "1 entry" and plural(3, "entry", "entries") == (
+        "3 entries")
+
+
+def test_text_written_with_a_plural_count_of_one_is_mended_when_shown() -> None:
+    assert singular_counts("run plan p (1 tasks)?") == "run plan p (1 task)?"
+    assert singular_counts("11 tasks, 21 decisions, 1 skills") == "11 tasks, 21 decisions, 1 skill"
