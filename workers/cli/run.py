@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -101,6 +102,8 @@ def run(
         req = build_request(target, data or [], settings, policy)
     except (PlanFileError, PolicyError, GoalError) as err:
         fail(str(err), EXIT_BAD_INPUT)
+    if note := unknown_environments_note(req, settings.environments().catalog.names()):
+        typer.echo(note, err=True)
     if req.plan is None and not req.policy.agents.enabled:
         typer.echo(no_model_note(req.policy.agents, switched_off=agents is False), err=True)
     run_async(_start(settings, req, again=again, wait=wait, as_json=as_json))
@@ -130,6 +133,23 @@ def build_request(target: str, data: list[Path], settings: Settings,
                         f"({Path(target) / 'pending_actions.json'}) or a goal in words")
     return load_goal(target, data, max_bytes=settings.max_plan_bytes, policy=policy,
                      queues=queues, store=store)
+
+
+def unknown_environments_note(req: ResearchInput, known: Collection[str]) -> str:
+    """A note naming the plan's environments this machine does not define ("" if none).
+
+    Only a note: the sandbox pool's operator may define sets this machine does not know, and
+    the pool refuses an unknown one when the task prepares it, with the reason.
+    """
+    named = {d.job.environment for d in (req.plan.decisions if req.plan else [])
+             if d.job is not None and d.job.environment}
+    unknown = sorted(named - set(known))
+    if not unknown:
+        return ""
+    return (f"note: the plan names environment(s) {', '.join(unknown)}, which this machine does "
+            f"not define (known: {', '.join(sorted(known)) or 'none'}); unless the sandbox "
+            "pool's operator defines them, those tasks will fail when their environment is "
+            "prepared")
 
 
 def no_model_note(agents: AgentsPolicy, *, switched_off: bool) -> str:

@@ -110,3 +110,24 @@ async def test_the_client_refuses_an_unknown_environment_before_starting(
     assert caught.value.name == "nope" and caught.value.known == ["science", "tiny"]
     with pytest.raises(RunNotFoundError):  # nothing was started
         await client.status(run_workflow_id("goal", "2" * 64))
+
+
+def test_a_plan_naming_an_environment_this_machine_does_not_define_gets_a_note(
+        named: Path) -> None:
+    folder = named.parent / "plan"
+    folder.mkdir()
+    plan = {"decisions": [
+        {"task_id": "a", "action": "fit", "priority": "HIGH", "acceptance_criteria": ["ok"],
+          "job": {"code": "print(1)", "environment": "gpu"}},
+        {"task_id": "b", "action": "plot", "priority": "HIGH", "acceptance_criteria": ["ok"],
+          "job": {"code": "print(2)", "environment": "tiny"}},
+        {"task_id": "c", "action": "say", "priority": "HIGH", "acceptance_criteria": ["ok"],
+          "job": {"code": "print(3)"}}]}
+    (folder / "pending_actions.json").write_text(json.dumps(plan))
+    err = reaches_temporal(["run", str(folder / "pending_actions.json")])
+    assert ("note: the plan names environment(s) gpu, which this machine does not define "
+            "(known: science, tiny)") in err
+    plan["decisions"][0]["job"]["environment"] = "science"  # type: ignore[index]
+    (folder / "pending_actions.json").write_text(json.dumps(plan))
+    assert "note: the plan names" not in reaches_temporal(
+        ["run", str(folder / "pending_actions.json")])
