@@ -170,9 +170,15 @@ def test_a_supplied_plan_shows_its_sha256_and_author_beside_the_goals() -> None:
     supplied = PlanSource(sha256="cd" * 32, by="ada", name="my-plan")
     text = render_markdown(result(goal="Why?", supplied_plan=supplied))
 
-    assert f"- Plan sha256: `{'cd' * 32}` (`my-plan`), supplied by `ada`" in text
+    assert (f"- Plan sha256 (canonical JSON): `{'cd' * 32}` (`my-plan`), supplied by `ada`"
+            in text)
     assert f"- Goal sha256: `{'ab' * 32}`" in text
-    assert f"- Plan sha256: `{'ab' * 32}`" in render_markdown(result(goal="Why?"))
+
+
+def test_a_planned_goal_labels_its_digest_as_the_goals() -> None:
+    planned = render_markdown(result(goal="Why?"))
+    assert f"- Goal sha256: `{'ab' * 32}`" in planned and "Plan sha256" not in planned
+    assert f"- Plan sha256 (canonical JSON): `{'ab' * 32}`" in render_markdown(result())
 def test_why_no_skill_applied_is_in_the_summary_next_to_the_skills_that_did() -> None:
     skills = SkillSummary(
         applied={"2": "linear-regression@v1"},
