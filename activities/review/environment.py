@@ -11,7 +11,6 @@ index — rejects the job with the installer's reason, before anything runs.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from packaging.utils import canonicalize_name
@@ -20,7 +19,7 @@ from activities.environments import EnvironmentProblem, Environments, Lock
 from activities.review.common import Findings
 from activities.review.imports import ImportUse
 from activities.review.probe import Prober
-from workflows.contracts.environments import BASE
+from workflows.contracts.environments import BASE, package_name
 from workflows.contracts.plan import JobSpec
 from workflows.contracts.policy import PackagePolicy
 
@@ -90,7 +89,7 @@ def _named_sets(environments: Environments) -> dict[str, set[str]]:
             wanted = environments.catalog.requirements(name)
         except EnvironmentProblem:
             continue
-        sets[name] = {canonicalize_name(re.split(r"[\s\[<>=!~;@(]", r, maxsplit=1)[0])
+        sets[name] = {canonicalize_name(package_name(r))
                       for r in wanted}
     return sets
 

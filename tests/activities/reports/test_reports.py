@@ -221,6 +221,18 @@ def test_a_task_names_the_environment_it_ran_in_with_its_resolved_packages() -> 
     assert "(Python 3.11.7; reused; 14 packages" in render_markdown(result(tasks=[reused]))
 
 
+def test_an_environment_with_added_packages_names_them_first() -> None:
+    pins = [f"pkg{i:02d}==1.{i}" for i in range(14)] + ["seaborn==0.13.2"]
+    env = PreparedEnvironment(name="science", digest="c" * 64, python="3.11.7", pins=pins,
+                              added=["seaborn>=0.13"], reused=True)
+    text = render_markdown(result(tasks=[ran("fit", BWRAP).model_copy(
+        update={"provenance": Provenance(environment=env)})]))
+    assert (f"- Environment: `science + seaborn>=0.13@{'c' * 12}` (Python 3.11.7; reused; "
+            "15 packages: `seaborn==0.13.2`, `pkg00==1.0`") in text
+    assert "`pkg10==1.10`, and 3 more)" in text
+    assert env.label() == f"science@{'c' * 12}"  # what events and outcomes record is unchanged
+
+
 def test_the_overview_counts_how_often_each_job_ran_not_every_phase_attempt() -> None:
     retried = ran("fit", BWRAP).model_copy(update={"provenance": Provenance.model_validate(
         {"approval": {"attempts": 1}, "execution": {"attempts": 2},
