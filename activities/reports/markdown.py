@@ -115,9 +115,10 @@ def _isolation_lines(tasks: list[TaskResult]) -> list[str]:
 
 
 def _overview_section(result: RunReport) -> list[str]:
-    """Every task in one table, the timeline figure and the DAG."""
+    """Every task in one table, the timeline figure and the DAG (or why there is none)."""
     if not result.tasks:
-        return []
+        return ["", "No task was made (the run ended before its plan ran), so there is no "
+                "timeline figure."]
     lines = ["", "## Overview", "",
              "| task | priority | status | time | job runs | job by |",
              "| --- | --- | --- | ---: | ---: | --- |"]

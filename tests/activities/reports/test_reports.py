@@ -241,3 +241,8 @@ def test_the_overview_counts_how_often_each_job_ran_not_every_phase_attempt() ->
 
     assert "| task | priority | status | time | job runs | job by |" in text
     assert "| `fit` | MEDIUM | completed | 1 min 15 s | 2 | debugger:direct |" in text
+
+
+def test_a_run_with_no_tasks_says_why_it_has_no_timeline() -> None:
+    text = render_markdown(result(tasks=[], status="rejected"))
+    assert "No task was made (the run ended before its plan ran), so there is no timeline" in text
