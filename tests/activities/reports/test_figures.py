@@ -62,7 +62,7 @@ def test_the_timeline_is_a_png_with_every_task_drawn(tmp_path: Path) -> None:
         assert tuple(int(hexed[i:i + 2], 16) for i in (0, 2, 4)) in colours, phase
 
 
-def _colours(path: Path) -> set[tuple[int, int, int]]:
+def _colours(path: Path) -> set[object]:
     with Image.open(path) as image:
         return {colour for _, colour in image.convert("RGB").getcolors(maxcolors=1 << 20)
                 or []}
@@ -73,7 +73,7 @@ def _height(path: Path) -> int:
         return image.size[1]
 
 
-def _rgb(hexed: str) -> tuple[int, int, int]:
+def _rgb(hexed: str) -> object:
     return (int(hexed[1:3], 16), int(hexed[3:5], 16), int(hexed[5:7], 16))
 
 
