@@ -32,10 +32,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from packaging.requirements import Requirement
-from packaging.utils import canonicalize_name
-
-from activities.environments.catalog import Catalog
+from activities.environments.catalog import Catalog, normalise
 from activities.environments.errors import EnvironmentProblem
 from activities.environments.installer import Sources, run_uv
 from workflows.contracts.environments import MAX_PINS, PreparedEnvironment
@@ -115,19 +112,9 @@ class Environments:
             EnvironmentProblem: an unknown name or a malformed requirement.
         """
         wanted = [*(self.catalog.requirements(name) if name else []), *requirements]
-        normalised = tuple(sorted({_normalise(r) for r in wanted}))
+        normalised = tuple(sorted({normalise(r) for r in wanted}))
         return Spec(name=name or "custom", requirements=normalised,
-                    added=tuple(self.added(name, list(normalised))))
-
-    def added(self, name: str | None, requirements: list[str]) -> list[str]:
-        """Which of ``requirements`` the named set ``name`` does not itself ask for."""
-        own: set[str] = set()
-        if name and name != "custom":
-            try:
-                own = {_normalise(r) for r in self.catalog.requirements(name)}
-            except EnvironmentProblem:
-                own = set()
-        return [r for r in requirements if r not in own]
+                    added=tuple(self.catalog.added(name, list(normalised))))
 
     async def resolve(self, spec: Spec) -> Lock:
         """Exact pins for ``spec``, from the lock cache or the index (``uv pip compile``)."""
@@ -270,12 +257,6 @@ class Environments:
             raise EnvironmentProblem("install_failed", f"the environment resolves to "
                                      f"{len(pins)} packages, more than {MAX_PINS}")
         return Lock(spec=spec, python=self.python_version, pins=pins)
-
-
-def _normalise(text: str) -> str:
-    parsed = Requirement(text)
-    parsed.name = canonicalize_name(parsed.name)
-    return str(parsed)
 
 
 def _prepared(record: dict[str, Any], spec: Spec, *, reused: bool) -> PreparedEnvironment:

@@ -44,7 +44,7 @@ def list_envs() -> None:
                    "`assay envs prepare science` makes one")
         return
     print_table(["name", "digest", "packages", "size", "created", "last used"],
-                [_row(r, environments.added(str(r.get("name", "")),
+                [_row(r, environments.catalog.added(str(r.get("name", "")),
                                             [str(q) for q in r.get("requirements", [])]))
                  for r in records])
     typer.echo(f"in {environments.root}; named sets: {known}")
