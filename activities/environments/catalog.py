@@ -11,6 +11,9 @@ import re
 from importlib import resources
 from pathlib import Path
 
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
+
 from activities.environments.errors import EnvironmentProblem
 from workflows.contracts.environments import NAME_PATTERN, check_requirement
 
@@ -54,6 +57,16 @@ class Catalog:
                                          f"environment {name!r}: {err}") from err
         return wanted
 
+    def added(self, name: str | None, requirements: list[str]) -> list[str]:
+        """Which of ``requirements`` (normalised) the named set ``name`` does not ask for."""
+        own: set[str] = set()
+        if name and name != "custom":
+            try:
+                own = {normalise(r) for r in self.requirements(name)}
+            except EnvironmentProblem:
+                own = set()
+        return [r for r in requirements if r not in own]
+
     def _read(self, name: str) -> str:
         if self._operator_dir is not None:
             path = self._operator_dir / f"{name}.txt"
@@ -72,3 +85,10 @@ class Catalog:
     @staticmethod
     def _shipped() -> Path:
         return Path(str(resources.files("activities.environments") / "data"))
+
+
+def normalise(text: str) -> str:
+    """A requirement with its package name canonical (``Scikit_Learn>=1`` → ``scikit-learn>=1``)."""
+    parsed = Requirement(text)
+    parsed.name = canonicalize_name(parsed.name)
+    return str(parsed)

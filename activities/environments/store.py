@@ -5,6 +5,7 @@ Layout under the environments directory::
     locks/<key>.txt         resolved pins of a request (key: sha256 of the request)
     <digest>/               a provisioned environment (digest: sha256 of python + pins)
     <digest>/environment.json   its record: name, requirements, pins, created, install time
+    <digest>/.last-used     touched each time the environment is provided for a job
     .uv-cache/              uv's download cache
     .locks/<digest>.lock    held while one worker installs that environment
 
@@ -15,6 +16,7 @@ when complete, so a directory named by a digest is always whole.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import fcntl
 import hashlib
 import json
@@ -30,15 +32,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from packaging.requirements import Requirement
-from packaging.utils import canonicalize_name
-
-from activities.environments.catalog import Catalog
+from activities.environments.catalog import Catalog, normalise
 from activities.environments.errors import EnvironmentProblem
 from activities.environments.installer import Sources, run_uv
 from workflows.contracts.environments import MAX_PINS, PreparedEnvironment
 
 RECORD = "environment.json"
+LAST_USED = ".last-used"
+"""Touched whenever an environment is provided for a job: ``assay envs prune`` reads it."""
 
 
 @dataclass(frozen=True)
@@ -47,6 +48,8 @@ class Spec:
 
     name: str
     requirements: tuple[str, ...]
+    added: tuple[str, ...] = ()
+    """The requirements beyond the named set's own (not part of the environment's identity)."""
 
 
 @dataclass(frozen=True)
@@ -109,8 +112,9 @@ class Environments:
             EnvironmentProblem: an unknown name or a malformed requirement.
         """
         wanted = [*(self.catalog.requirements(name) if name else []), *requirements]
-        return Spec(name=name or "custom",
-                    requirements=tuple(sorted({_normalise(r) for r in wanted})))
+        normalised = tuple(sorted({normalise(r) for r in wanted}))
+        return Spec(name=name or "custom", requirements=normalised,
+                    added=tuple(self.catalog.added(name, list(normalised))))
 
     async def resolve(self, spec: Spec) -> Lock:
         """Exact pins for ``spec``, from the lock cache or the index (``uv pip compile``)."""
@@ -141,16 +145,29 @@ class Environments:
         """The environment of ``lock``, installed once on this host (a file lock guards it)."""
         digest = lock.digest
         if (found := self.installed(digest)) is not None:
-            return _prepared(self.read_record(found), reused=True)
-        (self.root / ".locks").mkdir(parents=True, exist_ok=True)
-        with open(self.root / ".locks" / f"{digest}.lock", "w") as guard:
+            self.mark_used(digest)
+            return _prepared(self.read_record(found), lock.spec, reused=True)
+        with open(self.lock_path(digest), "w") as guard:
             await asyncio.to_thread(fcntl.flock, guard, fcntl.LOCK_EX)
             try:
                 if (found := self.installed(digest)) is not None:
-                    return _prepared(self.read_record(found), reused=True)
-                return _prepared(await self._install(lock), reused=False)
+                    prepared = _prepared(self.read_record(found), lock.spec, reused=True)
+                else:
+                    prepared = _prepared(await self._install(lock), lock.spec, reused=False)
             finally:
                 fcntl.flock(guard, fcntl.LOCK_UN)
+        self.mark_used(digest)
+        return prepared
+
+    def lock_path(self, digest: str) -> Path:
+        """The file lock held while ``digest`` is installed (or removed)."""
+        (self.root / ".locks").mkdir(parents=True, exist_ok=True)
+        return self.root / ".locks" / f"{digest}.lock"
+
+    def mark_used(self, digest: str) -> None:
+        """Record that the environment was provided for a job now (best effort)."""
+        with contextlib.suppress(OSError):
+            (self.root / digest / LAST_USED).touch()
 
     async def ensure(self, prepared: PreparedEnvironment) -> Path:
         """The directory of a prepared environment on this host, provisioning it if absent.
@@ -159,6 +176,7 @@ class Environments:
             EnvironmentProblem: the record does not match its digest or this interpreter.
         """
         if (found := self.installed(prepared.digest)) is not None:
+            self.mark_used(prepared.digest)
             return found
         spec = Spec(name=prepared.name, requirements=tuple(prepared.requirements))
         lock = Lock(spec=spec, python=prepared.python, pins=tuple(prepared.pins))
@@ -188,6 +206,10 @@ class Environments:
                 record = self.read_record(path)
                 record["size"] = _size(path)
                 record["path"] = str(path)
+                with contextlib.suppress(OSError):
+                    used = (path / LAST_USED).stat().st_mtime
+                    record["last_used"] = datetime.fromtimestamp(used, UTC).isoformat(
+                        timespec="seconds")
                 found.append(record)
         return sorted(found, key=lambda r: str(r.get("created", "")), reverse=True)
 
@@ -237,15 +259,12 @@ class Environments:
         return Lock(spec=spec, python=self.python_version, pins=pins)
 
 
-def _normalise(text: str) -> str:
-    parsed = Requirement(text)
-    parsed.name = canonicalize_name(parsed.name)
-    return str(parsed)
-
-
-def _prepared(record: dict[str, Any], *, reused: bool) -> PreparedEnvironment:
+def _prepared(record: dict[str, Any], spec: Spec, *, reused: bool) -> PreparedEnvironment:
+    """The record's environment; ``added`` only when it was made under the name asked for."""
+    same = str(record["name"]) == spec.name
     return PreparedEnvironment(
-        name=str(record["name"]), digest=str(record["digest"]), python=str(record["python"]),
+        added=list(spec.added) if same else [], name=str(record["name"]),
+        digest=str(record["digest"]), python=str(record["python"]),
         pins=[str(p) for p in record["pins"]][:MAX_PINS],
         requirements=[str(r) for r in record["requirements"]],
         install_s=float(record.get("install_s", 0.0)), reused=reused)

@@ -21,6 +21,7 @@ from activities.artifacts.store import (
     parts_below,
 )
 from activities.common.digests import drain
+from activities.reports.numbers import value
 from workflows.catalogue import VERIFY_EVIDENCE
 from workflows.contracts.execution import Artifact, CheckResult, Verification, VerifyEvidenceInput
 from workflows.contracts.plan import Check
@@ -41,7 +42,8 @@ def evaluate_check(check: Check, metrics: dict[str, Any]) -> CheckResult:
     except TypeError:
         return CheckResult(check=check, passed=False, actual=actual,
                            reason=f"cannot compare {actual!r} {check.op} {check.value!r}")
-    reason = "" if passed else f"{check.metric} = {actual!r}, expected {check.op} {check.value!r}"
+    reason = "" if passed else (f"{check.metric} = {value(actual)}, expected {check.op} "
+                                f"{value(check.value)}")
     return CheckResult(check=check, passed=passed, actual=actual, reason=reason)
 
 

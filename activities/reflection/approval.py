@@ -9,7 +9,8 @@ Finding codes reflection understands (those the reviewers in ``activities.review
 - ``undeclared_metric`` — a check names a metric missing from ``expected_metrics``; the
   names come from ``details["undeclared_metrics"]`` or the message (``metric 'p_value'``).
 - ``module_missing`` / ``package_missing`` / ``package_version`` — an import or requirement is
-  not installed (or not in a matching version); no patch, a job spec cannot install packages.
+  not installed (or not in a matching version); no patch: the advice is to list the package in
+  the job's ``requirements`` or name an environment that has it (``environment: science``).
 - ``*_over_policy`` — a resource exceeds the policy's ceiling: clamped to it (a narrowing);
   ``memory_exceeds_total`` — more memory than the machine has: clamped to its total.
 - ``syntax_error`` / ``missing_source`` / ``source_too_large`` — the code itself is broken.
@@ -78,14 +79,14 @@ def _packages(req: DiagnoseInput, packages: _Blocking, evidence: list[str]) -> D
     listed = ", ".join(dict.fromkeys(names)) or "a package the job needs"
     evidence.append(f"job requirements: {', '.join(req.job.requirements) or 'none'}")
     if any(f.code in MISSING_PACKAGE_CODES for _, f in packages):
-        fix = f"install {listed} on the sandbox workers or remove it from the job"
+        fix = (f"add {listed} to the job's requirements, or name an environment that has it "
+               "(environment: science)")
         return Diagnosis("missing_dependency", fix, evidence=evidence,
-                         reason=(f"{listed} is not installed and a job spec cannot install "
-                                 f"packages; {fix}"))
-    fix = f"install a version satisfying {listed} on the sandbox workers or relax it"
+                         reason=f"{listed} is not installed for the job; {fix}")
+    fix = (f"put a version satisfying {listed} in the job's requirements, or relax the "
+           "requirement")
     return Diagnosis("dependency_version", fix, evidence=evidence,
-                     reason=(f"the installed version does not satisfy {listed} and a job spec "
-                             f"cannot install packages; {fix}"))
+                     reason=f"the installed version does not satisfy {listed}; {fix}")
 
 
 def _spec_fixes(req: DiagnoseInput, blocking: _Blocking, evidence: list[str]) -> Diagnosis:

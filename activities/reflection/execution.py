@@ -123,17 +123,18 @@ def _missing_dependency(req: DiagnoseInput, outcome: ExecutionOutcome,
     found = _MODULE.search(outcome.reason) or _MODULE.search(outcome.stderr_tail)
     module = (found["name"] or found["alt"]) if found else None
     if module is None:
-        fix = "install the missing module on the sandbox workers or remove the import"
+        fix = ("add the missing module's package to the job's requirements, or name an "
+               "environment that has it (environment: science)")
         return Diagnosis("missing_dependency", fix, evidence=evidence,
                          reason="a module the job imports is not installed; " + fix)
     package = module.split(".")[0]
     declared = any(r.lower().startswith(package.lower()) for r in req.job.requirements)
     evidence.append(f"module {module!r} " + ("is" if declared else "is not")
                     + " among the job's requirements")
-    fix = f"install {package} on the sandbox workers or remove the import"
+    fix = (f"add {package} to the job's requirements, or name an environment that has it "
+           "(environment: science)")
     return Diagnosis("missing_dependency", fix, evidence=evidence,
-                     reason=(f"module {module!r} is not installed for the sandbox's Python and a "
-                             f"job spec cannot install packages; {fix}"))
+                     reason=f"module {module!r} is not installed for the job's Python; {fix}")
 
 
 def _sandbox_violation(req: DiagnoseInput, outcome: ExecutionOutcome,

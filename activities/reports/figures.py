@@ -1,7 +1,8 @@
 """The run's figures: a timeline of its tasks' phases (PNG) and its DAG (Mermaid).
 
 The timeline is drawn with matplotlib's Agg canvas (no display, no global pyplot state): one
-row per task, a bar per phase coloured by phase, the task's status beside its name. The DAG
+row per task, a bar per phase coloured by phase, the task's status beside its name; a task
+that never ran (blocked, or the run stopped first) keeps its row, empty, with its status. The DAG
 is a Mermaid ``flowchart`` the Markdown carries as text, each node coloured by its status.
 """
 
@@ -44,25 +45,30 @@ def phase_spans(task: TaskResult) -> list[tuple[str, datetime, datetime]]:
 
 
 def draw_timeline(report: RunReport, folder: Path) -> str | None:
-    """Draw the tasks' timeline under ``folder``.
+    """Draw the tasks' timeline under ``folder``: every task, one that never ran as an empty row.
 
     Returns:
-        The figure's path relative to ``folder``, or None when no task has times.
+        The figure's path relative to ``folder``, or None when the run has no tasks.
     """
     rows = [(t, phase_spans(t)) for t in report.tasks]
-    rows = [(t, spans) for t, spans in rows if spans]
     if not rows:
         return None
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
     from matplotlib.patches import Patch
 
-    origin = min(spans[0][1] for _, spans in rows)
+    timed = [spans for _, spans in rows if spans]
+    origin = min((spans[0][1] for spans in timed), default=None)
     figure = Figure(figsize=(10, 1.8 + 0.45 * len(rows)), dpi=100, layout="constrained")
     FigureCanvasAgg(figure)
     axes = figure.add_subplot()
     used: dict[str, str] = {}
     for row, (task, spans) in enumerate(reversed(rows)):
+        colour = STATUS_COLOURS.get(task.status, _OTHER)
+        if not spans or origin is None:
+            axes.text(0, row, f"  {task.status} (never ran)", va="center", fontsize=9,
+                      color=colour, fontweight="bold")
+            continue
         bars = [((s - origin).total_seconds(), max((e - s).total_seconds(), 0.001))
                 for _, s, e in spans]
         colours = [PHASE_COLOURS.get(phase, _OTHER) for phase, _, _ in spans]
@@ -70,19 +76,22 @@ def draw_timeline(report: RunReport, folder: Path) -> str | None:
                          linewidth=0.5)
         used.update({phase: PHASE_COLOURS.get(phase, _OTHER) for phase, _, _ in spans})
         end = bars[-1][0] + bars[-1][1]
-        axes.text(end, row, f"  {task.status}", va="center", fontsize=9,
-                  color=STATUS_COLOURS.get(task.status, _OTHER), fontweight="bold")
+        axes.text(end, row, f"  {task.status}", va="center", fontsize=9, color=colour,
+                  fontweight="bold")
     axes.set_yticks(range(len(rows)), [t.task_id for t, _ in reversed(rows)])
     axes.set_ylim(-0.7, len(rows) - 0.3)
     axes.set_xlabel("seconds since the first task started")
-    axes.set_title(f"Tasks of {report.plan_name} over time, by phase")
+    axes.set_title(f"Tasks of {report.plan_name} over time, by phase"
+                   + ("" if timed else " (no task ran)"))
     axes.grid(axis="x", alpha=0.3)
-    last = max((spans[-1][2] - origin).total_seconds() for _, spans in rows)
+    last = max(((spans[-1][2] - origin).total_seconds() for spans in timed
+                if origin is not None), default=1.0)
     axes.set_xlim(0, max(last, 0.001) * 1.15)
     legend = [Patch(color=c, label=p) for p, c in PHASE_COLOURS.items() if p in used]
     legend += [Patch(color=c, label=p) for p, c in used.items() if p not in PHASE_COLOURS]
-    figure.legend(handles=legend, loc="outside lower center", ncol=min(len(legend), 8),
-                  fontsize=8, frameon=False)
+    if legend:
+        figure.legend(handles=legend, loc="outside lower center", ncol=min(len(legend), 8),
+                      fontsize=8, frameon=False)
     target = folder / FIGURES_FOLDER / TIMELINE
     target.parent.mkdir(parents=True, exist_ok=True)
     figure.savefig(target, format="png")

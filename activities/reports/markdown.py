@@ -82,13 +82,17 @@ def render_markdown(result: RunReport) -> str:
 
 
 def _plan_lines(result: RunReport) -> list[str]:
-    """The plan's digest, and who supplied it when a person did."""
+    """The plan's digest (of its canonical JSON), and who supplied it when a person did.
+
+    A goal the model planned has only the goal's digest (of the goal and its data).
+    """
     supplied = result.supplied_plan
     if supplied is None:
-        return [f"- Plan sha256: `{result.plan_sha256}`"]
+        what = "Goal sha256" if result.goal is not None else "Plan sha256 (canonical JSON)"
+        return [f"- {what}: `{result.plan_sha256}`"]
     by = f"`{_code(supplied.by)}`" if supplied.by.strip() else "an unnamed person"
     name = f" (`{_code(supplied.name)}`)" if supplied.name else ""
-    return [f"- Plan sha256: `{supplied.sha256}`{name}, supplied by {by}",
+    return [f"- Plan sha256 (canonical JSON): `{supplied.sha256}`{name}, supplied by {by}",
             f"- Goal sha256: `{result.plan_sha256}`"]
 
 
@@ -111,9 +115,10 @@ def _isolation_lines(tasks: list[TaskResult]) -> list[str]:
 
 
 def _overview_section(result: RunReport) -> list[str]:
-    """Every task in one table, the timeline figure and the DAG."""
+    """Every task in one table, the timeline figure and the DAG (or why there is none)."""
     if not result.tasks:
-        return []
+        return ["", "No task was made (the run ended before its plan ran), so there is no "
+                "timeline figure."]
     lines = ["", "## Overview", "",
              "| task | priority | status | time | job runs | job by |",
              "| --- | --- | --- | ---: | ---: | --- |"]

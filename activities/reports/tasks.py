@@ -10,8 +10,10 @@ from __future__ import annotations
 import re
 from urllib.parse import quote
 
+from packaging.utils import canonicalize_name
+
 from activities.reports.numbers import duration, value
-from workflows.contracts.environments import PreparedEnvironment
+from workflows.contracts.environments import PreparedEnvironment, package_name
 from workflows.contracts.execution import CheckResult
 from workflows.contracts.results import KeptArtifact, TaskResult
 
@@ -126,16 +128,23 @@ PINS_SHOWN = 12
 
 
 def _environment(env: PreparedEnvironment | None) -> list[str]:
-    """``- Environment: science@1a2b… (Python 3.11; 24 packages: …)``; nothing for base."""
+    """``- Environment: science + seaborn@1a2b… (Python 3.11; 24 packages: …)``; nothing for base.
+
+    The packages the job added to the named set come first, so they are never among the
+    ``and N more``.
+    """
     if env is None or not env.provisioned:
         return []
-    pins = sorted(env.pins)
+    added = {canonicalize_name(package_name(r)) for r in env.added}
+    pins = sorted(env.pins,
+                  key=lambda pin: (canonicalize_name(package_name(pin)) not in added, pin))
     shown = ", ".join(f"`{pin}`" for pin in pins[:PINS_SHOWN])
     more = f", and {len(pins) - PINS_SHOWN} more" if len(pins) > PINS_SHOWN else ""
     how = "reused" if env.reused else f"installed in {duration(env.install_s)}"
     python = f"Python {env.python}; " if env.python else ""
-    return [f"- Environment: `{env.label()}` ({python}{how}; {len(pins)} packages: "
+    return [f"- Environment: `{env.title()}` ({python}{how}; {len(pins)} packages: "
             f"{shown}{more})"]
+
 
 
 def _reviews(task: TaskResult) -> list[str]:

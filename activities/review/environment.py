@@ -19,7 +19,7 @@ from activities.environments import EnvironmentProblem, Environments, Lock
 from activities.review.common import Findings
 from activities.review.imports import ImportUse
 from activities.review.probe import Prober
-from workflows.contracts.environments import BASE
+from workflows.contracts.environments import BASE, package_name
 from workflows.contracts.plan import JobSpec
 from workflows.contracts.policy import PackagePolicy
 
@@ -49,10 +49,12 @@ async def review_environment(environments: Environments, job: JobSpec,
     versions: dict[str, str] = {canonicalize_name(n): v for n, v in lock.versions().items()}
     _apply_policy(versions, policy, findings)
     installed = environments.installed(lock.digest)
+    sets = _named_sets(environments)
     if installed is not None:
-        await _probe_imports(environments.interpreter(installed), imports, lock, findings)
+        await _probe_imports(environments.interpreter(installed), imports, lock, sets,
+                             findings)
     else:
-        _match_imports(imports, versions, lock, findings)
+        _match_imports(imports, versions, lock, sets, findings)
     listed = dict(sorted(versions.items())[:MAX_LISTED])
     return {"environment": {"name": lock.spec.name, "digest": lock.digest,
                             "python": lock.python, "provisioned": installed is not None,
@@ -79,28 +81,61 @@ def _apply_policy(versions: dict[str, str], policy: PackagePolicy, findings: Fin
                           "requirement")
 
 
+def _named_sets(environments: Environments) -> dict[str, set[str]]:
+    """Each named set's own (top-level) package names, to say which set has a package."""
+    sets: dict[str, set[str]] = {}
+    for name in environments.catalog.names():
+        try:
+            wanted = environments.catalog.requirements(name)
+        except EnvironmentProblem:
+            continue
+        sets[name] = {canonicalize_name(package_name(r))
+                      for r in wanted}
+    return sets
+
+
 def _match_imports(imports: dict[str, ImportUse], versions: dict[str, str], lock: Lock,
-                   findings: Findings) -> None:
+                   sets: dict[str, set[str]], findings: Findings) -> None:
     for name, use in sorted(imports.items()):
         package = canonicalize_name(MODULE_PACKAGES.get(name, name))
         if package in versions or canonicalize_name(name) in versions:
             continue
-        _missing(name, use, f"environment {lock.spec.name!r}", findings)
+        _missing(name, use, lock, f"environment {lock.spec.name!r}", sets, findings)
 
 
 async def _probe_imports(python: str, imports: dict[str, ImportUse], lock: Lock,
-                         findings: Findings) -> None:
+                         sets: dict[str, set[str]], findings: Findings) -> None:
     probe = await Prober(python, ttl_s=0).probe(imports, [])
     for name, use in sorted(imports.items()):
         if not probe.modules[name].found:
-            _missing(name, use, f"environment {lock.spec.name!r} ({python})", findings)
+            _missing(name, use, lock, f"environment {lock.spec.name!r} ({python})", sets,
+                     findings)
 
 
-def _missing(name: str, use: ImportUse, where: str, findings: Findings) -> None:
+def _missing(name: str, use: ImportUse, lock: Lock, where: str, sets: dict[str, set[str]],
+             findings: Findings) -> None:
     if use.optional:
         findings.warn("packages_installed", "optional_module_missing",
                       f"optional import {name!r} is not provided by {where}", use.line)
     else:
         findings.fail("packages_installed", "module_missing",
-                      f"imports {name!r}, which no package of {where} provides; add its "
-                      "package to the job's requirements or remove the import", use.line)
+                      f"imports {name!r}, which no package of {where} provides; "
+                      + missing_fix(name, lock.spec.name, sets), use.line)
+
+
+def missing_fix(module: str, environment: str, sets: dict[str, set[str]]) -> str:
+    """What to do about an import no package provides: add it, or name a set that has it.
+
+    Requirements without a named set make an environment of exactly those packages (the
+    worker's own interpreter's packages are not in it), which the advice says plainly.
+    """
+    package = MODULE_PACKAGES.get(module, module.split(".")[0])
+    having = [n for n, packages in sorted(sets.items())
+              if canonicalize_name(package) in packages and n != environment]
+    fix = f"add {package} to the job's requirements"
+    if having:
+        fix += f", or name environment {having[0]} (which has it)"
+    if environment == "custom":
+        fix += ("; requirements without a named environment make an environment of exactly "
+                "those packages")
+    return fix

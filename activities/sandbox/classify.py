@@ -175,7 +175,7 @@ def _by_exception(ending: Ending, *, limits: Limits, workspace: str,
     if kind.endswith("ModuleNotFoundError") and module:
         return "missing_dependency", (
             f"module {module['name']!r} is not installed for the sandbox's Python ({said}); "
-            "install it on the sandbox workers or drop the import")
+            "add its package to the job's requirements or name an environment that has it")
     if code == errno.EFBIG:
         return "sandbox_violation", _file_size_reason(limits, said)
     if code in _DENIED_ERRNOS and path is not None and _outside(path, workspace):

@@ -64,14 +64,13 @@ from activities.artifacts.store import ArtifactStore
 from activities.environments import Environments
 from activities.sandbox.artifacts import collect_artifacts
 from activities.sandbox.cgroup import sweep_stale
-from activities.sandbox.classify import Ending, classify, decode_status
 from activities.sandbox.command import Tools, build_argv, uid_pool
 from activities.sandbox.guards import JobGuards, Totals
 from activities.sandbox.hierarchy import CgroupSupport
 from activities.sandbox.interpreter import job_tools
 from activities.sandbox.isolation import IsolationStatus, isolation_status, require
-from activities.sandbox.jobjson import read_json_object
 from activities.sandbox.limits import Limits
+from activities.sandbox.outcome import MAX_METRICS_BYTES, job_environ, job_outcome
 from activities.sandbox.output import BoundedCapture
 from activities.sandbox.process import Finished, Spawn, run_job
 from activities.sandbox.quota import disk_usage
@@ -88,9 +87,8 @@ from workflows.common.errors import ErrorType
 from workflows.contracts.execution import ExecuteJobInput, ExecutionOutcome
 from workflows.contracts.plan import Scalar
 
-__all__ = ["IsolationStatus", "Sandbox", "isolation_status"]
+__all__ = ["MAX_METRICS_BYTES", "IsolationStatus", "Sandbox", "isolation_status"]
 
-MAX_METRICS_BYTES = 256 * 1024
 _P = ParamSpec("_P")
 _T = TypeVar("_T")
 
@@ -203,7 +201,7 @@ class Sandbox:
                                       limits=limits, job=job, nproc_offset=offset,
                                       seccomp_fd=guards.seccomp_fd)
             spawn = Spawn(argv=guards.command(argv),
-                          env=self._environment(layout, tmpdir, limits, tools.python),
+                          env=job_environ(layout, tmpdir, limits, tools.python),
                           cwd=layout.path, uid=uid, setpriv=self.status.tools.setpriv,
                           kill=self.status.tools.kill, output_limit=self._output_limit,
                           pid_namespace=self.status.pid_namespace, pass_fds=guards.pass_fds)
@@ -224,45 +222,9 @@ class Sandbox:
 
     async def _outcome(self, layout: Layout, limits: Limits, finished: Finished, totals: Totals,
                        uid: int | None) -> ExecutionOutcome:
-        metrics, metrics_error = read_json_object(layout.path / "metrics.json",
-                                                  MAX_METRICS_BYTES)
         artifacts, notes = await self._in_thread(collect_artifacts, layout)
-        exit_code, signal = decode_status(finished.status, via_bwrap=self.status.mode == "bwrap")
-        stopped_for = finished.stopped_for or ("disk_quota" if totals.over_disk_quota else None)
-        ending = Ending(exit_code, signal, stopped_for, finished.stderr.text(), totals.oom_kills)
-        kind, reason = classify(ending, limits=limits, workspace=str(layout.path),
-                                network_isolated=self.status.network_isolated)
-        notes = [*_usage_notes(kind, totals), *notes]
-        if notes:
-            reason += "; also: " + "; ".join(notes)
-        who = f"uid {uid}" if uid is not None else f"uid {os.geteuid()}"
-        peak_kb = finished.peak_rss_kb if totals.peak_memory_kb is None else totals.peak_memory_kb
-        return ExecutionOutcome(
-            outcome=kind, reason=reason, exit_code=exit_code, signal=signal,
-            duration_s=round(finished.duration_s, 3),
-            peak_memory_mb=round(peak_kb / 1024, 1),
-            stdout_tail=finished.stdout.text(), stderr_tail=ending.stderr,
-            stdout_bytes=finished.stdout.total, stderr_bytes=finished.stderr.total,
-            output_truncated=finished.stdout.truncated or finished.stderr.truncated,
-            workspace=str(layout.path),
-            isolation=f"{self.status.summary}; as {who}; limits: {limits.describe()}"
-                      f"{totals.cgroup}",
-            artifacts=artifacts, metrics=metrics, metrics_error=metrics_error)
-
-    def _environment(self, layout: Layout, tmpdir: str, limits: Limits,
-                     python: str) -> dict[str, str]:
-        threads = str(limits.threads_hint)
-        bindir = os.path.dirname(python)
-        return {
-            "PATH": f"{bindir}:/usr/local/bin:/usr/bin:/bin",
-            "HOME": str(layout.home), "TMPDIR": tmpdir,
-            "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8",
-            "PYTHONUNBUFFERED": "1", "PYTHONDONTWRITEBYTECODE": "1",
-            "USER": "assay-job", "LOGNAME": "assay-job",
-            "ASSAY_JOB_ARGS": str(layout.args_file),
-            "OMP_NUM_THREADS": threads, "OPENBLAS_NUM_THREADS": threads,
-            "MKL_NUM_THREADS": threads,
-        }
+        return job_outcome(layout, limits, finished, totals, status=self.status, uid=uid,
+                           artifacts=artifacts, notes=notes)
 
     def _check_work_dir(self) -> None:
         """Refuse to start when the work disk is nearly full or unreachable for the job."""
@@ -298,16 +260,6 @@ class Sandbox:
 
 async def _no_fingerprint() -> str:
     return ""
-
-
-def _usage_notes(kind: str, totals: Totals) -> list[str]:
-    """What the job used as a whole that its outcome does not already say."""
-    notes: list[str] = []
-    if totals.oom_kills and kind != "out_of_memory":
-        notes.append(f"the kernel killed {totals.oom_kills} of its processes for memory")
-    if totals.over_disk_quota:
-        notes.append(f"its working directory grew by {totals.disk_grown_mb:g} MiB")
-    return notes
 
 
 def _flags(args: dict[str, Scalar]) -> list[str]:

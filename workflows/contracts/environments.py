@@ -27,6 +27,11 @@ MAX_PINS = 500
 _PLAIN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._\-\[\], ]*")
 
 
+def package_name(requirement: str) -> str:
+    """The package a requirement or pin names (``seaborn`` of ``seaborn>=0.13``), as written."""
+    return re.split(r"[\s\[<>=!~;@(]", requirement.strip(), maxsplit=1)[0]
+
+
 def check_requirement(text: str) -> str:
     """``text`` if it is a plain PEP 508 requirement; raises ``ValueError`` saying why not."""
     if len(text) > MAX_REQUIREMENT_CHARS:
@@ -73,6 +78,9 @@ class PreparedEnvironment(Model):
     python: str = Field(default="", max_length=40)
     pins: list[str] = Field(default_factory=list[str], max_length=MAX_PINS)
     requirements: list[str] = Field(default_factory=list[str])
+    added: list[str] = Field(default_factory=list[str], max_length=MAX_REQUIREMENTS)
+    """The requirements beyond the named set's own (the job's additions; for ``custom``,
+    every requirement): what tells ``science + seaborn>=0.13`` from plain ``science``."""
     install_s: float = 0.0
     reused: bool = False
     """True when the environment was already provisioned (nothing was installed)."""
@@ -83,5 +91,11 @@ class PreparedEnvironment(Model):
         return bool(self.digest)
 
     def label(self) -> str:
-        """``science@1a2b3c4d5e6f`` or ``base``."""
+        """``science@1a2b3c4d5e6f`` or ``base`` (recorded in events and outcomes: unchanged)."""
         return f"{self.name}@{self.digest[:12]}" if self.digest else BASE
+
+    def title(self) -> str:
+        """For people: ``science + seaborn>=0.13@1a2b3c4d5e6f``; the label when nothing added."""
+        if not self.digest or not self.added or self.name == "custom":
+            return self.label()
+        return f"{self.name} + {', '.join(self.added)}@{self.digest[:12]}"

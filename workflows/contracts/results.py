@@ -4,6 +4,8 @@ A run's workflow result (:class:`ResearchResult`) stays small: status, counts, e
 status and reason, report paths and the goal's answer. The full detail of every task (its
 artifacts, checks, verdicts, provenance and output tails) is in the run's report, whose
 results JSON is a :class:`RunReport`; ``workflows.contracts.bounds`` says how big each may be.
+A task's :class:`Provenance` and :class:`PhaseMark` live in ``workflows.contracts.provenance``
+and are exported here too.
 """
 
 from __future__ import annotations
@@ -16,7 +18,6 @@ from pydantic import Field
 from workflows.agents.roles import DataFile, RunAnswer
 from workflows.agents.spend import Budget, ModelSpend
 from workflows.contracts.base import Model
-from workflows.contracts.environments import PreparedEnvironment
 from workflows.contracts.execution import (
     Artifact,
     CheckResult,
@@ -24,79 +25,16 @@ from workflows.contracts.execution import (
     ExecutionOutcome,
     TaskStatus,
 )
-from workflows.contracts.executive import GateRecord, PatchChange, ReflectionNote, ReviewVerdict
+from workflows.contracts.executive import GateRecord, ReflectionNote, ReviewVerdict
 from workflows.contracts.memory import ReflectionSummary, RememberAnswer, TaskAdvice
 from workflows.contracts.plan import Decision, Plan
 from workflows.contracts.policy import Queues, RunPolicy
+from workflows.contracts.provenance import PHASE_MARKS as PHASE_MARKS
+from workflows.contracts.provenance import AppliedPatch as AppliedPatch
+from workflows.contracts.provenance import ApprovalProvenance as ApprovalProvenance
+from workflows.contracts.provenance import PhaseAttempts as PhaseAttempts
+from workflows.contracts.provenance import PhaseMark, Provenance
 from workflows.library.contracts import SkillReport, SkillSummary, SkillUse
-
-
-class PhaseAttempts(Model):
-    """Attempts spent in one phase."""
-
-    attempts: int = 0
-
-
-class ApprovalProvenance(PhaseAttempts):
-    """How the task got past its approval gate."""
-
-    approved_after_patch: bool = False
-    decided_by: list[str] = Field(default_factory=list[str])
-
-
-class AppliedPatch(Model):
-    """A patch offered by reflection, where it was used and what came of it."""
-
-    patch_id: str
-    phase: str
-    root_cause: str
-    changes: list[PatchChange] = Field(default_factory=list[PatchChange])
-    risk: float = 0.0
-    confidence: float = 0.0
-    sha256: str = ""
-    decision: str = ""
-    outcome: str = "pending"
-
-
-class Provenance(Model):
-    """Where a task's result came from (seed Phase 7 provenance record)."""
-
-    approval: ApprovalProvenance = Field(default_factory=ApprovalProvenance)
-    execution: PhaseAttempts = Field(default_factory=PhaseAttempts)
-    verification: PhaseAttempts = Field(default_factory=PhaseAttempts)
-    artifacts: list[str] = Field(default_factory=list[str])
-    checksums: dict[str, str] = Field(default_factory=dict[str, str])
-    job_source: str = ""
-    job_sha256: str = ""
-    workflow_id: str = ""
-    patches: list[AppliedPatch] = Field(default_factory=list[AppliedPatch])
-    reflection_ids: list[str] = Field(default_factory=list[str])
-    reflection_misses: int = 0
-    approvals: list[GateRecord] = Field(default_factory=list[GateRecord])
-    job_author: str = "plan"
-    """Who wrote the job that ran: ``plan``, ``coder:fast``, ``coder:deep``,
-    ``debugger:<strategy>``, ``template:<id>`` (a procedural template from memory) or
-    ``skill:<id>`` (a pattern of the skill library)."""
-    memory_rules: list[str] = Field(default_factory=list[str])
-    """Semantic rules applied to the job at intake."""
-    template_id: str | None = None
-    """The procedural template the job came from."""
-    skill: SkillUse | None = None
-    """The skill the job came from (``job_author`` ``skill:<id>``), with its parameters."""
-    environment: PreparedEnvironment | None = None
-    """The environment the job last ran in: ``base`` or a provisioned one (name, digest,
-    resolved versions)."""
-
-
-class PhaseMark(Model):
-    """When a task entered one of its phases (workflow time): the report's timeline."""
-
-    phase: str
-    at: datetime
-
-
-PHASE_MARKS = 60
-"""Phase changes a task's result keeps (the first ones and the last; retries add more)."""
 
 
 class TaskInput(Model):

@@ -46,8 +46,11 @@ async def test_an_import_no_package_of_the_environment_provides_is_rejected(
     verdict = await reviewer(environments, tmp_path).review_infrastructure(
         review_input("import alpha\nimport matplotlib\n", requirements=["alpha"]))
     assert codes(verdict) == ["module_missing"]
-    assert "imports 'matplotlib', which no package of environment 'custom'" in \
-        verdict.critical[0].message
+    message = verdict.critical[0].message
+    assert "imports 'matplotlib', which no package of environment 'custom'" in message
+    assert ("add matplotlib to the job's requirements, or name environment science" in
+            message)
+    assert "make an environment of exactly those packages" in message
 
 
 async def test_a_provisioned_environment_is_probed_for_imports(

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from activities.environments import Catalog, EnvironmentProblem, Environments, Sources
+from tests.activities.environments.wheels import make_wheel
 from workflows.contracts.environments import PreparedEnvironment
 
 
@@ -103,3 +104,20 @@ async def test_ensure_provisions_a_prepared_environment_missing_on_this_host(
     path = await other.ensure(prepared)
     assert path.name == prepared.digest and other.installs == 1
     assert Path(other.interpreter(path)).exists()
+
+
+async def test_a_named_set_with_additions_records_them_and_when_it_was_last_used(
+        environments: Environments) -> None:
+    assert environments.sources.find_links is not None
+    make_wheel(environments.sources.find_links, "delta", "1.0")
+    plain = await environments.prepare("tiny", [])
+    assert plain.added == [] and plain.title() == plain.label()
+    more = await environments.prepare("tiny", ["delta"])
+    assert more.added == ["delta"] and more.label() == f"tiny@{more.digest[:12]}"
+    assert more.title() == f"tiny + delta@{more.digest[:12]}"
+    custom = await environments.prepare(None, ["delta"])
+    assert custom.added == ["delta"] and custom.title() == custom.label()
+    same = await environments.prepare(None, ["alpha"])  # the very pins of tiny: its record
+    assert same.reused and same.added == [] and same.title() == plain.label()
+    records = {r["digest"]: r for r in environments.records()}
+    assert records[more.digest]["last_used"] >= records[more.digest]["created"]

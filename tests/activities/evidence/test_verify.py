@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from activities.evidence.verify import verify
+from activities.evidence.verify import evaluate_check, verify
 from workflows.contracts.execution import Artifact, ExecutionOutcome, VerifyEvidenceInput
-from workflows.contracts.plan import JobSpec
+from workflows.contracts.plan import Check, JobSpec
 
 
 def request(path: Path | str, content: bytes) -> VerifyEvidenceInput:
@@ -74,3 +74,12 @@ def test_a_missing_empty_or_changed_artifact_is_named(work_dir: Path) -> None:
     (attempt / "out.txt").write_bytes(b"changed")
     assert verify(request(attempt / "out.txt", b"result"), work_dir).missing == [
         "artifact 'out.txt' changed after the job ended (checksum mismatch)"]
+
+
+def test_a_failed_check_prints_its_numbers_as_the_report_does() -> None:
+    check = Check(metric="p_value", op="<", value=0.05)
+    result = evaluate_check(check, {"p_value": 0.23629377407081195})
+    assert not result.passed and result.actual == 0.23629377407081195
+    assert result.reason == "p_value = 0.2363, expected < 0.05"
+    assert evaluate_check(Check(metric="n", op=">", value=10), {"n": 3}).reason == \
+        "n = 3, expected > 10"

@@ -148,7 +148,9 @@ def test_missing_module_is_named_and_not_patched() -> None:
     assert outcome.outcome == "missing_dependency"
     note = diagnose(failure("execution", job(), outcome=outcome))
     assert note.root_cause == "missing_dependency"
-    assert note.likely_fix == "install sklearn on the sandbox workers or remove the import"
+    assert note.likely_fix == ("add sklearn to the job's requirements, or name an environment "
+                               "that has it (environment: science)")
+    assert "cannot install" not in note.reason and "sandbox workers" not in note.reason
     assert note.patch is None and note.decision == "defer"
     assert "'sklearn.linear_model'" in note.reason
 
@@ -263,6 +265,8 @@ def test_missing_package_rejection_names_it_and_offers_no_patch() -> None:
                             verdicts=verdicts))
     assert note.root_cause == "missing_dependency" and note.patch is None
     assert "statsmodels>=0.14" in note.likely_fix and note.decision == "defer"
+    assert "requirements" in note.likely_fix and "environment: science" in note.likely_fix
+    assert "cannot install" not in note.reason and "sandbox workers" not in note.reason
 
 
 def test_package_version_rejection_is_a_version_problem() -> None:

@@ -7,7 +7,13 @@ from pathlib import Path
 
 from PIL import Image
 
-from activities.reports.figures import PHASE_COLOURS, draw_timeline, mermaid, phase_spans
+from activities.reports.figures import (
+    PHASE_COLOURS,
+    STATUS_COLOURS,
+    draw_timeline,
+    mermaid,
+    phase_spans,
+)
 from workflows.contracts.results import PhaseMark, RunReport, TaskResult
 
 START = datetime(2026, 1, 1, tzinfo=UTC)
@@ -56,9 +62,39 @@ def test_the_timeline_is_a_png_with_every_task_drawn(tmp_path: Path) -> None:
         assert tuple(int(hexed[i:i + 2], 16) for i in (0, 2, 4)) in colours, phase
 
 
-def test_no_timeline_without_times(tmp_path: Path) -> None:
-    untimed = TaskResult(task_id="a", status="blocked", status_reason="dependency failed")
-    assert draw_timeline(run([untimed]), tmp_path) is None
+def _colours(path: Path) -> set[object]:
+    with Image.open(path) as image:
+        return {colour for _, colour in image.convert("RGB").getcolors(maxcolors=1 << 20)
+                or []}
+
+
+def _height(path: Path) -> int:
+    with Image.open(path) as image:
+        return image.size[1]
+
+
+def _rgb(hexed: str) -> object:
+    return (int(hexed[1:3], 16), int(hexed[3:5], 16), int(hexed[5:7], 16))
+
+
+def test_a_task_that_never_ran_keeps_its_row_with_its_status(tmp_path: Path) -> None:
+    blocked = TaskResult(task_id="report", status="blocked", status_reason="compare failed")
+    assert draw_timeline(run(TASKS), tmp_path / "two") is not None
+    path = draw_timeline(run([*TASKS, blocked]), tmp_path / "three")
+    assert path is not None
+    assert _height(tmp_path / "three" / path) > _height(
+        tmp_path / "two" / "figures" / "timeline.png")  # one more row
+    assert _rgb(STATUS_COLOURS["blocked"]) in _colours(tmp_path / "three" / path)
+    assert _rgb(STATUS_COLOURS["blocked"]) not in _colours(tmp_path / "two" / "figures"
+                                                           / "timeline.png")
+
+
+def test_a_run_where_no_task_ran_still_gets_a_timeline(tmp_path: Path) -> None:
+    untimed = TaskResult(task_id="a", status="cancelled", status_reason="plan rejected")
+    path = draw_timeline(run([untimed]), tmp_path)
+    assert path == "figures/timeline.png"
+    assert _rgb(STATUS_COLOURS["cancelled"]) in _colours(tmp_path / path)
+    assert draw_timeline(run([]), tmp_path / "none") is None
 
 
 def test_the_dag_lists_every_task_with_its_status_and_its_edges() -> None:

@@ -170,9 +170,15 @@ def test_a_supplied_plan_shows_its_sha256_and_author_beside_the_goals() -> None:
     supplied = PlanSource(sha256="cd" * 32, by="ada", name="my-plan")
     text = render_markdown(result(goal="Why?", supplied_plan=supplied))
 
-    assert f"- Plan sha256: `{'cd' * 32}` (`my-plan`), supplied by `ada`" in text
+    assert (f"- Plan sha256 (canonical JSON): `{'cd' * 32}` (`my-plan`), supplied by `ada`"
+            in text)
     assert f"- Goal sha256: `{'ab' * 32}`" in text
-    assert f"- Plan sha256: `{'ab' * 32}`" in render_markdown(result(goal="Why?"))
+
+
+def test_a_planned_goal_labels_its_digest_as_the_goals() -> None:
+    planned = render_markdown(result(goal="Why?"))
+    assert f"- Goal sha256: `{'ab' * 32}`" in planned and "Plan sha256" not in planned
+    assert f"- Plan sha256 (canonical JSON): `{'ab' * 32}`" in render_markdown(result())
 def test_why_no_skill_applied_is_in_the_summary_next_to_the_skills_that_did() -> None:
     skills = SkillSummary(
         applied={"2": "linear-regression@v1"},
@@ -215,6 +221,18 @@ def test_a_task_names_the_environment_it_ran_in_with_its_resolved_packages() -> 
     assert "(Python 3.11.7; reused; 14 packages" in render_markdown(result(tasks=[reused]))
 
 
+def test_an_environment_with_added_packages_names_them_first() -> None:
+    pins = [f"pkg{i:02d}==1.{i}" for i in range(14)] + ["seaborn==0.13.2"]
+    env = PreparedEnvironment(name="science", digest="c" * 64, python="3.11.7", pins=pins,
+                              added=["seaborn>=0.13"], reused=True)
+    text = render_markdown(result(tasks=[ran("fit", BWRAP).model_copy(
+        update={"provenance": Provenance(environment=env)})]))
+    assert (f"- Environment: `science + seaborn>=0.13@{'c' * 12}` (Python 3.11.7; reused; "
+            "15 packages: `seaborn==0.13.2`, `pkg00==1.0`") in text
+    assert "`pkg10==1.10`, and 3 more)" in text
+    assert env.label() == f"science@{'c' * 12}"  # what events and outcomes record is unchanged
+
+
 def test_the_overview_counts_how_often_each_job_ran_not_every_phase_attempt() -> None:
     retried = ran("fit", BWRAP).model_copy(update={"provenance": Provenance.model_validate(
         {"approval": {"attempts": 1}, "execution": {"attempts": 2},
@@ -223,3 +241,8 @@ def test_the_overview_counts_how_often_each_job_ran_not_every_phase_attempt() ->
 
     assert "| task | priority | status | time | job runs | job by |" in text
     assert "| `fit` | MEDIUM | completed | 1 min 15 s | 2 | debugger:direct |" in text
+
+
+def test_a_run_with_no_tasks_says_why_it_has_no_timeline() -> None:
+    text = render_markdown(result(tasks=[], status="rejected"))
+    assert "No task was made (the run ended before its plan ran), so there is no timeline" in text

@@ -40,7 +40,7 @@ async def test_a_report_written_again_replaces_its_files(tmp_path: Path) -> None
                                reason="written again"))
     files = sorted(p.name for p in (tmp_path / "run-1").iterdir())
     assert files == ["execution_results_20260101_000000.json",
-                     "execution_summary_20260101_000000.md", "ledger.jsonl"]
+                     "execution_summary_20260101_000000.md", "figures", "ledger.jsonl"]
     results = RunReport.model_validate_json(
         (tmp_path / "run-1" / files[0]).read_text(encoding="utf-8"))
     assert results.status_reason == "written again"

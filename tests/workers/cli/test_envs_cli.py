@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from tests.activities.environments.wheels import tiny_wheelhouse
+from tests.activities.environments.wheels import make_wheel, tiny_wheelhouse
 from workers.cli.main import app
 
 runner = CliRunner()
@@ -71,3 +71,39 @@ def test_a_refusal_gives_one_clear_reason(offline: Path, args: list[str], reason
     assert reason in " ".join(result.output.split())
     assert "Value error" not in result.output and "^[a-z]" not in result.output
     assert result.output.count("refused") == 1  # one reason, no unrelated hint after it
+
+
+def test_list_shows_additions_and_remove_and_prune_free_space(offline: Path) -> None:
+    make_wheel(offline.parent.parent / "wheelhouse", "delta", "1.0")
+    assert runner.invoke(app, ["envs", "prepare", "tiny"]).exit_code == 0
+    added = runner.invoke(app, ["envs", "prepare", "tiny", "-r", "delta"])
+    assert added.exit_code == 0, added.output
+    listed = runner.invoke(app, ["envs"])
+    assert "tiny + delta" in listed.output and "last used" in listed.output
+
+    ambiguous = runner.invoke(app, ["envs", "remove", "tiny"])
+    assert ambiguous.exit_code == 2 and "matches 2 environments" in ambiguous.output
+    digest = next(p.name for p in offline.iterdir() if len(p.name) == 64
+                  and "delta" in (p / "environment.json").read_text())
+    removed = runner.invoke(app, ["envs", "remove", digest[:6]])
+    assert removed.exit_code == 0, removed.output
+    assert f"removed tiny@{digest[:12]}, freed " in removed.output
+    assert not (offline / digest).exists()
+
+    kept = runner.invoke(app, ["envs", "prune", "--older-than", "1"])
+    assert kept.exit_code == 0 and "0 environment(s) unused for 1 days removed" in kept.output
+    pruned = runner.invoke(app, ["envs", "prune", "--older-than", "0"])
+    assert "1 environment(s) unused for 0 days removed" in pruned.output
+    assert "no environments provisioned" in runner.invoke(app, ["envs"]).output
+
+
+@pytest.mark.parametrize(("args", "words"), [
+    (["envs", "remove", "../etc"], "neither a digest prefix"),
+    (["envs", "remove", "x" * 10_000], "neither a digest prefix"),
+    (["envs", "remove", "abcd"], "no provisioned environment"),
+    (["envs", "prune", "--older-than", "-1"], "--older-than"),
+])
+def test_remove_and_prune_refuse_bad_input(offline: Path, args: list[str], words: str) -> None:
+    result = runner.invoke(app, args)
+    assert result.exit_code == 2, result.output
+    assert words in result.output
