@@ -130,21 +130,25 @@ PINS_SHOWN = 12
 def _environment(env: PreparedEnvironment | None) -> list[str]:
     """``- Environment: science + seaborn@1a2b… (Python 3.11; 24 packages: …)``; nothing for base.
 
-    The packages the job added to the named set come first, so they are never among the
-    ``and N more``.
+    The packages the job added to the named set come first, then the ones the set asks for,
+    then their dependencies, so what was asked for is never among the ``and N more``.
     """
     if env is None or not env.provisioned:
         return []
     added = {canonicalize_name(package_name(r)) for r in env.added}
-    pins = sorted(env.pins,
-                  key=lambda pin: (canonicalize_name(package_name(pin)) not in added, pin))
+    asked = {canonicalize_name(package_name(r)) for r in env.requirements}
+
+    def order(pin: str) -> tuple[bool, bool, str]:
+        name = canonicalize_name(package_name(pin))
+        return name not in added, name not in asked, pin
+
+    pins = sorted(env.pins, key=order)
     shown = ", ".join(f"`{pin}`" for pin in pins[:PINS_SHOWN])
     more = f", and {len(pins) - PINS_SHOWN} more" if len(pins) > PINS_SHOWN else ""
     how = "reused" if env.reused else f"installed in {duration(env.install_s)}"
     python = f"Python {env.python}; " if env.python else ""
     return [f"- Environment: `{env.title()}` ({python}{how}; {len(pins)} packages: "
             f"{shown}{more})"]
-
 
 
 def _reviews(task: TaskResult) -> list[str]:

@@ -246,3 +246,12 @@ def test_the_overview_counts_how_often_each_job_ran_not_every_phase_attempt() ->
 def test_a_run_with_no_tasks_says_why_it_has_no_timeline() -> None:
     text = render_markdown(result(tasks=[], status="rejected"))
     assert "No task was made (the run ended before its plan ran), so there is no timeline" in text
+
+
+def test_the_packages_an_environment_asks_for_come_before_their_dependencies() -> None:
+    pins = [f"dep{i:02d}==1.{i}" for i in range(20)] + ["pandas==3.1.1", "scipy==1.17.1"]
+    env = PreparedEnvironment(name="science", digest="c" * 64, python="3.11.7", pins=pins,
+                              requirements=["scipy", "pandas"], reused=True)
+    text = render_markdown(result(tasks=[ran("fit", BWRAP).model_copy(
+        update={"provenance": Provenance(environment=env)})]))
+    assert "22 packages: `pandas==3.1.1`, `scipy==1.17.1`, `dep00==1.0`," in text
