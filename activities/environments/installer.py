@@ -51,6 +51,20 @@ class Sources:
         return f"index={self.index_url or ''};links={self.find_links or ''}"
 
 
+PASSED_ENV = ("PATH", "HOME", "TMPDIR", "LANG", "LC_ALL", "LC_CTYPE", "SSL_CERT_FILE",
+              "SSL_CERT_DIR", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY")
+"""What the installer inherits from the worker (proxies in either case); nothing else, so no
+secret of the worker's (a model key, a database URL) reaches it."""
+
+
+def installer_env(cache_dir: Path) -> dict[str, str]:
+    """The installer's environment: locale, paths, proxies and certificates, and uv's own."""
+    env = {k: v for k, v in os.environ.items() if k.upper() in PASSED_ENV}
+    env.update(UV_CACHE_DIR=str(cache_dir), UV_NO_CONFIG="1", UV_NO_PROGRESS="1",
+               UV_PYTHON_DOWNLOADS="never", NO_COLOR="1")
+    return env
+
+
 async def run_uv(args: list[str], *, cache_dir: Path, sources: Sources, timeout_s: float,
                  stdin: bytes | None = None) -> str:
     """Run ``uv <args>`` and return its stdout.
@@ -58,11 +72,8 @@ async def run_uv(args: list[str], *, cache_dir: Path, sources: Sources, timeout_
     Raises:
         EnvironmentProblem: uv failed (the reason read from what it printed) or timed out.
     """
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("UV_", "PIP_"))}
-    env.update(UV_CACHE_DIR=str(cache_dir), UV_NO_CONFIG="1", UV_NO_PROGRESS="1",
-               UV_PYTHON_DOWNLOADS="never", NO_COLOR="1")
     proc = await asyncio.create_subprocess_exec(
-        uv_package.find_uv_bin(), *args, env=env,
+        uv_package.find_uv_bin(), *args, env=installer_env(cache_dir),
         stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
     try:

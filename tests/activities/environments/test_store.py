@@ -121,3 +121,20 @@ async def test_a_named_set_with_additions_records_them_and_when_it_was_last_used
     assert same.reused and same.added == [] and same.title() == plain.label()
     records = {r["digest"]: r for r in environments.records()}
     assert records[more.digest]["last_used"] >= records[more.digest]["created"]
+
+
+def test_the_installer_inherits_no_secret_of_the_worker(tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    from activities.environments.installer import installer_env
+
+    monkeypatch.setenv("ASSAY_ANTHROPIC_API_KEY", "sk-ant-secret")
+    monkeypatch.setenv("ASSAY_DATABASE_URL", "postgresql://u:pw@h/db")
+    monkeypatch.setenv("UV_INDEX_URL", "https://elsewhere.example/simple")
+    monkeypatch.setenv("https_proxy", "http://proxy.local:3128")
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    env = installer_env(tmp_path / "cache")
+
+    assert "sk-ant-secret" not in env.values() and "ASSAY_DATABASE_URL" not in env
+    assert "UV_INDEX_URL" not in env  # the index comes from Assay's settings only
+    assert env["https_proxy"] == "http://proxy.local:3128" and env["PATH"] == "/usr/bin:/bin"
+    assert env["UV_CACHE_DIR"] == str(tmp_path / "cache") and env["UV_NO_CONFIG"] == "1"
