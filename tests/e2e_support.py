@@ -10,15 +10,17 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
+
+from temporalio.client import Client
 
 from activities.artifacts.store import LocalArtifactStore
 from activities.events.schema import StoredEvent
 from activities.events.store import EventStore
 from workers.cli.show import load_report
-from workers.pools.builders import SERVED_POOLS
+from workers.pools.builders import SERVED_POOLS, run_pools
 from workers.settings import Settings
 from workflows.constants import Pool
 from workflows.contracts.results import ResearchResult, RunReport
@@ -32,6 +34,20 @@ def isolated_settings(data_dir: Path, prefix: str) -> Settings:
     queues = {f"queue_{p.name.lower()}": f"{prefix}-{p.name.lower()}" for p in Pool}
     # built-in skills would answer some tests' goals; tests/test_skills_e2e.py seeds them
     return Settings.model_validate({"data_dir": data_dir, "skills_builtin": False, **queues})
+
+
+@contextlib.asynccontextmanager
+async def pools_serving(settings: Settings, database_url: str,
+                        client: Client) -> AsyncGenerator[Settings]:
+    """Every pool in this process for the body's duration; stopped and awaited after it."""
+    stop = asyncio.Event()
+    running = asyncio.create_task(run_pools(settings, list(SERVED_POOLS),
+                                            database_url=database_url, stop=stop, client=client))
+    try:
+        yield settings
+    finally:
+        stop.set()
+        await running
 
 
 def store_of(settings: Settings) -> LocalArtifactStore:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -13,6 +12,7 @@ from temporalio.testing import WorkflowEnvironment
 from tests.e2e_support import (
     EXAMPLE,
     isolated_settings,
+    pools_serving,
     report_of,
     store_of,
     stored_events,
@@ -20,7 +20,6 @@ from tests.e2e_support import (
 )
 from workers.intake.planfile import load_plan
 from workers.intake.runpolicy import queues_from
-from workers.pools.builders import SERVED_POOLS, run_pools
 from workers.settings import Settings
 from workflows.client import AssayClient
 from workflows.contracts.policy import Queues
@@ -33,14 +32,8 @@ async def workers(dev_env: WorkflowEnvironment, fresh_database_url: str,
                   tmp_path: Path, task_queue: str) -> AsyncIterator[tuple[Settings, Queues]]:
     """Orchestration and sandbox workers in this process, on queues of this test's own."""
     settings = isolated_settings(tmp_path / "assay", task_queue)
-    queues = queues_from(settings)
-    stop = asyncio.Event()
-    running = asyncio.create_task(run_pools(
-        settings, list(SERVED_POOLS), database_url=fresh_database_url,
-        stop=stop, client=dev_env.client))
-    yield settings, queues
-    stop.set()
-    await running
+    async with pools_serving(settings, fresh_database_url, dev_env.client):
+        yield settings, queues_from(settings)
 
 
 async def test_example_plan_runs_end_to_end(dev_env: WorkflowEnvironment, fresh_database_url: str,

@@ -18,10 +18,9 @@ import pytest
 from temporalio.testing import WorkflowEnvironment
 
 from activities.reports.ledger import verify_ledger
-from tests.e2e_support import ROOT, isolated_settings, report_of, wait_for
+from tests.e2e_support import ROOT, isolated_settings, pools_serving, report_of, wait_for
 from workers.intake.planfile import load_plan
 from workers.intake.runpolicy import build_policy, queues_from
-from workers.pools.builders import SERVED_POOLS, run_pools
 from workers.settings import Settings
 from workflows.client import AssayClient
 
@@ -32,14 +31,9 @@ PLAN = ROOT / "tests" / "data" / "executive" / "pending_actions.json"
 @pytest.fixture
 async def served(dev_env: WorkflowEnvironment, fresh_database_url: str, tmp_path: Path,
                  task_queue: str) -> AsyncIterator[Settings]:
-    settings = isolated_settings(tmp_path / "assay", task_queue)
-    stop = asyncio.Event()
-    running = asyncio.create_task(run_pools(settings, list(SERVED_POOLS),
-                                            database_url=fresh_database_url, stop=stop,
-                                            client=dev_env.client))
-    yield settings
-    stop.set()
-    await running
+    async with pools_serving(isolated_settings(tmp_path / "assay", task_queue),
+                             fresh_database_url, dev_env.client) as settings:
+        yield settings
 
 
 async def temporal_signal(address: str, workflow_id: str, payload: dict[str, str]) -> None:

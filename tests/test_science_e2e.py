@@ -3,17 +3,22 @@ provisioned science environment (downloaded from the package index once per test
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 from temporalio.testing import WorkflowEnvironment
 
-from tests.e2e_support import ROOT, isolated_settings, report_of, store_of, stored_events
+from tests.e2e_support import (
+    ROOT,
+    isolated_settings,
+    pools_serving,
+    report_of,
+    store_of,
+    stored_events,
+)
 from workers.intake.planfile import load_plan
 from workers.intake.runpolicy import queues_from
-from workers.pools.builders import SERVED_POOLS, run_pools
 from workers.settings import Settings
 from workflows.client import AssayClient
 from workflows.contracts.policy import Queues
@@ -29,14 +34,8 @@ async def workers(dev_env: WorkflowEnvironment, fresh_database_url: str, tmp_pat
     """Every pool in this process; environments in the session's shared directory."""
     settings = isolated_settings(tmp_path / "assay", task_queue).model_copy(
         update={"environments_root": shared_environments})
-    queues = queues_from(settings)
-    stop = asyncio.Event()
-    running = asyncio.create_task(run_pools(
-        settings, list(SERVED_POOLS), database_url=fresh_database_url,
-        stop=stop, client=dev_env.client))
-    yield settings, queues
-    stop.set()
-    await running
+    async with pools_serving(settings, fresh_database_url, dev_env.client):
+        yield settings, queues_from(settings)
 
 
 @pytest.mark.timeout(900)

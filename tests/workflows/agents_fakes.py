@@ -21,6 +21,7 @@ from workflows.agents.roles import (
     ModelReviewRequest,
     PlanAnswer,
     PlanDraftOutput,
+    PlannedTask,
     PlanRequest,
     PlanReviewAnswer,
     PlanReviewOutput,
@@ -134,3 +135,23 @@ def model_reject(reviewer: str, message: str) -> Callable[[ModelReviewRequest], 
         return ReviewVerdict(reviewer=req.reviewer, verdict="APPROVE", confidence=0.9)
 
     return verdict
+
+
+def goal_agents(*, load_inputs: list[str] | None = None) -> FakeAgents:
+    """Two planned tasks, load then fit; fixes for the crash a scenario gives fit's first job.
+
+    ``load_inputs`` are the data files the planner has the load task read.
+    """
+    fix = "# behave: ok\n# score: 0.8\nprint('fixed')\n"
+    return FakeAgents(
+        drafts=[PlanDraftOutput(tasks=[
+            PlannedTask(task_id="load", action="load", acceptance_criteria=["loaded"],
+                        inputs=load_inputs or []),
+            PlannedTask(task_id="fit", action="fit", acceptance_criteria=["fitted"],
+                        dependencies=["load"])])],
+        jobs={"fast": job("ok")},
+        fixes={s: DebugAnswer(strategy=s, job=job(code=fix), diagnosis="fixed",
+                              confidence=0.8, spend=spend("debugger"))
+               for s in ("direct", "introspect", "diagnostic")}
+        | {"diagnostic_first": DebugAnswer(strategy="diagnostic", spend=spend("debugger"),
+                                           diagnostic_job=job("diagnose"))})

@@ -16,7 +16,7 @@ from typing import Any
 from temporalio.testing import WorkflowEnvironment
 
 from tests.conftest import binary, register_search_attributes
-from tests.workflows.agents_fakes import FakeAgents, job, probe_environment, spend
+from tests.workflows.agents_fakes import goal_agents, job, probe_environment
 from tests.workflows.capture_bounds import run_bounds
 from tests.workflows.capture_goalenv import run_goal_environment
 from tests.workflows.capture_plans import run_plans
@@ -25,9 +25,6 @@ from tests.workflows.harness import Harness, task
 from workflows.agents.roles import (
     CodeAnswer,
     CodeRequest,
-    DebugAnswer,
-    PlanDraftOutput,
-    PlannedTask,
 )
 from workflows.catalogue import RECORD_OUTCOMES
 from workflows.client import DATA_CONVERTER
@@ -73,22 +70,6 @@ SCENARIOS: dict[str, tuple[list[dict[str, Any]], dict[str, Any]]] = {
     "timeline": ([task("load", priority="HIGH"), task("fit", deps=["load"])], {}),
 }
 """Plan runs by name; ``timeline``'s task workflows and activities carry summaries."""
-
-
-def goal_agents() -> FakeAgents:
-    """A goal planned in two tasks; the second's coded job crashes and debuggers fix it."""
-    fix = "# behave: ok\n# score: 0.8\nprint('fixed')\n"
-    return FakeAgents(
-        drafts=[PlanDraftOutput(tasks=[
-            PlannedTask(task_id="load", action="load", acceptance_criteria=["loaded"]),
-            PlannedTask(task_id="fit", action="fit", acceptance_criteria=["fitted"],
-                        dependencies=["load"])])],
-        jobs={"fast": job("ok")},
-        fixes={s: DebugAnswer(strategy=s, job=job(code=fix), diagnosis="fixed",
-                              confidence=0.8, spend=spend("debugger"))
-               for s in ("direct", "introspect", "diagnostic")}
-        | {"diagnostic_first": DebugAnswer(strategy="diagnostic", spend=spend("debugger"),
-                                           diagnostic_job=job("diagnose"))})
 
 
 async def run_goal(env: WorkflowEnvironment, root: Path) -> ResearchResult:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from temporalio.testing import WorkflowEnvironment
 
-from tests.workflows.agents_fakes import FakeAgents, job, probe_environment, spend
+from tests.workflows.agents_fakes import FakeAgents, goal_agents, job, probe_environment
 from tests.workflows.capture_environments import FakeEnvironments
 from tests.workflows.harness import Harness
 from tests.workflows.harness import capture_alone as alone
@@ -25,9 +25,6 @@ from workflows.agents.roles import (
     CodeAnswer,
     CodeRequest,
     DataFile,
-    DebugAnswer,
-    PlanDraftOutput,
-    PlannedTask,
 )
 from workflows.contracts.results import ResearchResult
 from workflows.research.workflow import ResearchWorkflow
@@ -45,27 +42,10 @@ class GoalEnvRun:
     environments: FakeEnvironments
 
 
-def goal_agents() -> FakeAgents:
-    """Two planned tasks; fixes for the crash the second task's first job has."""
-    fix = "# behave: ok\n# score: 0.8\nprint('fixed')\n"
-    return FakeAgents(
-        drafts=[PlanDraftOutput(tasks=[
-            PlannedTask(task_id="load", action="load", acceptance_criteria=["loaded"],
-                        inputs=["table.csv"]),
-            PlannedTask(task_id="fit", action="fit", acceptance_criteria=["fitted"],
-                        dependencies=["load"])])],
-        jobs={"fast": job("ok")},
-        fixes={s: DebugAnswer(strategy=s, job=job(code=fix), diagnosis="fixed",
-                              confidence=0.8, spend=spend("debugger"))
-               for s in ("direct", "introspect", "diagnostic")}
-        | {"diagnostic_first": DebugAnswer(strategy="diagnostic", spend=spend("debugger"),
-                                           diagnostic_job=job("diagnose"))})
-
-
 async def run_goal_environment(env: WorkflowEnvironment, root: Path, *,
                                environment: str | None = "science") -> GoalEnvRun:
     """The goalenv scenario (see the module's docstring); ``environment`` is the run's."""
-    agents = goal_agents()
+    agents = goal_agents(load_inputs=["table.csv"])
     coder = agents.write_job
 
     async def write_job(req: CodeRequest) -> CodeAnswer:  # fit's first job crashes
