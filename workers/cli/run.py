@@ -91,6 +91,7 @@ def run(
                        model_review=False if no_model_review else None,
                        debuggers=False if no_debuggers else None,
                        plan_review_rounds=plan_review_rounds)
+    known = settings.environments().catalog.names()
     try:
         policy = build_policy(settings, policy_file=policy_file, max_parallel=max_parallel,
                               human_gates=[g.kind for g in human_gate or []],
@@ -98,11 +99,11 @@ def run(
                               on_timeout=on_timeout,
                               agents=flags, memory=memory, skills=skills,
                               environment=environment,
-                              known_environments=settings.environments().catalog.names())
+                              known_environments=known)
         req = build_request(target, data or [], settings, policy)
     except (PlanFileError, PolicyError, GoalError) as err:
         fail(str(err), EXIT_BAD_INPUT)
-    if note := unknown_environments_note(req, settings.environments().catalog.names()):
+    if note := unknown_environments_note(req, known):
         typer.echo(note, err=True)
     if req.plan is None and not req.policy.agents.enabled:
         typer.echo(no_model_note(req.policy.agents, switched_off=agents is False), err=True)
