@@ -112,7 +112,7 @@ def plural(n: int, word: str, many: str = "") -> str:
 
 
 COUNTED = re.compile(r"\b1 (task|decision|skill|job)s\b")
-"""A count of one with a plural noun, in text written before :func:`plural` (stored events,
+"""A count of one with a plural noun, in text runs wrote before :func:`plural` (stored events,
 gate questions): :func:`singular_counts` mends it when the text is shown."""
 
 

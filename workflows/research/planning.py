@@ -27,6 +27,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.common.errors import ErrorType
     from workflows.common.gates import GateKeeper
     from workflows.common.validation import field_errors
+    from workflows.common.words import plural
     from workflows.contracts.executive import BY_CHARS
     from workflows.contracts.plan import Plan, PlanError, check_graph
     from workflows.contracts.results import PlanSource, SuppliedPlan, TaskResult
@@ -233,7 +234,7 @@ class Planning:
         state.set_phase("plan_gate")
         state.set_status("waiting")
         gate = await self.gates.ask("plan", f"run plan {state.req.plan_name} "
-                                            f"({len(order)} tasks)?")
+                                            f"({plural(len(order), 'task')})?")
         state.set_status("running")
         if self.gates.approved(gate):
             return True

@@ -67,6 +67,7 @@ async def test_plan_gate_approved_by_signal_after_a_refused_approver(
     assert result.status == "completed"
     (gate,) = result.gates
     assert (gate.status, gate.by, gate.comment) == ("approved", "ada", "looks right")
+    assert gate.question.endswith("(1 task)?"), gate.question  # not "(1 tasks)?"
     assert any("'eve' may not decide" in r for r in gate.refused)
     assert any("the open gate is 'plan', not 'step'" in r for r in gate.refused)
     refused = [e for e in harness.sink.events.values() if e.status == "refused"]
