@@ -29,6 +29,9 @@ KIND_KEY = SearchAttributeKey.for_keyword("AssayKind")
 PLAN_KEY = SearchAttributeKey.for_keyword("AssayPlan")
 ATTEMPTS_KEY = SearchAttributeKey.for_keyword_list("AssayAttempts")
 """Attempts per phase, e.g. ``["execute:2", "review:1"]``: ``AssayAttempts = "execute:2"``."""
+PARENT_KEY = SearchAttributeKey.for_keyword("AssayParent")
+"""The run a branch (or a run started to branch from a closed one) belongs to:
+``temporal workflow list --query 'AssayParent="RUN"'``."""
 
 SEARCH_ATTRIBUTES: dict[str, str] = {
     STATUS_KEY.name: "Keyword",
@@ -36,6 +39,7 @@ SEARCH_ATTRIBUTES: dict[str, str] = {
     KIND_KEY.name: "Keyword",
     PLAN_KEY.name: "Keyword",
     ATTEMPTS_KEY.name: "KeywordList",
+    PARENT_KEY.name: "Keyword",
 }
 """Every search attribute Assay sets, with its Temporal type (registered by `assay up`)."""
 
@@ -62,6 +66,16 @@ def task_workflow_id(run_id: str, task_id: str) -> str:
     as they are: distinct ids always give distinct workflow IDs.
     """
     return f"{run_id}.task-{task_id}"
+
+
+def branch_workflow_id(run_id: str, branch: str) -> str:
+    """ID of the BranchWorkflow ``branch`` of run ``run_id`` (names are unique in a run)."""
+    return f"{run_id}.branch-{branch}"
+
+
+def branch_task_workflow_id(run_id: str, branch: str, task_id: str) -> str:
+    """ID of the TaskWorkflow of ``task_id`` inside branch ``branch`` of run ``run_id``."""
+    return f"{branch_workflow_id(run_id, branch)}.task-{task_id}"
 
 
 def digest(data: bytes) -> str:

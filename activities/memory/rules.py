@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from activities.patches.apply import RESOURCE_FIELDS, PatchError, apply_patch
-from activities.patches.guard import check_patch
+from workflows.common.guard import check_patch
 from workflows.contracts.executive import PatchChange, PatchSource, ReviewPolicy
 from workflows.contracts.memory import (
     Episode,

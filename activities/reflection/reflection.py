@@ -3,7 +3,7 @@
 Reflection's first version is a rule table (see :mod:`activities.reflection.execution`,
 :mod:`activities.reflection.approval`, :mod:`activities.reflection.evidence`): structured
 fields first, text only as evidence. Every patch passes the guardrails of
-:mod:`activities.patches.guard` or is dropped with the reason in the note; the note's
+:mod:`workflows.common.guard` or is dropped with the reason in the note; the note's
 confidence and risk follow the reflection formulas and its decision the thresholds of
 :func:`workflows.contracts.executive.retry_decision`.
 
@@ -38,7 +38,7 @@ from activities.patches.apply import (
     same_changes,
     sealed,
 )
-from activities.patches.guard import check_patch
+from workflows.common.guard import check_patch
 from activities.reflection.approval import diagnose_rejection
 from activities.reflection.evidence import diagnose_verification
 from activities.reflection.execution import diagnose_execution

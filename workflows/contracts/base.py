@@ -10,6 +10,13 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
 
+Scalar = str | int | float | bool
+"""A plain value: a job argument, a metric checked, a modification."""
+BY_CHARS = 128
+"""The longest name a person may give as who decided or asked."""
+COMMENT_CHARS = 4000
+"""The longest comment a decision or request may carry."""
+
 
 class Model(BaseModel):
     """Base for contracts: unknown fields from newer writers are ignored, not fatal."""

@@ -82,6 +82,8 @@ class ExecutionOutcome(Model):
     exit_code: int | None = None
     signal: int | None = None
     duration_s: float = 0.0
+    cpu_s: float = 0.0
+    """CPU time the job's processes used (user + system), when the sandbox could measure it."""
     peak_memory_mb: float = 0.0
     stdout_tail: str = ""
     stderr_tail: str = ""

@@ -11,9 +11,12 @@ from typing import Any, Literal
 
 from pydantic import Field
 
+from workflows.contracts.alternatives import BranchSpec, FieldPath
+from workflows.contracts.base import BY_CHARS as BY_CHARS
+from workflows.contracts.base import COMMENT_CHARS as COMMENT_CHARS
 from workflows.contracts.base import Model, StrictModel
 from workflows.contracts.execution import ExecutionOutcome, Verification
-from workflows.contracts.plan import Check, JobSpec
+from workflows.contracts.plan import Check, JobSpec, Scalar
 from workflows.contracts.policy import GateKind, ReviewPolicy
 
 Severity = Literal["info", "warning", "critical"]
@@ -189,10 +192,6 @@ def retry_decision(confidence: float) -> RetryDecision:
 
 # --- human gates ---------------------------------------------------------------------------
 
-BY_CHARS = 128
-"""The longest name a decision may give as who decided."""
-COMMENT_CHARS = 4000
-"""The longest comment a decision may carry."""
 DECISION_MAX_BYTES = 32_000
 """The largest gate decision a workflow reads (compact UTF-8 JSON); a larger one is refused
 unread. No valid decision comes near it: with every character escaped (``\\u0001``, six
@@ -214,9 +213,18 @@ class GateDecision(StrictModel):
 
     gate: GateKind
     task_id: str | None = Field(default=None, max_length=64)
-    decision: Literal["approve", "reject"]
+    branch: str | None = Field(default=None, max_length=48)
+    """The branch whose task's gate this decides (none: the run's main line)."""
+    decision: Literal["approve", "reject", "modify", "branch"]
     by: str = Field(min_length=1, max_length=BY_CHARS)
     comment: str = Field(default="", max_length=COMMENT_CHARS)
+    choice: str | None = Field(default=None, min_length=1, max_length=48)
+    """At a ``branch`` gate: the line to keep (a branch's name, or ``main``)."""
+    set: dict[FieldPath, Scalar] = Field(default_factory=dict[str, Scalar], max_length=50)
+    """With ``modify``: the guarded changes to the task's job, applied before it goes on."""
+    branches: list[BranchSpec] = Field(default_factory=list[BranchSpec], max_length=20)
+    """With ``branch`` at an ``error`` gate: branches from the failing job, instead of a
+    retry (the task ends failed and the run starts them)."""
 
 
 class GateRecord(Model):
@@ -229,7 +237,8 @@ class GateRecord(Model):
 
     gate: GateKind
     task_id: str | None = None
-    status: Literal["waiting", "approved", "rejected", "timed_out"] = "waiting"
+    status: Literal["waiting", "approved", "rejected", "timed_out", "modified",
+                    "branched"] = "waiting"
     opened_at: datetime
     decided_at: datetime | None = None
     by: str | None = None
@@ -237,6 +246,12 @@ class GateRecord(Model):
     question: str = ""
     refused: list[str] = Field(default_factory=list[str])
     refused_count: int = 0
+    choice: str | None = None
+    """The line a ``branch`` gate kept."""
+    set: dict[str, Scalar] = Field(default_factory=dict[str, Scalar])
+    """A ``modify`` decision's changes."""
+    branches: list[BranchSpec] = Field(default_factory=list[BranchSpec])
+    """A ``branch`` decision's branches."""
 
 
 def merge_verdicts(deterministic: ReviewVerdict, model: ReviewVerdict) -> ReviewVerdict:

@@ -24,6 +24,8 @@ from pydantic import (
     model_validator,
 )
 
+from workflows.contracts.alternatives import BranchSpec, Metric
+from workflows.contracts.base import Scalar as Scalar
 from workflows.contracts.base import StrictModel
 from workflows.contracts.environments import (
     MAX_REQUIREMENTS,
@@ -34,7 +36,6 @@ from workflows.contracts.environments import (
 Priority = Literal["HIGH", "MEDIUM", "LOW"]
 PRIORITY_RANK: dict[str, int] = {"HIGH": 0, "MEDIUM": 1, "LOW": 2}
 
-Scalar = str | int | float | bool
 
 
 def _as_task_id(value: object) -> object:
@@ -190,8 +191,19 @@ class Decision(StrictModel):
     job: JobSpec | None = None
     checks: list[Check] = Field(default_factory=list[Check])
     inputs: list[str] = Field(default_factory=list[str])
+    branches: list[BranchSpec] = Field(default_factory=list[BranchSpec], max_length=20)
+    """Alternatives explored from the start: each runs this task and its downstream as a
+    branch beside the main line, and the lines are compared when all have finished."""
+    metric: Metric | None = None
+    """The key metric this task's branches are compared on (default: the plan's)."""
 
     resolved_inputs: list[InputFile] = Field(default_factory=list[InputFile])
+
+    @model_serializer(mode="wrap")
+    def _without_unset_branching(self, handler: SerializerFunctionWrapHandler,
+                                 ) -> dict[str, Any]:
+        """Leave out ``branches`` and ``metric`` when unset (digests stay as before them)."""
+        return _without_unset(handler(self), branches=[], metric=None)
 
 
 class Plan(StrictModel):
@@ -203,10 +215,25 @@ class Plan(StrictModel):
     decisions: list[Decision] = Field(min_length=1, max_length=MAX_TASKS)
     environment: EnvironmentName | None = None
     """Default environment of every job of the plan that names none."""
+    metric: Metric | None = None
+    """The key metric branches of this plan are compared on, and which way is better."""
+
+    @model_serializer(mode="wrap")
+    def _without_unset_metric(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """Leave out an unset ``metric`` (digests stay as before it)."""
+        return _without_unset(handler(self), metric=None)
 
     def by_id(self) -> dict[str, Decision]:
         """Decisions keyed by task id."""
         return {d.task_id: d for d in self.decisions}
+
+
+def _without_unset(data: dict[str, Any], **unset: Any) -> dict[str, Any]:
+    """``data`` without the named fields that hold their unset value."""
+    for name, value in unset.items():
+        if name in data and data[name] == value:
+            del data[name]
+    return data
 
 
 class PlanError(ValueError):

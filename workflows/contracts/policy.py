@@ -11,6 +11,7 @@ from typing import Annotated, Literal
 from pydantic import Field
 
 from workflows.constants import Pool
+from workflows.contracts.alternatives import BranchSpec, Metric
 from workflows.contracts.base import StrictModel
 from workflows.contracts.environments import EnvironmentName
 
@@ -38,7 +39,7 @@ class ReviewPolicy(StrictModel):
     packages: PackagePolicy = Field(default_factory=PackagePolicy)
 
 
-GateKind = Literal["plan", "step", "error", "result"]
+GateKind = Literal["plan", "step", "error", "result", "branch"]
 TimeoutAction = Literal["approve", "reject"]
 
 
@@ -58,6 +59,10 @@ class GatePolicy(StrictModel):
     step: GateRule = Field(default_factory=GateRule)
     error: GateRule = Field(default_factory=GateRule)
     result: GateRule = Field(default_factory=GateRule)
+    branch: GateRule = Field(default_factory=GateRule)
+    """A person chooses among finished sibling branches (``assay approve RUN --gate branch
+    --choose NAME``); on a timeout ``approve`` takes the comparator's best, ``reject`` keeps
+    the main line."""
 
     def rule(self, kind: GateKind) -> GateRule:
         """The rule for one gate kind."""
@@ -132,6 +137,27 @@ class SkillPolicy(StrictModel):
     """Send every finished task's outcome to the library (extraction and statistics)."""
 
 
+class BranchingPolicy(StrictModel):
+    """How a run branches, compares and selects, and who may steer it.
+
+    ``selection`` decides finished siblings: ``best`` (the comparator's first line becomes the
+    run's), ``keep_all`` (all kept, the main line stays the run's) or ``person`` (a ``branch``
+    gate). ``hold_open`` keeps the run waiting after its tasks, for branches, until ``assay
+    close`` or ``hold_timeout_s``. ``recover`` are branches started from the ``execute``
+    checkpoint of every task whose job failed (recovery by policy). ``approvers`` may branch
+    and steer the run (empty: anyone).
+    """
+
+    selection: Literal["best", "keep_all", "person"] = "best"
+    hold_open: bool = False
+    hold_timeout_s: float = Field(default=7 * 24 * 3600, gt=0)
+    approvers: list[str] = Field(default_factory=list[str], max_length=100)
+    metric: Metric | None = None
+    """The key metric lines are compared on (a plan's or a request's wins over it)."""
+    recover: list[BranchSpec] = Field(default_factory=list[BranchSpec], max_length=20)
+    """Recovery branches (``BranchSpec`` fields) started from a failed job's checkpoint."""
+
+
 class RunPolicy(StrictModel):
     """Run-level knobs chosen when a run starts."""
 
@@ -146,6 +172,7 @@ class RunPolicy(StrictModel):
     agents: AgentsPolicy = Field(default_factory=AgentsPolicy)
     memory: MemoryPolicy = Field(default_factory=MemoryPolicy)
     skills: SkillPolicy = Field(default_factory=SkillPolicy)
+    branching: BranchingPolicy = Field(default_factory=BranchingPolicy)
     environment: EnvironmentName | None = None
     """The job environment of every job of the run that names none (``assay run
     --environment``); none: such jobs run in the worker's own interpreter."""

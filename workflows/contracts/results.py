@@ -17,7 +17,9 @@ from pydantic import Field
 
 from workflows.agents.roles import DataFile, RunAnswer
 from workflows.agents.spend import Budget, ModelSpend
+from workflows.contracts.alternatives import BranchSpec
 from workflows.contracts.base import Model
+from workflows.contracts.branches import BranchRequest, BranchTree, TaskStart
 from workflows.contracts.execution import (
     Artifact,
     CheckResult,
@@ -27,7 +29,7 @@ from workflows.contracts.execution import (
 )
 from workflows.contracts.executive import GateRecord, ReflectionNote, ReviewVerdict
 from workflows.contracts.memory import ReflectionSummary, RememberAnswer, TaskAdvice
-from workflows.contracts.plan import Decision, Plan
+from workflows.contracts.plan import Decision, JobSpec, Plan
 from workflows.contracts.policy import Queues, RunPolicy
 from workflows.contracts.provenance import PHASE_MARKS as PHASE_MARKS
 from workflows.contracts.provenance import AppliedPatch as AppliedPatch
@@ -56,6 +58,22 @@ class TaskInput(Model):
     skill: SkillUse | None = None
     """The skill that supplied this task's job at intake."""
     """What memory changed for this task at intake (rules applied, template used)."""
+    branch: str | None = None
+    """The branch this task runs in (none: the run's main line)."""
+    start: TaskStart | None = None
+    """The checkpoint a branch's branch-point task starts from (none: intake)."""
+
+    def scope(self) -> str:
+        """The task's id within its run: ``3``, or ``3.branch-NAME`` in a branch.
+
+        The sandbox's working directory, the task's events and its detail file use it.
+        """
+        return scoped(self.decision.task_id, self.branch)
+
+
+def scoped(task_id: str, branch: str | None) -> str:
+    """A task's id within its run: ``task_id`` in the main line, ``ID.branch-NAME`` in one."""
+    return f"{task_id}.branch-{branch}" if branch else task_id
 
 
 class TaskOutline(Model):
@@ -95,6 +113,13 @@ class TaskResult(TaskOutline):
     """The file the task wrote its full, uncut result to (empty: none was written)."""
     phases: list[PhaseMark] = Field(default_factory=list[PhaseMark])
     """The phases the task went through and when it entered each (empty in older results)."""
+    job: JobSpec | None = None
+    """The job as it last ran (or was last reviewed): a branch from ``execute`` starts from it
+    (none in older results, or when it was too large to keep)."""
+    branch: str | None = None
+    """The branch the task ran in (none: the run's main line)."""
+    branches_asked: list[BranchSpec] = Field(default_factory=list[BranchSpec])
+    """Branches a person asked for at the task's error gate instead of a retry."""
 
     def artifact_count(self) -> int:
         """How many artifacts the task verified, listed or not."""
@@ -105,6 +130,18 @@ class TaskSummary(TaskOutline):
     """One task in a run's workflow result: how it ended and why (its detail is in the report)."""
 
     artifact_count: int = 0
+
+
+class ParentLink(Model):
+    """What a run that branches from a closed run takes from it.
+
+    ``reused`` are the closed run's task results (verified artifacts passed by reference);
+    none of those tasks runs again. ``request`` is the branch request the new run starts with.
+    """
+
+    run_id: str
+    reused: list[TaskResult] = Field(default_factory=list[TaskResult])
+    request: BranchRequest
 
 
 class ResearchInput(Model):
@@ -123,6 +160,8 @@ class ResearchInput(Model):
     data: list[DataFile] = Field(default_factory=list[DataFile])
     policy: RunPolicy = Field(default_factory=RunPolicy)
     queues: Queues = Field(default_factory=Queues)
+    parent: ParentLink | None = None
+    """A run started to branch from a closed run: the closed run's line is reused whole."""
 
 
 class PlanSource(Model):
@@ -178,6 +217,10 @@ class RunBase(Model):
     supplied_plan: PlanSource | None = None
     """The plan a person supplied (``assay plan RUN FILE --by NAME``); ``plan_sha256`` stays
     the digest of the goal and its data."""
+    branches: BranchTree | None = None
+    """The run's branches, how they compared and which line was kept (none: no branch)."""
+    parent: str = ""
+    """The closed run this one branched from (``assay branch`` on a closed run)."""
 
     def run_fields(self) -> dict[str, Any]:
         """The fields every run's result and report share, to build one from the other."""

@@ -4,6 +4,11 @@ A patched job must differ from the original (never an identical retry), run the 
 with the same packages, ask for no more memory and nothing beyond the policy's ceilings, keep
 the evidence bar where it was (expected artifacts fixed, expected metrics only added), and keep
 its arguments plain values: no new paths, URLs or hosts, no credentials.
+
+A branch or a person's ``modify`` at a gate (:func:`check_change`) is held to the same rules
+but two: it may ask for more resources within the policy's ceilings, and a branch may bring a
+person's code, which the whole review panel then checks like any job. Pure code: reflection
+and memory (activities) and the workflows use the one guard.
 """
 
 from __future__ import annotations
@@ -28,16 +33,36 @@ def check_patch(old: JobSpec, new: JobSpec, policy: ReviewPolicy) -> list[str]:
         violations.append("the patch changes nothing: an identical retry would fail the same way")
     violations.extend(f"the patch changes {name}: code and packages are never patched"
                       for name in CODE_FIELDS if getattr(old, name) != getattr(new, name))
-    violations.extend(_resources(old, new, policy))
+    violations.extend(_resources(old, new, policy, more_memory=False))
     violations.extend(_evidence_bar(old, new))
     violations.extend(_args(old.args, new.args))
     return violations
 
 
-def _resources(old: JobSpec, new: JobSpec, policy: ReviewPolicy) -> list[str]:
+def check_change(old: JobSpec, new: JobSpec, policy: ReviewPolicy, *,
+                 code: bool = False) -> list[str]:
+    """Every guardrail ``new`` breaks as a branch's or a person's change of ``old``.
+
+    Resources may grow up to the policy's ceilings; with ``code`` the job's code may be a
+    person's (reviewed by the panel), never its packages or environment.
+    """
+    fields = ("requirements",) if code else CODE_FIELDS
+    violations = [f"the change touches {name}: a branch changes arguments and resources"
+                  + (" and code" if code else "") + ", never packages"
+                  for name in fields if getattr(old, name) != getattr(new, name)]
+    if old.environment != new.environment:
+        violations.append("the change touches environment: a branch runs where its line ran")
+    violations.extend(_resources(old, new, policy, more_memory=True))
+    violations.extend(_evidence_bar(old, new))
+    violations.extend(_args(old.args, new.args))
+    return violations
+
+
+def _resources(old: JobSpec, new: JobSpec, policy: ReviewPolicy, *,
+               more_memory: bool) -> list[str]:
     found: list[str] = []
     a, b = old.resources, new.resources
-    if b.memory_mb > a.memory_mb:
+    if b.memory_mb > a.memory_mb and not more_memory:
         found.append(f"the patch raises resources.memory_mb from {a.memory_mb} to {b.memory_mb} "
                      "MiB: rules never ask for more memory")
     ceilings = (("memory_mb", a.memory_mb, b.memory_mb, policy.max_memory_mb),

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from activities.patches.apply import PatchError, apply_patch, patch_checksum, sealed
-from activities.patches.guard import check_patch
+from workflows.common.guard import check_patch
 from workflows.contracts.executive import Patch, PatchChange, ReviewPolicy
 from workflows.contracts.plan import JobSpec, Resources, Scalar
 
