@@ -29,6 +29,7 @@ from workflows.contracts.results import (
     TaskResult,
     WriteReportInput,
     WriteTaskReportInput,
+    scoped,
 )
 
 TASKS_FOLDER = "tasks"
@@ -65,7 +66,7 @@ class ReportWriter:
     @WRITE_TASK_REPORT.defn
     async def write_task_report(self, req: WriteTaskReportInput) -> str:
         """Write a task's whole result to ``<run>/tasks/<task_id>.json``; return its path."""
-        path = self.task_path(req.run_id, req.result.task_id)
+        path = self.task_path(req.run_id, scoped(req.result.task_id, req.result.branch))
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             write_atomic(path, req.result.model_dump_json(indent=2))
@@ -106,7 +107,8 @@ class ReportWriter:
         if not task.detail:
             return task
         try:
-            text = self.task_path(run_id, task.task_id).read_text(encoding="utf-8")
+            path = self.task_path(run_id, scoped(task.task_id, task.branch))
+            text = path.read_text(encoding="utf-8")
             whole = TaskResult.model_validate_json(text)
         except (OSError, ValueError):
             return task

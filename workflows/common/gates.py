@@ -97,6 +97,7 @@ class GateKeeper:
         if allowed and decision.by not in allowed:
             raise GateRefusedError(f"{decision.by!r} may not decide the {gate.gate} gate "
                                    f"(allowed: {', '.join(allowed)})")
+        _check_kind(decision, gate)
 
     def offer(self, decision: GateDecision) -> GateRecord:
         """Apply a decision, or record why it was refused (signals cannot answer back)."""
@@ -107,8 +108,9 @@ class GateKeeper:
             raise
         gate = self._open
         assert gate is not None
-        gate.status = "approved" if decision.decision == "approve" else "rejected"
+        gate.status = _STATUS[decision.decision]
         gate.by, gate.comment, gate.decided_at = decision.by, decision.comment, workflow.now()
+        gate.choice, gate.set, gate.branches = decision.choice, decision.set, decision.branches
         self.log.add("approval", "complete", agent=decision.by, status=gate.status,
                      inputs={"gate": gate.gate, "task_id": self.task_id},
                      outputs={"comment": decision.comment, "refused": gate.refused_count})
@@ -251,7 +253,30 @@ class GateKeeper:
         """Whether a settled gate lets the work go on (a timeout follows the policy)."""
         if gate.status == "timed_out":
             return self.policy.rule(gate.gate).on_timeout == "approve"
-        return gate.status == "approved"
+        return gate.status in ("approved", "modified")
+
+
+_STATUS: dict[str, Any] = {"approve": "approved", "reject": "rejected", "modify": "modified",
+                           "branch": "branched"}
+
+
+def _check_kind(decision: GateDecision, gate: GateRecord) -> None:
+    """Refuse a decision its gate cannot take (``modify`` at a plan gate, say)."""
+    kind = decision.decision
+    if kind == "modify" and gate.gate not in ("step", "error"):
+        raise GateRefusedError(f"a {gate.gate} gate cannot be modified: `modify` changes the "
+                               "job at a step or error gate")
+    if kind == "modify" and not decision.set:
+        raise GateRefusedError("`modify` needs `set`: the changes to the job")
+    if kind == "branch" and gate.gate != "error":
+        raise GateRefusedError(f"a {gate.gate} gate cannot be answered with branches: only an "
+                               "error gate can")
+    if kind == "branch" and not decision.branches:
+        raise GateRefusedError("`branch` needs `branches`: the branches to start")
+    if decision.choice is not None and gate.gate != "branch":
+        raise GateRefusedError(f"`choice` is for the branch gate, not the {gate.gate} gate")
+    if kind in ("modify", "branch") and gate.gate == "branch":
+        raise GateRefusedError("a branch gate is approved with a `choice`, or rejected")
 
 
 def _dropped_before_bounds(raw: RawValue) -> bool:

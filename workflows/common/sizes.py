@@ -21,6 +21,7 @@ from workflows.common.bounds import clip
 from workflows.contracts.execution import ExecutionOutcome
 from workflows.contracts.executive import ReflectionNote, ReviewVerdict
 from workflows.contracts.memory import ReflectionSummary
+from workflows.contracts.plan import JobSpec
 from workflows.contracts.results import (
     Provenance,
     ResearchResult,
@@ -46,6 +47,8 @@ REASON_CHARS = 2000
 """Longest status reason, reasoning or diagnosis text kept."""
 SUMMARY_CHARS = 400
 """Longest action and status reason in a run's per-task summary."""
+JOB_BYTES = 64 * 1024
+"""Most bytes of the job a task's result keeps (a branch from ``execute`` starts from it)."""
 
 ItemT = TypeVar("ItemT")
 
@@ -76,6 +79,7 @@ def bound_task(result: TaskResult, *, limit: int | None = None) -> TaskResult:
         "reflections": [_note(n) for n in _listed(result.reflections, LISTED_ITEMS,
                                                     "reflections", notes)],
         "provenance": _provenance(result.provenance, notes),
+        "job": _job(result, notes),
         "omitted": [*result.omitted, *notes],
     })
     size = json_size(capped)
@@ -177,6 +181,16 @@ def _execution(outcome: ExecutionOutcome | None) -> ExecutionOutcome | None:
         "stdout_tail": outcome.stdout_tail[-REASON_CHARS:],
         "stderr_tail": outcome.stderr_tail[-REASON_CHARS:],
         "reason": clip(outcome.reason, REASON_CHARS), "artifacts": [], "metrics": {}})
+
+
+def _job(result: TaskResult, notes: list[str]) -> JobSpec | None:
+    """The job, while it fits :data:`JOB_BYTES` (its code is in the task's detail file)."""
+    job = result.job
+    if job is None or json_size(job) <= JOB_BYTES:
+        return job
+    notes.append(f"job: left out ({json_size(job):,} bytes > {JOB_BYTES:,}); branch from "
+                 "the task's planned checkpoint instead of execute")
+    return None
 
 
 def _verdict(verdict: ReviewVerdict, notes: list[str]) -> ReviewVerdict:

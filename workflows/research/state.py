@@ -14,6 +14,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.agents.roles import RunAnswer
     from workflows.common.events import EventLog, upsert_keywords
     from workflows.constants import PHASE_KEY, STATUS_KEY
+    from workflows.contracts.branches import TaskStart
     from workflows.contracts.execution import TaskStatus
     from workflows.contracts.plan import Plan
     from workflows.contracts.results import PlanSource, ResearchInput, RunStatus, TaskResult
@@ -28,9 +29,11 @@ class RunState:
         req: the run's input (plan or goal, data, queues, policy).
     """
 
-    def __init__(self, req: ResearchInput) -> None:
+    def __init__(self, req: ResearchInput, *, branch: str | None = None) -> None:
         self.req = req
-        self.log = EventLog(req.run_id, "run")
+        self.branch = branch
+        """The branch this state's tasks run in (none: the run's main line)."""
+        self.log = EventLog(req.run_id, f"branch-{branch}" if branch else "run")
         self.phase = "intake"
         self.status: RunStatus = "running"
         self.plan: Plan | None = req.plan
@@ -49,6 +52,14 @@ class RunState:
         """Whether the plan is the one a matched skill supplied for the goal."""
         self.supplied_plan: PlanSource | None = None
         """The plan a person supplied, its digest and author (the report's provenance)."""
+        self.starts: dict[str, TaskStart] = {}
+        """Where a branch's branch-point task starts (its checkpoint), by task id."""
+        self.reused: set[str] = set()
+        """Tasks whose results came from another line and are never run here."""
+        self.paused = False
+        """No new task starts while set (running ones finish; gates keep waiting)."""
+        self.cancelling = False
+        """The run is being cancelled: nothing new starts and running tasks are cancelled."""
 
     def set_phase(self, phase: str) -> None:
         """Enter ``phase``, mirrored in the run's search attributes."""

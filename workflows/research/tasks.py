@@ -9,16 +9,17 @@ the run never hangs on a task.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 
 from temporalio import workflow
 from temporalio.common import SearchAttributePair, TypedSearchAttributes
-from temporalio.exceptions import CancelledError
+from temporalio.exceptions import ApplicationError, CancelledError
 
 with workflow.unsafe.imports_passed_through():
     from workflows.agents.calls import AgentCalls
     from workflows.common.failures import root_message
     from workflows.common.metadata import task_details, task_summary
-    from workflows.constants import PLAN_KEY, task_workflow_id
+    from workflows.constants import PLAN_KEY, branch_task_workflow_id, task_workflow_id
     from workflows.contracts.execution import DependencyArtifact
     from workflows.contracts.plan import Decision, Plan
     from workflows.contracts.results import TaskInput, TaskResult
@@ -46,25 +47,57 @@ class TaskRunner:
         pending = list(order)
         children: list[asyncio.Task[None]] = []
         while pending or state.running:
+            if state.cancelling:
+                await self._cancel([decisions[tid] for tid in pending])
+                pending.clear()
             for tid in list(pending):
                 decision = decisions[tid]
                 blocker = self._blocker(decision)
                 if blocker is not None:
                     pending.remove(tid)
                     self._block(decision, blocker)
-                elif len(state.running) < limit and self._ready(decision):
+                elif (len(state.running) < limit and not state.paused
+                      and self._ready(decision)):
                     pending.remove(tid)
                     state.running.add(tid)
                     children.append(asyncio.create_task(self._run_task(decision)))
-            if not state.running:
+            if not state.running and not (pending and state.paused):
                 break
-            await self._until_one_finishes()
+            await self._until_moved()
         await asyncio.gather(*children)
         await state.log.flush()
 
-    async def _until_one_finishes(self) -> None:
-        finished = len(self.state.results)
-        await workflow.wait_condition(lambda: len(self.state.results) > finished)
+    async def _until_moved(self) -> None:
+        """Until a task finishes, a pause ends or the run is cancelled."""
+        state = self.state
+        finished, paused = len(state.results), state.paused
+        await workflow.wait_condition(
+            lambda: len(state.results) > finished or (paused and not state.paused)
+            or state.cancelling)
+
+    async def _cancel(self, pending: list[Decision]) -> None:
+        """Cancel the running tasks' workflows; the pending ones end cancelled unstarted."""
+        state = self.state
+        for tid in sorted(state.running):
+            handle = workflow.get_external_workflow_handle(self.workflow_id(tid))
+            with contextlib.suppress(ApplicationError):  # it ended meanwhile
+                await handle.cancel()
+        for decision in pending:
+            state.results[decision.task_id] = TaskResult(
+                task_id=decision.task_id, priority=decision.priority, action=decision.action,
+                status="cancelled", status_reason="cancelled before it started: the run was "
+                                                  "cancelled")
+            state.states[decision.task_id] = "cancelled"
+        state.log.add("handoff", "info", status="cancelling",
+                      inputs={"running": sorted(state.running)},
+                      outputs={"unstarted": [d.task_id for d in pending]})
+
+    def workflow_id(self, task_id: str) -> str:
+        """The workflow ID of ``task_id`` in this line (the main line's or a branch's)."""
+        state = self.state
+        if state.branch:
+            return branch_task_workflow_id(state.req.run_id, state.branch, task_id)
+        return task_workflow_id(state.req.run_id, task_id)
 
     def _ready(self, decision: Decision) -> bool:
         return all(self.state.states[d] == "completed" for d in decision.dependencies)
@@ -97,10 +130,11 @@ class TaskRunner:
                                data=[d for d in req.data if d.name in decision.inputs],
                                budget=self.agents.budget(),
                                memory=state.memory.advice.get(tid),
-                               skill=state.skill_uses.get(tid))
+                               skill=state.skill_uses.get(tid), branch=state.branch,
+                               start=state.starts.get(tid))
         try:
             result = await workflow.execute_child_workflow(
-                TaskWorkflow.run, task_input, id=task_workflow_id(req.run_id, tid),
+                TaskWorkflow.run, task_input, id=self.workflow_id(tid),
                 task_queue=req.queues.orchestration,
                 search_attributes=TypedSearchAttributes([SearchAttributePair(
                     PLAN_KEY, req.plan_name)]),

@@ -91,7 +91,7 @@ class TaskCalls:
         diagnostic debugger's scripts do.
         """
         decision = self.task.decision
-        task_id = f"{decision.task_id}.{label}" if label else decision.task_id
+        task_id = f"{self.task.scope()}.{label}" if label else self.task.scope()
         return await EXECUTE_JOB.run(
             ExecuteJobInput(run_id=self.task.run_id, task_id=task_id, attempt=attempt,
                             job=job, inputs=decision.resolved_inputs,
@@ -111,7 +111,7 @@ class TaskCalls:
     async def verify(self, job: JobSpec, outcome: ExecutionOutcome) -> Verification:
         """Check the evidence where the sandbox left it."""
         return await VERIFY_EVIDENCE.run(
-            VerifyEvidenceInput(task_id=self.task.decision.task_id, job=job,
+            VerifyEvidenceInput(task_id=self.task.scope(), job=job,
                                 checks=self.task.decision.checks, outcome=outcome),
             queues=self.task.queues,
             summary=f"Task {self.task.decision.task_id} · verify the evidence of "
@@ -120,7 +120,7 @@ class TaskCalls:
     async def rescan(self, job: JobSpec, outcome: ExecutionOutcome) -> RescanResult:
         """Re-scan the working directory and re-link misplaced evidence (no re-execution)."""
         return await RESCAN_ARTIFACTS.run(
-            RescanInput(task_id=self.task.decision.task_id, job=job, outcome=outcome,
+            RescanInput(task_id=self.task.scope(), job=job, outcome=outcome,
                         input_names=[i.name for i in self.task.decision.resolved_inputs]),
             queues=self.task.queues,
             summary=f"Task {self.task.decision.task_id} · re-scan the working directory")

@@ -64,6 +64,15 @@ class Coding:
         prov.job_source = state.job.filename or ""
         prov.job_sha256 = digest((state.job.source or "").encode())
 
+    def resume(self, job: JobSpec, by: str) -> None:
+        """Take the job a branch starts from (a checkpoint's, changed by the branch)."""
+        state, prov = self.state, self.state.provenance
+        state.move(Phase.IMPLEMENT)
+        state.job = job
+        prov.job_author = f"branch:{by}" if by else "branch"
+        prov.job_source = job.filename or ""
+        prov.job_sha256 = digest((job.source or "").encode())
+
     async def write_job(self, mode: Literal["fast", "deep"],
                         feedback: list[str] | None = None) -> JobSpec:
         """A job from the coder, or :class:`Finish` with why there is none."""

@@ -35,7 +35,7 @@ class Phase(StrEnum):
 
 _P = Phase
 TRANSITIONS: dict[Phase, frozenset[Phase]] = {
-    _P.INTAKE: frozenset({_P.IMPLEMENT, _P.FINALIZE}),
+    _P.INTAKE: frozenset({_P.IMPLEMENT, _P.VERIFY, _P.FINALIZE}),
     _P.IMPLEMENT: frozenset({_P.REVIEW, _P.FINALIZE}),
     _P.REVIEW: frozenset({_P.APPROVAL_RETRY, _P.HUMAN_GATE, _P.EXECUTE, _P.FINALIZE}),
     _P.APPROVAL_RETRY: frozenset({_P.REVIEW, _P.HUMAN_GATE, _P.FINALIZE}),

@@ -12,10 +12,11 @@ from temporalio import workflow
 with workflow.unsafe.imports_passed_through():
     from workflows.catalogue import DIAGNOSE_FAILURE
     from workflows.common.advisory import advise
+    from workflows.common.changes import modified
     from workflows.common.gates import GateKeeper
     from workflows.contracts.execution import ExecutionOutcome, TaskStatus
     from workflows.contracts.executive import DiagnoseInput, FailureKind, GateRecord, ReflectionNote
-    from workflows.contracts.plan import JobSpec
+    from workflows.contracts.plan import JobSpec, Scalar
     from workflows.contracts.policy import GateKind
     from workflows.task.phases import Phase
     from workflows.task.regression import regressed_metrics
@@ -129,8 +130,30 @@ class Recovery:
             gate = await self.human_gate(
                 "error", f"{note.root_cause}: apply {note.likely_fix} "
                          f"(confidence {note.confidence:.2f})?", finish_on_reject=False)
+            if gate.status == "branched":
+                self.state.branches_asked = list(gate.branches)
+                names = ", ".join(b.name for b in gate.branches)
+                raise Finish("failed", f"{note.root_cause}: answered at the error gate by "
+                                       f"{gate.by} with branches {names} (the run starts them)")
+            if gate.status == "modified":
+                note.patched_job = self.modified_job(gate.set)
             return "apply" if self.gates.approved(gate) else "reject"
         return "defer"
+
+    def modified_job(self, sets: dict[str, Scalar]) -> JobSpec:
+        """The task's job with a person's changes, held to the guardrails, and recorded.
+
+        Raises:
+            ChangeRefusedError: there is no job yet, a value cannot apply or a guardrail
+                is broken.
+        """
+        state = self.state
+        job, changes = modified(state.job, sets, None, task_id=state.task.decision.task_id,
+                                name="", policy=state.task.policy.review)
+        assert job is not None
+        state.log.add("tool_call", "complete", agent="person", status="modified",
+                      outputs={"changes": [c.model_dump(mode="json") for c in changes]})
+        return job
 
     async def human_gate(self, kind: GateKind, question: str, *,
                          finish_on_reject: bool = True) -> GateRecord:

@@ -17,6 +17,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.common.advisory import Missed
     from workflows.common.events import EventLog, upsert_keywords
     from workflows.constants import ATTEMPTS_KEY, KIND_KEY, PHASE_KEY, STATUS_KEY, digest
+    from workflows.contracts.alternatives import BranchSpec
     from workflows.contracts.execution import ExecutionOutcome, TaskStatus, Verification
     from workflows.contracts.executive import Patch, ReflectionNote, ReviewVerdict
     from workflows.contracts.plan import JobSpec
@@ -46,7 +47,7 @@ class TaskState:
 
     def __init__(self, task: TaskInput) -> None:
         self.task = task
-        self.log = EventLog(task.run_id, task.decision.task_id, depth=1)
+        self.log = EventLog(task.run_id, task.scope(), depth=1)
         self.phase = Phase.INTAKE
         self.status: TaskStatus = "pending"
         self.attempts: dict[str, int] = {}
@@ -58,6 +59,8 @@ class TaskState:
         self.verification: Verification | None = None
         self.provenance = Provenance(workflow_id=workflow.info().workflow_id)
         self.patches: list[Patch] = []
+        self.branches_asked: list[BranchSpec] = []
+        """Branches a person answered the error gate with (the run starts them)."""
         self.timeline: list[PhaseMark] = []
         """Each phase entered and when (workflow time; no command), for the report."""
 
@@ -143,7 +146,8 @@ class TaskState:
             checks=verification.checks if verification else [],
             execution=self.outcome,
             verdicts=self.verdicts, reflections=self.notes, provenance=prov, model=model,
-            phases=_kept(self.timeline))
+            phases=_kept(self.timeline), job=self.job, branch=self.task.branch,
+            branches_asked=self.branches_asked)
         self.snapshot(Phase.FINALIZE, {"status": status, "status_reason": reason})
         return result
 

@@ -24,9 +24,10 @@ from temporalio.common import RawValue
 
 with workflow.unsafe.imports_passed_through():
     from workflows.agents.calls import AgentCalls
+    from workflows.common.changes import ChangeRefusedError
     from workflows.common.gates import GateKeeper, GateRefusedError
     from workflows.contracts.execution import ExecutionOutcome, TaskStatus
-    from workflows.contracts.executive import GateRecord, panel_approves
+    from workflows.contracts.executive import GateDecision, GateRecord, panel_approves
     from workflows.contracts.memory import MEMORY_PATCH
     from workflows.contracts.plan import JobSpec
     from workflows.contracts.results import TaskInput, TaskProgress, TaskResult
@@ -73,7 +74,7 @@ class TaskWorkflow:
         if decision is None:
             return
         with contextlib.suppress(GateRefusedError):
-            self.gates.offer(decision)
+            self.gates.offer(self._checked(decision))
 
     @workflow.update(name="decide")
     def decide(self, raw: RawValue) -> GateRecord:
@@ -82,11 +83,30 @@ class TaskWorkflow:
         A refusal is recorded like the signal's, then fails the update with a non-retryable
         ``GateRefused`` error that says who may decide and how.
         """
-        return self.gates.settle(self.gates.decision_of(raw))
+        decision = self.gates.decision_of(raw)
+        try:
+            decision = self._checked(decision)
+        except GateRefusedError as err:
+            raise self.gates.refusal(str(err)) from None
+        return self.gates.settle(decision)
 
     @decide.validator
     def _check_decision(self, raw: RawValue) -> None:
         self.gates.check_size(raw)
+
+    def _checked(self, decision: GateDecision) -> GateDecision:
+        """``decision``, once a ``modify`` is known to apply to the job within the guardrails.
+
+        Raises:
+            GateRefusedError: the changes cannot apply (recorded as refused).
+        """
+        if decision.decision == "modify" and self.gates.waiting is not None:
+            try:
+                self.recovery.modified_job(decision.set)
+            except ChangeRefusedError as err:
+                self.gates.refuse(decision, str(err))
+                raise GateRefusedError(str(err)) from None
+        return decision
 
     @workflow.query
     def progress(self) -> TaskProgress:
@@ -139,19 +159,36 @@ class TaskWorkflow:
         return result
 
     async def _pipeline(self) -> None:
-        state = self.state
-        await self.coding.implement()
-        await self._review_phase()
-        if self.gates.needs_person("step"):
-            assert state.job is not None
-            await self.recovery.human_gate("step", f"run the job {state.job.filename} of task "
-                                                   f"{state.task.decision.task_id}?")
-        await self._execute_phase()
+        state, start = self.state, self.state.task.start
+        if start is not None and start.phase == "verify":
+            state.job, state.outcome = start.job, start.outcome
+        elif start is not None and start.job is not None:
+            self.coding.resume(start.job, start.by)
+        else:
+            await self.coding.implement()
+        if state.outcome is None:
+            await self._review_phase()
+            if self.gates.needs_person("step"):
+                await self._step_gate()
+            await self._execute_phase()
         await self._verify_phase()
         if self.gates.needs_person("result"):
             verification = state.verification
             summary = verification.summary if verification else ""
             await self.recovery.human_gate("result", f"accept the verified result: {summary}")
+
+    async def _step_gate(self) -> None:
+        """Ask a person before the job runs; a modified job is reviewed again."""
+        state = self.state
+        assert state.job is not None
+        gate = await self.recovery.human_gate(
+            "step", f"run the job {state.job.filename} of task {state.task.decision.task_id}?")
+        if gate.status == "modified":
+            state.job = self.recovery.modified_job(gate.set)
+            state.verdicts = await self.review.panel(state.job)
+            if not panel_approves(state.verdicts):
+                raise Finish("rejected", f"the job as modified at the step gate was rejected: "
+                                         f"{describe_rejection(state.verdicts)}")
 
     async def _review_phase(self) -> None:
         state = self.state
@@ -169,6 +206,8 @@ class TaskWorkflow:
                 f"{rejected}", failed=f"did not pass the approval gate: {rejected}",
                 status_if_none="rejected")
             if isinstance(patched, Finish):
+                if state.branches_asked:
+                    raise patched
                 patched = await self.coding.rewrite(patched, rejected)
             state.job = patched
             state.provenance.approval.approved_after_patch = True
@@ -190,7 +229,7 @@ class TaskWorkflow:
                 Phase.EXECUTION_RETRY, "execution", exhausted=f"{failed}; retries exhausted",
                 failed=failed, status_if_none="failed")
             if isinstance(patched, Finish):
-                if not self.debugging.possible():
+                if state.branches_asked or not self.debugging.possible():
                     raise patched
                 await self.debugging.debug(failed)
                 return
