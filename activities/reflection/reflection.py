@@ -38,13 +38,13 @@ from activities.patches.apply import (
     same_changes,
     sealed,
 )
-from workflows.common.guard import check_patch
 from activities.reflection.approval import diagnose_rejection
 from activities.reflection.evidence import diagnose_verification
 from activities.reflection.execution import diagnose_execution
 from activities.reflection.mining import mine, read_signals
 from activities.reflection.rules import Diagnosis, confidence_score, risk_score
 from workflows.catalogue import DIAGNOSE_FAILURE
+from workflows.common.guard import check_patch
 from workflows.contracts.executive import (
     DiagnoseInput,
     FailureKind,

@@ -32,6 +32,7 @@ from workflows.contracts.execution import Artifact, ExecuteJobInput, ExecutionOu
 from workflows.contracts.plan import Plan
 from workflows.contracts.policy import Queues, RunPolicy
 from workflows.contracts.results import ResearchInput, ResearchResult, RunReport, TaskResult
+from workflows.research.branch import BranchWorkflow
 from workflows.research.workflow import ResearchWorkflow
 from workflows.task.workflow import TaskWorkflow
 
@@ -94,7 +95,7 @@ class FakeSandbox:
             path.write_text(f"result of {req.task_id}")
             artifacts.append(Artifact(name="out.txt", size=path.stat().st_size, path=str(path),
                                       sha256=hashlib.sha256(path.read_bytes()).hexdigest()))
-        score = float(_marker(req.job.source, "score") or 0.9)
+        score = float(req.job.args.get("score") or _marker(req.job.source, "score") or 0.9)
         return ExecutionOutcome(outcome="succeeded", exit_code=0, artifacts=artifacts,
                                 metrics={"score": score}, workspace=str(workspace))
 
@@ -157,7 +158,8 @@ class Harness:
             "write_task_report": self.reports.task_activity()}
         activities.update({name: fake_activity(name, fn) for name, fn in self.overrides.items()})
         async with Worker(self.env.client, task_queue=self.queue,
-                          workflows=[ResearchWorkflow, TaskWorkflow, *self.workflows],
+                          workflows=[ResearchWorkflow, BranchWorkflow, TaskWorkflow,
+                                     *self.workflows],
                           activities=[*activities.values(), *self.extra],
                           workflow_failure_exception_types=[Exception]) as worker:
             yield worker

@@ -11,6 +11,7 @@ from temporalio.worker import Replayer
 from tests.workflows.incompatible import ReorderedTaskWorkflow
 from workflows.client import DATA_CONVERTER
 from workflows.library.workflow import SkillLibraryWorkflow
+from workflows.research.branch import BranchWorkflow
 from workflows.research.workflow import ResearchWorkflow
 from workflows.task.workflow import TaskWorkflow
 
@@ -24,7 +25,8 @@ def test_histories_are_present() -> None:
 
 @pytest.mark.parametrize("path", HISTORIES, ids=[p.stem for p in HISTORIES])
 async def test_history_replays(path: Path) -> None:
-    replayer = Replayer(workflows=[ResearchWorkflow, TaskWorkflow, SkillLibraryWorkflow],
+    replayer = Replayer(workflows=[ResearchWorkflow, BranchWorkflow, TaskWorkflow,
+                                   SkillLibraryWorkflow],
                         data_converter=DATA_CONVERTER)
     history = WorkflowHistory.from_json(path.stem, path.read_text())
     result = await replayer.replay_workflow(history, raise_on_replay_failure=False)

@@ -21,6 +21,7 @@ from workers.settings import Settings
 from workflows.catalogue import check_registrations
 from workflows.client import DATA_CONVERTER
 from workflows.constants import Pool
+from workflows.research.branch import BranchWorkflow
 from workflows.research.workflow import ResearchWorkflow
 from workflows.task.workflow import TaskWorkflow
 
@@ -65,7 +66,7 @@ async def build_specs(settings: Settings, pools: Sequence[Pool], *, database_url
         stack.push_async_callback(store.close)
         writer = ReportWriter(settings.runs_dir, settings.work_dir)
         specs[Pool.ORCHESTRATION] = PoolSpec(
-            workflows=[ResearchWorkflow, TaskWorkflow],
+            workflows=[ResearchWorkflow, BranchWorkflow, TaskWorkflow],
             activities=[store.record_events, writer.write_report, writer.write_task_report])
     if Pool.AGENTS in pools:
         specs[Pool.AGENTS] = _agents_spec(settings, stack)

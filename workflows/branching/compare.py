@@ -4,8 +4,9 @@ A line is the branch-point task and its downstream, as the main line or a branch
 Lines are ordered by, in turn: every task completed; the share of declared checks that passed;
 the key metric in its direction (a line without it comes after those with it); wall time;
 model cost; sandbox CPU time; and the name, so equal lines always rank the same way. The
-metric is read from the last task of the line (plan order) whose verified metrics hold it as a
-number. Pure code: the workflow ranks, and the tests check the ranking, with the same function.
+metric is the branch-point task's (the first of the line), where the variation is; failing
+that, the last downstream task's whose verified metrics hold it as a number. Pure code: the
+workflow ranks, and the tests check the ranking, with the same function.
 """
 
 from __future__ import annotations
@@ -34,10 +35,13 @@ def score(tasks: Sequence[TaskResult], declared: int, metric: Metric | None) -> 
 
 
 def metric_value(tasks: Sequence[TaskResult], metric: Metric | None) -> float | None:
-    """The key metric from the last task holding it as a finite number (verified tasks only)."""
+    """The key metric of the branch point, else of the last downstream task holding it.
+
+    Only a completed task's finite numbers count.
+    """
     if metric is None:
         return None
-    for task in reversed(tasks):
+    for task in [*tasks[:1], *reversed(tasks[1:])]:
         value = task.metrics.get(metric.name)
         if (task.status == "completed" and isinstance(value, int | float)
                 and not isinstance(value, bool) and math.isfinite(value)):

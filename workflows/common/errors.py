@@ -27,6 +27,10 @@ class ErrorType(StrEnum):
     package without a wheel, or one the run's package policy blocks."""
     PLAN_REFUSED = "PlanRefused"
     """A supplied plan the run will not take: it waits for none, or the plan is unusable."""
+    BRANCH_REFUSED = "BranchRefused"
+    """A branch request the run will not take: who, from where, which names or changes."""
+    STEER_REFUSED = "SteerRefused"
+    """A pause, resume, cancel or close the run will not take: who, or when."""
     # a worker that cannot do the work at all
     SANDBOX_UNAVAILABLE = "SandboxUnavailable"
     REPORT_UNWRITABLE = "ReportUnwritable"

@@ -123,6 +123,7 @@ def _shedding(result: ResearchResult) -> list[tuple[str, dict[str, Any]]]:
     """What a run's result can do without, least missed first (what it has, only)."""
     steps: list[tuple[bool, str, dict[str, Any]]] = [
         (result.plan is not None, "the plan", {"plan": None}),
+        (result.branches is not None, "the branch tree", {"branches": None}),
         (bool(result.tasks), f"the per-task list ({len(result.tasks)} tasks; counts kept)",
          {"tasks": []}),
         (result.reflection != ReflectionSummary() or result.skills != SkillSummary(),

@@ -86,7 +86,7 @@ class LineScore(Model):
     checks_passed: int = 0
     checks_declared: int = 0
     metric: float | None = None
-    """The key metric's value, from the last task of the line (plan order) reporting it."""
+    """The key metric's value: the branch point's, else the last downstream task's."""
     wall_s: float = 0.0
     cost_usd: float = 0.0
     cpu_s: float = 0.0

@@ -173,7 +173,7 @@ class PlanSource(Model):
 
 
 RunStatus = Literal["running", "waiting", "completed", "partial", "failed", "rejected",
-                    "deferred"]
+                    "deferred", "cancelled"]
 
 
 class ReportPaths(Model):

@@ -21,6 +21,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.catalogue import SUMMARIZE_RUN, WRITE_REPORT
     from workflows.common.failures import root_message
     from workflows.common.sizes import fit_run, task_summary
+    from workflows.contracts.branches import BranchTree
     from workflows.contracts.executive import GateRecord
     from workflows.contracts.plan import PRIORITY_RANK
     from workflows.contracts.results import (
@@ -71,7 +72,7 @@ async def answer_goal(state: RunState, agents: AgentCalls) -> None:
 
 
 def run_report(state: RunState, started: datetime, *, gates: list[GateRecord],
-               model: ModelSpend) -> RunReport:
+               model: ModelSpend, branches: BranchTree | None = None) -> RunReport:
     """The run's report as it stands now, with every task's result."""
     req, now, tasks = state.req, workflow.now(), state.tasks()
     done = sum(t.status == "completed" for t in tasks)
@@ -81,6 +82,8 @@ def run_report(state: RunState, started: datetime, *, gates: list[GateRecord],
         status = "rejected"
     if state.plan is None:
         status = "deferred"
+    if state.cancelling:
+        status = "cancelled"
     return RunReport(
         run_id=req.run_id, plan_name=req.plan_name, plan_sha256=req.plan_sha256,
         status=status, timestamp=started.strftime("%Y%m%d_%H%M%S"),
@@ -93,7 +96,8 @@ def run_report(state: RunState, started: datetime, *, gates: list[GateRecord],
         answer=state.answer, model=model,
         reflection=summarize(tasks, state.memory),
         skills=_skill_summary(state, tasks),
-        supplied_plan=state.supplied_plan,
+        supplied_plan=state.supplied_plan, branches=branches,
+        parent=req.parent.run_id if req.parent is not None else "",
         dependencies=({d.task_id: list(d.dependencies) for d in state.plan.decisions}
                       if state.plan is not None else {}),
     )

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Callable
 
 from temporalio import workflow
 from temporalio.common import SearchAttributePair, TypedSearchAttributes
@@ -38,6 +39,12 @@ class TaskRunner:
     def __init__(self, state: RunState, agents: AgentCalls) -> None:
         self.state = state
         self.agents = agents
+        self.on_start: Callable[[Decision], None] | None = None
+        """Called as each task starts (the run starts the branches a plan explores)."""
+        self.on_finish: Callable[[TaskResult], None] | None = None
+        """Called as each task ends (the run starts recovery branches)."""
+        self._cancelled: set[str] = set()
+        """Tasks whose workflows were asked to cancel (asked once only)."""
 
     async def run_all(self, plan: Plan, order: list[str]) -> None:
         """Run the plan's tasks in ``order`` until each has a result."""
@@ -70,15 +77,16 @@ class TaskRunner:
     async def _until_moved(self) -> None:
         """Until a task finishes, a pause ends or the run is cancelled."""
         state = self.state
-        finished, paused = len(state.results), state.paused
+        finished, paused, cancelling = len(state.results), state.paused, state.cancelling
         await workflow.wait_condition(
             lambda: len(state.results) > finished or (paused and not state.paused)
-            or state.cancelling)
+            or (state.cancelling and not cancelling))
 
     async def _cancel(self, pending: list[Decision]) -> None:
         """Cancel the running tasks' workflows; the pending ones end cancelled unstarted."""
         state = self.state
-        for tid in sorted(state.running):
+        for tid in sorted(state.running - self._cancelled):
+            self._cancelled.add(tid)
             handle = workflow.get_external_workflow_handle(self.workflow_id(tid))
             with contextlib.suppress(ApplicationError):  # it ended meanwhile
                 await handle.cancel()
@@ -119,8 +127,20 @@ class TaskRunner:
         state.log.add("handoff", "info", status="blocked", inputs={"task_id": decision.task_id},
                       outputs={"reason": reason})
 
+    async def wind_down(self, order: list[str]) -> None:
+        """After the run was cancelled mid-way: cancel what runs, end the rest cancelled."""
+        state = self.state
+        state.cancelling = True
+        decisions = state.plan.by_id() if state.plan is not None else {}
+        await self._cancel([decisions[t] for t in order
+                            if t in decisions and t not in state.results
+                            and t not in state.running])
+        await workflow.wait_condition(lambda: not state.running)
+
     async def _run_task(self, decision: Decision) -> None:
         state, req, tid = self.state, self.state.req, decision.task_id
+        if self.on_start is not None:
+            self.on_start(decision)
         state.states[tid] = "running"
         state.log.add("handoff", "start", status="running", inputs={"task_id": tid})
         task_input = TaskInput(run_id=req.run_id, decision=decision, queues=req.queues,
@@ -141,17 +161,24 @@ class TaskRunner:
                 static_summary=task_summary(decision), static_details=task_details(decision),
             )
         except Exception as err:  # a task must always end with a status, never hang the run
-            cancelled = isinstance(err.__cause__, CancelledError)
+            cancelled = isinstance(err.__cause__, CancelledError) or tid in self._cancelled
             reason = f"task workflow ended abnormally: {root_message(err)}"
             result = TaskResult(task_id=tid, priority=decision.priority, action=decision.action,
                                 status="cancelled" if cancelled else "failed",
                                 status_reason=reason)
+        if tid in self._cancelled and result.status != "completed":
+            result = result.model_copy(update={
+                "status": "cancelled",
+                "status_reason": f"cancelled with the run ({result.status}: "
+                                 f"{result.status_reason})"})
         state.running.discard(tid)
         self.agents.charge(result.model)
         state.states[tid] = result.status
         state.results[tid] = result
         state.log.add("handoff", "complete", status=result.status,
                       inputs={"task_id": tid}, outputs={"reason": result.status_reason})
+        if self.on_finish is not None:
+            self.on_finish(result)
         await state.log.flush()
 
     def _dependency_artifacts(self, decision: Decision) -> list[DependencyArtifact]:

@@ -11,6 +11,7 @@ tasks as child TaskWorkflows), ``skills`` and ``memory`` (the learning pools' ad
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 
 from temporalio import workflow
@@ -19,20 +20,46 @@ from temporalio.exceptions import ApplicationError
 
 with workflow.unsafe.imports_passed_through():
     from workflows.agents.calls import AgentCalls, budget_for
+    from workflows.branching.requests import BranchRefusedError
     from workflows.common.errors import ErrorType
     from workflows.common.events import upsert_keywords
     from workflows.common.gates import GateKeeper, GateRefusedError
-    from workflows.constants import KIND_KEY, PLAN_KEY, STATUS_KEY, task_workflow_id
-    from workflows.contracts.executive import GateRecord
+    from workflows.constants import (
+        KIND_KEY,
+        PARENT_KEY,
+        PLAN_KEY,
+        STATUS_KEY,
+        task_workflow_id,
+    )
+    from workflows.contracts.branches import (
+        BRANCH_MAX_BYTES,
+        BranchRequest,
+        BranchTree,
+        SteerRequest,
+    )
+    from workflows.contracts.executive import GateDecision, GateRecord
     from workflows.contracts.memory import MEMORY_PATCH
     from workflows.contracts.plan import Plan, PlanError, check_graph
-    from workflows.contracts.results import ResearchInput, ResearchResult, RunProgress
+    from workflows.contracts.results import (
+        ParentLink,
+        ResearchInput,
+        ResearchResult,
+        RunProgress,
+    )
     from workflows.library.contracts import SKILLS_PATCH
+    from workflows.research.lines import Branches
     from workflows.research.memory import consult_memory
     from workflows.research.planning import PLAN_WAIT_PATCH, Planning
     from workflows.research.report import answer_goal, run_report, run_result, write_report
     from workflows.research.skills import plan_from_skill, replan_needed, supply_jobs
     from workflows.research.state import RunState
+    from workflows.research.steering import (
+        STEER_MAX_BYTES,
+        RequestRefusedError,
+        Steering,
+        read,
+        refusal,
+    )
     from workflows.research.tasks import TaskRunner
 
 
@@ -48,6 +75,9 @@ class ResearchWorkflow:
                                  budget_for(req.policy.agents))
         self.planning = Planning(state, self.agents, self.gates)
         self.tasks = TaskRunner(state, self.agents)
+        self.branches = Branches(state, self.gates, self.agents)
+        self.steering = Steering(state, self.branches)
+        self.tasks.on_start, self.tasks.on_finish = self.branches.explore, self.branches.recover
 
     # --- steering ------------------------------------------------------------------------
 
@@ -73,6 +103,13 @@ class ResearchWorkflow:
         """
         decision = self.gates.parse(raw)
         if decision is None:
+            return
+        problem = self.branches.check_choice(decision)
+        if problem is not None:
+            self.gates.refuse(decision, problem)
+            return
+        if decision.branch is not None:
+            await self._to_branch(decision)
             return
         if decision.task_id is None:
             with contextlib.suppress(GateRefusedError):
@@ -113,6 +150,9 @@ class ResearchWorkflow:
         signal's, then fails the update with a non-retryable ``GateRefused`` error.
         """
         decision = self.gates.decision_of(raw)
+        problem = self.branches.check_choice(decision)
+        if problem is not None:
+            raise self.gates.refused(decision, problem)
         if decision.task_id is None:
             return self.gates.settle(decision)
         where = task_workflow_id(workflow.info().workflow_id, decision.task_id)
@@ -124,6 +164,67 @@ class ResearchWorkflow:
     @decide.validator
     def _check_decision(self, raw: RawValue) -> None:
         self.gates.check_size(raw)
+
+    async def _to_branch(self, decision: GateDecision) -> None:
+        """Pass a decision on to the branch whose task's gate it is for."""
+        name = decision.branch or ""
+        if name not in self.branches.running():
+            self.gates.refuse(decision, f"branch {name!r} is not running in this run")
+            return
+        handle = workflow.get_external_workflow_handle(self.branches.records[name].workflow_id)
+        try:
+            await handle.signal("approve", decision)
+        except ApplicationError as err:  # the branch ended meanwhile
+            self.gates.refuse(decision, f"branch {name!r}: {err}")
+
+    @workflow.query(name="branches")
+    def branches_tree(self) -> BranchTree:
+        """The run's branches, how they compared and which line was kept; the steering log."""
+        return self.branches.tree()
+
+    @workflow.signal(name="branch")
+    def branch(self, raw: RawValue) -> None:
+        """Start branches from a checkpoint (a ``BranchRequest``); a refusal is recorded."""
+        with contextlib.suppress(RequestRefusedError, BranchRefusedError):
+            self.branches.start(self.branches.plan(self._request(raw)))
+
+    @workflow.update(name="start_branches")
+    def start_branches(self, raw: RawValue) -> BranchTree:
+        """Start branches and answer with the tree; a refusal fails with ``BranchRefused``."""
+        try:
+            self.branches.start(self.branches.plan(self._request(raw)))
+        except (RequestRefusedError, BranchRefusedError) as err:
+            raise refusal(str(err), ErrorType.BRANCH_REFUSED) from None
+        return self.branches.tree()
+
+    def _request(self, raw: RawValue) -> BranchRequest:
+        try:
+            return read(raw, BranchRequest, limit=BRANCH_MAX_BYTES, what="branch request")
+        except RequestRefusedError as err:
+            self.branches.refuse("unknown", str(err))
+            raise
+
+    @workflow.signal(name="steer")
+    async def steer(self, raw: RawValue) -> None:
+        """Pause, resume, cancel or close the run (a ``SteerRequest``); refusals recorded."""
+        with contextlib.suppress(RequestRefusedError):
+            await self.steering.apply(self._steer_request(raw))
+
+    @workflow.update(name="steer_run")
+    async def steer_run(self, raw: RawValue) -> BranchTree:
+        """Steer the run and answer with the tree; a refusal fails with ``SteerRefused``."""
+        try:
+            await self.steering.apply(self._steer_request(raw))
+        except RequestRefusedError as err:
+            raise refusal(str(err), ErrorType.STEER_REFUSED) from None
+        return self.branches.tree()
+
+    def _steer_request(self, raw: RawValue) -> SteerRequest:
+        try:
+            return read(raw, SteerRequest, limit=STEER_MAX_BYTES, what="steer request")
+        except RequestRefusedError as err:
+            self.branches.refuse("unknown", str(err))
+            raise
 
     # --- the pipeline --------------------------------------------------------------------
 
@@ -140,6 +241,31 @@ class ResearchWorkflow:
         state.log.add("checkpoint", "start", status="running",
                       inputs={"plan": req.plan_name, "plan_sha256": req.plan_sha256,
                               "goal": req.goal, "data": [d.name for d in req.data]})
+        cancelled = False
+        try:
+            if req.parent is not None:
+                await self._from_parent(req.parent)
+            else:
+                await self._pipeline()
+        except asyncio.CancelledError:  # `temporal workflow cancel`: wind down, then report
+            cancelled = True
+            await self.tasks.wind_down(state.order)
+            await self.branches.steer(SteerRequest(action="cancel", by="temporal"))
+            await self.branches.settle()
+        state.set_phase("report")
+        tree = self.branches.tree() if self.branches.records else None
+        report = run_report(state, started, gates=self.gates.records, model=self.agents.spend,
+                            branches=tree)
+        await write_report(state, report)
+        result = run_result(report)
+        state.set_status(result.status)
+        state.set_phase("done")
+        if cancelled:
+            raise asyncio.CancelledError("the run was cancelled; its report is written")
+        return result
+
+    async def _pipeline(self) -> None:
+        state, req = self.state, self.state.req
         state.skills_on = req.policy.skills.enabled and workflow.patched(SKILLS_PATCH)
         if state.plan is None and state.skills_on:
             state.plan = await plan_from_skill(state)
@@ -149,13 +275,27 @@ class ResearchWorkflow:
         if state.plan is not None:
             await self._run_plan(state.plan)
             await self._replan_if_deviated()
-        state.set_phase("report")
-        report = run_report(state, started, gates=self.gates.records, model=self.agents.spend)
-        await write_report(state, report)
-        result = run_result(report)
-        state.set_status(result.status)
-        state.set_phase("done")
-        return result
+
+    async def _from_parent(self, parent: ParentLink) -> None:
+        """A run branching from a closed one: its line reused whole, only the branches run."""
+        state = self.state
+        if state.plan is None:
+            raise ApplicationError("a run that branches from another needs its plan",
+                                   type=ErrorType.INVALID_PLAN, non_retryable=True)
+        upsert_keywords(**{PARENT_KEY.name: parent.run_id})
+        state.order = check_graph(state.plan)
+        for result in parent.reused:
+            state.results[result.task_id] = result
+            state.states[result.task_id] = result.status
+            state.reused.add(result.task_id)
+        state.set_phase("execute")
+        try:
+            self.branches.start(self.branches.plan(parent.request))
+        except BranchRefusedError as err:
+            state.reason = f"the branch request was refused: {err}"
+        await self.steering.after_tasks()
+        if state.req.goal:
+            await answer_goal(state, self.agents)
 
     async def _run_plan(self, plan: Plan) -> None:
         """Advise the plan, pass its gate, run its tasks and answer the goal."""
@@ -179,6 +319,7 @@ class ResearchWorkflow:
         if await self.planning.approved(plan, order):
             state.set_phase("execute")
             await self.tasks.run_all(plan, order)
+            await self.steering.after_tasks()
             if req.goal:
                 await answer_goal(state, self.agents)
 

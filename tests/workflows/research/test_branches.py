@@ -1,0 +1,206 @@
+"""Branches on the time-skipping server: a sweep from a checkpoint, compared and selected.
+
+Real workflows and reviewers; the fake sandbox scores a job by its ``score`` argument, so the
+comparator's choice is known in advance. What ran is read from the sandbox's own record.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from temporalio.client import WorkflowHandle, WorkflowUpdateFailedError
+from temporalio.exceptions import ApplicationError
+from temporalio.testing import WorkflowEnvironment
+
+from tests.e2e_support import wait_for
+from tests.workflows.harness import Harness, task
+from workflows.common.errors import ErrorType
+from workflows.contracts.branches import BranchTree
+from workflows.contracts.results import ResearchResult, RunProgress
+from workflows.research.workflow import ResearchWorkflow
+
+PLAN = [task("1"), task("2", deps=["1"], score=0.5), task("3", deps=["2"])]
+HOLD: dict[str, Any] = {"branching": {"hold_open": True,
+                                      "metric": {"name": "score", "direction": "maximize"}}}
+
+
+def sweep(*scores: float, by: str = "ada", phase: str = "execute", **extra: Any) -> dict[str, Any]:
+    return {"from_task": "2", "from_phase": phase, "by": by, **extra,
+            "branches": [{"name": f"s-{s}", "kind": "optimisation", "set": {"args.score": s}}
+                         for s in scores]}
+
+
+async def update(handle: WorkflowHandle[Any, Any], name: str, arg: Any) -> BranchTree:
+    return await handle.execute_update(name, arg,  # pyright: ignore[reportUnknownMemberType]
+                                       result_type=BranchTree)
+
+
+async def until_open(handle: WorkflowHandle[Any, Any]) -> None:
+    async def held() -> bool:
+        progress = await handle.query("progress", result_type=RunProgress)
+        return progress.phase == "open"
+    await wait_for(held, timeout=60, what="the run to be held open")
+
+
+async def refused(handle: WorkflowHandle[Any, Any], name: str, arg: Any) -> ApplicationError:
+    with pytest.raises(WorkflowUpdateFailedError) as caught:
+        await update(handle, name, arg)
+    cause = caught.value.cause
+    assert isinstance(cause, ApplicationError)
+    return cause
+
+
+async def test_a_sweep_from_a_checkpoint_reuses_upstream_and_keeps_the_best_line(
+        time_env: WorkflowEnvironment, task_queue: str, tmp_path: Path) -> None:
+    harness = Harness(time_env, task_queue, tmp_path)
+    req = harness.request(PLAN, **HOLD)
+    async with harness.worker():
+        handle = await time_env.client.start_workflow(ResearchWorkflow.run, req, id=req.run_id,
+                                                      task_queue=task_queue)
+        await until_open(handle)
+        tree = await update(handle, "start_branches", sweep(0.2, 0.95, 0.7))
+        assert [b.name for b in tree.branches] == ["s-0.2", "s-0.95", "s-0.7"]
+        assert all(b.reused == ["1"] for b in tree.branches)
+        await update(handle, "steer_run", {"action": "close", "by": "ada"})
+        result = await handle.result()
+    assert isinstance(result, ResearchResult)
+    report = harness.report_of(result)
+    # upstream task 1 ran once, in the main line; each branch ran 2 and 3 only
+    assert sorted(t for t in harness.sandbox.ran if t.startswith("1")) == ["1"]
+    assert sorted(harness.sandbox.ran) == sorted(
+        ["1", "2", "3", *(f"{t}.branch-s-{s}" for s in (0.2, 0.95, 0.7) for t in ("2", "3"))])
+    assert harness.sandbox.deps_seen["2.branch-s-0.95"] == ["1/out.txt"]
+    assert report.branches is not None
+    kept = [b.name for b in report.branches.branches if b.selected]
+    assert kept == ["s-0.95"], report.branches.model_dump_json(indent=1)
+    by_name = {b.name: b for b in report.branches.branches}
+    assert by_name["s-0.95"].score.rank == 1 and by_name["s-0.2"].score.rank == 4
+    assert report.branches.main[by_name["s-0.2"].group].metric == 0.5
+    second = {t.task_id: t for t in report.tasks}["2"]
+    assert second.branch == "s-0.95" and second.metrics["score"] == 0.95
+
+
+async def test_a_person_chooses_a_line_at_the_branch_gate(
+        time_env: WorkflowEnvironment, task_queue: str, tmp_path: Path) -> None:
+    harness = Harness(time_env, task_queue, tmp_path)
+    req = harness.request(PLAN, **HOLD, gates={"branch": {"human": True}})
+    async with harness.worker():
+        handle = await time_env.client.start_workflow(ResearchWorkflow.run, req, id=req.run_id,
+                                                      task_queue=task_queue)
+        await until_open(handle)
+        await update(handle, "start_branches", sweep(0.2, 0.95, selection="person"))
+
+        async def gate_open() -> bool:
+            progress = await handle.query("progress", result_type=RunProgress)
+            return progress.waiting is not None and progress.waiting.gate == "branch"
+        await wait_for(gate_open, timeout=60, what="the branch gate")
+        await handle.signal("approve", {"gate": "branch", "decision": "approve",
+                                        "choice": "nobody", "by": "ada"})
+        await handle.signal("approve", {"gate": "branch", "decision": "approve",
+                                        "choice": "s-0.2", "by": "ada"})
+        await wait_for(lambda: _not_waiting(handle), timeout=60, what="the gate to settle")
+        await update(handle, "steer_run", {"action": "close", "by": "ada"})
+        result = await handle.result()
+    report = harness.report_of(result)
+    assert report.branches is not None
+    assert [b.name for b in report.branches.branches if b.selected] == ["s-0.2"]
+    assert {t.task_id: t for t in report.tasks}["2"].metrics["score"] == 0.2
+    gate = next(g for g in report.gates if g.gate == "branch")
+    assert gate.choice == "s-0.2" and gate.by == "ada"
+    assert any("no line 'nobody'" in r for r in gate.refused)
+
+
+async def _not_waiting(handle: WorkflowHandle[Any, Any]) -> bool:
+    progress = await handle.query("progress", result_type=RunProgress)
+    return progress.waiting is None
+
+
+async def test_branch_requests_are_refused_with_every_reason(
+        time_env: WorkflowEnvironment, task_queue: str, tmp_path: Path) -> None:
+    harness = Harness(time_env, task_queue, tmp_path)
+    req = harness.request(PLAN, branching={"hold_open": True, "approvers": ["ada", "bo"]})
+    async with harness.worker():
+        handle = await time_env.client.start_workflow(ResearchWorkflow.run, req, id=req.run_id,
+                                                      task_queue=task_queue)
+        await until_open(handle)
+        cases = {
+            "unknown task": ({**sweep(0.1), "from_task": "9"}, "unknown task '9'"),
+            "unauthorised": (sweep(0.1, by="eve"), "'eve' may not branch"),
+            "guardrail": ({**sweep(0.1), "branches": [{"name": "u", "set": {
+                "args.url": "http://elsewhere"}}]}, "looks like a host"),
+            "main": ({**sweep(0.1), "branches": [{"name": "main"}]}, "run's own line"),
+            "outside": ({**sweep(0.1), "branches": [{"name": "o", "set": {"1:args.x": 1}}]},
+                        "not 2 or downstream"),
+            "verify change": (sweep(0.1, phase="verify"), "execution is reused"),
+            "ceiling": ({**sweep(0.1), "branches": [{"name": "c", "set": {
+                "resources.memory_mb": 10 ** 6}}]}, "memory_mb"),
+        }
+        for what, (request, expected) in cases.items():
+            err = await refused(handle, "start_branches", request)
+            assert err.type == ErrorType.BRANCH_REFUSED, what
+            assert expected in str(err.message), (what, err.message)
+        err = await refused(handle, "start_branches", {**sweep(0.1), "from_phase": "later"})
+        assert "malformed branch request" in str(err.message)
+        err = await refused(handle, "start_branches", {"junk": "x" * 2_000_000})
+        tree = await handle.query("branches", result_type=BranchTree)
+        assert tree.branches == [] and len(tree.refused) >= 8
+        await update(handle, "steer_run", {"action": "close", "by": "bo"})
+        result = await handle.result()
+    assert result.status == "completed" and result.branches is None
+
+
+async def test_pause_holds_new_tasks_until_resume(
+        time_env: WorkflowEnvironment, task_queue: str, tmp_path: Path) -> None:
+    harness = Harness(time_env, task_queue, tmp_path)
+    req = harness.request(PLAN, gates={"plan": {"human": True}})
+    async with harness.worker():
+        handle = await time_env.client.start_workflow(ResearchWorkflow.run, req, id=req.run_id,
+                                                      task_queue=task_queue)
+        tree = await update(handle, "steer_run", {"action": "pause", "by": "ada"})
+        assert tree.paused
+        err = await refused(handle, "steer_run", {"action": "pause", "by": "ada"})
+        assert err.type == ErrorType.STEER_REFUSED and "already paused" in str(err.message)
+        err = await refused(handle, "steer_run", {"action": "close", "by": "ada"})
+        assert "not held open" in str(err.message)
+
+        async def plan_gate() -> bool:
+            progress = await handle.query("progress", result_type=RunProgress)
+            return progress.waiting is not None
+        await wait_for(plan_gate, timeout=60, what="the plan gate")
+        await handle.signal("approve", {"gate": "plan", "decision": "approve", "by": "ada"})
+
+        async def executing() -> bool:
+            progress = await handle.query("progress", result_type=RunProgress)
+            return progress.phase == "execute"
+        await wait_for(executing, timeout=60, what="the run to reach its tasks")
+        progress = await handle.query("progress", result_type=RunProgress)
+        assert set(progress.tasks.values()) == {"pending"}, "nothing starts while paused"
+        assert harness.sandbox.ran == []
+        tree = await update(handle, "steer_run", {"action": "resume", "by": "bo"})
+        assert not tree.paused and tree.steering == ["ada: pause", "bo: resume"]
+        result = await handle.result()
+    assert result.status == "completed"
+    assert sorted(harness.sandbox.ran) == ["1", "2", "3"]
+
+
+async def test_cancel_ends_every_task_and_still_writes_the_report(
+        time_env: WorkflowEnvironment, task_queue: str, tmp_path: Path) -> None:
+    harness = Harness(time_env, task_queue, tmp_path)
+    req = harness.request(PLAN, gates={"step": {"human": True}})
+    async with harness.worker():
+        handle = await time_env.client.start_workflow(ResearchWorkflow.run, req, id=req.run_id,
+                                                      task_queue=task_queue)
+
+        async def first_waits() -> bool:
+            progress = await handle.query("progress", result_type=RunProgress)
+            return progress.tasks.get("1") == "running"
+        await wait_for(first_waits, timeout=60, what="task 1 to wait at its step gate")
+        await update(handle, "steer_run", {"action": "cancel", "by": "ada", "comment": "stop"})
+        result = await handle.result()
+    assert result.status == "cancelled"
+    assert {t.task_id: t.status for t in result.tasks} == {
+        "1": "cancelled", "2": "cancelled", "3": "cancelled"}
+    assert harness.report_of(result).tasks, "the report is written"
+    assert harness.sandbox.ran == []
