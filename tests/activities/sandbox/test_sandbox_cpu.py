@@ -69,7 +69,8 @@ async def test_concurrent_jobs_do_not_see_each_others_cpu_time(sandbox: Sandbox)
 async def test_a_job_killed_at_its_timeout_still_reports_its_cpu_time(sandbox: Sandbox) -> None:
     outcome = await run(sandbox, "while True:\n    pass\n", timeout_s=1.0)
     assert outcome.outcome == "timeout"
-    assert 0.3 <= outcome.cpu_s <= 1.5, outcome.cpu_s
+    # One busy thread for a second of wall time; less CPU if the machine is shared.
+    assert 0.1 <= outcome.cpu_s <= 1.5, outcome.cpu_s
 
 
 async def test_without_a_cgroup_the_cpu_time_is_still_the_jobs(work_dir: Path) -> None:
@@ -80,5 +81,5 @@ async def test_without_a_cgroup_the_cpu_time_is_still_the_jobs(work_dir: Path) -
     idle = await run(sandbox, SLEEP.format(seconds=0.6), task="idle", timeout_s=20.0)
     assert busy.outcome == idle.outcome == "succeeded", busy.reason + idle.reason
     # Under bubblewrap the last stretch before the job's end (at most a tick of 0.2 s) is lost.
-    assert 0.75 <= busy.cpu_s < 2.5, busy.cpu_s
+    assert 0.5 <= busy.cpu_s < 2.5, busy.cpu_s
     assert idle.cpu_s < 0.4, idle.cpu_s
