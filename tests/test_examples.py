@@ -48,14 +48,15 @@ def job_of(decision: Decision) -> JobSpec:
     return decision.job
 
 
-def run_job(job: JobSpec, workdir: Path, args: dict[str, Scalar] | None = None) -> JobRun:
-    """Run a job's script in ``workdir`` the way the sandbox does."""
+def run_job(job: JobSpec, workdir: Path, args: dict[str, Scalar] | None = None, *,
+            folder: Path = EXAMPLE) -> JobRun:
+    """Run a job's script (its ``entry`` below ``folder``) in ``workdir`` as the sandbox does."""
     assert job.entry is not None
     args = job.args if args is None else args
     args_file = workdir.parent / f"{workdir.name}.args.json"
     args_file.write_text(json.dumps(args), encoding="utf-8")
     script = workdir / Path(job.entry).name
-    shutil.copyfile(EXAMPLE / job.entry, script)
+    shutil.copyfile(folder / job.entry, script)
     env = {"PATH": os.environ.get("PATH", ""), "ASSAY_JOB_ARGS": str(args_file)}
     done = subprocess.run(
         [sys.executable, "-I", "-S", script.name, *(f"--{k}={v}" for k, v in args.items())],
@@ -66,18 +67,20 @@ def run_job(job: JobSpec, workdir: Path, args: dict[str, Scalar] | None = None) 
     return JobRun(workdir, done.returncode, done.stderr, metrics)
 
 
-def prepare_workdir(decision: Decision, root: Path, runs: dict[str, JobRun]) -> Path:
+def prepare_workdir(decision: Decision, root: Path, runs: dict[str, JobRun], *,
+                    plan: Plan | None = None, folder: Path = EXAMPLE) -> Path:
     """Inputs read-only by file name; declared artifacts of dependencies under deps/."""
     workdir = root / f"task-{decision.task_id}"
     workdir.mkdir()
     for name in decision.inputs:
         target = workdir / Path(name).name
-        shutil.copyfile(PLAN_FILE.parent / name, target)
+        shutil.copyfile(folder / name, target)
         target.chmod(0o444)
+    decisions = (plan or load_plan()).by_id()
     for dep in decision.dependencies:
         dep_dir = workdir / "deps" / dep
         dep_dir.mkdir(parents=True)
-        for artifact in job_of(load_plan().by_id()[dep]).expected_artifacts:
+        for artifact in job_of(decisions[dep]).expected_artifacts:
             shutil.copyfile(runs[dep].workdir / artifact, dep_dir / artifact)
     return workdir
 

@@ -6,8 +6,8 @@ a 1 GB address-space limit. A cgroup bounds their sum. Where the machine allows 
 ``resources.memory_mb`` (swap included), the process limit and ``resources.cpus`` as a CPU
 quota. The job's first process joins it before it ``exec``s the sandbox (see
 :meth:`JobCgroup.join_argv`), so everything the job starts is inside. Afterwards the cgroup's
-peak memory and out-of-memory kills are read and the cgroup is removed, after killing whatever
-is left in it.
+peak memory, out-of-memory kills and CPU time are read and the cgroup is removed, after
+killing whatever is left in it.
 """
 
 from __future__ import annotations
@@ -48,10 +48,15 @@ class CgroupError(OSError):
 
 @dataclass(frozen=True)
 class CgroupUsage:
-    """What a job's cgroup recorded: its peak memory (if the kernel keeps one) and OOM kills."""
+    """What a job's cgroup recorded.
+
+    Peak memory (if the kernel keeps one), out-of-memory kills, and the CPU time of all its
+    processes where the cgroup accounts it (always under v2; under v1 with ``cpuacct``).
+    """
 
     peak_bytes: int | None
     oom_kills: int
+    cpu_s: float | None = None
 
 
 class JobCgroup:
@@ -103,7 +108,8 @@ class JobCgroup:
                                    ("memory.memsw.limit_in_bytes?", memory)],
                         "pids": [("pids.max", pids)],
                         "cpu": [("cpu.cfs_period_us", str(_PERIOD_US)),
-                                ("cpu.cfs_quota_us", str(quota))]}
+                                ("cpu.cfs_quota_us", str(quota))],
+                        "cpuacct": []}
         for controller, path in self.dirs.items():
             for filename, value in settings[controller]:
                 target = path / filename.rstrip("?")
@@ -117,16 +123,27 @@ class JobCgroup:
         return ["/bin/sh", "-c", _JOIN, "assay-cgroup", str(len(procs)), *procs]
 
     def usage(self) -> CgroupUsage:
-        """Peak memory and out-of-memory kills so far."""
+        """Peak memory, out-of-memory kills and CPU time so far."""
         memory = self.dirs["memory"]
         if self.version == 2:
             peak = read_value(memory / "memory.peak")
             return CgroupUsage(int(peak) if peak else None,
-                               _field(read_value(memory / "memory.events"), "oom_kill") or 0)
+                               _field(read_value(memory / "memory.events"), "oom_kill") or 0,
+                               self._cpu_s())
         oom = _field(read_value(memory / "memory.oom_control"), "oom_kill")
         if oom is None:  # kernels before 4.13 count no kills: a hit limit is the best sign
             oom = int(read_value(memory / "memory.failcnt") or 0)
-        return CgroupUsage(int(read_value(memory / "memory.max_usage_in_bytes") or 0), oom)
+        return CgroupUsage(int(read_value(memory / "memory.max_usage_in_bytes") or 0), oom,
+                           self._cpu_s())
+
+    def _cpu_s(self) -> float | None:
+        """CPU seconds of every process the cgroup held, or ``None`` where it keeps no count."""
+        if self.version == 2:
+            usec = _field(read_value(self.dirs["memory"] / "cpu.stat"), "usage_usec")
+            return None if usec is None else usec / 1e6
+        where = self.dirs.get("cpuacct")
+        nanoseconds = "" if where is None else read_value(where / "cpuacct.usage")
+        return int(nanoseconds) / 1e9 if nanoseconds.isdigit() else None
 
     def remove(self) -> None:
         """Kill whatever is left in the cgroup and remove it (best effort, never raises)."""

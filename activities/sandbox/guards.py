@@ -36,6 +36,7 @@ class Totals:
         over_disk_quota: the working directory grew beyond the quota.
         disk_grown_mb: the largest growth of the working directory measured.
         cgroup: ``; in cgroup <name>`` for the execution record, or empty without one.
+        cpu_s: CPU seconds of all the cgroup's processes, where it accounts them.
     """
 
     peak_memory_kb: int | None
@@ -43,6 +44,7 @@ class Totals:
     over_disk_quota: bool
     disk_grown_mb: float
     cgroup: str = ""
+    cpu_s: float | None = None
 
 
 class JobGuards:
@@ -99,7 +101,7 @@ class JobGuards:
         usage = self.cgroup.usage()
         peak = None if usage.peak_bytes is None else usage.peak_bytes // 1024
         return Totals(peak, usage.oom_kills, over, self._watch.grown_mb,
-                      f"; in cgroup {self.cgroup.name}")
+                      f"; in cgroup {self.cgroup.name}", usage.cpu_s)
 
 
 def _make_cgroup(status: IsolationStatus, limits: Limits) -> JobCgroup:

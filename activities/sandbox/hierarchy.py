@@ -4,7 +4,8 @@ Measured, not assumed (like :mod:`activities.sandbox.isolation`): the worker's o
 found from ``/proc/self/mountinfo`` and ``/proc/self/cgroup``, then a probe cgroup is made and
 removed there. cgroup v2 is used where its hierarchy offers the memory controller (the worker
 enables the controllers for its children, first moving itself into a leaf if it is alone in
-its cgroup, as v2 requires); else the v1 ``memory``, ``pids`` and ``cpu`` hierarchies. Not
+its cgroup, as v2 requires); else the v1 ``memory``, ``pids``, ``cpu`` and ``cpuacct``
+hierarchies (``cpuacct`` only counts the job's CPU time: v2 counts it in every cgroup). Not
 root, no memory controller or a read-only hierarchy: no cgroups, and
 :attr:`CgroupSupport.summary` says that only per-process limits hold, and why.
 """
@@ -19,9 +20,10 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-CONTROLLERS = ("memory", "pids", "cpu")
+CONTROLLERS = ("memory", "pids", "cpu", "cpuacct")
 _OCTAL = re.compile(r"\\([0-7]{3})")
-_KEY_FILES = {1: {"memory": "memory.limit_in_bytes", "pids": "pids.max", "cpu": "cpu.cfs_quota_us"},
+_KEY_FILES = {1: {"memory": "memory.limit_in_bytes", "pids": "pids.max", "cpu": "cpu.cfs_quota_us",
+                 "cpuacct": "cpuacct.usage"},
               2: {"memory": "memory.max", "pids": "pids.max", "cpu": "cpu.max"}}
 
 

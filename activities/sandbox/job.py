@@ -34,8 +34,10 @@ Job conventions (the contract between Assay and the code a plan runs):
   every job as its own unprivileged uid.
 - **Telemetry**: duration, exit status or signal, peak memory (of the job's cgroup, all
   processes together; without a cgroup, of its largest process, see
-  :mod:`activities.sandbox.process`), and at most ``output_limit_bytes`` each of stdout and
-  stderr (a quarter from the start, the rest from the end) with their total sizes.
+  :mod:`activities.sandbox.process`), CPU time of the job's processes (of its cgroup; without
+  one, from the job's own process tree, never another job's), and at most
+  ``output_limit_bytes`` each of stdout and stderr (a quarter from the start, the rest from
+  the end) with their total sizes.
 
 Every way a job can end is an
 :class:`~workflows.contracts.execution.ExecutionOutcome`, never an activity failure; only a

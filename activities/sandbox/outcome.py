@@ -38,9 +38,11 @@ def job_outcome(layout: Layout, limits: Limits, finished: Finished, totals: Tota
         reason += "; also: " + "; ".join(notes)
     who = f"uid {uid}" if uid is not None else f"uid {os.geteuid()}"
     peak_kb = finished.peak_rss_kb if totals.peak_memory_kb is None else totals.peak_memory_kb
+    # The cgroup also counts processes that outlived the job's first one; wait4 cannot.
+    cpu_s = finished.cpu_s if totals.cpu_s is None else totals.cpu_s
     return ExecutionOutcome(
         outcome=kind, reason=reason, exit_code=exit_code, signal=signal,
-        duration_s=round(finished.duration_s, 3),
+        duration_s=round(finished.duration_s, 3), cpu_s=round(cpu_s, 3),
         peak_memory_mb=round(peak_kb / 1024, 1),
         stdout_tail=finished.stdout.text(), stderr_tail=ending.stderr,
         stdout_bytes=finished.stdout.total, stderr_bytes=finished.stderr.total,

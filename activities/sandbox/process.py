@@ -6,6 +6,15 @@ check) fires every ``tick_s``, and each tick samples the peak resident memory of
 processes. However the run ends (exit, timeout, cancellation), every process of the job is
 killed before :func:`run_job` returns or raises.
 
+CPU time (user + system) is counted for this job alone, never from the worker's
+``RUSAGE_CHILDREN``, which mixes every job its threads run at once: ``wait4`` on the job's
+first process gives its own time and that of every descendant it waited for. Under
+bubblewrap that is not enough: bubblewrap's monitor exits without reaping the pid namespace's
+init, whose count holds the job's. So each tick also sums the CPU clocks of the job's live
+processes (each one's own time and its waited-for children's), and the larger figure is kept;
+its last stretch (up to a tick) is lost. Where the job has a cgroup, its count is exact and
+preferred (see :mod:`activities.sandbox.outcome`).
+
 Peak memory is the largest resident size of any one process of the job. The kernel's
 ``ru_maxrss`` of the reaped child cannot be used alone: the child is a copy of the worker until
 its first ``exec``, so it never reads lower than the worker's own size. Below that floor the
@@ -54,6 +63,7 @@ class Finished:
     status: int
     peak_rss_kb: int
     duration_s: float
+    cpu_s: float
     stdout: BoundedCapture
     stderr: BoundedCapture
     stopped_for: str | None
@@ -112,11 +122,10 @@ async def run_job(spawn: Spawn, *, timeout_s: float, tick_s: float, on_tick: Tic
     floor_kb = _high_water_kb("self")
     started = time.perf_counter()
     child = _Child(spawn)
-    sampled_kb = 0
+    samples = _Samples()
 
     def tick(elapsed: float) -> str | None:
-        nonlocal sampled_kb
-        sampled_kb = max(sampled_kb, _sample_peak_kb(child.pid))
+        samples.take(child.pid)
         return on_tick(elapsed, child.streams[0], child.streams[1])
 
     try:
@@ -137,13 +146,13 @@ async def run_job(spawn: Spawn, *, timeout_s: float, tick_s: float, on_tick: Tic
         # them: its init exits last.) The leader is a zombie until reaped, so its process-group
         # id cannot have been reused yet.
         _kill_all(child.pid, spawn)
-    status, max_rss = _reap(child.proc)
+    status, max_rss, cpu_s = _reap(child.proc)
     out, err = child.streams
     await _drain(out, err)
     # ru_maxrss also counts the worker's own pages, which the job's first process carried
     # until its exec; below that floor only the samples taken while it ran say anything.
-    peak = max(sampled_kb, max_rss if max_rss > floor_kb else 0)
-    return Finished(status, peak, duration, out, err, stopped_for)
+    peak = max(samples.peak_kb, max_rss if max_rss > floor_kb else 0)
+    return Finished(status, peak, duration, max(cpu_s, samples.cpu_s), out, err, stopped_for)
 
 
 async def _watch(exited: asyncio.Future[None], started: float, timeout_s: float,
@@ -177,20 +186,43 @@ def _high_water_kb(pid: int | str) -> int:
     return 0
 
 
-def _sample_peak_kb(pid: int) -> int:
-    """Largest VmHWM among the job's processes right now."""
+@dataclass
+class _Samples:
+    """The largest figures seen on the job's live processes while it ran."""
+
+    peak_kb: int = 0
+    cpu_s: float = 0.0
+
+    def take(self, pid: int) -> None:
+        """Sample the job's processes: the largest VmHWM, and their CPU clocks summed."""
+        try:
+            first = psutil.Process(pid)
+            procs = first.children(recursive=True)
+        except psutil.Error:
+            return
+        # The first process is the worker's copy until its exec: its memory says nothing.
+        self.peak_kb = max([self.peak_kb, *(_high_water_kb(p.pid) for p in procs)])
+        self.cpu_s = max(self.cpu_s, sum(_cpu_s(p) for p in (first, *procs)))
+
+
+def _cpu_s(process: psutil.Process) -> float:
+    """A process's own CPU seconds and those of the children it waited for (0 once gone)."""
     try:
-        procs = psutil.Process(pid).children(recursive=True)
+        times = process.cpu_times()
     except psutil.Error:
-        return 0
-    return max((_high_water_kb(p.pid) for p in procs), default=0)
+        return 0.0
+    return times.user + times.system + times.children_user + times.children_system
 
 
-def _reap(proc: subprocess.Popen[bytes]) -> tuple[int, int]:
-    """Wait status and ``ru_maxrss`` (KiB) of the reaped child and its reaped descendants."""
+def _reap(proc: subprocess.Popen[bytes]) -> tuple[int, int, float]:
+    """Wait status, ``ru_maxrss`` (KiB) and CPU seconds of the child and its reaped descendants.
+
+    The kernel fills ``wait4``'s usage with the child's own times plus those of every
+    descendant that was waited for (directly or by a reaper below it), for this child only.
+    """
     _, status, usage = os.wait4(proc.pid, 0)
     proc.returncode = os.waitstatus_to_exitcode(status)  # tells Popen it was reaped
-    return status, usage.ru_maxrss
+    return status, usage.ru_maxrss, usage.ru_utime + usage.ru_stime
 
 
 def _kill_all(pid: int, spawn: Spawn) -> None:

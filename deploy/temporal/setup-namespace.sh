@@ -29,7 +29,7 @@ until existing=$(temporal operator search-attribute list --namespace "$namespace
     fi
     sleep 2
 done
-for attribute in AssayStatus=Keyword AssayPhase=Keyword AssayKind=Keyword AssayPlan=Keyword AssayAttempts=KeywordList; do
+for attribute in AssayStatus=Keyword AssayPhase=Keyword AssayKind=Keyword AssayPlan=Keyword AssayAttempts=KeywordList AssayParent=Keyword; do
     name=${attribute%%=*}
     type=${attribute#*=}
     if printf '%s\n' "$existing" | grep -qw "$name"; then

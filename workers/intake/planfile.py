@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, cast
 from pydantic import ValidationError
 
 from workers.intake.jsonfile import JsonFileError, read_json
+from workflows.branching.explore import check_explore
 from workflows.common.validation import field_path
 from workflows.constants import digest
 from workflows.contracts.plan import Decision, InputFile, Plan, PlanError, check_graph
@@ -87,7 +88,7 @@ def _check_size(path: Path, size: int, max_bytes: int) -> None:
 
 
 def parse_plan(path: Path, *, max_bytes: int) -> Plan:
-    """Parse and validate a plan file (schema and dependency graph).
+    """Parse and validate a plan file (schema, dependency graph, the branches it explores).
 
     Files over ``FILE_FACTOR`` times ``max_bytes`` are refused before they are read.
     """
@@ -101,7 +102,7 @@ def parse_plan(path: Path, *, max_bytes: int) -> Plan:
     except ValidationError as err:
         raise PlanFileError(f"{path}: {describe_errors(err, raw)}") from err
     try:
-        check_graph(plan)
+        check_explore(plan, check_graph(plan))
     except PlanError as err:
         raise PlanFileError(f"{path}: {err}") from err
     return plan

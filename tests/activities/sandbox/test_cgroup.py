@@ -35,7 +35,8 @@ def test_v1_hierarchies_are_found_below_the_workers_own_cgroup() -> None:
     assert unified == Path("/sys/fs/cgroup/unified")
     assert legacy == {"memory": Path("/sys/fs/cgroup/memory/process_api/7ac"),
                       "pids": Path("/sys/fs/cgroup/pids/x"),  # a mount of a sub-tree
-                      "cpu": Path("/sys/fs/cgroup/cpu,cpuacct")}
+                      "cpu": Path("/sys/fs/cgroup/cpu,cpuacct"),
+                      "cpuacct": Path("/sys/fs/cgroup/cpu,cpuacct")}
 
 
 def test_a_v2_only_container_is_found_with_escaped_mount_points() -> None:
@@ -78,5 +79,25 @@ def test_a_v2_job_cgroup_gets_the_jobs_limits_and_reports_its_peak(tmp_path: Pat
     assert cgroup.join_argv()[-2:] == ["1", str(path / "cgroup.procs")]
     (path / "memory.peak").write_text("123456789\n")
     (path / "memory.events").write_text("low 0\nhigh 0\nmax 7\noom 2\noom_kill 2\n")
+    assert cgroup.usage().cpu_s is None  # no cpu.stat: no count, rather than a false zero
+    (path / "cpu.stat").write_text("usage_usec 1520000\nuser_usec 1500000\nsystem_usec 20000\n")
     usage = cgroup.usage()
-    assert (usage.peak_bytes, usage.oom_kills) == (123456789, 2)
+    assert (usage.peak_bytes, usage.oom_kills, usage.cpu_s) == (123456789, 2, 1.52)
+
+
+def test_a_v1_job_cgroup_counts_cpu_time_only_with_the_cpuacct_controller(
+        tmp_path: Path) -> None:
+    limits = Limits(memory_mb=64, timeout_s=1, cpu_s=2, processes=4, open_files=64,
+                    file_size_mb=8, threads_hint=1)
+    without = {c: tmp_path / "a" / c for c in ("memory", "pids", "cpu")}
+    for parent in without.values():
+        parent.mkdir(parents=True)
+    assert JobCgroup.create(CgroupSupport(1, without), limits).usage().cpu_s is None
+    parents = {c: tmp_path / "b" / c for c in ("memory", "pids", "cpu,cpuacct")}
+    for parent in parents.values():
+        parent.mkdir(parents=True)
+    parents["cpuacct"] = parents["cpu"] = parents.pop("cpu,cpuacct")  # mounted together
+    cgroup = JobCgroup.create(CgroupSupport(1, parents), limits)
+    assert len(cgroup.paths) == 3
+    (cgroup.dirs["cpuacct"] / "cpuacct.usage").write_text("750000000\n")
+    assert cgroup.usage().cpu_s == 0.75

@@ -126,3 +126,18 @@ def test_a_recording_with_a_hostile_line_is_refused(nowhere: None, tmp_path: Pat
     assert result.exit_code == 2, result.output
     assert f"--replay {recording}: not a recording: a line is too deeply nested" in (
         result.stderr)
+
+
+def test_a_plan_whose_alternatives_cannot_run_is_refused_by_run(nowhere: None,
+                                                               tmp_path: Path) -> None:
+    fit = {"task_id": "fit", "priority": "HIGH", "action": "x", "acceptance_criteria": ["y"],
+           "branches": [{"name": "lr-0.3", "set": {"args.lr": 0.3}}]}  # no job: the coder's
+    plan = tmp_path / "plan.json"
+    plan.write_text(json.dumps({"decisions": [fit]}))
+    refused(["run", str(plan)], "task fit: branch 'lr-0.3': cannot set args.lr of task fit: "
+                                "the coder writes its job when the task runs")
+    sweep = [{"name": f"lr-{i}", "set": {"args.lr": i}} for i in range(2)]
+    plan.write_text(json.dumps({"decisions": [
+        {**fit, "job": {"code": "print(1)"}, "branches": sweep},
+        {**fit, "task_id": "again", "job": {"code": "print(2)"}, "branches": sweep}]}))
+    refused(["run", str(plan)], "task again: branch 'lr-0': the name is already taken")

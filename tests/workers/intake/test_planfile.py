@@ -202,3 +202,43 @@ def test_a_hostile_plan_environment_is_refused(tmp_path: Path) -> None:
     with pytest.raises(PlanFileError, match="environment"):
         load_plan(path, max_bytes=LIMIT)
 
+
+
+def test_a_plan_s_alternatives_are_kept_with_its_metric(tmp_path: Path) -> None:
+    sweep = [{"name": "lr-0.01", "kind": "optimisation", "set": {"args.lr": 0.01}},
+             {"name": "lr-0.3", "kind": "optimisation", "set": {"args.lr": 0.3}}]
+    path = write_plan(tmp_path, [decision("1", job={"code": "print(1)", "args": {"lr": 0.1}},
+                                          branches=sweep)],
+                      metric={"name": "r2", "direction": "maximize"})
+    plan = load_plan(path, max_bytes=LIMIT).plan
+    assert plan is not None and plan.metric is not None and plan.metric.name == "r2"
+    assert [b.set for b in plan.decisions[0].branches] == [{"args.lr": 0.01}, {"args.lr": 0.3}]
+
+
+@pytest.mark.parametrize(("branches", "message"), [
+    ([{"name": "main", "set": {"args.lr": 1}}], "task 1: branch 'main': 'main' is the run's own"),
+    ([{"name": "a", "set": {"args.lr": 1}}, {"name": "a", "set": {"args.lr": 2}}],
+     "task 1: branch 'a': the name is already taken"),
+    ([{"name": "a", "set": {"7:args.lr": 1}}], "names task '7', which the plan does not have"),
+    ([{"name": "a", "set": {"args.lr": 1}, "code": 5}], "field branches.0.code"),
+    ([{"name": "a/../../x", "set": {"args.lr": 1}}], "field branches.0.name"),
+    ([{"name": "a", "set": {"args.lr": 1, "env.HOME": "/"}}], "field branches.0.set.env.HOME"),
+    ([{"name": f"b{i}", "set": {"args.lr": i}} for i in range(21)], "field branches"),
+    ("all of them", "field branches"),
+])
+def test_bad_alternatives_are_refused_before_anything_starts(
+        tmp_path: Path, branches: Any, message: str) -> None:
+    path = write_plan(tmp_path, [decision("1", job={"code": "print(1)"}, branches=branches)])
+    with pytest.raises(PlanFileError) as info:
+        load_plan(path, max_bytes=LIMIT)
+    assert message in str(info.value) and str(path) in str(info.value)
+
+
+def test_alternatives_changing_a_job_the_coder_writes_are_refused(tmp_path: Path) -> None:
+    path = write_plan(tmp_path, [decision("1", branches=[{"name": "a", "set": {"args.lr": 1}}])])
+    with pytest.raises(PlanFileError, match=r"task 1: branch 'a': cannot set args\.lr of task 1: "
+                                            r"the coder writes its job when the task runs"):
+        load_plan(path, max_bytes=LIMIT)
+    supplied = write_plan(tmp_path, [decision("1", branches=[{"name": "a", "code": "x"}])])
+    with pytest.raises(PlanFileError, match=r"`code` replaces the task's job"):
+        load_supplied_plan(supplied, max_bytes=LIMIT, by="ada")
