@@ -191,7 +191,8 @@ def log_lines(tree: BranchTree) -> list[str]:
 def markdown_section(report: RunReport) -> list[str]:
     """The report's "Branches" section: the tree, a table per group, a flowchart.
 
-    Nothing when the run has no branches, no parent and nobody steered it.
+    A run without branches that people steered has a "Steering" section instead; one nobody
+    branched or steered, nothing.
     """
     tree = report.branches or BranchTree(run_id=report.run_id)
     lines: list[str] = []
@@ -210,7 +211,8 @@ def markdown_section(report: RunReport) -> list[str]:
     log = log_lines(tree)
     if log:
         lines += ["", *(f"- {md(entry)}" for entry in log)]
-    return ["", "## Branches", "", *lines] if lines else []
+    heading = "## Branches" if tree.branches or report.parent else "## Steering"
+    return ["", heading, "", *lines] if lines else []
 
 
 def _markdown_table(table: Comparison) -> list[str]:

@@ -167,10 +167,11 @@ def test_a_run_branched_from_a_closed_run_names_its_parent() -> None:
             "verified, not run again; the line named main is that run's.") in section
 
 
-def test_steering_and_refusals_are_listed_even_without_branches() -> None:
+def test_a_run_steered_without_branches_lists_steering_and_refusals() -> None:
     tree = BranchTree(run_id="r", steering=["ada paused", "ada resumed"],
                       refused=["bo: not an approver <b>"])
     section = "\n".join(markdown_section(report(tree)))
+    assert section.startswith("\n## Steering\n") and "## Branches" not in section
     assert "- steering: ada paused\n- steering: ada resumed" in section
     assert "- refused: bo: not an approver \\<b\\>" in section and not html(section)
 
