@@ -3,8 +3,9 @@
 ``writer.ReportWriter`` holds the ``write_report`` and ``write_task_report`` activities;
 ``keep`` copies a run's verified artifacts into its folder; ``figures`` draws the tasks'
 timeline (PNG) and the DAG (Mermaid); ``markdown`` renders a run's report, ``tasks`` each
-task's section, ``numbers`` every number in it; ``ledger`` appends to and verifies
-``ledger.jsonl``.
+task's section, ``branches`` its branch tree, comparisons and their flowchart (``assay
+branches`` prints the same rows), ``numbers`` every number in it; ``ledger`` appends to and
+verifies ``ledger.jsonl``.
 """
 
 

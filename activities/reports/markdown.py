@@ -6,6 +6,7 @@ that file cannot be read, from the run's workflow result, without the tasks' det
 
 from __future__ import annotations
 
+from activities.reports.branches import markdown_section as branches_section
 from activities.reports.figures import mermaid
 from activities.reports.numbers import duration
 from activities.reports.tasks import (
@@ -57,6 +58,7 @@ def render_markdown(result: RunReport) -> str:
         *_goal_section(result),
         *_answer_section(result),
         *_overview_section(result),
+        *branches_section(result),
         "",
         "## Completion by priority",
         "",

@@ -12,6 +12,7 @@ from typing import Annotated
 
 import typer
 
+from workers.cli.branches import branches
 from workers.cli.common import client_for, fail, print_table, run_async
 from workers.cli.envs import envs_app
 from workers.cli.gates import approve, gates
@@ -190,6 +191,7 @@ def runs(limit: Annotated[int, typer.Option(min=1, max=1000)] = 20) -> None:
 
 app.command()(approve)
 app.command()(gates)
+app.command()(branches)
 app.command()(migrate)
 app.add_typer(memory_app, name="memory")
 app.add_typer(skills_app, name="skills")
