@@ -19,7 +19,7 @@ from temporalio.client import (
 )
 from temporalio.common import WorkflowIDReusePolicy
 from temporalio.contrib.pydantic import pydantic_data_converter
-from temporalio.exceptions import WorkflowAlreadyStartedError
+from temporalio.exceptions import ApplicationError, WorkflowAlreadyStartedError
 from temporalio.service import RPCError, RPCStatusCode
 
 from workflows.common.words import plural
@@ -211,14 +211,16 @@ class AssayClient:
         """Run ``update`` on a workflow; a refusal, or a workflow no longer there, is ``refused``.
 
         ``gone`` is the message (or what works it out) when the workflow has finished or does
-        not exist.
+        not exist. A refusal's message is the workflow's own, without its error type.
         """
         handle: WorkflowHandle[Any, Any] = self.client.get_workflow_handle(workflow_id)
         try:
             return await handle.execute_update(  # pyright: ignore[reportUnknownMemberType]
                 update, arg, result_type=result_type)
         except WorkflowUpdateFailedError as err:
-            raise refused(str(err.cause or err)) from err
+            cause = err.cause
+            raise refused(cause.message if isinstance(cause, ApplicationError)
+                          else str(cause or err)) from err
         except RPCError as err:
             if err.status == RPCStatusCode.NOT_FOUND:
                 raise refused(gone if isinstance(gone, str) else await gone()) from err

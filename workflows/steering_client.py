@@ -115,7 +115,8 @@ class SteeringClient:
         """Start a new run linked to closed run ``run_id`` that runs only ``request``'s branches.
 
         The new run, ``RUN.bN`` (the first free N), has the closed run's plan, policy and
-        queues, reuses each of its tasks' results whole and carries ``AssayParent=RUN``.
+        queues (it starts on its orchestration queue), reuses each of its tasks' results
+        whole and carries ``AssayParent=RUN``.
 
         Raises:
             BranchRefusedError: the closed run has no result or plan to branch from, or the
@@ -149,7 +150,7 @@ class SteeringClient:
             try:
                 await self.assay.client.start_workflow(
                     ResearchWorkflow.run, req.model_copy(update={"run_id": run_id}),
-                    id=run_id, task_queue=self.assay.task_queue,
+                    id=run_id, task_queue=req.queues.orchestration,
                     id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
                     search_attributes=TypedSearchAttributes([
                         SearchAttributePair(PARENT_KEY, parent),

@@ -1,0 +1,74 @@
+"""Steering and branching from the command line against a real closed run; the tree's table."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from temporalio.testing import WorkflowEnvironment
+
+from tests.e2e_support import wait_for, worker_env
+from tests.workers.cli.test_cli import cli
+from tests.workflows.test_linking import finished_run
+from workers.cli.steer import branch_rows, tree_lines
+from workflows.contracts.branches import BranchRecord, BranchTree, LineScore
+
+
+async def test_a_closed_run_is_branched_as_a_linked_run_and_takes_no_steering(
+        dev_env: WorkflowEnvironment, task_queue: str, tmp_path: Path) -> None:
+    _, req, _ = await finished_run(dev_env, task_queue, tmp_path)
+    run = req.run_id
+    env = worker_env(dev_env.client.service_client.config.target_host, "postgresql://unused",
+                     tmp_path / "assay")
+    linked = [f"{run}.b1", f"{run}.b2"]
+    try:
+        code, out, err = await cli(env, "branch", run, "--from", "1:execute", "--sweep",
+                                   "args.lr=0.01,0.1", "--by", "ada")
+        assert code == 0, err
+        assert (f"run {run} is closed, so a new run linked to it was started: {run}.b1"
+                in out)
+        assert f"lr-0.01  {run}.b1.branch-lr-0.01" in out and "lr-0.1 " in out
+        assert f"follow them with `assay branches {run}.b1`" in out
+        code, out, err = await cli(env, "branch", run, "--from", "1", "--set", "args.lr=1",
+                                   "--json", "--by", "ada")
+        assert code == 0, err
+        assert json.loads(out) == {"run_id": linked[1], "linked_from": run, "branches": [
+            {"name": "lr-1", "workflow_id": f"{linked[1]}.branch-lr-1"}]}
+
+        async def listed() -> bool:
+            found = [wf.id async for wf in dev_env.client.list_workflows(
+                f'AssayParent="{run}"')]
+            return sorted(found) == linked
+
+        await wait_for(listed, timeout=30, what="the linked runs to be listed by AssayParent")
+        code, _, err = await cli(env, "branch", run, "--from", "9", "--by", "ada")
+        assert code == 2 and f"refused: run {run} has no task '9'; its tasks: 1, 2, 3" in err
+        for action in ("pause", "resume", "cancel", "close"):
+            code, _, err = await cli(env, action, run, "--by", "ada")
+            assert code == 2
+            assert f"refused: run {run} has finished (partial); it takes no {action} now" in err
+        code, _, err = await cli(env, "close", "assay-run-nope-0000000000")
+        assert code == 1 and "no run 'assay-run-nope-0000000000'" in err
+    finally:
+        for run_id in linked:
+            await dev_env.client.get_workflow_handle(run_id).terminate("test over")
+
+
+def test_the_tree_lists_each_groups_main_line_then_its_branches() -> None:
+    tree = BranchTree(
+        run_id="R", paused=True, steering=["ada paused"], refused=["eve: not an approver"],
+        main={"g1": LineScore(completed=True, checks_passed=2, checks_declared=2,
+                              metric=0.8, rank=2, wall_s=3.0)},
+        branches=[
+            BranchRecord(name="lr-0.1", from_task="3", from_phase="execute", group="g1",
+                         kind="optimisation", status="completed", selected=True,
+                         score=LineScore(completed=True, checks_passed=2, checks_declared=2,
+                                         metric=0.9123456, rank=1, wall_s=2.25)),
+            BranchRecord(name="lr-1", from_task="3", group="g1", status="running")])
+    assert tree_lines(tree) == ["run R: 2 branches (paused)", "  steered: ada paused",
+                                "  refused: eve: not an approver"]
+    assert branch_rows(tree) == [
+        ["main", "-", "-", "completed", "2", "0.8", "2/2", "3.0", ""],
+        ["lr-0.1", "3:execute", "optimisation", "completed", "1", "0.912346", "2/2", "2.2",
+         "yes"],
+        ["lr-1", "3:planned", "human", "running", "-", "-", "0/0", "0.0", ""]]
