@@ -12,7 +12,7 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from pydantic import ValidationError
@@ -36,6 +36,9 @@ from workflows.common.validation import field_errors
 from workflows.common.words import plural
 from workflows.contracts.base import Scalar
 from workflows.contracts.branches import BranchRequest
+
+if TYPE_CHECKING:
+    from workflows.steering_client import SteeringClient
 
 
 class KindName(StrEnum):
@@ -126,6 +129,16 @@ def _names(opts: BranchOptions, variants: list[tuple[str, dict[str, Scalar]]],
     return unique([name for name, _ in variants], set(taken))
 
 
+async def _taken(steering: SteeringClient, run_id: str) -> set[str]:
+    """The names an open run's branches have (none known if it cannot answer)."""
+    from temporalio.client import WorkflowQueryFailedError
+
+    try:
+        return {b.name for b in (await steering.branches(run_id)).branches}
+    except WorkflowQueryFailedError:  # a run older than branches: the run checks names
+        return set()
+
+
 def branch(
     run_id: Annotated[str, typer.Argument(help="The run to branch.")],
     start: Annotated[str, typer.Option(
@@ -167,8 +180,7 @@ def branch(
         steering = SteeringClient(await client_for(settings))
         wanted = request
         if name is None and await steering.assay.status(run_id) == "running":
-            taken = {b.name for b in (await steering.branches(run_id)).branches}
-            wanted = branch_request(opts, taken)
+            wanted = branch_request(opts, await _taken(steering, run_id))
         try:
             started = await steering.branch(run_id, wanted)
         except BranchRefusedError as err:

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import json
+import uuid
 from pathlib import Path
 
 from temporalio.testing import WorkflowEnvironment
+from temporalio.worker import Worker
 
 from tests.e2e_support import wait_for, worker_env
 from tests.workers.cli.test_cli import cli
 from tests.workflows.test_linking import finished_run
+from tests.workflows.test_steering_client import StandInRun
 from workers.cli.steer import branch_rows, tree_lines
 from workflows.contracts.branches import BranchRecord, BranchTree, LineScore
 
@@ -52,6 +55,38 @@ async def test_a_closed_run_is_branched_as_a_linked_run_and_takes_no_steering(
     finally:
         for run_id in linked:
             await dev_env.client.get_workflow_handle(run_id).terminate("test over")
+
+
+async def test_an_open_run_is_branched_and_steered_through_its_updates(
+        dev_env: WorkflowEnvironment, task_queue: str, tmp_path: Path) -> None:
+    env = worker_env(dev_env.client.service_client.config.target_host, "postgresql://unused",
+                     tmp_path / "assay")
+    run = f"stand-in-{uuid.uuid4().hex[:8]}"
+    async with Worker(dev_env.client, task_queue=task_queue, workflows=[StandInRun]):
+        handle = await dev_env.client.start_workflow(StandInRun.run, id=run,
+                                                     task_queue=task_queue)
+        code, out, err = await cli(env, "branch", run, "--from", "1:verify", "--sweep",
+                                   "args.lr=0.1,0.2", "--by", "ada")
+        assert code == 0, err
+        assert out.splitlines()[0] == f"started 2 branches of run {run} from task 1 (verify)"
+        assert "lr-0.1  wf-lr-0.1" in out and "lr-0.2  wf-lr-0.2" in out
+        code, out, err = await cli(env, "branch", run, "--from", "1", "--set", "args.lr=0.1",
+                                   "--json", "--by", "ada")  # the default name is taken
+        assert code == 0, err
+        assert [b["name"] for b in json.loads(out)["branches"]] == ["lr-0.1-2"]
+        code, _, err = await cli(env, "branch", run, "--from", "7", "--by", "ada")
+        assert code == 2 and err.strip() == "error: refused: the run has no task '7'"
+        code, _, err = await cli(env, "pause", run, "--by", "eve")
+        assert code == 2 and "refused: 'eve' may not steer this run; one of: ada" in err
+        code, out, err = await cli(env, "pause", run, "--by", "ada", "-m", "lunch")
+        assert code == 0, err
+        assert out.startswith(f"run {run} paused: no new task or branch starts")
+        code, out, err = await cli(env, "branches", run)
+        assert code == 0, err
+        assert out.splitlines()[:2] == ["run stand-in: 3 branches", "  steered: ada paused"]
+        code, out, _ = await cli(env, "close", run, "--by", "ada")
+        assert code == 0 and f"run {run} closed" in out
+        await handle.result()
 
 
 def test_the_tree_lists_each_groups_main_line_then_its_branches() -> None:
