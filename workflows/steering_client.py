@@ -19,7 +19,7 @@ from temporalio.common import (
 )
 from temporalio.exceptions import WorkflowAlreadyStartedError
 
-from workflows.client import AssayClient
+from workflows.client import MEMO_GOAL_CHARS, AssayClient
 from workflows.constants import PARENT_KEY, PLAN_KEY, branch_workflow_id
 from workflows.contracts.branches import BranchRequest, BranchTree, SteerRequest
 from workflows.contracts.results import ParentLink, ResearchInput, ResearchResult
@@ -32,6 +32,8 @@ STEER_RUN = "steer_run"
 """The update that pauses, resumes, cancels or closes a run; it answers with the tree."""
 BRANCHES = "branches"
 """The query that answers with a run's branch tree."""
+SUMMARY_CHARS = 200
+"""The longest summary a linked run shows in the Web UI."""
 MAX_LINKED = 1000
 """The most runs linked to one closed run (``RUN.b1`` ... ``RUN.b1000``)."""
 
@@ -145,6 +147,9 @@ class SteeringClient:
     async def _start_linked(self, parent: str, req: ResearchInput) -> str:
         """Start ``req`` as ``PARENT.bN``, the first N free; its run ID."""
         branches = ", ".join(b.name for b in req.parent.request.branches) if req.parent else ""
+        summary = f"Assay run branched from closed run {parent}: {branches}"
+        memo = {"plan": req.plan_name, "parent": parent,
+                **({"goal": req.goal[:MEMO_GOAL_CHARS]} if req.goal else {})}
         for n in range(1, MAX_LINKED + 1):
             run_id = f"{parent}.b{n}"
             try:
@@ -155,9 +160,7 @@ class SteeringClient:
                     search_attributes=TypedSearchAttributes([
                         SearchAttributePair(PARENT_KEY, parent),
                         SearchAttributePair(PLAN_KEY, req.plan_name)]),
-                    memo={"plan": req.plan_name, "parent": parent},
-                    static_summary=f"Assay run branched from closed run {parent}: "
-                                   f"{branches}"[:200],
+                    memo=memo, static_summary=summary[:SUMMARY_CHARS],
                 )
             except WorkflowAlreadyStartedError:
                 continue

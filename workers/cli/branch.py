@@ -108,7 +108,7 @@ def _variants(opts: BranchOptions, sets: dict[str, Scalar]
     if opts.sweep is None:
         named = [value_name(f, json.dumps(v) if not isinstance(v, str) else v)
                  for f, v in sets.items()]
-        return [(name_of(*named)[:48].rstrip("-_.") if named else "", sets)]
+        return [(name_of(*named) if named else "", sets)]
     swept, values = parse_sweep(opts.sweep)
     if swept in sets:
         raise InputError(f"{swept} is both swept and set; give it once")
@@ -123,7 +123,7 @@ def _names(opts: BranchOptions, variants: list[tuple[str, dict[str, Scalar]]],
         return [check_name(opts.name)]
     if opts.name is not None:
         check_name(opts.name)  # a sweep's names start with it
-    if variants == [("", variants[0][1])]:
+    if len(variants) == 1 and not variants[0][0]:  # no sets to name it by
         return [next(f"branch-{n}" for n in range(1, len(taken) + 2)
                      if f"branch-{n}" not in taken)]
     return unique([name for name, _ in variants], set(taken))

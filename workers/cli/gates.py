@@ -7,10 +7,12 @@ from enum import StrEnum
 from typing import Annotated
 
 import typer
+from pydantic import ValidationError
 
 from workers.cli.common import EXIT_BAD_INPUT, client_for, fail, run_async
 from workers.cli.fields import InputError, parse_sets, plain
 from workers.settings import Settings
+from workflows.common.validation import field_errors
 from workflows.contracts.executive import GateDecision
 from workflows.contracts.policy import GateKind
 
@@ -59,7 +61,10 @@ def approve(
         decision = gate_decision(DecisionOptions(
             gate=gate, task=task, by=by or settings.user, reject=reject, comment=comment,
             choose=choose, modify=modify, sets=sets or [], branch=branch))
-    except ValueError as err:  # InputError too
+    except ValidationError as err:
+        fail("invalid decision: " + "; ".join(map(str, field_errors(err, plain=True))),
+             EXIT_BAD_INPUT)
+    except InputError as err:
         fail(f"invalid decision: {err}", EXIT_BAD_INPUT)
 
     async def go() -> None:

@@ -11,10 +11,12 @@ from collections.abc import Callable
 from typing import Annotated
 
 import typer
+from pydantic import ValidationError
 
 from workers.cli.common import EXIT_BAD_INPUT, ByOption, client_for, fail, print_table, run_async
 from workers.cli.fields import InputError, plain
 from workers.settings import Settings
+from workflows.common.validation import field_errors
 from workflows.contracts.branches import BranchRecord, BranchTree, LineScore, SteerAction
 
 DONE: dict[SteerAction, str] = {
@@ -55,8 +57,11 @@ def steer(run_id: str, action: SteerAction, by: str | None, comment: str) -> Non
     try:
         request = SteerRequest(action=action, by=plain(by or settings.user, "--by"),
                                comment=plain(comment, "--comment", lines=True))
-    except (InputError, ValueError) as err:
-        fail(f"invalid request: {err}", EXIT_BAD_INPUT)
+    except InputError as err:
+        fail(str(err), EXIT_BAD_INPUT)
+    except ValidationError as err:
+        fail("invalid request: " + "; ".join(map(str, field_errors(err, plain=True))),
+             EXIT_BAD_INPUT)
 
     async def go() -> None:
         steering = SteeringClient(await client_for(settings))

@@ -74,3 +74,6 @@ def test_the_command_refuses_them_with_exit_2_before_connecting(
     result = runner.invoke(app, ["approve", "r", "--gate", "branch"])
     assert result.exit_code == 2 and "takes --choose NAME" in result.stderr
     assert "cannot reach Temporal" not in result.stderr
+    result = runner.invoke(app, ["approve", "r", "--gate", "branch", "--choose", "x" * 49])
+    assert result.exit_code == 2
+    assert "invalid decision: choice: String should have at most 48 characters" in result.stderr

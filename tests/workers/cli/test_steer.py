@@ -6,13 +6,16 @@ import json
 import uuid
 from pathlib import Path
 
+import pytest
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
+from typer.testing import CliRunner
 
 from tests.e2e_support import wait_for, worker_env
-from tests.workers.cli.test_cli import cli
+from tests.workers.cli.test_cli import cli, closed_port
 from tests.workflows.test_linking import finished_run
 from tests.workflows.test_steering_client import StandInRun
+from workers.cli.main import app
 from workers.cli.steer import branch_rows, tree_lines
 from workflows.contracts.branches import BranchRecord, BranchTree, LineScore
 
@@ -107,3 +110,19 @@ def test_the_tree_lists_each_groups_main_line_then_its_branches() -> None:
         ["lr-0.1", "3:execute", "optimisation", "completed", "1", "0.912346", "2/2", "2.2",
          "yes"],
         ["lr-1", "3:planned", "human", "running", "-", "-", "0/0", "0.0", ""]]
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--by", "eve\x1b]0;pwned\x07"], "--by has control characters"),
+    (["--by", "x" * 129], "invalid request: by: String should have at most 128 characters"),
+    (["--comment", "c" * 4001], "String should have at most 4000 characters"),
+    (["--comment", "nul\x00"], "--comment has control characters"),
+])
+def test_steering_refuses_hostile_or_oversize_input_before_connecting(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path, args: list[str], message: str) -> None:
+    monkeypatch.setenv("ASSAY_TEMPORAL_ADDRESS", f"127.0.0.1:{closed_port()}")
+    monkeypatch.setenv("ASSAY_DATA_DIR", str(tmp_path))
+    for action in ("pause", "resume", "cancel", "close"):
+        result = CliRunner().invoke(app, [action, "RUN", *args])
+        assert result.exit_code == 2 and message in result.stderr
+        assert "cannot reach Temporal" not in result.stderr
