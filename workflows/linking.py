@@ -4,7 +4,8 @@ Temporal cannot add a child to a closed workflow, so ``assay branch`` on a close
 new run with a :class:`ParentLink`: the closed run's input (from the first event of its
 history), the plan that ran, and each task's :class:`TaskResult` (from its task workflow, or
 from the run's result for a task that never had one, such as a blocked task). The request is
-checked here first, so a request the new run could never take does not start it.
+checked here first, as the run checks one (``workflows.branching.requests``), so a request
+the new run could never take does not start it.
 """
 
 from __future__ import annotations
@@ -12,10 +13,11 @@ from __future__ import annotations
 from temporalio.client import Client, WorkflowFailureError
 from temporalio.service import RPCError, RPCStatusCode
 
+from workflows.branching.requests import BranchRefusedError, RunView, plan_request
 from workflows.common.sizes import json_size
 from workflows.constants import task_workflow_id
-from workflows.contracts.branches import MAIN_LINE, BranchRequest
-from workflows.contracts.plan import Plan
+from workflows.contracts.branches import BranchRequest
+from workflows.contracts.plan import Plan, check_graph
 from workflows.contracts.results import (
     ResearchInput,
     ResearchResult,
@@ -27,8 +29,6 @@ from workflows.contracts.results import (
 LINK_LIMIT = 1_500_000
 """Most bytes of the reused task results a linked run's input may carry (Temporal refuses a
 payload over 2 MiB)."""
-UNBRANCHABLE = frozenset({"cancelled", "blocked"})
-"""Task statuses no branch may start from: the task never ran to an end of its own."""
 
 
 class LinkRefusedError(ValueError):
@@ -47,33 +47,26 @@ async def parent_input(client: Client, run_id: str) -> ResearchInput:
     raise LinkRefusedError(f"the history of {run_id} does not start with a run's input")
 
 
-def check_request(original: ResearchInput, result: ResearchResult,
-                  request: BranchRequest) -> ResearchInput:
-    """``original`` with the plan that ran, if the closed run can take ``request``.
+def linked_input(original: ResearchInput, result: ResearchResult, reused: list[TaskResult],
+                 request: BranchRequest) -> ResearchInput:
+    """``original`` with the plan that ran, if the closed run's line can take ``request``.
+
+    The request is checked as the run would check it (``workflows.branching.requests``):
+    who, which task and checkpoint, which names, which changes.
 
     Raises:
-        LinkRefusedError: the run has no plan, the request names a task it does not have or
-            one that never ran, a name is reserved, or ``by`` may not branch the run.
+        LinkRefusedError: the run ran no plan, or the request is refused; every reason.
     """
-    run_id = result.run_id
     plan = result.plan or original.plan
     if plan is None:
-        raise LinkRefusedError(f"run {run_id} ran no plan; there is no task to branch from")
-    ids = [d.task_id for d in plan.decisions]
-    if request.from_task not in ids:
-        raise LinkRefusedError(f"run {run_id} has no task {request.from_task!r}; its tasks: "
-                               f"{', '.join(ids[:20])}{' ...' if len(ids) > 20 else ''}")
-    ended = {t.task_id: t.status for t in result.tasks}.get(request.from_task)
-    if ended in UNBRANCHABLE:
-        raise LinkRefusedError(f"task {request.from_task!r} of run {run_id} ended {ended}: "
-                               "it has no checkpoint to branch from")
-    approvers = original.policy.branching.approvers
-    if approvers and request.by not in approvers:
-        raise LinkRefusedError(f"{request.by!r} may not branch run {run_id}; one of: "
-                               f"{', '.join(approvers)}")
-    if any(b.name == MAIN_LINE for b in request.branches):
-        raise LinkRefusedError(f"{MAIN_LINE!r} names the run's own line; name the branch "
-                               "otherwise")
+        raise LinkRefusedError(f"run {result.run_id} ran no plan; there is no task to branch "
+                               "from")
+    view = RunView(run_id=result.run_id, plan=plan, order=check_graph(plan),
+                   results={t.task_id: t for t in reused})
+    try:
+        plan_request(request, view, original.policy)
+    except BranchRefusedError as err:
+        raise LinkRefusedError(str(err)) from err
     return original.model_copy(update={"plan": plan})
 
 

@@ -23,7 +23,7 @@ from workflows.client import MEMO_GOAL_CHARS, AssayClient
 from workflows.constants import PARENT_KEY, PLAN_KEY, branch_workflow_id
 from workflows.contracts.branches import BranchRequest, BranchTree, SteerRequest
 from workflows.contracts.results import ParentLink, ResearchInput, ResearchResult
-from workflows.linking import LinkRefusedError, check_request, parent_input, reused_tasks
+from workflows.linking import LinkRefusedError, linked_input, parent_input, reused_tasks
 from workflows.research.workflow import ResearchWorkflow
 
 START_BRANCHES = "start_branches"
@@ -133,10 +133,11 @@ class SteeringClient:
                 "there is nothing to branch from (start a new run with `assay run`)") from err
         original = await parent_input(self.assay.client, run_id)
         try:
-            req = check_request(original, result, request)
+            reused = await reused_tasks(self.assay.client, run_id, result,
+                                        result.plan or original.plan)
+            req = linked_input(original, result, reused, request)
         except LinkRefusedError as err:
             raise BranchRefusedError(str(err)) from err
-        reused = await reused_tasks(self.assay.client, run_id, result, req.plan)
         linked = await self._start_linked(run_id, req.model_copy(update={
             "parent": ParentLink(run_id=run_id, reused=reused, request=request)}))
         names = tuple(b.name for b in request.branches)

@@ -10,7 +10,7 @@ from temporalio.testing import WorkflowEnvironment
 from tests.workflows.harness import Harness, task
 from workflows.contracts.branches import BranchRequest
 from workflows.contracts.results import ResearchInput, ResearchResult
-from workflows.linking import LinkRefusedError, check_request, parent_input, reused_tasks
+from workflows.linking import LinkRefusedError, linked_input, parent_input, reused_tasks
 
 
 async def finished_run(env: WorkflowEnvironment, queue: str, root: Path,
@@ -37,35 +37,48 @@ async def test_the_input_the_tasks_and_the_plan_come_from_the_closed_run(
     _, req, result = await finished_run(time_env, task_queue, tmp_path)
     original = await parent_input(time_env.client, req.run_id)
     assert original == req
-    assert check_request(original, result, request()).plan == req.plan
     reused = await reused_tasks(time_env.client, req.run_id, result, req.plan)
+    assert linked_input(original, result, reused, request()) == req
     assert [(t.task_id, t.status) for t in reused] == [
         ("1", "completed"), ("2", "deferred"), ("3", "blocked")]
     done = reused[0]  # its whole result, from its task workflow
-    assert done.artifacts and done.artifacts[0].name == "out.txt"
+    assert done.artifacts and done.artifacts[0].name == "out.txt" and done.job is not None
     assert done.metrics == {"score": 0.9} and done.verdicts
     blocked = reused[2]  # no workflow: its summary in the run's result
     assert blocked.status_reason.startswith("blocked by task 2") and not blocked.artifacts
 
 
 @pytest.mark.parametrize(("req", "message"), [
-    (request(task_id="9"), "has no task '9'; its tasks: 1, 2, 3"),
-    (request(task_id="3"), "ended blocked: it has no checkpoint"),
-    (request(name="main"), "'main' names the run's own line"),
+    (request(task_id="9"), r"unknown task '9' \(the plan's tasks: 1, 2, 3\)"),
+    (request(task_id="3"), "task 3 ended blocked: it has no checkpoint to branch from"),
+    (request(task_id="2"), "task 2 kept no job to branch from at execute"),
+    (request(name="main"), "'main' is the run's own line"),
+    (BranchRequest.model_validate({"from_task": "1", "by": "ada", "branches": [
+        {"name": "up", "set": {"2:args.x": 1}}]}),
+     "changes target tasks 2, which are not 1 or downstream of it"),
 ])
-async def test_a_request_the_closed_run_cannot_take_is_refused(
+async def test_a_request_the_closed_run_cannot_take_is_refused_as_the_run_would(
         time_env: WorkflowEnvironment, task_queue: str, tmp_path: Path,
         req: BranchRequest, message: str) -> None:
     _, original, result = await finished_run(time_env, task_queue, tmp_path)
+    reused = await reused_tasks(time_env.client, original.run_id, result, original.plan)
     with pytest.raises(LinkRefusedError, match=message):
-        check_request(original, result, req)
+        linked_input(original, result, reused, req)
 
 
 async def test_only_the_policys_approvers_may_branch_it(
         time_env: WorkflowEnvironment, task_queue: str, tmp_path: Path) -> None:
     _, original, result = await finished_run(time_env, task_queue, tmp_path,
                                              branching={"approvers": ["ada"]})
-    with pytest.raises(LinkRefusedError, match=r"'eve' may not branch run .*; one of: ada"):
-        check_request(original, result, request(by="eve"))
-    assert check_request(original, result, request(by="ada")).policy.branching.approvers == [
-        "ada"]
+    reused = await reused_tasks(time_env.client, original.run_id, result, original.plan)
+    with pytest.raises(LinkRefusedError, match=r"'eve' may not branch this run \(allowed: ada"):
+        linked_input(original, result, reused, request(by="eve"))
+    assert linked_input(original, result, reused, request(by="ada")) == original
+
+
+async def test_a_run_that_ran_no_plan_has_nothing_to_branch_from(
+        time_env: WorkflowEnvironment, task_queue: str, tmp_path: Path) -> None:
+    _, original, result = await finished_run(time_env, task_queue, tmp_path)
+    with pytest.raises(LinkRefusedError, match="ran no plan; there is no task to branch"):
+        linked_input(original.model_copy(update={"plan": None}),
+                     result.model_copy(update={"plan": None}), [], request())

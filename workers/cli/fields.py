@@ -16,7 +16,7 @@ from typing import Any, get_args
 
 from pydantic import TypeAdapter, ValidationError
 
-from workflows.branching.changes import split_path
+from workflows.common.changes import split_path
 from workflows.contracts.alternatives import (
     CODE_CHARS,
     MAX_BRANCHES,
