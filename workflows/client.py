@@ -19,11 +19,11 @@ from temporalio.client import (
 )
 from temporalio.common import WorkflowIDReusePolicy
 from temporalio.contrib.pydantic import pydantic_data_converter
-from temporalio.exceptions import WorkflowAlreadyStartedError
+from temporalio.exceptions import ApplicationError, WorkflowAlreadyStartedError
 from temporalio.service import RPCError, RPCStatusCode
 
 from workflows.common.words import plural
-from workflows.constants import run_workflow_id, task_workflow_id
+from workflows.constants import branch_task_workflow_id, run_workflow_id, task_workflow_id
 from workflows.contracts.executive import GateDecision, GateRecord
 from workflows.contracts.results import (
     ResearchInput,
@@ -167,25 +167,25 @@ class AssayClient:
         run = await self.describe_run(run_id)
         if run.status != "running":
             raise GateDecisionError(finished(f"run {run_id}", run))
-        target_id = (run_id if decision.task_id is None
-                     else task_workflow_id(run_id, decision.task_id))
-        return await self._update(
-            target_id, "decide", decision, GateRecord, refused=GateDecisionError,
-            gone=lambda: self._not_open(run_id, decision.task_id))
+        return await self.send_update(
+            gate_workflow_id(run_id, decision), "decide", decision, GateRecord,
+            refused=GateDecisionError, gone=lambda: self._not_open(run_id, decision))
 
-    async def _not_open(self, run_id: str, task_id: str | None) -> str:
+    async def _not_open(self, run_id: str, decision: GateDecision) -> str:
         """Why a run's (or task's) gate cannot take a decision: it finished or never began."""
-        if task_id is None:
+        if decision.task_id is None:
             return finished(f"run {run_id}", await self.describe_run(run_id))
+        task_id = decision.task_id
+        inside = f" in branch {decision.branch}" if decision.branch else ""
         try:
             task = await self.client.get_workflow_handle(
-                task_workflow_id(run_id, task_id)).describe()
+                gate_workflow_id(run_id, decision)).describe()
         except RPCError as err:
             if err.status != RPCStatusCode.NOT_FOUND:
                 raise
-            return (f"run {run_id} has no task {task_id!r} running: it has not started, or "
-                    f"the plan has no such task (see `assay status {run_id}`)")
-        return finished(f"task {task_id!r} of run {run_id}", await summarize(task))
+            return (f"run {run_id} has no task {task_id!r}{inside} running: it has not "
+                    f"started, or the plan has no such task (see `assay status {run_id}`)")
+        return finished(f"task {task_id!r}{inside} of run {run_id}", await summarize(task))
 
     async def supply_plan(self, run_id: str, supplied: SuppliedPlan) -> RunProgress:
         """Give a goal run that waits for a plan the plan to run.
@@ -200,25 +200,27 @@ class AssayClient:
                 the plan is invalid); the message says why.
         """
         await self.status(run_id)
-        return await self._update(  # the run holds it while it starts or plans
+        return await self.send_update(  # the run holds it while it starts or plans
             run_id, SUPPLY_PLAN, supplied, RunProgress, refused=PlanSupplyError,
             gone=f"run {run_id} has finished; it takes no plan now "
                  "(start a new run with `assay run PLAN.json`)")
 
-    async def _update(self, workflow_id: str, update: str, arg: Any, result_type: type[ResultT],
-                      *, refused: type[ValueError],
-                      gone: str | Callable[[], Awaitable[str]]) -> ResultT:
+    async def send_update(self, workflow_id: str, update: str, arg: Any,
+                          result_type: type[ResultT], *, refused: type[ValueError],
+                          gone: str | Callable[[], Awaitable[str]]) -> ResultT:
         """Run ``update`` on a workflow; a refusal, or a workflow no longer there, is ``refused``.
 
         ``gone`` is the message (or what works it out) when the workflow has finished or does
-        not exist.
+        not exist. A refusal's message is the workflow's own, without its error type.
         """
         handle: WorkflowHandle[Any, Any] = self.client.get_workflow_handle(workflow_id)
         try:
             return await handle.execute_update(  # pyright: ignore[reportUnknownMemberType]
                 update, arg, result_type=result_type)
         except WorkflowUpdateFailedError as err:
-            raise refused(str(err.cause or err)) from err
+            cause = err.cause
+            raise refused(cause.message if isinstance(cause, ApplicationError)
+                          else str(cause or err)) from err
         except RPCError as err:
             if err.status == RPCStatusCode.NOT_FOUND:
                 raise refused(gone if isinstance(gone, str) else await gone()) from err
@@ -290,6 +292,15 @@ class AssayClient:
         """Runs matching a visibility query, newest first."""
         return [await summarize(wf)
                 async for wf in self.client.list_workflows(query, limit=limit)]
+
+
+def gate_workflow_id(run_id: str, decision: GateDecision) -> str:
+    """The workflow that decides ``decision``: the run, a task of it, or a task of a branch."""
+    if decision.task_id is None:
+        return run_id
+    if decision.branch:
+        return branch_task_workflow_id(run_id, decision.branch, decision.task_id)
+    return task_workflow_id(run_id, decision.task_id)
 
 
 def _time(stamp: Any) -> datetime | None:

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Annotated
 
 import typer
+from pydantic import ValidationError
 
 from workers.cli.common import EXIT_BAD_INPUT, client_for, fail, run_async
+from workers.cli.fields import InputError, parse_sets, plain
 from workers.settings import Settings
+from workflows.common.validation import field_errors
+from workflows.contracts.executive import GateDecision
 from workflows.contracts.policy import GateKind
 
 
@@ -19,6 +24,7 @@ class GateName(StrEnum):
     STEP = "step"
     ERROR = "error"
     RESULT = "result"
+    BRANCH = "branch"
 
     @property
     def kind(self) -> GateKind:
@@ -28,22 +34,37 @@ class GateName(StrEnum):
 
 def approve(
     run_id: Annotated[str, typer.Argument(help="The run whose gate to decide.")],
-    gate: Annotated[GateName, typer.Option("--gate", "-g", help="plan, step, error or result.")],
+    gate: Annotated[GateName, typer.Option(
+        "--gate", "-g", help="plan, step, error, result or branch.")],
     task: Annotated[str | None, typer.Option("--task", "-t", help="The task, for task gates.")]
     = None,
     reject: Annotated[bool, typer.Option("--reject", help="Reject instead of approve.")] = False,
     comment: Annotated[str, typer.Option("--comment", "-m")] = "",
     by: Annotated[str | None, typer.Option("--by", help="Who decides (default: you).")] = None,
+    choose: Annotated[str | None, typer.Option(
+        "--choose", help="At the branch gate: the line to keep (a branch, or main).")] = None,
+    modify: Annotated[bool, typer.Option(
+        "--modify", help="At a step or error gate: change the job (--set), then go on.")]
+    = False,
+    sets: Annotated[list[str] | None, typer.Option(
+        "--set", help="With --modify: FIELD=VALUE (args.X, resources.memory_mb|timeout_s|cpus, "
+                      "TASK:args.X); repeat for more.")] = None,
+    branch: Annotated[str | None, typer.Option(
+        "--branch", help="The branch whose task's gate this is (default: the main line).")]
+    = None,
 ) -> None:
-    """Approve (or --reject) a gate waiting for a person."""
+    """Approve (or --reject, or --modify) a gate waiting for a person; --choose at a branch gate."""
     from workflows.client import GateDecisionError
-    from workflows.contracts.executive import GateDecision
 
     settings = Settings()
     try:
-        decision = GateDecision(gate=gate.kind, task_id=task, by=by or settings.user,
-                                decision="reject" if reject else "approve", comment=comment)
-    except ValueError as err:
+        decision = gate_decision(DecisionOptions(
+            gate=gate, task=task, by=by or settings.user, reject=reject, comment=comment,
+            choose=choose, modify=modify, sets=sets or [], branch=branch))
+    except ValidationError as err:
+        fail("invalid decision: " + "; ".join(map(str, field_errors(err, plain=True))),
+             EXIT_BAD_INPUT)
+    except InputError as err:
         fail(f"invalid decision: {err}", EXIT_BAD_INPUT)
 
     async def go() -> None:
@@ -53,9 +74,57 @@ def approve(
         except GateDecisionError as err:
             fail(f"refused: {err}")
         where = f"task {task} " if task else ""
-        typer.echo(f"{where}{record.gate} gate {record.status} by {record.by}")
+        inside = f"of branch {branch} " if branch else ""
+        chosen = f": {record.choice} kept" if record.choice else ""
+        typer.echo(f"{where}{inside}{record.gate} gate {record.status} by {record.by}{chosen}")
 
     run_async(go())
+
+
+@dataclass(frozen=True)
+class DecisionOptions:
+    """``assay approve``'s options as typed (checked by :func:`gate_decision`)."""
+
+    gate: GateName
+    by: str
+    task: str | None = None
+    reject: bool = False
+    comment: str = ""
+    choose: str | None = None
+    modify: bool = False
+    sets: list[str] = field(default_factory=list[str])
+    branch: str | None = None
+
+
+def gate_decision(opts: DecisionOptions) -> GateDecision:
+    """The decision ``opts`` ask for, refused if the options do not fit together.
+
+    Raises:
+        ValueError: options that contradict each other, or a malformed one (an
+            :class:`InputError`, or pydantic's error); the message says which.
+    """
+    if opts.gate is GateName.BRANCH and (opts.choose is None) != opts.reject:
+        raise InputError("the branch gate takes --choose NAME (the line to keep) or --reject")
+    if opts.choose is not None and opts.gate is not GateName.BRANCH:
+        raise InputError("--choose is for the branch gate (--gate branch)")
+    if opts.modify and (opts.gate not in (GateName.STEP, GateName.ERROR) or opts.task is None):
+        raise InputError("--modify is for the step and error gates of a task (--gate step "
+                         "or error, --task T)")
+    if opts.modify and opts.reject:
+        raise InputError("--modify and --reject contradict each other; give one")
+    if opts.modify != bool(opts.sets):
+        raise InputError("--modify needs at least one --set FIELD=VALUE, and --set needs "
+                         "--modify")
+    if opts.branch is not None and opts.task is None:
+        raise InputError("--branch names the branch of a task's gate; give --task too")
+    plain(opts.by, "--by")
+    plain(opts.comment, "--comment", lines=True)
+    decision = "modify" if opts.modify else "reject" if opts.reject else "approve"
+    return GateDecision.model_validate({
+        "gate": opts.gate.kind, "task_id": opts.task, "branch": opts.branch, "by": opts.by,
+        "decision": decision, "comment": opts.comment,
+        "choice": plain(opts.choose, "--choose") if opts.choose else None,
+        "set": parse_sets(opts.sets)})
 
 
 def gates() -> None:

@@ -12,6 +12,7 @@ from typing import Annotated
 
 import typer
 
+from workers.cli.branch import branch
 from workers.cli.branches import branches
 from workers.cli.common import client_for, fail, print_table, run_async
 from workers.cli.envs import envs_app
@@ -21,6 +22,7 @@ from workers.cli.migrate import migrate
 from workers.cli.plan import plan
 from workers.cli.run import run
 from workers.cli.skills import skills_app
+from workers.cli.steer import DONE, steer_command
 from workers.settings import Settings
 from workflows.constants import Pool
 
@@ -191,7 +193,10 @@ def runs(limit: Annotated[int, typer.Option(min=1, max=1000)] = 20) -> None:
 
 app.command()(approve)
 app.command()(gates)
+app.command()(branch)
 app.command()(branches)
+for _action in DONE:
+    app.command(name=_action)(steer_command(_action))
 app.command()(migrate)
 app.add_typer(memory_app, name="memory")
 app.add_typer(skills_app, name="skills")
