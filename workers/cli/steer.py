@@ -13,11 +13,11 @@ from typing import Annotated
 import typer
 from pydantic import ValidationError
 
-from workers.cli.common import EXIT_BAD_INPUT, ByOption, client_for, fail, print_table, run_async
+from workers.cli.common import EXIT_BAD_INPUT, ByOption, client_for, fail, run_async
 from workers.cli.fields import InputError, plain
 from workers.settings import Settings
 from workflows.common.validation import field_errors
-from workflows.contracts.branches import BranchRecord, BranchTree, LineScore, SteerAction
+from workflows.contracts.branches import SteerAction
 
 DONE: dict[SteerAction, str] = {
     "pause": "paused: no new task or branch starts; running jobs finish, gates keep waiting",

@@ -16,7 +16,6 @@ from tests.workers.cli.test_cli import cli, closed_port
 from tests.workflows.test_linking import finished_run
 from tests.workflows.test_steering_client import StandInRun
 from workers.cli.main import app
-from workflows.contracts.branches import BranchRecord, BranchTree, LineScore
 
 
 async def test_a_closed_run_is_branched_as_a_linked_run_and_takes_no_steering(
