@@ -20,7 +20,7 @@ from activities.evidence.verify import evaluate_check
 from activities.review.panel import InfrastructureReviewer, review_ops, review_quality_safety
 from tests.test_examples import JobRun, job_of, prepare_workdir, run_job
 from workers.intake.planfile import load_plan
-from workflows.branching.changes import apply_sets
+from workflows.common.changes import apply_sets
 from workflows.contracts.branches import MAIN_LINE
 from workflows.contracts.executive import ReviewInput, panel_approves
 from workflows.contracts.plan import Decision, JobSpec, Plan, check_graph

@@ -9,7 +9,7 @@ code.
 
 from __future__ import annotations
 
-from workflows.branching.changes import ChangeRefusedError, apply_sets, split_path
+from workflows.common.changes import ChangeRefusedError, apply_sets, split_path
 from workflows.branching.graph import downstream
 from workflows.contracts.alternatives import MAX_BRANCHES, BranchSpec
 from workflows.contracts.base import Scalar
