@@ -9,8 +9,8 @@ code.
 
 from __future__ import annotations
 
-from workflows.common.changes import ChangeRefusedError, apply_sets, split_path
 from workflows.branching.graph import downstream
+from workflows.common.changes import ChangeRefusedError, apply_sets, split_path
 from workflows.contracts.alternatives import MAX_BRANCHES, BranchSpec
 from workflows.contracts.base import Scalar
 from workflows.contracts.branches import MAIN_LINE
