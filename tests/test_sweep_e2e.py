@@ -18,7 +18,7 @@ SWEEP = ROOT / "examples" / "sweep" / "pending_actions.json"
 
 
 @pytest.mark.timeout(300)
-async def test_the_sweep_example_s_main_line_completes(
+async def test_the_sweep_example_runs_its_branches_and_keeps_the_best_line(
         dev_env: WorkflowEnvironment, fresh_database_url: str, tmp_path: Path,
         task_queue: str) -> None:
     settings = isolated_settings(tmp_path / "assay", task_queue)
@@ -33,8 +33,16 @@ async def test_the_sweep_example_s_main_line_completes(
     assert {tid: t.status for tid, t in main.items()} == {
         "data": "completed", "fit": "completed", "summary": "completed"}, [
         (t.task_id, t.status_reason) for t in result.tasks]
-    assert main["fit"].metrics["r2"] == pytest.approx(0.8977, abs=1e-4)
-    assert main["fit"].metrics["lr"] == 0.1
+    # the plan's two branches ran beside the main line (lr 0.1); lr-0.3 fits best and is kept
+    assert main["fit"].branch == "lr-0.3" and main["fit"].metrics["lr"] == 0.3
+    assert main["fit"].metrics["r2"] == pytest.approx(0.9294, abs=1e-4)
+    assert result.branches is not None
+    lines = {b.name: b for b in result.branches.branches}
+    assert set(lines) == {"lr-0.01", "lr-0.3"}
+    assert [b.name for b in lines.values() if b.selected] == ["lr-0.3"]
+    assert all(b.reused == ["data"] and b.status == "completed" for b in lines.values())
+    group = lines["lr-0.3"].group
+    assert result.branches.main[group].metric == pytest.approx(0.8977, abs=1e-4)
     for task in main.values():
         assert task.execution is not None
         assert 0 < task.execution.cpu_s < 30, task.execution

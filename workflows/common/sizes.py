@@ -47,7 +47,7 @@ REASON_CHARS = 2000
 """Longest status reason, reasoning or diagnosis text kept."""
 SUMMARY_CHARS = 400
 """Longest action and status reason in a run's per-task summary."""
-JOB_BYTES = 64 * 1024
+JOB_BYTES = 16 * 1024
 """Most bytes of the job a task's result keeps (a branch from ``execute`` starts from it)."""
 
 ItemT = TypeVar("ItemT")

@@ -30,8 +30,6 @@ with workflow.unsafe.imports_passed_through():
     from workflows.research.state import RunState
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
-HOLD_PATCH = "hold-open"
-"""A run with a human result gate waits after its tasks for branches, until ``assay close``."""
 STEER_MAX_BYTES = 16_000
 """The largest ``steer`` request a run reads."""
 
@@ -91,7 +89,7 @@ class Steering:
         if req.action == "close" and not self.branches.holding:
             raise RequestRefusedError("the run is not held open: `close` ends a run that "
                                       "waits for branches after its tasks (policy "
-                                      "`branching.hold_open` or a human result gate)")
+                                      "`branching.hold_open`)")
 
     async def apply(self, req: SteerRequest) -> None:
         """Check and apply ``req``, or record why it was refused and raise."""
@@ -121,9 +119,7 @@ class Steering:
         """Settle the branches; a run held open waits for more, or for ``assay close``."""
         state, policy = self.state, self.state.req.policy
         await self.branches.settle()
-        hold = policy.branching.hold_open or (policy.gates.result.human
-                                              and workflow.patched(HOLD_PATCH))
-        if not hold or state.cancelling:
+        if not policy.branching.hold_open or state.cancelling:
             return
         self.branches.holding = True
         state.set_phase("open")
