@@ -6,6 +6,7 @@ comparator's choice is known in advance. What ran is read from the sandbox's own
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -14,12 +15,26 @@ from temporalio.client import WorkflowHandle, WorkflowUpdateFailedError
 from temporalio.exceptions import ApplicationError
 from temporalio.testing import WorkflowEnvironment
 
+from tests.conftest import binary, register_search_attributes
 from tests.e2e_support import wait_for
 from tests.workflows.harness import Harness, task
+from workflows.client import DATA_CONVERTER
 from workflows.common.errors import ErrorType
 from workflows.contracts.branches import BranchTree
 from workflows.contracts.results import ResearchResult, RunProgress
 from workflows.research.workflow import ResearchWorkflow
+
+
+@pytest.fixture
+async def time_env() -> AsyncIterator[WorkflowEnvironment]:
+    """A time-skipping server of each test's own: a cancelled run's children, whatever they
+    still wait on, go with it instead of holding time still for the tests after."""
+    env = await WorkflowEnvironment.start_time_skipping(
+        test_server_existing_path=binary("temporal-test-server"), data_converter=DATA_CONVERTER)
+    await register_search_attributes(env.client)
+    yield env
+    await env.shutdown()
+
 
 PLAN = [task("1"), task("2", deps=["1"], score=0.5), task("3", deps=["2"])]
 HOLD: dict[str, Any] = {"branching": {"hold_open": True,
