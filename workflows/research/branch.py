@@ -57,12 +57,7 @@ class BranchWorkflow:
     def steer(self, req: SteerRequest) -> None:
         """Pause, resume or cancel this branch (the run sends it; it was checked there)."""
         state = self.state
-        if req.action == "pause":
-            state.paused = True
-        elif req.action == "resume":
-            state.paused = False
-        elif req.action == "cancel":
-            state.cancelling = True
+        state.steer(req.action)
         state.log.add("approval", "info", agent=req.by, status=req.action,
                       outputs={"comment": req.comment})
 

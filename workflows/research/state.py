@@ -14,7 +14,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.agents.roles import RunAnswer
     from workflows.common.events import EventLog, upsert_keywords
     from workflows.constants import PHASE_KEY, STATUS_KEY
-    from workflows.contracts.branches import TaskStart
+    from workflows.contracts.branches import SteerAction, TaskStart
     from workflows.contracts.execution import TaskStatus
     from workflows.contracts.plan import Plan
     from workflows.contracts.results import PlanSource, ResearchInput, RunStatus, TaskResult
@@ -60,6 +60,15 @@ class RunState:
         """No new task starts while set (running ones finish; gates keep waiting)."""
         self.cancelling = False
         """The run is being cancelled: nothing new starts and running tasks are cancelled."""
+
+    def steer(self, action: SteerAction) -> None:
+        """Pause, resume or cancel this line's tasks (``close`` is the run's, not a line's)."""
+        if action == "pause":
+            self.paused = True
+        elif action == "resume":
+            self.paused = False
+        elif action == "cancel":
+            self.cancelling = True
 
     def set_phase(self, phase: str) -> None:
         """Enter ``phase``, mirrored in the run's search attributes."""

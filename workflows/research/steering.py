@@ -99,13 +99,8 @@ class Steering:
             self.branches.refuse(req.by, f"{req.action}: {err}")
             raise
         state = self.state
-        if req.action == "pause":
-            state.paused = True
-        elif req.action == "resume":
-            state.paused = False
-        elif req.action == "cancel":
-            state.cancelling = True
-        else:
+        state.steer(req.action)
+        if req.action == "close":
             self.branches.closed = True
         who = clip(req.by, BY_CHARS)
         self.branches.steering.append(f"{who}: {req.action}"

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from typing import TypeVar
 
 from temporalio import workflow
 from temporalio.common import RawValue
@@ -61,6 +62,9 @@ with workflow.unsafe.imports_passed_through():
         refusal,
     )
     from workflows.research.tasks import TaskRunner
+
+
+RequestT = TypeVar("RequestT", BranchRequest, SteerRequest)
 
 
 @workflow.defn
@@ -186,42 +190,38 @@ class ResearchWorkflow:
     def branch(self, raw: RawValue) -> None:
         """Start branches from a checkpoint (a ``BranchRequest``); a refusal is recorded."""
         with contextlib.suppress(RequestRefusedError, BranchRefusedError):
-            self.branches.start(self.branches.plan(self._request(raw)))
+            self.branches.start(self.branches.plan(self._read(raw, BranchRequest)))
 
     @workflow.update(name="start_branches")
     def start_branches(self, raw: RawValue) -> BranchTree:
         """Start branches and answer with the tree; a refusal fails with ``BranchRefused``."""
         try:
-            self.branches.start(self.branches.plan(self._request(raw)))
+            self.branches.start(self.branches.plan(self._read(raw, BranchRequest)))
         except (RequestRefusedError, BranchRefusedError) as err:
             raise refusal(str(err), ErrorType.BRANCH_REFUSED) from None
         return self.branches.tree()
-
-    def _request(self, raw: RawValue) -> BranchRequest:
-        try:
-            return read(raw, BranchRequest, limit=BRANCH_MAX_BYTES, what="branch request")
-        except RequestRefusedError as err:
-            self.branches.refuse("unknown", str(err))
-            raise
 
     @workflow.signal(name="steer")
     async def steer(self, raw: RawValue) -> None:
         """Pause, resume, cancel or close the run (a ``SteerRequest``); refusals recorded."""
         with contextlib.suppress(RequestRefusedError):
-            await self.steering.apply(self._steer_request(raw))
+            await self.steering.apply(self._read(raw, SteerRequest))
 
     @workflow.update(name="steer_run")
     async def steer_run(self, raw: RawValue) -> BranchTree:
         """Steer the run and answer with the tree; a refusal fails with ``SteerRefused``."""
         try:
-            await self.steering.apply(self._steer_request(raw))
+            await self.steering.apply(self._read(raw, SteerRequest))
         except RequestRefusedError as err:
             raise refusal(str(err), ErrorType.STEER_REFUSED) from None
         return self.branches.tree()
 
-    def _steer_request(self, raw: RawValue) -> SteerRequest:
+    def _read(self, raw: RawValue, model: type[RequestT]) -> RequestT:
+        """A branch or steer request, its size checked first; a refusal is recorded."""
+        limit, what = ((BRANCH_MAX_BYTES, "branch request") if model is BranchRequest
+                       else (STEER_MAX_BYTES, "steer request"))
         try:
-            return read(raw, SteerRequest, limit=STEER_MAX_BYTES, what="steer request")
+            return read(raw, model, limit=limit, what=what)
         except RequestRefusedError as err:
             self.branches.refuse("unknown", str(err))
             raise
