@@ -161,16 +161,11 @@ class TaskRunner:
                 static_summary=task_summary(decision), static_details=task_details(decision),
             )
         except Exception as err:  # a task must always end with a status, never hang the run
-            cancelled = isinstance(err.__cause__, CancelledError) or tid in self._cancelled
+            cancelled = isinstance(err.__cause__, CancelledError)
             reason = f"task workflow ended abnormally: {root_message(err)}"
             result = TaskResult(task_id=tid, priority=decision.priority, action=decision.action,
                                 status="cancelled" if cancelled else "failed",
                                 status_reason=reason)
-        if tid in self._cancelled and result.status != "completed":
-            result = result.model_copy(update={
-                "status": "cancelled",
-                "status_reason": f"cancelled with the run ({result.status}: "
-                                 f"{result.status_reason})"})
         state.running.discard(tid)
         self.agents.charge(result.model)
         state.states[tid] = result.status

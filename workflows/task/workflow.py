@@ -16,11 +16,13 @@ task's ``TaskState``: ``Coding`` (implement), ``Review``, ``Execution`` (execute
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from typing import Any
 
 from temporalio import workflow
 from temporalio.common import RawValue
+from temporalio.exceptions import ActivityError
 
 with workflow.unsafe.imports_passed_through():
     from workflows.agents.calls import AgentCalls
@@ -139,7 +141,7 @@ class TaskWorkflow:
                               "priority": task.decision.priority})
         status: TaskStatus = "completed"
         try:
-            await self._pipeline()
+            await self._unless_cancelled()
             reason = state.completed_reason()
         except Finish as end:
             status, reason = end.status, end.reason
@@ -157,6 +159,23 @@ class TaskWorkflow:
                       outputs={"status_reason": result.status_reason, "artifacts": artifacts})
         await state.log.flush()
         return result
+
+    async def _unless_cancelled(self) -> None:
+        """The pipeline; a cancelled workflow stops it and ends the task ``cancelled``.
+
+        The pipeline runs shielded, so the cancellation reaches this step, not whichever
+        activity call the pipeline waits on (whose step would take it for that call's
+        failure); the pipeline is then cancelled and the task finalizes as cancelled.
+        """
+        pipeline = asyncio.create_task(self._pipeline())
+        try:
+            await asyncio.shield(pipeline)
+        except asyncio.CancelledError:
+            phase = self.state.phase
+            pipeline.cancel()
+            with contextlib.suppress(Finish, ActivityError, asyncio.CancelledError):
+                await pipeline
+            raise Finish("cancelled", f"cancelled while in {phase}") from None
 
     async def _pipeline(self) -> None:
         state, start = self.state, self.state.task.start

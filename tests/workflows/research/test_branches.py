@@ -214,7 +214,9 @@ async def test_cancel_ends_every_task_and_still_writes_the_report(
         await wait_for(first_waits, timeout=60, what="task 1 to wait at its step gate")
         await update(handle, "steer_run", {"action": "cancel", "by": "ada", "comment": "stop"})
         result = await handle.result()
-    assert result.status == "cancelled"
+    assert result.status == "cancelled", [(t.task_id, t.status_reason) for t in result.tasks]
+    assert result.tasks[0].status_reason.startswith("cancelled while in "), (
+        "the task workflow itself ends cancelled, not failed at whatever step it was in")
     assert {t.task_id: t.status for t in result.tasks} == {
         "1": "cancelled", "2": "cancelled", "3": "cancelled"}
     assert harness.report_of(result).tasks, "the report is written"
