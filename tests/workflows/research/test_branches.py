@@ -6,13 +6,13 @@ comparator's choice is known in advance. What ran is read from the sandbox's own
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from temporalio.client import WorkflowHandle, WorkflowUpdateFailedError
-from temporalio.exceptions import ApplicationError
+from temporalio.client import WorkflowFailureError, WorkflowHandle, WorkflowUpdateFailedError
+from temporalio.exceptions import ApplicationError, CancelledError
 from temporalio.testing import WorkflowEnvironment
 
 from tests.conftest import binary, register_search_attributes
@@ -52,11 +52,16 @@ async def update(handle: WorkflowHandle[Any, Any], name: str, arg: Any) -> Branc
                                        result_type=BranchTree)
 
 
+async def until(handle: WorkflowHandle[Any, Any], holds: Callable[[RunProgress], bool],
+                what: str) -> None:
+    """Until the run's ``progress`` answers so that ``holds``; fail naming ``what``."""
+    async def check() -> bool:
+        return holds(await handle.query("progress", result_type=RunProgress))
+    await wait_for(check, timeout=60, what=what)
+
+
 async def until_open(handle: WorkflowHandle[Any, Any]) -> None:
-    async def held() -> bool:
-        progress = await handle.query("progress", result_type=RunProgress)
-        return progress.phase == "open"
-    await wait_for(held, timeout=60, what="the run to be held open")
+    await until(handle, lambda p: p.phase == "open", "the run to be held open")
 
 
 async def refused(handle: WorkflowHandle[Any, Any], name: str, arg: Any) -> ApplicationError:
@@ -107,15 +112,13 @@ async def test_a_person_chooses_a_line_at_the_branch_gate(
         await until_open(handle)
         await update(handle, "start_branches", sweep(0.2, 0.95, selection="person"))
 
-        async def gate_open() -> bool:
-            progress = await handle.query("progress", result_type=RunProgress)
-            return progress.waiting is not None and progress.waiting.gate == "branch"
-        await wait_for(gate_open, timeout=60, what="the branch gate")
+        await until(handle, lambda p: p.waiting is not None and p.waiting.gate == "branch",
+                    "the branch gate")
         await handle.signal("approve", {"gate": "branch", "decision": "approve",
                                         "choice": "nobody", "by": "ada"})
         await handle.signal("approve", {"gate": "branch", "decision": "approve",
                                         "choice": "s-0.2", "by": "ada"})
-        await wait_for(lambda: _not_waiting(handle), timeout=60, what="the gate to settle")
+        await until(handle, lambda p: p.waiting is None, "the gate to settle")
         await update(handle, "steer_run", {"action": "close", "by": "ada"})
         result = await handle.result()
     report = harness.report_of(result)
@@ -126,10 +129,6 @@ async def test_a_person_chooses_a_line_at_the_branch_gate(
     assert gate.choice == "s-0.2" and gate.by == "ada"
     assert any("no line 'nobody'" in r for r in gate.refused)
 
-
-async def _not_waiting(handle: WorkflowHandle[Any, Any]) -> bool:
-    progress = await handle.query("progress", result_type=RunProgress)
-    return progress.waiting is None
 
 
 async def test_branch_requests_are_refused_with_every_reason(
@@ -180,16 +179,10 @@ async def test_pause_holds_new_tasks_until_resume(
         err = await refused(handle, "steer_run", {"action": "close", "by": "ada"})
         assert "not held open" in str(err.message)
 
-        async def plan_gate() -> bool:
-            progress = await handle.query("progress", result_type=RunProgress)
-            return progress.waiting is not None
-        await wait_for(plan_gate, timeout=60, what="the plan gate")
+        await until(handle, lambda p: p.waiting is not None, "the plan gate")
         await handle.signal("approve", {"gate": "plan", "decision": "approve", "by": "ada"})
 
-        async def executing() -> bool:
-            progress = await handle.query("progress", result_type=RunProgress)
-            return progress.phase == "execute"
-        await wait_for(executing, timeout=60, what="the run to reach its tasks")
+        await until(handle, lambda p: p.phase == "execute", "the run to reach its tasks")
         progress = await handle.query("progress", result_type=RunProgress)
         assert set(progress.tasks.values()) == {"pending"}, "nothing starts while paused"
         assert harness.sandbox.ran == []
@@ -208,10 +201,8 @@ async def test_cancel_ends_every_task_and_still_writes_the_report(
         handle = await time_env.client.start_workflow(ResearchWorkflow.run, req, id=req.run_id,
                                                       task_queue=task_queue)
 
-        async def first_waits() -> bool:
-            progress = await handle.query("progress", result_type=RunProgress)
-            return progress.tasks.get("1") == "running"
-        await wait_for(first_waits, timeout=60, what="task 1 to wait at its step gate")
+        await until(handle, lambda p: p.tasks.get("1") == "running",
+                    "task 1 to wait at its step gate")
         await update(handle, "steer_run", {"action": "cancel", "by": "ada", "comment": "stop"})
         result = await handle.result()
     assert result.status == "cancelled", [(t.task_id, t.status_reason) for t in result.tasks]
@@ -220,4 +211,24 @@ async def test_cancel_ends_every_task_and_still_writes_the_report(
     assert {t.task_id: t.status for t in result.tasks} == {
         "1": "cancelled", "2": "cancelled", "3": "cancelled"}
     assert harness.report_of(result).tasks, "the report is written"
+    assert harness.sandbox.ran == []
+
+
+async def test_temporal_cancel_winds_the_run_down_and_still_writes_the_report(
+        time_env: WorkflowEnvironment, task_queue: str, tmp_path: Path) -> None:
+    harness = Harness(time_env, task_queue, tmp_path)
+    req = harness.request(PLAN, gates={"step": {"human": True}})
+    async with harness.worker():
+        handle = await time_env.client.start_workflow(ResearchWorkflow.run, req, id=req.run_id,
+                                                      task_queue=task_queue)
+
+        await until(handle, lambda p: p.tasks.get("1") == "running", "task 1 to run")
+        await handle.cancel()
+        with pytest.raises(WorkflowFailureError) as ended:
+            await handle.result()
+    assert isinstance(ended.value.cause, CancelledError)
+    written = harness.reports.last
+    assert written is not None and written.report.status == "cancelled"
+    assert {t.task_id: t.status for t in written.report.tasks} == {
+        "1": "cancelled", "2": "cancelled", "3": "cancelled"}
     assert harness.sandbox.ran == []
