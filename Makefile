@@ -6,6 +6,7 @@ STAMP := $(VENV)/.installed
 EXAMPLE := examples/iris/pending_actions.json
 GOAL := examples/goal
 SCIENCE := examples/science/pending_actions.json
+SWEEP := examples/sweep/pending_actions.json
 
 .PHONY: run test lint bench up down check clean histories system example-recording
 
@@ -29,6 +30,7 @@ run: system $(STAMP)
 	$(BIN)/assay up --detach
 	$(BIN)/assay run $(EXAMPLE) --wait --again
 	$(BIN)/assay run $(SCIENCE) --wait --again
+	$(BIN)/assay run $(SWEEP) --wait --again
 	$(BIN)/assay run "$$(cat $(GOAL)/goal.txt)" --data $(GOAL)/measurements.csv \
 	  --replay $(GOAL)/recording.jsonl --no-skills --wait --again
 	@echo "The stack keeps running for the Web UI; stop it with: $(BIN)/assay down"
