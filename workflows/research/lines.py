@@ -198,8 +198,10 @@ class Branches:
         kept = await self._choose(first, order, why)
         if kept != MAIN_LINE:
             self.records[kept].selected = True
+            how = "a person's choice" if first.selection == "person" else first.selection
             for result in self._lines[kept]:
-                state.results[result.task_id] = result
+                state.results[result.task_id] = result.model_copy(update={
+                    "status_reason": f"{result.status_reason} (line {kept}, kept by {how})"})
                 state.states[result.task_id] = result.status
         state.log.add("checkpoint", "complete", status="selected",
                       inputs={"group": group, "ranking": order},

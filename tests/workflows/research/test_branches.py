@@ -100,6 +100,7 @@ async def test_a_sweep_from_a_checkpoint_reuses_upstream_and_keeps_the_best_line
     assert report.branches.main[by_name["s-0.2"].group].metric == 0.5
     second = {t.task_id: t for t in report.tasks}["2"]
     assert second.branch == "s-0.95" and second.metrics["score"] == 0.95
+    assert second.status_reason.endswith("(line s-0.95, kept by best)")
 
 
 async def test_a_person_chooses_a_line_at_the_branch_gate(
