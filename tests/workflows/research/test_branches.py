@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from temporalio.client import WorkflowFailureError, WorkflowHandle, WorkflowUpdateFailedError
 from temporalio.exceptions import ApplicationError, CancelledError
+from temporalio.service import RPCError
 from temporalio.testing import WorkflowEnvironment
 
 from tests.conftest import binary, register_search_attributes
@@ -20,8 +21,9 @@ from tests.e2e_support import wait_for
 from tests.workflows.harness import Harness, task
 from workflows.client import DATA_CONVERTER
 from workflows.common.errors import ErrorType
-from workflows.contracts.branches import BranchTree
-from workflows.contracts.results import ResearchResult, RunProgress
+from workflows.constants import task_workflow_id
+from workflows.contracts.branches import BranchRequest, BranchTree
+from workflows.contracts.results import ParentLink, ResearchResult, RunProgress, TaskProgress
 from workflows.research.workflow import ResearchWorkflow
 
 
@@ -233,3 +235,69 @@ async def test_temporal_cancel_winds_the_run_down_and_still_writes_the_report(
     assert {t.task_id: t.status for t in written.report.tasks} == {
         "1": "cancelled", "2": "cancelled", "3": "cancelled"}
     assert harness.sandbox.ran == []
+
+
+async def test_a_person_modifies_the_job_at_the_step_gate_within_the_guardrails(
+        time_env: WorkflowEnvironment, task_queue: str, tmp_path: Path) -> None:
+    harness = Harness(time_env, task_queue, tmp_path)
+    req = harness.request([task("1", score=0.5)], gates={"step": {"human": True}})
+    async with harness.worker():
+        handle = await time_env.client.start_workflow(ResearchWorkflow.run, req, id=req.run_id,
+                                                      task_queue=task_queue)
+        child = time_env.client.get_workflow_handle(task_workflow_id(req.run_id, "1"))
+
+        async def at_gate() -> bool:
+            try:
+                progress = await child.query("progress", result_type=TaskProgress)
+            except RPCError:  # not started yet
+                return False
+            return progress.waiting is not None
+        await wait_for(at_gate, timeout=60, what="task 1's step gate")
+        await handle.signal("approve", {"gate": "step", "task_id": "1", "decision": "modify",
+                                        "set": {"args.url": "http://elsewhere"}, "by": "ada"})
+        await handle.signal("approve", {"gate": "step", "task_id": "1", "decision": "modify",
+                                        "set": {"args.score": 0.4}, "by": "ada"})
+        result = await handle.result()
+    report = harness.report_of(result)
+    first = report.tasks[0]
+    assert first.status == "completed" and first.metrics["score"] == 0.4
+    assert harness.sandbox.args_seen == [{"behave": "ok", "score": 0.4}]
+    gate = first.provenance.approvals[0]
+    assert gate.status == "modified" and gate.set == {"args.score": 0.4}
+    assert any("looks like a host" in r for r in gate.refused)
+
+
+async def test_a_failed_job_is_recovered_by_the_policys_branches(
+        time_env: WorkflowEnvironment, task_queue: str, tmp_path: Path) -> None:
+    harness = Harness(time_env, task_queue, tmp_path)
+    plan = [task("1"), task("2", deps=["1"], behave="crash"), task("3", deps=["2"])]
+    report = await harness.run(plan, max_retries=0, branching={
+        "recover": [{"name": "fixed", "set": {"args.behave": "ok"}}]})
+    assert report.branches is not None
+    [branch] = report.branches.branches
+    assert (branch.name, branch.kind, branch.by, branch.from_phase) == (
+        "fixed-2", "recovery", "policy", "execute")
+    assert branch.selected and branch.reused == ["1"]
+    assert {t.task_id: t.status for t in report.tasks} == {
+        "1": "completed", "2": "completed", "3": "completed"}
+    assert {t.task_id: t.branch for t in report.tasks} == {"1": None, "2": "fixed-2",
+                                                           "3": "fixed-2"}
+
+
+async def test_a_run_linked_to_a_closed_one_runs_only_its_branches(
+        time_env: WorkflowEnvironment, task_queue: str, tmp_path: Path) -> None:
+    harness = Harness(time_env, task_queue, tmp_path)
+    closed = await harness.run(PLAN)
+    ran_before = list(harness.sandbox.ran)
+    req = harness.request(PLAN).model_copy(update={"parent": ParentLink(
+        run_id=closed.run_id, reused=closed.tasks,
+        request=BranchRequest.model_validate(sweep(0.95, metric={"name": "score"})))})
+    async with harness.worker():
+        result = await time_env.client.execute_workflow(ResearchWorkflow.run, req,
+                                                        id=req.run_id, task_queue=task_queue)
+    report = harness.report_of(result)
+    assert harness.sandbox.ran[len(ran_before):] == ["2.branch-s-0.95", "3.branch-s-0.95"]
+    assert report.parent == closed.run_id and report.branches is not None
+    assert [b.name for b in report.branches.branches if b.selected] == ["s-0.95"]
+    assert {t.task_id: t.branch for t in report.tasks} == {"1": None, "2": "s-0.95",
+                                                           "3": "s-0.95"}
