@@ -13,17 +13,17 @@ from typing import Any
 import pytest
 from temporalio.client import WorkflowFailureError, WorkflowHandle, WorkflowUpdateFailedError
 from temporalio.exceptions import ApplicationError, CancelledError
-from temporalio.service import RPCError
 from temporalio.testing import WorkflowEnvironment
 
 from tests.conftest import binary, register_search_attributes
 from tests.e2e_support import wait_for
+from tests.workflows.common.test_gates import task_gate_waiting, unsure_reflection
 from tests.workflows.harness import Harness, task
 from workflows.client import DATA_CONVERTER
 from workflows.common.errors import ErrorType
 from workflows.constants import task_workflow_id
 from workflows.contracts.branches import BranchRequest, BranchTree
-from workflows.contracts.results import ParentLink, ResearchResult, RunProgress, TaskProgress
+from workflows.contracts.results import ParentLink, ResearchResult, RunProgress
 from workflows.research.workflow import ResearchWorkflow
 
 
@@ -245,14 +245,7 @@ async def test_a_person_modifies_the_job_at_the_step_gate_within_the_guardrails(
         handle = await time_env.client.start_workflow(ResearchWorkflow.run, req, id=req.run_id,
                                                       task_queue=task_queue)
         child = time_env.client.get_workflow_handle(task_workflow_id(req.run_id, "1"))
-
-        async def at_gate() -> bool:
-            try:
-                progress = await child.query("progress", result_type=TaskProgress)
-            except RPCError:  # not started yet
-                return False
-            return progress.waiting is not None
-        await wait_for(at_gate, timeout=60, what="task 1's step gate")
+        await task_gate_waiting(child, "step")
         await handle.signal("approve", {"gate": "step", "task_id": "1", "decision": "modify",
                                         "set": {"args.url": "http://elsewhere"}, "by": "ada"})
         await handle.signal("approve", {"gate": "step", "task_id": "1", "decision": "modify",
@@ -301,3 +294,27 @@ async def test_a_run_linked_to_a_closed_one_runs_only_its_branches(
     assert [b.name for b in report.branches.branches if b.selected] == ["s-0.95"]
     assert {t.task_id: t.branch for t in report.tasks} == {"1": None, "2": "s-0.95",
                                                            "3": "s-0.95"}
+
+
+async def test_an_error_gate_answered_with_branches_recovers_the_task(
+        time_env: WorkflowEnvironment, task_queue: str, tmp_path: Path) -> None:
+    harness = Harness(time_env, task_queue, tmp_path,
+                      overrides={"diagnose_failure": unsure_reflection(0.6)})
+    req = harness.request([task("a", behave="oom_above:32", batch_size=64)],
+                          gates={"error": {"human": True}})
+    async with harness.worker():
+        handle = await time_env.client.start_workflow(ResearchWorkflow.run, req, id=req.run_id,
+                                                      task_queue=task_queue)
+        await task_gate_waiting(
+            time_env.client.get_workflow_handle(task_workflow_id(req.run_id, "a")), "error")
+        await handle.signal("approve", {"gate": "error", "task_id": "a", "decision": "branch",
+                                        "by": "ada", "branches": [
+                                            {"name": "small", "kind": "recovery",
+                                             "set": {"args.batch_size": 16}}]})
+        report = harness.report_of(await handle.result())
+    assert report.branches is not None
+    [branch] = report.branches.branches
+    assert (branch.by, branch.from_phase, branch.selected) == ("ada", "execute", True)
+    [only] = report.tasks
+    assert only.status == "completed" and only.branch == "small"
+    assert [a["batch_size"] for a in harness.sandbox.args_seen] == [64, 16]
