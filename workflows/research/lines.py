@@ -16,6 +16,7 @@ import asyncio
 import contextlib
 
 from temporalio import workflow
+from temporalio.exceptions import ApplicationError
 
 with workflow.unsafe.imports_passed_through():
     from workflows.agents.calls import AgentCalls
@@ -242,10 +243,8 @@ class Branches:
             return
         for name in self.running():
             handle = workflow.get_external_workflow_handle(self.records[name].workflow_id)
-            try:
+            with contextlib.suppress(ApplicationError):  # it ended meanwhile: nothing to steer
                 await handle.signal("steer", req)
-            except Exception:  # the branch ended meanwhile; nothing to steer
-                continue
 
     def refuse(self, by: str, reason: str) -> None:
         """Keep a refused request's who and why (the latest ones) and record it."""
