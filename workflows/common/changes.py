@@ -41,6 +41,14 @@ def by_task(sets: dict[str, Scalar], default_task: str) -> dict[str, dict[str, S
     return grouped
 
 
+def widened(before: Scalar | None, value: Scalar) -> Scalar:
+    """``value`` as a float where it is a whole number given for a float argument (``4`` for
+    a ``0.1``), so a person need not write ``4.0``; any other value as it is."""
+    if isinstance(before, float) and isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    return value
+
+
 def apply_sets(job: JobSpec, sets: dict[str, Scalar], task_id: str
                ) -> tuple[JobSpec, list[BranchChange]]:
     """``job`` with ``sets`` (fields without a task prefix) applied, and what changed.
@@ -54,6 +62,7 @@ def apply_sets(job: JobSpec, sets: dict[str, Scalar], task_id: str
     for field, value in sets.items():
         group, _, name = field.partition(".")
         if group == "args":
+            value = widened(args.get(name), value)
             changes.append(BranchChange(task_id=task_id, field=field, old=args.get(name),
                                         new=value))
             args[name] = value
