@@ -5,7 +5,8 @@ resumes a run that is not paused, nothing steers one that is closing), then appl
 ``pause`` stops new tasks and branches from starting (running jobs finish, gates keep
 waiting), ``resume`` lets them start again, ``cancel`` cancels every running task and branch
 and gives every task a final status (the report is still written), ``close`` ends a run held
-open for branching. Each is recorded as an event and kept in the branch tree's steering log.
+open for branching (policy ``branching.hold_open``, or a human ``result`` gate). Each is
+recorded as an event and kept in the branch tree's steering log.
 Requests arrive raw: their size is checked before they are decoded (``read``).
 """
 
@@ -30,6 +31,8 @@ with workflow.unsafe.imports_passed_through():
     from workflows.research.state import RunState
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
+RESULT_HOLD_PATCH = "result-gate-holds-open"
+"""Runs with a human ``result`` gate are held open after their tasks, for branches."""
 STEER_MAX_BYTES = 16_000
 """The largest ``steer`` request a run reads."""
 
@@ -89,7 +92,7 @@ class Steering:
         if req.action == "close" and not self.branches.holding:
             raise RequestRefusedError("the run is not held open: `close` ends a run that "
                                       "waits for branches after its tasks (policy "
-                                      "`branching.hold_open`)")
+                                      "`branching.hold_open` or a human `result` gate)")
 
     async def apply(self, req: SteerRequest) -> None:
         """Check and apply ``req``, or record why it was refused and raise."""
@@ -110,22 +113,37 @@ class Steering:
         await self.branches.steer(req)
         await state.log.flush()
 
+    def hold_for(self) -> float | None:
+        """Seconds the run stays open after its tasks, for branches (None: it does not).
+
+        ``branching.hold_open`` holds it for ``hold_timeout_s``; a human ``result`` gate
+        holds it for that gate's ``timeout_s`` (runs begun before this hold do not wait).
+        """
+        policy = self.state.req.policy
+        if policy.branching.hold_open:
+            return policy.branching.hold_timeout_s
+        if policy.gates.result.human and workflow.patched(RESULT_HOLD_PATCH):
+            return policy.gates.result.timeout_s
+        return None
+
     async def after_tasks(self) -> None:
         """Settle the branches; a run held open waits for more, or for ``assay close``."""
-        state, policy = self.state, self.state.req.policy
+        state = self.state
         await self.branches.settle()
-        if not policy.branching.hold_open or state.cancelling:
+        if state.cancelling:
+            return
+        hold = self.hold_for()
+        if hold is None:
             return
         self.branches.holding = True
         state.set_phase("open")
-        state.log.add("checkpoint", "info", status="holding",
-                      outputs={"timeout_s": policy.branching.hold_timeout_s})
+        state.log.add("checkpoint", "info", status="holding", outputs={"timeout_s": hold})
         await state.log.flush()
         while not (self.branches.closed or state.cancelling):
             try:
                 await workflow.wait_condition(
                     lambda: bool(self.branches.running()) or self.branches.closed
-                    or state.cancelling, timeout=timedelta(seconds=policy.branching.hold_timeout_s))
+                    or state.cancelling, timeout=timedelta(seconds=hold))
             except TimeoutError:
                 state.log.add("checkpoint", "info", status="hold_timed_out")
                 break
