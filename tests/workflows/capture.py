@@ -3,6 +3,11 @@
 Run ``python -m tests.workflows.capture`` after an intentional change to workflow code (and
 say in the commit why old histories no longer replay, or keep both workflow versions with
 ``workflow.patched``). The scenarios reuse the fake-activity runs of ``test_research``.
+Some scenarios live in modules of their own (``capture_bounds``, ``capture_plans``,
+``capture_refusals``, ``capture_goalenv``, ``capture_branches``); each one's ``python -m``
+re-captures only its own histories, leaving the others as they are: ``python -m
+tests.workflows.capture_branches`` those of branches and steering (``branched``,
+``steered``, ``cancelled``, ``withdrawn``).
 """
 
 from __future__ import annotations
@@ -13,11 +18,13 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from temporalio.service import RPCError, RPCStatusCode
 from temporalio.testing import WorkflowEnvironment
 
 from tests.conftest import binary, register_search_attributes
 from tests.workflows.agents_fakes import goal_agents, job, probe_environment
 from tests.workflows.capture_bounds import run_bounds
+from tests.workflows.capture_branches import SCENARIOS as BRANCH_SCENARIOS
 from tests.workflows.capture_goalenv import run_goal_environment
 from tests.workflows.capture_plans import run_plans
 from tests.workflows.capture_refusals import run_library_refusals, run_refusals
@@ -28,7 +35,7 @@ from workflows.agents.roles import (
 )
 from workflows.catalogue import RECORD_OUTCOMES
 from workflows.client import DATA_CONVERTER
-from workflows.constants import task_workflow_id
+from workflows.constants import branch_task_workflow_id, task_workflow_id
 from workflows.contracts.executive import PatchChange
 from workflows.contracts.memory import (
     ConsultAnswer,
@@ -184,6 +191,9 @@ async def capture() -> None:
             runs.append(("plans", await run_plans(env, Path(tmp))))
         with tempfile.TemporaryDirectory() as tmp:
             runs.append(("goalenv", (await run_goal_environment(env, Path(tmp))).result))
+        for name, scenario in BRANCH_SCENARIOS.items():
+            with tempfile.TemporaryDirectory() as tmp:
+                runs.append((name, await scenario(env, Path(tmp))))
         refusing_library = await run_library_refusals(env)
         for name, result in runs:
             await save(env, name, result)
@@ -195,12 +205,33 @@ async def capture() -> None:
 
 async def save(env: WorkflowEnvironment, name: str,
                result: ResearchResult | RunReport) -> None:
-    """Write the histories of a run and of each task that started."""
+    """Write the histories of a run, of each task that started, and of each branch.
+
+    A branch's history is ``<name>.branch-<branch>.json``; its tasks' are
+    ``<name>.task-<task>.branch-<branch>.json`` (those that started).
+    """
     ids = [("research", result.run_id), *(
         (f"task-{t.task_id}", task_workflow_id(result.run_id, t.task_id))
         for t in result.tasks if t.status != "blocked")]
     for kind, wf_id in ids:
         await save_one(env, f"{name}.{kind}", wf_id)
+    for branch in result.branches.branches if result.branches is not None else []:
+        await save_one(env, f"{name}.branch-{branch.name}", branch.workflow_id)
+        for tid in branch.tasks:
+            wf_id = branch_task_workflow_id(result.run_id, branch.name, tid)
+            if await started(env, wf_id):
+                await save_one(env, f"{name}.task-{tid}.branch-{branch.name}", wf_id)
+
+
+async def started(env: WorkflowEnvironment, wf_id: str) -> bool:
+    """Whether workflow ``wf_id`` was started (a task cancelled unstarted never was)."""
+    try:
+        await env.client.get_workflow_handle(wf_id).describe()
+    except RPCError as err:
+        if err.status == RPCStatusCode.NOT_FOUND:
+            return False
+        raise
+    return True
 
 
 async def save_one(env: WorkflowEnvironment, stem: str, wf_id: str) -> None:

@@ -20,7 +20,8 @@ HISTORIES = sorted((Path(__file__).resolve().parent.parent / "histories").glob("
 
 def test_histories_are_present() -> None:
     kinds = {path.name.split(".")[1].split("-")[0] for path in HISTORIES}
-    assert kinds == {"research", "task", "library"}, "run `python -m tests.workflows.capture`"
+    assert kinds == {"research", "task", "branch", "library"}, (
+        "run `python -m tests.workflows.capture`")
 
 
 @pytest.mark.parametrize("path", HISTORIES, ids=[p.stem for p in HISTORIES])
