@@ -17,11 +17,16 @@ something else.
   the run ends ``cancelled`` and its report is written.
 - ``withdrawn``: the same run cancelled by Temporal (``temporal workflow cancel``) instead:
   it winds its tasks and branches down alike, writes its report and ends cancelled.
+- ``held``: a one-task run with a human ``result`` gate: the gate approved, the run is held
+  open for branches, then closed.
+
+``python -m tests.workflows.capture_branches held`` captures the named scenarios only.
 """
 
 from __future__ import annotations
 
 import asyncio
+import sys
 import uuid
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -35,6 +40,8 @@ from tests.e2e_support import wait_for
 from tests.workflows.common.test_gates import task_gate_waiting
 from tests.workflows.harness import Harness, task
 from tests.workflows.harness import capture_alone as alone
+from tests.workflows.research.test_branches import until, until_open, update
+from tests.workflows.research.test_result_hold import GATE, approve_result
 from workflows.constants import branch_task_workflow_id, task_workflow_id
 from workflows.contracts.branches import BranchTree
 from workflows.contracts.results import ResearchResult, RunProgress, RunReport
@@ -50,19 +57,6 @@ def branches(phase: str, **scores: float) -> dict[str, Any]:
     return {"from_task": "2", "from_phase": phase, "by": "ada", "branches": [
         {"name": name, "kind": "optimisation", "set": {"args.score": s}}
         for name, s in scores.items()]}
-
-
-async def update(handle: WorkflowHandle[Any, Any], name: str, arg: Any) -> BranchTree:
-    return await handle.execute_update(name, arg,  # pyright: ignore[reportUnknownMemberType]
-                                       result_type=BranchTree)
-
-
-async def until(handle: WorkflowHandle[Any, Any], holds: Callable[[RunProgress], bool],
-                what: str) -> None:
-    """Until the run's ``progress`` answers so that ``holds``; fail naming ``what``."""
-    async def check() -> bool:
-        return holds(await handle.query("progress", result_type=RunProgress))
-    await wait_for(check, timeout=60, what=what)
 
 
 async def approve_step(env: WorkflowEnvironment, run: WorkflowHandle[Any, Any], task_id: str,
@@ -195,19 +189,36 @@ async def run_withdrawn(env: WorkflowEnvironment, root: Path) -> RunReport:
     return written.report
 
 
+async def run_held(env: WorkflowEnvironment, root: Path) -> ResearchResult:
+    """The held scenario (see the module's docstring)."""
+    harness = Harness(env, f"capture-{uuid.uuid4().hex[:8]}", root)
+    req = harness.request([task("a")], gates={"result": GATE})
+    async with harness.worker():
+        run = await env.client.start_workflow(ResearchWorkflow.run, req, id=req.run_id,
+                                              task_queue=harness.queue)
+        await approve_result(harness, run.id)
+        await until_open(run)
+        await update(run, "steer_run", {"action": "close", "by": "ada"})
+        result = await run.result()
+    assert result.status == "completed", result
+    return result
+
+
 SCENARIOS: dict[str, Callable[[WorkflowEnvironment, Path],
                               Awaitable[ResearchResult | RunReport]]] = {
     "branched": run_branched, "steered": run_steered, "cancelled": run_cancelled,
-    "withdrawn": run_withdrawn}
+    "withdrawn": run_withdrawn, "held": run_held}
 
 
-async def capture_alone() -> None:
-    """Run these scenarios alone and save their histories."""
+async def capture_alone(names: list[str] | None = None) -> None:
+    """Run these scenarios (or the ``names`` of some) alone and save their histories."""
     from tests.workflows.capture import save
 
     async def scenario(env: WorkflowEnvironment, root: Path) -> None:
         runs: list[tuple[str, ResearchResult | RunReport]] = []
         for name, run in SCENARIOS.items():
+            if names and name not in names:
+                continue
             folder = root / name
             folder.mkdir()
             runs.append((name, await run(env, folder)))
@@ -218,4 +229,4 @@ async def capture_alone() -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(capture_alone())
+    asyncio.run(capture_alone(sys.argv[1:]))
