@@ -150,6 +150,7 @@ async def test_a_sweep_survives_a_killed_worker_and_a_person_keeps_another_line(
     assert fit.branch == other and fit.metrics["score"] == 0.6, fit
     assert report.branches is not None
     assert [b.name for b in report.branches.branches if b.selected] == [other]
+    assert list(report.branches.kept.values()) == [other]
     assert all(b.reused == ["data"] for b in report.branches.branches)
     assert result.report is not None
     markdown = Path(result.report.summary_md).read_text()

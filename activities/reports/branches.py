@@ -81,10 +81,13 @@ def group_metric(members: list[BranchRecord]) -> Metric | None:
 def main_kept(tree: BranchTree, group: str, *, final: bool, choosing: bool) -> bool | None:
     """Whether the main line stays the run's in ``group`` (None: not decided yet).
 
-    A selected branch replaces it. Until the run has ended, a group not compared yet (the
+    The line the run kept says so once the group is decided; a selected branch replaces
+    the main line. Until the run has ended, a group not compared yet (the
     run adds the main line's score when its siblings have all finished), or one a person is
     choosing for at the ``branch`` gate, is undecided; otherwise the main line is kept.
     """
+    if group in tree.kept:
+        return tree.kept[group] == MAIN_LINE
     members = [b for b in tree.branches if b.group == group]
     if any(b.selected for b in members):
         return False

@@ -42,8 +42,11 @@ def by_task(sets: dict[str, Scalar], default_task: str) -> dict[str, dict[str, S
 
 
 def widened(before: Scalar | None, value: Scalar) -> Scalar:
-    """``value`` as a float where it is a whole number given for a float argument (``4`` for
-    a ``0.1``), so a person need not write ``4.0``; any other value as it is."""
+    """``value``, as a float where it is a whole number given for a float argument.
+
+    ``--set args.delay=4`` for a ``delay`` of ``0.1`` need not be written ``4.0``; any other
+    change of type is left for the guardrails to refuse.
+    """
     if isinstance(before, float) and isinstance(value, int) and not isinstance(value, bool):
         return float(value)
     return value

@@ -147,6 +147,8 @@ class BranchTree(Model):
     branches: list[BranchRecord] = Field(default_factory=list[BranchRecord])
     main: dict[str, LineScore] = Field(default_factory=dict[str, LineScore])
     """The main line's score in each group it was compared in."""
+    kept: dict[str, str] = Field(default_factory=dict[str, str])
+    """The line kept in each decided group (a branch's name, or ``main``)."""
     refused: list[str] = Field(default_factory=list[str])
     """The latest refused branch or steering requests (who: why)."""
     steering: list[str] = Field(default_factory=list[str])

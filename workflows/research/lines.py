@@ -59,6 +59,7 @@ class Branches:
         self.groups: list[str] = []
         self.decided: set[str] = set()
         self.main: dict[str, LineScore] = {}
+        self.kept: dict[str, str] = {}
         self.refused: list[str] = []
         self.steering: list[str] = []
         self.holding = False
@@ -197,6 +198,7 @@ class Branches:
         self.main[group] = lines[MAIN_LINE]
         why = explain(order, lines, first.metric)
         kept = await self._choose(first, order, why)
+        self.kept[group] = kept
         if kept != MAIN_LINE:
             self.records[kept].selected = True
             how = "a person's choice" if first.selection == "person" else first.selection
@@ -257,5 +259,6 @@ class Branches:
         """The run's branch tree as it stands (the ``branches`` query, the report)."""
         return BranchTree(run_id=self.state.req.run_id, paused=self.state.paused,
                           holding=self.holding, branches=list(self.records.values()),
-                          main=dict(self.main), refused=list(self.refused),
+                          main=dict(self.main), kept=dict(self.kept),
+                          refused=list(self.refused),
                           steering=list(self.steering))

@@ -100,6 +100,7 @@ async def test_a_sweep_from_a_checkpoint_reuses_upstream_and_keeps_the_best_line
     by_name = {b.name: b for b in report.branches.branches}
     assert by_name["s-0.95"].score.rank == 1 and by_name["s-0.2"].score.rank == 4
     assert report.branches.main[by_name["s-0.2"].group].metric == 0.5
+    assert report.branches.kept == {by_name["s-0.2"].group: "s-0.95"}
     second = {t.task_id: t for t in report.tasks}["2"]
     assert second.branch == "s-0.95" and second.metrics["score"] == 0.95
     assert second.status_reason.endswith("(line s-0.95, kept by best)")
