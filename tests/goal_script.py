@@ -149,13 +149,14 @@ def script(fake: FakeAnthropic) -> None:
     fake.on_tool("PlanDraftOutput", sized(PLAN))
     fake.on_tool("PlanReviewOutput", sized({"verdict": "APPROVE", "concerns": [],
                                               "reasoning": "each task has a check"}))
-    fake.on_tool("JobOutput", sized(job(DESCRIBE, ["summary.json"], ["rows"])),
-                 containing="Describe the measurements table")
+    # compare's coder is also told what describe found (its action too): asked first
     fake.on_tool("JobOutput", sized(job(
         COMPARE, ["comparison.json", "comparison.png", "findings.md"],
         ["difference", "t_statistic", "df", "p_value"], memory_mb=512,
         reasoning="Welch's t-test from the standard library; matplotlib for the figure")),
                  containing="Compare the mean value")
+    fake.on_tool("JobOutput", sized(job(DESCRIBE, ["summary.json"], ["rows"])),
+                 containing="Describe the measurements table")
     fake.on_tool("ModelReviewOutput", sized({"verdict": "APPROVE", "confidence": 0.85,
                                                "warnings": ["the t-test assumes roughly "
                                                             "normal groups"],

@@ -22,7 +22,7 @@ from pydantic import SecretStr
 from temporalio.testing import WorkflowEnvironment
 
 from tests.e2e_support import ROOT, isolated_settings, report_of, store_of, stored_events
-from tests.fake_anthropic import FakeAnthropic
+from tests.fake_anthropic import FakeAnthropic, text_of, tool_of
 from tests.goal_script import GOAL, script
 from workers.intake.goalfile import load_goal
 from workers.intake.runpolicy import AgentFlags, build_policy, queues_from
@@ -92,6 +92,16 @@ async def test_a_goal_is_planned_coded_repaired_answered_and_replayed(
                         "debugger_introspect", "debugger_diagnostic", "output_processor"}
     assert any(e.agent_name == "debugger_diagnostic" and e.event_type == "code_exec"
                for e in events)
+
+    # the dependent task's coder was told what its dependency found: verified metrics, checks
+    # and the first lines of its text artifact, not only the file's name
+    coder = [json.loads(text_of(r.body))[1][0]["content"] for r in fake.requests
+             if tool_of(r.body) == "JobOutput"]
+    (asked,) = [m for m in coder if "Welch" in m and "fast:" in m]
+    told = asked[asked.index("## What dependency describe found"):]
+    assert "- status: completed" in told and '- metrics: {"rows": 24}' in told, told
+    assert 'summary.json:\n```\n{\n  "rows": 24,' in told, told
+    assert all("What dependency" not in m for m in coder if "Welch" not in m)
 
     # every request the server answered is accounted for, per task and for the run
     exchanges = [json.loads(line) for line in recording.read_text().splitlines()]

@@ -8,6 +8,7 @@ lengths, so the same request always renders to the same bytes.
 
 from __future__ import annotations
 
+from activities.agents.previews import Previews
 from activities.agents.prompting import (
     bullets,
     checks_text,
@@ -21,6 +22,7 @@ from activities.agents.prompting import (
     section,
     tail,
 )
+from workflows.agents.context import TaskDigest
 from workflows.agents.roles import (
     CodeRequest,
     DebugRequest,
@@ -29,7 +31,6 @@ from workflows.agents.roles import (
     PlanRequest,
     PlanReviewRequest,
     SummaryRequest,
-    TaskDigest,
 )
 from workflows.common.canonical import canonical_json
 from workflows.contracts.executive import Finding, ReviewVerdict
@@ -69,8 +70,15 @@ def plan_review_message(req: PlanReviewRequest) -> str:
                    section("Draft plan", fenced(draft_text(req.draft), "json")))
 
 
-def code_message(req: CodeRequest) -> str:
-    """The coder's facts; the deep path adds why the last job failed and the environment."""
+def code_message(req: CodeRequest, shown: Previews | None = None) -> str:
+    """The coder's facts; the deep path adds why the last job failed and the environment.
+
+    A dependent task's coder also reads what each dependency found (its digest and the
+    first lines of its text artifacts, ``shown``); a task without dependencies gets no such
+    section, so its message is as it always was.
+    """
+    found = [section(f"What dependency {t.task_id} found", _digest(t, req.run_id, shown or {}))
+             for t in req.upstream]
     task = message(
         section("Research goal", req.goal or ""),
         section("Task", req.action),
@@ -79,7 +87,8 @@ def code_message(req: CodeRequest) -> str:
         section("Input files in the working directory", bullets(req.input_names)),
         section("Data files", data_text(req.data)),
         section("Artifacts of finished dependencies (read-only)",
-                bullets(req.dependency_artifacts)))
+                bullets(req.dependency_artifacts)),
+        *found)
     if req.mode == "fast":
         return message(task.strip(), section("Mode", "fast: write the simplest correct job."))
     previous = job_text(req.previous_job) if req.previous_job is not None else ""
@@ -168,19 +177,27 @@ def debug_message(req: DebugRequest) -> str:
     return message(*parts)
 
 
-def summary_message(req: SummaryRequest) -> str:
-    """The output processor's facts: the goal and each task's verified results."""
+def summary_message(req: SummaryRequest, shown: Previews | None = None) -> str:
+    """The output processor's facts: the goal and each task's verified results.
+
+    Each task's text artifacts show their first lines where they were read (``shown``).
+    """
     return message(section("Goal", req.goal),
-                   *(section(f"Task {t.task_id}", _digest(t, req.run_id)) for t in req.tasks))
+                   *(section(f"Task {t.task_id}", _digest(t, req.run_id, shown or {}))
+                     for t in req.tasks))
 
 
-def _digest(task: TaskDigest, run_id: str) -> str:
+def _digest(task: TaskDigest, run_id: str, shown: Previews) -> str:
     out = scrub(tail(task.stdout_tail, SUMMARY_STDOUT_CHARS), run_id=run_id)
     metrics = head(canonical_json(task.metrics, spaced=True), METRICS_CHARS)
+    firsts = [f"{name}:\n{fenced(scrub(shown[(task.task_id, name)], run_id=run_id))}"
+              for name in task.artifacts if (task.task_id, name) in shown]
     return message(
         bullets([f"action: {task.action}", f"status: {task.status}",
                  f"status reason: {scrub(task.status_reason, run_id=run_id) or '(none)'}",
                  f"metrics: {scrub(metrics, run_id=run_id)}",
                  f"artifacts: {canonical_json(task.artifacts, spaced=True)}"]),
         "Checks:\n" + (bullets(task.checks) or "(none)"),
-        "stdout (tail):\n" + fenced(out)).strip()
+        "stdout (tail):\n" + fenced(out),
+        ("First lines of its text artifacts:\n\n" + "\n\n".join(firsts)) if firsts
+        else "").strip()

@@ -9,6 +9,7 @@ wrong fails as ``InvalidModelOutput``. Every answer says what it spent.
 
 from __future__ import annotations
 
+import asyncio
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -17,6 +18,7 @@ from typing import Any, Generic, TypeVar
 from temporalio.exceptions import ApplicationError
 
 from activities.agents import convert, render
+from activities.agents.previews import previews
 from activities.agents.prompting import system_prompt
 from activities.llm.errors import spent
 from activities.llm.gateway import ModelGateway
@@ -111,7 +113,8 @@ class Agents:
     @WRITE_JOB.defn
     async def write_job(self, req: CodeRequest) -> CodeAnswer:
         """Write a task's job (fast path), or rewrite a failed one (deep path)."""
-        got = await self._consult(req, "coder", JobOutput, render.code_message(req),
+        shown = await asyncio.to_thread(previews, req.upstream)
+        got = await self._consult(req, "coder", JobOutput, render.code_message(req, shown),
                                   lambda out: (out, convert.job_from_output(out)),
                                   shared=(JOB_CONTRACT,))
         out, job = got.value
@@ -150,8 +153,9 @@ class Agents:
     @SUMMARIZE_RUN.defn
     async def summarize_run(self, req: SummaryRequest) -> SummaryAnswer:
         """Answer the run's goal from its tasks' verified results."""
+        shown = await asyncio.to_thread(previews, req.tasks)
         got = await self._consult(req, "output_processor", RunAnswer,
-                                  render.summary_message(req), lambda out: out)
+                                  render.summary_message(req, shown), lambda out: out)
         return SummaryAnswer(answer=got.value, spend=got.spend)
 
     async def _consult(self, req: AgentRequest, role: str, contract: type[_O], text: str,

@@ -16,6 +16,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
+from workflows.agents.context import TaskDigest
 from workflows.agents.spend import Budget, Spend
 from workflows.contracts.base import Model
 from workflows.contracts.execution import ExecutionOutcome
@@ -176,6 +177,8 @@ class CodeRequest(AgentRequest):
     feedback: list[str] = Field(default_factory=list[str])
     """Why the previous job failed (review findings, execution failure), for the deep path."""
     environment: EnvironmentFacts | None = None
+    upstream: list[TaskDigest] = Field(default_factory=list[TaskDigest])
+    """What each task this one depends on found (``workflows.agents.context``)."""
 
 
 class CodeAnswer(RoleAnswer):
@@ -266,20 +269,6 @@ class DebugAnswer(RoleAnswer):
 
 
 # --- output processor ---------------------------------------------------------------------
-
-
-class TaskDigest(Model):
-    """One task's result as the output processor sees it."""
-
-    task_id: str
-    action: str
-    status: str
-    status_reason: str = ""
-    metrics: dict[str, Any] = Field(default_factory=dict[str, Any])
-    checks: list[str] = Field(default_factory=list[str])
-    """Each evaluated check as text with pass/fail."""
-    artifacts: list[str] = Field(default_factory=list[str])
-    stdout_tail: str = ""
 
 
 class RunAnswer(Model):

@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
+from workflows.agents.context import TaskDigest
 from workflows.agents.roles import DataFile, RunAnswer
 from workflows.agents.spend import Budget, ModelSpend
 from workflows.contracts.alternatives import BranchSpec
@@ -49,6 +50,8 @@ class TaskInput(Model):
     dependency_artifacts: list[DependencyArtifact] = Field(
         default_factory=list[DependencyArtifact]
     )
+    upstream: list[TaskDigest] = Field(default_factory=list[TaskDigest])
+    """What the tasks this one depends on found, for its coder (``workflows.research.context``)."""
     goal: str | None = None
     data: list[DataFile] = Field(default_factory=list[DataFile])
     """The goal's data files this task reads (with their first lines, for the coder)."""

@@ -16,7 +16,7 @@ from temporalio.exceptions import ActivityError, ApplicationError
 
 with workflow.unsafe.imports_passed_through():
     from workflows.agents.calls import AgentCalls, AgentUnavailable
-    from workflows.agents.roles import SummaryRequest, TaskDigest
+    from workflows.agents.roles import SummaryRequest
     from workflows.agents.spend import ModelSpend
     from workflows.catalogue import SUMMARIZE_RUN, WRITE_REPORT
     from workflows.common.failures import root_message
@@ -32,6 +32,7 @@ with workflow.unsafe.imports_passed_through():
         WriteReportInput,
     )
     from workflows.library.contracts import SkillSummary
+    from workflows.research.context import task_digest
     from workflows.research.memory import summarize
     from workflows.research.skills import note_results
     from workflows.research.state import RunState
@@ -39,8 +40,6 @@ with workflow.unsafe.imports_passed_through():
 DIGEST_TAIL, DIGEST_TAIL_MIN, DIGEST_BUDGET = 1500, 200, 200_000
 """Output the output processor sees per task: 1 500 characters, less for a plan so large
 that all of them would pass 200 000 (never under 200)."""
-DIGEST_ITEMS = 20
-"""Metrics, checks and artifact names it sees per task."""
 
 
 async def answer_goal(state: RunState, agents: AgentCalls) -> None:
@@ -52,14 +51,7 @@ async def answer_goal(state: RunState, agents: AgentCalls) -> None:
     assert goal is not None
     state.set_phase("summarize")
     tail = max(DIGEST_TAIL_MIN, min(DIGEST_TAIL, DIGEST_BUDGET // len(tasks)))
-    digests = [TaskDigest(
-        task_id=t.task_id, action=t.action, status=t.status, status_reason=t.status_reason,
-        metrics=dict(list(t.metrics.items())[:DIGEST_ITEMS]),
-        checks=[f"{c.check.describe()}: {'pass' if c.passed else 'fail'}"
-                for c in t.checks[:DIGEST_ITEMS]],
-        artifacts=[a.name for a in t.artifacts[:DIGEST_ITEMS]],
-        stdout_tail=t.execution.stdout_tail[-tail:] if t.execution else "")
-        for t in tasks]
+    digests = [task_digest(t, tail=tail) for t in tasks]
     try:
         answer = await agents.call(
             SUMMARIZE_RUN, SummaryRequest(run_id=state.req.run_id, goal=goal, tasks=digests),

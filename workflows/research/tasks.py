@@ -24,6 +24,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.contracts.execution import DependencyArtifact
     from workflows.contracts.plan import Decision, Plan
     from workflows.contracts.results import TaskInput, TaskResult
+    from workflows.research.context import upstream
     from workflows.research.state import RunState
     from workflows.task.workflow import TaskWorkflow
 
@@ -146,6 +147,7 @@ class TaskRunner:
         task_input = TaskInput(run_id=req.run_id, decision=decision, queues=req.queues,
                                policy=req.policy,
                                dependency_artifacts=self._dependency_artifacts(decision),
+                               upstream=upstream(decision, state.results),
                                goal=req.goal,
                                data=[d for d in req.data if d.name in decision.inputs],
                                budget=self.agents.budget(),

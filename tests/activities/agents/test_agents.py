@@ -12,6 +12,7 @@ from pydantic import SecretStr
 from activities.agents.roles import Agents
 from activities.llm.gateway import ModelGateway
 from tests.fake_anthropic import FakeAnthropic, ToolUse, usage
+from workflows.agents.context import TaskDigest
 from workflows.agents.roles import (
     CodeRequest,
     DataFile,
@@ -22,7 +23,6 @@ from workflows.agents.roles import (
     PlanRequest,
     PlanReviewRequest,
     SummaryRequest,
-    TaskDigest,
 )
 from workflows.contracts.execution import Artifact, ExecutionOutcome
 from workflows.contracts.executive import Finding, ReviewInput, ReviewVerdict

@@ -19,7 +19,8 @@ from temporalio.worker import Worker
 from tests.e2e_support import isolated_settings, wait_for
 from tests.fake_anthropic import FakeAnthropic, ToolUse, usage
 from workers.pools.builders import SERVED_POOLS, PoolSpec, build_specs, make_runtime, run_pools
-from workflows.agents.roles import SummaryAnswer, SummaryRequest, TaskDigest
+from workflows.agents.context import TaskDigest
+from workflows.agents.roles import SummaryAnswer, SummaryRequest
 from workflows.catalogue import (
     CALL_MODEL,
     DEBUG_JOB,

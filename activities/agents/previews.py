@@ -1,0 +1,55 @@
+"""The first lines of finished tasks' text artifacts, shown to the agents after them.
+
+The workflow hands an agent digests of finished tasks (``workflows.agents.context``) with
+the artifacts' paths; the activity reads the first lines of each text artifact here, when it
+writes the prompt, so file contents never enter a workflow's history. A file that is not
+there (another machine's store), not text (a NUL byte, not UTF-8) or unreadable is left
+out. Reads are bounded: :data:`PREVIEW_BYTES` per file, :data:`PREVIEW_LINES` lines of at
+most :data:`PREVIEW_LINE_CHARS` characters.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+from workflows.agents.context import TaskDigest
+
+PREVIEW_BYTES = 2048
+PREVIEW_LINES = 5
+PREVIEW_LINE_CHARS = 160
+UTF8_LONGEST = 4
+"""Bytes of the longest UTF-8 character: a read may end inside one."""
+
+Previews = dict[tuple[str, str], str]
+"""First lines by (task id, artifact name)."""
+
+
+def first_lines(path: Path) -> str | None:
+    """The first lines of a text file; None when it is missing, unreadable or not text."""
+    try:
+        with path.open("rb") as handle:
+            chunk = handle.read(PREVIEW_BYTES)
+    except OSError:
+        return None
+    if b"\0" in chunk:
+        return None
+    try:
+        text = chunk.decode("utf-8")
+    except UnicodeDecodeError as err:
+        if len(chunk) < PREVIEW_BYTES or err.start < len(chunk) - UTF8_LONGEST:
+            return None
+        text = chunk[:err.start].decode("utf-8")
+    lines = text.splitlines()[:PREVIEW_LINES]
+    return "\n".join(line[:PREVIEW_LINE_CHARS] for line in lines)
+
+
+def previews(digests: Iterable[TaskDigest]) -> Previews:
+    """The first lines of every text artifact the digests name (by task id and name)."""
+    found: Previews = {}
+    for digest in digests:
+        for ref in digest.files:
+            text = first_lines(Path(ref.path))
+            if text:
+                found[(ref.task_id, ref.name)] = text
+    return found

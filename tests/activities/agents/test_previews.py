@@ -1,0 +1,81 @@
+"""The first lines of upstream text artifacts: what is read, what is left out, and how a
+dependent task's coder is told what its dependencies found."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from activities.agents.previews import (
+    PREVIEW_BYTES,
+    PREVIEW_LINE_CHARS,
+    PREVIEW_LINES,
+    first_lines,
+    previews,
+)
+from activities.agents.render import code_message
+from tests.activities.agents.test_agents import RUN_ID, code_request
+from workflows.agents.context import TaskDigest
+from workflows.contracts.execution import DependencyArtifact
+
+
+def test_a_text_file_shows_its_first_lines_cut_to_width(tmp_path: Path) -> None:
+    path = tmp_path / "table.csv"
+    path.write_text("x,y\n" + "".join(f"{i},{'y' * 300}\n" for i in range(20)))
+    lines = (first_lines(path) or "").splitlines()
+    assert len(lines) == PREVIEW_LINES and lines[0] == "x,y"
+    assert lines[1] == "0," + "y" * (PREVIEW_LINE_CHARS - 2)
+
+
+@pytest.mark.parametrize(("content", "why"), [
+    (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", "binary (a NUL byte)"),
+    (b"caf\xe9 au lait\n", "not UTF-8"),
+    (b"", "empty"),
+])
+def test_files_that_are_not_text_are_left_out(tmp_path: Path, content: bytes,
+                                              why: str) -> None:
+    path = tmp_path / "file"
+    path.write_bytes(content)
+    assert not first_lines(path), why
+
+
+def test_a_missing_or_unreadable_file_is_left_out(tmp_path: Path) -> None:
+    assert first_lines(tmp_path / "gone.txt") is None
+    assert first_lines(tmp_path) is None  # a directory
+
+
+def test_a_read_that_ends_inside_a_character_keeps_the_text_before_it(tmp_path: Path) -> None:
+    path = tmp_path / "wide.txt"
+    path.write_bytes(b"a" * (PREVIEW_BYTES - 1) + "é".encode() + b"more\n")
+    assert first_lines(path) == "a" * PREVIEW_LINE_CHARS
+
+
+def upstream(tmp_path: Path) -> TaskDigest:
+    (tmp_path / "summary.json").write_text('{\n  "rows": 24\n}\n')
+    (tmp_path / "plot.png").write_bytes(b"\x89PNG\x00")
+    files = [DependencyArtifact(task_id="describe", name=n, path=str(tmp_path / n),
+                                sha256="0" * 64) for n in ("summary.json", "plot.png")]
+    return TaskDigest(task_id="describe", action="Describe the table", status="completed",
+                      metrics={"rows": 24}, checks=["rows == 24: pass"],
+                      artifacts=["summary.json", "plot.png"],
+                      stdout_tail=f"wrote {tmp_path}/summary.json under {RUN_ID}\n",
+                      files=files)
+
+
+def test_a_dependent_tasks_coder_reads_what_its_dependency_found(tmp_path: Path) -> None:
+    digest = upstream(tmp_path)
+    shown = previews([digest])
+    assert set(shown) == {("describe", "summary.json")}
+    text = code_message(code_request(upstream=[digest]), shown)
+    told = text[text.index("## What dependency describe found"):]
+    assert "- status: completed" in told and '- metrics: {"rows": 24}' in told
+    assert "- rows == 24: pass" in told
+    assert 'summary.json:\n```\n{\n  "rows": 24\n}\n```' in told
+    assert "plot.png:\n" not in told  # named among the artifacts, never previewed
+    assert RUN_ID not in text
+
+
+def test_a_task_without_dependencies_is_asked_as_before() -> None:
+    assert "What dependency" not in code_message(code_request())
+    assert code_message(code_request(), {}) == code_message(code_request(upstream=[]))

@@ -1,0 +1,71 @@
+"""Digests of finished tasks for the agents after them: what they keep, and their bounds."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from workflows.agents.context import DIGEST_ITEMS, DIGEST_VALUE_CHARS
+from workflows.contracts.execution import Artifact, CheckResult, ExecutionOutcome
+from workflows.contracts.plan import Check, Decision
+from workflows.contracts.results import TaskResult
+from workflows.research.context import (
+    UPSTREAM_BUDGET,
+    UPSTREAM_TAIL,
+    UPSTREAM_TAIL_MIN,
+    UPSTREAM_TASKS,
+    task_digest,
+    upstream,
+)
+
+
+def result(tid: str, *, metrics: dict[str, Any] | None = None, artifacts: int = 1,
+           stdout: str = "") -> TaskResult:
+    check = CheckResult(check=Check(metric="rows", op="==", value=3), passed=False, value=2)
+    return TaskResult(
+        task_id=tid, priority="HIGH", action=f"do {tid}", status="completed",
+        status_reason="verified", metrics=metrics or {"rows": 2}, checks=[check],
+        artifacts=[Artifact(name=f"out-{i}.txt", size=1, path=f"/store/{tid}/out-{i}.txt",
+                            sha256=f"{i:064d}") for i in range(artifacts)],
+        execution=ExecutionOutcome(outcome="succeeded", stdout_tail=stdout))
+
+
+def decision(deps: list[str]) -> Decision:
+    return Decision.model_validate({"task_id": "z", "priority": "HIGH", "action": "use them",
+                                    "acceptance_criteria": ["done"], "dependencies": deps})
+
+
+def test_a_digest_keeps_the_verified_facts_and_where_the_files_are() -> None:
+    digest = task_digest(result("a", stdout="x" * 50 + "the end"), tail=7)
+    assert digest.metrics == {"rows": 2} and digest.status == "completed"
+    assert digest.checks == ["rows == 3: fail"]
+    assert digest.stdout_tail == "the end"
+    assert [(f.task_id, f.name, f.path) for f in digest.files] == [
+        ("a", "out-0.txt", "/store/a/out-0.txt")]
+
+
+def test_a_digest_is_bounded_however_large_the_result() -> None:
+    metrics: dict[str, Any] = {f"m{i}": i for i in range(100)}
+    metrics["m0"] = list(range(10_000))
+    digest = task_digest(result("a", metrics=metrics, artifacts=300), tail=100)
+    assert len(digest.metrics) == DIGEST_ITEMS
+    assert isinstance(digest.metrics["m0"], str)
+    assert len(digest.metrics["m0"]) == DIGEST_VALUE_CHARS + 1 and digest.metrics["m1"] == 1
+    assert len(digest.artifacts) == len(digest.files) == DIGEST_ITEMS
+
+
+def test_upstream_follows_the_dependencies_that_finished() -> None:
+    results = {t: result(t, stdout="y" * 5000) for t in ("a", "b", "c")}
+    digests = upstream(decision(["c", "a", "missing"]), results)
+    assert [d.task_id for d in digests] == ["c", "a"]
+    assert all(len(d.stdout_tail) == UPSTREAM_TAIL for d in digests)
+    assert upstream(decision([]), results) == []
+
+
+def test_many_dependencies_share_the_output_budget() -> None:
+    many = [f"t{i}" for i in range(UPSTREAM_TASKS + 30)]
+    results = {t: result(t, stdout="y" * 5000) for t in many}
+    digests = upstream(decision(many), results)
+    assert len(digests) == UPSTREAM_TASKS
+    tail = max(UPSTREAM_TAIL_MIN, UPSTREAM_BUDGET // UPSTREAM_TASKS)
+    assert {len(d.stdout_tail) for d in digests} == {tail}
+    assert sum(len(d.model_dump_json()) for d in digests) < 60_000
