@@ -29,6 +29,7 @@ from temporalio.testing import WorkflowEnvironment
 from benchmarks.bench_memory import Stack, started_stack
 from tests.e2e_support import wait_for
 from tests.workflows.research import sweeps
+from workflows.catalogue import EXECUTE_JOB
 from workflows.client import DATA_CONVERTER
 from workflows.constants import (
     SEARCH_ATTRIBUTES,
@@ -38,7 +39,6 @@ from workflows.constants import (
 )
 from workflows.contracts.alternatives import BranchSpec
 from workflows.contracts.branches import BranchRequest, SteerRequest
-from workflows.contracts.execution import ExecutionOutcome
 from workflows.contracts.plan import Plan
 from workflows.contracts.policy import RunPolicy
 from workflows.contracts.results import ResearchInput
@@ -118,7 +118,8 @@ class Executions:
 
 
 async def executions(client: Client, workflow_ids: dict[str, str]) -> Executions:
-    """``execute_job`` completions in each workflow (task id -> its workflow ID; absent: 0)."""
+    """``execute_job`` completions in each workflow (workflow ID -> its task id; a workflow
+    that never started, as a reused task's, counts none)."""
     runs = dict.fromkeys(workflow_ids.values(), 0)
     cpu = 0.0
     for workflow_id, task_id in workflow_ids.items():
@@ -129,12 +130,13 @@ async def executions(client: Client, workflow_ids: dict[str, str]) -> Executions
         scheduled = {e.event_id for e in history.events
                      if e.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED
                      and e.activity_task_scheduled_event_attributes.activity_type.name
-                     == "execute_job"}
+                     == EXECUTE_JOB.name}
         for event in history.events:
             done = event.activity_task_completed_event_attributes
             if event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED \
                     and done.scheduled_event_id in scheduled:
-                (outcome,) = await DATA_CONVERTER.decode(done.result.payloads, [ExecutionOutcome])
+                (outcome,) = await DATA_CONVERTER.decode(done.result.payloads,
+                                                         [EXECUTE_JOB.result])
                 runs[task_id] += 1
                 cpu += outcome.cpu_s
     return Executions(runs=runs, cpu_s=cpu)
