@@ -10,6 +10,8 @@
 7. a run's result and history with 4 tasks of 999 artifacts and with 100, 200 and 1 000 tasks
    (sizes against Temporal's 2 MiB payload limit, report files, wall time per task).
 8. provisioning a job environment from a wheelhouse: the first time vs a cache hit.
+9. branches: time to start one; a three-branch sweep from a checkpoint vs three fresh runs
+   (wall time, sandbox executions, CPU); the run's history with 0 to 20 branches.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import tempfile
 from pathlib import Path
 
 from benchmarks import (
+    bench_branches,
     bench_environments,
     bench_events,
     bench_memory,
@@ -98,15 +101,22 @@ def print_environments() -> None:
           f"   (installs: {figures['installs']:.0f} for 3 first + 3 second provisionings)")
 
 
+def print_branches() -> None:
+    """Branches: start latency, a sweep against fresh runs, history sizes."""
+    print("9. branches (dev server, every pool, the real sandbox; data task ~1.5 s of CPU)")
+    asyncio.run(bench_branches.run())
+
+
 def main() -> None:
     """Run every benchmark, or those named (runs, sandbox, events, stack, memory, skills,
-    results, environments)."""
+    results, environments, branches)."""
     chosen = set(sys.argv[1:]) or {"runs", "sandbox", "events", "stack", "memory", "skills",
-                                   "results", "environments"}
+                                   "results", "environments", "branches"}
     for name, fn in (("runs", print_runs), ("sandbox", print_sandbox),
                      ("events", print_events), ("stack", print_stack),
                      ("memory", print_memory), ("skills", print_skills),
-                     ("results", print_results), ("environments", print_environments)):
+                     ("results", print_results), ("environments", print_environments),
+                     ("branches", print_branches)):
         if name in chosen:
             fn()
             sys.stdout.flush()
