@@ -41,6 +41,9 @@ with workflow.unsafe.imports_passed_through():
     from workflows.research.branch import BranchWorkflow
     from workflows.research.state import RunState
 
+ANSWER_LOG = 20
+"""The latest steering and refusal lines an update's answer carries."""
+
 
 class Branches:
     """The branches of one run.
@@ -254,6 +257,18 @@ class Branches:
         self.refused = [*self.refused, line][-REFUSALS_KEPT:]
         self.state.log.add("approval", "error", agent=clip(by, BY_CHARS), status="refused",
                            outputs={"reason": clip(reason, REFUSAL_CHARS)})
+
+    def answer(self, started: list[BranchRecord]) -> BranchTree:
+        """What a ``start_branches`` or ``steer_run`` update answers: what it started.
+
+        The branches the update started and the run's state, not the whole tree (the
+        ``branches`` query has it), so a run steered many times does not store the growing
+        tree in its history at every update.
+        """
+        return BranchTree(run_id=self.state.req.run_id, paused=self.state.paused,
+                          holding=self.holding, branches=started,
+                          refused=self.refused[-ANSWER_LOG:],
+                          steering=self.steering[-ANSWER_LOG:])
 
     def tree(self) -> BranchTree:
         """The run's branch tree as it stands (the ``branches`` query, the report)."""

@@ -194,12 +194,12 @@ class ResearchWorkflow:
 
     @workflow.update(name="start_branches")
     def start_branches(self, raw: RawValue) -> BranchTree:
-        """Start branches and answer with the tree; a refusal fails with ``BranchRefused``."""
+        """Start branches and answer with them; a refusal fails with ``BranchRefused``."""
         try:
-            self.branches.start(self.branches.plan(self._read(raw, BranchRequest)))
+            started = self.branches.start(self.branches.plan(self._read(raw, BranchRequest)))
         except (RequestRefusedError, BranchRefusedError) as err:
             raise refusal(str(err), ErrorType.BRANCH_REFUSED) from None
-        return self.branches.tree()
+        return self.branches.answer(started)
 
     @workflow.signal(name="steer")
     async def steer(self, raw: RawValue) -> None:
@@ -209,12 +209,12 @@ class ResearchWorkflow:
 
     @workflow.update(name="steer_run")
     async def steer_run(self, raw: RawValue) -> BranchTree:
-        """Steer the run and answer with the tree; a refusal fails with ``SteerRefused``."""
+        """Steer the run and answer with its state; a refusal fails with ``SteerRefused``."""
         try:
             await self.steering.apply(self._read(raw, SteerRequest))
         except RequestRefusedError as err:
             raise refusal(str(err), ErrorType.STEER_REFUSED) from None
-        return self.branches.tree()
+        return self.branches.answer([])
 
     def _read(self, raw: RawValue, model: type[RequestT]) -> RequestT:
         """A branch or steer request, its size checked first; a refusal is recorded."""
