@@ -23,7 +23,7 @@ STATEMENT_CHARS = 1000
 """The longest statement a hypothesis may have."""
 MAX_HYPOTHESES = 100
 """Most hypotheses one tree (or one plan) may hold."""
-MAX_EVIDENCE = 10
+MAX_EVIDENCE = 5
 """Evidence items a hypothesis keeps (the latest)."""
 METRIC_CHARS = 128
 """The longest metric name, as a plan check allows."""

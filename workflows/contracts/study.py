@@ -15,6 +15,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
+from workflows.agents.roles import MAX_GOAL_CHARS
 from workflows.common.bounds import clip
 from workflows.contracts.alternatives import Metric
 from workflows.contracts.base import BY_CHARS, COMMENT_CHARS, Model, Scalar, StrictModel, TaskId
@@ -30,12 +31,13 @@ from workflows.contracts.hypotheses import Hypothesis as Hypothesis
 from workflows.contracts.hypotheses import HypothesisStatus as HypothesisStatus
 from workflows.contracts.results import RunStatus
 
-MAX_CYCLES = 200
+MAX_CYCLES = 100
 """Most cycles a study may run."""
-MAX_OUTCOMES = 100
+MAX_OUTCOMES = 60
 """Tasks a cycle summary lists (the rest are counted in ``tasks_total``)."""
-MAX_METRICS = 16
-"""Verified metrics a task outcome keeps (plain values, text cut to :data:`TEXT_CHARS`)."""
+MAX_METRICS = 8
+"""Verified metrics a task outcome keeps (plain values; names cut to 64 characters, text
+values to 64)."""
 TEXT_CHARS = 300
 """The longest reason, diagnosis, blocker or action a summary keeps."""
 MAX_BLOCKERS = 20
@@ -43,13 +45,15 @@ MAX_DEFERRED = 20
 MAX_CARRIED = 50
 """Failed and deferred tasks a study carries forward (the newest)."""
 MAX_CRITERIA = 20
-HEADLINE_VERDICTS = 10
+HEADLINE_VERDICTS = 5
 """Verdicts an older cycle's headline keeps (those that decided a hypothesis)."""
 FULL_SUMMARIES = 2
 """Cycle summaries a study's state keeps whole; older ones keep their headline."""
 STATE_BYTES = 1_500_000
-"""The most a study's state may take as JSON at its largest (200 cycles, 100 hypotheses of
-1 000 characters, every list full): well under the server's 2 MB payload limit."""
+"""The most a study's state may take as JSON at its largest (100 cycles, 100 hypotheses of
+1 000 characters, every list full and every text at its longest): under the server's 2 MB
+payload limit with room for the workflow's input envelope. A 50-cycle study of 20-task
+cycles takes about a tenth of it (``tests/workflows/study/test_state_size.py``)."""
 
 Action = Literal["iterate", "pivot", "fix", "stop"]
 
@@ -147,8 +151,9 @@ class CycleSummary(Model):
             decided = [Verdict(hypothesis=v.hypothesis, status=v.status, reason="",
                                settled=True)
                        for v in self.verdicts if v.settled][:HEADLINE_VERDICTS]
-            decision = self.decision and self.decision.model_copy(
-                update={"reason": clip(self.decision.reason, TEXT_CHARS)})
+            decision = self.decision and self.decision.model_copy(update={
+                "reason": clip(self.decision.reason, TEXT_CHARS),
+                "hypotheses": self.decision.hypotheses[:HEADLINE_VERDICTS]})
             return self.model_copy(update={
                 "tasks": [], "deferred": [], "blockers": self.blockers[:1],
                 "verdicts": decided, "decision": decision,
@@ -183,8 +188,8 @@ class StudyState(Model):
     """What a study carries across continue-as-new: small, bounded (see :data:`STATE_BYTES`)."""
 
     study_id: str
-    goal: str | None = None
-    first_plan: str | None = None
+    goal: str | None = Field(default=None, max_length=MAX_GOAL_CHARS)
+    first_plan: str | None = Field(default=None, max_length=TEXT_CHARS)
     """The first plan's name and digest (``name@sha256``), for a study started from a plan."""
     policy: StudyPolicy = Field(default_factory=StudyPolicy)
     tree: HypothesisTree = Field(default_factory=HypothesisTree)

@@ -90,8 +90,13 @@ def carry_forward(carried: list[CarriedTask], summary: CycleSummary,
 
 
 def record(state: StudyState, summary: CycleSummary, tree: HypothesisTree) -> StudyState:
-    """``state`` with ``summary``'s cycle added: older summaries reduced to their headlines."""
-    summaries = [*state.summaries, summary]
+    """``state`` with ``summary``'s cycle added.
+
+    Its verdicts are kept without their evidence (the tree holds it), and summaries older
+    than the last :data:`FULL_SUMMARIES` are reduced to their headlines.
+    """
+    kept = [v.model_copy(update={"evidence": []}) for v in summary.verdicts]
+    summaries = [*state.summaries, summary.model_copy(update={"verdicts": kept})]
     cut = len(summaries) - FULL_SUMMARIES
     summaries = [s.headline() if i < cut else s for i, s in enumerate(summaries)]
     carried, dropped = carry_forward(state.carried, summary)
@@ -163,9 +168,9 @@ def _plain(metrics: dict[str, Any], wanted: frozenset[str]) -> dict[str, Scalar]
     for name in sorted(metrics, key=lambda n: (n not in wanted, n))[:MAX_METRICS]:
         value = metrics[name]
         if isinstance(value, str):
-            kept[clip(name, 128)] = clip(value, 64)
+            kept[clip(name, 64)] = clip(value, 64)
         elif isinstance(value, bool | int | float):
-            kept[clip(name, 128)] = value
+            kept[clip(name, 64)] = value
     return kept
 
 

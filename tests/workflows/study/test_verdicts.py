@@ -9,10 +9,10 @@ import pytest
 from tests.workflows.study.factories import (
     decision,
     hypothesis,
+    metric_test,
     outcome,
     plan,
     summary,
-    metric_test,
     tree,
 )
 from workflows.contracts.study import CycleSummary
@@ -122,7 +122,8 @@ def test_adopt_keeps_the_studys_record_and_refuses_a_changed_one() -> None:
 
 def test_acceptance_criteria_hold_only_when_all_hold() -> None:
     cycle = summary(1, outcome("1", auc=0.85, rows=120), outcome("2", status="failed"))
-    held, why = criteria_hold([metric_test("auc", ">=", 0.8), metric_test("rows", ">=", 100)], cycle)
+    both = [metric_test("auc", ">=", 0.8), metric_test("rows", ">=", 100)]
+    held, why = criteria_hold(both, cycle)
     assert held
     assert why == "auc = 0.85 (task 1) >= 0.8; rows = 120 (task 1) >= 100"
     held, why = criteria_hold([metric_test("auc", ">=", 0.8), metric_test("rows", ">", 200)], cycle)
