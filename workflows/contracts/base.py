@@ -8,7 +8,9 @@ What people write by hand (plans, run policies, gate decisions) is held to
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 Scalar = str | int | float | bool
 """A plain value: a job argument, a metric checked, a modification."""
@@ -16,6 +18,25 @@ BY_CHARS = 128
 """The longest name a person may give as who decided or asked."""
 COMMENT_CHARS = 4000
 """The longest comment a decision or request may carry."""
+CheckOp = Literal["<", "<=", ">", ">=", "==", "!="]
+"""How a check (or a hypothesis's test) compares a metric with its value."""
+
+
+def _as_task_id(value: object) -> object:
+    """Task ids may be written as numbers (as the seed plans do) or strings; keep strings."""
+    if isinstance(value, bool):
+        return value  # rejected by the str validator: True is not an id
+    if isinstance(value, int):
+        return str(value)
+    return value
+
+
+TaskId = Annotated[
+    str,
+    BeforeValidator(_as_task_id),
+    Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$"),
+]
+"""A task's id (a hypothesis's too): numbers as the seed plans write them are kept as text."""
 
 
 class Model(BaseModel):

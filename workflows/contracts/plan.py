@@ -14,10 +14,9 @@ from __future__ import annotations
 
 import heapq
 from datetime import datetime
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
 from pydantic import (
-    BeforeValidator,
     Field,
     SerializerFunctionWrapHandler,
     model_serializer,
@@ -25,33 +24,21 @@ from pydantic import (
 )
 
 from workflows.contracts.alternatives import BranchSpec, Metric
+from workflows.contracts.base import CheckOp as CheckOp
 from workflows.contracts.base import Scalar as Scalar
 from workflows.contracts.base import StrictModel
+from workflows.contracts.base import TaskId as TaskId
 from workflows.contracts.environments import (
     MAX_REQUIREMENTS,
     EnvironmentName,
     RequirementText,
 )
+from workflows.contracts.hypotheses import MAX_HYPOTHESES, Hypothesis, check_hypotheses
 
 Priority = Literal["HIGH", "MEDIUM", "LOW"]
 PRIORITY_RANK: dict[str, int] = {"HIGH": 0, "MEDIUM": 1, "LOW": 2}
 
 
-
-def _as_task_id(value: object) -> object:
-    """Task ids may be written as numbers (as the seed plans do) or strings; keep strings."""
-    if isinstance(value, bool):
-        return value  # rejected by the str validator: True is not an id
-    if isinstance(value, int):
-        return str(value)
-    return value
-
-
-TaskId = Annotated[
-    str,
-    BeforeValidator(_as_task_id),
-    Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$"),
-]
 
 MAX_TASKS = 1000
 """Most tasks a plan may have. A run's result stays small at any size (each task's status and
@@ -124,9 +111,6 @@ def _is_plain_relative(path: str) -> bool:
     return bool(path) and not path.startswith("/") and ".." not in parts and "" not in parts
 
 
-CheckOp = Literal["<", "<=", ">", ">=", "==", "!="]
-
-
 class Check(StrictModel):
     """A machine-checkable acceptance criterion on a metric, e.g. ``p_value < 0.05``."""
 
@@ -196,14 +180,16 @@ class Decision(StrictModel):
     branch beside the main line, and the lines are compared when all have finished."""
     metric: Metric | None = None
     """The key metric this task's branches are compared on (default: the plan's)."""
+    hypothesis: TaskId | None = None
+    """The plan's hypothesis this task's verified metrics are evidence for."""
 
     resolved_inputs: list[InputFile] = Field(default_factory=list[InputFile])
 
     @model_serializer(mode="wrap")
     def _without_unset_branching(self, handler: SerializerFunctionWrapHandler,
                                  ) -> dict[str, Any]:
-        """Leave out ``branches`` and ``metric`` when unset (digests stay as before them)."""
-        return _without_unset(handler(self), branches=[], metric=None)
+        """Leave out unset ``branches``, ``metric`` and ``hypothesis`` (digests as before)."""
+        return _without_unset(handler(self), branches=[], metric=None, hypothesis=None)
 
 
 class Plan(StrictModel):
@@ -217,11 +203,29 @@ class Plan(StrictModel):
     """Default environment of every job of the plan that names none."""
     metric: Metric | None = None
     """The key metric branches of this plan are compared on, and which way is better."""
+    hypotheses: list[Hypothesis] = Field(default_factory=list[Hypothesis],
+                                         max_length=MAX_HYPOTHESES)
+    """Hypotheses the plan proposes (always ``open``: verdicts come from verified metrics)."""
 
     @model_serializer(mode="wrap")
     def _without_unset_metric(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        """Leave out an unset ``metric`` (digests stay as before it)."""
-        return _without_unset(handler(self), metric=None)
+        """Leave out an unset ``metric`` and no ``hypotheses`` (digests stay as before)."""
+        return _without_unset(handler(self), metric=None, hypotheses=[])
+
+    @model_validator(mode="after")
+    def _hypotheses_linked(self) -> Plan:
+        check_hypotheses(self.hypotheses, known_parents=False)
+        proposed = {h.id for h in self.hypotheses}
+        for item in self.hypotheses:
+            if item.status != "open" or item.evidence or item.decided_in is not None:
+                raise ValueError(f"hypothesis {item.id}: a plan proposes it open, without "
+                                 "evidence (its verdict comes from verified metrics)")
+        for decision in self.decisions:
+            if decision.hypothesis is not None and decision.hypothesis not in proposed:
+                raise ValueError(f"task {decision.task_id}: unknown hypothesis "
+                                 f"{decision.hypothesis!r} (the plan proposes "
+                                 f"{', '.join(sorted(proposed)) or 'none'})")
+        return self
 
     def by_id(self) -> dict[str, Decision]:
         """Decisions keyed by task id."""

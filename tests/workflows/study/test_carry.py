@@ -1,0 +1,101 @@
+"""What a cycle carries on: its summary from the report, failed and deferred tasks, the state."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tests.workflows.study.factories import decision, hypothesis, plan, report, result
+from workflows.contracts.study import (
+    FULL_SUMMARIES,
+    MAX_CARRIED,
+    CycleDecision,
+    StudyPolicy,
+    StudyState,
+)
+from workflows.study.carry import carry_forward, close_cycle, summarize, with_decision
+
+NOTE: dict[str, Any] = {"note_id": "n1", "task_id": "2", "kind": "execution",
+                        "root_cause": "no module named sklearn", "likely_fix": "add it",
+                        "confidence": 0.4, "decision": "defer"}
+
+
+def two_task_report(cost: float = 0.5) -> Any:
+    the_plan = plan([decision("1", hypothesis="H1", estimated_resources={"minutes": 2,
+                                                                          "cost_usd": 0.1},
+                              checks=[{"metric": "rows", "op": ">=", "value": 1}]),
+                     decision("2", hypothesis="H1")],
+                    hypotheses=[hypothesis("H1").model_dump()])
+    done = result("1", metrics={"auc": 0.91, "rows": 150, "table": [1, 2]},
+                  checks=[{"check": {"metric": "rows", "op": ">=", "value": 1}, "passed": True,
+                           "actual": 150}], model={"usage": {"cost_usd": 0.2}})
+    failed = result("2", status="deferred", reason="deferred to the next planning cycle",
+                    metrics={"auc": 0.99}, reflections=[NOTE])
+    return report([done, failed], the_plan, cost=cost)
+
+
+def test_a_summary_says_each_tasks_outcome_against_its_estimate() -> None:
+    got = summarize(two_task_report(), 1)
+    first, second = sorted(got.tasks, key=lambda t: t.task_id)
+    assert (first.status, first.metrics, first.checks_passed, first.checks_declared) == (
+        "completed", {"auc": 0.91, "rows": 150}, 1, 1)
+    assert (first.wall_s, first.estimated_s, first.cost_usd, first.estimated_cost_usd) == (
+        30.0, 120.0, 0.2, 0.1)
+    assert second.metrics == {}, "a task that did not complete has no verified metrics"
+    assert second.diagnosis == "no module named sklearn; likely fix: add it"
+    assert (got.unfinished, got.tasks_total, got.cost_usd, got.wall_s) == (1, 2, 0.5, 120.0)
+    assert got.blockers == ["task 2 deferred: deferred to the next planning cycle"]
+    assert [(d.task_id, d.confidence) for d in got.deferred] == [("2", 0.4)]
+
+
+def test_failed_tasks_are_carried_until_a_task_of_their_id_completes() -> None:
+    carried, dropped = carry_forward([], summarize(two_task_report(), 1))
+    assert ([(c.task_id, c.cycle, c.diagnosis) for c in carried], dropped) == (
+        [("2", 1, "no module named sklearn; likely fix: add it")], 0)
+    other = summarize(report([result("7")]), 2)
+    assert [c.task_id for c in carry_forward(carried, other)[0]] == ["2"]
+    fixed = summarize(report([result("2")]), 3)
+    assert carry_forward(carried, fixed)[0] == []
+
+
+def test_carrying_more_than_the_bound_drops_the_oldest_and_counts_them() -> None:
+    many = summarize(report([result(str(i), status="failed") for i in range(MAX_CARRIED + 3)]),
+                     1)
+    carried, dropped = carry_forward([], many)
+    assert (len(carried), dropped, carried[0].task_id) == (MAX_CARRIED, 3, "3")
+
+
+def test_two_cycles_refute_then_pivot_and_support() -> None:
+    state = StudyState(study_id="s", goal="does it predict?",
+                       policy=StudyPolicy(acceptance=[], max_cycles=5))
+    first_plan = plan([decision("1", hypothesis="H1")],
+                      hypotheses=[hypothesis("H1").model_dump(),
+                                  hypothesis("H2", metric="f1", threshold=0.6).model_dump()])
+    state = close_cycle(state, report([result("1", metrics={"auc": 0.62})], first_plan, 1.5))
+    cycle1 = state.summaries[-1]
+    assert cycle1.decision is not None
+    assert (cycle1.decision.action, cycle1.decision.pursue) == ("pivot", "H2")
+    assert cycle1.decision.reason == ("H1 refuted: auc = 0.62 (task 1), not >= 0.8; pivot to "
+                                      "its sibling H2: claim H2")
+    second_plan = plan([decision("1", hypothesis="H2")],
+                       hypotheses=[hypothesis("H2", metric="f1", threshold=0.6).model_dump()])
+    state = close_cycle(state, report([result("1", metrics={"f1": 0.7})], second_plan, 2.0,
+                                      run_id="run-2"))
+    assert [(h.id, h.status, h.decided_in) for h in state.tree.hypotheses] == [
+        ("H1", "refuted", 1), ("H2", "supported", 2)]
+    assert (state.cycles, state.spent_usd) == (2, 3.5)
+    assert state.summaries[-1].decision is not None
+    assert state.summaries[-1].decision.reason.endswith("no open hypothesis left: iterate on "
+                                                        "the next question")
+    person = CycleDecision(action="stop", reason="enough", by="ada")
+    assert with_decision(state, person).summaries[-1].decision == person
+
+
+def test_old_cycles_keep_their_headline_only() -> None:
+    state = StudyState(study_id="s", goal="g", policy=StudyPolicy(max_cycles=50))
+    for cycle in range(1, FULL_SUMMARIES + 3):
+        state = close_cycle(state, two_task_report())
+        assert state.cycles == cycle
+    old, recent = state.summaries[0], state.summaries[-1]
+    assert (old.tasks, old.deferred, old.tasks_total, old.unfinished) == ([], [], 2, 1)
+    assert len(recent.tasks) == 2
+    assert [len(s.tasks) for s in state.summaries] == [0, 0] + [2] * FULL_SUMMARIES

@@ -1,0 +1,142 @@
+"""Go / no-go after a cycle: every rule, in its order, with a reason that names numbers."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.workflows.study.factories import hypothesis, metric_test, outcome, summary, tree, verdict
+from workflows.contracts.alternatives import Metric
+from workflows.contracts.study import CycleSummary, StudyPolicy
+from workflows.study.rules import decide, progress
+
+TREE = tree(hypothesis("H1"), hypothesis("H2"), hypothesis("H1a", parent="H1"),
+            hypothesis("H1b", parent="H1"))
+
+
+def policy(**fields: Any) -> StudyPolicy:
+    return StudyPolicy.model_validate({"max_cycles": 10, **fields})
+
+
+def test_acceptance_criteria_met_stops_before_any_other_rule() -> None:
+    last = summary(3, outcome("1", hypothesis="H1", auc=0.9), verdicts=[verdict("H1", "refuted")])
+    got = decide(policy(max_cycles=3, acceptance=[metric_test("auc", ">", 0.85)]), TREE,
+                 [summary(1), summary(2), last], spent_usd=1.0)
+    assert (got.action, got.reason) == ("stop", "acceptance criteria met: auc = 0.9 (task 1) "
+                                                 "> 0.85")
+    assert got.by == "rules"
+
+
+def test_the_cycle_limit_stops() -> None:
+    got = decide(policy(max_cycles=2, acceptance=[metric_test("auc", ">", 0.95)]), TREE,
+                 [summary(1), summary(2, outcome("1", auc=0.9))], 0.0)
+    assert (got.action, got.reason) == ("stop", "cycle limit reached: 2 of 2 cycles run")
+
+
+def test_the_budget_stops_when_spent() -> None:
+    got = decide(policy(budget_usd=12.0), TREE, [summary(1)], spent_usd=12.4)
+    assert (got.action, got.reason) == ("stop", "budget spent: $12.40 of $12.00")
+    assert decide(policy(budget_usd=12.0), TREE, [summary(1)], 11.99).action == "iterate"
+
+
+def stalled(*cycles: CycleSummary, **fields: Any) -> str:
+    got = decide(policy(key_metric=Metric(name="auc"), **fields), TREE, list(cycles), 0.0)
+    return got.reason if got.action == "stop" else ""
+
+
+def test_no_progress_in_two_cycles_stops_saying_what_did_not_move() -> None:
+    failing = outcome("9", status="failed")
+    reason = stalled(summary(1, failing, key_value=0.7), summary(2, failing, key_value=0.7),
+                     summary(3, failing, key_value=0.69))
+    assert reason == ("no progress in the last 2 cycles (2 to 3): no hypothesis decided, key "
+                      "metric best 0.7 not improved (0.7, 0.69), unfinished tasks 1 → 1 → 1")
+
+
+FAILING = outcome("9", status="failed")
+
+
+@pytest.mark.parametrize(("last", "why"), [
+    (summary(3, FAILING, verdicts=[verdict("H2", "refuted")], key_value=0.5),
+     "hypothesis H2 decided"),
+    (summary(3, FAILING, key_value=0.71), "key metric improved to 0.71"),
+    (summary(3, key_value=0.5), "unfinished tasks down from 1 to 0"),
+])
+def test_any_progress_in_the_window_keeps_the_study_going(last: CycleSummary, why: str) -> None:
+    first, second = summary(1, FAILING, key_value=0.7), summary(2, FAILING, key_value=0.6)
+    assert stalled(first, second, last) == ""
+    assert progress([first, second, last], 2, policy(key_metric=Metric(name="auc"))) == why
+
+
+def test_no_progress_needs_its_window_plus_one_and_follows_the_metric_direction() -> None:
+    assert stalled(summary(1), summary(2)) == ""
+    lower = policy(key_metric=Metric(name="loss", direction="minimize"))
+    runs = [summary(1, key_value=0.5), summary(2, key_value=0.4)]
+    assert progress(runs, 1, lower) == "key metric improved to 0.4"
+    assert progress(runs, 1, policy(key_metric=Metric(name="auc"))) == ""
+
+
+def test_a_failed_linked_task_asks_for_a_fix_with_its_diagnosis() -> None:
+    failed = outcome("3", status="failed_final", hypothesis="H1").model_copy(
+        update={"diagnosis": "KeyError: 'age'; likely fix: use column 'Age'"})
+    got = decide(policy(), TREE, [summary(1, failed, outcome("4", hypothesis="H2", auc=0.9),
+                                          verdicts=[verdict("H2", "supported")])], 0.0)
+    assert got.action == "fix"
+    assert got.hypotheses == ["H1"]
+    assert got.reason == ("fix: 1 tasks unfinished, 0 hypotheses inconclusive — task 3 "
+                          "failed_final: KeyError: 'age'; likely fix: use column 'Age'")
+
+
+def test_an_inconclusive_hypothesis_asks_for_a_fix() -> None:
+    got = decide(policy(), TREE, [summary(1, outcome("1", hypothesis="H1"),
+                                          verdicts=[verdict("H1", "inconclusive", False)])], 0)
+    assert (got.action, got.hypotheses) == ("fix", ["H1"])
+
+
+def test_unlinked_failures_count_only_when_no_task_links_a_hypothesis() -> None:
+    side = outcome("5", status="failed")
+    linked = summary(1, side, outcome("1", hypothesis="H1", auc=0.5),
+                     verdicts=[verdict("H1", "refuted")])
+    assert decide(policy(), TREE, [linked], 0).action == "pivot"
+    assert decide(policy(), TREE, [summary(1, side, outcome("6"))], 0).action == "fix"
+
+
+def test_refuted_pivots_to_the_first_open_sibling() -> None:
+    got = decide(policy(), TREE, [summary(1, verdicts=[verdict("H1a", "refuted")])], 0)
+    assert (got.action, got.pursue, got.hypotheses) == ("pivot", "H1b", ["H1a", "H1b"])
+    assert got.reason == "H1a refuted: auc = 0.7 (task 1); pivot to its sibling H1b: claim H1b"
+
+
+def test_refuted_without_an_open_sibling_iterates_on_the_parent_or_stops_at_a_root() -> None:
+    closed = TREE.replaced([hypothesis("H1b", parent="H1", status="refuted", decided_in=1),
+                            hypothesis("H2", status="supported", decided_in=1)])
+    child = decide(policy(), closed, [summary(2, verdicts=[verdict("H1a", "refuted")])], 0)
+    assert (child.action, child.hypotheses) == ("iterate", ["H1a", "H1"])
+    assert child.reason.endswith("no open sibling: iterate on its parent H1 with another "
+                                 "alternative")
+    root = decide(policy(), closed, [summary(2, verdicts=[verdict("H1", "refuted")])], 0)
+    assert (root.action, root.hypotheses) == ("stop", ["H1"])
+    assert root.reason.endswith("no open alternative hypothesis remains")
+
+
+def test_supported_iterates_on_a_child_then_the_next_open_then_the_next_question() -> None:
+    got = decide(policy(), TREE, [summary(1, verdicts=[verdict("H1", "supported")])], 0)
+    assert (got.action, got.hypotheses) == ("iterate", ["H1", "H1a"])
+    assert "iterate on its child H1a: claim H1a" in got.reason
+    leaf = decide(policy(), TREE, [summary(1, verdicts=[verdict("H1a", "supported")])], 0)
+    assert leaf.hypotheses == ["H1a", "H1"]
+    assert "the next open hypothesis H1" in leaf.reason
+    done = tree(hypothesis("H1", status="supported", decided_in=1))
+    last = decide(policy(), done, [summary(1, verdicts=[verdict("H1", "supported")])], 0)
+    assert last.reason.endswith("no open hypothesis left: iterate on the next question")
+
+
+def test_nothing_decided_and_nothing_failed_iterates() -> None:
+    got = decide(policy(), TREE, [summary(1, outcome("1"), outcome("2"))], 0)
+    assert (got.action, got.reason) == (
+        "iterate", "cycle 1: no hypothesis decided and every task completed (2 tasks): iterate")
+
+
+def test_deciding_before_any_cycle_is_refused() -> None:
+    with pytest.raises(ValueError, match="no cycle has run"):
+        decide(policy(), TREE, [], 0)

@@ -1,0 +1,199 @@
+"""What one cycle leaves the next: its summary, and the failed and deferred tasks carried on.
+
+:func:`summarize` turns a cycle's report (a :class:`RunReport`) into the bounded
+:class:`CycleSummary` a study keeps and the next planning reads: per task its status,
+reason, verified metrics (a completed task's only), checks passed of declared, wall time
+against the plan's estimate (``estimated_resources``: ``time_s``, ``duration_s``,
+``minutes``, ``hours``, ``compute_hours`` or ``gpu_hours``; ``cost_usd``), cost, and for an
+unfinished task its diagnosis. The tasks linked to a hypothesis and the unfinished ones are
+listed first, so the bound never drops the evidence or a failure before a plain success.
+
+Failed and deferred tasks are carried forward, with their diagnosis, until a later cycle
+completes a task of the same id; when more than :data:`MAX_CARRIED` wait, the oldest are
+dropped and counted (``StudyState.carried_dropped``), never silently. :func:`close_cycle`
+is the whole step after a cycle, for the study workflow: join the plan's hypotheses, judge
+them, decide by the rules, and record the cycle in the state.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from workflows.common.bounds import clip
+from workflows.contracts.alternatives import Metric
+from workflows.contracts.base import Scalar
+from workflows.contracts.hypotheses import HypothesisTree
+from workflows.contracts.plan import Decision
+from workflows.contracts.results import RunReport, TaskResult
+from workflows.contracts.study import (
+    FULL_SUMMARIES,
+    MAX_BLOCKERS,
+    MAX_CARRIED,
+    MAX_DEFERRED,
+    MAX_METRICS,
+    MAX_OUTCOMES,
+    TEXT_CHARS,
+    CarriedTask,
+    CycleDecision,
+    CycleSummary,
+    DeferredPatch,
+    StudyState,
+    TaskOutcome,
+)
+from workflows.study import rules, verdicts
+
+_SECONDS = {"time_s": 1.0, "duration_s": 1.0, "minutes": 60.0, "hours": 3600.0,
+            "compute_hours": 3600.0, "gpu_hours": 3600.0}
+
+
+def summarize(report: RunReport, cycle: int, key_metric: Metric | None = None,
+              wanted: frozenset[str] = frozenset()) -> CycleSummary:
+    """The summary of one cycle's run, bounded (see ``workflows.contracts.study``).
+
+    ``wanted`` are metric names kept before any other (those hypotheses and criteria test).
+    """
+    decisions = report.plan.by_id() if report.plan else {}
+    if key_metric is not None:
+        wanted = wanted | {key_metric.name}
+    outcomes = [_outcome(t, decisions.get(t.task_id), wanted) for t in report.tasks]
+    outcomes.sort(key=lambda o: (o.hypothesis is None and o.status == "completed"))
+    unfinished = [o for o in outcomes if o.status != "completed"]
+    deferred = [DeferredPatch(task_id=t.task_id, root_cause=clip(n.root_cause, TEXT_CHARS),
+                              likely_fix=clip(n.likely_fix, TEXT_CHARS), confidence=n.confidence)
+                for t in report.tasks for n in t.reflections if n.decision == "defer"]
+    omitted: list[str] = []
+    if len(outcomes) > MAX_OUTCOMES:
+        omitted.append(f"{len(outcomes) - MAX_OUTCOMES} tasks (completed, not linked first)")
+    if len(deferred) > MAX_DEFERRED:
+        omitted.append(f"{len(deferred) - MAX_DEFERRED} deferred patches")
+    return CycleSummary(
+        cycle=cycle, run_id=report.run_id, plan_sha256=report.plan_sha256,
+        status=report.status, tasks=outcomes[:MAX_OUTCOMES], tasks_total=len(outcomes),
+        unfinished=len(unfinished),
+        blockers=[clip(f"task {o.task_id} {o.status}: {o.reason}", TEXT_CHARS)
+                  for o in unfinished[:MAX_BLOCKERS]],
+        deferred=deferred[:MAX_DEFERRED], cost_usd=report.model.usage.cost_usd,
+        wall_s=max(0.0, (report.finished_at - report.started_at).total_seconds()),
+        key_value=_key_value(outcomes, key_metric), omitted=omitted)
+
+
+def carry_forward(carried: list[CarriedTask], summary: CycleSummary,
+                  ) -> tuple[list[CarriedTask], int]:
+    """Tasks still to carry after ``summary``'s cycle, and how many the bound dropped."""
+    ran = {o.task_id for o in summary.tasks}
+    kept = [c for c in carried if c.task_id not in ran]
+    kept += [CarriedTask(task_id=o.task_id, cycle=summary.cycle, status=o.status,
+                         reason=o.reason, diagnosis=o.diagnosis, action=o.action)
+             for o in summary.tasks if o.status != "completed"]
+    dropped = max(0, len(kept) - MAX_CARRIED)
+    return kept[dropped:], dropped
+
+
+def record(state: StudyState, summary: CycleSummary, tree: HypothesisTree) -> StudyState:
+    """``state`` with ``summary``'s cycle added.
+
+    Its verdicts are kept without their evidence (the tree holds it), and summaries older
+    than the last :data:`FULL_SUMMARIES` are reduced to their headlines.
+    """
+    kept = [v.model_copy(update={"evidence": []}) for v in summary.verdicts]
+    summaries = [*state.summaries, summary.model_copy(update={"verdicts": kept})]
+    cut = len(summaries) - FULL_SUMMARIES
+    summaries = [s.headline() if i < cut else s for i, s in enumerate(summaries)]
+    carried, dropped = carry_forward(state.carried, summary)
+    return state.model_copy(update={
+        "tree": tree, "summaries": summaries, "carried": carried,
+        "carried_dropped": state.carried_dropped + dropped,
+        "spent_usd": state.spent_usd + summary.cost_usd, "cycles": state.cycles + 1})
+
+
+def close_cycle(state: StudyState, report: RunReport) -> StudyState:
+    """The study's state after one cycle's report: verdicts applied, the rules' decision made.
+
+    Raises:
+        ValueError: the cycle's plan proposes hypotheses that contradict the study's tree.
+    """
+    tree = verdicts.adopt(state.tree, report.plan) if report.plan else state.tree
+    wanted = frozenset(t.metric for t in [*(h.test for h in tree.hypotheses),
+                                          *state.policy.acceptance] if t.metric)
+    summary = summarize(report, state.cycles + 1, state.policy.key_metric, wanted)
+    tree, judged = verdicts.apply(tree, verdicts.judge(tree, summary), summary.cycle)
+    summary = summary.model_copy(update={"verdicts": judged})
+    decision = rules.decide(state.policy, tree, [*state.summaries, summary],
+                            state.spent_usd + summary.cost_usd)
+    return record(state, summary.model_copy(update={"decision": decision}), tree)
+
+
+def with_decision(state: StudyState, decision: CycleDecision) -> StudyState:
+    """``state`` with the last cycle's decision replaced (a person's, at the ``cycle`` gate).
+
+    Raises:
+        ValueError: no cycle has run.
+    """
+    if not state.summaries:
+        raise ValueError("no cycle has run: there is no decision to replace")
+    last = state.summaries[-1].model_copy(update={"decision": decision})
+    return state.model_copy(update={"summaries": [*state.summaries[:-1], last]})
+
+
+def _outcome(result: TaskResult, decision: Decision | None, wanted: frozenset[str],
+             ) -> TaskOutcome:
+    done = result.status == "completed"
+    wall = (max(0.0, (result.finished_at - result.started_at).total_seconds())
+            if result.started_at and result.finished_at else None)
+    estimate = (decision.estimated_resources if decision else None) or {}
+    return TaskOutcome(
+        task_id=result.task_id, status=result.status,
+        reason=clip(result.status_reason, TEXT_CHARS),
+        hypothesis=decision.hypothesis if decision else None,
+        metrics=_plain(result.metrics, wanted) if done else {},
+        checks_passed=sum(c.passed for c in result.checks),
+        checks_declared=len(decision.checks) if decision else len(result.checks),
+        wall_s=wall, estimated_s=_estimated_seconds(estimate),
+        cost_usd=result.model.usage.cost_usd,
+        estimated_cost_usd=_number(estimate.get("cost_usd")),
+        diagnosis="" if done else _diagnosis(result),
+        action=clip(result.action, TEXT_CHARS))
+
+
+def _diagnosis(result: TaskResult) -> str:
+    if result.reflections:
+        note = result.reflections[-1]
+        return clip(f"{note.root_cause}; likely fix: {note.likely_fix}", TEXT_CHARS)
+    return clip(result.status_reason, TEXT_CHARS)
+
+
+def _plain(metrics: dict[str, Any], wanted: frozenset[str]) -> dict[str, Scalar]:
+    """At most :data:`MAX_METRICS` plain values (text cut): the wanted first, then by name."""
+    kept: dict[str, Scalar] = {}
+    for name in sorted(metrics, key=lambda n: (n not in wanted, n))[:MAX_METRICS]:
+        value = metrics[name]
+        if isinstance(value, str):
+            kept[clip(name, 64)] = clip(value, 64)
+        elif isinstance(value, bool | int | float):
+            kept[clip(name, 64)] = value
+    return kept
+
+
+def _key_value(outcomes: list[TaskOutcome], metric: Metric | None) -> float | None:
+    if metric is None:
+        return None
+    values = [float(v) for o in outcomes
+              if isinstance(v := o.metrics.get(metric.name), int | float)
+              and not isinstance(v, bool) and v == v]
+    if not values:
+        return None
+    return min(values) if metric.direction == "minimize" else max(values)
+
+
+def _estimated_seconds(estimate: dict[str, Any]) -> float | None:
+    for key, scale in _SECONDS.items():
+        value = _number(estimate.get(key))
+        if value is not None:
+            return value * scale
+    return None
+
+
+def _number(value: object) -> float | None:
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return float(value)
+    return None

@@ -1,0 +1,176 @@
+"""Go / no-go after a cycle, by rules, in this fixed order (the first that applies decides).
+
+1. **Acceptance** — the policy's acceptance criteria all hold on the cycle's verified
+   metrics → ``stop`` ("acceptance criteria met: …").
+2. **Cycle limit** — ``max_cycles`` cycles have run → ``stop``.
+3. **Budget** — the study has spent ``budget_usd`` or more → ``stop``.
+4. **No progress** — none of the last ``no_progress_cycles`` cycles made progress → ``stop``.
+   A cycle made progress when, against the cycles before it, a hypothesis was decided in it
+   (a verdict ``settled`` it), or the key metric's best value improved (in its direction), or
+   fewer tasks were left unfinished than in the cycle before. The first cycle has nothing to
+   compare with, so the rule needs ``no_progress_cycles + 1`` cycles.
+5. **Fix** — a task linked to a hypothesis did not complete, or a hypothesis came out
+   ``inconclusive`` → ``fix``: retry what failed, with its diagnosis. When no task of the cycle
+   links to a hypothesis, every task counts (the whole plan is the question).
+6. **Refuted** — a hypothesis was refuted → ``pivot`` to its first open sibling (tree order;
+   roots are siblings of each other). With no open sibling: a child hypothesis → ``iterate`` on
+   its parent (the next cycle proposes another alternative under it); a root → ``stop``, no
+   alternative is left.
+7. **Supported** — a hypothesis was supported → ``iterate``: on its first open child, else the
+   tree's first open hypothesis, else the next question.
+8. Otherwise → ``iterate``: nothing was decided and nothing failed.
+
+Consecutive fixes that change nothing stop at rule 4 (fail fast rather than retry forever).
+"""
+
+from __future__ import annotations
+
+from workflows.common.bounds import clip
+from workflows.contracts.base import COMMENT_CHARS
+from workflows.contracts.hypotheses import HypothesisTree, Verdict
+from workflows.contracts.study import Action, CycleDecision, CycleSummary, StudyPolicy
+from workflows.study.verdicts import criteria_hold, shown
+
+
+def decide(policy: StudyPolicy, tree: HypothesisTree, summaries: list[CycleSummary],
+           spent_usd: float) -> CycleDecision:
+    """The rules' decision after the last of ``summaries`` (its verdicts applied to ``tree``).
+
+    Raises:
+        ValueError: no cycle has run.
+    """
+    if not summaries:
+        raise ValueError("no cycle has run: nothing to decide on")
+    latest = summaries[-1]
+    met, why = criteria_hold(policy.acceptance, latest)
+    if met:
+        return _stop(f"acceptance criteria met: {why}")
+    if len(summaries) >= policy.max_cycles:
+        return _stop(f"cycle limit reached: {len(summaries)} of {policy.max_cycles} cycles run")
+    if policy.budget_usd is not None and spent_usd >= policy.budget_usd:
+        return _stop(f"budget spent: ${spent_usd:.2f} of ${policy.budget_usd:.2f}")
+    stalled = _stalled(policy, summaries)
+    if stalled:
+        return _stop(stalled)
+    return _fix(latest) or _refuted(tree, latest.verdicts) or _supported(tree, latest.verdicts) \
+        or _decision(action="iterate",
+                         reason=f"cycle {latest.cycle}: no hypothesis decided and every task "
+                                f"completed ({latest.tasks_total} tasks): iterate")
+
+
+def progress(summaries: list[CycleSummary], index: int, policy: StudyPolicy) -> str:
+    """What progress cycle ``summaries[index]`` made over the cycles before it (empty: none)."""
+    current, before = summaries[index], summaries[:index]
+    settled = [v.hypothesis for v in current.verdicts if v.settled]
+    if settled:
+        return f"hypothesis {', '.join(settled)} decided"
+    best = _best([s.key_value for s in before], policy)
+    if current.key_value is not None and (best is None or _better(current.key_value, best,
+                                                                  policy)):
+        return f"key metric improved to {shown(current.key_value)}"
+    if before and current.unfinished < before[-1].unfinished:
+        return f"unfinished tasks down from {before[-1].unfinished} to {current.unfinished}"
+    return ""
+
+
+def _stalled(policy: StudyPolicy, summaries: list[CycleSummary]) -> str:
+    n = policy.no_progress_cycles
+    if len(summaries) < n + 1:
+        return ""
+    window = range(len(summaries) - n, len(summaries))
+    if any(progress(summaries, i, policy) for i in window):
+        return ""
+    cycles = [summaries[i] for i in window]
+    best = _best([s.key_value for s in summaries], policy)
+    key = (f"key metric best {shown(best)} not improved "
+           f"({', '.join(shown(s.key_value) for s in cycles)})"
+           if best is not None else "no key metric reported")
+    unfinished = " → ".join(str(s.unfinished) for s in [summaries[window[0] - 1], *cycles])
+    return (f"no progress in the last {n} cycles ({cycles[0].cycle} to {cycles[-1].cycle}): no "
+            f"hypothesis decided, {key}, unfinished tasks {unfinished}")
+
+
+def _fix(latest: CycleSummary) -> CycleDecision | None:
+    linked = [t for t in latest.tasks if t.hypothesis]
+    failed = [t for t in (linked or latest.tasks) if t.status != "completed"]
+    inconclusive = [v for v in latest.verdicts if v.status == "inconclusive"]
+    if not failed and not inconclusive:
+        return None
+    said = [f"task {t.task_id} {t.status}: {t.diagnosis or t.reason or 'no diagnosis'}"
+            for t in failed[:5]]
+    if len(failed) > 5:
+        said.append(f"and {len(failed) - 5} more tasks")
+    said += [v.reason for v in inconclusive[:5]]
+    concerned = [*dict.fromkeys([*(t.hypothesis for t in failed if t.hypothesis),
+                                 *(v.hypothesis for v in inconclusive)])]
+    return _decision(action="fix", hypotheses=concerned,
+                         reason=f"fix: {len(failed)} tasks unfinished, {len(inconclusive)} "
+                                f"hypotheses inconclusive — {'; '.join(said)}")
+
+
+def _refuted(tree: HypothesisTree, verdicts: list[Verdict]) -> CycleDecision | None:
+    refuted = [v for v in verdicts if v.status == "refuted"]
+    for verdict in refuted:
+        alternatives = [h for h in tree.siblings(verdict.hypothesis) if h in tree.open()]
+        if alternatives:
+            target = alternatives[0]
+            return _decision(action="pivot", pursue=target.id,
+                                 hypotheses=[verdict.hypothesis, target.id],
+                                 reason=f"{verdict.reason}; pivot to its sibling {target.id}: "
+                                        f"{target.statement}")
+    if not refuted:
+        return None
+    first = refuted[0]
+    parent = tree.get(first.hypothesis).parent
+    if parent is not None:
+        return _decision(action="iterate", hypotheses=[first.hypothesis, parent],
+                             reason=f"{first.reason}; no open sibling: iterate on its parent "
+                                    f"{parent} with another alternative")
+    return _stop(f"{first.reason}; no open alternative hypothesis remains",
+                 [first.hypothesis])
+
+
+def _supported(tree: HypothesisTree, verdicts: list[Verdict]) -> CycleDecision | None:
+    supported = [v for v in verdicts if v.status == "supported"]
+    if not supported:
+        return None
+    first = supported[0]
+    still_open = tree.open()
+    children = [h for h in tree.children(first.hypothesis) if h in still_open]
+    if children:
+        nxt, where = children[0], "its child"
+    elif still_open:
+        nxt, where = still_open[0], "the next open hypothesis"
+    else:
+        return _decision(action="iterate", hypotheses=[first.hypothesis],
+                             reason=f"{first.reason}; no open hypothesis left: iterate on the "
+                                    "next question")
+    return _decision(action="iterate", hypotheses=[first.hypothesis, nxt.id],
+                         reason=f"{first.reason}; iterate on {where} {nxt.id}: "
+                                f"{nxt.statement}")
+
+
+def _stop(reason: str, hypotheses: list[str] | None = None) -> CycleDecision:
+    return _decision(action="stop", reason=reason, hypotheses=hypotheses or [])
+
+
+def _decision(*, action: Action, reason: str, hypotheses: list[str] | None = None,
+              pursue: str | None = None) -> CycleDecision:
+    """A decision by the rules, its reason cut to what a decision may carry."""
+    return CycleDecision(action=action, reason=clip(reason, COMMENT_CHARS),
+                         hypotheses=(hypotheses or [])[:20], pursue=pursue)
+
+
+def _best(values: list[float | None], policy: StudyPolicy) -> float | None:
+    present = [v for v in values if v is not None]
+    if not present:
+        return None
+    return min(present) if _minimize(policy) else max(present)
+
+
+def _better(value: float, than: float, policy: StudyPolicy) -> bool:
+    return value < than if _minimize(policy) else value > than
+
+
+def _minimize(policy: StudyPolicy) -> bool:
+    return policy.key_metric is not None and policy.key_metric.direction == "minimize"
