@@ -27,6 +27,9 @@ TaskStatus = Literal[
     "deferred",
     "cancelled",
 ]
+RunStatus = Literal["running", "waiting", "completed", "partial", "failed", "rejected",
+                    "deferred", "cancelled"]
+"""How a run (or a cycle of a study) stands or ended."""
 ExecutionOutcomeKind = Literal[
     "succeeded",
     "timeout",

@@ -26,6 +26,7 @@ from workflows.contracts.execution import (
     CheckResult,
     DependencyArtifact,
     ExecutionOutcome,
+    RunStatus,
     TaskStatus,
 )
 from workflows.contracts.executive import GateRecord, ReflectionNote, ReviewVerdict
@@ -37,6 +38,7 @@ from workflows.contracts.provenance import AppliedPatch as AppliedPatch
 from workflows.contracts.provenance import ApprovalProvenance as ApprovalProvenance
 from workflows.contracts.provenance import PhaseAttempts as PhaseAttempts
 from workflows.contracts.provenance import PhaseMark, Provenance
+from workflows.contracts.study import StudyContext
 from workflows.library.contracts import SkillReport, SkillSummary, SkillUse
 
 
@@ -165,6 +167,8 @@ class ResearchInput(Model):
     queues: Queues = Field(default_factory=Queues)
     parent: ParentLink | None = None
     """A run started to branch from a closed run: the closed run's line is reused whole."""
+    study: StudyContext | None = None
+    """The study this run is a cycle of, and where it stands (for the planner)."""
 
 
 class PlanSource(Model):
@@ -175,8 +179,6 @@ class PlanSource(Model):
     name: str = ""
 
 
-RunStatus = Literal["running", "waiting", "completed", "partial", "failed", "rejected",
-                    "deferred", "cancelled"]
 
 
 class ReportPaths(Model):

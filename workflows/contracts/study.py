@@ -19,7 +19,7 @@ from workflows.agents.roles import MAX_GOAL_CHARS
 from workflows.common.bounds import clip
 from workflows.contracts.alternatives import Metric
 from workflows.contracts.base import BY_CHARS, COMMENT_CHARS, Model, Scalar, StrictModel, TaskId
-from workflows.contracts.execution import TaskStatus
+from workflows.contracts.execution import RunStatus, TaskStatus
 from workflows.contracts.hypotheses import (
     MAX_HYPOTHESES,
     HypothesisTest,
@@ -29,7 +29,6 @@ from workflows.contracts.hypotheses import (
 from workflows.contracts.hypotheses import Evidence as Evidence
 from workflows.contracts.hypotheses import Hypothesis as Hypothesis
 from workflows.contracts.hypotheses import HypothesisStatus as HypothesisStatus
-from workflows.contracts.results import RunStatus
 
 MAX_CYCLES = 100
 """Most cycles a study may run."""
@@ -211,3 +210,31 @@ class StudyState(Model):
     def latest(self) -> CycleSummary | None:
         """The last cycle's summary (none before the first cycle)."""
         return self.summaries[-1] if self.summaries else None
+
+
+class StudyContext(Model):
+    """Where a study stands, given to the run of its next cycle (for its planner).
+
+    The hypothesis tree, the latest cycles' summaries (each task's outcome, verified
+    metrics, actual against estimated time and cost, blockers and deferred patches), the
+    failed and deferred tasks carried forward with their diagnosis, and the decision that
+    asked for this cycle. Bounded like the :class:`StudyState` it comes from.
+    """
+
+    study_id: str
+    cycle: int = Field(ge=1, le=MAX_CYCLES)
+    tree: HypothesisTree = Field(default_factory=HypothesisTree)
+    previous: list[CycleSummary] = Field(default_factory=list[CycleSummary],
+                                         max_length=FULL_SUMMARIES)
+    carried: list[CarriedTask] = Field(default_factory=list[CarriedTask],
+                                       max_length=MAX_CARRIED)
+    decision: CycleDecision | None = None
+    """Why this cycle runs (``iterate``, ``pivot`` to ``pursue``, ``fix``); none for the first."""
+
+
+def context_of(state: StudyState) -> StudyContext:
+    """What the next cycle of ``state``'s study is told."""
+    latest = state.latest()
+    return StudyContext(study_id=state.study_id, cycle=state.cycles + 1, tree=state.tree,
+                        previous=state.summaries[-FULL_SUMMARIES:], carried=state.carried,
+                        decision=latest.decision if latest else None)
