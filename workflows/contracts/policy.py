@@ -39,7 +39,7 @@ class ReviewPolicy(StrictModel):
     packages: PackagePolicy = Field(default_factory=PackagePolicy)
 
 
-GateKind = Literal["plan", "step", "error", "result", "branch"]
+GateKind = Literal["plan", "step", "error", "result", "branch", "cycle"]
 TimeoutAction = Literal["approve", "reject"]
 
 
@@ -63,6 +63,11 @@ class GatePolicy(StrictModel):
     """A person chooses among finished sibling branches (``assay approve RUN --gate branch
     --choose NAME``); on a timeout ``approve`` takes the comparator's best, ``reject`` keeps
     the main line."""
+    cycle: GateRule = Field(default_factory=GateRule)
+    """A person confirms a study's decision after each cycle (``approve``), stops the study
+    (``reject``) or overrides it (``choice``: ``iterate``, ``fix``, ``stop`` or
+    ``pivot:H``); on a timeout ``approve`` goes on with the rules' decision, ``reject``
+    stops."""
 
     def rule(self, kind: GateKind) -> GateRule:
         """The rule for one gate kind."""

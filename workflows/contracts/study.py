@@ -135,6 +135,8 @@ class CycleSummary(Model):
     wall_s: float = 0.0
     key_value: float | None = None
     """The best verified value of the study's key metric in this cycle (none: not reported)."""
+    results_json: str = Field(default="", max_length=TEXT_CHARS)
+    """The cycle's results JSON (its report), for the study's report."""
     verdicts: list[Verdict] = Field(default_factory=list[Verdict], max_length=MAX_HYPOTHESES)
     decision: CycleDecision | None = None
     omitted: list[str] = Field(default_factory=list[str])
@@ -171,8 +173,6 @@ class StudyPolicy(StrictModel):
     """The goal's acceptance criteria: metric tests that must all hold to stop."""
     key_metric: Metric | None = None
     """The metric progress is measured on, and which way is better."""
-    cycle_gate: bool = False
-    """A person confirms or overrides each decision at a ``cycle`` gate."""
 
     @model_validator(mode="after")
     def _metric_criteria(self) -> StudyPolicy:

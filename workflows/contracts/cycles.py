@@ -1,0 +1,100 @@
+"""The study workflow's own contracts: how a study starts, answers and ends.
+
+A study (``workflows.study.workflow.StudyWorkflow``) runs cycles, each a child
+``ResearchWorkflow`` with the id ``<study>.cycle-<n>``, and continues as new between cycles
+with a :class:`StudyInput` carrying its :class:`~workflows.contracts.study.StudyState`. The
+next cycle's plan comes from, in order: a plan a person supplied (the ``supply_plan``
+update), the study's own cycle plans (``plans``, given at start), or the planner (a goal
+study with agents on). A study started from a plan runs it as its first cycle.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Literal
+
+from pydantic import Field
+
+from workflows.agents.roles import DataFile
+from workflows.contracts.base import BY_CHARS, COMMENT_CHARS, Model, StrictModel
+from workflows.contracts.executive import GateRecord
+from workflows.contracts.plan import Plan
+from workflows.contracts.policy import Queues, RunPolicy
+from workflows.contracts.results import ReportPaths
+from workflows.contracts.study import MAX_CYCLES, CycleDecision, StudyState
+
+StudyStatus = Literal["running", "completed", "failed", "cancelled"]
+"""``completed``: stopped by its rules or a person; ``failed``: a cycle could not run."""
+
+
+class CyclePlan(Model):
+    """A plan for one cycle: the plan, its name and digest, and who gave it."""
+
+    plan_name: str
+    plan_sha256: str
+    plan: Plan
+    by: str = ""
+
+
+class StudyStop(StrictModel):
+    """The payload of a study's ``stop`` signal: it ends after the cycle that runs."""
+
+    by: str = Field(min_length=1, max_length=BY_CHARS)
+    comment: str = Field(default="", max_length=COMMENT_CHARS)
+
+
+class StudyInput(Model):
+    """Input of a StudyWorkflow, and what it continues as new with."""
+
+    state: StudyState
+    plans: list[CyclePlan] = Field(default_factory=list[CyclePlan], max_length=MAX_CYCLES)
+    """Plans of the cycles still to come, in order (the first is the next cycle's)."""
+    data: list[DataFile] = Field(default_factory=list[DataFile])
+    policy: RunPolicy = Field(default_factory=RunPolicy)
+    """Each cycle's run policy; its ``gates.cycle`` is the study's cycle gate."""
+    queues: Queues = Field(default_factory=Queues)
+    stop: StudyStop | None = None
+    """A stop asked for before the study continued as new."""
+    started_at: datetime | None = None
+    """When the study's first cycle started (kept across continue-as-new)."""
+
+
+class StudyProgress(Model):
+    """Answer of a StudyWorkflow's ``progress`` query."""
+
+    study_id: str
+    phase: str
+    """``cycle`` (a cycle runs), ``deciding``, ``waiting`` (a gate, or a plan), ``report``,
+    ``done``."""
+    cycle: int
+    run_id: str | None = None
+    """The running cycle's run."""
+    waiting: GateRecord | None = None
+    needs_plan: bool = False
+    """The study waits for a person's plan for its next cycle (``assay plan STUDY FILE``)."""
+    state: StudyState
+    stop: StudyStop | None = None
+
+
+class StudyResult(Model):
+    """A StudyWorkflow's result: how it ended and where its report is."""
+
+    study_id: str
+    status: StudyStatus
+    cycles: int
+    decision: CycleDecision | None = None
+    """The last decision (``stop`` and why, for a study that ended by its rules)."""
+    reason: str = ""
+    report: ReportPaths | None = None
+
+
+class StudyReportInput(Model):
+    """Input of the ``write_study_report`` activity."""
+
+    state: StudyState
+    folder: str
+    """The study's report folder (``<data>/studies/<study>``)."""
+    status: StudyStatus = "running"
+    started_at: datetime | None = None
+    finished_at: datetime | None = None
+
