@@ -55,6 +55,18 @@ async def time_env() -> AsyncIterator[WorkflowEnvironment]:
     await env.shutdown()
 
 
+@pytest.fixture
+async def own_time_env() -> AsyncIterator[WorkflowEnvironment]:
+    """A time-skipping server of the test's own: whatever the test leaves waiting (a
+    cancelled run's children, a study's timers) goes with it instead of holding or jumping
+    time for the tests after."""
+    env = await WorkflowEnvironment.start_time_skipping(
+        test_server_existing_path=binary("temporal-test-server"), data_converter=DATA_CONVERTER)
+    await register_search_attributes(env.client)
+    yield env
+    await env.shutdown()
+
+
 @pytest.fixture(scope="session")
 async def dev_env() -> AsyncIterator[WorkflowEnvironment]:
     """The temporal CLI dev server (in memory), for end-to-end paths and replay captures."""

@@ -38,6 +38,7 @@ from workflows.agents.spend import ModelAnswer, ModelCall
 from workflows.common.errors import PERMANENT
 from workflows.common.metadata import summary_line
 from workflows.constants import Pool
+from workflows.contracts.cycles import CloseCycleInput, StudyReportInput
 from workflows.contracts.environments import PreparedEnvironment, PrepareEnvironmentInput
 from workflows.contracts.execution import (
     ExecuteJobInput,
@@ -57,6 +58,7 @@ from workflows.contracts.executive import (
 from workflows.contracts.memory import ConsultAnswer, ConsultInput, RememberAnswer, RememberInput
 from workflows.contracts.policy import Queues
 from workflows.contracts.results import ReportPaths, WriteReportInput, WriteTaskReportInput
+from workflows.contracts.study import StudyState
 from workflows.library import contracts as library
 
 InT = TypeVar("InT")
@@ -198,6 +200,14 @@ WRITE_TASK_REPORT = ActivityDecl[WriteTaskReportInput, str](
     "write_task_report", WriteTaskReportInput, str, Pool.ORCHESTRATION, MINUTE,
     retry(maximum=timedelta(seconds=10), attempts=3), local=True)
 """A task's whole result, written beside its run's report before the task's result is cut."""
+CLOSE_CYCLE = ActivityDecl[CloseCycleInput, StudyState](
+    "close_cycle", CloseCycleInput, StudyState, Pool.ORCHESTRATION, MINUTE,
+    retry(maximum=timedelta(seconds=10), attempts=3), local=True)
+"""A study's state after a cycle: its report read, hypotheses judged, the rules' decision."""
+WRITE_STUDY_REPORT = ActivityDecl[StudyReportInput, ReportPaths](
+    "write_study_report", StudyReportInput, ReportPaths, Pool.ORCHESTRATION, 2 * MINUTE,
+    retry(maximum=timedelta(seconds=30), attempts=5), local=True)
+"""A study's report (JSON, Markdown, figures) as it stands, after each cycle and at its end."""
 
 # agents pool: deterministic reviewers and the model roles
 MODEL_RETRY = retry(maximum=2 * MINUTE, attempts=8)

@@ -44,6 +44,7 @@ SEARCH_ATTRIBUTES: dict[str, str] = {
 """Every search attribute Assay sets, with its Temporal type (registered by `assay up`)."""
 
 RUN_ID_PREFIX = "assay-run"
+STUDY_ID_PREFIX = "assay-study"
 RUN_ID_NAME_CHARS = 40
 """The most characters of the plan's name a run ID carries."""
 
@@ -57,6 +58,21 @@ def run_workflow_id(plan_name: str, plan_digest: str, attempt: int = 1) -> str:
     name = slug(plan_name, limit=RUN_ID_NAME_CHARS, empty="plan", whole_words=False)
     base = f"{RUN_ID_PREFIX}-{name}-{plan_digest[:10]}"
     return base if attempt == 1 else f"{base}-r{attempt}"
+
+
+def study_workflow_id(name: str, start_digest: str, attempt: int = 1) -> str:
+    """Readable StudyWorkflow ID from the study's name (its goal or first plan) and digest.
+
+    The same start always maps to the same ID; ``attempt`` > 1 names a deliberate re-run.
+    """
+    name = slug(name, limit=RUN_ID_NAME_CHARS, empty="study", whole_words=False)
+    base = f"{STUDY_ID_PREFIX}-{name}-{start_digest[:10]}"
+    return base if attempt == 1 else f"{base}-r{attempt}"
+
+
+def cycle_run_id(study_id: str, cycle: int) -> str:
+    """ID of the ResearchWorkflow that runs cycle ``cycle`` of study ``study_id``."""
+    return f"{study_id}.cycle-{cycle}"
 
 
 def task_workflow_id(run_id: str, task_id: str) -> str:

@@ -34,6 +34,7 @@ from workflows.contracts.policy import Queues, RunPolicy
 from workflows.contracts.results import ResearchInput, ResearchResult, RunReport, TaskResult
 from workflows.research.branch import BranchWorkflow
 from workflows.research.workflow import ResearchWorkflow
+from workflows.study.workflow import StudyWorkflow
 from workflows.task.workflow import TaskWorkflow
 
 
@@ -158,7 +159,7 @@ class Harness:
             "write_task_report": self.reports.task_activity()}
         activities.update({name: fake_activity(name, fn) for name, fn in self.overrides.items()})
         async with Worker(self.env.client, task_queue=self.queue,
-                          workflows=[ResearchWorkflow, BranchWorkflow, TaskWorkflow,
+                          workflows=[ResearchWorkflow, BranchWorkflow, TaskWorkflow, StudyWorkflow,
                                      *self.workflows],
                           activities=[*activities.values(), *self.extra],
                           workflow_failure_exception_types=[Exception]) as worker:

@@ -13,6 +13,7 @@ from workflows.client import DATA_CONVERTER
 from workflows.library.workflow import SkillLibraryWorkflow
 from workflows.research.branch import BranchWorkflow
 from workflows.research.workflow import ResearchWorkflow
+from workflows.study.workflow import StudyWorkflow
 from workflows.task.workflow import TaskWorkflow
 
 HISTORIES = sorted((Path(__file__).resolve().parent.parent / "histories").glob("*.json"))
@@ -26,7 +27,7 @@ def test_histories_are_present() -> None:
 
 @pytest.mark.parametrize("path", HISTORIES, ids=[p.stem for p in HISTORIES])
 async def test_history_replays(path: Path) -> None:
-    replayer = Replayer(workflows=[ResearchWorkflow, BranchWorkflow, TaskWorkflow,
+    replayer = Replayer(workflows=[ResearchWorkflow, BranchWorkflow, TaskWorkflow, StudyWorkflow,
                                    SkillLibraryWorkflow],
                         data_converter=DATA_CONVERTER)
     history = WorkflowHistory.from_json(path.stem, path.read_text())

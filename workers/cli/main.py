@@ -158,7 +158,8 @@ def report(run_id: str,
            as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
     """Print a finished run's report (Markdown, or the results JSON)."""
     from activities.reports.markdown import render_markdown
-    from workers.cli.show import load_report, outline_report
+    from workers.cli.show import load_report
+    from workflows.contracts.results import outline_report
 
     async def go() -> None:
         client = await client_for(Settings())

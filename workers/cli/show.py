@@ -16,7 +16,7 @@ from activities.reports.numbers import duration
 from workflows.client import RunSummary
 from workflows.common.words import plural
 from workflows.contracts.executive import GateRecord
-from workflows.contracts.results import ResearchResult, RunReport, TaskResult
+from workflows.contracts.results import ResearchResult, RunReport
 
 SHORT_CHARS = 200
 
@@ -95,17 +95,6 @@ def load_report(result: ResearchResult) -> RunReport | None:
         return RunReport.model_validate_json(text)
     except (OSError, ValueError):
         return None
-
-
-def outline_report(result: ResearchResult) -> RunReport:
-    """A report made from the run's result alone: each task's status and reason, no detail."""
-    missing = "its detail: the results JSON could not be read on this machine"
-    tasks = [TaskResult(task_id=t.task_id, priority=t.priority, action=t.action,
-                        status=t.status, status_reason=t.status_reason,
-                        attempts_total=t.attempts_total, artifacts_total=t.artifact_count,
-                        omitted=[missing])
-             for t in result.tasks]
-    return RunReport(**result.run_fields(), tasks=tasks)
 
 
 def run_row(summary: RunSummary, now: datetime) -> list[str]:

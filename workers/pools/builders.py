@@ -23,6 +23,7 @@ from workflows.client import DATA_CONVERTER
 from workflows.constants import Pool
 from workflows.research.branch import BranchWorkflow
 from workflows.research.workflow import ResearchWorkflow
+from workflows.study.workflow import StudyWorkflow
 from workflows.task.workflow import TaskWorkflow
 
 if TYPE_CHECKING:
@@ -60,14 +61,16 @@ async def build_specs(settings: Settings, pools: Sequence[Pool], *, database_url
     if Pool.ORCHESTRATION in pools:
         from activities.events.store import EventStore
         from activities.reports.writer import ReportWriter
+        from activities.study.cycles import close_cycle
 
         store = EventStore(database_url)
         await store.open()
         stack.push_async_callback(store.close)
         writer = ReportWriter(settings.runs_dir, settings.work_dir)
         specs[Pool.ORCHESTRATION] = PoolSpec(
-            workflows=[ResearchWorkflow, BranchWorkflow, TaskWorkflow],
-            activities=[store.record_events, writer.write_report, writer.write_task_report])
+            workflows=[ResearchWorkflow, BranchWorkflow, TaskWorkflow, StudyWorkflow],
+            activities=[store.record_events, writer.write_report, writer.write_task_report,
+                        close_cycle])
     if Pool.AGENTS in pools:
         specs[Pool.AGENTS] = _agents_spec(settings, stack)
     if Pool.REFLECTION in pools:

@@ -273,10 +273,12 @@ def _check_kind(decision: GateDecision, gate: GateRecord) -> None:
                                "error gate can")
     if kind == "branch" and not decision.branches:
         raise GateRefusedError("`branch` needs `branches`: the branches to start")
-    if decision.choice is not None and gate.gate != "branch":
-        raise GateRefusedError(f"`choice` is for the branch gate, not the {gate.gate} gate")
-    if kind in ("modify", "branch") and gate.gate == "branch":
-        raise GateRefusedError("a branch gate is approved with a `choice`, or rejected")
+    if decision.choice is not None and gate.gate not in ("branch", "cycle"):
+        raise GateRefusedError(f"`choice` is for the branch and cycle gates, not the "
+                               f"{gate.gate} gate")
+    if kind in ("modify", "branch") and gate.gate in ("branch", "cycle"):
+        raise GateRefusedError(f"a {gate.gate} gate is approved (with a `choice`, or "
+                               "without), or rejected")
 
 
 def _dropped_before_bounds(raw: RawValue) -> bool:

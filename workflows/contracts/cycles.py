@@ -20,7 +20,7 @@ from workflows.contracts.base import BY_CHARS, COMMENT_CHARS, Model, StrictModel
 from workflows.contracts.executive import GateRecord
 from workflows.contracts.plan import Plan
 from workflows.contracts.policy import Queues, RunPolicy
-from workflows.contracts.results import ReportPaths
+from workflows.contracts.results import ReportPaths, ResearchResult
 from workflows.contracts.study import MAX_CYCLES, CycleDecision, StudyState
 
 StudyStatus = Literal["running", "completed", "failed", "cancelled"]
@@ -92,9 +92,19 @@ class StudyReportInput(Model):
     """Input of the ``write_study_report`` activity."""
 
     state: StudyState
-    folder: str
-    """The study's report folder (``<data>/studies/<study>``)."""
+    folder: str = ""
+    """The study's report folder; empty: the writer's own (``<data>/studies/<study>``)."""
     status: StudyStatus = "running"
     started_at: datetime | None = None
     finished_at: datetime | None = None
 
+
+
+class CloseCycleInput(Model):
+    """Input of the ``close_cycle`` activity: the study's state and how its cycle ended."""
+
+    state: StudyState
+    result: ResearchResult
+    """The cycle's run result; its report's results JSON has every task's detail."""
+    plan: Plan | None = None
+    """The plan the study gave the cycle (a run's report carries only a plan it made)."""

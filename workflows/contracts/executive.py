@@ -219,7 +219,9 @@ class GateDecision(StrictModel):
     by: str = Field(min_length=1, max_length=BY_CHARS)
     comment: str = Field(default="", max_length=COMMENT_CHARS)
     choice: str | None = Field(default=None, min_length=1, max_length=48)
-    """At a ``branch`` gate: the line to keep (a branch's name, or ``main``)."""
+    """At a ``branch`` gate: the line to keep (a branch's name, or ``main``); at a study's
+    ``cycle`` gate: the decision instead of the rules' (``iterate``, ``fix``, ``stop`` or
+    ``pivot:H``)."""
     set: dict[FieldPath, Scalar] = Field(default_factory=dict[str, Scalar], max_length=50)
     """With ``modify``: the guarded changes to the task's job, applied before it goes on."""
     branches: list[BranchSpec] = Field(default_factory=list[BranchSpec], max_length=20)

@@ -326,3 +326,14 @@ class SuppliedPlan(Model):
     plan_sha256: str
     plan: Plan
     by: str = ""
+
+
+def outline_report(result: ResearchResult) -> RunReport:
+    """A report made from the run's result alone: each task's status and reason, no detail."""
+    missing = "its detail: the results JSON could not be read on this machine"
+    tasks = [TaskResult(task_id=t.task_id, priority=t.priority, action=t.action,
+                        status=t.status, status_reason=t.status_reason,
+                        attempts_total=t.attempts_total, artifacts_total=t.artifact_count,
+                        omitted=[missing])
+             for t in result.tasks]
+    return RunReport(**result.run_fields(), tasks=tasks)

@@ -135,7 +135,7 @@ class CycleSummary(Model):
     wall_s: float = 0.0
     key_value: float | None = None
     """The best verified value of the study's key metric in this cycle (none: not reported)."""
-    results_json: str = Field(default="", max_length=TEXT_CHARS)
+    results_json: str = Field(default="", max_length=4096)
     """The cycle's results JSON (its report), for the study's report."""
     verdicts: list[Verdict] = Field(default_factory=list[Verdict], max_length=MAX_HYPOTHESES)
     decision: CycleDecision | None = None

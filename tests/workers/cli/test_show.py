@@ -6,13 +6,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from activities.reports.markdown import render_markdown
-from workers.cli.show import load_report, outcome_lines, outline_report
+from workers.cli.show import load_report, outcome_lines
 from workflows.contracts.results import (
     ReportPaths,
     ResearchResult,
     RunReport,
     TaskResult,
     TaskSummary,
+    outline_report,
 )
 
 WHEN = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)

@@ -6,7 +6,7 @@ comparator's choice is known in advance. What ran is read from the sandbox's own
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -15,11 +15,9 @@ from temporalio.client import WorkflowFailureError, WorkflowHandle, WorkflowUpda
 from temporalio.exceptions import ApplicationError, CancelledError
 from temporalio.testing import WorkflowEnvironment
 
-from tests.conftest import binary, register_search_attributes
 from tests.e2e_support import wait_for
 from tests.workflows.common.test_gates import task_gate_waiting, unsure_reflection
 from tests.workflows.harness import Harness, task
-from workflows.client import DATA_CONVERTER
 from workflows.common.errors import ErrorType
 from workflows.constants import task_workflow_id
 from workflows.contracts.branches import BranchRequest, BranchTree
@@ -28,14 +26,10 @@ from workflows.research.workflow import ResearchWorkflow
 
 
 @pytest.fixture
-async def time_env() -> AsyncIterator[WorkflowEnvironment]:
-    """A time-skipping server of each test's own: a cancelled run's children, whatever they
-    still wait on, go with it instead of holding time still for the tests after."""
-    env = await WorkflowEnvironment.start_time_skipping(
-        test_server_existing_path=binary("temporal-test-server"), data_converter=DATA_CONVERTER)
-    await register_search_attributes(env.client)
-    yield env
-    await env.shutdown()
+def time_env(own_time_env: WorkflowEnvironment) -> WorkflowEnvironment:
+    """A server of each test's own: a cancelled run's children, whatever they still wait
+    on, go with it instead of holding time still for the tests after."""
+    return own_time_env
 
 
 PLAN = [task("1"), task("2", deps=["1"], score=0.5), task("3", deps=["2"])]

@@ -1,0 +1,255 @@
+"""The study workflow on the time-skipping server: cycles run as child runs, hypotheses
+decided by verified metrics, the rules' decision confirmed or overridden at the ``cycle``
+gate, plans supplied by a person, stops, continue-as-new between cycles.
+
+The fake sandbox reports a job's ``score`` argument as its metric, so which hypothesis a
+cycle supports or refutes is known in advance; the runs' reports are written by the real
+report writer and read back by the real ``close_cycle``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import uuid
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from temporalio.api.enums.v1 import EventType
+from temporalio.client import WorkflowHandle, WorkflowUpdateFailedError
+from temporalio.exceptions import ApplicationError
+from temporalio.service import RPCError
+from temporalio.testing import WorkflowEnvironment
+
+from activities.reports.writer import ReportWriter
+from activities.study.cycles import close_cycle
+from tests.e2e_support import wait_for
+from tests.workflows.harness import Harness, all_on, task
+from workflows.client import DATA_CONVERTER
+from workflows.constants import cycle_run_id, study_workflow_id
+from workflows.contracts.cycles import (
+    CyclePlan,
+    StudyInput,
+    StudyProgress,
+    StudyReportInput,
+    StudyResult,
+)
+from workflows.contracts.plan import Plan
+from workflows.contracts.policy import RunPolicy
+from workflows.contracts.results import ReportPaths, ResearchInput
+from workflows.contracts.study import StudyPolicy, StudyState
+from workflows.study.workflow import StudyWorkflow
+
+H1 = {"id": "H1", "statement": "a small step fits", "test": {
+    "metric": "score", "op": ">", "threshold": 0.8}}
+H2 = {"id": "H2", "statement": "a larger step fits", "test": {
+    "metric": "score", "op": ">", "threshold": 0.8}}
+ACCEPT = {"acceptance": [{"metric": "score", "op": ">=", "threshold": 0.9}],
+          "key_metric": {"name": "score", "direction": "maximize"}}
+
+
+class StudyReports:
+    """Keeps every study report the workflow asked to write."""
+
+    def __init__(self) -> None:
+        self.written: list[StudyReportInput] = []
+
+    async def write(self, req: StudyReportInput) -> ReportPaths:
+        self.written.append(req)
+        return ReportPaths(results_json="study.json", summary_md="study.md")
+
+
+def cycle_plan(n: int, score: float, hypothesis: str, *proposals: dict[str, Any],
+               by: str = "") -> CyclePlan:
+    fit = task(f"fit{n}", score=score)
+    fit["hypothesis"] = hypothesis
+    plan = Plan.model_validate({"decisions": [fit], "hypotheses": list(proposals)})
+    sha = hashlib.sha256(plan.model_dump_json().encode()).hexdigest()
+    return CyclePlan(plan_name=f"cycle-{n}", plan_sha256=sha, plan=plan, by=by)
+
+
+class Study:
+    """A harness for one study: a worker serving every queue, real reports and close_cycle."""
+
+    def __init__(self, env: WorkflowEnvironment, queue: str, root: Path) -> None:
+        self.env = env
+        writer = ReportWriter(root / "runs", root)
+        self.reports = StudyReports()
+        self.harness = Harness(env, queue, root, overrides={
+            "write_report": writer.write_report, "write_task_report": writer.write_task_report,
+            "write_study_report": self.reports.write}, extra=[close_cycle])
+
+    def input(self, plans: list[CyclePlan], *, goal: str | None = None,
+              gate: dict[str, Any] | None = None, **study: Any) -> StudyInput:
+        state = StudyState(study_id=study_workflow_id("test", uuid.uuid4().hex),
+                           goal=goal, first_plan=None if goal else "cycle-1@test",
+                           policy=StudyPolicy.model_validate({"max_cycles": 5, **study}))
+        policy = RunPolicy.model_validate({"skills": {"enabled": False},
+                                           **({"gates": {"cycle": gate}} if gate else {})})
+        return StudyInput(state=state, plans=plans, policy=policy,
+                          queues=all_on(self.harness.queue))
+
+    async def start(self, inp: StudyInput) -> WorkflowHandle[StudyWorkflow, StudyResult]:
+        started = await self.env.client.start_workflow(
+            StudyWorkflow.run, inp, id=inp.state.study_id, task_queue=self.harness.queue)
+        self.first_run = started.first_execution_run_id
+        # not bound to the first execution: queries and signals reach the study's latest
+        return self.env.client.get_workflow_handle_for(StudyWorkflow.run, inp.state.study_id)
+
+    async def until(self, handle: WorkflowHandle[Any, Any], what: str,
+                    holds: Any) -> StudyProgress:
+        """Until the study's progress answers so that ``holds``; the last answer."""
+        seen: list[StudyProgress] = []
+
+        async def check() -> bool:
+            try:
+                seen.append(await handle.query("progress", result_type=StudyProgress))
+            except RPCError:  # between two executions (continue-as-new) a query may time out
+                return False
+            return bool(holds(seen[-1]))
+        await wait_for(check, timeout=60, what=what)
+        return seen[-1]
+
+
+@pytest.fixture
+def time_env(own_time_env: WorkflowEnvironment) -> WorkflowEnvironment:
+    """A server of each test's own: a study's timers never move another test's time."""
+    return own_time_env
+
+
+@pytest.fixture
+async def study(time_env: WorkflowEnvironment, task_queue: str,
+                tmp_path: Path) -> AsyncIterator[Study]:
+    made = Study(time_env, task_queue, tmp_path)
+    async with made.harness.worker():
+        yield made
+
+
+async def cycle_input(env: WorkflowEnvironment, run_id: str) -> ResearchInput:
+    """The input a cycle's run was started with (from its history's first event)."""
+    history = await env.client.get_workflow_handle(run_id).fetch_history()
+    payload = history.events[0].workflow_execution_started_event_attributes.input.payloads[0]
+    return DATA_CONVERTER.payload_converter.from_payload(payload, ResearchInput)
+
+
+async def test_a_refuted_hypothesis_pivots_and_the_supported_one_meets_the_goal(
+        study: Study, time_env: WorkflowEnvironment) -> None:
+    inp = study.input([cycle_plan(1, 0.5, "H1", H1, H2), cycle_plan(2, 0.95, "H2", H2)],
+                      **ACCEPT)
+    handle = await study.start(inp)
+    result = await handle.result()
+
+    assert (result.status, result.cycles) == ("completed", 2), result.reason
+    assert result.decision is not None and result.decision.action == "stop"
+    assert result.reason == "acceptance criteria met: score = 0.95 (task fit2) >= 0.9"
+    final = study.reports.written[-1]
+    assert final.status == "completed" and [w.status for w in study.reports.written] == [
+        "running", "completed"]
+    state = final.state
+    tree = {h.id: h for h in state.tree.hypotheses}
+    assert (tree["H1"].status, tree["H1"].decided_in) == ("refuted", 1)
+    assert [(e.task_id, e.value) for e in tree["H1"].evidence] == [("fit1", 0.5)]
+    assert (tree["H2"].status, tree["H2"].decided_in) == ("supported", 2)
+    first = state.summaries[0].decision
+    assert first is not None and (first.action, first.pursue) == ("pivot", "H2")
+    assert state.summaries[0].results_json.endswith(".json")
+    # the second cycle was told where the study stood: its pivot, and the first cycle's facts
+    told = (await cycle_input(time_env, cycle_run_id(inp.state.study_id, 2))).study
+    assert told is not None and told.cycle == 2
+    assert told.decision is not None and told.decision.pursue == "H2"
+    assert told.previous[0].tasks[0].metrics == {"score": 0.5}
+    # one cycle per execution: the study's first execution continued as new after its cycle
+    first_run = await time_env.client.get_workflow_handle(
+        inp.state.study_id, run_id=study.first_run).fetch_history()
+    assert first_run.events[-1].event_type == \
+        EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW
+
+
+async def gate_waits(study: Study, handle: WorkflowHandle[Any, Any]) -> StudyProgress:
+    return await study.until(handle, "the cycle gate", lambda p: p.waiting is not None)
+
+
+@pytest.mark.parametrize(("decision", "cycles", "action", "by"), [
+    ({"decision": "approve"}, 2, "stop", "rules"),
+    ({"decision": "reject", "comment": "enough"}, 1, "stop", "ada"),
+    ({"decision": "approve", "choice": "stop"}, 1, "stop", "ada"),
+    ({"decision": "approve", "choice": "fix"}, 2, "stop", "rules"),
+])
+async def test_a_person_confirms_stops_or_overrides_at_the_cycle_gate(
+        study: Study, decision: dict[str, Any], cycles: int, action: str, by: str) -> None:
+    inp = study.input([cycle_plan(1, 0.5, "H1", H1, H2), cycle_plan(2, 0.95, "H2", H2)],
+                      gate={"human": True, "approvers": ["ada"]}, **ACCEPT)
+    handle = await study.start(inp)
+    waiting = await gate_waits(study, handle)
+    assert waiting.waiting is not None and "pivot" in waiting.waiting.question
+    await handle.signal("approve", {"gate": "cycle", "decision": "approve", "by": "eve"})
+    await handle.signal("approve", {"gate": "cycle", "decision": "approve", "by": "ada",
+                                    "choice": "pivot:H9"})
+    await handle.signal("approve", {"gate": "cycle", "by": "ada", **decision})
+    if cycles == 2:  # the second cycle's gate: confirm the rules' stop
+        await gate_waits(study, handle)
+        await handle.signal("approve", {"gate": "cycle", "decision": "approve", "by": "ada"})
+    result = await handle.result()
+    assert result.cycles == cycles and result.decision is not None
+    assert (result.decision.action, result.decision.by) == (action, by)
+    summaries = study.reports.written[-1].state.summaries
+    first = summaries[0].decision
+    assert first is not None
+    if by == "ada":
+        assert first.by == "ada" and "ada" in result.reason
+    if decision.get("choice") == "fix":
+        assert first.action == "fix" and first.reason.startswith("ada chose fix")
+
+
+async def test_refused_gate_decisions_say_why(study: Study) -> None:
+    inp = study.input([cycle_plan(1, 0.5, "H1", H1, H2)],
+                      gate={"human": True, "approvers": ["ada"]}, **ACCEPT)
+    handle = await study.start(inp)
+    await gate_waits(study, handle)
+    for choice, expected in (("pivot:H9", "no hypothesis 'H9'"),
+                             ("pivot:H1", "already refuted"),
+                             ("launch", "is not one of iterate, fix, stop, pivot:H"),
+                             ("stop:now", "is not one of")):
+        with pytest.raises(WorkflowUpdateFailedError) as caught:
+            await handle.execute_update(  # pyright: ignore[reportUnknownMemberType]
+                "decide", {"gate": "cycle", "decision": "approve", "by": "ada",
+                           "choice": choice}, result_type=dict)
+        assert isinstance(caught.value.cause, ApplicationError)
+        assert expected in str(caught.value.cause.message), choice
+    record = await handle.execute_update(  # pyright: ignore[reportUnknownMemberType]
+        "decide", {"gate": "cycle", "decision": "reject", "by": "ada"}, result_type=dict)
+    assert record["status"] == "rejected" and len(record["refused"]) == 4
+    assert (await handle.result()).cycles == 1
+
+
+async def test_a_study_without_plans_waits_for_a_persons_plan_then_stops(
+        study: Study) -> None:
+    inp = study.input([], goal="does a larger step fit better?", **ACCEPT)
+    handle = await study.start(inp)
+    await study.until(handle, "the study to ask for a plan", lambda p: p.needs_plan)
+    with pytest.raises(WorkflowUpdateFailedError) as caught:
+        await handle.execute_update(  # pyright: ignore[reportUnknownMemberType]
+            "supply_plan", {"plan_name": "x", "plan_sha256": "nope", "plan": {}},
+            result_type=dict)
+    assert isinstance(caught.value.cause, ApplicationError)
+    assert caught.value.cause.type == "PlanRefused"
+    supplied = cycle_plan(1, 0.5, "H1", H1, H2, by="bo")
+    await handle.execute_update(  # pyright: ignore[reportUnknownMemberType]
+        "supply_plan", json.loads(supplied.model_dump_json()), result_type=dict)
+    await study.until(handle, "the study to ask for its second plan",
+                      lambda p: p.needs_plan and p.cycle == 1)
+    await handle.signal("stop", {"by": "bo", "comment": "out of ideas"})
+    result = await handle.result()
+    assert (result.status, result.cycles) == ("completed", 1)
+    assert result.reason == "stopped by bo (out of ideas)"
+
+
+async def test_no_plan_in_time_ends_the_study_saying_so(study: Study) -> None:
+    inp = study.input([], goal="anything?", gate={"timeout_s": 600})
+    # waits out the gate's timeout: time skips while the result is awaited
+    result = await study.env.client.execute_workflow(
+        StudyWorkflow.run, inp, id=inp.state.study_id, task_queue=study.harness.queue)
+    assert (result.status, result.cycles) == ("completed", 0)
+    assert result.reason == "no plan came for cycle 1 within 600 s"

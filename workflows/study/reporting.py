@@ -1,0 +1,33 @@
+"""Writing a study's report from its workflow: after every cycle, and when it ends.
+
+A report that cannot be written is recorded as an event, never fatal: the study goes on
+(or ends) and says so.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from temporalio import workflow
+from temporalio.exceptions import ActivityError
+
+with workflow.unsafe.imports_passed_through():
+    from workflows.catalogue import WRITE_STUDY_REPORT
+    from workflows.common.events import EventLog
+    from workflows.common.failures import root_message
+    from workflows.contracts.cycles import StudyReportInput, StudyStatus
+    from workflows.contracts.results import ReportPaths
+    from workflows.contracts.study import StudyState
+
+
+async def write_study_report(state: StudyState, status: StudyStatus, started: datetime,
+                             log: EventLog) -> ReportPaths | None:
+    """Write the study's report as it stands; None (and an event) if it cannot be written."""
+    try:
+        return await WRITE_STUDY_REPORT.run(StudyReportInput(
+            state=state, status=status, started_at=started, finished_at=workflow.now()))
+    except ActivityError as err:
+        log.add("checkpoint", "error", status="report_unwritten",
+                outputs={"reason": root_message(err)})
+        await log.flush()
+        return None

@@ -1,0 +1,72 @@
+"""What people send a study: a plan for its next cycle, a stop, a decision at its gate.
+
+Each is read raw, its size checked before it is decoded; a malformed one is refused with a
+reason (an update fails with it, a signal records it). A ``cycle`` gate's ``choice`` names
+the decision a person wants instead of the rules': ``iterate``, ``fix``, ``stop``, or
+``pivot:H`` where ``H`` is an open hypothesis of the study's tree.
+"""
+
+from __future__ import annotations
+
+from temporalio.common import RawValue
+from temporalio.exceptions import ApplicationError
+
+from workflows.common.bounds import PayloadRefused, clip, read_json
+from workflows.common.errors import ErrorType
+from workflows.contracts.cycles import CyclePlan, StudyStop
+from workflows.contracts.hypotheses import HypothesisTree
+from workflows.contracts.plan import PlanError, check_graph
+from workflows.contracts.study import CycleDecision
+from workflows.research.planning import PlanRefused, read_supplied
+
+STOP_MAX_BYTES = 8_000
+CHOICES = ("iterate", "fix", "stop", "pivot:H")
+
+
+def study_plan(raw: RawValue) -> CyclePlan:
+    """A supplied plan for the study's next cycle (a ``SuppliedPlan`` payload).
+
+    Raises:
+        ApplicationError: ``PlanRefused``, non-retryable: too large, malformed or invalid.
+    """
+    try:
+        supplied = read_supplied(raw)
+        try:
+            check_graph(supplied.plan)
+        except PlanError as err:
+            raise PlanRefused(f"invalid plan: {clip(str(err), 2000)}") from None
+    except PlanRefused as err:
+        raise ApplicationError(str(err), type=ErrorType.PLAN_REFUSED,
+                               non_retryable=True) from None
+    return CyclePlan(plan_name=supplied.plan_name, plan_sha256=supplied.plan_sha256,
+                     plan=supplied.plan, by=supplied.by)
+
+
+def read_stop(raw: RawValue) -> StudyStop | None:
+    """A ``stop`` signal's payload; None when it is too large or malformed (ignored)."""
+    try:
+        return StudyStop.model_validate(read_json(raw, limit=STOP_MAX_BYTES, what="stop"))
+    except (PayloadRefused, ValueError):
+        return None
+
+
+def override(choice: str, by: str, note: str, tree: HypothesisTree) -> CycleDecision:
+    """The decision a person's ``choice`` at the ``cycle`` gate stands for.
+
+    Raises:
+        ValueError: not one of :data:`CHOICES`, or a pivot to no open hypothesis.
+    """
+    action, _, target = choice.partition(":")
+    reason = f"{by} chose {choice}{note}"
+    if action in ("iterate", "fix", "stop") and not target:
+        return CycleDecision(action=action, by=by, reason=reason)
+    if action == "pivot" and target:
+        try:
+            hypothesis = tree.get(target)
+        except KeyError:
+            raise ValueError(f"no hypothesis {target[:60]!r} in this study") from None
+        if hypothesis.status not in ("open", "inconclusive"):
+            raise ValueError(f"hypothesis {target!r} is already {hypothesis.status}")
+        return CycleDecision(action="pivot", by=by, reason=reason, pursue=target,
+                             hypotheses=[target])
+    raise ValueError(f"choice {choice[:60]!r} is not one of {', '.join(CHOICES)}")
