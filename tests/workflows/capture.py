@@ -28,6 +28,7 @@ from tests.workflows.capture_branches import SCENARIOS as BRANCH_SCENARIOS
 from tests.workflows.capture_goalenv import run_goal_environment
 from tests.workflows.capture_plans import run_plans
 from tests.workflows.capture_refusals import run_library_refusals, run_refusals
+from tests.workflows.capture_study import run_study, save_study
 from tests.workflows.harness import Harness, task
 from workflows.agents.roles import (
     CodeAnswer,
@@ -194,11 +195,14 @@ async def capture() -> None:
         for name, scenario in BRANCH_SCENARIOS.items():
             with tempfile.TemporaryDirectory() as tmp:
                 runs.append((name, await scenario(env, Path(tmp))))
+        with tempfile.TemporaryDirectory() as tmp:
+            study = await run_study(env, Path(tmp))
         refusing_library = await run_library_refusals(env)
         for name, result in runs:
             await save(env, name, result)
         await save_one(env, "skills.library", library)
         await save_one(env, "refusals.library", refusing_library)
+        await save_study(env, *study)
     finally:
         await env.shutdown()
 
@@ -234,9 +238,11 @@ async def started(env: WorkflowEnvironment, wf_id: str) -> bool:
     return True
 
 
-async def save_one(env: WorkflowEnvironment, stem: str, wf_id: str) -> None:
-    """Write one workflow's history as ``<stem>.json``."""
-    history = await env.client.get_workflow_handle(wf_id).fetch_history()
+async def save_one(env: WorkflowEnvironment, stem: str, wf_id: str,
+                   run_id: str | None = None) -> None:
+    """Write one workflow's history (the execution ``run_id``, else its latest) as
+    ``<stem>.json``."""
+    history = await env.client.get_workflow_handle(wf_id, run_id=run_id).fetch_history()
     out = HISTORIES / f"{stem}.json"
     out.write_text(history.to_json())
     print(f"wrote {out}")

@@ -21,7 +21,7 @@ HISTORIES = sorted((Path(__file__).resolve().parent.parent / "histories").glob("
 
 def test_histories_are_present() -> None:
     kinds = {path.name.split(".")[1].split("-")[0] for path in HISTORIES}
-    assert kinds == {"research", "task", "branch", "library"}, (
+    assert kinds == {"research", "task", "branch", "library", "study"}, (
         "run `python -m tests.workflows.capture`")
 
 
