@@ -38,6 +38,7 @@ from workflows.agents.spend import ModelAnswer, ModelCall
 from workflows.common.errors import PERMANENT
 from workflows.common.metadata import summary_line
 from workflows.constants import Pool
+from workflows.contracts.cycles import StudyReportInput
 from workflows.contracts.environments import PreparedEnvironment, PrepareEnvironmentInput
 from workflows.contracts.execution import (
     ExecuteJobInput,
@@ -198,6 +199,11 @@ WRITE_TASK_REPORT = ActivityDecl[WriteTaskReportInput, str](
     "write_task_report", WriteTaskReportInput, str, Pool.ORCHESTRATION, MINUTE,
     retry(maximum=timedelta(seconds=10), attempts=3), local=True)
 """A task's whole result, written beside its run's report before the task's result is cut."""
+WRITE_STUDY_REPORT = ActivityDecl[StudyReportInput, ReportPaths](
+    "write_study_report", StudyReportInput, ReportPaths, Pool.ORCHESTRATION, 2 * MINUTE,
+    retry(maximum=timedelta(seconds=30), attempts=5), local=True)
+"""A study's report across its cycles (``study.json``, ``study.md``, its chart), rewritten
+after each cycle and at the end."""
 
 # agents pool: deterministic reviewers and the model roles
 MODEL_RETRY = retry(maximum=2 * MINUTE, attempts=8)
@@ -266,7 +272,7 @@ MAINTAIN_SKILLS = ActivityDecl[library.MaintainInput, library.MaintainAnswer](
     10 * MINUTE, LIBRARY_RETRY)
 
 CATALOGUE: tuple[ActivityDecl[Any, Any], ...] = (
-    RECORD_EVENTS, WRITE_REPORT, WRITE_TASK_REPORT,
+    RECORD_EVENTS, WRITE_REPORT, WRITE_TASK_REPORT, WRITE_STUDY_REPORT,
     REVIEW_OPS, REVIEW_QUALITY_SAFETY, CALL_MODEL, PLAN_GOAL, REVIEW_PLAN, WRITE_JOB,
     REVIEW_JOB_MODEL, DEBUG_JOB, SUMMARIZE_RUN,
     EXECUTE_JOB, VERIFY_EVIDENCE, REVIEW_INFRASTRUCTURE, RESCAN_ARTIFACTS, PROBE_ENVIRONMENT,

@@ -59,6 +59,7 @@ async def build_specs(settings: Settings, pools: Sequence[Pool], *, database_url
     specs: dict[Pool, PoolSpec] = {}
     if Pool.ORCHESTRATION in pools:
         from activities.events.store import EventStore
+        from activities.reports.study import StudyReportWriter
         from activities.reports.writer import ReportWriter
 
         store = EventStore(database_url)
@@ -67,7 +68,8 @@ async def build_specs(settings: Settings, pools: Sequence[Pool], *, database_url
         writer = ReportWriter(settings.runs_dir, settings.work_dir)
         specs[Pool.ORCHESTRATION] = PoolSpec(
             workflows=[ResearchWorkflow, BranchWorkflow, TaskWorkflow],
-            activities=[store.record_events, writer.write_report, writer.write_task_report])
+            activities=[store.record_events, writer.write_report, writer.write_task_report,
+                        StudyReportWriter(settings.root).write_study_report])
     if Pool.AGENTS in pools:
         specs[Pool.AGENTS] = _agents_spec(settings, stack)
     if Pool.REFLECTION in pools:
