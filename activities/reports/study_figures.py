@@ -36,6 +36,8 @@ NAME_CHARS = 24
 """The longest branch name written beside its point."""
 NAMED_LINES = 4
 """A cycle with more branch lines than this has its points unnamed (the legend tells them)."""
+LABELLED_CYCLES = 20
+"""A study of more cycles has plain ticks: no decision under each, no branch names."""
 _MAIN, _BRANCH, _KEPT, _CRITERION = "#1565c0", "#ef6c00", "#2e7d32", "#9e9e9e"
 
 
@@ -179,41 +181,69 @@ def draw_metrics(chart: Chart, folder: Path, *, criteria: list[tuple[str, float]
     figure = Figure(figsize=(10, 5.5), dpi=100, layout="constrained")
     FigureCanvasAgg(figure)
     axes = figure.add_subplot()
-    cycles = sorted(chart.values)
-    ys = [chart.values[c] for c in cycles]
-    present = [(c, y) for c, y in zip(cycles, ys, strict=True) if y is not None]
-    if len(present) < len(ys):  # a cycle without a value: its neighbours joined, dotted
-        axes.plot([c for c, _ in present], [y for _, y in present], color=_MAIN,
-                  linestyle=":", linewidth=1.2, alpha=0.7)
-    axes.plot(cycles, [math.nan if y is None else y for y in ys], color=_MAIN, marker="o",
-              linewidth=2, markersize=7, label="best verified value of the cycle (its kept line)")
-    for c, y in zip(cycles, ys, strict=True):
-        if y is None:
-            axes.text(c, 0.02, "no value", transform=axes.get_xaxis_transform(), ha="center",
-                      fontsize=8, color="#616161")
+    drawn = _draw_values(axes, chart)
     _draw_lines(axes, chart)
     for label, threshold in criteria:
         axes.axhline(threshold, color=_CRITERION, linestyle="--", linewidth=1.2,
                      label=f"acceptance: {text(label, 60)}")
-    name = text(chart.metric.name, 60) if chart.metric else "no metric"
-    direction = f" ({chart.metric.direction})" if chart.metric else ""
-    axes.set_xlabel("cycle (and the decision after it)")
-    axes.set_ylabel(f"{name}{direction}", parse_math=False)
-    axes.set_title(f"{name} across {len(cycles)} cycle(s) and their branches",
-                   parse_math=False)
-    axes.set_xticks(cycles, [f"{c}\n{chart.decisions.get(c, '')}" for c in cycles])
-    axes.set_xlim(cycles[0] - 0.5, cycles[-1] + 0.6)
-    axes.grid(alpha=0.3)
-    if all(y is None for y in ys) and not chart.lines:
-        axes.text(0.5, 0.5, "no cycle reported this metric", transform=axes.transAxes,
-                  ha="center", va="center", color="#616161", fontsize=12)
-    else:
+    _label_axes(axes, chart)
+    if drawn or chart.lines:
         for text_item in axes.legend(loc="best", fontsize=9).get_texts():
             text_item.set_parse_math(False)
+    else:
+        axes.text(0.5, 0.5, text(chart.why if chart.metric is None else
+                                 "no cycle reported this metric", 80),
+                  transform=axes.transAxes, ha="center", va="center", color="#616161",
+                  fontsize=12, parse_math=False)
     target = folder / FIGURES_FOLDER / METRICS
     target.parent.mkdir(parents=True, exist_ok=True)
     figure.savefig(target, format="png")
     return target.relative_to(folder).as_posix()
+
+
+def _draw_values(axes: Axes, chart: Chart) -> bool:
+    """The cycles' values as a line; a cycle without one leaves a gap its neighbours join dotted.
+
+    Returns:
+        Whether any cycle had a value.
+    """
+    cycles = sorted(chart.values)
+    ys = [chart.values[c] for c in cycles]
+    present = [(c, y) for c, y in zip(cycles, ys, strict=True) if y is not None]
+    if present and len(present) < len(ys):
+        axes.plot([c for c, _ in present], [y for _, y in present], color=_MAIN,
+                  linestyle=":", linewidth=1.2, alpha=0.7)
+    if present:
+        axes.plot(cycles, [math.nan if y is None else y for y in ys], color=_MAIN, marker="o",
+                  linewidth=2, markersize=7,
+                  label="best verified value of the cycle (its kept line)")
+    for c, y in zip(cycles, ys, strict=True):
+        if y is None and present:
+            axes.text(c, 0.02, "no value", transform=axes.get_xaxis_transform(), ha="center",
+                      fontsize=8, color="#616161")
+    return bool(present)
+
+
+def _label_axes(axes: Axes, chart: Chart) -> None:
+    """Title, axis labels and ticks: each cycle with the decision after it, in a short study."""
+    cycles = sorted(chart.values)
+    name = text(chart.metric.name, 60) if chart.metric else "no metric"
+    if chart.metric:
+        axes.set_ylabel(f"{name} ({chart.metric.direction})", parse_math=False)
+    else:
+        axes.set_yticks([])
+    axes.set_title(f"{name} across {len(cycles)} cycle(s) and their branches",
+                   parse_math=False)
+    if len(cycles) <= LABELLED_CYCLES:
+        axes.set_xticks(cycles, [f"{c}\n{chart.decisions.get(c, '')}" for c in cycles])
+        axes.set_xlabel("cycle (and the decision after it)")
+    else:
+        from matplotlib.ticker import MaxNLocator
+
+        axes.xaxis.set_major_locator(MaxNLocator(integer=True))
+        axes.set_xlabel("cycle")
+    axes.set_xlim(cycles[0] - 0.5, cycles[-1] + 0.6)
+    axes.grid(alpha=0.3)
 
 
 def _draw_lines(axes: Axes, chart: Chart) -> None:
@@ -231,7 +261,7 @@ def _draw_lines(axes: Axes, chart: Chart) -> None:
                       markersize=style[2], markeredgecolor="black", markeredgewidth=0.6,
                       label=None if kind in labelled else kind)
             labelled.add(kind)
-            if len(points) <= NAMED_LINES:
+            if len(points) <= NAMED_LINES and len(chart.values) <= LABELLED_CYCLES:
                 axes.annotate(text(point.name, NAME_CHARS), (x, point.value),
                               textcoords="offset points", xytext=(5, 4), fontsize=8,
                               color="#424242", parse_math=False)

@@ -274,3 +274,21 @@ async def test_an_empty_folder_is_refused_clearly(tmp_path: Path) -> None:
     req = StudyReportInput(state=state, folder=" ")
     with pytest.raises(Exception, match="no report folder given"):
         await ActivityEnvironment().run(StudyReportWriter(tmp_path).write_study_report, req)
+
+
+async def test_a_study_before_its_first_cycle_says_so_and_draws_nothing(tmp_path: Path) -> None:
+    state = StudyState(study_id="s", first_plan="plan.json@" + "b" * 64)
+    paths = await write(tmp_path, state)
+    markdown = Path(paths.summary_md).read_text(encoding="utf-8")
+    assert markdown.startswith(f"# Study: plan.json@{'b' * 64} — running\n")
+    assert "No cycle has run yet." in markdown and "No hypothesis was proposed." in markdown
+    assert not (tmp_path / "studies/s/figures").exists()
+    assert StudyReport.model_validate_json(Path(paths.results_json).read_text("utf-8")).figures \
+        == []
+
+
+def test_a_study_without_numbers_has_nothing_to_chart_and_says_why() -> None:
+    state = StudyState(study_id="s", goal="g")
+    chart = chart_of(state, [CycleFacts(cycle=1, tasks=[{}]), CycleFacts(cycle=2)])
+    assert (chart.metric, chart.values) == (None, {1: None, 2: None})
+    assert chart.why == "no cycle reported a numeric verified metric"
