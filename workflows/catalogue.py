@@ -207,7 +207,8 @@ CLOSE_CYCLE = ActivityDecl[CloseCycleInput, StudyState](
 WRITE_STUDY_REPORT = ActivityDecl[StudyReportInput, ReportPaths](
     "write_study_report", StudyReportInput, ReportPaths, Pool.ORCHESTRATION, 2 * MINUTE,
     retry(maximum=timedelta(seconds=30), attempts=5), local=True)
-"""A study's report (JSON, Markdown, figures) as it stands, after each cycle and at its end."""
+"""A study's report across its cycles (``study.json``, ``study.md``, its chart), rewritten
+after each cycle and at the end."""
 
 # agents pool: deterministic reviewers and the model roles
 MODEL_RETRY = retry(maximum=2 * MINUTE, attempts=8)
@@ -276,7 +277,7 @@ MAINTAIN_SKILLS = ActivityDecl[library.MaintainInput, library.MaintainAnswer](
     10 * MINUTE, LIBRARY_RETRY)
 
 CATALOGUE: tuple[ActivityDecl[Any, Any], ...] = (
-    RECORD_EVENTS, WRITE_REPORT, WRITE_TASK_REPORT,
+    RECORD_EVENTS, WRITE_REPORT, WRITE_TASK_REPORT, WRITE_STUDY_REPORT,
     REVIEW_OPS, REVIEW_QUALITY_SAFETY, CALL_MODEL, PLAN_GOAL, REVIEW_PLAN, WRITE_JOB,
     REVIEW_JOB_MODEL, DEBUG_JOB, SUMMARIZE_RUN,
     EXECUTE_JOB, VERIFY_EVIDENCE, REVIEW_INFRASTRUCTURE, RESCAN_ARTIFACTS, PROBE_ENVIRONMENT,

@@ -60,6 +60,7 @@ async def build_specs(settings: Settings, pools: Sequence[Pool], *, database_url
     specs: dict[Pool, PoolSpec] = {}
     if Pool.ORCHESTRATION in pools:
         from activities.events.store import EventStore
+        from activities.reports.study import StudyReportWriter
         from activities.reports.writer import ReportWriter
         from activities.study.cycles import close_cycle
 
@@ -70,7 +71,7 @@ async def build_specs(settings: Settings, pools: Sequence[Pool], *, database_url
         specs[Pool.ORCHESTRATION] = PoolSpec(
             workflows=[ResearchWorkflow, BranchWorkflow, TaskWorkflow, StudyWorkflow],
             activities=[store.record_events, writer.write_report, writer.write_task_report,
-                        close_cycle])
+                        close_cycle, StudyReportWriter(settings.root).write_study_report])
     if Pool.AGENTS in pools:
         specs[Pool.AGENTS] = _agents_spec(settings, stack)
     if Pool.REFLECTION in pools:

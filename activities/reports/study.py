@@ -1,0 +1,156 @@
+"""The study's report across its cycles: ``study.json``, ``study.md`` and its chart.
+
+The study workflow calls ``write_study_report`` after each cycle and at its end, so the
+folder always says where the study stands. ``study.json`` is a :class:`StudyReport`: the
+study's :class:`StudyState` (it reads back as one) with its status, times, each cycle's
+report files and the chart's metric. Each cycle's own report (a run's results JSON, named in
+its summary) is read for its branches and, for the latest cycle, its plan's DAG; a cycle
+report that is missing or unreadable leaves its points out of the chart and is named in the
+Markdown, never failing the study's report. Files are written like a run's report: to a
+temporary name, then renamed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import datetime
+from pathlib import Path
+
+from pydantic import Field, ValidationError
+from temporalio.exceptions import ApplicationError
+
+from activities.reports.study_figures import Chart, CycleFacts, chart_of, draw_metrics, facts_of
+from activities.reports.study_markdown import render_study
+from activities.reports.writer import write_atomic
+from workflows.catalogue import WRITE_STUDY_REPORT
+from workflows.common.errors import ErrorType
+from workflows.contracts.alternatives import Metric
+from workflows.contracts.base import Model
+from workflows.contracts.cycles import StudyReportInput, StudyStatus
+from workflows.contracts.results import ReportPaths, RunReport
+from workflows.contracts.study import CycleSummary, StudyState
+
+STUDY_JSON = "study.json"
+STUDY_MD = "study.md"
+CYCLE_REPORT_BYTES = 256 * 1024 * 1024
+"""A cycle's results JSON larger than this is not read (its points are left out)."""
+_RESULTS, _SUMMARY = "execution_results_", "execution_summary_"
+
+
+class CycleReport(Model):
+    """One cycle's report files as the study's report found them."""
+
+    cycle: int
+    run_id: str
+    results_json: str = ""
+    """Where its results JSON is (resolved), or empty when the cycle recorded none."""
+    summary_md: str = ""
+    """Its Markdown summary beside the results JSON (empty: not there)."""
+    problem: str = ""
+    """Why its results JSON could not be used (empty: it was read)."""
+
+
+class StudyReport(StudyState):
+    """``study.json``: the study's state with its status, times, cycle reports and chart."""
+
+    status: StudyStatus = "running"
+    started_at: datetime | None = None
+    finished_at: datetime | None = None
+    reports: list[CycleReport] = Field(default_factory=list[CycleReport])
+    figures: list[str] = Field(default_factory=list[str])
+    """Figures drawn for the report, relative to its folder."""
+    chart_metric: Metric | None = None
+    """The metric the chart follows (the policy's key metric, or the one most reported)."""
+
+
+STUDIES = "studies"
+"""The data dir's folder of study reports, one folder per study."""
+
+
+class StudyReportWriter:
+    """Writes a study's report into its folder.
+
+    Args:
+        root: the data dir; a relative ``folder`` (none given: ``studies/<study>``) and
+            relative cycle report paths are taken below it.
+    """
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    @WRITE_STUDY_REPORT.defn
+    async def write_study_report(self, req: StudyReportInput) -> ReportPaths:
+        """Write ``study.json``, ``study.md`` and ``figures/metrics.png`` into the folder.
+
+        Reading the cycles' reports and drawing run in a thread, off the worker's loop.
+        """
+        folder = self.root / (req.folder.strip() or f"{STUDIES}/{req.state.study_id}")
+        try:
+            return await asyncio.to_thread(write_study, req, folder, self.root)
+        except OSError as err:
+            raise ApplicationError(
+                f"cannot write the report of study {req.state.study_id} in {folder}: {err}; "
+                "check that the folder is writable and has space",
+                type=ErrorType.REPORT_UNWRITABLE, non_retryable=True) from err
+
+
+def write_study(req: StudyReportInput, folder: Path, root: Path) -> ReportPaths:
+    """Write the study's report files into ``folder``; return their paths."""
+    folder.mkdir(parents=True, exist_ok=True)
+    reports: list[CycleReport] = []
+    facts: list[CycleFacts] = []
+    latest: RunReport | None = None
+    for summary in req.state.summaries:
+        found, run = read_cycle(summary, root)
+        reports.append(found)
+        facts.append(facts_of(summary, run))
+        latest = run
+    chart = chart_of(req.state, facts)
+    figure = draw_metrics(chart, folder, criteria=_criteria(req.state, chart))
+    report = StudyReport.model_validate({
+        **req.state.model_dump(), "status": req.status, "started_at": req.started_at,
+        "finished_at": req.finished_at, "reports": reports,
+        "figures": [figure] if figure else [], "chart_metric": chart.metric})
+    paths = ReportPaths(results_json=str(folder / STUDY_JSON),
+                        summary_md=str(folder / STUDY_MD))
+    write_atomic(folder / STUDY_JSON, report.model_dump_json(indent=2))
+    write_atomic(folder / STUDY_MD, render_study(report, chart, latest, folder))
+    return paths
+
+
+def read_cycle(summary: CycleSummary, root: Path) -> tuple[CycleReport, RunReport | None]:
+    """A cycle's report files, and its results JSON read (None, with the problem, if not)."""
+    found = CycleReport(cycle=summary.cycle, run_id=summary.run_id)
+    if not summary.results_json:
+        found.problem = "the cycle recorded no report"
+        return found, None
+    path = root / summary.results_json
+    found.results_json = str(path)
+    beside = path.with_name(path.name.replace(_RESULTS, _SUMMARY, 1)).with_suffix(".md")
+    if beside != path and beside.is_file():
+        found.summary_md = str(beside)
+    try:
+        size = path.stat().st_size
+        if size > CYCLE_REPORT_BYTES:
+            found.problem = f"{path} is {size:,} bytes, more than the {CYCLE_REPORT_BYTES:,} read"
+            return found, None
+        run = RunReport.model_validate_json(path.read_bytes())
+    except OSError as err:
+        found.problem = f"cannot read {path}: {err.strerror or err}"
+        return found, None
+    except ValidationError as err:
+        found.problem = f"{path} is not a run's results JSON ({err.error_count()} errors)"
+        return found, None
+    if run.run_id != summary.run_id:
+        found.problem = f"{path} is the report of run {run.run_id}, not of {summary.run_id}"
+        return found, None
+    return found, run
+
+
+def _criteria(state: StudyState, chart: Chart) -> list[tuple[str, float]]:
+    """The acceptance thresholds on the chart's metric, to draw as lines."""
+    if chart.metric is None:
+        return []
+    return [(test.describe(), float(test.threshold)) for test in state.policy.acceptance
+            if test.metric == chart.metric.name and isinstance(test.threshold, int | float)
+            and not isinstance(test.threshold, bool)]
