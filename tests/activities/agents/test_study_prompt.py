@@ -4,11 +4,19 @@ a request without a study renders to the very bytes it did before studies existe
 from __future__ import annotations
 
 import json
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
+import pytest
+from pydantic import SecretStr
+
 from activities.agents import render
+from activities.agents.roles import Agents
 from activities.agents.studies import STUDY_CONTEXT_BYTES, study_section
+from activities.llm.gateway import ModelGateway
+from tests.activities.agents.test_agents import DRAFT, KEY, MODEL, plan_request, prompt_of
 from tests.e2e_support import ROOT
+from tests.fake_anthropic import FakeAnthropic, ToolUse
 from tests.workflows.study.factories import hypothesis, outcome, summary, tree, verdict
 from workflows.agents.roles import (
     DataFile,
@@ -173,3 +181,48 @@ def test_a_large_context_keeps_within_its_budget_and_says_what_was_cut() -> None
 def test_a_tiny_budget_still_holds() -> None:
     text = study_section(large_context(), budget=1500)
     assert len(text.encode()) <= 1500 and text.endswith("[... cut at 1,500 bytes ...]")
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeAnthropic]:
+    with FakeAnthropic() as server:
+        yield server
+
+
+@pytest.fixture
+async def agents(fake: FakeAnthropic) -> AsyncIterator[Agents]:
+    gateway = ModelGateway(SecretStr(KEY), fake.base_url, {"default": MODEL})
+    yield Agents(gateway)
+    await gateway.aclose()
+
+
+H4 = {"id": "H4", "parent": "H1", "statement": "ranks differ",
+      "test": {"metric": "p_value", "op": "<", "threshold": 0.05}}
+
+
+async def test_a_studys_planner_is_offered_hypotheses_and_its_links_are_checked(
+        fake: FakeAnthropic, agents: Agents) -> None:
+    linked = [{**t, "hypothesis": "H4"} for t in DRAFT["tasks"]]
+    fake.script(ToolUse({**DRAFT, "tasks": linked, "hypotheses": [{**H4, "id": "H1", "parent": None}]}),
+                ToolUse({**DRAFT, "tasks": linked, "hypotheses": [H4]}))
+    answer = await agents.plan_goal(plan_request(study=context()))
+    first, repair = fake.requests
+    assert first.body["tools"][0]["name"] == "StudyPlanDraftOutput"
+    assert "hypotheses" in first.body["tools"][0]["input_schema"]["properties"]
+    # the first answer re-proposes H1 differently and links H4, which it does not propose
+    turn = json.dumps(repair.body["messages"][-1])
+    assert "the study already has H1" in turn and "unknown hypothesis 'H4'" in turn
+    assert type(answer.draft) is PlanDraftOutput
+    assert [h.id for h in answer.draft.hypotheses] == ["H4"]
+    assert {t.hypothesis for t in answer.draft.tasks} == {"H4"}
+    assert "## Study" in prompt_of(fake)
+
+
+async def test_a_run_of_its_own_is_offered_the_plan_schema_it_always_was(
+        fake: FakeAnthropic, agents: Agents) -> None:
+    fake.script(ToolUse(DRAFT))
+    answer = await agents.plan_goal(plan_request())
+    tool = fake.requests[0].body["tools"][0]
+    assert tool["name"] == "PlanDraftOutput"
+    assert "hypothes" not in json.dumps(tool["input_schema"])
+    assert answer.draft.hypotheses == [] and "## Study" not in prompt_of(fake)

@@ -55,13 +55,14 @@ async def test_memory_that_fails_leaves_the_planner_without_notes(
 
 async def test_memory_is_not_asked_when_off_or_when_the_models_are_recorded(
         time_env: WorkflowEnvironment, task_queue: str, tmp_path: Path) -> None:
-    for n, policy in enumerate([
-            {"memory": {"enabled": False}},
-            {"agents": {"enabled": True, "plan_review_rounds": 1,
-                        "recording": {"mode": "replay", "path": str(tmp_path / "r.jsonl")}}}]):
+    policies: list[dict[str, Any]] = [
+        {"memory": {"enabled": False}},
+        {"agents": {"enabled": True, "plan_review_rounds": 1,
+                    "recording": {"mode": "replay", "path": str(tmp_path / "r.jsonl")}}}]
+    for n, policy in enumerate(policies):
         agents = FakeAgents(drafts=[draft({"a": None})], jobs={"fast": job("ok")})
         recall = FakeRecall()
         result = await run(time_env, f"{task_queue}-{n}", tmp_path / str(n), agents, recall,
-                           **policy)
+                           None, **policy)
         assert result.status == "completed", result.status_reason
         assert recall.requests == [] and agents.requests["plan_goal"][0].memory == []
