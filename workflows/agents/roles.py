@@ -15,22 +15,27 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from pydantic import Field
-from pydantic.json_schema import SkipJsonSchema
 
 from workflows.agents.context import TaskDigest
+from workflows.agents.drafts import TASK_ID_PATTERN as TASK_ID_PATTERN
+from workflows.agents.drafts import PlanDraftOutput
+from workflows.agents.drafts import PlannedCheck as PlannedCheck
+from workflows.agents.drafts import PlannedHypothesis as PlannedHypothesis
+from workflows.agents.drafts import PlannedTask as PlannedTask
+from workflows.agents.drafts import PlannedTest as PlannedTest
+from workflows.agents.drafts import StudyPlanDraftOutput as StudyPlanDraftOutput
+from workflows.agents.drafts import StudyPlannedTask as StudyPlannedTask
 from workflows.agents.spend import Budget, Spend
 from workflows.contracts.base import MAX_GOAL_CHARS as MAX_GOAL_CHARS
 from workflows.contracts.base import Model
 from workflows.contracts.execution import ExecutionOutcome
 from workflows.contracts.executive import Reviewer, ReviewInput, ReviewVerdict, Verdict
-from workflows.contracts.hypotheses import STATEMENT_CHARS
-from workflows.contracts.plan import Check, InputFile, JobSpec, Priority
+from workflows.contracts.plan import Check, InputFile, JobSpec
 from workflows.contracts.policy import ModelRecording
 from workflows.contracts.study import StudyContext
 
 MAX_CODE_CHARS = 60_000
 DATA_HEAD_CHARS = 2000
-TASK_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
 ARTIFACT_PATTERN = r"^(?!/)(?!.*(^|/)\.\.(/|$))[A-Za-z0-9_.][A-Za-z0-9_./-]{0,199}$"
 
 
@@ -58,88 +63,6 @@ class RoleAnswer(Model):
 
 
 # --- planner and plan reviewer ---------------------------------------------------------------
-
-
-class PlannedCheck(Model):
-    """A machine-checkable criterion on a metric the job will report."""
-
-    metric: str = Field(min_length=1, max_length=128)
-    op: Literal["<", "<=", ">", ">=", "==", "!="]
-    value: float | int | str | bool
-
-
-class PlannedTask(Model):
-    """One task of a drafted plan; the coder writes its job later."""
-
-    task_id: str = Field(pattern=TASK_ID_PATTERN)
-    priority: Priority = "MEDIUM"
-    action: str = Field(min_length=1, max_length=4000)
-    acceptance_criteria: list[str] = Field(min_length=1, max_length=20)
-    dependencies: list[str] = Field(default_factory=list[str], max_length=50)
-    checks: list[PlannedCheck] = Field(default_factory=list[PlannedCheck], max_length=20)
-    inputs: list[str] = Field(default_factory=list[str], max_length=50)
-    """Names of the goal's data files this task reads."""
-    rationale: str = Field(default="", max_length=2000)
-    hypothesis: SkipJsonSchema[str | None] = Field(default=None,
-                                                   exclude_if=lambda v: v is None)
-    """The hypothesis this task's verified metrics are evidence for (a study's cycle only:
-    see :class:`StudyPlannedTask`). Left out of the schema and of the dump when unset, so a
-    plan without hypotheses asks and records exactly as before."""
-
-
-class PlannedTest(Model):
-    """What decides a proposed hypothesis: a metric a task reports, compared with a value."""
-
-    metric: str = Field(min_length=1, max_length=128)
-    op: Literal["<", "<=", ">", ">=", "==", "!="]
-    threshold: float | int | str | bool
-    task_id: str | None = Field(default=None, pattern=TASK_ID_PATTERN)
-    """The one task whose metric decides (none: every task linked to the hypothesis)."""
-
-
-class PlannedHypothesis(Model):
-    """A hypothesis the planner proposes for a study's cycle (always open: never a verdict)."""
-
-    id: str = Field(pattern=TASK_ID_PATTERN)
-    parent: str | None = Field(default=None, pattern=TASK_ID_PATTERN)
-    statement: str = Field(min_length=1, max_length=STATEMENT_CHARS)
-    test: PlannedTest
-
-
-MAX_PLANNED_HYPOTHESES = 20
-"""Hypotheses one drafted plan may propose."""
-
-
-class PlanDraftOutput(Model):
-    """The planner's answer: a plan in the ``pending_actions.json`` schema, without jobs."""
-
-    context: str = Field(default="", max_length=4000)
-    tasks: list[PlannedTask] = Field(min_length=1, max_length=30)
-    hypotheses: SkipJsonSchema[list[PlannedHypothesis]] = Field(
-        default_factory=list[PlannedHypothesis], exclude_if=lambda v: not v)
-    """Proposed hypotheses (a study's cycle only: see :class:`StudyPlanDraftOutput`)."""
-
-
-class StudyPlannedTask(PlannedTask):
-    """A task of a study's cycle: it may say which hypothesis it is evidence for."""
-
-    hypothesis: str | None = Field(default=None, pattern=TASK_ID_PATTERN,
-                                   exclude_if=lambda v: v is None)
-
-
-class StudyPlanDraftOutput(PlanDraftOutput):
-    """The planner's answer in a study: the plan, the hypotheses it tests and their links.
-
-    The schema offered to the planner of a study's cycle; a run outside a study is offered
-    :class:`PlanDraftOutput`, whose schema is as it always was.
-    """
-
-    tasks: list[StudyPlannedTask] = Field(  # pyright: ignore[reportIncompatibleVariableOverride]
-        min_length=1, max_length=30)
-    """Read only as :class:`PlannedTask` (narrowed here for the schema, never written)."""
-    hypotheses: list[PlannedHypothesis] = Field(default_factory=list[PlannedHypothesis],
-                                                max_length=MAX_PLANNED_HYPOTHESES,
-                                                exclude_if=lambda v: not v)
 
 
 class PlanRequest(AgentRequest):

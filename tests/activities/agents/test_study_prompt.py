@@ -203,7 +203,8 @@ H4 = {"id": "H4", "parent": "H1", "statement": "ranks differ",
 async def test_a_studys_planner_is_offered_hypotheses_and_its_links_are_checked(
         fake: FakeAnthropic, agents: Agents) -> None:
     linked = [{**t, "hypothesis": "H4"} for t in DRAFT["tasks"]]
-    fake.script(ToolUse({**DRAFT, "tasks": linked, "hypotheses": [{**H4, "id": "H1", "parent": None}]}),
+    changed_h1 = {**H4, "id": "H1", "parent": None}
+    fake.script(ToolUse({**DRAFT, "tasks": linked, "hypotheses": [changed_h1]}),
                 ToolUse({**DRAFT, "tasks": linked, "hypotheses": [H4]}))
     answer = await agents.plan_goal(plan_request(study=context()))
     first, repair = fake.requests
