@@ -57,6 +57,7 @@ from workflows.contracts.executive import (
 )
 from workflows.contracts.memory import ConsultAnswer, ConsultInput, RememberAnswer, RememberInput
 from workflows.contracts.policy import Queues
+from workflows.contracts.recall import RecallAnswer, RecallInput
 from workflows.contracts.results import ReportPaths, WriteReportInput, WriteTaskReportInput
 from workflows.contracts.study import StudyState
 from workflows.library import contracts as library
@@ -260,6 +261,10 @@ CONSULT_MEMORY = ActivityDecl[ConsultInput, ConsultAnswer](
 REMEMBER_TASK = ActivityDecl[RememberInput, RememberAnswer](
     "remember_task", RememberInput, RememberAnswer, Pool.REFLECTION, timedelta(seconds=10),
     ADVISORY)
+RECALL_MEMORY = ActivityDecl[RecallInput, RecallAnswer](
+    "recall_memory", RecallInput, RecallAnswer, Pool.REFLECTION, timedelta(seconds=10),
+    ADVISORY)
+"""The rules and episodes that apply to a goal, as notes for its planner."""
 
 # skills pool
 LIBRARY_RETRY = retry(maximum=MINUTE, attempts=5)
@@ -277,12 +282,12 @@ MAINTAIN_SKILLS = ActivityDecl[library.MaintainInput, library.MaintainAnswer](
     10 * MINUTE, LIBRARY_RETRY)
 
 CATALOGUE: tuple[ActivityDecl[Any, Any], ...] = (
-    RECORD_EVENTS, WRITE_REPORT, WRITE_TASK_REPORT, WRITE_STUDY_REPORT,
+    RECORD_EVENTS, WRITE_REPORT, WRITE_TASK_REPORT, WRITE_STUDY_REPORT, CLOSE_CYCLE,
     REVIEW_OPS, REVIEW_QUALITY_SAFETY, CALL_MODEL, PLAN_GOAL, REVIEW_PLAN, WRITE_JOB,
     REVIEW_JOB_MODEL, DEBUG_JOB, SUMMARIZE_RUN,
     EXECUTE_JOB, VERIFY_EVIDENCE, REVIEW_INFRASTRUCTURE, RESCAN_ARTIFACTS, PROBE_ENVIRONMENT,
     PREPARE_ENVIRONMENT,
-    DIAGNOSE_FAILURE, CONSULT_MEMORY, REMEMBER_TASK,
+    DIAGNOSE_FAILURE, CONSULT_MEMORY, REMEMBER_TASK, RECALL_MEMORY,
     MATCH_SKILLS, RECORD_OUTCOMES, EXTRACT_SKILLS, MAINTAIN_SKILLS,
 )
 """Every activity, in pool order; names are unique (a test checks)."""

@@ -15,6 +15,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from activities.review.common import ParseFailure, parse_job
+from workflows.agents.planning import hypotheses_of
 from workflows.agents.roles import (
     DebugOutput,
     DiagnosticOutput,
@@ -26,6 +27,7 @@ from workflows.agents.roles import (
 from workflows.common.validation import field_errors
 from workflows.contracts.environments import check_requirement
 from workflows.contracts.executive import Finding, Reviewer, ReviewVerdict
+from workflows.contracts.hypotheses import HypothesisTree
 from workflows.contracts.plan import (
     Check,
     Decision,
@@ -121,8 +123,19 @@ def plan_review(out: PlanReviewOutput) -> PlanReviewOutput:
     return out
 
 
-def plan_draft(out: PlanDraftOutput, data_names: Iterable[str]) -> PlanDraftOutput:
-    """A drafted plan, refused unless its ids, dependencies and inputs hold together."""
+def plan_draft(out: PlanDraftOutput, data_names: Iterable[str],
+               tree: HypothesisTree | None = None) -> PlanDraftOutput:
+    """A drafted plan, refused unless its ids, dependencies and inputs hold together.
+
+    A study's draft (``tree`` given) must also propose valid hypotheses and link its tasks
+    to known ones; it comes back as a plain :class:`PlanDraftOutput`.
+    """
+    if tree is not None:
+        _, wrong = hypotheses_of(out, tree)
+        if wrong:
+            raise ValueError("the plan's hypotheses do not hold together: "
+                             + "; ".join(wrong[:MAX_LISTED]))
+        out = PlanDraftOutput.model_validate(out.model_dump())
     known = set(data_names)
     for task in out.tasks:
         unknown = [name for name in task.inputs if name not in known]

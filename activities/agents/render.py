@@ -22,6 +22,7 @@ from activities.agents.prompting import (
     section,
     tail,
 )
+from activities.agents.studies import study_section
 from workflows.agents.context import TaskDigest
 from workflows.agents.roles import (
     CodeRequest,
@@ -46,7 +47,11 @@ FEEDBACK_CHARS = 2000
 
 
 def plan_message(req: PlanRequest) -> str:
-    """The planner's facts: the goal, its data, what memory says, and a draft to revise."""
+    """The planner's facts: the goal, its data, what memory says, and a draft to revise.
+
+    A study's cycle adds the study's context (:func:`study_section`, within its byte
+    budget) after what memory says; a request without a study renders as it always did.
+    """
     notes = [head(n, MEMORY_NOTE_CHARS) for n in req.memory[:MEMORY_NOTES]]
     revise = ""
     if req.previous is not None:
@@ -55,8 +60,10 @@ def plan_message(req: PlanRequest) -> str:
                          section("Feedback to address", bullets(
                              scrub(head(f, FEEDBACK_CHARS), run_id=req.run_id)
                              for f in req.feedback)))
+    study = section("Study", study_section(req.study)) if req.study is not None else ""
     return message(section("Goal", req.goal), section("Data files", data_text(req.data)),
-                   section("What earlier runs taught", bullets(notes)), revise.strip())
+                   section("What earlier runs taught", bullets(notes)), study,
+                   revise.strip())
 
 
 def draft_text(draft: PlanDraftOutput) -> str:

@@ -41,6 +41,7 @@ from workflows.agents.roles import (
     PlanReviewOutput,
     PlanReviewRequest,
     RunAnswer,
+    StudyPlanDraftOutput,
     SummaryAnswer,
     SummaryRequest,
 )
@@ -97,10 +98,16 @@ class Agents:
 
     @PLAN_GOAL.defn
     async def plan_goal(self, req: PlanRequest) -> PlanAnswer:
-        """Draft a plan for a goal (or revise the previous draft with its feedback)."""
+        """Draft a plan for a goal (or revise the previous draft with its feedback).
+
+        A study's cycle is offered the schema with hypotheses (:class:`StudyPlanDraftOutput`);
+        a run of its own the plain one, as it always was.
+        """
         names = [d.name for d in req.data]
-        got = await self._consult(req, "planner", PlanDraftOutput, render.plan_message(req),
-                                  lambda out: convert.plan_draft(out, names))
+        tree = req.study.tree if req.study is not None else None
+        contract = PlanDraftOutput if req.study is None else StudyPlanDraftOutput
+        got = await self._consult(req, "planner", contract, render.plan_message(req),
+                                  lambda out: convert.plan_draft(out, names, tree))
         return PlanAnswer(draft=got.value, spend=got.spend)
 
     @REVIEW_PLAN.defn

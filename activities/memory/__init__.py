@@ -1,6 +1,7 @@
 """Reflection memory: episodes, semantic rules and procedural templates across runs.
 
-``memory.Memory`` holds the ``consult_memory`` and ``remember_task`` activities; ``store``
+``memory.Memory`` holds the ``consult_memory`` and ``remember_task`` activities and
+``recall.Recall`` the ``recall_memory`` one (notes for a goal's planner); ``store``
 and ``schema`` keep memory and its hash-chained ledger in PostgreSQL; ``rules`` applies and
 promotes rules; ``index`` finds similar task types in Qdrant.
 """
@@ -8,11 +9,13 @@ promotes rules; ``index`` finds similar task types in Qdrant.
 
 from activities.memory.index import TaskTypeIndex
 from activities.memory.memory import Memory
+from activities.memory.recall import Recall
 from activities.memory.store import MemoryStore, MemoryStoreUnavailable
 
 __all__ = [
     "Memory",
     "MemoryStore",
     "MemoryStoreUnavailable",
+    "Recall",
     "TaskTypeIndex",
 ]

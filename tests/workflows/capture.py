@@ -4,8 +4,9 @@ Run ``python -m tests.workflows.capture`` after an intentional change to workflo
 say in the commit why old histories no longer replay, or keep both workflow versions with
 ``workflow.patched``). The scenarios reuse the fake-activity runs of ``test_research``.
 Some scenarios live in modules of their own (``capture_bounds``, ``capture_plans``,
-``capture_refusals``, ``capture_goalenv``, ``capture_branches``); each one's ``python -m``
-re-captures only its own histories, leaving the others as they are: ``python -m
+``capture_refusals``, ``capture_goalenv``, ``capture_study``, ``capture_study_cycle``,
+``capture_branches``); each
+one's ``python -m`` re-captures only its own histories, leaving the others as they are: ``python -m
 tests.workflows.capture_branches`` those of branches and steering (``branched``,
 ``steered``, ``cancelled``, ``withdrawn``).
 """
@@ -29,6 +30,7 @@ from tests.workflows.capture_goalenv import run_goal_environment
 from tests.workflows.capture_plans import run_plans
 from tests.workflows.capture_refusals import run_library_refusals, run_refusals
 from tests.workflows.capture_study import run_study, save_study
+from tests.workflows.capture_study_cycle import run_study_cycle
 from tests.workflows.harness import Harness, task
 from workflows.agents.roles import (
     CodeAnswer,
@@ -192,6 +194,8 @@ async def capture() -> None:
             runs.append(("plans", await run_plans(env, Path(tmp))))
         with tempfile.TemporaryDirectory() as tmp:
             runs.append(("goalenv", (await run_goal_environment(env, Path(tmp))).result))
+        with tempfile.TemporaryDirectory() as tmp:
+            runs.append(("study_cycle", await run_study_cycle(env, Path(tmp))))
         for name, scenario in BRANCH_SCENARIOS.items():
             with tempfile.TemporaryDirectory() as tmp:
                 runs.append((name, await scenario(env, Path(tmp))))

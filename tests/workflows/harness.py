@@ -21,6 +21,7 @@ from temporalio.worker import Worker
 from activities.evidence.relink import Relinker
 from activities.evidence.verify import EvidenceVerifier
 from activities.memory.memory import Memory
+from activities.memory.recall import Recall
 from activities.reflection.reflection import Reflection
 from activities.review.infra import InfrastructureReviewer
 from activities.review.panel import review_ops, review_quality_safety
@@ -152,6 +153,7 @@ class Harness:
             "diagnose_failure": Reflection(None, None).diagnose_failure,
             "consult_memory": self.memory.consult_memory,
             "remember_task": self.memory.remember_task,
+            "recall_memory": Recall(None).recall_memory,
             "match_skills": self.skills.match_skills,
             "review_infrastructure": InfrastructureReviewer(self.root).review_infrastructure,
             "rescan_artifacts": Relinker(self.root).rescan_artifacts,

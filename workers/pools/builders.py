@@ -138,6 +138,7 @@ async def _reflection_spec(settings: Settings, database_url: str,
     Reflection reads signals from the event table and keeps memory in the same database.
     """
     from activities.memory.memory import Memory
+    from activities.memory.recall import Recall
     from activities.memory.store import MemoryStore
     from activities.reflection.reflection import Reflection
 
@@ -145,11 +146,12 @@ async def _reflection_spec(settings: Settings, database_url: str,
     await store.open()
     stack.push_async_callback(store.close)
     reflection = Reflection(store, store.engine)
+    index = _task_type_index(settings, stack)
     memory = Memory(store, keep=settings.memory_keep_episodes,
-                    max_age_days=settings.memory_max_age_days, index=_task_type_index(settings,
-                                                                                      stack))
+                    max_age_days=settings.memory_max_age_days, index=index)
+    recall = Recall(store, index=index)
     return PoolSpec(activities=[reflection.diagnose_failure, memory.consult_memory,
-                                memory.remember_task])
+                                memory.remember_task, recall.recall_memory])
 
 
 async def _skills_spec(settings: Settings, database_url: str,

@@ -17,17 +17,25 @@ from typing import Any, Literal
 from pydantic import Field
 
 from workflows.agents.context import TaskDigest
+from workflows.agents.drafts import TASK_ID_PATTERN as TASK_ID_PATTERN
+from workflows.agents.drafts import PlanDraftOutput
+from workflows.agents.drafts import PlannedCheck as PlannedCheck
+from workflows.agents.drafts import PlannedHypothesis as PlannedHypothesis
+from workflows.agents.drafts import PlannedTask as PlannedTask
+from workflows.agents.drafts import PlannedTest as PlannedTest
+from workflows.agents.drafts import StudyPlanDraftOutput as StudyPlanDraftOutput
+from workflows.agents.drafts import StudyPlannedTask as StudyPlannedTask
 from workflows.agents.spend import Budget, Spend
+from workflows.contracts.base import MAX_GOAL_CHARS as MAX_GOAL_CHARS
 from workflows.contracts.base import Model
 from workflows.contracts.execution import ExecutionOutcome
 from workflows.contracts.executive import Reviewer, ReviewInput, ReviewVerdict, Verdict
-from workflows.contracts.plan import Check, InputFile, JobSpec, Priority
+from workflows.contracts.plan import Check, InputFile, JobSpec
 from workflows.contracts.policy import ModelRecording
+from workflows.contracts.study import StudyContext
 
-MAX_GOAL_CHARS = 8000
 MAX_CODE_CHARS = 60_000
 DATA_HEAD_CHARS = 2000
-TASK_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
 ARTIFACT_PATTERN = r"^(?!/)(?!.*(^|/)\.\.(/|$))[A-Za-z0-9_.][A-Za-z0-9_./-]{0,199}$"
 
 
@@ -57,44 +65,18 @@ class RoleAnswer(Model):
 # --- planner and plan reviewer ---------------------------------------------------------------
 
 
-class PlannedCheck(Model):
-    """A machine-checkable criterion on a metric the job will report."""
-
-    metric: str = Field(min_length=1, max_length=128)
-    op: Literal["<", "<=", ">", ">=", "==", "!="]
-    value: float | int | str | bool
-
-
-class PlannedTask(Model):
-    """One task of a drafted plan; the coder writes its job later."""
-
-    task_id: str = Field(pattern=TASK_ID_PATTERN)
-    priority: Priority = "MEDIUM"
-    action: str = Field(min_length=1, max_length=4000)
-    acceptance_criteria: list[str] = Field(min_length=1, max_length=20)
-    dependencies: list[str] = Field(default_factory=list[str], max_length=50)
-    checks: list[PlannedCheck] = Field(default_factory=list[PlannedCheck], max_length=20)
-    inputs: list[str] = Field(default_factory=list[str], max_length=50)
-    """Names of the goal's data files this task reads."""
-    rationale: str = Field(default="", max_length=2000)
-
-
-class PlanDraftOutput(Model):
-    """The planner's answer: a plan in the ``pending_actions.json`` schema, without jobs."""
-
-    context: str = Field(default="", max_length=4000)
-    tasks: list[PlannedTask] = Field(min_length=1, max_length=30)
-
-
 class PlanRequest(AgentRequest):
     """Input of ``plan_goal``."""
 
     goal: str = Field(min_length=1, max_length=MAX_GOAL_CHARS)
     data: list[DataFile] = Field(default_factory=list[DataFile])
     memory: list[str] = Field(default_factory=list[str])
+    """What earlier runs taught: memory's rules and episodes that apply to the goal."""
     previous: PlanDraftOutput | None = None
     """The draft a plan reviewer (or validation) sent back, with ``feedback``."""
     feedback: list[str] = Field(default_factory=list[str])
+    study: StudyContext | None = None
+    """The study this plan is a cycle of, and where it stands (none: a run of its own)."""
 
 
 class PlanAnswer(RoleAnswer):

@@ -18,6 +18,8 @@ BY_CHARS = 128
 """The longest name a person may give as who decided or asked."""
 COMMENT_CHARS = 4000
 """The longest comment a decision or request may carry."""
+MAX_GOAL_CHARS = 8000
+"""The longest research goal a run or a study may be given."""
 CheckOp = Literal["<", "<=", ">", ">=", "==", "!="]
 """How a check (or a hypothesis's test) compares a metric with its value."""
 

@@ -15,10 +15,17 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from workflows.agents.roles import MAX_GOAL_CHARS
 from workflows.common.bounds import clip
 from workflows.contracts.alternatives import Metric
-from workflows.contracts.base import BY_CHARS, COMMENT_CHARS, Model, Scalar, StrictModel, TaskId
+from workflows.contracts.base import (
+    BY_CHARS,
+    COMMENT_CHARS,
+    MAX_GOAL_CHARS,
+    Model,
+    Scalar,
+    StrictModel,
+    TaskId,
+)
 from workflows.contracts.execution import RunStatus, TaskStatus
 from workflows.contracts.hypotheses import (
     MAX_HYPOTHESES,

@@ -1,4 +1,9 @@
-"""A run's use of memory: advice applied to the plan at intake, and the reflection summary.
+"""A run's use of memory: notes for its planner, advice at intake, the reflection summary.
+
+Before a goal is planned, memory is asked for the rules and episodes that apply to it
+(``recall_memory``, bounded like every advisory call): they are the planner's "what earlier
+runs taught". A run whose model exchanges are recorded or replayed plans without them, so
+its prompts do not depend on what memory held the day it ran.
 
 At intake the plan's tasks are shown to memory (``consult_memory`` on the reflection pool,
 bounded by the reflection timeout): semantic rules above the policy's confidence change a
@@ -15,12 +20,19 @@ from dataclasses import dataclass, field
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
-    from workflows.catalogue import CONSULT_MEMORY
+    from workflows.catalogue import CONSULT_MEMORY, RECALL_MEMORY
     from workflows.common.advisory import Missed, advise
     from workflows.common.events import EventLog
     from workflows.contracts.executive import Pattern
     from workflows.contracts.memory import ConsultInput, ConsultTask, ReflectionSummary, TaskAdvice
     from workflows.contracts.plan import Decision, Plan
+    from workflows.contracts.recall import (
+        MAX_NOTES,
+        MAX_TOPICS,
+        NOTE_CHARS,
+        TOPIC_CHARS,
+        RecallInput,
+    )
     from workflows.contracts.results import ResearchInput, TaskResult
 
 
@@ -32,6 +44,30 @@ class MemoryAdvice:
     advice: dict[str, TaskAdvice] = field(default_factory=dict[str, TaskAdvice])
     warnings: list[str] = field(default_factory=list[str])
     misses: int = 0
+
+
+def recalls(req: ResearchInput, *, can_plan: bool) -> bool:
+    """Whether a goal run asks memory for its planner's notes (see the module's docstring)."""
+    return (can_plan and bool(req.goal) and req.policy.memory.enabled
+            and req.policy.agents.recording is None)
+
+
+async def recall_notes(req: ResearchInput, log: EventLog) -> list[str]:
+    """What earlier runs taught that applies to the goal (none when memory gives no answer)."""
+    assert req.goal is not None
+    study = req.study
+    topics = [h.statement[:TOPIC_CHARS] for h in study.tree.open()][:MAX_TOPICS] if study \
+        else []
+    answer = await advise(RECALL_MEMORY, RecallInput(run_id=req.run_id, goal=req.goal,
+                                                     topics=topics),
+                          queues=req.queues, limit_s=req.policy.reflection_timeout_s, log=log,
+                          agent="memory", summary="recall memory for the planner")
+    if isinstance(answer, Missed):
+        return []
+    log.add("agent_call", "complete", agent="memory", status="recalled",
+            outputs={"notes": len(answer.notes), "rules": answer.rules,
+                     "task_types": answer.task_types[:20], "warnings": answer.warnings[:20]})
+    return [note[:NOTE_CHARS] for note in answer.notes[:MAX_NOTES]]
 
 
 async def consult_memory(req: ResearchInput, plan: Plan, log: EventLog) -> tuple[Plan,

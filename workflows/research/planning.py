@@ -5,6 +5,10 @@ plan reviewer may send it back with concerns, for at most ``plan_review_rounds``
 no model can plan (none configured, budget spent, no acceptable draft), the run waits for a
 person's plan (``assay plan RUN FILE``) or ends deferred, as the agents policy says. It never
 invents a plan. Before any task runs, the plan gate asks a person when the policy says so.
+
+Every planner request carries what memory recalls for the goal (asked once, before the first)
+and, for a study's cycle, the study's context; the draft's hypotheses and links are checked
+against the study's tree like the rest of the plan.
 """
 
 from __future__ import annotations
@@ -30,7 +34,9 @@ with workflow.unsafe.imports_passed_through():
     from workflows.common.words import plural
     from workflows.contracts.executive import BY_CHARS
     from workflows.contracts.plan import Plan, PlanError, check_graph
+    from workflows.contracts.recall import RECALL_PATCH
     from workflows.contracts.results import PlanSource, SuppliedPlan, TaskResult
+    from workflows.research.memory import recall_notes, recalls
     from workflows.research.state import RunState
 
 SUPPLIED_PLAN_MAX_BYTES = 1_500_000
@@ -91,6 +97,8 @@ class Planning:
         self.gates = gates
         self.awaiting = False
         self.supplied: SuppliedPlan | None = None
+        self.notes: list[str] | None = None
+        """What memory recalled for the planner (asked once per run)."""
 
     def check_supplied(self, raw: RawValue) -> None:
         """Refuse a supplied plan unless the run waits for one and the plan is sound.
@@ -179,14 +187,17 @@ class Planning:
         rounds = req.policy.agents.plan_review_rounds
         previous: PlanDraftOutput | None = None
         feedback: list[str] = []
+        memory = await self._memory_notes()
+        tree = req.study.tree if req.study is not None else None
         for n in range(1, rounds + 2):
             answer = await self.agents.call(
                 PLAN_GOAL, PlanRequest(run_id=req.run_id, goal=req.goal, data=req.data,
-                                       previous=previous, feedback=feedback),
+                                       memory=memory, previous=previous, feedback=feedback,
+                                       study=req.study),
                 role="planner")
             previous = answer.draft
             try:
-                plan = plan_from_draft(answer.draft, req.data, name=req.plan_name)
+                plan = plan_from_draft(answer.draft, req.data, name=req.plan_name, tree=tree)
             except PlanError as err:
                 feedback = [f"the plan is invalid: {line}" for line in str(err).splitlines()]
                 log.add("agent_call", "info", agent="planner", status="invalid_plan",
@@ -207,6 +218,15 @@ class Planning:
                                                   or "the plan reviewer rejected the plan"]
         raise AgentUnavailable(f"no acceptable plan after {rounds + 1} drafts: "
                                + "; ".join(feedback))
+
+    async def _memory_notes(self) -> list[str]:
+        """What memory recalls for the goal: asked once, before the first planner request."""
+        if self.notes is None:
+            self.notes = []
+            req = self.state.req
+            if recalls(req, can_plan=self.agents.enabled) and workflow.patched(RECALL_PATCH):
+                self.notes = await recall_notes(req, self.state.log)
+        return self.notes
 
     async def _wait_for_plan(self, reason: str) -> SuppliedPlan | None:
         """Wait (status ``waiting``) for ``assay plan RUN FILE``; None on timeout."""
