@@ -38,9 +38,10 @@ from workflows.agents.spend import ModelAnswer, ModelCall
 from workflows.common.errors import PERMANENT
 from workflows.common.metadata import summary_line
 from workflows.constants import Pool
-from workflows.contracts.cycles import CloseCycleInput, StudyReportInput
+from workflows.contracts.cycles import CloseCycleInput, ResolveReuseInput, StudyReportInput
 from workflows.contracts.environments import PreparedEnvironment, PrepareEnvironmentInput
 from workflows.contracts.execution import (
+    DependencyArtifact,
     ExecuteJobInput,
     ExecutionOutcome,
     RecordEventsInput,
@@ -205,6 +206,10 @@ CLOSE_CYCLE = ActivityDecl[CloseCycleInput, StudyState](
     "close_cycle", CloseCycleInput, StudyState, Pool.ORCHESTRATION, MINUTE,
     retry(maximum=timedelta(seconds=10), attempts=3), local=True)
 """A study's state after a cycle: its report read, hypotheses judged, the rules' decision."""
+RESOLVE_REUSE = ActivityDecl[ResolveReuseInput, list[DependencyArtifact]](
+    "resolve_reuse", ResolveReuseInput, list[DependencyArtifact], Pool.ORCHESTRATION, MINUTE,
+    retry(maximum=timedelta(seconds=10), attempts=3), local=True)
+"""Earlier cycles' verified artifacts a cycle's plan reuses, read from their reports."""
 WRITE_STUDY_REPORT = ActivityDecl[StudyReportInput, ReportPaths](
     "write_study_report", StudyReportInput, ReportPaths, Pool.ORCHESTRATION, 2 * MINUTE,
     retry(maximum=timedelta(seconds=30), attempts=5), local=True)
@@ -283,6 +288,7 @@ MAINTAIN_SKILLS = ActivityDecl[library.MaintainInput, library.MaintainAnswer](
 
 CATALOGUE: tuple[ActivityDecl[Any, Any], ...] = (
     RECORD_EVENTS, WRITE_REPORT, WRITE_TASK_REPORT, WRITE_STUDY_REPORT, CLOSE_CYCLE,
+    RESOLVE_REUSE,
     REVIEW_OPS, REVIEW_QUALITY_SAFETY, CALL_MODEL, PLAN_GOAL, REVIEW_PLAN, WRITE_JOB,
     REVIEW_JOB_MODEL, DEBUG_JOB, SUMMARIZE_RUN,
     EXECUTE_JOB, VERIFY_EVIDENCE, REVIEW_INFRASTRUCTURE, RESCAN_ARTIFACTS, PROBE_ENVIRONMENT,

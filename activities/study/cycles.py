@@ -1,4 +1,7 @@
-"""``close_cycle``: a study's state after one cycle, from the cycle's report.
+"""A study's cycle activities: ``close_cycle`` and ``resolve_reuse``.
+
+``close_cycle`` gives the study's state after one cycle, from the cycle's report;
+``resolve_reuse`` the earlier cycles' verified artifacts a cycle's plan reads.
 
 The run's results JSON holds every task's verified metrics, checks and the plan with its
 hypotheses; a report that cannot be read on this host (another machine's disk, a run that
@@ -16,9 +19,11 @@ from pathlib import Path
 from pydantic import ValidationError
 from temporalio.exceptions import ApplicationError
 
-from workflows.catalogue import CLOSE_CYCLE
+from workflows.catalogue import CLOSE_CYCLE, RESOLVE_REUSE
 from workflows.common.errors import ErrorType
-from workflows.contracts.cycles import CloseCycleInput
+from workflows.contracts.cycles import CloseCycleInput, ResolveReuseInput
+from workflows.contracts.execution import DependencyArtifact
+from workflows.contracts.plan import cycle_ref
 from workflows.contracts.results import ResearchResult, RunReport, outline_report
 from workflows.contracts.study import StudyState
 from workflows.study.carry import close_cycle as close
@@ -50,3 +55,42 @@ async def close_cycle(req: CloseCycleInput) -> StudyState:
     latest = state.summaries[-1].model_copy(
         update={"results_json": paths.results_json if paths else ""})
     return state.model_copy(update={"summaries": [*state.summaries[:-1], latest]})
+
+
+@RESOLVE_REUSE.defn
+async def resolve_reuse(req: ResolveReuseInput) -> list[DependencyArtifact]:
+    """Each referenced earlier task's verified artifacts, named by the reference.
+
+    Raises:
+        ApplicationError: ``InvalidPlan``, non-retryable: a cycle that has not run, a report
+            that cannot be read, a task that the cycle did not complete.
+    """
+    return await asyncio.to_thread(_resolve, req)
+
+
+def _resolve(req: ResolveReuseInput) -> list[DependencyArtifact]:
+    found: list[DependencyArtifact] = []
+    problems: list[str] = []
+    for ref in sorted(set(req.refs)):
+        cycle, task_id = cycle_ref(ref)
+        path = req.reports.get(cycle)
+        if path is None:
+            problems.append(f"{ref}: cycle {cycle} has not run in this study")
+            continue
+        try:
+            report = RunReport.model_validate_json(Path(path).read_text(encoding="utf-8"))
+        except (OSError, ValidationError):
+            problems.append(f"{ref}: the report of cycle {cycle} cannot be read here ({path})")
+            continue
+        task = next((t for t in report.tasks if t.task_id == task_id), None)
+        if task is None or task.status != "completed":
+            how = "has no such task" if task is None else f"ended {task.status}"
+            problems.append(f"{ref}: task {task_id} of cycle {cycle} {how}; only a completed "
+                            "task's verified artifacts are reused")
+            continue
+        found += [DependencyArtifact(task_id=ref, name=a.name, path=a.path, sha256=a.sha256)
+                  for a in task.artifacts]
+    if problems:
+        raise ApplicationError("cannot reuse " + "; ".join(problems),
+                               type=ErrorType.INVALID_PLAN, non_retryable=True)
+    return found

@@ -62,16 +62,17 @@ async def build_specs(settings: Settings, pools: Sequence[Pool], *, database_url
         from activities.events.store import EventStore
         from activities.reports.study import StudyReportWriter
         from activities.reports.writer import ReportWriter
-        from activities.study.cycles import close_cycle
+        from activities.study.cycles import close_cycle, resolve_reuse
 
         store = EventStore(database_url)
         await store.open()
         stack.push_async_callback(store.close)
         writer = ReportWriter(settings.runs_dir, settings.work_dir)
+        studies = StudyReportWriter(settings.root)
         specs[Pool.ORCHESTRATION] = PoolSpec(
             workflows=[ResearchWorkflow, BranchWorkflow, TaskWorkflow, StudyWorkflow],
             activities=[store.record_events, writer.write_report, writer.write_task_report,
-                        close_cycle, StudyReportWriter(settings.root).write_study_report])
+                        close_cycle, resolve_reuse, studies.write_study_report])
     if Pool.AGENTS in pools:
         specs[Pool.AGENTS] = _agents_spec(settings, stack)
     if Pool.REFLECTION in pools:

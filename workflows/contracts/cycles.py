@@ -108,3 +108,12 @@ class CloseCycleInput(Model):
     """The cycle's run result; its report's results JSON has every task's detail."""
     plan: Plan | None = None
     """The plan the study gave the cycle (a run's report carries only a plan it made)."""
+
+
+class ResolveReuseInput(Model):
+    """Input of ``resolve_reuse``: what a cycle's plan reuses, and the earlier reports."""
+
+    refs: list[str] = Field(max_length=200)
+    """``c<cycle>.<task_id>`` references (``Decision.reuse``)."""
+    reports: dict[int, str] = Field(default_factory=dict[int, str])
+    """Each earlier cycle's results JSON, by cycle."""

@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import heapq
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import (
     Field,
     SerializerFunctionWrapHandler,
+    StringConstraints,
     model_serializer,
     model_validator,
 )
@@ -150,6 +151,17 @@ def _ordered(actual: Any, op: str, expected: Any) -> bool:
     return bool(actual >= expected)
 
 
+CycleTaskRef = Annotated[str, StringConstraints(
+    pattern=r"^c[1-9][0-9]{0,2}\.[A-Za-z0-9_.-]{1,64}$")]
+"""An earlier cycle's task in a study: ``c<cycle>.<task_id>`` (``c1.data``)."""
+
+
+def cycle_ref(ref: str) -> tuple[int, str]:
+    """``(1, "data")`` for ``c1.data``."""
+    cycle, _, task_id = ref[1:].partition(".")
+    return int(cycle), task_id
+
+
 class InputFile(StrictModel):
     """A data file a job may read, fixed by content when the plan is submitted."""
 
@@ -182,14 +194,18 @@ class Decision(StrictModel):
     """The key metric this task's branches are compared on (default: the plan's)."""
     hypothesis: TaskId | None = None
     """The plan's hypothesis this task's verified metrics are evidence for."""
+    reuse: list[CycleTaskRef] = Field(default_factory=list[str], max_length=20)
+    """In a study's cycle: earlier cycles' tasks (``c1.data``) whose verified artifacts this
+    task reads, by reference and pinned by sha256, at ``deps/c1.data/<name>``."""
 
     resolved_inputs: list[InputFile] = Field(default_factory=list[InputFile])
 
     @model_serializer(mode="wrap")
     def _without_unset_branching(self, handler: SerializerFunctionWrapHandler,
                                  ) -> dict[str, Any]:
-        """Leave out unset ``branches``, ``metric`` and ``hypothesis`` (digests as before)."""
-        return _without_unset(handler(self), branches=[], metric=None, hypothesis=None)
+        """Leave out what is unset of the later fields (so digests stay as before)."""
+        return _without_unset(handler(self), branches=[], metric=None, hypothesis=None,
+                              reuse=[])
 
 
 class Plan(StrictModel):

@@ -169,6 +169,10 @@ class ResearchInput(Model):
     """A run started to branch from a closed run: the closed run's line is reused whole."""
     study: StudyContext | None = None
     """The study this run is a cycle of, and where it stands (for the planner)."""
+    earlier: list[DependencyArtifact] = Field(default_factory=list[DependencyArtifact],
+                                              max_length=2000)
+    """Earlier cycles' verified artifacts the plan's tasks reuse (``Decision.reuse``; their
+    ``task_id`` is the reference, ``c1.data``), resolved by the study."""
 
 
 class PlanSource(Model):

@@ -5,7 +5,9 @@ coder of a dependent task gets one per dependency (:func:`upstream`), the output
 one per task (``workflows.research.report``). Both are bounded: at most
 ``DIGEST_ITEMS`` metrics, checks and artifacts each, metric values of at most
 ``DIGEST_VALUE_CHARS``, and output tails that share a fixed budget, so a task with many
-dependencies still starts with a small input. Deterministic, pure code.
+dependencies still starts with a small input. Across a study's cycles, a task reads an
+earlier cycle's verified artifacts by reference (:func:`unreusable` checks the study
+resolved them). Deterministic, pure code.
 """
 
 from __future__ import annotations
@@ -16,8 +18,8 @@ from typing import Any
 from workflows.agents.context import DIGEST_ITEMS, DIGEST_VALUE_CHARS, TaskDigest
 from workflows.common.canonical import canonical_json
 from workflows.contracts.execution import DependencyArtifact
-from workflows.contracts.plan import Decision
-from workflows.contracts.results import TaskResult
+from workflows.contracts.plan import Decision, Plan
+from workflows.contracts.results import ResearchInput, TaskResult
 
 UPSTREAM_TASKS = 50
 """Dependencies a coder gets a digest of (the rest: their artifact names only)."""
@@ -52,3 +54,21 @@ def _value(value: Any) -> Any:
     """A metric value as it is, or its first characters as text when it is long."""
     text = canonical_json(value)
     return value if len(text) <= DIGEST_VALUE_CHARS else text[:DIGEST_VALUE_CHARS] + "…"
+
+
+def unreusable(plan: Plan, req: ResearchInput) -> str:
+    """Why ``plan``'s reuse of earlier cycles' tasks cannot be met in this run ("" if it can).
+
+    Only a study's cycle reuses (``Decision.reuse``), and each reference must have been
+    resolved by the study into that task's verified artifacts (``ResearchInput.earlier``).
+    """
+    wanted = sorted({ref for d in plan.decisions for ref in d.reuse})
+    if not wanted:
+        return ""
+    if req.study is None:
+        return (f"tasks reuse earlier cycles' tasks ({', '.join(wanted)}), which only a "
+                "study's cycle can: run the plan with `assay study`")
+    resolved = {a.task_id for a in req.earlier}
+    missing = [ref for ref in wanted if ref not in resolved]
+    return (f"the study resolved no verified artifacts for {', '.join(missing)}"
+            if missing else "")

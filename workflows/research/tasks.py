@@ -179,8 +179,10 @@ class TaskRunner:
         await state.log.flush()
 
     def _dependency_artifacts(self, decision: Decision) -> list[DependencyArtifact]:
+        """The dependencies' verified artifacts, and the earlier cycles' it reuses."""
         return [
-            DependencyArtifact(task_id=dep, name=a.name, path=a.path, sha256=a.sha256)
-            for dep in decision.dependencies
-            for a in self.state.results[dep].artifacts
+            *(DependencyArtifact(task_id=dep, name=a.name, path=a.path, sha256=a.sha256)
+              for dep in decision.dependencies
+              for a in self.state.results[dep].artifacts),
+            *(a for a in self.state.req.earlier if a.task_id in decision.reuse),
         ]

@@ -48,6 +48,7 @@ with workflow.unsafe.imports_passed_through():
         RunProgress,
     )
     from workflows.library.contracts import SKILLS_PATCH
+    from workflows.research.context import unreusable
     from workflows.research.lines import Branches
     from workflows.research.memory import consult_memory
     from workflows.research.planning import PLAN_WAIT_PATCH, Planning
@@ -305,6 +306,9 @@ class ResearchWorkflow:
         except PlanError as err:
             raise ApplicationError(f"invalid plan: {err}", type=ErrorType.INVALID_PLAN,
                                    non_retryable=True) from err
+        if problem := unreusable(plan, state.req):
+            raise ApplicationError(f"invalid plan: {problem}", type=ErrorType.INVALID_PLAN,
+                                   non_retryable=True)
         state.order = [*state.order, *order]
         state.states.update({tid: "pending" for tid in order})
         if state.skills_on and not state.from_skill:

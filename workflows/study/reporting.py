@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from temporalio import workflow
-from temporalio.exceptions import ActivityError
+from temporalio.exceptions import ActivityError, ApplicationError
 
 with workflow.unsafe.imports_passed_through():
     from workflows.catalogue import WRITE_STUDY_REPORT
@@ -26,7 +26,7 @@ async def write_study_report(state: StudyState, status: StudyStatus, started: da
     try:
         return await WRITE_STUDY_REPORT.run(StudyReportInput(
             state=state, status=status, started_at=started, finished_at=workflow.now()))
-    except ActivityError as err:
+    except (ActivityError, ApplicationError) as err:  # a local activity's own failure
         log.add("checkpoint", "error", status="report_unwritten",
                 outputs={"reason": root_message(err)})
         await log.flush()

@@ -22,11 +22,11 @@ from datetime import datetime, timedelta
 
 from temporalio import workflow
 from temporalio.common import RawValue, SearchAttributePair, TypedSearchAttributes
-from temporalio.exceptions import ApplicationError, ChildWorkflowError
+from temporalio.exceptions import ActivityError, ApplicationError, ChildWorkflowError
 from temporalio.workflow import ParentClosePolicy
 
 with workflow.unsafe.imports_passed_through():
-    from workflows.catalogue import CLOSE_CYCLE
+    from workflows.catalogue import CLOSE_CYCLE, RESOLVE_REUSE
     from workflows.common.bounds import clip
     from workflows.common.events import EventLog, upsert_keywords
     from workflows.common.failures import root_message
@@ -35,12 +35,14 @@ with workflow.unsafe.imports_passed_through():
     from workflows.contracts.cycles import (
         CloseCycleInput,
         CyclePlan,
+        ResolveReuseInput,
         StudyInput,
         StudyProgress,
         StudyResult,
         StudyStatus,
         StudyStop,
     )
+    from workflows.contracts.execution import DependencyArtifact
     from workflows.contracts.executive import GateDecision, GateRecord
     from workflows.contracts.results import ReportPaths, ResearchInput, ResearchResult
     from workflows.contracts.study import CycleDecision, StudyState, context_of
@@ -140,7 +142,12 @@ class StudyWorkflow:
                    f"{inp.policy.gates.cycle.timeout_s:g} s")
             return await self._end("completed", why, started)
         try:
-            result = await self._run_cycle(plan)
+            earlier = await self._earlier(plan)
+        except (ActivityError, ApplicationError) as err:  # a local activity's own failure
+            return await self._end("failed", f"cycle {self.state.cycles + 1}: "
+                                             f"{root_message(err)}", started)
+        try:
+            result = await self._run_cycle(plan, earlier)
         except asyncio.CancelledError:
             await self._report("cancelled", started)
             raise
@@ -151,8 +158,8 @@ class StudyWorkflow:
         try:
             self.state = await CLOSE_CYCLE.run(CloseCycleInput(
                 state=self.state, result=result, plan=plan.plan if plan else None))
-        except ApplicationError as err:
-            return await self._end("failed", str(err), started)
+        except (ActivityError, ApplicationError) as err:  # a local activity's own failure
+            return await self._end("failed", root_message(err), started)
         decision = await self._confirm()
         if decision.action == "stop" or self.stop_asked is not None:
             reason = decision.reason if decision.action == "stop" else self._stopped_reason()
@@ -180,7 +187,16 @@ class StudyWorkflow:
         self.needs_plan = False
         return self.plans.pop(0) if self.plans and self.stop_asked is None else None
 
-    async def _run_cycle(self, plan: CyclePlan | None) -> ResearchResult:
+    async def _earlier(self, plan: CyclePlan | None) -> list[DependencyArtifact]:
+        """The earlier cycles' verified artifacts the plan's tasks reuse."""
+        refs = sorted({ref for d in plan.plan.decisions for ref in d.reuse}) if plan else []
+        if not refs:
+            return []
+        reports = {s.cycle: s.results_json for s in self.state.summaries if s.results_json}
+        return await RESOLVE_REUSE.run(ResolveReuseInput(refs=refs, reports=reports))
+
+    async def _run_cycle(self, plan: CyclePlan | None,
+                         earlier: list[DependencyArtifact]) -> ResearchResult:
         """Run the next cycle as a child run and return how it ended."""
         state, inp = self.state, self.inp
         number = state.cycles + 1
@@ -196,7 +212,8 @@ class StudyWorkflow:
             ResearchWorkflow.run, ResearchInput(
                 run_id=run_id, plan_name=name, plan_sha256=sha,
                 plan=plan.plan if plan else None, goal=state.goal, data=inp.data,
-                policy=inp.policy, queues=inp.queues, study=context_of(state)),
+                policy=inp.policy, queues=inp.queues, study=context_of(state),
+                earlier=earlier),
             id=run_id, task_queue=inp.queues.orchestration,
             parent_close_policy=ParentClosePolicy.REQUEST_CANCEL,
             search_attributes=TypedSearchAttributes([SearchAttributePair(

@@ -24,7 +24,7 @@ from temporalio.service import RPCError
 from temporalio.testing import WorkflowEnvironment
 
 from activities.reports.writer import ReportWriter
-from activities.study.cycles import close_cycle
+from activities.study.cycles import close_cycle, resolve_reuse
 from tests.e2e_support import wait_for
 from tests.workflows.harness import Harness, all_on, task
 from workflows.client import DATA_CONVERTER
@@ -62,9 +62,11 @@ class StudyReports:
 
 
 def cycle_plan(n: int, score: float, hypothesis: str, *proposals: dict[str, Any],
-               by: str = "") -> CyclePlan:
+               by: str = "", reuse: list[str] | None = None) -> CyclePlan:
     fit = task(f"fit{n}", score=score)
     fit["hypothesis"] = hypothesis
+    if reuse:
+        fit["reuse"] = reuse
     plan = Plan.model_validate({"decisions": [fit], "hypotheses": list(proposals)})
     sha = hashlib.sha256(plan.model_dump_json().encode()).hexdigest()
     return CyclePlan(plan_name=f"cycle-{n}", plan_sha256=sha, plan=plan, by=by)
@@ -79,7 +81,7 @@ class Study:
         self.reports = StudyReports()
         self.harness = Harness(env, queue, root, overrides={
             "write_report": writer.write_report, "write_task_report": writer.write_task_report,
-            "write_study_report": self.reports.write}, extra=[close_cycle])
+            "write_study_report": self.reports.write}, extra=[close_cycle, resolve_reuse])
 
     def input(self, plans: list[CyclePlan], *, goal: str | None = None,
               gate: dict[str, Any] | None = None, **study: Any) -> StudyInput:
@@ -253,3 +255,26 @@ async def test_no_plan_in_time_ends_the_study_saying_so(study: Study) -> None:
         StudyWorkflow.run, inp, id=inp.state.study_id, task_queue=study.harness.queue)
     assert (result.status, result.cycles) == ("completed", 0)
     assert result.reason == "no plan came for cycle 1 within 600 s"
+
+
+async def test_a_later_cycle_reuses_an_earlier_cycles_artifacts_without_running_it_again(
+        study: Study) -> None:
+    inp = study.input([cycle_plan(1, 0.5, "H1", H1, H2),
+                       cycle_plan(2, 0.95, "H2", H2, reuse=["c1.fit1"])], **ACCEPT)
+    result = await (await study.start(inp)).result()
+    assert (result.status, result.cycles) == ("completed", 2), result.reason
+    sandbox = study.harness.sandbox
+    assert sorted(sandbox.ran) == ["fit1", "fit2"]  # fit1 ran once, in cycle 1
+    assert sandbox.deps_seen["fit2"] == ["c1.fit1/out.txt"]
+
+
+async def test_reusing_what_an_earlier_cycle_did_not_complete_ends_the_study_saying_why(
+        study: Study) -> None:
+    inp = study.input([cycle_plan(1, 0.5, "H1", H1, H2),
+                       cycle_plan(2, 0.95, "H2", H2, reuse=["c1.nothing", "c7.fit1"])],
+                      **ACCEPT)
+    result = await (await study.start(inp)).result()
+    assert (result.status, result.cycles) == ("failed", 1)
+    assert "c1.nothing: task nothing of cycle 1 has no such task" in result.reason
+    assert "c7.fit1: cycle 7 has not run in this study" in result.reason
+    assert sorted(study.harness.sandbox.ran) == ["fit1"]
