@@ -99,9 +99,13 @@ class StudyClient:
         """Temporal-level status of the study's latest execution (``running``, ...).
 
         Raises:
-            RunNotFoundError: no study (nor any workflow) of that ID.
+            RunNotFoundError: no study of that ID (none, or another kind of workflow).
         """
-        status = (await self._describe(study_id)).status or WorkflowExecutionStatus.RUNNING
+        described = await self._describe(study_id)
+        if described.workflow_type != STUDY_TYPE:
+            raise RunNotFoundError(f"{study_id!r} is not a study but a {described.workflow_type}"
+                                   f" (see `assay status {study_id}` for a run)")
+        status = described.status or WorkflowExecutionStatus.RUNNING
         return status.name.lower()
 
     async def is_study(self, workflow_id: str) -> bool:

@@ -307,6 +307,11 @@ async def test_a_study_driven_from_the_command_line(
                               "no plan now" in err
         code, _, err = await cli(study_env, "stop", study)
         assert code == 1 and "it takes no stop now" in err
+        cycle = cycle_run_id(study, 1)
+        code, _, err = await cli(study_env, "study", "status", cycle)
+        assert code == 1 and f"{cycle!r} is not a study but a ResearchWorkflow" in err
+        code, _, err = await cli(study_env, "hypotheses", "assay-study-nope-0000000000")
+        assert code == 1 and "no study 'assay-study-nope-0000000000'" in err
     finally:
         if follower.returncode is None:
             follower.kill()
