@@ -9,6 +9,7 @@ group routes any other first word to ``start``, so ``assay study "GOAL"`` starts
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from dataclasses import dataclass, field
@@ -98,8 +99,9 @@ def start(
         help='"METRIC OP VALUE" (e.g. "auc >= 0.8"): all must hold to stop (repeatable).')]
     = None,
     wait: Annotated[bool, typer.Option(help="Follow the study until it ends.")] = False,
-    as_json: Annotated[bool, typer.Option("--json", help="With --wait: print the result as "
-                                                         "JSON.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the study's ID, or with "
+                                                         "--wait its result, as JSON.")]
+    = False,
     again: Annotated[bool, typer.Option(help="Start another study of the same start.")]
     = False,
     policy_file: Annotated[Path | None, typer.Option("--policy", help="Run policy (JSON).")]
@@ -275,7 +277,7 @@ async def _start(settings: Settings, inp: StudyInput, *, again: bool, wait: bool
     study_id = await studies.start_study(inp, again=again)
     typer.echo(f"started {study_id}", err=True)
     if not wait:
-        typer.echo(study_id)
+        typer.echo(json.dumps({"study_id": study_id}) if as_json else study_id)
         typer.echo(f"follow it with: assay study status {study_id}", err=True)
         return
     result = await follow_study(studies, study_id, echo=lambda line: typer.echo(line, err=True))

@@ -246,6 +246,9 @@ async def test_a_study_driven_from_the_command_line(
         code, _, err = await cli(study_env, *args)
         assert code == 1 and f"a study of this goal or plan already exists: {study} " \
                               "(running); pass --again" in err
+        code, out, err = await cli(study_env, *args, "--again", "--json")
+        assert code == 0 and json.loads(out) == {"study_id": f"{study}-r2"}, err
+        await studies.handle(f"{study}-r2").terminate("one study is enough")
         await waits("the first cycle gate", lambda p: p.waiting is not None)
         code, out, err = await cli(study_env, "study", "status", study)
         assert code == 0, err
