@@ -108,6 +108,11 @@ class StudyClient:
         status = described.status or WorkflowExecutionStatus.RUNNING
         return status.name.lower()
 
+    async def summary(self, study_id: str) -> RunSummary:
+        """Temporal's and Assay's status of the study (``AssayStatus``: how it ended)."""
+        await self.status(study_id)
+        return await summarize(await self._describe(study_id))
+
     async def is_study(self, workflow_id: str) -> bool:
         """Whether ``workflow_id`` names a study (False: another workflow, or none)."""
         try:

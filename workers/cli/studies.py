@@ -63,7 +63,7 @@ def status(study_id: Annotated[str, typer.Argument(metavar="STUDY")],
         if as_json:
             typer.echo(progress.model_dump_json(indent=2))
             return
-        ended = await studies.status(study_id)
+        ended = (await studies.summary(study_id)).shown_status
         approvers = ((await studies.started_with(study_id)).policy.gates.cycle.approvers
                      if progress.waiting is not None else [])
         for line in status_lines(progress, ended, approvers):
@@ -74,12 +74,14 @@ def status(study_id: Annotated[str, typer.Argument(metavar="STUDY")],
     run_async(go())
 
 
-def status_lines(progress: StudyProgress, ended: str, approvers: list[str]) -> list[str]:
-    """The headline of ``assay study status``: phase, spend, what the study waits for."""
+def status_lines(progress: StudyProgress, shown: str, approvers: list[str]) -> list[str]:
+    """The headline of ``assay study status``: status, phase, spend, what the study waits for.
+
+    ``shown`` is the study's status (``running``, or how it ended).
+    """
     from workers.cli.show import short
 
     state, sid = progress.state, progress.study_id
-    shown = progress.phase if ended == "running" else ended
     lines = [f"study {sid}: {shown} (phase {progress.phase}), cycle {progress.cycle} of at "
              f"most {state.policy.max_cycles}"]
     lines.append(f"  goal: {short(state.goal)}" if state.goal else

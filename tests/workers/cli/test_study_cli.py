@@ -252,7 +252,7 @@ async def test_a_study_driven_from_the_command_line(
         await waits("the first cycle gate", lambda p: p.waiting is not None)
         code, out, err = await cli(study_env, "study", "status", study)
         assert code == 0, err
-        assert f"study {study}: waiting (phase waiting), cycle 1 of at most 4" in out
+        assert f"study {study}: running (phase waiting), cycle 1 of at most 4" in out
         assert "waiting at the cycle gate since" in out and "cycle 1: pivot" in out
         assert (f"decided by ada: assay approve {study} --gate cycle --by ada "
                 "[--choose iterate|fix|stop|pivot:H] [--reject]") in out
@@ -305,6 +305,8 @@ async def test_a_study_driven_from_the_command_line(
         assert f"study {study}: completed after 2 cycles: stopped by ada (enough)" in followed
         code, out, err = await cli(study_env, "study", "report", study)
         assert code == 0 and out.startswith(f"# Study {study}\n\ncompleted after 2 cycles"), err
+        code, out, _ = await cli(study_env, "study", "status", study)
+        assert f"study {study}: completed (phase done), cycle 2 of at most 4" in out
         code, _, err = await cli(study_env, "plan", study, str(first))
         assert code == 2 and f"refused: study {study} has finished (completed); it takes " \
                               "no plan now" in err
