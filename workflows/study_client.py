@@ -10,6 +10,7 @@ composed with :class:`workflows.client.AssayClient`, whose refusal handling it u
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from typing import Any
 
 from temporalio.client import Client, WorkflowExecutionStatus, WorkflowHandle
@@ -29,7 +30,7 @@ from workflows.client import (
 )
 from workflows.common.canonical import canonical_json
 from workflows.common.words import plural
-from workflows.constants import PARENT_KEY, cycle_run_id, digest, study_workflow_id
+from workflows.constants import KIND_KEY, PARENT_KEY, cycle_run_id, digest, study_workflow_id
 from workflows.contracts.cycles import StudyInput, StudyProgress, StudyResult, StudyStop
 from workflows.contracts.executive import GateDecision, GateRecord
 from workflows.contracts.results import SuppliedPlan
@@ -204,6 +205,17 @@ class StudyClient:
         found = [await summarize(wf) async for wf in self.client.list_workflows(query,
                                                                                 limit=limit)]
         return sorted(found, key=lambda s: (cycle_number(study_id, s.run_id), s.run_id))
+
+    async def waiting(self, limit: int = 200) -> list[StudyProgress]:
+        """Running studies that wait for a person: at their cycle gate, or for a plan."""
+        query = f'{KIND_KEY.name}="study" AND ExecutionStatus="Running"'
+        found: list[StudyProgress] = []
+        async for wf in self.client.list_workflows(query, limit=limit):
+            with contextlib.suppress(RPCError):  # it ended, or moves to its next execution
+                progress = await self.progress(wf.id)
+                if progress.waiting is not None or progress.needs_plan:
+                    found.append(progress)
+        return found
 
     async def _ended(self, study_id: str, what: str) -> str:
         """Why a finished study takes no ``what``."""

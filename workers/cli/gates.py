@@ -158,15 +158,23 @@ def check_cycle_choice(opts: DecisionOptions) -> None:
 
 
 def gates() -> None:
-    """List the gates waiting for a person, and goal runs waiting for a plan, across all runs."""
+    """List the gates waiting for a person, and runs and studies waiting for a plan."""
     from workers.cli.show import decide_hint, plan_hint, short
     from workflows.common.words import singular_counts
 
     async def go() -> None:
+        from workers.cli.studies import study_client, waiting_text
+
         client = await client_for(Settings())
         pending = await client.pending_gates()
-        if not pending:
-            typer.echo("no gates or runs are waiting for a person")
+        studies = study_client(client)
+        waiting = await studies.waiting()
+        if not pending and not waiting:
+            typer.echo("no gates, runs or studies are waiting for a person")
+        for progress in waiting:
+            approvers = [] if progress.waiting is None else (await studies.started_with(
+                progress.study_id)).policy.gates.cycle.approvers
+            typer.echo(f"{progress.study_id}  {waiting_text(progress, approvers)}")
         for item in pending:
             if item.gate is None:
                 typer.echo(f"{item.run_id}  {plan_hint(item.run_id)}")

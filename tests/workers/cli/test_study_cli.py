@@ -259,6 +259,9 @@ async def test_a_study_driven_from_the_command_line(
         row = next(line for line in out.splitlines() if line.startswith("1 "))
         assert cycle_run_id(study, 1) in row and "completed" in row
         assert "score = 0.5" in row and "pivot (rules)" in row
+        code, out, err = await cli(study_env, "gates")
+        assert code == 0 and f"{study}  waiting at the cycle gate since" in out, err
+        assert f"decided by ada: assay approve {study} --gate cycle --by ada" in out
         code, out, err = await cli(study_env, "hypotheses", study, "--json")
         assert code == 0, err
         tree = {h["id"]: h for h in json.loads(out)["hypotheses"]}
@@ -285,6 +288,8 @@ async def test_a_study_driven_from_the_command_line(
         await waits("the study to ask for its third plan", lambda p: p.needs_plan)
         code, out, _ = await cli(study_env, "study", "status", study)
         assert f"waiting for the plan of cycle 3: assay plan {study} PLAN.json" in out
+        code, out, _ = await cli(study_env, "gates")
+        assert f"{study}  waiting for the plan of cycle 3: assay plan {study}" in out
 
         async def listed() -> bool:
             return [c.run_id for c in await studies.cycles(study)] == [
