@@ -10,6 +10,8 @@ the new run could never take does not start it.
 
 from __future__ import annotations
 
+from typing import TypeVar
+
 from temporalio.client import Client, WorkflowFailureError
 from temporalio.service import RPCError, RPCStatusCode
 
@@ -26,6 +28,8 @@ from workflows.contracts.results import (
     TaskSummary,
 )
 
+InputT = TypeVar("InputT")
+
 LINK_LIMIT = 1_500_000
 """Most bytes of the reused task results a linked run's input may carry (Temporal refuses a
 payload over 2 MiB)."""
@@ -37,14 +41,20 @@ class LinkRefusedError(ValueError):
 
 async def parent_input(client: Client, run_id: str) -> ResearchInput:
     """The input run ``run_id`` was started with, read from the first event of its history."""
-    handle = client.get_workflow_handle(run_id)
+    started = await started_input(client, run_id, ResearchInput)
+    if started is None:
+        raise LinkRefusedError(f"the history of {run_id} does not start with a run's input")
+    return started
+
+
+async def started_input(client: Client, workflow_id: str, kind: type[InputT]) -> InputT | None:
+    """The ``kind`` input a workflow's latest execution started with (None: another input)."""
+    handle = client.get_workflow_handle(workflow_id)
     async for event in handle.fetch_history_events():
         payloads = event.workflow_execution_started_event_attributes.input.payloads
-        decoded = await client.data_converter.decode(payloads, [ResearchInput])
-        if decoded and isinstance(decoded[0], ResearchInput):
-            return decoded[0]
-        break
-    raise LinkRefusedError(f"the history of {run_id} does not start with a run's input")
+        decoded = await client.data_converter.decode(payloads, [kind])
+        return decoded[0] if decoded and isinstance(decoded[0], kind) else None
+    return None
 
 
 def linked_input(original: ResearchInput, result: ResearchResult, reused: list[TaskResult],

@@ -140,17 +140,17 @@ def parse_checkpoint(text: str) -> tuple[str, CheckpointPhase]:
     return task, next(p for p in phases if p == (phase or "planned"))
 
 
-def parse_metric(text: str) -> Metric:
+def parse_metric(text: str, option: str = "--metric") -> Metric:
     """``NAME[:maximize|minimize]`` as a metric (``maximize`` by default)."""
-    plain(text, "--metric")
+    plain(text, option)
     name, _, direction = text.rpartition(":") if ":" in text else (text, "", "maximize")
     directions: tuple[Direction, ...] = get_args(Direction)
     if direction not in directions:
-        raise InputError(f"--metric {text[:80]!r}: the direction is maximize or minimize")
+        raise InputError(f"{option} {text[:80]!r}: the direction is maximize or minimize")
     try:
         return Metric(name=name, direction=next(d for d in directions if d == direction))
     except ValidationError:
-        raise InputError("--metric needs a name of 1 to 128 characters") from None
+        raise InputError(f"{option} needs a name of 1 to 128 characters") from None
 
 
 def check_name(name: str) -> str:

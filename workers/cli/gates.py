@@ -25,6 +25,7 @@ class GateName(StrEnum):
     ERROR = "error"
     RESULT = "result"
     BRANCH = "branch"
+    CYCLE = "cycle"
 
     @property
     def kind(self) -> GateKind:
@@ -33,16 +34,18 @@ class GateName(StrEnum):
 
 
 def approve(
-    run_id: Annotated[str, typer.Argument(help="The run whose gate to decide.")],
+    run_id: Annotated[str, typer.Argument(help="The run (or study) whose gate to decide.")],
     gate: Annotated[GateName, typer.Option(
-        "--gate", "-g", help="plan, step, error, result or branch.")],
+        "--gate", "-g", help="plan, step, error, result, branch, or a study's cycle.")],
     task: Annotated[str | None, typer.Option("--task", "-t", help="The task, for task gates.")]
     = None,
     reject: Annotated[bool, typer.Option("--reject", help="Reject instead of approve.")] = False,
     comment: Annotated[str, typer.Option("--comment", "-m")] = "",
     by: Annotated[str | None, typer.Option("--by", help="Who decides (default: you).")] = None,
     choose: Annotated[str | None, typer.Option(
-        "--choose", help="At the branch gate: the line to keep (a branch, or main).")] = None,
+        "--choose", help="At the branch gate: the line to keep (a branch, or main); at a "
+                         "study's cycle gate: iterate, fix, stop or pivot:H instead of the "
+                         "rules' decision.")] = None,
     modify: Annotated[bool, typer.Option(
         "--modify", help="At a step or error gate: change the job (--set), then go on.")]
     = False,
@@ -53,7 +56,7 @@ def approve(
         "--branch", help="The branch whose task's gate this is (default: the main line).")]
     = None,
 ) -> None:
-    """Approve (or --reject, or --modify) a gate waiting for a person; --choose at a branch gate."""
+    """Approve, --reject or --modify a gate waiting for a person; --choose at branch or cycle."""
     from workflows.client import GateDecisionError
 
     settings = Settings()
@@ -70,12 +73,18 @@ def approve(
     async def go() -> None:
         client = await client_for(settings)
         try:
-            record = await client.decide(run_id, decision)
+            if gate is GateName.CYCLE:
+                from workers.cli.studies import study_client
+
+                record = await study_client(client).decide(run_id, decision)
+            else:
+                record = await client.decide(run_id, decision)
         except GateDecisionError as err:
             fail(f"refused: {err}")
         where = f"task {task} " if task else ""
         inside = f"of branch {branch} " if branch else ""
-        chosen = f": {record.choice} kept" if record.choice else ""
+        chosen = (f": {record.choice} kept" if record.gate == "branch" and record.choice
+                  else f": {record.choice} chosen" if record.choice else "")
         typer.echo(f"{where}{inside}{record.gate} gate {record.status} by {record.by}{chosen}")
 
     run_async(go())
@@ -105,8 +114,11 @@ def gate_decision(opts: DecisionOptions) -> GateDecision:
     """
     if opts.gate is GateName.BRANCH and (opts.choose is None) != opts.reject:
         raise InputError("the branch gate takes --choose NAME (the line to keep) or --reject")
-    if opts.choose is not None and opts.gate is not GateName.BRANCH:
-        raise InputError("--choose is for the branch gate (--gate branch)")
+    if opts.choose is not None and opts.gate not in (GateName.BRANCH, GateName.CYCLE):
+        raise InputError("--choose is for the branch gate (--gate branch) and a study's "
+                         "cycle gate (--gate cycle)")
+    if opts.gate is GateName.CYCLE:
+        check_cycle_choice(opts)
     if opts.modify and (opts.gate not in (GateName.STEP, GateName.ERROR) or opts.task is None):
         raise InputError("--modify is for the step and error gates of a task (--gate step "
                          "or error, --task T)")
@@ -127,16 +139,42 @@ def gate_decision(opts: DecisionOptions) -> GateDecision:
         "set": parse_sets(opts.sets)})
 
 
+def check_cycle_choice(opts: DecisionOptions) -> None:
+    """A ``cycle`` gate's options: no task or branch; a ``--choose`` the study can take."""
+    from workflows.study.requests import CHOICES
+
+    if opts.task is not None or opts.branch is not None:
+        raise InputError("the cycle gate is a study's own: it takes no --task or --branch")
+    if opts.choose is None:
+        return
+    if opts.reject:
+        raise InputError("--choose and --reject contradict each other; give one (--choose "
+                         "stop also ends the study)")
+    action, colon, target = opts.choose.partition(":")
+    if not ((action in ("iterate", "fix", "stop") and not colon)
+            or (action == "pivot" and target)):
+        raise InputError(f"--choose {opts.choose[:60]!r}: choose one of {', '.join(CHOICES)} "
+                         "(H: an open hypothesis, see `assay hypotheses STUDY`)")
+
+
 def gates() -> None:
-    """List the gates waiting for a person, and goal runs waiting for a plan, across all runs."""
+    """List the gates waiting for a person, and runs and studies waiting for a plan."""
     from workers.cli.show import decide_hint, plan_hint, short
     from workflows.common.words import singular_counts
 
     async def go() -> None:
+        from workers.cli.studies import study_client, waiting_text
+
         client = await client_for(Settings())
         pending = await client.pending_gates()
-        if not pending:
-            typer.echo("no gates or runs are waiting for a person")
+        studies = study_client(client)
+        waiting = await studies.waiting()
+        if not pending and not waiting:
+            typer.echo("no gates, runs or studies are waiting for a person")
+        for progress in waiting:
+            approvers = [] if progress.waiting is None else (await studies.started_with(
+                progress.study_id)).policy.gates.cycle.approvers
+            typer.echo(f"{progress.study_id}  {waiting_text(progress, approvers)}")
         for item in pending:
             if item.gate is None:
                 typer.echo(f"{item.run_id}  {plan_hint(item.run_id)}")

@@ -23,6 +23,10 @@ from workers.cli.plan import plan
 from workers.cli.run import run
 from workers.cli.skills import skills_app
 from workers.cli.steer import DONE, steer_command
+from workers.cli.studies import hypotheses, stop
+from workers.cli.studies import report as study_report
+from workers.cli.studies import status as study_status
+from workers.cli.study import study_app
 from workers.settings import Settings
 from workflows.constants import Pool
 
@@ -199,6 +203,11 @@ app.command()(branches)
 for _action in DONE:
     app.command(name=_action)(steer_command(_action))
 app.command()(migrate)
+study_app.command("status")(study_status)
+study_app.command("report")(study_report)
+app.add_typer(study_app, name="study")
+app.command()(hypotheses)
+app.command()(stop)
 app.add_typer(memory_app, name="memory")
 app.add_typer(skills_app, name="skills")
 app.add_typer(envs_app, name="envs")

@@ -1,4 +1,7 @@
-"""``assay plan``: a person gives a goal run that waits for a plan the plan to run."""
+"""``assay plan``: a person gives a plan to a goal run that waits for one, or to a study.
+
+A study takes it as the plan of its next cycle, before the study's own plans.
+"""
 
 from __future__ import annotations
 
@@ -15,13 +18,14 @@ MAX_BY_CHARS = 128
 
 
 def plan(
-    run_id: Annotated[str, typer.Argument(help="The goal run waiting for a plan.")],
+    run_id: Annotated[str, typer.Argument(
+        help="The goal run waiting for a plan, or a study (the plan of its next cycle).")],
     plan_file: Annotated[Path, typer.Argument(metavar="FILE",
                                               help="A pending_actions.json plan file.")],
     by: Annotated[str | None, typer.Option("--by", help="Who gives the plan (default: you).")]
     = None,
 ) -> None:
-    """Give a goal run that waits for a plan the plan to run (checked like `assay run`)."""
+    """Give a plan (checked like `assay run`) to a goal run waiting for one, or to a study."""
     from activities.artifacts.store import LocalArtifactStore
     from workers.intake.planfile import PlanFileError, load_supplied_plan
     from workflows.client import PlanSupplyError, RunNotFoundError
@@ -35,13 +39,24 @@ def plan(
         fail(str(err), EXIT_BAD_INPUT)
 
     async def go() -> None:
+        from workers.cli.studies import study_client
+
         client = await client_for(settings)
+        studies = study_client(client)
+        study = await studies.is_study(run_id)
         try:
-            await client.supply_plan(run_id, supplied)
+            if study:
+                await studies.supply_plan(run_id, supplied)
+            else:
+                await client.supply_plan(run_id, supplied)
         except (PlanSupplyError, RunNotFoundError) as err:
             fail(f"refused: {err}", EXIT_BAD_INPUT)
-        typer.echo(f"plan {supplied.plan_name} accepted by {run_id}: "
-                   f"{plural(len(supplied.plan.decisions), 'task')}")
+        tasks = plural(len(supplied.plan.decisions), "task")
+        if study:
+            typer.echo(f"plan {supplied.plan_name} accepted by study {run_id}: {tasks}; it "
+                       "runs as the study's next cycle, before the study's own plans")
+            return
+        typer.echo(f"plan {supplied.plan_name} accepted by {run_id}: {tasks}")
 
     run_async(go())
 

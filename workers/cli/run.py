@@ -85,6 +85,9 @@ def run(
     from workers.intake.runpolicy import PolicyError, build_policy
 
     settings = Settings()
+    if GateName.CYCLE in (human_gate or []):
+        fail("--human-gate cycle: the cycle gate is a study's; start one with `assay study`",
+             EXIT_BAD_INPUT)
     flags = AgentFlags(enabled=agents, record=record, replay=replay,
                        budget_tokens=budget_tokens, budget_usd=budget_usd,
                        no_model=no_model,
