@@ -54,6 +54,8 @@ class StudyReport(StudyState):
     """``study.json``: the study's state with its status, times, cycle reports and chart."""
 
     status: StudyStatus = "running"
+    reason: str = ""
+    """How the study ended (empty while it runs)."""
     started_at: datetime | None = None
     finished_at: datetime | None = None
     reports: list[CycleReport] = Field(default_factory=list[CycleReport])
@@ -108,7 +110,8 @@ def write_study(req: StudyReportInput, folder: Path, root: Path) -> ReportPaths:
     chart = chart_of(req.state, facts)
     figure = draw_metrics(chart, folder, criteria=_criteria(req.state, chart))
     report = StudyReport.model_validate({
-        **req.state.model_dump(), "status": req.status, "started_at": req.started_at,
+        **req.state.model_dump(), "status": req.status, "reason": req.reason,
+        "started_at": req.started_at,
         "finished_at": req.finished_at, "reports": reports,
         "figures": [figure] if figure else [], "chart_metric": chart.metric})
     paths = ReportPaths(results_json=str(folder / STUDY_JSON),

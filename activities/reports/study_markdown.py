@@ -63,7 +63,8 @@ def _header(report: StudyReport, chart: Chart) -> list[str]:
     budget = f" of ${report.policy.budget_usd:.2f}" if report.policy.budget_usd else ""
     lines = [f"- Study: {md(report.study_id)}",
              f"- Status: **{report.status}** after {plural(report.cycles, 'cycle')} "
-             f"(at most {report.policy.max_cycles})",
+             f"(at most {report.policy.max_cycles})"
+             + (f": {md(report.reason)}" if report.reason else ""),
              f"- Spent: ${report.spent_usd:.4f}{budget}; cycles' wall time "
              f"{duration(sum(s.wall_s for s in report.summaries))}"]
     if report.started_at:

@@ -74,6 +74,8 @@ class StudyProgress(Model):
     """The study waits for a person's plan for its next cycle (``assay plan STUDY FILE``)."""
     state: StudyState
     stop: StudyStop | None = None
+    approvers: list[str] = Field(default_factory=list[str])
+    """Who may decide the cycle gate and stop the study (empty: anyone)."""
 
 
 class StudyResult(Model):
@@ -97,6 +99,8 @@ class StudyReportInput(Model):
     status: StudyStatus = "running"
     started_at: datetime | None = None
     finished_at: datetime | None = None
+    reason: str = Field(default="", max_length=2000)
+    """How the study ended (empty while it runs)."""
 
 
 

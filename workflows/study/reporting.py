@@ -21,11 +21,12 @@ with workflow.unsafe.imports_passed_through():
 
 
 async def write_study_report(state: StudyState, status: StudyStatus, started: datetime,
-                             log: EventLog) -> ReportPaths | None:
+                             log: EventLog, reason: str = "") -> ReportPaths | None:
     """Write the study's report as it stands; None (and an event) if it cannot be written."""
     try:
         return await WRITE_STUDY_REPORT.run(StudyReportInput(
-            state=state, status=status, started_at=started, finished_at=workflow.now()))
+            state=state, status=status, reason=reason, started_at=started,
+            finished_at=workflow.now()))
     except (ActivityError, ApplicationError) as err:  # a local activity's own failure
         log.add("checkpoint", "error", status="report_unwritten",
                 outputs={"reason": root_message(err)})

@@ -1,5 +1,7 @@
 """What people send a study: a plan for its next cycle, a stop, a decision at its gate.
 
+:func:`decided` says what a settled ``cycle`` gate makes of the rules' decision.
+
 Each is read raw, its size checked before it is decoded; a malformed one is refused with a
 reason (an update fails with it, a signal records it). A ``cycle`` gate's ``choice`` names
 the decision a person wants instead of the rules': ``iterate``, ``fix``, ``stop``, or
@@ -14,6 +16,7 @@ from temporalio.exceptions import ApplicationError
 from workflows.common.bounds import PayloadRefused, clip, read_json
 from workflows.common.errors import ErrorType
 from workflows.contracts.cycles import CyclePlan, StudyStop
+from workflows.contracts.executive import GateRecord
 from workflows.contracts.hypotheses import HypothesisTree
 from workflows.contracts.plan import PlanError, check_graph
 from workflows.contracts.study import CycleDecision
@@ -70,3 +73,24 @@ def override(choice: str, by: str, note: str, tree: HypothesisTree) -> CycleDeci
         return CycleDecision(action="pivot", by=by, reason=reason, pursue=target,
                              hypotheses=[target])
     raise ValueError(f"choice {choice[:60]!r} is not one of {', '.join(CHOICES)}")
+
+
+def decided(gate: GateRecord, decision: CycleDecision, *, approved: bool,
+            tree: HypothesisTree) -> CycleDecision:
+    """What a settled ``cycle`` gate made of the rules' ``decision``.
+
+    A timeout keeps it when the policy approves (``approved``) and stops otherwise; a
+    rejection stops; a ``choice`` overrides it; an approval keeps it.
+    """
+    if gate.status == "timed_out":
+        if approved:
+            return decision
+        return CycleDecision(action="stop", by="policy",
+                             reason="the cycle gate timed out and its policy stops")
+    by = gate.by or "person"
+    note = f" ({clip(gate.comment, 300)})" if gate.comment else ""
+    if gate.status == "rejected":
+        return CycleDecision(action="stop", by=by, reason=f"stopped by {by}{note}")
+    if gate.choice:
+        return override(gate.choice, by, note, tree)
+    return decision

@@ -31,7 +31,14 @@ with workflow.unsafe.imports_passed_through():
     from workflows.common.events import EventLog, upsert_keywords
     from workflows.common.failures import root_message
     from workflows.common.gates import GateKeeper, GateRefusedError
-    from workflows.constants import KIND_KEY, PARENT_KEY, STATUS_KEY, cycle_run_id, digest
+    from workflows.constants import (
+        KIND_KEY,
+        PARENT_KEY,
+        PHASE_KEY,
+        STATUS_KEY,
+        cycle_run_id,
+        digest,
+    )
     from workflows.contracts.cycles import (
         CloseCycleInput,
         CyclePlan,
@@ -49,7 +56,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.research.workflow import ResearchWorkflow
     from workflows.study.carry import with_decision
     from workflows.study.reporting import write_study_report
-    from workflows.study.requests import override, read_stop, study_plan
+    from workflows.study.requests import decided, override, read_stop, study_plan
 
 
 @workflow.defn(name="StudyWorkflow")
@@ -76,7 +83,8 @@ class StudyWorkflow:
         return StudyProgress(study_id=self.state.study_id, phase=self.phase,
                              cycle=self.state.cycles + (self.phase == "cycle"),
                              run_id=self.run_id, waiting=self.gates.waiting,
-                             needs_plan=self.needs_plan, state=self.state, stop=self.stop_asked)
+                             needs_plan=self.needs_plan, state=self.state, stop=self.stop_asked,
+                             approvers=list(self.inp.policy.gates.cycle.approvers))
 
     @workflow.signal(name="approve")
     def approve(self, raw: RawValue) -> None:
@@ -119,12 +127,26 @@ class StudyWorkflow:
 
     @workflow.signal(name="stop")
     def stop(self, raw: RawValue) -> None:
-        """End the study after the cycle that runs (a waiting plan or gate ends it now)."""
+        """End the study after the cycle that runs (a waiting plan or gate ends it now).
+
+        Who may stop it: the cycle gate's approvers (empty: anyone); a refusal is recorded.
+        """
         asked = read_stop(raw)
-        if asked is not None and self.stop_asked is None:
-            self.stop_asked = asked
-            self.log.add("approval", "info", agent=asked.by, status="stop_asked",
-                         outputs={"comment": asked.comment})
+        if asked is None or self.stop_asked is not None:
+            return
+        allowed = self.inp.policy.gates.cycle.approvers
+        if allowed and asked.by not in allowed:
+            self.log.add("approval", "info", agent=clip(asked.by, 64), status="stop_refused",
+                         outputs={"reason": f"may not stop this study (allowed: "
+                                            f"{', '.join(allowed)})"})
+            return
+        self.stop_asked = asked
+        self.log.add("approval", "info", agent=asked.by, status="stop_asked",
+                     outputs={"comment": asked.comment})
+        if self.gates.waiting is not None:  # a waiting cycle gate is answered by the stop
+            with contextlib.suppress(GateRefusedError):
+                self.gates.offer(GateDecision(gate="cycle", decision="reject", by=asked.by,
+                                              comment=asked.comment or "stopped"))
 
     # --- the cycle ---------------------------------------------------------------------------
 
@@ -154,7 +176,7 @@ class StudyWorkflow:
         except ChildWorkflowError as err:
             return await self._end("failed", f"cycle {self.state.cycles + 1} failed: "
                                              f"{root_message(err)}", started)
-        self.phase = "deciding"
+        self._set_phase("deciding")
         try:
             self.state = await CLOSE_CYCLE.run(CloseCycleInput(
                 state=self.state, result=result, plan=plan.plan if plan else None))
@@ -169,6 +191,11 @@ class StudyWorkflow:
             state=self.state, plans=self.plans, data=inp.data, policy=inp.policy,
             queues=inp.queues, stop=self.stop_asked, started_at=started))
 
+    def _set_phase(self, phase: str) -> None:
+        """Enter ``phase``, also as ``AssayPhase`` (how ``assay gates`` finds waiting studies)."""
+        self.phase = phase
+        upsert_keywords(**{PHASE_KEY.name: phase})
+
     def _planner_plans(self) -> bool:
         return self.state.goal is not None and self.inp.policy.agents.enabled
 
@@ -176,7 +203,8 @@ class StudyWorkflow:
         """The next cycle's plan; None when the planner plans it (or none came in time)."""
         if self.plans or self._planner_plans():
             return self.plans.pop(0) if self.plans else None
-        self.phase, self.needs_plan = "waiting", True
+        self._set_phase("waiting")
+        self.needs_plan = True
         self.log.add("checkpoint", "info", status="needs_plan",
                      outputs={"cycle": self.state.cycles + 1})
         await self.log.flush()
@@ -201,7 +229,8 @@ class StudyWorkflow:
         state, inp = self.state, self.inp
         number = state.cycles + 1
         run_id = cycle_run_id(state.study_id, number)
-        self.phase, self.run_id = "cycle", run_id
+        self._set_phase("cycle")
+        self.run_id = run_id
         name = plan.plan_name if plan else f"{state.study_id} cycle {number}"
         sha = plan.plan_sha256 if plan else digest(f"{state.goal}\n{number}".encode())
         self.log.add("handoff", "start", status="cycle",
@@ -235,28 +264,14 @@ class StudyWorkflow:
         if not self.gates.needs_person("cycle"):
             await self.log.flush()
             return decision
-        self.phase = "waiting"
+        self._set_phase("waiting")
         gate = await self.gates.ask("cycle", f"cycle {latest.cycle}: {decision.action} — "
                                              f"{clip(decision.reason, 600)}")
-        chosen = self._decided(gate, decision)
+        chosen = decided(gate, decision, approved=self.gates.approved(gate),
+                         tree=self.state.tree)
         if chosen is not decision:
             self.state = with_decision(self.state, chosen)
         return chosen
-
-    def _decided(self, gate: GateRecord, decision: CycleDecision) -> CycleDecision:
-        """What the ``cycle`` gate made of the rules' ``decision``."""
-        if gate.status == "timed_out":
-            if self.gates.approved(gate):
-                return decision
-            return CycleDecision(action="stop", by="policy",
-                                 reason="the cycle gate timed out and its policy stops")
-        by = gate.by or "person"
-        note = f" ({clip(gate.comment, 300)})" if gate.comment else ""
-        if gate.status == "rejected":
-            return CycleDecision(action="stop", by=by, reason=f"stopped by {by}{note}")
-        if gate.choice:
-            return override(gate.choice, by, note, self.state.tree)
-        return decision
 
     def _check_choice(self, decision: GateDecision) -> str:
         """Why a ``cycle`` gate's ``choice`` cannot be taken (empty: it can)."""
@@ -276,17 +291,18 @@ class StudyWorkflow:
                                            if asked.comment else "")
 
     async def _end(self, status: StudyStatus, reason: str, started: datetime) -> StudyResult:
-        self.phase = "report"
+        self._set_phase("report")
         self.log.add("checkpoint", "complete", status=status, outputs={"reason": reason})
-        paths = await self._report(status, started)
+        paths = await self._report(status, started, reason)
         upsert_keywords(**{STATUS_KEY.name: status})
-        self.phase = "done"
+        self._set_phase("done")
         latest = self.state.latest()
         return StudyResult(study_id=self.state.study_id, status=status,
                            cycles=self.state.cycles,
                            decision=latest.decision if latest else None, reason=reason,
                            report=paths)
 
-    async def _report(self, status: StudyStatus, started: datetime) -> ReportPaths | None:
+    async def _report(self, status: StudyStatus, started: datetime,
+                      reason: str = "") -> ReportPaths | None:
         await self.log.flush()
-        return await write_study_report(self.state, status, started, self.log)
+        return await write_study_report(self.state, status, started, self.log, reason)

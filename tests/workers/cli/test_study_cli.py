@@ -4,8 +4,7 @@ approve with ``--choose``, hypotheses, report, stop, ``assay plan`` routed to th
 
 The study runs on the dev server with one worker serving every queue (the fake sandbox
 reports a job's ``score`` argument as its metric, so which hypothesis a cycle supports or
-refutes is known in advance); the study's report writer is a stand-in that writes a small
-Markdown file.
+refutes is known in advance); the study's report is written by the real writer.
 """
 
 from __future__ import annotations
@@ -21,8 +20,9 @@ import pytest
 from temporalio.testing import WorkflowEnvironment
 from typer.testing import CliRunner
 
+from activities.reports.study import StudyReportWriter
 from activities.reports.writer import ReportWriter
-from activities.study.cycles import close_cycle
+from activities.study.cycles import close_cycle, resolve_reuse
 from tests.e2e_support import ROOT, wait_for, worker_env
 from tests.workers.cli.test_cli import cli
 from tests.workers.cli.test_cli import nowhere as nowhere  # a fixture
@@ -31,8 +31,7 @@ from workers.cli.main import app
 from workers.cli.study import StudyOptions, study_input
 from workers.settings import Settings
 from workflows.constants import Pool, cycle_run_id
-from workflows.contracts.cycles import StudyProgress, StudyReportInput
-from workflows.contracts.results import ReportPaths
+from workflows.contracts.cycles import StudyProgress
 from workflows.study_client import StudyClient, start_key
 
 runner = CliRunner()
@@ -180,21 +179,6 @@ def test_the_plans_folder_runs_in_name_order_and_names_the_start(tmp_path: Path)
 
 # --- a real study from the command line ------------------------------------------------------
 
-class StudyReports:
-    """The study's report writer: a small Markdown file per study, rewritten each time."""
-
-    def __init__(self, root: Path) -> None:
-        self.root = root
-
-    async def write(self, req: StudyReportInput) -> ReportPaths:
-        folder = self.root / "studies" / req.state.study_id
-        folder.mkdir(parents=True, exist_ok=True)
-        md = folder / "study.md"
-        md.write_text(f"# Study {req.state.study_id}\n\n{req.status} after "
-                      f"{req.state.cycles} cycles\n")
-        return ReportPaths(results_json=str(folder / "study.json"), summary_md=str(md))
-
-
 @pytest.fixture
 async def study_env(dev_env: WorkflowEnvironment, task_queue: str,
                     tmp_path: Path) -> AsyncIterator[dict[str, str]]:
@@ -202,7 +186,8 @@ async def study_env(dev_env: WorkflowEnvironment, task_queue: str,
     writer = ReportWriter(tmp_path / "runs", tmp_path)
     harness = Harness(dev_env, task_queue, tmp_path, overrides={
         "write_report": writer.write_report, "write_task_report": writer.write_task_report,
-        "write_study_report": StudyReports(tmp_path).write}, extra=[close_cycle])
+        "write_study_report": StudyReportWriter(tmp_path / "assay").write_study_report},
+        extra=[close_cycle, resolve_reuse])
     queues = {f"ASSAY_QUEUE_{p.name}": task_queue for p in Pool}
     async with harness.worker():
         yield worker_env(dev_env.client.service_client.config.target_host,
@@ -309,7 +294,8 @@ async def test_a_study_driven_from_the_command_line(
         assert f"waiting for the plan of cycle 3: assay plan {study}" in shown
         assert f"study {study}: completed after 2 cycles: stopped by ada (enough)" in followed
         code, out, err = await cli(study_env, "study", "report", study)
-        assert code == 0 and out.startswith(f"# Study {study}\n\ncompleted after 2 cycles"), err
+        assert code == 0 and out.startswith("# Study: ") and "— completed" in out, err
+        assert "stopped by ada (enough)" in out and "| 2 | " in out
         code, out, _ = await cli(study_env, "study", "status", study)
         assert f"study {study}: completed (phase done), cycle 2 of at most 4" in out
         code, _, err = await cli(study_env, "plan", study, str(first))

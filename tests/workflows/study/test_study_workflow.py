@@ -278,3 +278,17 @@ async def test_reusing_what_an_earlier_cycle_did_not_complete_ends_the_study_say
     assert "c1.nothing: task nothing of cycle 1 has no such task" in result.reason
     assert "c7.fit1: cycle 7 has not run in this study" in result.reason
     assert sorted(study.harness.sandbox.ran) == ["fit1"]
+
+
+async def test_a_stop_answers_a_waiting_cycle_gate_and_only_its_approvers_may_stop(
+        study: Study) -> None:
+    inp = study.input([cycle_plan(1, 0.5, "H1", H1, H2), cycle_plan(2, 0.95, "H2", H2)],
+                      gate={"human": True, "approvers": ["ada"]}, **ACCEPT)
+    handle = await study.start(inp)
+    await gate_waits(study, handle)
+    await handle.signal("stop", {"by": "eve"})
+    await handle.signal("stop", {"by": "ada", "comment": "enough"})
+    result = await handle.result()
+    assert (result.status, result.cycles) == ("completed", 1)
+    assert result.reason == "stopped by ada (enough)"
+    assert result.decision is not None and result.decision.by == "ada"
