@@ -7,6 +7,7 @@ EXAMPLE := examples/iris/pending_actions.json
 GOAL := examples/goal
 SCIENCE := examples/science/pending_actions.json
 SWEEP := examples/sweep/pending_actions.json
+STUDY := examples/study
 
 .PHONY: run test lint bench up down check clean histories system example-recording
 
@@ -31,6 +32,8 @@ run: system $(STAMP)
 	$(BIN)/assay run $(EXAMPLE) --wait --again
 	$(BIN)/assay run $(SCIENCE) --wait --again
 	$(BIN)/assay run $(SWEEP) --wait --again
+	$(BIN)/assay study $(STUDY)/pending_actions.json --plans $(STUDY)/cycle-2.json --cycles 3 \
+	  --accept "r2 >= 0.95" --key-metric r2:maximize --wait --again
 	$(BIN)/assay run "$$(cat $(GOAL)/goal.txt)" --data $(GOAL)/measurements.csv \
 	  --replay $(GOAL)/recording.jsonl --no-skills --wait --again
 	@echo "The stack keeps running for the Web UI; stop it with: $(BIN)/assay down"

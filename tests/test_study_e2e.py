@@ -1,6 +1,7 @@
 """The example study end to end on the dev server, with every pool and the real sandbox:
-cycle 1 refutes a straight line, the rules pivot to the parabola, cycle 2 supports it and
-meets the acceptance criterion, and the study's report tells that story with its chart."""
+cycle 1 refutes a straight line, the rules pivot to the parabola, cycle 2 fits it to cycle
+1's data (reused, not drawn again), supports it and meets the acceptance criterion, and the
+study's report tells that story with its chart."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from workers.intake.planfile import load_plan
 from workers.intake.runpolicy import queues_from
 from workflows.constants import PARENT_KEY, study_workflow_id
 from workflows.contracts.cycles import CyclePlan, StudyInput
+from workflows.contracts.results import RunReport
 from workflows.contracts.study import StudyPolicy, StudyState
 from workflows.study.workflow import StudyWorkflow
 
@@ -54,5 +56,9 @@ async def test_the_example_study_pivots_and_stops_when_its_criterion_holds(
     markdown = Path(result.report.summary_md).read_text(encoding="utf-8")
     assert "refuted" in markdown and "supported" in markdown and "pivot" in markdown
     assert "0.1939" in markdown and "0.9893" in markdown
+    # cycle 2 read cycle 1's verified data by reference: its run had no data task at all
+    second = RunReport.model_validate_json(Path(StudyState.model_validate_json(Path(
+        result.report.results_json).read_text()).summaries[1].results_json).read_text())
+    assert [t.task_id for t in second.tasks] == ["fit"] and second.tasks[0].metrics["rows"] == 200
     figure = Path(result.report.summary_md).parent / "figures" / "metrics.png"
     assert figure.read_bytes().startswith(b"\x89PNG")

@@ -4,6 +4,7 @@ numbers the study's story rests on (a straight line refuted, a parabola supporte
 
 from __future__ import annotations
 
+import shutil
 import sys
 from pathlib import Path
 
@@ -17,7 +18,7 @@ from tests.test_examples import JobRun, job_of, prepare_workdir, run_job
 from tests.test_sweep_example import review_input
 from workers.intake.planfile import load_plan
 from workflows.contracts.executive import panel_approves
-from workflows.contracts.plan import Plan, check_graph
+from workflows.contracts.plan import Plan, check_graph, cycle_ref
 
 FOLDER = Path(__file__).resolve().parent.parent / "examples" / "study"
 CYCLES = {1: FOLDER / "pending_actions.json", 2: FOLDER / "cycle-2.json"}
@@ -29,18 +30,31 @@ def plan_of(cycle: int) -> Plan:
     return plan
 
 
+def workdir(cycle: int, task_id: str, root: Path, done: dict[int, dict[str, JobRun]]) -> Path:
+    """The task's working directory as the sandbox makes it: its dependencies' artifacts,
+    and the earlier cycles' it reuses, under ``deps/``."""
+    plan = plan_of(cycle)
+    decision = plan.by_id()[task_id]
+    folder = prepare_workdir(decision, root, done.get(cycle, {}), plan=plan, folder=FOLDER)
+    for ref in decision.reuse:
+        earlier, earlier_task = cycle_ref(ref)
+        target = folder / "deps" / ref
+        target.mkdir(parents=True)
+        for name in job_of(plan_of(earlier).by_id()[earlier_task]).expected_artifacts:
+            shutil.copyfile(done[earlier][earlier_task].workdir / name, target / name)
+    return folder
+
+
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[int, dict[str, JobRun]]:
-    """Each cycle's two jobs, run in order."""
+    """Each cycle's jobs, run in order."""
     done: dict[int, dict[str, JobRun]] = {}
     for cycle in CYCLES:
         plan, root = plan_of(cycle), tmp_path_factory.mktemp(f"cycle-{cycle}")
-        cycle_runs: dict[str, JobRun] = {}
+        done[cycle] = {}
         for task_id in check_graph(plan):
-            decision = plan.by_id()[task_id]
-            cycle_runs[task_id] = run_job(job_of(decision), prepare_workdir(
-                decision, root, cycle_runs, plan=plan, folder=FOLDER), folder=FOLDER)
-        done[cycle] = cycle_runs
+            done[cycle][task_id] = run_job(job_of(plan.by_id()[task_id]),
+                                           workdir(cycle, task_id, root, done), folder=FOLDER)
     return done
 
 
@@ -50,10 +64,11 @@ def test_each_cycle_proposes_its_hypotheses_and_links_its_fit() -> None:
     assert [h.id for h in second.hypotheses] == ["H2"]
     assert second.hypotheses[0] == first.hypotheses[1]  # the same H2, re-proposed unchanged
     assert first.by_id()["fit"].hypothesis == "H1" and second.by_id()["fit"].hypothesis == "H2"
+    assert [d.task_id for d in second.decisions] == ["fit"]  # the data is cycle 1's, reused
+    assert second.by_id()["fit"].reuse == ["c1.data"]
 
 
-@pytest.mark.parametrize("cycle", [1, 2])
-@pytest.mark.parametrize("task_id", ["data", "fit"])
+@pytest.mark.parametrize(("cycle", "task_id"), [(1, "data"), (1, "fit"), (2, "fit")])
 def test_every_job_meets_its_checks(runs: dict[int, dict[str, JobRun]], cycle: int,
                                     task_id: str) -> None:
     decision = plan_of(cycle).by_id()[task_id]
@@ -78,10 +93,9 @@ def test_the_line_is_refuted_and_the_parabola_supported(
 
 def test_a_degree_out_of_range_fails_with_a_reason(runs: dict[int, dict[str, JobRun]],
                                                    tmp_path: Path) -> None:
-    plan = plan_of(2)
-    workdir = prepare_workdir(plan.by_id()["fit"], tmp_path, runs[2], plan=plan, folder=FOLDER)
-    job = job_of(plan.by_id()["fit"])
-    run = run_job(job, workdir, {**job.args, "degree": 9}, folder=FOLDER)
+    job = job_of(plan_of(2).by_id()["fit"])
+    run = run_job(job, workdir(2, "fit", tmp_path, runs), {**job.args, "degree": 9},
+                  folder=FOLDER)
     assert run.returncode != 0 and "give a degree from 1 to 6" in run.stderr
 
 

@@ -58,7 +58,7 @@ class StudyOptions:
     """``assay study``'s options as typed (checked by :func:`study_input`)."""
 
     by: str
-    plans: Path | None = None
+    plans: list[Path] = field(default_factory=list[Path])
     cycles: int | None = None
     data: list[Path] = field(default_factory=list[Path])
     budget_usd: float | None = None
@@ -77,9 +77,9 @@ class StudyOptions:
 def start(
     target: Annotated[str, typer.Argument(
         metavar="GOAL_OR_PLAN", help="A research goal in words, or a plan file (its cycle 1).")],
-    plans: Annotated[Path | None, typer.Option(
-        help="A folder of plan files for the next cycles, run in name order "
-             "(cycle-2.json, cycle-3.json...).")] = None,
+    plans: Annotated[list[Path] | None, typer.Option(
+        help="The next cycles' plans: a plan file, or a folder of them run in name order "
+             "(cycle-2.json, cycle-3.json...); repeatable, in the order given.")] = None,
     cycles: Annotated[int | None, typer.Option(
         min=1, max=MAX_CYCLES, help="Most cycles the study runs (default 10).")] = None,
     data: Annotated[list[Path] | None, typer.Option(
@@ -120,7 +120,7 @@ def start(
     from workers.intake.runpolicy import PolicyError
 
     settings = Settings()
-    opts = StudyOptions(by=settings.user, plans=plans, cycles=cycles, data=data or [],
+    opts = StudyOptions(by=settings.user, plans=plans or [], cycles=cycles, data=data or [],
                         budget_usd=budget_usd, human_gates=human_gate or [],
                         approvers=approver or [], gate_timeout=gate_timeout,
                         key_metric=key_metric, accept=accept or [], policy_file=policy_file,
@@ -220,24 +220,31 @@ def run_policy(opts: StudyOptions, settings: Settings) -> RunPolicy:
     return policy
 
 
-def cycle_plans(folder: Path | None, settings: Settings, policy: RunPolicy,
+def cycle_plans(given: list[Path], settings: Settings, policy: RunPolicy,
                 by: str) -> list[CyclePlan]:
-    """The plans of ``--plans DIR``, in name order (numbers compare as numbers)."""
+    """The plans of ``--plans``, in the order given.
+
+    Each is a plan file, or a folder of them in name order (numbers compare as numbers).
+    """
     from activities.artifacts.store import LocalArtifactStore
     from workers.intake.planfile import load_supplied_plan
     from workflows.contracts.cycles import CyclePlan
 
-    if folder is None:
-        return []
-    if not folder.is_dir():
-        raise InputError(f"--plans {folder}: no such folder; give a folder of plan files "
-                         "(cycle-2.json, cycle-3.json...)")
-    files = sorted((p for p in folder.iterdir() if p.suffix == ".json" and p.is_file()),
-                   key=_name_order)
-    if not files:
-        raise InputError(f"--plans {folder}: the folder has no .json plan files")
+    files: list[Path] = []
+    for folder in given:
+        if folder.is_file():
+            files.append(folder)
+            continue
+        if not folder.is_dir():
+            raise InputError(f"--plans {folder}: no such file or folder; give a plan file or "
+                             "a folder of them (cycle-2.json, cycle-3.json...)")
+        found = sorted((p for p in folder.iterdir() if p.suffix == ".json" and p.is_file()),
+                       key=_name_order)
+        if not found:
+            raise InputError(f"--plans {folder}: the folder has no .json plan files")
+        files += found
     if len(files) > MAX_CYCLES:
-        raise InputError(f"--plans {folder}: {len(files)} plan files; a study runs at most "
+        raise InputError(f"--plans: {len(files)} plan files; a study runs at most "
                          f"{MAX_CYCLES} cycles")
     store = LocalArtifactStore(settings.store_dir)
     plans: list[CyclePlan] = []

@@ -76,7 +76,7 @@ def start(*args: str) -> Any:
     (["--budget-usd", "nan"], "give a positive number of dollars"),
     (["--cycles", "0"], "Invalid value for '--cycles'"),
     (["--cycles", "101"], "Invalid value for '--cycles'"),
-    (["--plans", "/no/such/folder"], "--plans /no/such/folder: no such folder"),
+    (["--plans", "/no/such/folder"], "--plans /no/such/folder: no such file or folder"),
     (["--human-gate", "launch"], "Invalid value for '--human-gate'"),
 ])
 def test_bad_options_exit_2_before_connecting(nowhere: str, args: list[str],
@@ -162,7 +162,7 @@ def test_the_plans_folder_runs_in_name_order_and_names_the_start(tmp_path: Path)
     first = plan_file(tmp_path / "plan.json", "fit1", 0.5, "H1", H1, H2)
     for n in (10, 2, 3):
         plan_file(tmp_path / "more" / f"cycle-{n}.json", f"fit{n}", 0.9, "H2", H2)
-    opts = StudyOptions(by="ada", plans=tmp_path / "more", cycles=5, accept=["score >= 0.9"],
+    opts = StudyOptions(by="ada", plans=[tmp_path / "more"], cycles=5, accept=["score >= 0.9"],
                         key_metric="score:minimize", gate_timeout=60)
     inp = study_input(str(first), opts, settings)
     assert [p.plan_name for p in inp.plans] == ["plan", "cycle-2", "cycle-3", "cycle-10"]
@@ -175,6 +175,11 @@ def test_the_plans_folder_runs_in_name_order_and_names_the_start(tmp_path: Path)
     assert start_key(inp) == start_key(study_input(str(first), opts, settings))
     fewer = StudyOptions(by="ada", cycles=5)
     assert start_key(inp)[1] != start_key(study_input(str(first), fewer, settings))[1]
+    # plan files and folders together run in the order given
+    extra = plan_file(tmp_path / "extra.json", "fit9", 0.9, "H2", H2)
+    both = StudyOptions(by="ada", plans=[extra, tmp_path / "more"], cycles=5)
+    assert [p.plan_name for p in study_input(str(first), both, settings).plans] == [
+        "plan", "extra", "cycle-2", "cycle-3", "cycle-10"]
 
 
 # --- a real study from the command line ------------------------------------------------------
