@@ -12,6 +12,8 @@
 8. provisioning a job environment from a wheelhouse: the first time vs a cache hit.
 9. branches: time to start one; a three-branch sweep from a checkpoint vs three fresh runs
    (wall time, sandbox executions, CPU); the run's history with 0 to 20 branches.
+10. studies: a 50-cycle study's longest history and time per cycle (first ten vs last ten), and
+    the planner's study context for two 20-task cycles against its byte budget.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from benchmarks import (
     bench_results,
     bench_skills,
     bench_stack,
+    bench_studies,
 )
 from benchmarks.bench_runs import bench
 from benchmarks.bench_sandbox import measure_start_overhead
@@ -107,16 +110,22 @@ def print_branches() -> None:
     asyncio.run(bench_branches.run())
 
 
+def print_studies() -> None:
+    """Studies: a 50-cycle study's histories and time per cycle, the planner's context."""
+    print("10. studies (time-skipping server, real workflows, the fake sandbox)")
+    asyncio.run(bench_studies.run())
+
+
 def main() -> None:
     """Run every benchmark, or those named (runs, sandbox, events, stack, memory, skills,
-    results, environments, branches)."""
+    results, environments, branches, studies)."""
     chosen = set(sys.argv[1:]) or {"runs", "sandbox", "events", "stack", "memory", "skills",
-                                   "results", "environments", "branches"}
+                                   "results", "environments", "branches", "studies"}
     for name, fn in (("runs", print_runs), ("sandbox", print_sandbox),
                      ("events", print_events), ("stack", print_stack),
                      ("memory", print_memory), ("skills", print_skills),
                      ("results", print_results), ("environments", print_environments),
-                     ("branches", print_branches)):
+                     ("branches", print_branches), ("studies", print_studies)):
         if name in chosen:
             fn()
             sys.stdout.flush()
