@@ -37,6 +37,7 @@ async def run_study(env: WorkflowEnvironment, root: Path) -> tuple[str, str]:
         result = await handle.result()
     assert (result.status, result.cycles) == ("completed", 2), result
     assert result.decision is not None and result.decision.action == "stop"
+    assert study.first_run is not None
     return inp.state.study_id, study.first_run
 
 

@@ -25,7 +25,7 @@ def written(folder: Path, the_report: RunReport) -> ResearchResult:
     path.write_text(the_report.model_dump_json())
     fields = {**the_report.run_fields(), "report": ReportPaths(
         results_json=str(path), summary_md=str(folder / "summary.md"))}
-    return ResearchResult(**fields)
+    return ResearchResult.model_validate(fields)
 
 
 def state(**fields: object) -> StudyState:

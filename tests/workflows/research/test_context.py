@@ -20,7 +20,7 @@ from workflows.research.context import (
 
 def result(tid: str, *, metrics: dict[str, Any] | None = None, artifacts: int = 1,
            stdout: str = "") -> TaskResult:
-    check = CheckResult(check=Check(metric="rows", op="==", value=3), passed=False, value=2)
+    check = CheckResult(check=Check(metric="rows", op="==", value=3), passed=False, actual=2)
     return TaskResult(
         task_id=tid, priority="HIGH", action=f"do {tid}", status="completed",
         status_reason="verified", metrics=metrics or {"rows": 2}, checks=[check],

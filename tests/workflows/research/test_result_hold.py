@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 from temporalio.testing import WorkflowEnvironment
 
@@ -15,7 +16,8 @@ from workflows.constants import task_workflow_id
 from workflows.contracts.branches import BranchTree
 from workflows.contracts.executive import GateDecision
 
-GATE = {"human": True, "timeout_s": 900, "on_timeout": "approve"}
+TIMEOUT_S = 900.0
+GATE: dict[str, Any] = {"human": True, "timeout_s": TIMEOUT_S, "on_timeout": "approve"}
 
 
 async def approve_result(harness: Harness, run_id: str) -> None:
@@ -38,7 +40,7 @@ async def test_a_result_gate_holds_the_run_open_until_it_is_closed(
         result = await handle.result()
     assert result.status == "completed"
     report = harness.report_of(result)
-    assert report.finished_at - report.started_at < timedelta(seconds=GATE["timeout_s"])
+    assert report.finished_at - report.started_at < timedelta(seconds=TIMEOUT_S)
 
 
 async def test_a_result_gate_hold_ends_at_the_gates_timeout(
@@ -53,4 +55,4 @@ async def test_a_result_gate_hold_ends_at_the_gates_timeout(
     assert result.status == "completed" and tree.steering == []
     report = harness.report_of(result)
     held = report.finished_at - report.started_at
-    assert timedelta(seconds=GATE["timeout_s"]) <= held < timedelta(days=1), held
+    assert timedelta(seconds=TIMEOUT_S) <= held < timedelta(days=1), held

@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
@@ -42,11 +42,11 @@ from workflows.contracts.results import ReportPaths, ResearchInput
 from workflows.contracts.study import StudyPolicy, StudyState
 from workflows.study.workflow import StudyWorkflow
 
-H1 = {"id": "H1", "statement": "a small step fits", "test": {
+H1: dict[str, Any] = {"id": "H1", "statement": "a small step fits", "test": {
     "metric": "score", "op": ">", "threshold": 0.8}}
-H2 = {"id": "H2", "statement": "a larger step fits", "test": {
+H2: dict[str, Any] = {"id": "H2", "statement": "a larger step fits", "test": {
     "metric": "score", "op": ">", "threshold": 0.8}}
-ACCEPT = {"acceptance": [{"metric": "score", "op": ">=", "threshold": 0.9}],
+ACCEPT: dict[str, Any] = {"acceptance": [{"metric": "score", "op": ">=", "threshold": 0.9}],
           "key_metric": {"name": "score", "direction": "maximize"}}
 
 
@@ -101,7 +101,7 @@ class Study:
         return self.env.client.get_workflow_handle_for(StudyWorkflow.run, inp.state.study_id)
 
     async def until(self, handle: WorkflowHandle[Any, Any], what: str,
-                    holds: Any) -> StudyProgress:
+                    holds: Callable[[StudyProgress], bool]) -> StudyProgress:
         """Until the study's progress answers so that ``holds``; the last answer."""
         seen: list[StudyProgress] = []
 
