@@ -49,7 +49,8 @@ def render_study(report: StudyReport, chart: Chart, latest: RunReport | None,
         latest: the latest cycle's report (None: none ran, or it could not be read).
         folder: the study's folder, for relative links to the cycles' reports.
     """
-    start = report.goal or report.first_plan or report.study_id
+    # a first plan is named by its name in the title (its digest is in the header)
+    start = report.goal or (report.first_plan or "").partition("@")[0] or report.study_id
     lines = [f"# Study: {md(start, TITLE_CHARS)} — {report.status}", "",
              *_header(report, chart), *_goal(report.goal), *_story(report, chart),
              *_cycles(report, chart), *_hypotheses(report), *_answer(report),

@@ -280,7 +280,8 @@ async def test_a_study_before_its_first_cycle_says_so_and_draws_nothing(tmp_path
     state = StudyState(study_id="s", first_plan="plan.json@" + "b" * 64)
     paths = await write(tmp_path, state)
     markdown = Path(paths.summary_md).read_text(encoding="utf-8")
-    assert markdown.startswith(f"# Study: plan.json@{'b' * 64} — running\n")
+    assert markdown.startswith("# Study: plan.json — running\n")
+    assert f"- First plan: plan.json@{'b' * 64}" in markdown
     assert "No cycle has run yet." in markdown and "No hypothesis was proposed." in markdown
     assert not (tmp_path / "studies/s/figures").exists()
     assert StudyReport.model_validate_json(Path(paths.results_json).read_text("utf-8")).figures \
