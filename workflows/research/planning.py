@@ -82,6 +82,20 @@ def read_supplied(raw: RawValue) -> SuppliedPlan:
     return supplied
 
 
+def sound_supplied(raw: RawValue) -> SuppliedPlan:
+    """A supplied plan read (:func:`read_supplied`) whose task graph is sound.
+
+    Raises:
+        PlanRefused: too large, malformed, or with an invalid graph (the message says how).
+    """
+    supplied = read_supplied(raw)
+    try:
+        check_graph(supplied.plan)
+    except PlanError as err:
+        raise PlanRefused(f"invalid plan: {clip(str(err), 2000)}") from None
+    return supplied
+
+
 class Planning:
     """How one run gets its plan, and the plan gate.
 
@@ -109,11 +123,7 @@ class Planning:
         try:
             if not self.awaiting and (never := self._never_waits()):
                 raise PlanRefused(never)
-            supplied = read_supplied(raw)
-            try:
-                check_graph(supplied.plan)
-            except PlanError as err:
-                raise PlanRefused(f"invalid plan: {clip(str(err), 2000)}") from None
+            sound_supplied(raw)
         except PlanRefused as err:
             raise ApplicationError(str(err), type=ErrorType.PLAN_REFUSED,
                                    non_retryable=True) from None

@@ -18,9 +18,8 @@ from workflows.common.errors import ErrorType
 from workflows.contracts.cycles import CyclePlan, StudyStop
 from workflows.contracts.executive import GateRecord
 from workflows.contracts.hypotheses import HypothesisTree
-from workflows.contracts.plan import PlanError, check_graph
 from workflows.contracts.study import CycleDecision
-from workflows.research.planning import PlanRefused, read_supplied
+from workflows.research.planning import PlanRefused, sound_supplied
 
 STOP_MAX_BYTES = 8_000
 CHOICES = ("iterate", "fix", "stop", "pivot:H")
@@ -33,11 +32,7 @@ def study_plan(raw: RawValue) -> CyclePlan:
         ApplicationError: ``PlanRefused``, non-retryable: too large, malformed or invalid.
     """
     try:
-        supplied = read_supplied(raw)
-        try:
-            check_graph(supplied.plan)
-        except PlanError as err:
-            raise PlanRefused(f"invalid plan: {clip(str(err), 2000)}") from None
+        supplied = sound_supplied(raw)
     except PlanRefused as err:
         raise ApplicationError(str(err), type=ErrorType.PLAN_REFUSED,
                                non_retryable=True) from None

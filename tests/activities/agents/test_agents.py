@@ -3,7 +3,7 @@ answer becomes the workflow's own type, with what it spent."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -138,12 +138,6 @@ def prompt_of(fake: FakeAnthropic, n: int = 0) -> str:
     content = fake.requests[n].body["messages"][0]["content"]
     assert isinstance(content, str)
     return content
-
-
-@pytest.fixture
-def fake() -> Iterator[FakeAnthropic]:
-    with FakeAnthropic() as server:
-        yield server
 
 
 @pytest.fixture

@@ -3,7 +3,7 @@ own recording, recorded live and replayed with the server gone."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Iterator
+from collections.abc import Awaitable
 from pathlib import Path
 from typing import Any
 
@@ -34,19 +34,6 @@ from workflows.contracts.policy import ModelRecording
 
 GONE = "http://127.0.0.1:9"
 """Where no server listens: a replay must not need one."""
-
-
-@pytest.fixture
-def fake() -> Iterator[FakeAnthropic]:
-    with FakeAnthropic() as server:
-        yield server
-
-
-@pytest.fixture
-async def agents(fake: FakeAnthropic) -> AsyncIterator[Agents]:
-    gateway = ModelGateway(SecretStr(KEY), fake.base_url, {"default": MODEL})
-    yield Agents(gateway)
-    await gateway.aclose()
 
 
 async def failure(call: Awaitable[Any]) -> ApplicationError:

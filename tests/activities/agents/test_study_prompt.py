@@ -4,17 +4,12 @@ a request without a study renders to the very bytes it did before studies existe
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Iterator
 from typing import Any
-
-import pytest
-from pydantic import SecretStr
 
 from activities.agents import render
 from activities.agents.roles import Agents
 from activities.agents.studies import STUDY_CONTEXT_BYTES, study_section
-from activities.llm.gateway import ModelGateway
-from tests.activities.agents.test_agents import DRAFT, KEY, MODEL, plan_request, prompt_of
+from tests.activities.agents.test_agents import DRAFT, plan_request, prompt_of
 from tests.e2e_support import ROOT
 from tests.fake_anthropic import FakeAnthropic, ToolUse
 from tests.workflows.study.factories import hypothesis, outcome, summary, tree, verdict
@@ -181,19 +176,6 @@ def test_a_large_context_keeps_within_its_budget_and_says_what_was_cut() -> None
 def test_a_tiny_budget_still_holds() -> None:
     text = study_section(large_context(), budget=1500)
     assert len(text.encode()) <= 1500 and text.endswith("[... cut at 1,500 bytes ...]")
-
-
-@pytest.fixture
-def fake() -> Iterator[FakeAnthropic]:
-    with FakeAnthropic() as server:
-        yield server
-
-
-@pytest.fixture
-async def agents(fake: FakeAnthropic) -> AsyncIterator[Agents]:
-    gateway = ModelGateway(SecretStr(KEY), fake.base_url, {"default": MODEL})
-    yield Agents(gateway)
-    await gateway.aclose()
 
 
 H4 = {"id": "H4", "parent": "H1", "statement": "ranks differ",

@@ -7,6 +7,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+from temporalio.client import WorkflowHandle
 from temporalio.testing import WorkflowEnvironment
 
 from tests.workflows.common.test_gates import start, task_gate_waiting
@@ -18,6 +19,14 @@ from workflows.contracts.executive import GateDecision
 
 TIMEOUT_S = 900.0
 GATE: dict[str, Any] = {"human": True, "timeout_s": TIMEOUT_S, "on_timeout": "approve"}
+
+
+async def held_open(harness: Harness) -> WorkflowHandle[Any, Any]:
+    """A one-task run with a human result gate, its gate approved and the run held open."""
+    handle = await start(harness, [task("a")], gates={"result": GATE})
+    await approve_result(harness, handle.id)
+    await until_open(handle)
+    return handle
 
 
 async def approve_result(harness: Harness, run_id: str) -> None:
@@ -32,9 +41,7 @@ async def test_a_result_gate_holds_the_run_open_until_it_is_closed(
         time_env: WorkflowEnvironment, task_queue: str, tmp_path: Path) -> None:
     harness = Harness(time_env, task_queue, tmp_path)
     async with harness.worker():
-        handle = await start(harness, [task("a")], gates={"result": GATE})
-        await approve_result(harness, handle.id)
-        await until_open(handle)
+        handle = await held_open(harness)
         tree = await update(handle, "steer_run", {"action": "close", "by": "ada"})
         assert tree.steering == ["ada: close"]
         result = await handle.result()
@@ -47,9 +54,7 @@ async def test_a_result_gate_hold_ends_at_the_gates_timeout(
         time_env: WorkflowEnvironment, task_queue: str, tmp_path: Path) -> None:
     harness = Harness(time_env, task_queue, tmp_path)
     async with harness.worker():
-        handle = await start(harness, [task("a")], gates={"result": GATE})
-        await approve_result(harness, handle.id)
-        await until_open(handle)
+        handle = await held_open(harness)
         result = await handle.result()  # nobody closes it: the held run waits out the gate
         tree = await handle.query("branches", result_type=BranchTree)
     assert result.status == "completed" and tree.steering == []
