@@ -3,13 +3,14 @@
 A study's cycle is planned from what happened: the hypothesis tree with its evidence, each
 previous cycle's task outcomes (status, reason, verified metrics, checks, actual against
 estimated time and cost), blockers, deferred patches, the failed and deferred tasks carried
-forward with their diagnosis, and the decision that asked for this cycle. The section is
-rendered deterministically and never takes more than :data:`STUDY_CONTEXT_BYTES` (UTF-8):
-the least relevant lines go first (an older cycle's plain successes, then the rest of the
-older cycle, hypotheses already decided, carried tasks from the oldest, the latest cycle's
-plain successes, open hypotheses after the first :data:`OPEN_KEPT`, the rest of the latest
-cycle, the first open hypotheses; those the decision names go last), and the section says
-what was left out.
+forward with their diagnosis, the earlier completed tasks a task may reuse (``c1.data``:
+their verified files, not run again), and the decision that asked for this cycle. The
+section is rendered deterministically and never takes more than :data:`STUDY_CONTEXT_BYTES`
+(UTF-8): the least relevant lines go first (an older cycle's plain successes and reusable
+tasks, then the rest of the older cycle, hypotheses already decided, carried tasks from the
+oldest, the latest cycle's plain successes and reusable tasks, open hypotheses after the
+first :data:`OPEN_KEPT`, the rest of the latest cycle, the first open hypotheses; those the
+decision names go last), and the section says what was left out.
 """
 
 from __future__ import annotations
@@ -36,9 +37,12 @@ STATEMENT_CHARS = 400
 """A hypothesis statement is shown up to this many characters."""
 REASON_CHARS = 1000
 """A decision's reason is shown up to this many characters."""
+ACTION_CHARS = 200
+"""A reusable task's action is shown up to this many characters."""
 OPEN_KEPT = 10
 """Open hypotheses (the first in the tree) kept before the latest cycle's failures."""
-PLURALS = {"hypothesis": "hypotheses", "carried task": "carried tasks"}
+PLURALS = {"hypothesis": "hypotheses", "carried task": "carried tasks",
+           "reusable task": "reusable tasks"}
 HOW = (
     "Plan this cycle to carry out the decision above, using what the earlier cycles found. "
     "Propose the hypotheses this cycle tests in `hypotheses`: an id, the `parent` it refines "
@@ -48,7 +52,11 @@ HOW = (
     "hypothesis already in the tree is linked by its id alone; a changed one needs a new id. "
     "Verdicts are computed from verified metrics, never from words: have each linked task "
     "report its hypothesis's metric, best as a check. Retry a carried task only with a "
-    "change that answers its diagnosis.")
+    "change that answers its diagnosis. Do not run an earlier completed task again to use "
+    "what it wrote: list it in the reading task's `reuse` (`c1.data` is task data of cycle "
+    "1, one of those offered above), and that task's job reads its verified files at "
+    "`deps/c1.data/<file>` (the names its action says it wrote); a reused task is not a "
+    "`dependencies` entry and is not planned again.")
 
 
 @dataclass(frozen=True)
@@ -99,6 +107,8 @@ def _render(ctx: StudyContext, lines: list[_Line], cut: set[int], budget: int) -
              "### Hypothesis tree\n\n" + (bullets(kept.get("tree", [])) or "(none yet)")]
     for summary in ctx.previous:
         parts.append(_cycle_block(summary, ctx.decision, kept))
+    parts.append("### Earlier tasks you may reuse (`reuse`: their files, not run again)\n\n"
+                 + (bullets(kept.get("reuse", [])) or "(none)"))
     parts.append("### Carried forward (failed or deferred, not yet completed)\n\n"
                  + (bullets(kept.get("carried", [])) or "(none)"))
     parts.append("### How to plan this cycle\n\n" + HOW)
@@ -160,6 +170,12 @@ def _lines(ctx: StudyContext) -> list[_Line]:
     for age, summary in enumerate(ctx.previous):
         older = age < latest
         lines.extend(_summary_lines(summary, older))
+    reusable = ctx.reusable()
+    for n, (ref, task) in enumerate(reusable.items()):
+        older = ref.partition(".")[0] != f"c{ctx.previous[-1].cycle}"
+        text = f"{ref}: {clip(task.action, ACTION_CHARS)}" if task.action else ref
+        lines.append(_Line("reuse", text, (0 if older else 4, len(reusable) - n),
+                           "reusable task"))
     for n, carried in enumerate(ctx.carried):
         lines.append(_Line("carried", _carried_text(carried), (3, n), "carried task"))
     return lines

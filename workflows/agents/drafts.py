@@ -3,7 +3,8 @@
 These are the structured answers the planner fills in (their JSON schemas are the tools
 offered). A run of its own is offered :class:`PlanDraftOutput`, whose schema is as it always
 was (recorded model exchanges are keyed by it); a study's cycle is offered
-:class:`StudyPlanDraftOutput`, which adds hypotheses and each task's link to one. Both come
+:class:`StudyPlanDraftOutput`, which adds hypotheses, each task's link to one and the
+earlier cycles' tasks it reuses. Both come
 back to the workflow as a :class:`PlanDraftOutput`, whose dump leaves the study's fields out
 when unset, so a plan without hypotheses is drafted, reviewed and recorded as before.
 """
@@ -47,6 +48,10 @@ class PlannedTask(Model):
     """The hypothesis this task's verified metrics are evidence for (a study's cycle only:
     see :class:`StudyPlannedTask`). Left out of the schema and of the dump when unset, so a
     plan without hypotheses asks and records exactly as before."""
+    reuse: SkipJsonSchema[list[str]] = Field(default_factory=list[str],
+                                             exclude_if=lambda v: not v)
+    """Earlier cycles' tasks (``c1.data``) whose verified artifacts this task reads (a study's
+    cycle only, like ``hypothesis``)."""
 
 
 class PlannedTest(Model):
@@ -70,6 +75,8 @@ class PlannedHypothesis(Model):
 
 MAX_PLANNED_HYPOTHESES = 20
 """Hypotheses one drafted plan may propose."""
+MAX_REUSED = 20
+"""Earlier cycles' tasks one drafted task may reuse (as ``Decision.reuse``)."""
 
 
 class PlanDraftOutput(Model):
@@ -87,6 +94,11 @@ class StudyPlannedTask(PlannedTask):
 
     hypothesis: str | None = Field(default=None, pattern=TASK_ID_PATTERN,
                                    exclude_if=lambda v: v is None)
+    reuse: list[str] = Field(default_factory=list[str], max_length=MAX_REUSED,
+                             exclude_if=lambda v: not v)
+    """Earlier cycles' completed tasks (``c<cycle>.<task_id>``, e.g. ``c1.data``) whose
+    verified artifacts this task reads at ``deps/c1.data/<file>``, instead of running them
+    again (checked against the study in ``plan_from_draft``)."""
 
 
 class StudyPlanDraftOutput(PlanDraftOutput):

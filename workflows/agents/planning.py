@@ -4,10 +4,13 @@ Pure and deterministic: the ResearchWorkflow calls it on every draft, and a draf
 not validate goes back to the planner with the problems in words. In a study the draft may
 propose hypotheses and link tasks to them; a task may also link a hypothesis of the study's
 tree by its id alone, and the plan then carries the tree's record of it as a proposal (open,
-without evidence: verdicts come from verified metrics, never from the plan).
+without evidence: verdicts come from verified metrics, never from the plan). A study's
+task may reuse an earlier cycle's completed task (``c1.data``) among those it is offered.
 """
 
 from __future__ import annotations
+
+from collections.abc import Collection
 
 from pydantic import ValidationError
 
@@ -25,7 +28,8 @@ MAX_LISTED_PROBLEMS = 10
 
 
 def plan_from_draft(draft: PlanDraftOutput, data: list[DataFile], *, name: str,
-                    tree: HypothesisTree | None = None) -> Plan:
+                    tree: HypothesisTree | None = None,
+                    reusable: Collection[str] = ()) -> Plan:
     """The draft as a validated plan whose tasks read the goal's data by name.
 
     Args:
@@ -34,10 +38,13 @@ def plan_from_draft(draft: PlanDraftOutput, data: list[DataFile], *, name: str,
         name: the plan's name.
         tree: the study's hypotheses, which the draft's tasks may link by id (none: a run
             outside a study, whose tasks may link only what the draft proposes).
+        reusable: the earlier cycles' tasks (``c1.data``) a task may reuse (none outside a
+            study).
 
     Raises:
         PlanError: every problem found (unknown data names, invalid fields, unknown or
-            cyclic dependencies, invalid hypotheses or links), one per line.
+            cyclic dependencies, invalid hypotheses or links, tasks not offered for reuse),
+            one per line.
     """
     files = {d.name: d for d in data}
     problems: list[str] = []
@@ -49,6 +56,12 @@ def plan_from_draft(draft: PlanDraftOutput, data: list[DataFile], *, name: str,
             problems.append(f"task {task.task_id}: inputs {unknown} are not data files of "
                             f"this goal (the data files are: {known})")
             continue
+        unoffered = [ref for ref in task.reuse if ref not in reusable]
+        if unoffered:
+            offered = ", ".join(sorted(reusable)) or "none in this cycle"
+            problems.append(f"task {task.task_id}: reuse {unoffered} are not completed tasks "
+                            f"of an earlier cycle (those that may be reused: {offered})")
+            continue
         try:
             decisions.append(Decision(
                 task_id=task.task_id, priority=task.priority, action=task.action,
@@ -56,6 +69,7 @@ def plan_from_draft(draft: PlanDraftOutput, data: list[DataFile], *, name: str,
                 dependencies=task.dependencies, rationale=task.rationale or None,
                 checks=[Check(metric=c.metric, op=c.op, value=c.value) for c in task.checks],
                 inputs=list(task.inputs), hypothesis=task.hypothesis,
+                reuse=list(task.reuse),
                 resolved_inputs=[InputFile(name=f.name, path=f.path, sha256=f.sha256,
                                            size=f.size)
                                  for f in (files[n] for n in task.inputs)]))

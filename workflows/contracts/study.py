@@ -238,6 +238,15 @@ class StudyContext(Model):
     decision: CycleDecision | None = None
     """Why this cycle runs (``iterate``, ``pivot`` to ``pursue``, ``fix``); none for the first."""
 
+    def reusable(self) -> dict[str, TaskOutcome]:
+        """The earlier tasks this cycle's tasks may reuse, by ``c<cycle>.<task_id>``.
+
+        The completed tasks of the cycles shown whose report the study keeps (the study
+        resolves a reference from that report into the task's verified artifacts).
+        """
+        return {f"c{s.cycle}.{t.task_id}": t for s in self.previous if s.results_json
+                for t in s.tasks if t.status == "completed"}
+
 
 def context_of(state: StudyState) -> StudyContext:
     """What the next cycle of ``state``'s study is told."""

@@ -8,7 +8,9 @@ invents a plan. Before any task runs, the plan gate asks a person when the polic
 
 Every planner request carries what memory recalls for the goal (asked once, before the first)
 and, for a study's cycle, the study's context; the draft's hypotheses and links are checked
-against the study's tree like the rest of the plan.
+against the study's tree like the rest of the plan. The earlier cycles' tasks a drafted plan
+reuses are resolved here into their verified artifacts (``ResearchInput.earlier``); one that
+cannot be goes back to the planner like any other problem of the draft.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from datetime import timedelta
 
 from temporalio import workflow
 from temporalio.common import RawValue
-from temporalio.exceptions import ApplicationError
+from temporalio.exceptions import ActivityError, ApplicationError
 
 with workflow.unsafe.imports_passed_through():
     from pydantic import ValidationError
@@ -26,12 +28,14 @@ with workflow.unsafe.imports_passed_through():
     from workflows.agents.calls import AgentCalls, AgentUnavailable
     from workflows.agents.planning import plan_from_draft
     from workflows.agents.roles import PlanDraftOutput, PlanRequest, PlanReviewRequest
-    from workflows.catalogue import PLAN_GOAL, REVIEW_PLAN
+    from workflows.catalogue import PLAN_GOAL, RESOLVE_REUSE, REVIEW_PLAN
     from workflows.common.bounds import PayloadRefused, clip, read_json
     from workflows.common.errors import ErrorType
+    from workflows.common.failures import root_message
     from workflows.common.gates import GateKeeper
     from workflows.common.validation import field_errors
     from workflows.common.words import plural
+    from workflows.contracts.cycles import ResolveReuseInput
     from workflows.contracts.executive import BY_CHARS
     from workflows.contracts.plan import Plan, PlanError, check_graph
     from workflows.contracts.recall import RECALL_PATCH
@@ -199,6 +203,7 @@ class Planning:
         feedback: list[str] = []
         memory = await self._memory_notes()
         tree = req.study.tree if req.study is not None else None
+        reusable = req.study.reusable() if req.study is not None else {}
         for n in range(1, rounds + 2):
             answer = await self.agents.call(
                 PLAN_GOAL, PlanRequest(run_id=req.run_id, goal=req.goal, data=req.data,
@@ -207,7 +212,9 @@ class Planning:
                 role="planner")
             previous = answer.draft
             try:
-                plan = plan_from_draft(answer.draft, req.data, name=req.plan_name, tree=tree)
+                plan = plan_from_draft(answer.draft, req.data, name=req.plan_name, tree=tree,
+                                       reusable=reusable)
+                await self._resolve_reuse(plan)
             except PlanError as err:
                 feedback = [f"the plan is invalid: {line}" for line in str(err).splitlines()]
                 log.add("agent_call", "info", agent="planner", status="invalid_plan",
@@ -228,6 +235,27 @@ class Planning:
                                                   or "the plan reviewer rejected the plan"]
         raise AgentUnavailable(f"no acceptable plan after {rounds + 1} drafts: "
                                + "; ".join(feedback))
+
+    async def _resolve_reuse(self, plan: Plan) -> None:
+        """Resolve the earlier cycles' tasks ``plan`` reuses into the run's ``earlier``.
+
+        Raises:
+            PlanError: a reference the study's reports cannot resolve (say, a report that
+                cannot be read on this host).
+        """
+        req = self.state.req
+        have = {a.task_id for a in req.earlier}
+        refs = sorted({ref for d in plan.decisions for ref in d.reuse} - have)
+        if not refs or req.study is None:
+            return
+        reports = {s.cycle: s.results_json for s in req.study.previous if s.results_json}
+        try:
+            found = await RESOLVE_REUSE.run(ResolveReuseInput(refs=refs, reports=reports))
+        except (ActivityError, ApplicationError) as err:
+            raise PlanError(root_message(err)) from None
+        self.state.req = req.model_copy(update={"earlier": [*req.earlier, *found]})
+        self.state.log.add("checkpoint", "info", agent="planner", status="reuse_resolved",
+                           outputs={"reuse": refs, "artifacts": len(found)})
 
     async def _memory_notes(self) -> list[str]:
         """What memory recalls for the goal: asked once, before the first planner request."""
