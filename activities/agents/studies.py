@@ -135,7 +135,7 @@ def _cycle_block(summary: CycleSummary, decision: CycleDecision | None,
     key = f", key value {shown(summary.key_value)}" if summary.key_value is not None else ""
     head_line = (f"### Cycle {summary.cycle}: {summary.status}, {summary.tasks_total} tasks "
                  f"({summary.unfinished} unfinished), cost ${summary.cost_usd:.4f}, wall "
-                 f"{summary.wall_s:.0f} s{key}")
+                 f"{rough(summary.wall_s)}{key}")
     parts = [head_line]
     if summary.decision is not None and summary.decision != decision:
         after = summary.decision
@@ -219,9 +219,9 @@ def _outcome_text(o: TaskOutcome) -> str:
     if o.checks_declared:
         parts.append(f"checks {o.checks_passed}/{o.checks_declared} passed")
     if o.wall_s is not None:
-        estimate = f"estimated {o.estimated_s:.0f} s" if o.estimated_s is not None \
+        estimate = f"estimated {rough(o.estimated_s)}" if o.estimated_s is not None \
             else "no estimate"
-        parts.append(f"time {o.wall_s:.0f} s ({estimate})")
+        parts.append(f"time {rough(o.wall_s)} ({estimate})")
     estimate = (f"estimated ${o.estimated_cost_usd:.4f}" if o.estimated_cost_usd is not None
                 else "no estimate")
     parts.append(f"cost ${o.cost_usd:.4f} ({estimate})")
@@ -229,6 +229,19 @@ def _outcome_text(o: TaskOutcome) -> str:
                                                   ("diagnosis", o.diagnosis),
                                                   ("action", o.action)) if text]
     return f"{o.task_id} [{o.status}]{link}: " + "; ".join(parts)
+
+
+def rough(seconds: float) -> str:
+    """A duration as a planner needs it: ``under 1 min``, ``5 min``, ``2.5 h``.
+
+    Coarse on purpose: the same study re-run gives the same prompt bytes (a recording
+    answers it), which seconds measured on a busy machine would not.
+    """
+    if seconds < 60:
+        return "under 1 min"
+    if seconds < 3600:
+        return f"{round(seconds / 60)} min"
+    return f"{seconds / 3600:.1f} h"
 
 
 def _carried_text(t: CarriedTask) -> str:
