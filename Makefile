@@ -8,6 +8,7 @@ GOAL := examples/goal
 SCIENCE := examples/science/pending_actions.json
 SWEEP := examples/sweep/pending_actions.json
 STUDY := examples/study
+STUDY_GOAL := examples/study-goal
 
 .PHONY: run test lint bench up down check clean histories system example-recording
 
@@ -34,6 +35,9 @@ run: system $(STAMP)
 	$(BIN)/assay run $(SWEEP) --wait --again
 	$(BIN)/assay study $(STUDY)/pending_actions.json --plans $(STUDY)/cycle-2.json --cycles 3 \
 	  --accept "r2 >= 0.95" --key-metric r2:maximize --wait --again
+	$(BIN)/assay study "$$(cat $(STUDY_GOAL)/goal.txt)" --data $(STUDY_GOAL)/points.csv \
+	  --replay $(STUDY_GOAL)/recording.jsonl --policy $(STUDY_GOAL)/policy.json --cycles 3 \
+	  --accept "r2 >= 0.95" --key-metric r2:maximize --wait --again
 	$(BIN)/assay run "$$(cat $(GOAL)/goal.txt)" --data $(GOAL)/measurements.csv \
 	  --replay $(GOAL)/recording.jsonl --no-skills --wait --again
 	@echo "The stack keeps running for the Web UI; stop it with: $(BIN)/assay down"
@@ -51,7 +55,7 @@ bench: $(STAMP)
 # Re-record the example goal's model exchanges (after a deliberate change to prompts or roles).
 example-recording: system $(STAMP)
 	PATH="$(CURDIR)/$(BIN):$$PATH" ASSAY_SAVE_EXAMPLE_RECORDING=1 $(BIN)/python -m pytest \
-	  tests/test_agents_e2e.py -k replayed
+	  tests/test_agents_e2e.py tests/test_study_goal_e2e.py -k replayed
 
 histories: $(STAMP)
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m tests.workflows.capture

@@ -14,12 +14,14 @@ its dependency's action.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from tests.fake_anthropic import FakeAnthropic, ToolUse
 
-GOAL = ("How does y depend on x in points.csv? Find the simplest model that explains at "
-        "least 95% of the variance of y (r2 >= 0.95).")
+EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "study-goal"
+GOAL = (EXAMPLE / "goal.txt").read_text(encoding="utf-8").strip()
+"""The example study's goal (``examples/study-goal``), whose recording these answers made."""
 
 DATA = """\
 import csv

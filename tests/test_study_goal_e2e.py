@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-import math
+import os
+import shutil
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -26,7 +27,7 @@ from activities.memory.store import MemoryStore
 from tests.activities.memory.test_memory import fixed
 from tests.e2e_support import isolated_settings, pools_serving, store_of
 from tests.fake_anthropic import FakeAnthropic, text_of, tool_of
-from tests.study_script import GOAL, REFUSED, script
+from tests.study_script import EXAMPLE, GOAL, REFUSED, script
 from workers.intake.goalfile import load_goal
 from workers.intake.runpolicy import AgentFlags, build_policy, queues_from
 from workflows.contracts.cycles import StudyInput
@@ -40,17 +41,6 @@ pytestmark = pytest.mark.integration
 API_KEY = "sk-ant-test-study-0123456789"
 REMEMBERED = "Fit a parabola to the points"
 """What earlier runs did (out of memory, fixed alike three times: a rule memory learned)."""
-
-
-def points(path: Path) -> Path:
-    """60 points around y = 1.5 x² - 0.5 x + 1 on x in [-2, 2], and one row without y."""
-    lines = ["x,y"]
-    for i in range(60):
-        x = -2 + 4 * i / 59
-        lines.append(f"{x:.4f},{1.5 * x * x - 0.5 * x + 1 + 0.05 * math.sin(7 * i):.4f}")
-    lines.append("0.5,")
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return path
 
 
 def planner_prompts(fake: FakeAnthropic) -> dict[int, list[str]]:
@@ -84,7 +74,7 @@ async def test_a_goal_study_refutes_pivots_fixes_reuses_and_stops_on_its_criteri
                 update={"action": REMEMBERED}))
     policy = build_policy(settings, agents=AgentFlags(debuggers=False, model_review=False,
                                                       plan_review_rounds=1))
-    req = load_goal(GOAL, [points(tmp_path / "points.csv")], max_bytes=settings.max_plan_bytes,
+    req = load_goal(GOAL, [EXAMPLE / "points.csv"], max_bytes=settings.max_plan_bytes,
                     policy=policy, queues=queues_from(settings), store=store_of(settings))
     study = StudyPolicy.model_validate({
         "max_cycles": 3, "key_metric": {"name": "r2", "direction": "maximize"},
@@ -149,3 +139,47 @@ async def test_a_goal_study_refutes_pivots_fixes_reuses_and_stops_on_its_criteri
     markdown = Path(result.report.summary_md).read_text(encoding="utf-8")
     assert "refuted" in markdown and "supported" in markdown
     assert "pivot" in markdown and "fix" in markdown and shown(parabola_r2) in markdown
+
+
+@pytest.mark.timeout(240)
+async def test_the_example_goal_study_is_replayed_offline_from_its_recording(
+        dev_env: WorkflowEnvironment, fake: FakeAnthropic, fresh_database_url: str,
+        tmp_path: Path, task_queue: str) -> None:
+    """``examples/study-goal`` as ``make run`` runs it: every model answer from its
+    recording, no server. ``make example-recording`` makes the recording again here, from
+    the scripted server."""
+    recording = EXAMPLE / "recording.jsonl"
+    saving = bool(os.environ.get("ASSAY_SAVE_EXAMPLE_RECORDING"))
+    settings = isolated_settings(tmp_path / "assay", task_queue)
+    made = tmp_path / "recording.jsonl"
+    if saving:
+        settings = settings.model_copy(update={"anthropic_api_key": SecretStr(API_KEY),
+                                               "anthropic_base_url": fake.base_url})
+        flags = AgentFlags(record=made)
+    else:
+        fake.stop()
+        flags = AgentFlags(replay=recording)
+    policy = build_policy(settings, policy_file=EXAMPLE / "policy.json", agents=flags)
+    req = load_goal((EXAMPLE / "goal.txt").read_text(encoding="utf-8").strip(),
+                    [EXAMPLE / "points.csv"], max_bytes=settings.max_plan_bytes, policy=policy,
+                    queues=queues_from(settings), store=store_of(settings))
+    study = StudyPolicy.model_validate({
+        "max_cycles": 3, "key_metric": {"name": "r2", "direction": "maximize"},
+        "acceptance": [{"metric": "r2", "op": ">=", "threshold": 0.95}]})
+    inp = StudyInput(state=StudyState(study_id="", goal=req.goal, policy=study), plans=[],
+                     data=req.data, policy=policy, queues=req.queues)
+    async with pools_serving(settings, fresh_database_url, dev_env.client):
+        client = StudyClient(dev_env.client, task_queue=settings.queue_orchestration)
+        study_id = await client.start_study(inp, again=True)
+        result = await asyncio.wait_for(client.result(study_id), timeout=200)
+
+    assert (result.status, result.cycles) == ("completed", 3), result.reason
+    assert result.reason.startswith("acceptance criteria met: r2 = "), result.reason
+    assert result.report is not None
+    state = StudyState.model_validate_json(Path(result.report.results_json).read_text())
+    assert [s.decision.action for s in state.summaries if s.decision] == ["pivot", "fix",
+                                                                          "stop"]
+    if saving:
+        shutil.copyfile(made, recording)
+    else:
+        assert fake.requests == []  # every answer came from the recording

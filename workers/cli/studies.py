@@ -30,6 +30,7 @@ from workers.cli.fields import InputError, plain
 from workers.settings import Settings
 from workflows.common.validation import field_errors
 from workflows.common.words import plural
+from workflows.study.verdicts import shown
 
 if TYPE_CHECKING:
     from workflows.client import AssayClient
@@ -129,7 +130,7 @@ def key_text(summary: CycleSummary, policy: StudyPolicy) -> str:
     if summary.key_value is None:
         return "-"
     name = policy.key_metric.name if policy.key_metric else "key"
-    return f"{name} = {summary.key_value:g}"
+    return f"{name} = {shown(summary.key_value)}"
 
 
 def cycle_line(summary: CycleSummary, policy: StudyPolicy) -> str:
