@@ -30,8 +30,10 @@ from tests.fake_anthropic import FakeAnthropic, text_of, tool_of
 from tests.study_script import EXAMPLE, GOAL, REFUSED, script
 from workers.intake.goalfile import load_goal
 from workers.intake.runpolicy import AgentFlags, build_policy, queues_from
-from workflows.contracts.cycles import StudyInput
+from workers.settings import Settings
+from workflows.contracts.cycles import StudyInput, StudyResult
 from workflows.contracts.memory import task_type
+from workflows.contracts.policy import RunPolicy
 from workflows.contracts.results import RunReport
 from workflows.contracts.study import StudyPolicy, StudyState
 from workflows.study.verdicts import shown
@@ -54,6 +56,23 @@ def planner_prompts(fake: FakeAnthropic) -> dict[int, list[str]]:
     return prompts
 
 
+async def run_study(env: WorkflowEnvironment, settings: Settings, policy: RunPolicy,
+                    database_url: str) -> StudyResult:
+    """The example's goal study (three cycles at most, stopping at r2 >= 0.95), run to its
+    end with every pool in this process."""
+    req = load_goal(GOAL, [EXAMPLE / "points.csv"], max_bytes=settings.max_plan_bytes,
+                    policy=policy, queues=queues_from(settings), store=store_of(settings))
+    study = StudyPolicy.model_validate({
+        "max_cycles": 3, "key_metric": {"name": "r2", "direction": "maximize"},
+        "acceptance": [{"metric": "r2", "op": ">=", "threshold": 0.95}]})
+    inp = StudyInput(state=StudyState(study_id="", goal=req.goal, policy=study), plans=[],
+                     data=req.data, policy=policy, queues=req.queues)
+    async with pools_serving(settings, database_url, env.client):
+        client = StudyClient(env.client, task_queue=settings.queue_orchestration)
+        study_id = await client.start_study(inp, again=True)
+        return await asyncio.wait_for(client.result(study_id), timeout=200)
+
+
 @pytest.fixture
 async def fake() -> AsyncIterator[FakeAnthropic]:
     with FakeAnthropic() as server:
@@ -74,17 +93,7 @@ async def test_a_goal_study_refutes_pivots_fixes_reuses_and_stops_on_its_criteri
                 update={"action": REMEMBERED}))
     policy = build_policy(settings, agents=AgentFlags(debuggers=False, model_review=False,
                                                       plan_review_rounds=1))
-    req = load_goal(GOAL, [EXAMPLE / "points.csv"], max_bytes=settings.max_plan_bytes,
-                    policy=policy, queues=queues_from(settings), store=store_of(settings))
-    study = StudyPolicy.model_validate({
-        "max_cycles": 3, "key_metric": {"name": "r2", "direction": "maximize"},
-        "acceptance": [{"metric": "r2", "op": ">=", "threshold": 0.95}]})
-    inp = StudyInput(state=StudyState(study_id="", goal=req.goal, policy=study), plans=[],
-                     data=req.data, policy=policy, queues=req.queues)
-    async with pools_serving(settings, fresh_database_url, dev_env.client):
-        client = StudyClient(dev_env.client, task_queue=settings.queue_orchestration)
-        study_id = await client.start_study(inp)
-        result = await asyncio.wait_for(client.result(study_id), timeout=200)
+    result = await run_study(dev_env, settings, policy, fresh_database_url)
 
     assert (result.status, result.cycles) == ("completed", 3), result.reason
     assert result.reason.startswith("acceptance criteria met: r2 = "), result.reason
@@ -160,18 +169,7 @@ async def test_the_example_goal_study_is_replayed_offline_from_its_recording(
         fake.stop()
         flags = AgentFlags(replay=recording)
     policy = build_policy(settings, policy_file=EXAMPLE / "policy.json", agents=flags)
-    req = load_goal((EXAMPLE / "goal.txt").read_text(encoding="utf-8").strip(),
-                    [EXAMPLE / "points.csv"], max_bytes=settings.max_plan_bytes, policy=policy,
-                    queues=queues_from(settings), store=store_of(settings))
-    study = StudyPolicy.model_validate({
-        "max_cycles": 3, "key_metric": {"name": "r2", "direction": "maximize"},
-        "acceptance": [{"metric": "r2", "op": ">=", "threshold": 0.95}]})
-    inp = StudyInput(state=StudyState(study_id="", goal=req.goal, policy=study), plans=[],
-                     data=req.data, policy=policy, queues=req.queues)
-    async with pools_serving(settings, fresh_database_url, dev_env.client):
-        client = StudyClient(dev_env.client, task_queue=settings.queue_orchestration)
-        study_id = await client.start_study(inp, again=True)
-        result = await asyncio.wait_for(client.result(study_id), timeout=200)
+    result = await run_study(dev_env, settings, policy, fresh_database_url)
 
     assert (result.status, result.cycles) == ("completed", 3), result.reason
     assert result.reason.startswith("acceptance criteria met: r2 = "), result.reason
