@@ -292,3 +292,20 @@ async def test_a_stop_answers_a_waiting_cycle_gate_and_only_its_approvers_may_st
     assert (result.status, result.cycles) == ("completed", 1)
     assert result.reason == "stopped by ada (enough)"
     assert result.decision is not None and result.decision.by == "ada"
+
+
+@pytest.mark.parametrize(("on_timeout", "cycles", "reason"), [
+    ("reject", 1, "the cycle gate timed out and its policy stops"),
+    ("approve", 2, "acceptance criteria met: score = 0.95 (task fit2) >= 0.9"),
+])
+async def test_a_cycle_gate_nobody_answers_follows_its_policy(
+        study: Study, on_timeout: str, cycles: int, reason: str) -> None:
+    inp = study.input([cycle_plan(1, 0.5, "H1", H1, H2), cycle_plan(2, 0.95, "H2", H2)],
+                      gate={"human": True, "timeout_s": 3600, "on_timeout": on_timeout},
+                      **ACCEPT)
+    # nobody decides: time skips while the result is awaited, past each gate's hour
+    result = await study.env.client.execute_workflow(
+        StudyWorkflow.run, inp, id=inp.state.study_id, task_queue=study.harness.queue)
+    assert (result.cycles, result.reason) == (cycles, reason)
+    gates = [s.decision.by for s in study.reports.written[-1].state.summaries if s.decision]
+    assert gates[-1] == ("policy" if on_timeout == "reject" else "rules")
