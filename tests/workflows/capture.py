@@ -30,7 +30,7 @@ from tests.workflows.capture_goalenv import run_goal_environment
 from tests.workflows.capture_plans import run_plans
 from tests.workflows.capture_refusals import run_library_refusals, run_refusals
 from tests.workflows.capture_study import run_study, save_study
-from tests.workflows.capture_study_cycle import run_study_cycle
+from tests.workflows.capture_study_cycle import run_study_cycle, run_study_reuse
 from tests.workflows.harness import Harness, task
 from workflows.agents.roles import (
     CodeAnswer,
@@ -196,6 +196,8 @@ async def capture() -> None:
             runs.append(("goalenv", (await run_goal_environment(env, Path(tmp))).result))
         with tempfile.TemporaryDirectory() as tmp:
             runs.append(("study_cycle", await run_study_cycle(env, Path(tmp))))
+        with tempfile.TemporaryDirectory() as tmp:
+            runs.append(("study_reuse", await run_study_reuse(env, Path(tmp))))
         for name, scenario in BRANCH_SCENARIOS.items():
             with tempfile.TemporaryDirectory() as tmp:
                 runs.append((name, await scenario(env, Path(tmp))))

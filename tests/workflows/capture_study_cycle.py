@@ -11,6 +11,7 @@ by id. The fakes here are also the time-skipping tests' (``research/test_study_p
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import uuid
 from pathlib import Path
 from typing import Any
@@ -18,11 +19,13 @@ from typing import Any
 from temporalio.exceptions import ApplicationError
 from temporalio.testing import WorkflowEnvironment
 
+from activities.study.cycles import resolve_reuse
 from tests.workflows.agents_fakes import FakeAgents, job, probe_environment
 from tests.workflows.harness import Harness
 from tests.workflows.harness import capture_alone as alone
-from tests.workflows.study.factories import hypothesis, outcome, summary, tree
+from tests.workflows.study.factories import hypothesis, outcome, report, result, summary, tree
 from workflows.agents.roles import DataFile, PlanDraftOutput, StudyPlanDraftOutput
+from workflows.contracts.execution import Artifact
 from workflows.contracts.recall import RecallAnswer, RecallInput
 from workflows.contracts.results import ResearchInput, ResearchResult
 from workflows.contracts.study import CycleDecision, StudyContext
@@ -69,8 +72,8 @@ class FakeRecall:
 
 async def run(env: WorkflowEnvironment, queue: str, root: Path, fakes: FakeAgents,
               recall: FakeRecall, study_: StudyContext | None = None,
-              **policy: Any) -> tuple[Harness, ResearchResult]:
-    harness = Harness(env, queue, root, extra=[probe_environment],
+              extra: list[Any] | None = None, **policy: Any) -> tuple[Harness, ResearchResult]:
+    harness = Harness(env, queue, root, extra=[probe_environment, *(extra or [])],
                       overrides={**fakes.overrides(), "recall_memory": recall.recall_memory})
     policy.setdefault("agents", {"enabled": True, "plan_review_rounds": 1})
     req: ResearchInput = harness.goal_request("Does boosting beat the baseline?", DATA,
@@ -97,12 +100,38 @@ async def run_study_cycle(env: WorkflowEnvironment, root: Path) -> ResearchResul
     return result
 
 
+async def run_study_reuse(env: WorkflowEnvironment, root: Path) -> ResearchResult:
+    """The study_reuse scenario: the planner's task reuses cycle 1's ``fit`` (``c1.fit``),
+    resolved by ``resolve_reuse`` from cycle 1's report before the plan runs."""
+    made = root / "out.txt"
+    made.write_text("fit\n")
+    earlier = report([result("fit", artifacts=[Artifact(
+        name="out.txt", size=4, path=str(made), sha256=hashlib.sha256(b"fit\n").hexdigest())])])
+    (root / "cycle-1.json").write_text(earlier.model_dump_json())
+    context = study().model_copy(update={"previous": [summary(
+        1, outcome("fit", hypothesis="H2", auc=0.61)).model_copy(
+        update={"results_json": str(root / "cycle-1.json")})]})
+    boost = {"task_id": "boost", "action": "do boost", "acceptance_criteria": ["done"],
+             "hypothesis": "H3", "reuse": ["c1.fit"]}
+    answer = StudyPlanDraftOutput.model_validate({"tasks": [boost], "hypotheses": [H3]})
+    fakes = FakeAgents(drafts=[PlanDraftOutput.model_validate(answer.model_dump())],
+                       jobs={"fast": job("ok")})
+    harness, result_ = await run(env, f"capture-{uuid.uuid4().hex[:8]}", root, fakes,
+                                 FakeRecall(), context, extra=[resolve_reuse])
+    assert result_.status == "completed", result_.status_reason
+    assert harness.sandbox.deps_seen["boost"] == ["c1.fit/out.txt"]
+    return result_
+
+
 async def capture_alone() -> None:
-    """Run this scenario alone and save its histories."""
+    """Run these scenarios alone and save their histories."""
     from tests.workflows.capture import save
 
     async def scenario(env: WorkflowEnvironment, root: Path) -> None:
         await save(env, "study_cycle", await run_study_cycle(env, root))
+        reuse = root / "reuse"
+        reuse.mkdir()
+        await save(env, "study_reuse", await run_study_reuse(env, reuse))
 
     await alone(scenario)
 
