@@ -237,7 +237,7 @@ async def test_a_study_cycle_tells_the_planner_what_happened_and_what_memory_lea
     (asked,) = [json.loads(text_of(r.body))[1][0]["content"] for r in fake.requests
                 if tool_of(r.body) == "StudyPlanDraftOutput"]
     assert "- fit [completed] (hypothesis H1): verified metrics: accuracy = 0.7321" in asked
-    assert "time 41 s (estimated 30 s)" in asked
+    assert "time under 1 min (estimated under 1 min)" in asked
     assert "Blockers:\n- the GPU queue was closed for maintenance" in asked
     taught = asked[asked.index("## What earlier runs taught"):asked.index("## Study")]
     assert f"- rule {OOM_RULE} for tasks like" in taught and "args.batch_size" in taught
