@@ -12,11 +12,12 @@ import json
 import math
 import re
 from pathlib import Path
-from typing import Any, get_args
+from typing import Any, TypeVar, get_args
 
-from pydantic import TypeAdapter, ValidationError
+from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from workflows.common.changes import split_path
+from workflows.common.validation import field_errors
 from workflows.contracts.alternatives import (
     CODE_CHARS,
     MAX_BRANCHES,
@@ -42,8 +43,25 @@ _NAME: TypeAdapter[str] = TypeAdapter(BranchName)
 _TASK: TypeAdapter[str] = TypeAdapter(TaskId)
 
 
+ModelT = TypeVar("ModelT", bound=BaseModel)
+
+
 class InputError(ValueError):
     """Input refused before anything is sent; the message says what and how to fix it."""
+
+
+def signed(model: type[ModelT], by: str, comment: str, what: str, **fields: Any) -> ModelT:
+    """``model`` from who sends it, their comment and ``fields``, each checked as typed.
+
+    Raises:
+        InputError: control characters, or a value the model refuses (``what`` names it).
+    """
+    try:
+        return model(by=plain(by, "--by"), comment=plain(comment, "--comment", lines=True),
+                     **fields)
+    except ValidationError as err:
+        raise InputError(f"invalid {what}: "
+                         + "; ".join(map(str, field_errors(err, plain=True)))) from None
 
 
 def plain(text: str, what: str, *, lines: bool = False) -> str:

@@ -11,12 +11,10 @@ from collections.abc import Callable
 from typing import Annotated
 
 import typer
-from pydantic import ValidationError
 
 from workers.cli.common import EXIT_BAD_INPUT, ByOption, client_for, fail, run_async
-from workers.cli.fields import InputError, plain
+from workers.cli.fields import InputError, signed
 from workers.settings import Settings
-from workflows.common.validation import field_errors
 from workflows.contracts.branches import SteerAction
 
 DONE: dict[SteerAction, str] = {
@@ -55,13 +53,9 @@ def steer(run_id: str, action: SteerAction, by: str | None, comment: str) -> Non
 
     settings = Settings()
     try:
-        request = SteerRequest(action=action, by=plain(by or settings.user, "--by"),
-                               comment=plain(comment, "--comment", lines=True))
+        request = signed(SteerRequest, by or settings.user, comment, "request", action=action)
     except InputError as err:
         fail(str(err), EXIT_BAD_INPUT)
-    except ValidationError as err:
-        fail("invalid request: " + "; ".join(map(str, field_errors(err, plain=True))),
-             EXIT_BAD_INPUT)
 
     async def go() -> None:
         steering = SteeringClient(await client_for(settings))

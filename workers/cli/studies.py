@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from pydantic import ValidationError
 
 from workers.cli.common import (
     EXIT_BAD_INPUT,
@@ -26,9 +25,8 @@ from workers.cli.common import (
     print_table,
     run_async,
 )
-from workers.cli.fields import InputError, plain
+from workers.cli.fields import InputError, signed
 from workers.settings import Settings
-from workflows.common.validation import field_errors
 from workflows.common.words import plural
 from workflows.study.verdicts import shown
 
@@ -195,13 +193,9 @@ def stop(study_id: Annotated[str, typer.Argument(metavar="STUDY")], by: ByOption
     from workflows.study_client import StudyRefusedError
 
     try:
-        asked = StudyStop(by=plain(by or Settings().user, "--by"),
-                          comment=plain(comment, "--comment", lines=True))
+        asked = signed(StudyStop, by or Settings().user, comment, "stop")
     except InputError as err:
         fail(str(err), EXIT_BAD_INPUT)
-    except ValidationError as err:
-        fail("invalid stop: " + "; ".join(map(str, field_errors(err, plain=True))),
-             EXIT_BAD_INPUT)
 
     async def go() -> None:
         try:
