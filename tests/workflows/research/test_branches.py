@@ -16,7 +16,7 @@ from temporalio.exceptions import ApplicationError, CancelledError
 from temporalio.testing import WorkflowEnvironment
 
 from tests.e2e_support import wait_for
-from tests.workflows.common.test_gates import task_gate_waiting, unsure_reflection
+from tests.workflows.common.test_gates import start, task_gate_waiting, unsure_reflection
 from tests.workflows.harness import Harness, task
 from workflows.common.errors import ErrorType
 from workflows.constants import task_workflow_id
@@ -71,10 +71,8 @@ async def refused(handle: WorkflowHandle[Any, Any], name: str, arg: Any) -> Appl
 async def test_a_sweep_from_a_checkpoint_reuses_upstream_and_keeps_the_best_line(
         time_env: WorkflowEnvironment, task_queue: str, tmp_path: Path) -> None:
     harness = Harness(time_env, task_queue, tmp_path)
-    req = harness.request(PLAN, **HOLD)
     async with harness.worker():
-        handle = await time_env.client.start_workflow(ResearchWorkflow.run, req, id=req.run_id,
-                                                      task_queue=task_queue)
+        handle = await start(harness, PLAN, **HOLD)
         await until_open(handle)
         tree = await update(handle, "start_branches", sweep(0.2, 0.95, 0.7))
         assert [b.name for b in tree.branches] == ["s-0.2", "s-0.95", "s-0.7"]
@@ -103,10 +101,8 @@ async def test_a_sweep_from_a_checkpoint_reuses_upstream_and_keeps_the_best_line
 async def test_a_person_chooses_a_line_at_the_branch_gate(
         time_env: WorkflowEnvironment, task_queue: str, tmp_path: Path) -> None:
     harness = Harness(time_env, task_queue, tmp_path)
-    req = harness.request(PLAN, **HOLD, gates={"branch": {"human": True}})
     async with harness.worker():
-        handle = await time_env.client.start_workflow(ResearchWorkflow.run, req, id=req.run_id,
-                                                      task_queue=task_queue)
+        handle = await start(harness, PLAN, **HOLD, gates={"branch": {"human": True}})
         await until_open(handle)
         await update(handle, "start_branches", sweep(0.2, 0.95, selection="person"))
 
@@ -166,10 +162,8 @@ async def test_branch_requests_are_refused_with_every_reason(
 async def test_pause_holds_new_tasks_until_resume(
         time_env: WorkflowEnvironment, task_queue: str, tmp_path: Path) -> None:
     harness = Harness(time_env, task_queue, tmp_path)
-    req = harness.request(PLAN, gates={"plan": {"human": True}})
     async with harness.worker():
-        handle = await time_env.client.start_workflow(ResearchWorkflow.run, req, id=req.run_id,
-                                                      task_queue=task_queue)
+        handle = await start(harness, PLAN, gates={"plan": {"human": True}})
         tree = await update(handle, "steer_run", {"action": "pause", "by": "ada"})
         assert tree.paused
         err = await refused(handle, "steer_run", {"action": "pause", "by": "ada"})
@@ -194,10 +188,8 @@ async def test_pause_holds_new_tasks_until_resume(
 async def test_cancel_ends_every_task_and_still_writes_the_report(
         time_env: WorkflowEnvironment, task_queue: str, tmp_path: Path) -> None:
     harness = Harness(time_env, task_queue, tmp_path)
-    req = harness.request(PLAN, gates={"step": {"human": True}})
     async with harness.worker():
-        handle = await time_env.client.start_workflow(ResearchWorkflow.run, req, id=req.run_id,
-                                                      task_queue=task_queue)
+        handle = await start(harness, PLAN, gates={"step": {"human": True}})
 
         await until(handle, lambda p: p.tasks.get("1") == "running",
                     "task 1 to wait at its step gate")
@@ -215,10 +207,8 @@ async def test_cancel_ends_every_task_and_still_writes_the_report(
 async def test_temporal_cancel_winds_the_run_down_and_still_writes_the_report(
         time_env: WorkflowEnvironment, task_queue: str, tmp_path: Path) -> None:
     harness = Harness(time_env, task_queue, tmp_path)
-    req = harness.request(PLAN, gates={"step": {"human": True}})
     async with harness.worker():
-        handle = await time_env.client.start_workflow(ResearchWorkflow.run, req, id=req.run_id,
-                                                      task_queue=task_queue)
+        handle = await start(harness, PLAN, gates={"step": {"human": True}})
 
         await until(handle, lambda p: p.tasks.get("1") == "running", "task 1 to run")
         await handle.cancel()
