@@ -37,15 +37,14 @@ from temporalio.exceptions import CancelledError
 from temporalio.testing import WorkflowEnvironment
 
 from tests.e2e_support import wait_for
-from tests.workflows.common.test_gates import task_gate_waiting
+from tests.workflows.common.test_gates import start, task_gate_waiting
 from tests.workflows.harness import Harness, task
 from tests.workflows.harness import capture_alone as alone
-from tests.workflows.research.test_branches import until, until_open, update
-from tests.workflows.research.test_result_hold import GATE, approve_result
+from tests.workflows.research.test_branches import until, update
+from tests.workflows.research.test_result_hold import held_open
 from workflows.constants import branch_task_workflow_id, task_workflow_id
 from workflows.contracts.branches import BranchTree
 from workflows.contracts.results import ResearchResult, RunProgress, RunReport
-from workflows.research.workflow import ResearchWorkflow
 
 PLAN = [task("1"), task("2", deps=["1"], score=0.5), task("3", deps=["2"])]
 HOLD: dict[str, Any] = {"hold_open": True, "metric": {"name": "score", "direction": "maximize"}}
@@ -73,14 +72,14 @@ async def approve_step(env: WorkflowEnvironment, run: WorkflowHandle[Any, Any], 
 async def run_branched(env: WorkflowEnvironment, root: Path) -> ResearchResult:
     """The branched scenario (see the module's docstring)."""
     harness = Harness(env, f"capture-{uuid.uuid4().hex[:8]}", root)
-    req = harness.request(PLAN, branching=HOLD)
     async with harness.worker():
-        run = await env.client.start_workflow(ResearchWorkflow.run, req, id=req.run_id,
-                                              task_queue=harness.queue)
+        run = await start(harness, PLAN, branching=HOLD)
         await until(run, lambda p: p.phase == "open", "the run to be held open")
         tree = await update(run, "start_branches", branches("execute", low=0.2, high=0.95))
         assert [b.reused for b in tree.branches] == [["1"], ["1"]], tree
         tree = await update(run, "start_branches", branches("planned", fresh=0.8))
+        assert [b.from_phase for b in tree.branches] == ["planned"]  # what it started
+        tree = await run.query("branches", result_type=BranchTree)
         assert [b.from_phase for b in tree.branches] == ["execute", "execute", "planned"]
         await update(run, "steer_run", {"action": "close", "by": "ada"})
         result = await run.result()
@@ -100,12 +99,10 @@ async def run_branched(env: WorkflowEnvironment, root: Path) -> ResearchResult:
 async def run_steered(env: WorkflowEnvironment, root: Path) -> ResearchResult:
     """The steered scenario (see the module's docstring)."""
     harness = Harness(env, f"capture-{uuid.uuid4().hex[:8]}", root)
-    req = harness.request([task("a", score=0.5), task("b", deps=["a"])], gates=STEP)
     async with harness.worker():
-        run = await env.client.start_workflow(ResearchWorkflow.run, req, id=req.run_id,
-                                              task_queue=harness.queue)
+        run = await start(harness, [task("a", score=0.5), task("b", deps=["a"])], gates=STEP)
         await task_gate_waiting(env.client.get_workflow_handle(
-            task_workflow_id(req.run_id, "a")), "step")
+            task_workflow_id(run.id, "a")), "step")
         await run.signal("steer", {"action": "pause", "by": "ada", "comment": "a look first"})
 
         async def paused() -> bool:
@@ -132,16 +129,14 @@ async def run_steered(env: WorkflowEnvironment, root: Path) -> ResearchResult:
 async def held_with_branches(env: WorkflowEnvironment, harness: Harness,
                              ) -> WorkflowHandle[Any, Any]:
     """A run held open whose two branches' tasks wait at their step gates."""
-    req = harness.request(PLAN, branching=HOLD, gates=STEP)
-    run = await env.client.start_workflow(ResearchWorkflow.run, req, id=req.run_id,
-                                          task_queue=harness.queue)
+    run = await start(harness, PLAN, branching=HOLD, gates=STEP)
     for tid in ("1", "2", "3"):
         await approve_step(env, run, tid)
     await until(run, lambda p: p.phase == "open", "the run to be held open")
     await update(run, "start_branches", branches("execute", low=0.2, high=0.95))
     for name in ("low", "high"):
         await task_gate_waiting(env.client.get_workflow_handle(
-            branch_task_workflow_id(req.run_id, name, "2")), "step")
+            branch_task_workflow_id(run.id, name, "2")), "step")
     return run
 
 
@@ -157,6 +152,14 @@ def check_cancelled(harness: Harness, report: RunReport) -> None:
     assert sorted(harness.sandbox.ran) == ["1", "2", "3"]
 
 
+def cancelled_report(harness: Harness, run_id: str) -> RunReport:
+    """The report a cancelled run wrote, checked (see :func:`check_cancelled`)."""
+    written = harness.reports.last
+    assert written is not None and written.report.run_id == run_id, "the report is written"
+    check_cancelled(harness, written.report)
+    return written.report
+
+
 async def run_cancelled(env: WorkflowEnvironment, root: Path) -> RunReport:
     """The cancelled scenario (see the module's docstring)."""
     harness = Harness(env, f"capture-{uuid.uuid4().hex[:8]}", root)
@@ -165,10 +168,7 @@ async def run_cancelled(env: WorkflowEnvironment, root: Path) -> RunReport:
         await update(run, "steer_run", {"action": "cancel", "by": "ada", "comment": "enough"})
         result = await run.result()
     assert result.status == "cancelled", result.model_dump_json(indent=1)
-    written = harness.reports.last
-    assert written is not None and written.report.run_id == run.id, "the report is written"
-    check_cancelled(harness, written.report)
-    return written.report
+    return cancelled_report(harness, run.id)
 
 
 async def run_withdrawn(env: WorkflowEnvironment, root: Path) -> RunReport:
@@ -183,21 +183,14 @@ async def run_withdrawn(env: WorkflowEnvironment, root: Path) -> RunReport:
             assert isinstance(ended.cause, CancelledError), ended.cause
         else:
             raise AssertionError("a run cancelled by Temporal ends cancelled")
-    written = harness.reports.last
-    assert written is not None and written.report.run_id == run.id, "the report is written"
-    check_cancelled(harness, written.report)
-    return written.report
+    return cancelled_report(harness, run.id)
 
 
 async def run_held(env: WorkflowEnvironment, root: Path) -> ResearchResult:
     """The held scenario (see the module's docstring)."""
     harness = Harness(env, f"capture-{uuid.uuid4().hex[:8]}", root)
-    req = harness.request([task("a")], gates={"result": GATE})
     async with harness.worker():
-        run = await env.client.start_workflow(ResearchWorkflow.run, req, id=req.run_id,
-                                              task_queue=harness.queue)
-        await approve_result(harness, run.id)
-        await until_open(run)
+        run = await held_open(harness)
         await update(run, "steer_run", {"action": "close", "by": "ada"})
         result = await run.result()
     assert result.status == "completed", result

@@ -98,6 +98,23 @@ async def test_a_sweep_from_a_checkpoint_reuses_upstream_and_keeps_the_best_line
     assert second.status_reason.endswith("(line s-0.95, kept by best)")
 
 
+async def test_an_update_answers_with_what_it_started_and_the_query_with_the_tree(
+        time_env: WorkflowEnvironment, task_queue: str, tmp_path: Path) -> None:
+    harness = Harness(time_env, task_queue, tmp_path)
+    async with harness.worker():
+        handle = await start(harness, PLAN, **HOLD)
+        await until_open(handle)
+        first = await update(handle, "start_branches", sweep(0.2))
+        second = await update(handle, "start_branches", sweep(0.9))
+        whole = await handle.query("branches", result_type=BranchTree)
+        closed = await update(handle, "steer_run", {"action": "close", "by": "ada"})
+        await handle.result()
+    assert [b.name for b in first.branches] == ["s-0.2"]
+    assert [b.name for b in second.branches] == ["s-0.9"]
+    assert [b.name for b in whole.branches] == ["s-0.2", "s-0.9"]
+    assert closed.branches == [] and closed.steering == ["ada: close"]
+
+
 async def test_a_person_chooses_a_line_at_the_branch_gate(
         time_env: WorkflowEnvironment, task_queue: str, tmp_path: Path) -> None:
     harness = Harness(time_env, task_queue, tmp_path)
