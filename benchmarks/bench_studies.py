@@ -17,11 +17,14 @@ from pathlib import Path
 from temporalio.testing import WorkflowEnvironment
 
 from activities.agents.studies import STUDY_CONTEXT_BYTES, study_section
+from tests.activities.agents.test_study_prompt import large_context
 from tests.conftest import binary, register_search_attributes
 from tests.workflows.study.factories import hypothesis, outcome, summary, tree
 from tests.workflows.study.long import run_long_study
+from tests.workflows.study.test_state_size import cycle_report
 from workflows.client import DATA_CONVERTER
-from workflows.contracts.study import CycleDecision, StudyContext
+from workflows.contracts.study import STATE_BYTES, CycleDecision, StudyContext, StudyState
+from workflows.study.carry import close_cycle
 
 CYCLES = 50
 HISTORY_LIMIT = 2_000_000
@@ -57,6 +60,17 @@ async def run() -> None:
     print(f"   b. planner context for a study with two 20-task cycles and 8 hypotheses: "
           f"{len(text.encode()):,} bytes rendered (JSON {len(context.model_dump_json()):,}) "
           f"against the {STUDY_CONTEXT_BYTES:,}-byte budget")
+    largest = large_context()
+    start = time.perf_counter()
+    cut = study_section(largest)
+    print(f"      the largest context ({len(largest.model_dump_json()):,} bytes as JSON) is cut "
+          f"to {len(cut.encode()):,} bytes in {(time.perf_counter() - start) * 1000:.1f} ms")
+    state = StudyState(study_id="bench", goal="does age predict survival?")
+    for cycle in range(1, CYCLES + 1):
+        state = close_cycle(state, cycle_report(cycle))
+    print(f"   c. a study's state after {CYCLES} cycles of 20 tasks (two new hypotheses each): "
+          f"{len(state.model_dump_json().encode()):,} bytes (the continue-as-new payload; "
+          f"bound at its largest {STATE_BYTES:,})")
 
 
 def twenty_task_context() -> StudyContext:
