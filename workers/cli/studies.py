@@ -28,7 +28,6 @@ from workers.cli.common import (
 from workers.cli.fields import InputError, signed
 from workers.settings import Settings
 from workflows.common.words import plural
-from workflows.study.verdicts import shown
 
 if TYPE_CHECKING:
     from workflows.client import AssayClient
@@ -125,6 +124,8 @@ def cycle_row(summary: CycleSummary, policy: StudyPolicy) -> list[str]:
 
 def key_text(summary: CycleSummary, policy: StudyPolicy) -> str:
     """``name = value`` of the cycle's key metric (``-``: none reported or none set)."""
+    from workflows.study.verdicts import shown
+
     if summary.key_value is None:
         return "-"
     name = policy.key_metric.name if policy.key_metric else "key"
