@@ -29,7 +29,7 @@ from tests.workflows.capture_branches import SCENARIOS as BRANCH_SCENARIOS
 from tests.workflows.capture_goalenv import run_goal_environment
 from tests.workflows.capture_plans import run_plans
 from tests.workflows.capture_refusals import run_library_refusals, run_refusals
-from tests.workflows.capture_study import run_study, save_study
+from tests.workflows.capture_study import run_cancelled_study, run_study, save_study
 from tests.workflows.capture_study_cycle import run_study_cycle, run_study_reuse
 from tests.workflows.harness import Harness, task
 from workflows.agents.roles import (
@@ -203,12 +203,15 @@ async def capture() -> None:
                 runs.append((name, await scenario(env, Path(tmp))))
         with tempfile.TemporaryDirectory() as tmp:
             study = await run_study(env, Path(tmp))
+        with tempfile.TemporaryDirectory() as tmp:
+            cancelled_study = await run_cancelled_study(env, Path(tmp))
         refusing_library = await run_library_refusals(env)
         for name, result in runs:
             await save(env, name, result)
         await save_one(env, "skills.library", library)
         await save_one(env, "refusals.library", refusing_library)
         await save_study(env, *study)
+        await save_one(env, "study_cancelled.study-1", cancelled_study)
     finally:
         await env.shutdown()
 

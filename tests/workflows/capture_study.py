@@ -4,6 +4,7 @@ Part of ``python -m tests.workflows.capture``; ``python -m tests.workflows.captu
 captures this scenario alone. Cycle 1 refutes H1 (score 0.5 of 0.8) and the rules pivot to
 H2; a person confirms at the ``cycle`` gate after a refused choice; the study continues as
 new; cycle 2 supports H2 (0.95) and meets the acceptance criterion, and the rules stop.
+``study_cancelled``: a study cancelled by Temporal while its cycle waits at a step gate.
 Saved: both executions of the study (``study.study-1``, ending in continue-as-new, and
 ``study.study-2``) and both cycles' runs.
 """
@@ -13,11 +14,15 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+from temporalio.client import WorkflowFailureError
+from temporalio.exceptions import CancelledError
 from temporalio.testing import WorkflowEnvironment
 
+from tests.workflows.common.test_gates import task_gate_waiting
 from tests.workflows.harness import capture_alone as alone
 from tests.workflows.study.test_study_workflow import ACCEPT, H1, H2, Study, cycle_plan
-from workflows.constants import cycle_run_id
+from workflows.constants import cycle_run_id, task_workflow_id
+from workflows.contracts.policy import GateRule
 
 
 async def run_study(env: WorkflowEnvironment, root: Path) -> tuple[str, str]:
@@ -51,11 +56,37 @@ async def save_study(env: WorkflowEnvironment, study_id: str, first_run: str) ->
         await save_one(env, f"study.research-cycle-{cycle}", cycle_run_id(study_id, cycle))
 
 
+async def run_cancelled_study(env: WorkflowEnvironment, root: Path) -> str:
+    """A study cancelled by Temporal while its cycle's task waits at a step gate; its id."""
+    study = Study(env, "capture-study-cancel", root)
+    inp = study.input([cycle_plan(1, 0.5, "H1", H1, H2)], **ACCEPT)
+    inp = inp.model_copy(update={"policy": inp.policy.model_copy(update={
+        "gates": inp.policy.gates.model_copy(update={"step": GateRule(human=True)})})})
+    async with study.harness.worker():
+        handle = await study.start(inp)
+        await task_gate_waiting(env.client.get_workflow_handle(
+            task_workflow_id(cycle_run_id(inp.state.study_id, 1), "fit1")), "step")
+        await handle.cancel()
+        try:
+            await handle.result()
+        except WorkflowFailureError as ended:
+            assert isinstance(ended.cause, CancelledError), ended.cause
+        else:
+            raise AssertionError("a cancelled study ends cancelled")
+    assert [w.status for w in study.reports.written] == ["cancelled"]
+    return inp.state.study_id
+
+
 async def capture_alone() -> None:
     """Run this scenario alone and save its histories."""
 
+    from tests.workflows.capture import save_one
+
     async def scenario(env: WorkflowEnvironment, root: Path) -> None:
         await save_study(env, *await run_study(env, root))
+        cancelled = root / "cancelled"
+        cancelled.mkdir()
+        await save_one(env, "study_cancelled.study-1", await run_cancelled_study(env, cancelled))
 
     await alone(scenario)
 

@@ -22,7 +22,12 @@ from datetime import datetime, timedelta
 
 from temporalio import workflow
 from temporalio.common import RawValue, SearchAttributePair, TypedSearchAttributes
-from temporalio.exceptions import ActivityError, ApplicationError, ChildWorkflowError
+from temporalio.exceptions import (
+    ActivityError,
+    ApplicationError,
+    CancelledError,
+    ChildWorkflowError,
+)
 from temporalio.workflow import ParentClosePolicy
 
 with workflow.unsafe.imports_passed_through():
@@ -174,6 +179,10 @@ class StudyWorkflow:
             await self._report("cancelled", started)
             raise
         except ChildWorkflowError as err:
+            if isinstance(err.cause, CancelledError):  # the study's cancel reached its cycle
+                await self._report("cancelled", started,
+                                   f"cycle {self.state.cycles + 1} was cancelled")
+                raise asyncio.CancelledError("the study was cancelled") from err
             return await self._end("failed", f"cycle {self.state.cycles + 1} failed: "
                                              f"{root_message(err)}", started)
         self._set_phase("deciding")

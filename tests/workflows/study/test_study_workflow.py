@@ -18,8 +18,8 @@ from typing import Any
 
 import pytest
 from temporalio.api.enums.v1 import EventType
-from temporalio.client import WorkflowHandle, WorkflowUpdateFailedError
-from temporalio.exceptions import ApplicationError
+from temporalio.client import WorkflowFailureError, WorkflowHandle, WorkflowUpdateFailedError
+from temporalio.exceptions import ApplicationError, CancelledError
 from temporalio.service import RPCError
 from temporalio.testing import WorkflowEnvironment
 
@@ -37,8 +37,8 @@ from workflows.contracts.cycles import (
     StudyResult,
 )
 from workflows.contracts.plan import Plan
-from workflows.contracts.policy import RunPolicy
-from workflows.contracts.results import ReportPaths, ResearchInput
+from workflows.contracts.policy import GateRule, RunPolicy
+from workflows.contracts.results import ReportPaths, ResearchInput, RunProgress
 from workflows.contracts.study import StudyPolicy, StudyState
 from workflows.study.workflow import StudyWorkflow
 
@@ -309,3 +309,29 @@ async def test_a_cycle_gate_nobody_answers_follows_its_policy(
     assert (result.cycles, result.reason) == (cycles, reason)
     gates = [s.decision.by for s in study.reports.written[-1].state.summaries if s.decision]
     assert gates[-1] == ("policy" if on_timeout == "reject" else "rules")
+
+
+async def test_a_cancelled_study_cancels_its_cycle_and_still_writes_its_report(
+        study: Study) -> None:
+    inp = study.input([cycle_plan(1, 0.5, "H1", H1, H2)], **ACCEPT)
+    inp = inp.model_copy(update={"policy": inp.policy.model_copy(update={
+        "gates": inp.policy.gates.model_copy(update={"step": GateRule(human=True)})})})
+    handle = await study.start(inp)
+    cycle = study.env.client.get_workflow_handle(cycle_run_id(inp.state.study_id, 1))
+
+    async def waiting_at_its_step_gate() -> bool:
+        try:
+            return (await cycle.query("progress", result_type=RunProgress)).tasks.get(
+                "fit1") == "running"
+        except RPCError:  # the cycle's run has not started yet
+            return False
+
+    await wait_for(waiting_at_its_step_gate, timeout=60, what="the cycle's task to start")
+    await handle.cancel()
+    with pytest.raises(WorkflowFailureError) as ended:
+        await handle.result()
+    assert isinstance(ended.value.cause, CancelledError)
+    assert [w.status for w in study.reports.written] == ["cancelled"]
+    assert (await cycle.describe()).status is not None
+    with pytest.raises(WorkflowFailureError):  # the cycle was cancelled with the study
+        await cycle.result()
