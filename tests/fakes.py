@@ -19,6 +19,7 @@ from workflows.contracts.results import (
     WriteReportInput,
     WriteTaskReportInput,
 )
+from workflows.library.contracts import HandOffAnswer, HandOffInput, TaskOutcome, library_id
 
 In = TypeVar("In")
 Out = TypeVar("Out")
@@ -85,6 +86,22 @@ class ReportSink:
         """The last report the run asked to write."""
         assert self.last is not None, "the run wrote no report"
         return self.last.report
+
+
+class LearnerSink:
+    """Keeps the outcomes tasks hand to the learner, once per key like the library."""
+
+    def __init__(self) -> None:
+        self.outcomes: dict[str, TaskOutcome] = {}
+        self.calls = 0
+
+    async def hand_off(self, req: HandOffInput) -> HandOffAnswer:
+        self.calls += 1
+        self.outcomes.setdefault(req.outcome.key, req.outcome)
+        return HandOffAnswer(library=library_id(req.skills_queue))
+
+    def activity(self) -> Callable[[HandOffInput], Awaitable[HandOffAnswer]]:
+        return fake_activity("hand_off_outcome", self.hand_off)
 
 
 def any_dict(value: Any) -> dict[str, Any]:

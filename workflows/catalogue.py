@@ -215,6 +215,11 @@ WRITE_STUDY_REPORT = ActivityDecl[StudyReportInput, ReportPaths](
     retry(maximum=timedelta(seconds=30), attempts=5), local=True)
 """A study's report across its cycles (``study.json``, ``study.md``, its chart), rewritten
 after each cycle and at the end."""
+HAND_OFF_OUTCOME = ActivityDecl[library.HandOffInput, library.HandOffAnswer](
+    "hand_off_outcome", library.HandOffInput, library.HandOffAnswer, Pool.ORCHESTRATION,
+    timedelta(seconds=30), retry(maximum=timedelta(seconds=10), attempts=8), local=True)
+"""A finished task's outcome signalled to the learner (the skill library, which hands memory
+its part), so learning never holds the task up; the library drops a repeat."""
 
 # agents pool: deterministic reviewers and the model roles
 MODEL_RETRY = retry(maximum=2 * MINUTE, attempts=8)
@@ -288,7 +293,7 @@ MAINTAIN_SKILLS = ActivityDecl[library.MaintainInput, library.MaintainAnswer](
 
 CATALOGUE: tuple[ActivityDecl[Any, Any], ...] = (
     RECORD_EVENTS, WRITE_REPORT, WRITE_TASK_REPORT, WRITE_STUDY_REPORT, CLOSE_CYCLE,
-    RESOLVE_REUSE,
+    RESOLVE_REUSE, HAND_OFF_OUTCOME,
     REVIEW_OPS, REVIEW_QUALITY_SAFETY, CALL_MODEL, PLAN_GOAL, REVIEW_PLAN, WRITE_JOB,
     REVIEW_JOB_MODEL, DEBUG_JOB, SUMMARIZE_RUN,
     EXECUTE_JOB, VERIFY_EVIDENCE, REVIEW_INFRASTRUCTURE, RESCAN_ARTIFACTS, PROBE_ENVIRONMENT,

@@ -207,6 +207,9 @@ def _reflection_section(result: RunReport) -> list[str]:
     lines.extend(f"- Pattern {p.kind} `{p.key}` (seen {p.count} times): {one_line(p.detail)}"
                  for p in r.patterns)
     lines.extend(f"- Note: {one_line(w)}" for w in r.warnings[:20])
+    if not learned and any(t.skill_report and t.skill_report.reported for t in result.tasks):
+        lines.append("- Memory learns from these tasks after they end, off their path: "
+                     "`assay memory rules` and `assay memory templates` show what it kept")
     return lines
 
 

@@ -17,8 +17,10 @@ import asyncio
 from pathlib import Path
 
 from pydantic import ValidationError
+from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
+from activities.learning.settle import wait_learned
 from workflows.catalogue import CLOSE_CYCLE, RESOLVE_REUSE
 from workflows.common.errors import ErrorType
 from workflows.contracts.cycles import CloseCycleInput, ResolveReuseInput
@@ -40,10 +42,20 @@ def cycle_report(result: ResearchResult) -> RunReport:
     return outline_report(result)
 
 
+LEARNING_WAIT_S = 20.0
+"""How long a closing cycle waits for the learner to learn from its tasks."""
+
+
 @CLOSE_CYCLE.defn
 async def close_cycle(req: CloseCycleInput) -> StudyState:
     """Judge the cycle's hypotheses, decide by the rules and record the cycle."""
     report = await asyncio.to_thread(cycle_report, req.result)
+    unlearned = await wait_learned(activity.client(), req.skills_queue,
+                                   [f"{req.result.run_id}/{t.task_id}" for t in report.tasks],
+                                   limit_s=LEARNING_WAIT_S)
+    if unlearned:
+        activity.logger.warning("the learner had not learned from %s after %.0f s; the study "
+                                "goes on", ", ".join(unlearned), LEARNING_WAIT_S)
     if report.plan is None:
         report = report.model_copy(update={"plan": req.plan})
     try:

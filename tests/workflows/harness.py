@@ -26,7 +26,7 @@ from activities.reflection.reflection import Reflection
 from activities.review.infra import InfrastructureReviewer
 from activities.review.panel import review_ops, review_quality_safety
 from skills.library import SkillLibrary
-from tests.fakes import EventSink, ReportSink, fake_activity
+from tests.fakes import EventSink, LearnerSink, ReportSink, fake_activity
 from workflows.agents.roles import DataFile
 from workflows.constants import run_workflow_id
 from workflows.contracts.execution import Artifact, ExecuteJobInput, ExecutionOutcome
@@ -122,6 +122,7 @@ class Harness:
         self.extra = extra or []
         self.workflows = workflows or []
         self.sandbox, self.sink, self.reports = FakeSandbox(root), EventSink(), ReportSink()
+        self.learner = LearnerSink()
         self.result: ResearchResult | None = None
         """The workflow's result of the last :meth:`run`."""
         self.memory = Memory(None)  # workflow tests run without memory (tests/test_memory_*)
@@ -158,7 +159,8 @@ class Harness:
             "review_infrastructure": InfrastructureReviewer(self.root).review_infrastructure,
             "rescan_artifacts": Relinker(self.root).rescan_artifacts,
             "record_events": self.sink.activity(), "write_report": self.reports.activity(),
-            "write_task_report": self.reports.task_activity()}
+            "write_task_report": self.reports.task_activity(),
+            "hand_off_outcome": self.learner.activity()}
         activities.update({name: fake_activity(name, fn) for name, fn in self.overrides.items()})
         async with Worker(self.env.client, task_queue=self.queue,
                           workflows=[ResearchWorkflow, BranchWorkflow, TaskWorkflow, StudyWorkflow,

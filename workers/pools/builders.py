@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from temporalio.client import Client
 from temporalio.runtime import PrometheusConfig, Runtime, TelemetryConfig
 from temporalio.worker import Worker
+from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
 from workers.settings import Settings
 from workflows.catalogue import check_registrations
@@ -60,6 +61,7 @@ async def build_specs(settings: Settings, pools: Sequence[Pool], *, database_url
     specs: dict[Pool, PoolSpec] = {}
     if Pool.ORCHESTRATION in pools:
         from activities.events.store import EventStore
+        from activities.learning.handoff import Learner
         from activities.reports.study import StudyReportWriter
         from activities.reports.writer import ReportWriter
         from activities.study.cycles import close_cycle, resolve_reuse
@@ -72,7 +74,8 @@ async def build_specs(settings: Settings, pools: Sequence[Pool], *, database_url
         specs[Pool.ORCHESTRATION] = PoolSpec(
             workflows=[ResearchWorkflow, BranchWorkflow, TaskWorkflow, StudyWorkflow],
             activities=[store.record_events, writer.write_report, writer.write_task_report,
-                        close_cycle, resolve_reuse, studies.write_study_report])
+                        close_cycle, resolve_reuse, studies.write_study_report,
+                        Learner(settings.skills_auto_approve).hand_off_outcome])
     if Pool.AGENTS in pools:
         specs[Pool.AGENTS] = _agents_spec(settings, stack)
     if Pool.REFLECTION in pools:
@@ -264,7 +267,7 @@ async def run_pools(settings: Settings, pools: Sequence[Pool], *, database_url: 
             Worker(client, task_queue=settings.queue(pool), workflows=spec.workflows,
                    activities=spec.activities,
                    max_concurrent_activities=spec.max_concurrent_activities,
-                   graceful_shutdown_timeout=_grace(pool))
+                   graceful_shutdown_timeout=_grace(pool), workflow_runner=_RUNNER)
             for pool, spec in specs.items()
         ]
         for pool in specs:
@@ -283,6 +286,10 @@ async def run_pools(settings: Settings, pools: Sequence[Pool], *, database_url: 
         for task in done:
             if task is not stopper and task.exception() is not None:
                 raise task.exception()  # type: ignore[misc]
+
+
+_RUNNER = SandboxedWorkflowRunner(
+    restrictions=SandboxRestrictions.default.with_passthrough_all_modules())
 
 
 def _grace(pool: Pool) -> Any:

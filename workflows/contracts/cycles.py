@@ -16,6 +16,7 @@ from typing import Literal
 from pydantic import Field
 
 from workflows.agents.roles import DataFile
+from workflows.constants import Pool
 from workflows.contracts.base import BY_CHARS, COMMENT_CHARS, Model, StrictModel
 from workflows.contracts.executive import GateRecord
 from workflows.contracts.plan import Plan
@@ -112,6 +113,9 @@ class CloseCycleInput(Model):
     """The cycle's run result; its report's results JSON has every task's detail."""
     plan: Plan | None = None
     """The plan the study gave the cycle (a run's report carries only a plan it made)."""
+    skills_queue: str = Pool.SKILLS.value
+    """The queue of the learner whose learning from the cycle's tasks is awaited (bounded)
+    before the study goes on, so the next cycle's planner recalls what the last one taught."""
 
 
 class ResolveReuseInput(Model):

@@ -14,6 +14,7 @@ from pydantic import Field
 from workflows.constants import Pool
 from workflows.contracts.base import Model
 from workflows.contracts.executive import PatchChange
+from workflows.contracts.memory import RememberInput
 from workflows.contracts.plan import Check, JobSpec, Scalar
 from workflows.contracts.policy import SkillPolicy
 from workflows.library.patterns import Deviation, PatternKind, SkillStep
@@ -24,6 +25,11 @@ SKILL_LIBRARY_ID = "assay-skill-library"
 """Workflow id of the one long-lived ``SkillLibraryWorkflow`` of the default skills queue."""
 TASK_FINISHED = "task_finished"
 """Signal name: a run hands the library one finished task's outcome."""
+HANDOFF_PATCH = "learning-handed-off"
+"""Workflow patch id: a task hands its outcome to the learner by a local activity and goes on,
+instead of waiting for memory and for the library's signal (tasks from before wait)."""
+REMEMBER_PATCH = "library-remembers"
+"""Workflow patch id: the library hands an outcome's memory part to memory (R5-R6)."""
 
 
 def library_id(skills_queue: str) -> str:
@@ -157,11 +163,30 @@ class TaskOutcome(Model):
     skill: SkillUse | None = None
     deviation: Deviation = "none"
     deviation_detail: str = ""
+    skills: bool = True
+    """Whether the library learns from it (its run's skill policy reports outcomes)."""
+    memory: RememberInput | None = None
+    """What memory learns from the task, when its run's memory is on: the library hands it to
+    ``remember_task`` on ``memory_queue`` before anything else, off the task's path."""
+    memory_queue: str = Pool.REFLECTION.value
 
     @property
     def key(self) -> str:
         """``run_id/task_id``: one outcome per task."""
         return f"{self.run_id}/{self.task_id}"
+
+
+class HandOffInput(Model):
+    """Input of ``hand_off_outcome``: a finished task's outcome for the library on a queue."""
+
+    outcome: TaskOutcome
+    skills_queue: str = Pool.SKILLS.value
+
+
+class HandOffAnswer(Model):
+    """Which library took the outcome (its workflow id)."""
+
+    library: str
 
 
 class ExtractInput(Model):

@@ -12,6 +12,7 @@ carries across continue-as-new and hands its activities stays under Temporal's p
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any, TypeVar
 
 from pydantic import ValidationError
@@ -24,12 +25,16 @@ with workflow.unsafe.imports_passed_through():
         EXTRACT_SKILLS,
         MAINTAIN_SKILLS,
         RECORD_OUTCOMES,
+        REMEMBER_TASK,
         ActivityDecl,
     )
     from workflows.common.bounds import PayloadRefused, clip, read_json
     from workflows.common.failures import root_message
     from workflows.common.validation import field_errors
+    from workflows.contracts.memory import RememberAnswer
+    from workflows.contracts.policy import Queues
     from workflows.library.contracts import (
+        REMEMBER_PATCH,
         TASK_FINISHED,
         ExtractInput,
         LibraryState,
@@ -49,6 +54,8 @@ OUTCOME_MAX_BYTES = 64_000
 An extraction batch holds ``EXTRACT_EVERY`` outcomes and the state carries as many, so ten of
 these stay well under Temporal's 2 MB payload limit; an outcome's size is mostly its job's
 code."""
+REMEMBER_AT_ONCE = 10
+"""Outcomes handed to memory at once."""
 RUN_ID_CHARS = 256
 """The longest run id an outcome may have (its key is kept to drop repeats)."""
 TASK_ID_CHARS = 64
@@ -69,6 +76,8 @@ class SkillLibraryWorkflow:
         self._state = state
         self._seen = set(state.seen)
         self._inbox: list[TaskOutcome] = []
+        self._busy: set[str] = set()
+        """Keys of the outcomes taken in but not yet learned from."""
         self._handled = 0
         self._refused = 0
         self._last_refused = ""
@@ -85,6 +94,7 @@ class SkillLibraryWorkflow:
             return
         self._seen.add(outcome.key)
         self._state.seen.append(outcome.key)
+        self._busy.add(outcome.key)
         self._inbox.append(outcome)
 
     def _read(self, raw: RawValue) -> TaskOutcome | None:
@@ -123,6 +133,11 @@ class SkillLibraryWorkflow:
                 "refused": self._refused, "last_refused": self._last_refused,
                 "last": self._last}
 
+    @workflow.query
+    def unlearned(self, keys: list[str]) -> list[str]:
+        """Those of ``keys`` (``run_id/task_id``) that arrived and are not yet learned from."""
+        return [k for k in keys[:10_000] if k in self._busy]
+
     @workflow.run
     async def run(self, state: LibraryState) -> None:
         """Handle arrivals until the history is long, then continue as new."""
@@ -133,6 +148,7 @@ class SkillLibraryWorkflow:
                 batch, self._inbox = self._inbox, []
                 await self._handle(batch)
                 self._handled += len(batch)
+                self._busy.difference_update(o.key for o in batch)
             if self._should_continue() and not self._inbox:
                 await workflow.wait_condition(workflow.all_handlers_finished)
                 self._state.seen = self._state.seen[-SEEN_KEPT:]
@@ -144,6 +160,11 @@ class SkillLibraryWorkflow:
 
     async def _handle(self, batch: list[TaskOutcome]) -> None:
         state = self._state
+        if workflow.patched(REMEMBER_PATCH):
+            await self._remember([o for o in batch if o.memory is not None])
+            batch = [o.model_copy(update={"memory": None}) for o in batch if o.skills]
+            if not batch:
+                return
         uses = [o.model_copy(update={"job": None}) for o in batch if o.skill is not None]
         if uses:
             recorded = await self._call(RECORD_OUTCOMES, uses)
@@ -169,10 +190,26 @@ class SkillLibraryWorkflow:
             state.seen = state.seen[-SEEN_KEPT:]
             self._seen = set(state.seen)
 
-    async def _call(self, decl: ActivityDecl[InT, OutT], arg: InT) -> OutT | None:
+    async def _remember(self, outcomes: list[TaskOutcome]) -> None:
+        """Hand each outcome's memory part to memory, ten at a time, in arrival order."""
+        learned: list[RememberAnswer] = []
+        for start in range(0, len(outcomes), REMEMBER_AT_ONCE):
+            chunk = outcomes[start:start + REMEMBER_AT_ONCE]
+            answers = await asyncio.gather(*(
+                self._call(REMEMBER_TASK, o.memory, queues=Queues(reflection=o.memory_queue))
+                for o in chunk if o.memory is not None))
+            learned.extend(a for a in answers if a is not None)
+        if learned:
+            self._last["remembered"] = {
+                "tasks": len(learned),
+                "rules_promoted": [r for a in learned for r in a.rules_promoted],
+                "templates_cached": [t for a in learned for t in a.templates_cached]}
+
+    async def _call(self, decl: ActivityDecl[InT, OutT], arg: InT, *,
+                    queues: Queues | None = None) -> OutT | None:
         """Run one library activity; a failure is logged and the library goes on."""
         try:
-            return await decl.run(arg)
+            return await decl.run(arg, queues=queues)
         except ActivityError as err:
             workflow.logger.warning("%s failed: %s", decl.name, root_message(err))
             self._last[f"{decl.name}_error"] = root_message(err)

@@ -188,7 +188,8 @@ class StudyWorkflow:
         self._set_phase("deciding")
         try:
             self.state = await CLOSE_CYCLE.run(CloseCycleInput(
-                state=self.state, result=result, plan=plan.plan if plan else None))
+                state=self.state, result=result, plan=plan.plan if plan else None,
+                skills_queue=self.inp.queues.skills))
         except (ActivityError, ApplicationError) as err:  # a local activity's own failure
             return await self._end("failed", root_message(err), started)
         decision = await self._confirm()

@@ -19,11 +19,26 @@ with workflow.unsafe.imports_passed_through():
 
 
 async def remember(state: TaskState, result: TaskResult) -> RememberAnswer | None:
-    """Hand the finished task to memory; what it learned, or None after a recorded miss."""
+    """Hand the finished task to memory; what it learned, or None after a recorded miss.
+
+    The path of tasks from before the hand-off to the learner (``HANDOFF_PATCH``): it waits.
+    """
+    task = state.task
+    learned = state.answered(await advise(
+        REMEMBER_TASK, remember_input(state, result), queues=task.queues,
+        limit_s=task.policy.reflection_timeout_s, log=state.log, agent="memory"))
+    if learned is not None:
+        state.log.add("agent_call", "complete", agent="memory", status="remembered",
+                      outputs=learned.model_dump(mode="json"))
+    return learned
+
+
+def remember_input(state: TaskState, result: TaskResult) -> RememberInput:
+    """What memory takes from the finished task: its jobs, failures, patches and metrics."""
     task, prov = state.task, state.provenance
     finished = result.finished_at or workflow.now()
     started = result.started_at or finished
-    req = RememberInput(
+    return RememberInput(
         run_id=task.run_id, task_id=result.task_id, action=task.decision.action,
         status=result.status, finished_at=finished, first_job=task.decision.job,
         final_job=state.job, failures=attempt_records(state),
@@ -33,13 +48,6 @@ async def remember(state: TaskState, result: TaskResult) -> RememberAnswer | Non
         environment=state.outcome.environment if state.outcome else "",
         input_names=list(task.decision.inputs), rules_applied=list(prov.memory_rules),
         template_id=prov.template_id)
-    learned = state.answered(await advise(
-        REMEMBER_TASK, req, queues=task.queues, limit_s=task.policy.reflection_timeout_s,
-        log=state.log, agent="memory"))
-    if learned is not None:
-        state.log.add("agent_call", "complete", agent="memory", status="remembered",
-                      outputs=learned.model_dump(mode="json"))
-    return learned
 
 
 def attempt_records(state: TaskState) -> list[AttemptRecord]:

@@ -90,15 +90,18 @@ async def test_without_reflection_the_task_proceeds_unpatched_and_records_the_mi
     only = result.tasks[0]
     assert only.status == "failed"
     assert "reflection was unavailable" in only.status_reason
-    # the diagnosis and the hand-over to memory at the end both missed; so did the run's
-    # consultation of memory at intake, and the plan ran as written
-    assert only.provenance.reflection_misses == 2
-    assert result.reflection.misses == 3
+    # the diagnosis missed; so did the run's consultation of memory at intake, and the plan
+    # ran as written; the outcome still went to the learner, whose memory part waits there
+    assert only.provenance.reflection_misses == 1
+    assert result.reflection.misses == 2
+    (outcome,) = harness.learner.outcomes.values()
+    assert outcome.memory is not None and outcome.memory.status == "failed"
+    assert outcome.memory_queue == req.queues.reflection
     assert any("memory was not consulted" in w for w in result.reflection.warnings)
     assert harness.sandbox.ran == ["a"]
     misses = sorted((e.node_id, e.agent_name) for e in harness.sink.events.values()
                     if e.status == "missed")
-    assert misses == [("a", "memory"), ("a", "reflector"), ("run", "memory")]
+    assert misses == [("a", "reflector"), ("run", "memory")]
 
 
 async def broken_verifier(req: VerifyEvidenceInput) -> Verification:

@@ -1,0 +1,96 @@
+"""The hand-off to the learner and the wait for its learning, on the dev server.
+
+The real ``hand_off_outcome`` activity (run with a real client) signals, starting it when
+absent, a real ``SkillLibraryWorkflow`` whose activities are recorders: the outcome's memory
+part goes to ``remember_task`` once however often the hand-off is retried, an outcome of a run
+whose skills are off is not learned as a skill, and ``wait_learned`` returns only once the
+library has learned (and at once for a task it never took in).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from datetime import UTC, datetime
+
+from temporalio.testing import ActivityEnvironment, WorkflowEnvironment
+from temporalio.worker import Worker
+
+from activities.learning.handoff import Learner, fitted
+from activities.learning.settle import wait_learned
+from tests.workflows.library.test_skill_library import Recorder
+from workflows.catalogue import REMEMBER_TASK
+from workflows.contracts.memory import RememberAnswer, RememberInput
+from workflows.contracts.plan import JobSpec
+from workflows.library.contracts import HandOffInput, TaskOutcome, library_id
+from workflows.library.workflow import OUTCOME_MAX_BYTES, SkillLibraryWorkflow
+
+
+class SlowMemory:
+    """Records what memory is asked to learn; holds each call until released."""
+
+    def __init__(self) -> None:
+        self.remembered: list[str] = []
+        self.release = asyncio.Event()
+
+    @REMEMBER_TASK.defn
+    async def remember(self, req: RememberInput) -> RememberAnswer:
+        await self.release.wait()
+        self.remembered.append(f"{req.run_id}/{req.task_id}")
+        return RememberAnswer(task_type="t", episodes=1)
+
+
+def outcome(task_id: str, queue: str, *, skills: bool = True) -> TaskOutcome:
+    memory = RememberInput(run_id="run-1", task_id=task_id, action="describe the table",
+                           status="completed", finished_at=datetime(2026, 1, 1, tzinfo=UTC))
+    return TaskOutcome(run_id="run-1", task_id=task_id, action="describe the table",
+                       status="completed", skills=skills, memory=memory, memory_queue=queue)
+
+
+async def test_a_retried_hand_off_is_learned_once_and_waited_for(
+        dev_env: WorkflowEnvironment) -> None:
+    queue = f"learn-{uuid.uuid4().hex[:8]}"
+    rec, memory = Recorder(), SlowMemory()
+    hand = ActivityEnvironment(client=dev_env.client)
+    learner = Learner(auto_approve=1.01)
+    async with Worker(dev_env.client, task_queue=queue, workflows=[SkillLibraryWorkflow],
+                      activities=[rec.extract, rec.maintain, rec.record, memory.remember]):
+        answers = [await hand.run(learner.hand_off_outcome,
+                                  HandOffInput(outcome=outcome("a", queue), skills_queue=queue))
+                   for _ in range(2)]  # the second is a retried attempt of the same hand-off
+        assert {a.library for a in answers} == {library_id(queue)}  # started by the first hand-off
+        await hand.run(learner.hand_off_outcome,
+                       HandOffInput(outcome=outcome("b", queue, skills=False), skills_queue=queue))
+        waiting = asyncio.create_task(wait_learned(dev_env.client, queue,
+                                                   ["run-1/a", "run-1/b", "run-1/never"]))
+        assert await wait_learned(dev_env.client, queue, ["run-1/a"], limit_s=0.3) \
+            == ["run-1/a"]  # memory has not answered: not learned yet
+        memory.release.set()
+        assert await waiting == []
+        state = await dev_env.client.get_workflow_handle(library_id(queue)).query(
+            SkillLibraryWorkflow.state)
+        await dev_env.client.get_workflow_handle(library_id(queue)).terminate()
+    assert sorted(memory.remembered) == ["run-1/a", "run-1/b"]  # each once
+    assert state["finished"] == 1  # only "a" counts for the skills; "b"'s run had them off
+    assert state["last"]["remembered"]["tasks"] >= 1
+
+
+async def test_without_a_library_there_is_nothing_to_wait_for(
+        dev_env: WorkflowEnvironment) -> None:
+    assert await wait_learned(dev_env.client, f"nobody-{uuid.uuid4().hex[:8]}",
+                              ["run/x"], limit_s=5) == []
+
+
+def test_an_outcome_too_large_for_the_library_loses_its_jobs_first() -> None:
+    code = "x = 1\n" * (OUTCOME_MAX_BYTES // 10)
+    job = JobSpec(code=code, source=code, filename="job.py")
+    big = outcome("a", "q").model_copy(update={"job": job})
+    assert big.memory is not None
+    big = big.model_copy(update={"memory": big.memory.model_copy(
+        update={"first_job": job, "final_job": job})})
+    small = fitted(big)
+    assert len(small.model_dump_json().encode()) <= OUTCOME_MAX_BYTES
+    assert small.memory is not None and small.memory.first_job is None
+    assert small.memory.status == "completed"  # the episode itself is kept
+    untouched = outcome("b", "q")
+    assert fitted(untouched) == untouched
