@@ -111,14 +111,19 @@ def field(name: str, value: str) -> str:
 
 
 def pattern_lines(p: SkillPattern) -> list[str]:
-    """What a pattern says: when it applies, its parameters, steps, outputs and checks."""
+    """What a pattern says: when it applies, its parameters, steps, outputs and checks.
+
+    A long guideline is shown as a prompt takes it (``assay skills reference`` pages on).
+    """
+    from skills.guidance import prompt_guideline
+
     pre = p.preconditions
     conditions = "; ".join(f"{label} {', '.join(items)}" for label, items in (
         ("input types", pre.input_types), ("imports", pre.imports),
         ("keywords", pre.keywords)) if items)
     lines = [field("description", p.description), field("context", p.context or "-")]
     lines += [field(name, value) for name, value in (
-        ("guideline", p.guideline), ("action", p.action), ("preconditions", conditions),
+        ("guideline", prompt_guideline(p)), ("action", p.action), ("preconditions", conditions),
         ("tags", ", ".join(p.tags))) if value]
     if p.parameters:
         lines += ["parameters:", *(parameter_line(param) for param in p.parameters)]
@@ -343,27 +348,65 @@ def export(
 def import_(
     directory: Annotated[Path, typer.Argument(help="A folder of skill folders.")],
     by: ByOption = None,
+    strict: Annotated[bool, typer.Option(
+        "--strict", help="Import nothing if any folder is refused.")] = False,
 ) -> None:
-    """Add the skills of a folder as candidates: all of them, or none if any id is taken."""
-    from skills.folders import SkillFileError, import_skills
+    """Add the valid skills of a folder as candidates and list each folder refused, and why.
+
+    Exit 0 when at least one skill was imported (refusals and warnings are listed); exit 2
+    when nothing could be imported, or with --strict when any folder is refused (then nothing
+    is imported). A skill id already in the library imports nothing (exit 1).
+    """
+    from skills.folders.read import read_skills
 
     if not directory.is_dir():
         fail(f"{directory} is not a directory of skills", EXIT_BAD_INPUT)
-    try:
-        read = import_skills(directory)
-    except SkillFileError as err:
-        fail("nothing imported: " + "; ".join(err.problems or [str(err)]), EXIT_BAD_INPUT)
-    if not read:
-        fail(f"nothing imported: no skills in {directory}", EXIT_BAD_INPUT)
+    report = read_skills(directory)
+    if list(report.refused) == [str(directory)] and not report.skills:
+        fail("nothing imported: " + "; ".join(report.refused[str(directory)]), EXIT_BAD_INPUT)
+    for warning in report.warnings:
+        typer.echo(f"warning: {warning}", err=True)
+    refusals = [f"refused {folder}: " + "; ".join(reasons)
+                for folder, reasons in report.refused.items()]
+    if report.refused and (strict or not report.skills):
+        for line in refusals:
+            typer.echo(line, err=True)
+        fail(f"nothing imported: {plural(len(report.refused), 'folder')} refused"
+             + (" (--strict)" if strict and report.skills else ""), EXIT_BAD_INPUT)
     who = by or Settings().user
     candidates = [s.model_copy(update={"status": "candidate", "origin": "imported",
                                        "share": 0.0,
                                        "note": f"imported from {directory.name} by {who}"})
-                  for s in read]
+                  for s in report.skills]
     added = with_store(lambda store: store.add_many(candidates, by=who, action="imported"))
     typer.echo(f"imported {plural(len(added), 'skill')} as candidates: "
                + ", ".join(s.skill_id for s in added))
+    for line in refusals:
+        typer.echo(line)
+    if refusals:
+        typer.echo(f"{plural(len(refusals), 'folder')} refused (listed above)")
     typer.echo("approve one with `assay skills approve ID`")
+
+
+@skills_app.command("reference")
+def reference(
+    skill_id: IdArgument,
+    path: Annotated[str | None, typer.Argument(
+        help="The referenced file, e.g. references/api.md; none: the guideline as a prompt "
+        "takes it.")] = None,
+    budget: Annotated[int, typer.Option(min=200, max=200_000, help="At most this many "
+                                        "characters.")] = 16_000,
+) -> None:
+    """Print a skill's guideline or one of its referenced files, bounded as an agent gets it."""
+    from skills.guidance import load_reference, prompt_guideline
+
+    skill = with_store(lambda store: store.get(skill_id))
+    try:
+        text = (prompt_guideline(skill.pattern, budget) if path is None
+                else load_reference(skill.pattern, path, budget))
+    except KeyError as err:
+        fail(str(err.args[0]), EXIT_BAD_INPUT)
+    typer.echo(text)
 
 
 def _confidence(skill: Skill, similarity: float, now: datetime) -> float:
