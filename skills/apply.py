@@ -109,7 +109,7 @@ def fit(pattern: SkillPattern, text: str, data_names: Sequence[str], *,
                  else None)
         if value is None:
             value = _value(param, text, lowered, data_names, taken)
-        elif isinstance(value, str):
+        else:
             used_columns.add(value)
         if value is None:
             found.problems.append(f"parameter {param.name!r} has no value: the text gives "
@@ -196,7 +196,8 @@ def header_columns(head: str) -> list[str]:
     if not first.strip():
         return []
     delimiter = max((",", "\t", ";"), key=first.count)
-    row = next(csv.reader([first], delimiter=delimiter), [])
+    empty: list[str] = []
+    row = next(csv.reader([first], delimiter=delimiter), empty)
     return [c.strip() for c in row if c.strip()][:500]
 
 

@@ -4,8 +4,8 @@ Without upkeep a library fills with patterns nobody uses and near-copies that sp
 statistics (seed 003 §3.5). At each maintenance point the live patterns (active and trial;
 candidates still await a person, retired ones are gone) are scored by utility, the bottom
 share of those retrieved at least ``GRACE_RETRIEVALS`` times is retired (a pattern with no
-exposure yet is not judged), and pairs of the same kind that the vector store finds similar are merged
-when a structural judge agrees they are the same pattern. Statistics add up: a survivor
+exposure yet is not judged), and pairs of the same kind that the vector store finds similar
+are merged when a structural judge agrees they are the same pattern. Statistics add up: a survivor
 carries the sum of both patterns' r/u/s, durations and costs.
 
 Versions roll out gradually: a trial version gets a fixed share of matching tasks, chosen by
@@ -69,9 +69,10 @@ def plan_maintenance(skills: Sequence[Skill], similarity: Callable[[str, str], f
     A competing pattern is judged once it has been retrieved ``grace`` times: before that its
     utility (0 with no use) says nothing, so a new, imported or built-in pattern is never
     pruned for lack of exposure. Of the ``n`` judged patterns, the ``floor(n * prune_fraction)``
-    with the lowest utility are pruned (ties: the lower skill id first). Among the rest, pairs of the same kind at least
-    ``merge_similarity`` similar are taken most similar first; each pattern takes part in at
-    most one merge per pass, and a pair merges only when :func:`judge` agrees.
+    with the lowest utility are pruned (ties: the lower skill id first). Among the rest, pairs
+    of the same kind at least ``merge_similarity`` similar are taken most similar first; each
+    pattern takes part in at most one merge per pass, and a pair merges only when
+    :func:`judge` agrees.
 
     Args:
         skills: the library (statuses other than active and trial are ignored).

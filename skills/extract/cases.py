@@ -3,8 +3,8 @@
 An outcome counts once (the later of repeats), only with a verdict (a neutral status says
 nothing about the job) and only with the job's source (nothing can be generalised without it).
 The task type leaves data file names out (``without_data_names``), so the same work on other
-files groups together. The two helpers at the end keep extraction deterministic: ties in "most common" go to the smallest,
-and clipped text says that it was clipped.
+files groups together. The two helpers at the end keep extraction deterministic: ties in "most
+common" go to the smallest, and clipped text says that it was clipped.
 """
 
 from __future__ import annotations

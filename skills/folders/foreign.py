@@ -4,9 +4,9 @@ The Markdown body becomes the guideline (whole, up to ``MAX_GUIDELINE``: a promp
 part of it, see :mod:`skills.guidance`) and its first paragraph the context; the text files
 under ``references/`` are kept with the pattern to be loaded on demand, and the files Assay keeps
 but does not run are listed after the body. A description longer than the index holds is cut
-at a word for the index and kept whole at the head of the guideline. A folder with exactly one Python script under
-``scripts/`` gets it as an inline job whose imports become preconditions; any other scripts
-leave the skill a guideline only, and the note says why.
+at a word for the index and kept whole at the head of the guideline. A folder with exactly one
+Python script under ``scripts/`` gets it as an inline job whose imports become preconditions;
+any other scripts leave the skill a guideline only, and the note says why.
 """
 
 from __future__ import annotations

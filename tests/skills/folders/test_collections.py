@@ -1,4 +1,4 @@
-"""Folders shaped like public Agent Skills collections: the valid ones import, each refusal says why.
+"""Folders shaped like public Agent Skills collections: valid ones import, refusals say why.
 
 The collections that motivated this (an official example set and a scientific one) ship long
 bodies, ``references/`` folders of many files, descriptions longer than the index holds and
