@@ -42,9 +42,7 @@ def prompt_guideline(pattern: SkillPattern, budget: int = PROMPT_GUIDELINE_CHARS
     Raises:
         ValueError: the budget is too small to hold anything but the notes.
     """
-    names = [f"{path} ({len(text)} characters)" for path, text in
-             sorted(pattern.references.items())]
-    files = ("\n\nReferenced files (ask for one by path): " + ", ".join(names)) if names else ""
+    files = _files_note(pattern, budget // 4)
     if len(pattern.guideline) + len(files) <= budget:
         return pattern.guideline + files
     note = "\n\n[… {} more characters of the guideline of skill {} are kept in the library]"
@@ -54,6 +52,21 @@ def prompt_guideline(pattern: SkillPattern, budget: int = PROMPT_GUIDELINE_CHARS
                          f"{pattern.skill_id} and its notes; give more")
     head = cut(pattern.guideline, room)
     return head + note.format(len(pattern.guideline) - len(head), pattern.skill_id) + files
+
+
+def _files_note(pattern: SkillPattern, room: int) -> str:
+    """The referenced files by path and size, as many as ``room`` characters hold."""
+    if not pattern.references:
+        return ""
+    note = "\n\nReferenced files (ask for one by path): "
+    names: list[str] = []
+    for path, text in sorted(pattern.references.items()):
+        name = f"{path} ({len(text)} characters)"
+        if len(note) + len(", ".join([*names, name])) + 40 > room:
+            break
+        names.append(name)
+    left = len(pattern.references) - len(names)
+    return note + ", ".join(names) + (f" and {left} more" if left else "")
 
 
 def load_reference(pattern: SkillPattern, path: str, budget: int = REFERENCE_CHARS) -> str:

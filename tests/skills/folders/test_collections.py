@@ -93,7 +93,8 @@ def test_long_bodies_references_descriptions_and_metadata_are_kept(tmp_path: Pat
     prompt = prompt_guideline(pattern)
     assert len(prompt) <= PROMPT_GUIDELINE_CHARS
     assert "more characters of the guideline" in prompt
-    assert "references/api/part-000.md" in prompt
+    assert "references/api/part-000.md" in prompt and " more" in prompt.rsplit("\n", 1)[-1]
+    assert len(prompt_guideline(pattern, 1000)) <= 1000  # many files still fit the budget
     loaded = load_reference(pattern, "references/api/part-001.md", 500)
     assert loaded.startswith("# Part 1") and "more characters of references/api" in loaded
     with pytest.raises(KeyError, match="keeps no referenced file"):
