@@ -4,15 +4,17 @@ Parameters are filled from the goal (or the task's action) and the data given wi
 input takes the given file of its type (the one the text names, else the first); a number
 takes the value the text gives next to the parameter's words (``batch size 32``,
 ``alpha=0.01``), else its default; an enumeration takes the option the text names, else its
+default; a column parameter takes the column of the data's header the text names, else its
 default. A value outside the parameter's range is a problem, never clipped: the pattern is
 then not applied and planning decides.
 """
 
 from __future__ import annotations
 
+import csv
 import importlib.util
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from workflows.common.words import word_stems
@@ -68,11 +70,16 @@ def mentions(stems: set[str], keyword: str) -> bool:
 
 
 def fit(pattern: SkillPattern, text: str, data_names: Sequence[str], *,
-        can_import: Callable[[str], bool] = importable) -> Fit:
+        can_import: Callable[[str], bool] = importable,
+        headers: Mapping[str, Sequence[str]] | None = None) -> Fit:
     """Check ``pattern``'s preconditions against a goal or action and its data; fill values.
 
     A precondition keyword holds when the text has it in any word form (:func:`mentions`).
+    ``headers`` (data name -> its columns) lets a column parameter take the column the text
+    names (:func:`_column`).
     """
+    columns = list(dict.fromkeys(c for n in data_names for c in (headers or {}).get(n, ())))
+    used_columns: set[str] = set()
     found = Fit()
     lowered = text.lower()
     stems = word_stems(text)
@@ -98,7 +105,12 @@ def fit(pattern: SkillPattern, text: str, data_names: Sequence[str], *,
             found.problems.append(f"module {module!r} is not installed for jobs")
     taken: set[str] = set()
     for param in pattern.parameters:
-        value = _value(param, text, lowered, data_names, taken)
+        value = (_column(param, text, columns, used_columns) if _is_column(param) and columns
+                 else None)
+        if value is None:
+            value = _value(param, text, lowered, data_names, taken)
+        else:
+            used_columns.add(value)
         if value is None:
             found.problems.append(f"parameter {param.name!r} has no value: the text gives "
                                   "none and it has no default")
@@ -130,6 +142,63 @@ def _value(param: SkillParameter, text: str, lowered: str, data_names: Sequence[
                 return option
         return param.default
     return param.default
+
+
+def _is_column(param: SkillParameter) -> bool:
+    """Whether ``param`` names a column of the data (a text parameter called or said so)."""
+    return param.type == "string" and param.target == "arg" and (
+        "column" in param.name.lower() or "column" in param.description.lower())
+
+
+_GROUPING = r"(?:by|per|across|between|each|within|grouped\s+by|groups?\s+in)"
+
+
+def _column(param: SkillParameter, text: str, columns: Sequence[str], used: set[str]
+            ) -> str | None:
+    """The column of the data's header the text names for ``param``, if it names one.
+
+    ``value_column=revenue`` or ``value column revenue`` names it outright; otherwise a
+    grouping parameter (``group``, ``by`` or ``category`` in its name) takes a named column
+    after ``by``, ``per``, ``across`` …, and any other column parameter the first column the
+    text names that no parameter took yet. ``None``: the text names none (the default stays).
+    """
+    label = r"[\s_\-]*".join(re.escape(w) for w in re.split(r"[_\-\s]+", param.name) if w)
+    spots = {c: _spots(c, text) for c in columns}
+    for column in columns:
+        if re.search(rf"\b{label}\b\s*(?:=|:|is|of)?\s*[`'\"]?{_pattern(column)}", text,
+                     re.IGNORECASE):
+            return column
+    named = sorted((spot, c) for c, found in spots.items() for spot in found if c not in used)
+    grouping = any(w in param.name.lower() for w in ("group", "by", "category", "class"))
+    for at, column in named:
+        before = text[max(0, at - 24):at]
+        follows_grouping = re.search(rf"\b{_GROUPING}\s+(?:the\s+)?[`'\"]?$", before,
+                                     re.IGNORECASE) is not None
+        if follows_grouping == grouping:
+            return column
+    return None
+
+
+def _pattern(column: str) -> str:
+    """A regex for ``column`` as a text writes it (``unit_price`` also as ``unit price``)."""
+    words = [re.escape(w) for w in re.split(r"[_\s]+", column) if w]
+    return r"\b" + r"[_\s]+".join(words) + r"\b" if words else re.escape(column)
+
+
+def _spots(column: str, text: str) -> list[int]:
+    """Where ``text`` names ``column`` (start offsets), case aside."""
+    return [m.start() for m in re.finditer(_pattern(column), text, re.IGNORECASE)]
+
+
+def header_columns(head: str) -> list[str]:
+    """The column names of a delimited text file's first line (comma, tab or semicolon)."""
+    first = head.lstrip("\ufeff").split("\n", 1)[0].rstrip("\r")
+    if not first.strip():
+        return []
+    delimiter = max((",", "\t", ";"), key=first.count)
+    empty: list[str] = []
+    row = next(csv.reader([first], delimiter=delimiter), empty)
+    return [c.strip() for c in row if c.strip()][:500]
 
 
 def _data_file(param: SkillParameter, lowered: str, data_names: Sequence[str],

@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
-from skills.apply import Fit, fill_text, fit, importable, instantiate
+from skills.apply import Fit, fill_text, fit, header_columns, importable, instantiate
 from workflows.catalogue import EXTRACT_SKILLS, MAINTAIN_SKILLS, MATCH_SKILLS, RECORD_OUTCOMES
 from workflows.contracts.plan import Check
 from workflows.contracts.policy import SkillPolicy
@@ -109,6 +109,7 @@ class SkillLibrary:
         asks.extend((t.task_id, t.action, list(t.input_names), f"{req.run_id}/{t.task_id}")
                     for t in req.tasks if not t.has_job)
         now = datetime.now(UTC)
+        headers = {name: header_columns(head) for name, head in req.data_heads.items()}
         retrieved_ids: list[str] = []
         for key, text, data, use_key in asks:
             queries = reformulate(text, req.policy.queries, data=data)
@@ -122,7 +123,7 @@ class SkillLibrary:
             skills = {s.skill_id: s for s in await self._rows([h.skill_id for h in hits])}
             retrieved_ids.extend(skills)
             found, application, reason = self._choose(req.policy, key, text, data, use_key,
-                                                      hits, skills, now)
+                                                      hits, skills, now, headers)
             answer.retrieved[key] = found
             if application is not None:
                 answer.applications.append(application)
@@ -143,8 +144,9 @@ class SkillLibrary:
         return out
 
     def _choose(self, policy: SkillPolicy, key: str, text: str, data: list[str], use_key: str,
-                hits: Sequence[Hit], skills: dict[str, Skill],
-                now: datetime) -> tuple[list[Retrieved], SkillApplication | None, str]:
+                hits: Sequence[Hit], skills: dict[str, Skill], now: datetime,
+                headers: dict[str, list[str]] | None = None
+                ) -> tuple[list[Retrieved], SkillApplication | None, str]:
         from skills.maintain import choose_version
 
         found: list[Retrieved] = []
@@ -154,7 +156,8 @@ class SkillLibrary:
             skill = skills.get(skill_id)
             if skill is None or skill.pattern.job is None:
                 continue
-            fitted = fit(skill.pattern, text, data, can_import=self._can_import)
+            fitted = fit(skill.pattern, text, data, can_import=self._can_import,
+                         headers=headers)
             confidence = match_confidence(similarity, fitted.score, skill.metrics, now,
                                           prior=skill.confidence)
             found.append(Retrieved(skill_id=skill_id, similarity=round(similarity, 4),
@@ -173,7 +176,8 @@ class SkillLibrary:
         trial = next((s for s in family if s.status == "trial"), None)
         chosen = choose_version(active, trial, use_key)
         if chosen is not skill:
-            refit = fit(chosen.pattern, text, data, can_import=self._can_import)
+            refit = fit(chosen.pattern, text, data, can_import=self._can_import,
+                        headers=headers)
             if refit.holds:
                 fitted = refit
             else:

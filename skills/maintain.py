@@ -3,8 +3,9 @@
 Without upkeep a library fills with patterns nobody uses and near-copies that split their
 statistics (seed 003 §3.5). At each maintenance point the live patterns (active and trial;
 candidates still await a person, retired ones are gone) are scored by utility, the bottom
-share is retired, and pairs of the same kind that the vector store finds similar are merged
-when a structural judge agrees they are the same pattern. Statistics add up: a survivor
+share of those retrieved at least ``GRACE_RETRIEVALS`` times is retired (a pattern with no
+exposure yet is not judged), and pairs of the same kind that the vector store finds similar
+are merged when a structural judge agrees they are the same pattern. Statistics add up: a survivor
 carries the sum of both patterns' r/u/s, durations and costs.
 
 Versions roll out gradually: a trial version gets a fixed share of matching tasks, chosen by
@@ -23,7 +24,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from workflows.library.formulas import MERGE_SIMILARITY, PRUNE_FRACTION, TRIAL_USES, utility
+from workflows.library.formulas import (
+    GRACE_RETRIEVALS,
+    MERGE_SIMILARITY,
+    PRUNE_FRACTION,
+    TRIAL_USES,
+    utility,
+)
 from workflows.library.patterns import Skill
 
 COMPETING = frozenset({"active", "trial"})
@@ -55,19 +62,24 @@ def scores(skills: Sequence[Skill]) -> dict[str, float]:
 
 def plan_maintenance(skills: Sequence[Skill], similarity: Callable[[str, str], float], *,
                      prune_fraction: float = PRUNE_FRACTION,
-                     merge_similarity: float = MERGE_SIMILARITY) -> MaintenancePlan:
+                     merge_similarity: float = MERGE_SIMILARITY,
+                     grace: int = GRACE_RETRIEVALS) -> MaintenancePlan:
     """Decide one pass: which patterns to prune and which pairs to merge.
 
-    Of the ``n`` competing patterns, the ``floor(n * prune_fraction)`` with the lowest utility
-    are pruned (ties: the lower skill id first). Among the rest, pairs of the same kind at least
-    ``merge_similarity`` similar are taken most similar first; each pattern takes part in at
-    most one merge per pass, and a pair merges only when :func:`judge` agrees.
+    A competing pattern is judged once it has been retrieved ``grace`` times: before that its
+    utility (0 with no use) says nothing, so a new, imported or built-in pattern is never
+    pruned for lack of exposure. Of the ``n`` judged patterns, the ``floor(n * prune_fraction)``
+    with the lowest utility are pruned (ties: the lower skill id first). Among the rest, pairs
+    of the same kind at least ``merge_similarity`` similar are taken most similar first; each
+    pattern takes part in at most one merge per pass, and a pair merges only when
+    :func:`judge` agrees.
 
     Args:
         skills: the library (statuses other than active and trial are ignored).
         similarity: similarity of two patterns given their skill ids (lower id first).
         prune_fraction: alpha, the share pruned (seed 003).
         merge_similarity: theta_merge, the least similarity offered to the judge.
+        grace: retrievals before a pattern is judged.
 
     Raises:
         ValueError: a fraction or threshold outside [0, 1], or a skill id given twice.
@@ -82,8 +94,9 @@ def plan_maintenance(skills: Sequence[Skill], similarity: Callable[[str, str], f
         raise ValueError(f"skill ids given more than once: {', '.join(twice)}")
     live = sorted((s for s in skills if s.status in COMPETING), key=lambda s: s.skill_id)
     plan = MaintenancePlan(scores=scores(live))
-    ranked = sorted(live, key=lambda s: (plan.scores[s.skill_id], s.skill_id))
-    plan.prune = [s.skill_id for s in ranked[:math.floor(len(live) * prune_fraction)]]
+    judged = [s for s in live if s.metrics.retrieved >= grace]
+    ranked = sorted(judged, key=lambda s: (plan.scores[s.skill_id], s.skill_id))
+    plan.prune = [s.skill_id for s in ranked[:math.floor(len(judged) * prune_fraction)]]
     pruned = set(plan.prune)
     _plan_merges(plan, [s for s in live if s.skill_id not in pruned], similarity,
                  merge_similarity)

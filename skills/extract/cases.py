@@ -2,13 +2,15 @@
 
 An outcome counts once (the later of repeats), only with a verdict (a neutral status says
 nothing about the job) and only with the job's source (nothing can be generalised without it).
-The two helpers here keep extraction deterministic: ties in "most common" go to the smallest,
-and clipped text says that it was clipped.
+The task type leaves data file names out (``without_data_names``), so the same work on other
+files groups together. The two helpers at the end keep extraction deterministic: ties in "most
+common" go to the smallest, and clipped text says that it was clipped.
 """
 
 from __future__ import annotations
 
 import hashlib
+import re
 from collections import Counter
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
@@ -79,8 +81,29 @@ def cases_of(outcomes: Sequence[TaskOutcome]) -> tuple[list[Case], int]:
         if o.job is None or o.job.source is None:
             ignored += 1
             continue
-        cases.append(Case(o, o.job, o.job.source, sha(o.job.source), task_type(o.action)))
+        cases.append(Case(o, o.job, o.job.source, sha(o.job.source), action_type(o)))
     return cases, ignored
+
+
+_FILE_NAME = re.compile(r"[\w\-./]*\w\.[A-Za-z][A-Za-z0-9]{0,7}\b")
+"""A file name in an action (``sales_q1.csv``, ``data/raw.parquet``)."""
+
+
+def without_data_names(action: str, names: Iterable[str] = ()) -> str:
+    """``action`` with the data file names it mentions taken out.
+
+    The task's own input names go first (they may hold spaces), then anything shaped like a
+    file name: ``Profile sales_q1.csv`` and ``Profile sales_q2.csv`` are the same kind of work.
+    """
+    for name in sorted(set(names), key=len, reverse=True):
+        if name:
+            action = re.sub(re.escape(name), " ", action, flags=re.IGNORECASE)
+    return _FILE_NAME.sub(" ", action)
+
+
+def action_type(outcome: TaskOutcome) -> str:
+    """The task type extraction groups an outcome by: its action's, data names left out."""
+    return task_type(without_data_names(outcome.action, outcome.input_names))
 
 
 def groups_of(cases: list[Case]) -> list[Group]:

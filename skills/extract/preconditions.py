@@ -12,7 +12,7 @@ import re
 import sys
 from collections import Counter
 
-from skills.extract.cases import Case, Group
+from skills.extract.cases import Case, Group, without_data_names
 from workflows.contracts.memory import task_type
 from workflows.contracts.plan import Check, JobSpec
 
@@ -57,7 +57,8 @@ def output_types(job: JobSpec) -> list[str]:
 
 def keywords(group: Group) -> list[str]:
     """Significant words in more than half of the group's actions, most frequent first."""
-    actions = [c.outcome.action for c in group.ok + group.bad]
+    actions = [without_data_names(c.outcome.action, c.outcome.input_names)
+               for c in group.ok + group.bad]
     counts: Counter[str] = Counter()
     for action in actions:
         # task_type of a single word is the word itself unless it is a stop word

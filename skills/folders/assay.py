@@ -14,6 +14,7 @@ from typing import Any, TypeVar, cast
 from pydantic import ValidationError
 
 from skills.folders.errors import Problem
+from skills.folders.frontmatter import index_description
 from skills.folders.limits import METRICS_KEY, PATTERN_KEY, SCRIPTS, plain_name, plain_relative
 from skills.folders.scan import Source
 from workflows.library.patterns import Skill, SkillMetrics, SkillPattern, SkillStatus
@@ -33,13 +34,14 @@ def assay_skill(src: Source, status: SkillStatus | None, origin: str
     if data.get("name", src.front["name"]) != src.front["name"]:
         problems.append(f"{src.where}: {PATTERN_KEY} names {data.get('name')!r}, the front "
                         f"matter {src.front['name']!r}; they must be equal")
-    data["description"] = src.front["description"]
+    data["description"] = index_description(str(src.front["description"]))
     job: object = data.get("job")
     if isinstance(job, dict):
         try:
             _restore_job(src, cast("dict[str, Any]", job))
         except Problem as err:
             return None, [*problems, str(err)]
+    data["references"] = src.references()
     pattern = _validated(SkillPattern, data, src, PATTERN_KEY, problems)
     metrics = _validated(SkillMetrics, metrics_data, src, METRICS_KEY, problems)
     if problems or pattern is None or metrics is None:

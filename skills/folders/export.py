@@ -1,7 +1,8 @@
 """Export: one Agent Skills folder per skill family, written whole or not at all.
 
 Assay writes its whole pattern into the front matter's ``metadata`` (``assay-pattern``, compact
-JSON without the job's source, which lives in ``scripts/``), so an export imports back to an
+JSON without the job's source, which lives in ``scripts/``, and without the referenced files,
+which live in ``references/``), so an export imports back to an
 equal pattern. Every folder is built in memory and checked before the first is written, and
 each is written to a staging folder that is then renamed, so a failed export leaves nothing
 half-written behind.
@@ -24,9 +25,11 @@ from skills.folders.limits import (
     MAX_COMPATIBILITY,
     METRICS_KEY,
     PATTERN_KEY,
+    REFERENCES,
     SCRIPTS,
     SKILL_FILE,
     plain_name,
+    plain_relative,
     script_name,
 )
 from workflows.contracts.plan import JobSpec
@@ -98,7 +101,13 @@ def _skill_files(skill: Skill) -> dict[str, bytes]:
     if why:
         raise Problem(why)
     data = pattern.model_dump(mode="json")
+    data.pop("references", None)  # written as files; import reads them back
     files: dict[str, bytes] = {}
+    for relative, text in pattern.references.items():
+        if not relative.startswith(f"{REFERENCES}/") or not plain_relative(relative):
+            raise Problem(f"the referenced file {relative!r} is not a plain path under "
+                          f"{REFERENCES}/")
+        files[relative] = text.encode()
     compatibility: str | None = None
     if pattern.job is not None:
         filename, source = _job_script(pattern.job)

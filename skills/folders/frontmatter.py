@@ -8,6 +8,7 @@ the safe loader. Every problem with the standard fields is reported, not just th
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from typing import Any, cast
 
@@ -91,9 +92,6 @@ def header_problems(front: dict[str, Any], folder_name: str) -> list[str]:
     description = front.get("description")
     if not isinstance(description, str) or not description.strip():
         problems.append("`description` is missing, empty or not text")
-    elif len(description) > MAX_DESCRIPTION:
-        problems.append(f"`description` has {len(description)} characters "
-                        f"(at most {MAX_DESCRIPTION})")
     for key in ("license", "compatibility", "allowed-tools"):
         if key in front and not isinstance(front[key], str):
             problems.append(f"`{key}` must be text")
@@ -102,11 +100,47 @@ def header_problems(front: dict[str, Any], folder_name: str) -> list[str]:
         problems.append(f"`compatibility` has {len(compatibility)} characters "
                         f"(at most {MAX_COMPATIBILITY})")
     metadata: object = front.get("metadata", {})
-    if not isinstance(metadata, dict):
-        problems.append("`metadata` must be a mapping of text keys to text values")
-    else:
-        wrong = [str(k) for k, v in cast("dict[object, object]", metadata).items()
-                 if not isinstance(k, str) or not isinstance(v, str)]
-        if wrong:
-            problems.append(f"`metadata` values must be text (quote them): {', '.join(wrong[:5])}")
+    if metadata is not None and not isinstance(metadata, dict):
+        problems.append("`metadata` must be a mapping of keys to values")
     return problems
+
+
+def loose_fields(front: dict[str, Any]) -> list[str]:
+    """Take what other tools write more loosely than the format says, with a warning each.
+
+    Metadata values that are not text (lists, numbers, nested mappings, dates) become their
+    JSON text, and keys that are not text their ``str``; a description longer than the index
+    holds is reported here and shortened by :func:`index_description` (the reader keeps the
+    full text). Call after :func:`header_problems` found nothing.
+    """
+    warnings: list[str] = []
+    description = front.get("description")
+    if isinstance(description, str) and len(description) > MAX_DESCRIPTION:
+        warnings.append(f"`description` has {len(description)} characters; the index takes its "
+                        f"first {MAX_DESCRIPTION} (cut at a word), the full text is kept in the "
+                        "guideline")
+    metadata = cast("dict[object, object]", front.get("metadata") or {})
+    converted: dict[str, str] = {}
+    changed: list[str] = []
+    for key, value in metadata.items():
+        if isinstance(key, str) and isinstance(value, str):
+            converted[key] = value
+            continue
+        changed.append(str(key))
+        converted[str(key)] = value if isinstance(value, str) else json.dumps(
+            value, ensure_ascii=False, sort_keys=True, default=str)
+    if changed:
+        warnings.append(f"`metadata` values that are not text were kept as JSON text: "
+                        f"{', '.join(changed[:5])}" + (" …" if len(changed) > 5 else ""))
+    front["metadata"] = converted
+    return warnings
+
+
+def index_description(text: str) -> str:
+    """``text`` if the index holds it, else its start cut at a word boundary, ending in '…'."""
+    text = text.strip()
+    if len(text) <= MAX_DESCRIPTION:
+        return text
+    head = text[:MAX_DESCRIPTION - 1]
+    cut = head.rsplit(None, 1)[0] if any(c.isspace() for c in head) else head
+    return cut.rstrip(" ,;:.-") + "…"

@@ -18,18 +18,22 @@ PATTERN_KEY = "assay-pattern"
 """The metadata key holding an exported pattern as compact JSON (the job's source aside)."""
 METRICS_KEY = "assay-metrics"
 """The metadata key holding an exported skill's metrics as compact JSON."""
-MAX_SKILL_FILE = 256 * 1024
-"""Bytes of ``SKILL.md``."""
-MAX_FRONT_MATTER = 64 * 1024
+MAX_SKILL_FILE = 2 * 1024 * 1024
+"""Bytes of ``SKILL.md`` (an exported long guideline is in its front matter and its body)."""
+MAX_FRONT_MATTER = 1024 * 1024
 """Bytes of its front matter, checked before the YAML is parsed."""
-MAX_FILE = 1024 * 1024
-"""Bytes of any one file in a folder."""
-MAX_FOLDER = 4 * 1024 * 1024
+MAX_FILE = 16 * 1024 * 1024
+"""Bytes of any one file in a folder (only ``SKILL.md``, scripts and references are read)."""
+MAX_FOLDER = 64 * 1024 * 1024
 """Bytes of all of a folder's files together."""
-MAX_FILES = 64
-"""Files in one folder."""
+MAX_FILES = 1000
+"""Files in one folder (collections ship ``references/`` folders of many files)."""
 MAX_ENTRIES = 2 * MAX_FILES
 """Files and folders scanned in one skill folder before the scan gives up."""
+MAX_REFERENCE = 1024 * 1024
+"""Bytes of one referenced file kept with the skill; a larger one is listed, not kept."""
+MAX_REFERENCES = 8 * 1024 * 1024
+"""Bytes of all referenced files kept with one skill; the rest are listed, not kept."""
 MAX_COMPATIBILITY = 500
 """Characters of the front matter's ``compatibility``."""
 MAX_YAML_DEPTH = 8
@@ -40,8 +44,6 @@ MAX_SEARCH_DEPTH = 3
 """Levels below the imported directory searched for skill folders."""
 MAX_SEARCH_ENTRIES = 10_000
 """Entries the search for skill folders looks at before it gives up."""
-MAX_GUIDELINE = 20_000
-"""Characters of a foreign skill's guideline (its body and file lists)."""
 MAX_CONTEXT = 4000
 """Characters of a foreign skill's context (its description and first paragraph)."""
 

@@ -19,11 +19,15 @@ from skills.folders.limits import (
     MAX_FILE,
     MAX_FILES,
     MAX_FOLDER,
+    MAX_REFERENCE,
+    MAX_REFERENCES,
     MAX_SEARCH_DEPTH,
     MAX_SEARCH_ENTRIES,
+    REFERENCES,
     SCRIPTS,
     SKILL_FILE,
 )
+from workflows.library.patterns import MAX_REFERENCE_FILES
 
 
 def _is_skill_folder(path: Path) -> bool:
@@ -132,6 +136,8 @@ class Source:
         self.front = front
         self.body = body
         self.metadata = cast("dict[str, str]", front.get("metadata") or {})
+        self.warnings: list[str] = []
+        """What the reader took with a conversion or left out, one line each."""
 
     @property
     def where(self) -> Path:
@@ -147,3 +153,36 @@ class Source:
             return read_text(self.folder / relative, MAX_FILE)
         except Problem as err:
             raise Problem(f"{self.folder / relative}: {err}") from err
+
+    def references(self) -> dict[str, str]:
+        """The text of the files under ``references/``, within the bounds of ``limits``.
+
+        A file that is too large, not UTF-8 text, holds a NUL or passes the total is listed
+        in ``warnings`` and left out (its name stays in the guideline's file list).
+        """
+        kept: dict[str, str] = {}
+        left: list[str] = []
+        total = 0
+        for relative in sorted(f for f in self.files if f.startswith(f"{REFERENCES}/")):
+            size = self.files[relative]
+            if (size > MAX_REFERENCE or total + size > MAX_REFERENCES
+                    or len(kept) >= MAX_REFERENCE_FILES):
+                left.append(relative)
+                continue
+            try:
+                text = read_text(self.folder / relative, MAX_REFERENCE)
+            except Problem:
+                left.append(relative)
+                continue
+            if "\0" in text:
+                left.append(relative)
+                continue
+            kept[relative] = text
+            total += size
+        if left:
+            self.warnings.append(
+                f"{self.folder}: {len(left)} referenced file(s) listed but not kept (binary, "
+                f"over {MAX_REFERENCE} bytes each or {MAX_REFERENCES} in all, or over "
+                f"{MAX_REFERENCE_FILES} files): {', '.join(left[:5])}"
+                + (" …" if len(left) > 5 else ""))
+        return kept

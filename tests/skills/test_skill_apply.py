@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from skills.apply import fill_text, fit, instantiate
+from skills.apply import fill_text, fit, header_columns, instantiate
 from skills.builtin import builtin_skills
 from workflows.contracts.plan import JobSpec
 from workflows.library.patterns import Preconditions, SkillParameter, SkillPattern
@@ -143,3 +143,24 @@ def test_why_no_skill_applied_never_shows_the_threshold_as_the_confidence(
     found = [Retrieved(skill_id="describe-column@v1", similarity=0.6, confidence=confidence,
                        preconditions_hold=True)]
     assert _why_not(found, SkillPolicy(min_confidence=0.75)).endswith(said)
+
+
+def test_column_parameters_take_the_columns_the_goal_names_from_the_header() -> None:
+    groups = _builtin("compare-two-groups")
+    headers = {"sales.csv": header_columns("region,revenue,unit price\nnorth,3,1.5\n")}
+    assert headers["sales.csv"] == ["region", "revenue", "unit price"]
+    found = fit(groups, "Compare revenue by region in sales.csv", ["sales.csv"],
+                can_import=everything, headers=headers)
+    assert found.holds, found.problems
+    assert (found.values["group_column"], found.values["value_column"]) == ("region", "revenue")
+    named = fit(groups, "Compare the groups: value_column=unit_price, group column region",
+                ["sales.csv"], can_import=everything, headers=headers)
+    assert (named.values["group_column"], named.values["value_column"]) == (
+        "region", "unit price")
+    # no column named, or no header known: the defaults stay
+    plain = fit(groups, "Compare the two groups in sales.csv", ["sales.csv"],
+                can_import=everything, headers=headers)
+    assert (plain.values["group_column"], plain.values["value_column"]) == ("group", "value")
+    blind = fit(groups, "Compare revenue by region", ["sales.csv"], can_import=everything)
+    assert blind.values["value_column"] == "value"
+    assert header_columns("a\tb\tc\n") == ["a", "b", "c"] and header_columns("") == []

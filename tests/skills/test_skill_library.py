@@ -296,6 +296,19 @@ async def test_a_goal_in_other_word_forms_applies_the_builtin_regression(
     assert answer.applications[0].job.args == {"data": "data.csv", "x": "x", "y": "y"}
 
 
+async def test_the_builtin_comparison_takes_the_columns_the_goal_names_from_the_header(
+        store: SkillStore, library: SkillLibrary) -> None:
+    await store.add_many(builtin_skills(), by="test")
+    ask = goal("Test whether mean revenue differs between two groups by region", ["sales.csv"],
+               policy=SkillPolicy(min_confidence=0.5))
+    ask.data_heads = {"sales.csv": "region,revenue\nnorth,3\nsouth,4\n"}
+    answer = await library.match_skills(ask)
+    assert [a.use.skill_id for a in answer.applications] == ["compare-two-groups@v1"], (
+        answer.reasons)
+    args = answer.applications[0].job.args
+    assert (args["group_column"], args["value_column"]) == ("region", "revenue")
+
+
 async def test_a_goal_for_another_skill_does_not_take_the_regression(
         store: SkillStore, library: SkillLibrary) -> None:
     await store.add_many(builtin_skills(), by="test")

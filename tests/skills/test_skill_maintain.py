@@ -89,8 +89,9 @@ def test_scores_are_the_seed_utility() -> None:
 
 def test_the_bottom_fifth_is_pruned_exactly_ties_by_id() -> None:
     plan = plan_maintenance(seeded(), NONE)
-    # five patterns score 0; four (20 % of 20) go, the lowest ids first
-    assert plan.prune == ["p00@v1", "p01@v1", "p02@v1", "p05@v1"]
+    # five patterns score 0; p00 was never retrieved and is not judged; three (20 % of the 19
+    # judged) go, the lowest ids first
+    assert plan.prune == ["p01@v1", "p02@v1", "p05@v1"]
     assert set(plan.scores) == {f"{n}@v1" for n in STATS}  # candidates and retired don't compete
     kept = [v for k, v in plan.scores.items() if k not in plan.prune]
     assert min(kept) >= max(plan.scores[k] for k in plan.prune)
@@ -102,6 +103,18 @@ def test_the_next_lowest_utility_is_pruned_once_zeros_run_out() -> None:
     lowest = min((by_hand(*v), n) for n, v in STATS.items() if by_hand(*v) > 0)
     assert lowest[1] == "p07"
     assert plan.prune == ["p02@v1", "p05@v1", "p17@v1", "p07@v1"]
+
+
+def test_patterns_not_yet_retrieved_enough_are_not_judged() -> None:
+    # the first maintenance of a fresh library: built-ins never retrieved, extracted ones used
+    builtins = [skill(n, 0, 0, 0).model_copy(update={"origin": "builtin"})
+                for n in ("compare-two-groups", "profile-table", "find-outliers")]
+    used = [skill("seldom", 2, 0, 0), *[skill(f"q{i}", 10, 5, 4 + i % 2) for i in range(4)],
+            skill("weak", 10, 4, 1)]
+    plan = plan_maintenance([*builtins, *used], NONE)
+    assert plan.prune == ["weak@v1"]  # floor(0.2 * 5 judged); built-ins and "seldom" wait
+    assert plan_maintenance([*builtins, *used], NONE, grace=0).prune[:1] == [
+        "compare-two-groups@v1"]  # without the grace an unexposed built-in goes first
 
 
 def test_an_only_active_version_is_pruned_like_any_other() -> None:
@@ -227,14 +240,14 @@ def apply(library: list[Skill], merges: list[tuple[str, str]], prune: list[str])
 def test_library_statistics_add_up_across_a_pass() -> None:
     library = seeded()
     sims = table({("p03@v1", "p09@v1"): 0.9, ("p11@v1", "p16@v1"): 0.92,
-                  ("p06@v1", "p14@v1"): 0.86, ("p00@v1", "p12@v1"): 0.99})
+                  ("p06@v1", "p14@v1"): 0.86, ("p01@v1", "p12@v1"): 0.99})
     merged_only = plan_maintenance(library, sims, prune_fraction=0)
     assert len(merged_only.merges) == 4
     after = apply(library, merged_only.merges, [])
     assert totals(after) == pytest.approx(totals(library))
     assert sum(s.status == "retired" for s in after) == 1 + 4
     full = plan_maintenance(library, sims)
-    assert ("p00@v1", "p12@v1") not in full.merges and len(full.merges) == 3
+    assert ("p12@v1", "p01@v1") not in full.merges and len(full.merges) == 3
     after = apply(library, full.merges, full.prune)
     pruned = [s for s in library if s.skill_id in full.prune]
     expected = [a - b for a, b in zip(totals(library), totals(pruned), strict=True)]

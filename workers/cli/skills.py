@@ -1,4 +1,4 @@
-"""``assay skills``: see, search, approve, retire, export and import the skill library.
+"""``assay skills``: see, search, approve and retire skills (folders: ``skill_folders``).
 
 Extraction adds candidates; nothing is applied to a task until a person (or a confident
 extraction) approves it. People review candidates here, approve one as the active version or
@@ -28,7 +28,6 @@ from workers.cli.common import (
     with_database,
 )
 from workers.settings import Settings
-from workflows.common.words import plural
 from workflows.contracts.plan import Scalar
 from workflows.contracts.policy import SkillPolicy
 from workflows.library.formulas import match_confidence, utility
@@ -111,14 +110,19 @@ def field(name: str, value: str) -> str:
 
 
 def pattern_lines(p: SkillPattern) -> list[str]:
-    """What a pattern says: when it applies, its parameters, steps, outputs and checks."""
+    """What a pattern says: when it applies, its parameters, steps, outputs and checks.
+
+    A long guideline is shown as a prompt takes it (``assay skills reference`` pages on).
+    """
+    from skills.guidance import prompt_guideline
+
     pre = p.preconditions
     conditions = "; ".join(f"{label} {', '.join(items)}" for label, items in (
         ("input types", pre.input_types), ("imports", pre.imports),
         ("keywords", pre.keywords)) if items)
     lines = [field("description", p.description), field("context", p.context or "-")]
     lines += [field(name, value) for name, value in (
-        ("guideline", p.guideline), ("action", p.action), ("preconditions", conditions),
+        ("guideline", prompt_guideline(p)), ("action", p.action), ("preconditions", conditions),
         ("tags", ", ".join(p.tags))) if value]
     if p.parameters:
         lines += ["parameters:", *(parameter_line(param) for param in p.parameters)]
@@ -306,66 +310,11 @@ def retire(skill_id: IdArgument, by: ByOption = None,
     typer.echo(f"skill {skill.skill_id} {skill.note}")
 
 
-@skills_app.command("export")
-def export(
-    directory: Annotated[Path, typer.Argument(help="The folder to write skill folders to.")],
-    overwrite: Annotated[bool, typer.Option(help="Replace skill folders already "
-                                            "there.")] = False,
-    show_all: Annotated[bool, typer.Option("--all", help="Also export retired skills.")]
-    = False,
-) -> None:
-    """Write skills as Agent Skills folders (SKILL.md with front matter, scripts/)."""
-    from skills.folders import SkillFileError, export_skills
-
-    if directory.exists() and not directory.is_dir():
-        fail(f"{directory} is not a directory", EXIT_BAD_INPUT)
-    found, warnings = with_store(lambda store: store.scan(STATUSES if show_all else IN_USE))
-    for warning in warnings:
-        typer.echo(f"warning: {warning}", err=True)
-    if not found:
-        fail("nothing to export: the library has no skills" +
-             ("" if show_all else " that are not retired (--all exports those too)"))
-    try:
-        paths = export_skills(found, directory, overwrite=overwrite)
-    except SkillFileError as err:
-        fail("nothing exported: " + "; ".join(err.problems or [str(err)]), EXIT_BAD_INPUT)
-    except FileExistsError as err:
-        fail(f"{err.filename or directory} already exists: give --overwrite to replace it",
-             EXIT_BAD_INPUT)
-    except OSError as err:
-        fail(f"cannot write to {directory}: {err.strerror or err}")
-    typer.echo(f"exported {plural(len(paths), 'skill')} to {directory}")
-    for path in paths:
-        typer.echo(f"  {path}")
-
-
-@skills_app.command("import")
-def import_(
-    directory: Annotated[Path, typer.Argument(help="A folder of skill folders.")],
-    by: ByOption = None,
-) -> None:
-    """Add the skills of a folder as candidates: all of them, or none if any id is taken."""
-    from skills.folders import SkillFileError, import_skills
-
-    if not directory.is_dir():
-        fail(f"{directory} is not a directory of skills", EXIT_BAD_INPUT)
-    try:
-        read = import_skills(directory)
-    except SkillFileError as err:
-        fail("nothing imported: " + "; ".join(err.problems or [str(err)]), EXIT_BAD_INPUT)
-    if not read:
-        fail(f"nothing imported: no skills in {directory}", EXIT_BAD_INPUT)
-    who = by or Settings().user
-    candidates = [s.model_copy(update={"status": "candidate", "origin": "imported",
-                                       "share": 0.0,
-                                       "note": f"imported from {directory.name} by {who}"})
-                  for s in read]
-    added = with_store(lambda store: store.add_many(candidates, by=who, action="imported"))
-    typer.echo(f"imported {plural(len(added), 'skill')} as candidates: "
-               + ", ".join(s.skill_id for s in added))
-    typer.echo("approve one with `assay skills approve ID`")
-
-
 def _confidence(skill: Skill, similarity: float, now: datetime) -> float:
     """The confidence a run would give this match, its preconditions taken as holding."""
     return match_confidence(similarity, 1.0, skill.metrics, now, prior=skill.confidence)
+
+
+from workers.cli import skill_folders  # noqa: E402  (registers export, import, reference)
+
+__all__ = ["skill_folders", "skills_app"]

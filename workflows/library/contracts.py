@@ -71,6 +71,8 @@ class MatchInput(Model):
     run_id: str
     goal: str | None = None
     data_names: list[str] = Field(default_factory=list[str])
+    data_heads: dict[str, str] = Field(default_factory=dict[str, str])
+    """Data name -> its first characters (``DataFile.head``): column parameters read the header."""
     tasks: list[MatchTask] = Field(default_factory=list[MatchTask])
     policy: SkillPolicy = Field(default_factory=SkillPolicy)
 

@@ -21,6 +21,9 @@ PRUNE_FRACTION = 0.2
 """Alpha: the bottom share of patterns by utility that maintenance retires."""
 MERGE_SIMILARITY = 0.85
 """θ_merge: same-type patterns at least this similar are offered to the merge judge."""
+GRACE_RETRIEVALS = 3
+"""A pattern is judged (may be pruned) only once retrieved this many times: utility is 0 for a
+pattern never retrieved, which says nothing yet about a new, imported or built-in one."""
 EPSILON = 0.01
 """ε of the utility score."""
 TRIAL_USES = 5

@@ -28,6 +28,10 @@ from workflows.contracts.plan import Check, JobSpec, Scalar
 
 MAX_NAME = 64
 MAX_DESCRIPTION = 1024
+MAX_GUIDELINE = 200_000
+"""Characters of a guideline: a whole imported ``SKILL.md`` body (prompts take a bounded part)."""
+MAX_REFERENCE_FILES = 256
+"""Referenced files a pattern keeps (``references/…`` text, loaded on demand)."""
 NAME_PATTERN = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 
 PatternKind = Literal["skill", "subagent"]
@@ -148,8 +152,11 @@ class SkillPattern(Model):
     description: str = Field(min_length=1, max_length=MAX_DESCRIPTION)
     context: str = Field(default="", max_length=4000)
     """Applicability context: the text retrieval matches goals and actions against."""
-    guideline: str = Field(default="", max_length=20_000)
+    guideline: str = Field(default="", max_length=MAX_GUIDELINE)
     """Guideline text (a skill of that form) or a subagent's instructions."""
+    references: dict[str, str] = Field(default_factory=dict[str, str],
+                                       max_length=MAX_REFERENCE_FILES)
+    """Files the guideline refers to (relative path -> text), loaded on demand, never whole."""
     action: str = Field(default="", max_length=4000)
     """The task's action when the pattern supplies a plan (``{name}`` fills parameters)."""
     acceptance_criteria: list[str] = Field(default_factory=list[str], max_length=32)

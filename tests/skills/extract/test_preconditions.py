@@ -44,10 +44,18 @@ def test_steps_are_the_most_common_sequence_among_successes() -> None:
     assert only(extract(batch, [], now=NOW)).pattern.steps == CLEAN
 
 
-def test_file_names_in_the_action_become_placeholders() -> None:
+def test_the_same_work_on_other_data_files_is_one_task_type() -> None:
     batch = [outcome(i, action=f"Profile sales_q{i}.csv") for i in range(3)]
-    # the task type keeps the file's words, so each action is its own type
-    assert len({task_type(o.action) for o in batch}) == 3
+    batch += [outcome(i, action=f"Profile data/raw_{i}.parquet") for i in range(3, 6)]
+    assert len({task_type(o.action) for o in batch}) == 4  # the names split the plain type
+    skill = only(extract(batch, [], now=NOW))
+    assert skill.pattern.name == "profile"
+    assert skill.metrics.evidence_successes == 6
+    assert skill.pattern.action == "Profile {data}"
+    assert skill.pattern.preconditions.keywords == ["profile"]
+
+
+def test_file_names_in_the_action_become_placeholders() -> None:
     same = [outcome(i, action="Profile the quarterly file sales_q0.csv") for i in range(3)]
     for o in same:
         assert o.job is not None

@@ -7,29 +7,34 @@ from pathlib import Path
 import pytest
 
 from skills.folders import SkillFileError, import_skills
-from skills.folders.limits import MAX_FILES
+from skills.folders.limits import MAX_FILE, MAX_FILES, MAX_FOLDER
 from tests.skills.folders.samples import problems_of, simple, write_folder
 
 
 def test_import_refuses_too_many_files(tmp_path: Path) -> None:
-    files: dict[str, str | bytes] = {f"assets/{i:03}.txt": "x" for i in range(MAX_FILES)}
+    files: dict[str, str | bytes] = {f"assets/{i:04}.txt": "x" for i in range(MAX_FILES)}
     folder = write_folder(tmp_path, "alpha", simple("alpha"), files)
-    assert problems_of(tmp_path) == [f"{folder}: holds 65 files; at most 64 are allowed"]
+    assert problems_of(tmp_path) == [f"{folder}: holds {MAX_FILES + 1} files; at most "
+                                     f"{MAX_FILES} are allowed"]
     for i in range(MAX_FILES, 2 * MAX_FILES):
-        (folder / "assets" / f"{i:03}.txt").write_text("x")
-    assert "more than 128 files and folders" in problems_of(tmp_path)[0]
+        (folder / "assets" / f"{i:04}.txt").write_text("x")
+    assert f"more than {2 * MAX_FILES} files and folders" in problems_of(tmp_path)[0]
 
 
 def test_import_refuses_big_files_and_folders(tmp_path: Path) -> None:
-    big = b"x" * (1024 * 1024 + 1)
-    folder = write_folder(tmp_path, "alpha", simple("alpha"), {"assets/big.bin": big})
-    assert problems_of(tmp_path) == [f"{folder / 'assets' / 'big.bin'}: 1048577 bytes; each "
-                                     "file may hold at most 1048576 bytes"]
+    folder = write_folder(tmp_path, "alpha", simple("alpha"))
+    (folder / "assets").mkdir()
+    with (folder / "assets" / "big.bin").open("wb") as handle:
+        handle.truncate(MAX_FILE + 1)  # sparse: sizes are checked before anything is read
+    assert problems_of(tmp_path) == [f"{folder / 'assets' / 'big.bin'}: {MAX_FILE + 1} bytes; "
+                                     f"each file may hold at most {MAX_FILE} bytes"]
     (folder / "assets" / "big.bin").unlink()
-    for i in range(5):
-        (folder / "assets" / f"{i}.bin").write_bytes(b"x" * 900_000)
-    assert problems_of(tmp_path) == [f"{folder}: holds {4_500_000 + len(simple('alpha'))} bytes;"
-                                     " at most 4194304"]
+    count = MAX_FOLDER // MAX_FILE + 1
+    for i in range(count):
+        with (folder / "assets" / f"{i}.bin").open("wb") as handle:
+            handle.truncate(MAX_FILE)
+    assert problems_of(tmp_path) == [f"{folder}: holds {count * MAX_FILE + len(simple('alpha'))}"
+                                     f" bytes; at most {MAX_FOLDER}"]
 
 
 def test_import_refuses_symbolic_links(tmp_path: Path) -> None:

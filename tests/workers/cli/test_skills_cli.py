@@ -402,8 +402,41 @@ def test_import_refuses_bad_folders_and_stores_nothing(library: str, tmp_path: P
     (bad / "broken").mkdir()
     (bad / "broken" / "SKILL.md").write_text("no front matter here\n")
     before = skills_cli("list", "--all").stdout
-    result = skills_cli("import", str(bad))
+    result = skills_cli("import", str(bad), "--strict")
     assert result.exit_code == 2
-    assert result.stderr.startswith("error: nothing imported: ")
-    assert "broken" in result.stderr and len(result.stderr.splitlines()) == 1
+    assert result.stderr.splitlines() == [
+        f"refused {bad / 'broken'}: {bad / 'broken' / 'SKILL.md'}: must start with a line "
+        "'---' opening the YAML front matter (name and description)",
+        "error: nothing imported: 1 folder refused (--strict)"]
     assert skills_cli("list", "--all").stdout == before
+
+    only_broken = tmp_path / "only-broken"
+    only_broken.mkdir()
+    (bad / "broken").rename(only_broken / "broken")
+    result = skills_cli("import", str(only_broken))
+    assert result.exit_code == 2
+    assert result.stderr.endswith("error: nothing imported: 1 folder refused\n")
+    assert skills_cli("list", "--all").stdout == before
+
+
+@db
+def test_import_takes_the_valid_folders_and_lists_each_refusal(library: str,
+                                                               tmp_path: Path) -> None:
+    bad = tmp_path / "bad"
+    (bad / "good-skill").mkdir(parents=True)
+    (bad / "good-skill" / "SKILL.md").write_text(
+        "---\nname: good-skill\ndescription: Count the rows of a table\nmetadata:\n"
+        "  tags: [rows, count]\n---\nCount them.\n")
+    (bad / "broken").mkdir()
+    (bad / "broken" / "SKILL.md").write_text("no front matter here\n")
+    result = skills_cli("import", str(bad))
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines() == [
+        "imported 1 skill as candidates: good-skill@v1",
+        f"refused {bad / 'broken'}: {bad / 'broken' / 'SKILL.md'}: must start with a line "
+        "'---' opening the YAML front matter (name and description)",
+        "1 folder refused (listed above)",
+        "approve one with `assay skills approve ID`"]
+    assert result.stderr == (f"warning: {bad / 'good-skill' / 'SKILL.md'}: `metadata` values "
+                             "that are not text were kept as JSON text: tags\n")
+    assert shown_skill("good-skill@v1").status == "candidate"
