@@ -14,6 +14,7 @@ import typer
 
 from workers.cli.branch import branch
 from workers.cli.branches import branches
+from workers.cli.codec import codec_key, codec_server
 from workers.cli.common import client_for, fail, print_table, run_async
 from workers.cli.envs import envs_app
 from workers.cli.gates import approve, gates
@@ -211,6 +212,8 @@ app.command()(stop)
 app.add_typer(memory_app, name="memory")
 app.add_typer(skills_app, name="skills")
 app.add_typer(envs_app, name="envs")
+app.command("codec-server")(codec_server)
+app.command("codec-key")(codec_key)
 
 
 def main() -> None:
