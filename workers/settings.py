@@ -59,6 +59,9 @@ class Settings(BaseSettings):
     codec_origins: list[str] = Field(default_factory=lambda: ["http://localhost:8233",
                                                               "http://127.0.0.1:8233"])
     """Web UI origins allowed to call ``assay codec-server``."""
+    temporal_ui_codec_endpoint: str | None = Field(default=None, pattern=r"^https?://")
+    """Where the embedded stack's Web UI sends payloads to decode (``assay codec-server``'s
+    URL, e.g. ``http://127.0.0.1:8081``)."""
     codec_token: SecretStr | None = None
     """The bearer token ``assay codec-server`` asks of whoever decodes (none: anyone who can
     reach it)."""

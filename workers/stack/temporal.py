@@ -177,6 +177,8 @@ class TemporalDevServer:
             cmd += ["--search-attribute", f"{name}={kind}"]
         if s.temporal_metrics_port is not None:
             cmd += ["--metrics-port", str(s.temporal_metrics_port)]
+        if s.temporal_ui_codec_endpoint is not None:  # the UI decodes through `assay codec-server`
+            cmd += ["--ui-codec-endpoint", s.temporal_ui_codec_endpoint]
         return cmd
 
     async def start(self) -> None:

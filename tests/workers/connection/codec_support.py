@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Generator
 from contextlib import contextmanager
 from typing import Any
 
@@ -19,7 +19,7 @@ UI_ORIGIN = "http://localhost:8233"
 
 
 @contextmanager
-def codec_server(codec: EncryptionCodec, token: str | None = None) -> Iterator[CodecServer]:
+def codec_server(codec: EncryptionCodec, token: str | None = None) -> Generator[CodecServer]:
     """A codec server on a free port for the body's duration."""
     server = CodecServer(codec, host="127.0.0.1", port=0, origins=[UI_ORIGIN], token=token)
     thread = server.start()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+from pathlib import Path
 
 from temporalio.api.common.v1 import Payload
 
@@ -14,6 +15,8 @@ from tests.workers.connection.codec_support import (
     ui_body,
 )
 from workers.connection import EncryptionCodec, KeyRing
+from workers.settings import Settings
+from workers.stack.temporal import TemporalDevServer
 from workflows.client import DATA_CONVERTER
 
 KEY = base64.b64encode(b"k" * 32).decode()
@@ -72,3 +75,11 @@ async def test_a_payload_of_another_key_or_a_bad_body_is_a_named_error() -> None
         assert status == 400 and "not a JSON payloads body" in answer["error"]
         status, _, _ = call(f"{server.url}/other", body=ui_body([]))
         assert status == 404
+
+
+def test_the_embedded_web_ui_is_pointed_at_the_codec_server_when_set(tmp_path: Path) -> None:
+    settings = Settings(data_dir=tmp_path, temporal_ui_codec_endpoint="http://127.0.0.1:8081")
+    command = TemporalDevServer(settings).command()
+    at = command.index("--ui-codec-endpoint")
+    assert command[at + 1] == "http://127.0.0.1:8081"
+    assert "--ui-codec-endpoint" not in TemporalDevServer(Settings(data_dir=tmp_path)).command()

@@ -12,9 +12,10 @@ import contextlib
 import datetime
 import ipaddress
 import ssl
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
@@ -92,7 +93,7 @@ async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> N
 
 
 @contextlib.asynccontextmanager
-async def tls_proxy(pki: Pki, upstream: str) -> AsyncIterator[tuple[str, list[str]]]:
+async def tls_proxy(pki: Pki, upstream: str) -> AsyncGenerator[tuple[str, list[str]]]:
     """A mutual-TLS front for ``upstream``; yields its address and the subjects it admitted."""
     context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH, cafile=str(pki.ca))
     context.load_cert_chain(pki.server_cert, pki.server_key)
@@ -102,9 +103,9 @@ async def tls_proxy(pki: Pki, upstream: str) -> AsyncIterator[tuple[str, list[st
     admitted: list[str] = []
 
     async def serve(client_r: asyncio.StreamReader, client_w: asyncio.StreamWriter) -> None:
-        peer = client_w.get_extra_info("peercert") or {}
-        admitted.extend(v for rdn in peer.get("subject", ()) for k, v in rdn
-                        if k == "commonName")
+        peer: dict[str, Any] = client_w.get_extra_info("peercert") or {}
+        subject: tuple[tuple[tuple[str, str], ...], ...] = peer.get("subject", ())
+        admitted.extend(v for rdn in subject for k, v in rdn if k == "commonName")
         up_r, up_w = await asyncio.open_connection(host, int(port))
         await asyncio.gather(_pipe(client_r, up_w), _pipe(up_r, client_w))
 
