@@ -11,6 +11,7 @@ from pydantic import (
     AliasChoices,
     Field,
     SecretStr,
+    ValidationError,
     ValidationInfo,
     field_validator,
     model_validator,
@@ -216,6 +217,16 @@ class Settings(BaseSettings):
     def logs_dir(self) -> Path:
         """Logs of the embedded services."""
         return self.root / "logs"
+
+    @staticmethod
+    def describe_errors(err: ValidationError) -> str:
+        """Refused settings as lines naming each variable (``ASSAY_<FIELD>``) and why."""
+        lines: list[str] = []
+        for error in err.errors():
+            where = f"ASSAY_{str(error['loc'][0]).upper()}" if error["loc"] else "settings"
+            message = error["msg"].removeprefix("Value error, ")
+            lines.append(message if message.startswith("ASSAY_") else f"{where}: {message}")
+        return "invalid settings:\n  " + "\n  ".join(lines)
 
     def queue(self, pool: Pool) -> str:
         """The task queue a pool listens on (overridable per pool)."""

@@ -6,6 +6,9 @@ proxy in front of it (``tls_support.py``); an API key is checked as the client i
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from datetime import timedelta
 from pathlib import Path
 
@@ -15,6 +18,7 @@ from temporalio.api.workflowservice.v1 import DescribeNamespaceRequest
 from temporalio.service import TLSConfig
 from temporalio.testing import WorkflowEnvironment
 
+from tests.e2e_support import ROOT
 from tests.workers.connection.tls_support import SERVER_NAME, make_pki, tls_proxy
 from workers.connection import connect, connect_options
 from workers.settings import Settings
@@ -37,6 +41,17 @@ def test_a_certificate_needs_its_key(tmp_path: Path) -> None:
     with pytest.raises(ValidationError, match="ASSAY_TEMPORAL_TLS_CERT and "
                                               "ASSAY_TEMPORAL_TLS_KEY go together"):
         Settings(temporal_tls_cert=tmp_path / "c.pem")
+
+
+def test_the_cli_names_a_refused_setting_and_exits_2(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ASSAY_")}
+    env.update(PYTHONPATH=str(ROOT), ASSAY_DATA_DIR=str(tmp_path),
+               ASSAY_TEMPORAL_TLS_CA=str(tmp_path / "ca.pem"))
+    done = subprocess.run([sys.executable, "-m", "workers.cli", "runs"], env=env, cwd=ROOT,
+                          capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.splitlines() == ["error: invalid settings:",
+                                        f"  ASSAY_TEMPORAL_TLS_CA: no file at {tmp_path}/ca.pem"]
 
 
 def test_settings_come_from_the_environment_and_keep_secrets_secret(

@@ -4,7 +4,7 @@ A marker is planted in the plan's context and a task's action, and in the data f
 the run goes end to end on the dev server with every pool's worker encrypting. Its workflows'
 histories, read raw by a client with no codec, hold no byte of the marker; through the codec
 server (as the Web UI reads them) they show it; a client with another key or none is refused
-with a named error.
+with a named error, and one whose current key is newer still reads it.
 """
 
 from __future__ import annotations
@@ -39,6 +39,7 @@ from workers.connection.codec import ENCODING
 from workers.intake.planfile import load_plan
 from workers.intake.runpolicy import queues_from
 from workflows.client import DATA_CONVERTER, AssayClient
+from workflows.research.workflow import ResearchWorkflow
 
 pytestmark = pytest.mark.integration
 
@@ -106,6 +107,10 @@ async def test_an_encrypted_run_leaves_no_plaintext_in_history(
     [shown] = payloads_of(answer)
     assert MARKER in shown.data.decode()
 
+    rotated = settings.model_copy(update={"codec_keys": SecretStr(f"k2={OTHER},k1={KEY}")})
+    reread = await (await connect(rotated)).get_workflow_handle_for(
+        ResearchWorkflow.run, run_id).result()
+    assert reread.status == "completed"  # the old key, kept after the new one, still reads
     with pytest.raises(UnknownCodecKeyError, match="encrypted with key 'k1'"):
         other = settings.model_copy(update={"codec_keys": SecretStr(f"k2={OTHER}")})
         await (await connect(other)).get_workflow_handle(run_id).result()
