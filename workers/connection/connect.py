@@ -1,7 +1,8 @@
 """Connect to Temporal as settings say: address, namespace, TLS, API key and converter.
 
-Every client Assay opens (the CLI, workers, the embedded stack's checks, the codec server)
-comes from :func:`connect`, so a secured or encrypted namespace needs its settings once.
+Every client Assay opens (the CLI, the workers, the embedded stack's checks and services using
+AssayClient from Python) comes from :func:`connect`, so a secured or encrypted namespace
+needs its settings once.
 """
 
 from __future__ import annotations
