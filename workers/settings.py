@@ -7,7 +7,15 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pydantic import AliasChoices, Field, SecretStr
+from pydantic import (
+    AliasChoices,
+    Field,
+    SecretStr,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from workflows.constants import Pool
@@ -31,6 +39,33 @@ class Settings(BaseSettings):
     temporal_namespace: str = "default"
     temporal_ui_port: int = 8233
     temporal_metrics_port: int | None = None
+    temporal_tls: bool = False
+    """Speak TLS to Temporal with the system's CA roots; implied by any ``temporal_tls_*``
+    setting and by an API key."""
+    temporal_tls_cert: Path | None = None
+    """The client certificate (PEM) for mutual TLS; needs ``temporal_tls_key``."""
+    temporal_tls_key: Path | None = None
+    """The client certificate's private key (PEM)."""
+    temporal_tls_ca: Path | None = None
+    """The CA (PEM) that signed the server's certificate (default: the system's roots)."""
+    temporal_tls_server_name: str | None = Field(default=None, min_length=1, max_length=253)
+    """The name the server's certificate must carry, when it is not the address's host."""
+    temporal_api_key: SecretStr | None = None
+    """An API key (Temporal Cloud); sent as a bearer token, never part of any payload."""
+    codec_keys: SecretStr | None = None
+    """Keys that encrypt payloads, ``ID=BASE64`` separated by commas or new lines; the first
+    encrypts, all decrypt (so an old key can stay while its payloads live)."""
+    codec_key_file: Path | None = None
+    """A file of payload keys, one ``ID=BASE64`` a line (``#`` comments), the first current."""
+    codec_origins: list[str] = Field(default_factory=lambda: ["http://localhost:8233",
+                                                              "http://127.0.0.1:8233"])
+    """Web UI origins allowed to call ``assay codec-server``."""
+    temporal_ui_codec_endpoint: str | None = Field(default=None, pattern=r"^https?://")
+    """Where the embedded stack's Web UI sends payloads to decode (``assay codec-server``'s
+    URL, e.g. ``http://127.0.0.1:8081``)."""
+    codec_token: SecretStr | None = None
+    """The bearer token ``assay codec-server`` asks of whoever decodes (none: anyone who can
+    reach it)."""
     database_url: SecretStr | None = None
     qdrant_url: str | None = None
     qdrant_path: Path | None = None
@@ -101,6 +136,33 @@ class Settings(BaseSettings):
     user: str = Field(default_factory=getpass.getuser, min_length=1, max_length=128)
     """Who decides gates from this machine's CLI (``assay approve --by`` overrides it)."""
 
+    @field_validator("temporal_tls_cert", "temporal_tls_key", "temporal_tls_ca",
+                     "codec_key_file")
+    @classmethod
+    def _readable_file(cls, path: Path | None, info: ValidationInfo) -> Path | None:
+        if path is None:
+            return None
+        path = path.expanduser()
+        if not path.is_file():
+            raise ValueError(f"ASSAY_{(info.field_name or '').upper()}: no file at {path}")
+        return path.resolve()
+
+    @model_validator(mode="after")
+    def _tls_pair(self) -> Settings:
+        if (self.temporal_tls_cert is None) != (self.temporal_tls_key is None):
+            raise ValueError("ASSAY_TEMPORAL_TLS_CERT and ASSAY_TEMPORAL_TLS_KEY go together: "
+                             "set both for mutual TLS, or neither")
+        if self.codec_keys is not None and self.codec_key_file is not None:
+            raise ValueError("set ASSAY_CODEC_KEYS or ASSAY_CODEC_KEY_FILE, not both")
+        return self
+
+    @property
+    def temporal_uses_tls(self) -> bool:
+        """Whether connections to Temporal speak TLS."""
+        return (self.temporal_tls or self.temporal_api_key is not None
+                or any(v is not None for v in (self.temporal_tls_cert, self.temporal_tls_ca,
+                                               self.temporal_tls_server_name)))
+
     @cached_property
     def root(self) -> Path:
         """The data directory as an absolute path."""
@@ -155,6 +217,16 @@ class Settings(BaseSettings):
     def logs_dir(self) -> Path:
         """Logs of the embedded services."""
         return self.root / "logs"
+
+    @staticmethod
+    def describe_errors(err: ValidationError) -> str:
+        """Refused settings as lines naming each variable (``ASSAY_<FIELD>``) and why."""
+        lines: list[str] = []
+        for error in err.errors():
+            where = f"ASSAY_{str(error['loc'][0]).upper()}" if error["loc"] else "settings"
+            message = error["msg"].removeprefix("Value error, ")
+            lines.append(message if message.startswith("ASSAY_") else f"{where}: {message}")
+        return "invalid settings:\n  " + "\n  ".join(lines)
 
     def queue(self, pool: Pool) -> str:
         """The task queue a pool listens on (overridable per pool)."""

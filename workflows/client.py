@@ -88,7 +88,11 @@ class PlanSupplyError(ValueError):
 
 
 async def connect(address: str, namespace: str = "default") -> Client:
-    """Connect to Temporal with Assay's data converter."""
+    """Connect to an unsecured Temporal with Assay's plain data converter.
+
+    Processes configured by settings (TLS, an API key, payload keys) connect through
+    ``workers.connection.connect`` instead, which builds on :data:`DATA_CONVERTER`.
+    """
     return await Client.connect(address, namespace=namespace, data_converter=DATA_CONVERTER)
 
 

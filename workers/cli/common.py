@@ -56,14 +56,20 @@ def run_async(coro: Coroutine[Any, Any, T]) -> T:
     from temporalio.client import WorkflowFailureError, WorkflowQueryFailedError
     from temporalio.service import RPCError
 
+    from workers.connection.codec import ENCODING, CodecKeyError
     from workers.stack.process import StackError
     from workflows.client import RunExistsError, RunNotFoundError
     from workflows.common.failures import root_message
 
     try:
         return asyncio.run(coro)
-    except (RunExistsError, RunNotFoundError, StackError) as err:
+    except (RunExistsError, RunNotFoundError, StackError, CodecKeyError) as err:
         fail(str(err))
+    except KeyError as err:  # the plain converter meets a payload it cannot read
+        if ENCODING.decode() not in str(err):
+            raise
+        fail("this namespace's payloads are encrypted and no payload key is set: set "
+             "ASSAY_CODEC_KEYS or ASSAY_CODEC_KEY_FILE as the workers have them")
     except WorkflowFailureError as err:
         fail(f"the run ended without a result: {root_message(err)}; see `{describe_command()}` "
              "for its history")
@@ -88,9 +94,10 @@ def describe_command(run_id: str = "<run>") -> str:
 
 async def client_for(settings: Settings) -> AssayClient:
     """The typed client, connected as settings say."""
-    from workflows.client import AssayClient, connect
+    from workers.connection import connect
+    from workflows.client import AssayClient
 
-    client = await connect(settings.temporal_address, settings.temporal_namespace)
+    client = await connect(settings)
     return AssayClient(client, task_queue=settings.queue(Pool.ORCHESTRATION))
 
 

@@ -11,10 +11,12 @@ from datetime import UTC, datetime
 from typing import Annotated
 
 import typer
+from pydantic import ValidationError
 
 from workers.cli.branch import branch
 from workers.cli.branches import branches
-from workers.cli.common import client_for, fail, print_table, run_async
+from workers.cli.codec import codec_key, codec_server
+from workers.cli.common import EXIT_BAD_INPUT, client_for, fail, print_table, run_async
 from workers.cli.envs import envs_app
 from workers.cli.gates import approve, gates
 from workers.cli.memory import memory_app
@@ -211,6 +213,8 @@ app.command()(stop)
 app.add_typer(memory_app, name="memory")
 app.add_typer(skills_app, name="skills")
 app.add_typer(envs_app, name="envs")
+app.command("codec-server")(codec_server)
+app.command("codec-key")(codec_key)
 
 
 def main() -> None:
@@ -225,6 +229,11 @@ def main() -> None:
         code = 0
     except SystemExit as done:
         code = done.code if isinstance(done.code, int) else (0 if done.code is None else 1)
+    except ValidationError as err:
+        if err.title != Settings.__name__:
+            raise
+        typer.echo(f"error: {Settings.describe_errors(err)}", err=True)
+        code = EXIT_BAD_INPUT
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(code)

@@ -18,9 +18,9 @@ from temporalio.runtime import PrometheusConfig, Runtime, TelemetryConfig
 from temporalio.worker import Worker
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
+from workers.connection import connect
 from workers.settings import Settings
 from workflows.catalogue import check_registrations
-from workflows.client import DATA_CONVERTER
 from workflows.constants import Pool
 from workflows.research.branch import BranchWorkflow
 from workflows.research.workflow import ResearchWorkflow
@@ -258,10 +258,7 @@ async def run_pools(settings: Settings, pools: Sequence[Pool], *, database_url: 
     """Run workers for ``pools`` until ``stop`` is set, then shut them down gracefully."""
     async with AsyncExitStack() as stack:
         if client is None:
-            client = await Client.connect(settings.temporal_address,
-                                          namespace=settings.temporal_namespace,
-                                          data_converter=DATA_CONVERTER,
-                                          runtime=make_runtime(settings))
+            client = await connect(settings, runtime=make_runtime(settings))
         specs = await build_specs(settings, pools, database_url=database_url, stack=stack)
         workers = [
             Worker(client, task_queue=settings.queue(pool), workflows=spec.workflows,

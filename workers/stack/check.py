@@ -130,7 +130,7 @@ async def pollers(client: Client, queue: str, kind: str) -> list[PollerInfo]:
 async def _temporal_items(settings: Settings, stack: StackInfo | None) -> list[HealthItem]:
     address, namespace = settings.temporal_address, settings.temporal_namespace
     try:
-        client = await connect(address, namespace, timeout=3.0)
+        client = await connect(settings, timeout=3.0)
     except StackError as err:
         down = f"Temporal is not reachable at {address}"
         return [HealthItem("temporal", False, f"{err}; start it with `assay up`"),

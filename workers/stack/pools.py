@@ -115,8 +115,7 @@ class WorkerProcess:
         identity = worker_identity(self.proc.pid)
         try:
             if self._client is None:
-                self._client = await connect(self.settings.temporal_address,
-                                             self.settings.temporal_namespace, timeout=2.0)
+                self._client = await connect(self.settings, timeout=2.0)
             for pool in self.served:
                 for kind in poller_kinds(pool):
                     seen = await pollers(self._client, self.settings.queue(pool), kind)

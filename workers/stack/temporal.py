@@ -24,6 +24,7 @@ from temporalio.api.operatorservice.v1 import (
 from temporalio.api.workflowservice.v1 import DescribeNamespaceRequest
 from temporalio.client import Client
 
+from workers.connection import connect as connect_client
 from workers.settings import Settings
 from workers.stack.process import (
     StackError,
@@ -33,7 +34,6 @@ from workers.stack.process import (
     stop_child,
     terminate,
 )
-from workflows.client import DATA_CONVERTER
 from workflows.constants import SEARCH_ATTRIBUTES
 
 LOCAL_HOSTS = frozenset({"127.0.0.1", "localhost", "::1", "0.0.0.0"})
@@ -79,11 +79,11 @@ def port_open(host: str, port: int, timeout: float = 0.5) -> bool:
         return False
 
 
-async def connect(address: str, namespace: str, timeout: float = 5.0) -> Client:
-    """A client whose namespace is known to exist; a clear StackError otherwise."""
+async def connect(settings: Settings, timeout: float = 5.0) -> Client:
+    """A client (as settings say) whose namespace is known to exist; a StackError otherwise."""
+    address, namespace = settings.temporal_address, settings.temporal_namespace
     try:
-        client = await asyncio.wait_for(
-            Client.connect(address, namespace=namespace, data_converter=DATA_CONVERTER), timeout)
+        client = await asyncio.wait_for(connect_client(settings), timeout)
     except (RuntimeError, TimeoutError) as err:
         raise StackError(f"Temporal does not answer at {address}: {err}") from err
     try:
@@ -177,6 +177,8 @@ class TemporalDevServer:
             cmd += ["--search-attribute", f"{name}={kind}"]
         if s.temporal_metrics_port is not None:
             cmd += ["--metrics-port", str(s.temporal_metrics_port)]
+        if s.temporal_ui_codec_endpoint is not None:  # the UI decodes through `assay codec-server`
+            cmd += ["--ui-codec-endpoint", s.temporal_ui_codec_endpoint]
         return cmd
 
     async def start(self) -> None:
@@ -211,7 +213,7 @@ class TemporalDevServer:
         deadline = time.monotonic() + min(self.start_timeout, 10.0)
         while True:
             try:
-                return await connect(self.address, self.namespace, timeout=2.0)
+                return await connect(self.settings, timeout=2.0)
             except StackError as err:
                 if not port_open(self.host, self.port, timeout=0.2):
                     return None
@@ -256,7 +258,7 @@ class TemporalDevServer:
                                  f"last lines of {self.log_path}:\n{log_tail(self.log_path)}")
             if port_open(self.host, self.port, timeout=0.2):
                 try:
-                    return await connect(self.address, self.namespace, timeout=2.0)
+                    return await connect(self.settings, timeout=2.0)
                 except StackError:
                     pass  # the frontend listens before the namespace is ready
             if time.monotonic() > deadline:
@@ -271,7 +273,7 @@ class TemporalDevServer:
         if not port_open(self.host, self.port):
             return False
         try:
-            await connect(self.address, self.namespace, timeout=2.0)
+            await connect(self.settings, timeout=2.0)
         except StackError:
             return False
         return True

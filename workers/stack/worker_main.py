@@ -15,12 +15,10 @@ import signal
 import sys
 import traceback
 
-from temporalio.client import Client
-
+from workers.connection import connect
 from workers.pools.builders import make_runtime, run_pools
 from workers.settings import Settings
 from workers.stack.pools import worker_identity
-from workflows.client import DATA_CONVERTER
 from workflows.constants import Pool
 
 log = logging.getLogger("assay.stack")
@@ -60,10 +58,8 @@ async def _serve(settings: Settings, pools: list[Pool]) -> None:
             stop.set()
 
     loop.add_reader(sys.stdin.fileno(), on_stdin)
-    client = await Client.connect(settings.temporal_address,
-                                  namespace=settings.temporal_namespace,
-                                  data_converter=DATA_CONVERTER, runtime=make_runtime(settings),
-                                  identity=worker_identity(os.getpid()))
+    client = await connect(settings, runtime=make_runtime(settings),
+                           identity=worker_identity(os.getpid()))
     url = settings.database_url.get_secret_value() if settings.database_url else ""
     await run_pools(settings, pools, database_url=url, stop=stop, client=client)
 

@@ -161,7 +161,7 @@ async def test_temporal_starts_registers_search_attributes_and_is_reused(
     try:
         assert server.pid is not None and not server.reused
         assert await server.healthy()
-        client = await connect(settings.temporal_address, "assay-test")
+        client = await connect(settings)
         assert await missing_search_attributes(client) == {}
 
         again = TemporalDevServer(settings)
@@ -183,7 +183,7 @@ async def test_temporal_keeps_workflows_across_restart_and_kill(tmp_path: Path) 
     fresh: TemporalDevServer | None = None
     await server.start()
     try:
-        client = await connect(settings.temporal_address, "assay-test")
+        client = await connect(settings)
         # No worker polls this queue: the workflow stays running, as state to find again.
         workflow_id = f"never-runs-{uuid.uuid4().hex[:8]}"
         await client.start_workflow("NeverRuns", id=workflow_id, task_queue="nobody-polls")
@@ -191,7 +191,7 @@ async def test_temporal_keeps_workflows_across_restart_and_kill(tmp_path: Path) 
         server.stop()
         await server.start()
         assert not server.reused
-        client = await connect(settings.temporal_address, "assay-test")
+        client = await connect(settings)
         desc = await client.get_workflow_handle(workflow_id).describe()
         assert desc.status == WorkflowExecutionStatus.RUNNING
 
@@ -202,7 +202,7 @@ async def test_temporal_keeps_workflows_across_restart_and_kill(tmp_path: Path) 
         fresh = TemporalDevServer(settings)  # as a new `assay up` would, after a crash
         await fresh.start()
         assert fresh.pid not in (None, killed) and not fresh.reused
-        client = await connect(settings.temporal_address, "assay-test")
+        client = await connect(settings)
         desc = await client.get_workflow_handle(workflow_id).describe()
         assert desc.status == WorkflowExecutionStatus.RUNNING
     finally:
