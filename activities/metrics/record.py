@@ -4,6 +4,11 @@ Each function takes what its activity already holds (a task's whole result, a ru
 a job's outcome) and never fails the activity: metrics are a by-product. A run and a task
 are counted once per worker process however often their report is rewritten (a retried
 activity writes the same files again).
+
+Each function imports the definitions (and so ``prometheus_client``) when it first records,
+not when its activity's module is imported: Temporal's workflow sandbox re-imports the
+modules a workflow's file imports (tests define workflows beside activities) and refuses
+``prometheus_client``'s subclass of ``urllib.request``'s redirect handler.
 """
 
 from __future__ import annotations
@@ -13,7 +18,6 @@ import threading
 from collections import OrderedDict
 from collections.abc import Iterable
 
-from activities.metrics import definitions as m
 from workflows.contracts.execution import ExecutionOutcome
 from workflows.contracts.executive import GateRecord
 from workflows.contracts.results import PHASE_MARKS, PhaseMark, RunReport, TaskResult, scoped
@@ -54,6 +58,8 @@ def task_finished(run_id: str, result: TaskResult, *, once: Once = _TASKS_SEEN) 
 
     Returns whether it was counted (False: this task of this run was counted before).
     """
+    from activities.metrics import definitions as m
+
     if not once.first(f"{run_id}/{scoped(result.task_id, result.branch)}"):
         return False
     m.TASKS.labels(status=result.status).inc()
@@ -71,6 +77,8 @@ def run_finished(report: RunReport, *, once: Once = _RUNS_SEEN) -> bool:
 
     Returns whether it was counted (False: this run was counted before).
     """
+    from activities.metrics import definitions as m
+
     if not once.first(report.run_id):
         return False
     m.RUNS.labels(status=report.status).inc()
@@ -109,6 +117,8 @@ def retries(result: TaskResult) -> dict[str, int]:
 
 def gates_settled(gates: Iterable[GateRecord]) -> None:
     """Observe the wait of every decided gate."""
+    from activities.metrics import definitions as m
+
     for gate in gates:
         if gate.decided_at is None:
             continue
@@ -118,6 +128,8 @@ def gates_settled(gates: Iterable[GateRecord]) -> None:
 
 def job_ran(outcome: ExecutionOutcome) -> None:
     """Count a job attempt, its time, its CPU and its peak memory, by how it ended."""
+    from activities.metrics import definitions as m
+
     kind = outcome.outcome
     m.SANDBOX_JOBS.labels(outcome=kind).inc()
     m.SANDBOX_SECONDS.labels(outcome=kind).observe(max(0.0, outcome.duration_s))
@@ -127,11 +139,15 @@ def job_ran(outcome: ExecutionOutcome) -> None:
 
 def skill_retrieved(found: bool) -> None:
     """Count one search of the skill library for a goal or a task."""
+    from activities.metrics import definitions as m
+
     m.SKILL_RETRIEVALS.labels(result="hit" if found else "miss").inc()
 
 
 def skill_used(succeeded: bool) -> None:
     """Count one use of a skill (a task ran its job), and its success."""
+    from activities.metrics import definitions as m
+
     m.SKILL_USES.inc()
     if succeeded:
         m.SKILL_SUCCESSES.inc()
@@ -139,6 +155,8 @@ def skill_used(succeeded: bool) -> None:
 
 def memory_looked_up(lookup: str, found: bool) -> None:
     """Count one memory lookup (``consult`` or ``recall``) and whether it missed."""
+    from activities.metrics import definitions as m
+
     m.MEMORY_LOOKUPS.labels(lookup=lookup).inc()
     if not found:
         m.MEMORY_MISSES.labels(lookup=lookup).inc()

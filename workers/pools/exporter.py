@@ -20,11 +20,12 @@ import urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from prometheus_client import CollectorRegistry, generate_latest
-from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4
 
 log = logging.getLogger("assay.metrics")
 
 SDK_READ_TIMEOUT_S = 5.0
+CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+"""Prometheus text format 0.0.4: what both parts are written in."""
 PATHS = ("/metrics", "/")
 
 
@@ -89,7 +90,7 @@ def _handler(exporter: MetricsExporter) -> type[BaseHTTPRequestHandler]:
                 return
             body = exporter.exposition()
             self.send_response(200)
-            self.send_header("Content-Type", CONTENT_TYPE_PLAIN_0_0_4)
+            self.send_header("Content-Type", CONTENT_TYPE)
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
             self.wfile.write(body)
