@@ -12,13 +12,20 @@ STUDY_GOAL := examples/study-goal
 
 .PHONY: run test lint bench up down check clean histories system example-recording
 
-# Bubblewrap isolates sandboxed jobs; as root on Debian it is installed when missing.
+# Bubblewrap isolates sandboxed jobs; Prometheus scrapes a worker in the metrics test. As root
+# on Debian each is installed when missing.
 system:
 	@command -v bwrap >/dev/null 2>&1 || { \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap >/dev/null; \
 	  else \
 	    echo "note: bubblewrap (bwrap) is not installed; jobs run with resource limits only"; \
+	  fi; }
+	@command -v prometheus >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus >/dev/null; \
+	  else \
+	    echo "note: prometheus is not installed; the metrics scrape test is skipped"; \
 	  fi; }
 
 $(STAMP): pyproject.toml

@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
+from activities.metrics import record
 from skills.apply import Fit, fill_text, fit, header_columns, importable, instantiate
 from workflows.catalogue import EXTRACT_SKILLS, MAINTAIN_SKILLS, MATCH_SKILLS, RECORD_OUTCOMES
 from workflows.contracts.plan import Check
@@ -116,6 +117,7 @@ class SkillLibrary:
             hits = await asyncio.to_thread(
                 index.search, queries, top_k=req.policy.top_k, threshold=req.policy.threshold,
                 mmr_lambda=req.policy.mmr_lambda, statuses=APPLICABLE) if queries else []
+            record.skill_retrieved(bool(hits))
             if not hits:
                 answer.reasons[key] = (f"no skill above similarity {req.policy.threshold:g} "
                                        f"among {len(index)} indexed")
@@ -229,6 +231,7 @@ class SkillLibrary:
                 continue
             if skill.metrics.used > before:
                 answer.used.append(use.skill_id)
+                record.skill_used(outcome.status == "completed")
             if flagged:
                 answer.flagged.append(use.skill_id)
             if skill.status != "trial":

@@ -24,6 +24,7 @@ from activities.memory.rules import (
     rule_from_episodes,
 )
 from activities.memory.store import LedgerEntry, MemoryStore
+from activities.metrics import record
 from workflows.catalogue import CONSULT_MEMORY, REMEMBER_TASK
 from workflows.contracts.memory import (
     CACHE_AFTER,
@@ -76,7 +77,9 @@ class Memory:
             return ConsultAnswer(warnings=["memory is switched off on this worker"])
         answer = ConsultAnswer()
         for task in req.tasks:
-            answer.advice.append(await self._advise(task, req, answer.warnings))
+            advice = await self._advise(task, req, answer.warnings)
+            record.memory_looked_up("consult", found=advice.job is not None)
+            answer.advice.append(advice)
         return answer
 
     async def _advise(self, task: ConsultTask, req: ConsultInput,

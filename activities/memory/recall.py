@@ -15,6 +15,7 @@ from collections.abc import Iterable
 
 from activities.memory.index import TaskTypeIndex
 from activities.memory.store import MemoryStore
+from activities.metrics import record
 from workflows.catalogue import RECALL_MEMORY
 from workflows.common.bounds import clip
 from workflows.common.words import STOP_WORDS, slug_words, stem
@@ -82,6 +83,7 @@ class Recall:
         answer.notes = [clip(note, NOTE_CHARS) for note, _ in kept]
         answer.rules = [rule_id for _, rule_id in kept if rule_id]
         answer.task_types = sorted(fit, key=lambda t: (-fit[t], t))
+        record.memory_looked_up("recall", found=bool(answer.notes))
         return answer
 
     async def _fit(self, req: RecallInput, types: set[str],

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from temporalio.exceptions import ApplicationError
 
+from activities.metrics import record
 from activities.reports.figures import draw_timeline
 from activities.reports.keep import ARTIFACT_BUDGET, ArtifactKeeper
 from activities.reports.ledger import LedgerError, append_ledger, ledger_entries
@@ -55,17 +56,23 @@ class ReportWriter:
         """Write ``execution_results_<ts>.json`` and ``execution_summary_<ts>.md``.
 
         With them, the run's folder gets a copy of each verified artifact and the tasks'
-        timeline figure; that work runs in a thread, off the worker's event loop.
+        timeline figure; that work runs in a thread, off the worker's event loop. The run
+        is counted in Assay's metrics (its status and its gates' waits).
         """
         try:
-            return await asyncio.to_thread(self._write, req.report)
+            paths = await asyncio.to_thread(self._write, req.report)
         except (OSError, LedgerError) as err:
             raise _unwritable(f"the report of {req.report.run_id}", self.runs_dir,
                               err) from err
+        record.run_finished(req.report)
+        return paths
 
     @WRITE_TASK_REPORT.defn
     async def write_task_report(self, req: WriteTaskReportInput) -> str:
-        """Write a task's whole result to ``<run>/tasks/<task_id>.json``; return its path."""
+        """Write a task's whole result to ``<run>/tasks/<task_id>.json``; return its path.
+
+        The task is counted in Assay's metrics (status, phase durations, retries, gates).
+        """
         path = self.task_path(req.run_id, scoped(req.result.task_id, req.result.branch))
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -73,6 +80,7 @@ class ReportWriter:
         except OSError as err:
             raise _unwritable(f"the result of task {req.result.task_id} of {req.run_id}",
                               self.runs_dir, err) from err
+        record.task_finished(req.run_id, req.result)
         return str(path)
 
     def task_path(self, run_id: str, task_id: str) -> Path:

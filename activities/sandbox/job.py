@@ -64,6 +64,7 @@ from temporalio.exceptions import ApplicationError
 
 from activities.artifacts.store import ArtifactStore
 from activities.environments import Environments
+from activities.metrics import record
 from activities.sandbox.artifacts import collect_artifacts
 from activities.sandbox.cgroup import sweep_stale
 from activities.sandbox.command import Tools, build_argv, uid_pool
@@ -182,6 +183,7 @@ class Sandbox:
                 outcome.environment = req.environment.label()
         finally:
             environment.cancel()
+        record.job_ran(outcome)
         return outcome
 
     async def _job_tools(self, req: ExecuteJobInput) -> Tools:

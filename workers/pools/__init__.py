@@ -1,4 +1,8 @@
-"""Worker pools: which workflows and activities each task queue serves, built from settings."""
+"""Worker pools: which workflows and activities each task queue serves, built from settings.
+
+``builders`` builds each pool's worker and the Temporal runtime; ``exporter`` serves a
+worker's one metrics port (Assay's registry and the SDK's metrics).
+"""
 
 
 from workers.pools.builders import PoolSpec, build_specs, make_runtime, run_pools

@@ -243,14 +243,30 @@ def _agents_spec(settings: Settings, stack: AsyncExitStack) -> PoolSpec:
 
 
 def make_runtime(settings: Settings) -> Runtime | None:
-    """A Temporal runtime exporting SDK and model metrics on ``settings.metrics_port``."""
+    """A Temporal runtime; its SDK and model metrics are served with Assay's own.
+
+    They share ``settings.metrics_port`` (``workers.pools.exporter``): the SDK's exporter
+    listens on a loopback port behind it.
+
+    Raises:
+        OSError: the metrics port cannot be bound.
+    """
     from activities.llm.metrics import COST_BUCKETS_USD, COST_USD
+    from activities.metrics.definitions import REGISTRY
+    from workers.pools.exporter import MetricsExporter, free_loopback_port
 
     if settings.metrics_port is None:
         return None
-    return Runtime(telemetry=TelemetryConfig(metrics=PrometheusConfig(
-        bind_address=f"0.0.0.0:{settings.metrics_port}",
-        histogram_bucket_overrides={COST_USD: list(COST_BUCKETS_USD)})))
+    sdk_port = free_loopback_port()
+    exporter = MetricsExporter(settings.metrics_port, f"http://127.0.0.1:{sdk_port}/metrics",
+                               REGISTRY)
+    try:
+        return Runtime(telemetry=TelemetryConfig(metrics=PrometheusConfig(
+            bind_address=f"127.0.0.1:{sdk_port}",
+            histogram_bucket_overrides={COST_USD: list(COST_BUCKETS_USD)})))
+    except BaseException:
+        exporter.close()
+        raise
 
 
 async def run_pools(settings: Settings, pools: Sequence[Pool], *, database_url: str,

@@ -1,0 +1,1 @@
+"""Tests of Assay's own metrics: activities/metrics."""
