@@ -1,4 +1,5 @@
-"""A run's result and history at scale: 4 tasks of 999 artifacts, and 100 / 200 / 1 000 tasks.
+"""A run's result and history at scale: 4 tasks of 999 artifacts, 100 / 500 / 1 000
+independent tasks and a chain of 200.
 
 Each case runs the real ResearchWorkflow and TaskWorkflows, reviewers, verifier and report
 writer on one temporal dev server, with the workflow tests' in-process sandbox (a job only
@@ -33,8 +34,10 @@ from workflows.constants import SEARCH_ATTRIBUTES
 from workflows.contracts.execution import Artifact, ExecuteJobInput, ExecutionOutcome
 from workflows.research.workflow import ResearchWorkflow
 
-CASES = {"4x999": (4, 999), "100": (100, 0), "200": (200, 0), "1000": (1000, 0)}
-"""Case name -> (tasks, declared artifacts per task; 0: the harness's one ``out.txt``)."""
+CASES = {"4x999": (4, 999), "100": (100, 0), "500": (500, 0), "1000": (1000, 0),
+         "chain200": (200, 0)}
+"""Case name -> (tasks, declared artifacts per task; 0: the harness's one ``out.txt``); a
+``chain`` case makes each task depend on the one before."""
 WEDGED_AFTER = 2
 """Refused completions after which a run counts as wedged."""
 
@@ -58,9 +61,11 @@ def many_files(root: Path, count: int) -> Callable[[ExecuteJobInput], Awaitable[
     return execute
 
 
-def plan(tasks: int, files: int, root: Path) -> list[dict[str, Any]]:
-    """``tasks`` independent trivial tasks, each declaring its ``files`` artifacts."""
-    decisions = [task(f"t{i:04d}") for i in range(tasks)]
+def plan(tasks: int, files: int, root: Path, *, chain: bool = False) -> list[dict[str, Any]]:
+    """``tasks`` trivial tasks (independent, or each after the one before), each declaring
+    its ``files`` artifacts."""
+    decisions = [task(f"t{i:04d}", deps=[f"t{i - 1:04d}"] if chain and i else None)
+                 for i in range(tasks)]
     if files:
         names = [f"results/table-part-{i:04d}-of-{files:04d}.csv" for i in range(files)]
         for decision in decisions:
@@ -95,7 +100,8 @@ async def one(env: WorkflowEnvironment, root: Path, name: str) -> dict[str, Any]
         overrides["execute_job"] = many_files(root / "work", files)
     harness = Harness(env, f"bench-{uuid.uuid4().hex[:8]}", root / "harness",
                       overrides=overrides)
-    req = harness.request(plan(tasks, files, root), max_parallel=8)
+    req = harness.request(plan(tasks, files, root, chain=name.startswith("chain")),
+                          max_parallel=8)
     start = time.perf_counter()
     async with harness.worker():
         handle = await env.client.start_workflow(ResearchWorkflow.run, req, id=req.run_id,
@@ -105,11 +111,22 @@ async def one(env: WorkflowEnvironment, root: Path, name: str) -> dict[str, Any]
     events = (await handle.fetch_history()).events
     folder = root / "runs" / req.run_id
     reports = [p for p in folder.iterdir() if p.is_file()] if folder.exists() else []
+    results_json = [p for p in reports if p.name.startswith("execution_results_")]
     return {"case": name, "status": status, "wall_s": wall,
             "per_task_ms": wall * 1000 / tasks, "result_bytes": result_bytes,
             "history_bytes": sum(e.ByteSize() for e in events), "events": len(events),
             "largest_event": max(e.ByteSize() for e in events),
-            "report_files": len(reports), "report_bytes": sum(p.stat().st_size for p in reports)}
+            "report_files": len(reports), "report_bytes": sum(p.stat().st_size for p in reports),
+            "results_json_bytes": sum(p.stat().st_size for p in results_json),
+            "rss_mb": rss_mb()}
+
+
+def rss_mb() -> float:
+    """The resident memory of this process (workers and client), in MiB."""
+    import os
+
+    with open("/proc/self/statm") as statm:
+        return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
 
 
 async def run(names: list[str]) -> list[dict[str, Any]]:

@@ -14,12 +14,14 @@ import time
 import uuid
 from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
 from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
 from benchmarks.bare import BareWorkflow, bare_echo
+from benchmarks.breakdown import Breakdown, add_run
 from workers.cli.show import load_report
 from workers.pools.builders import SERVED_POOLS, run_pools
 from workers.settings import Settings
@@ -34,13 +36,15 @@ from workflows.research.workflow import ResearchWorkflow
 BARE_QUEUE = "bench-bare"
 
 
-def one_task_plan() -> Plan:
-    """A plan of one task whose job does nothing but write its evidence."""
-    code = "import json\njson.dump({'ok': 1}, open('metrics.json', 'w'))\n"
+def one_task_plan(seconds: float = 0.0) -> Plan:
+    """A plan of one task whose job (after ``seconds`` of sleep) writes its evidence."""
+    code = (f"import json, time\ntime.sleep({seconds})\n"
+            "json.dump({'ok': 1}, open('metrics.json', 'w'))\n")
     return Plan.model_validate({"decisions": [{
         "task_id": "1", "priority": "HIGH", "action": "benchmark task",
         "acceptance_criteria": ["ok"],
         "job": {"code": code, "source": code, "filename": "job.py",
+                "resources": {"timeout_s": max(60.0, 2 * seconds)},
                 "expected_artifacts": ["metrics.json"], "expected_metrics": ["ok"]},
         "checks": [{"metric": "ok", "op": "==", "value": 1}],
     }]})
@@ -73,7 +77,8 @@ async def measure(name: str, one: Callable[[], Awaitable[object]], *, latency_n:
             "throughput_per_s": concurrent_n / elapsed}
 
 
-async def bench(latency_n: int = 20, concurrent_n: int = 100) -> dict[str, dict[str, float]]:
+async def bench(latency_n: int = 20, concurrent_n: int = 100,
+                long_s: float = 60.0) -> dict[str, Any]:
     """Run both measurements on one server and return the figures."""
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
@@ -90,14 +95,15 @@ async def bench(latency_n: int = 20, concurrent_n: int = 100) -> dict[str, dict[
         pg.start()
         pg.ensure_database("assay")
         try:
-            return await _bench_on(env.client, root, pg.url("assay"), latency_n, concurrent_n)
+            return await _bench_on(env.client, root, pg.url("assay"), latency_n, concurrent_n,
+                                   long_s)
         finally:
             await env.shutdown()
             pg.stop()
 
 
 async def _bench_on(client: Client, root: Path, db_url: str, latency_n: int,
-                    concurrent_n: int) -> dict[str, dict[str, float]]:
+                    concurrent_n: int, long_s: float) -> dict[str, Any]:
     settings = Settings(data_dir=root / "assay", max_concurrent_jobs=8)
     stop = asyncio.Event()
     pools = asyncio.create_task(run_pools(settings, list(SERVED_POOLS),
@@ -109,7 +115,7 @@ async def _bench_on(client: Client, root: Path, db_url: str, latency_n: int,
         return await client.execute_workflow(BareWorkflow.run, "x", id=f"bare-{uuid.uuid4()}",
                                              task_queue=BARE_QUEUE)
 
-    async def assay() -> object:
+    async def assay(plan: Plan = plan) -> ResearchResult:
         run_id = run_workflow_id("bench", uuid.uuid4().hex)
         req = ResearchInput(run_id=run_id, plan_name="bench", plan_sha256="0" * 64, plan=plan,
                             queues=Queues())
@@ -122,13 +128,74 @@ async def _bench_on(client: Client, root: Path, db_url: str, latency_n: int,
     try:
         async with Worker(client, task_queue=BARE_QUEUE, workflows=[BareWorkflow],
                           activities=[bare_echo]):
-            figures = {"bare": await measure("bare", bare, latency_n=latency_n,
-                                             concurrent_n=concurrent_n)}
+            figures: dict[str, Any] = {"bare": await measure(
+                "bare", bare, latency_n=latency_n, concurrent_n=concurrent_n)}
             figures["assay"] = await measure("assay", assay, latency_n=latency_n,
                                              concurrent_n=concurrent_n)
-            sequential = finished[:latency_n + 1]  # warm-up + latency runs, not the burst
+            sequential = finished[1:latency_n + 1]  # the latency runs, not the burst
             figures["assay"]["job_ms"] = statistics.median(map(job_time, sequential)) * 1000
+            breakdown = Breakdown()
+            for result in sequential:
+                await add_run(client, result.run_id, breakdown)
+            figures["breakdown"] = breakdown
+            figures["burst"] = await _kept(client, db_url, finished[latency_n + 1:],
+                                           concurrent_n)
+            figures["cli"] = await cli_times(client, sequential[0].run_id)
+            if long_s > 0:
+                start = time.perf_counter()
+                result = await assay(one_task_plan(long_s))
+                wall = time.perf_counter() - start
+                figures["long"] = {"wall_s": wall, "job_s": job_time(result),
+                                   "overhead_s": wall - job_time(result)}
     finally:
         stop.set()
         await pools
     return figures
+
+
+async def _kept(client: Client, db_url: str, burst: list[ResearchResult],
+                expected: int) -> dict[str, int]:
+    """Count what the concurrent runs left: completed runs, and the events each recorded."""
+    from sqlalchemy import text
+    from sqlalchemy.ext.asyncio import create_async_engine
+
+    completed = 0
+    for result in burst:
+        described = await client.get_workflow_handle(result.run_id).describe()
+        completed += described.status is not None and described.status.name == "COMPLETED"
+    engine = create_async_engine(db_url)
+    try:
+        async with engine.connect() as conn:
+            rows = (await conn.execute(text(
+                "SELECT run_id, count(*) AS n FROM execution_events "
+                "WHERE run_id = ANY(:ids) GROUP BY run_id"),
+                {"ids": [r.run_id for r in burst]})).all()
+    finally:
+        await engine.dispose()
+    counts = [int(n) for _, n in rows]
+    return {"started": expected, "completed": completed, "with_events": len(counts),
+            "events_min": min(counts, default=0), "events_max": max(counts, default=0)}
+
+
+async def cli_times(client: Client, run_id: str, repeat: int = 5) -> dict[str, float]:
+    """Median wall milliseconds of ``assay --help`` and ``assay status RUN`` (a finished run
+    on this server), each a fresh process as a person runs it."""
+    import os
+    import sys
+
+    target = client.service_client.config.target_host
+    env = {**os.environ, "ASSAY_TEMPORAL_ADDRESS": target}
+    assay = str(Path(sys.executable).parent / "assay")
+    times: dict[str, float] = {}
+    for label, args in (("assay --help", ["--help"]), ("assay status RUN", ["status", run_id])):
+        samples: list[float] = []
+        for _ in range(repeat):
+            start = time.perf_counter()
+            proc = await asyncio.create_subprocess_exec(
+                assay, *args, env=env, stdout=asyncio.subprocess.DEVNULL,
+                stderr=asyncio.subprocess.PIPE)
+            _, err = await proc.communicate()
+            samples.append((time.perf_counter() - start) * 1000)
+            assert proc.returncode == 0, err.decode()[-500:]
+        times[label] = statistics.median(samples)
+    return times

@@ -3,13 +3,3 @@
 ``store.EventStore`` holds the ``record_events`` activity and the reads used by
 ``assay watch``, reflection and the reports; ``schema`` the table; ``format`` one-line texts.
 """
-
-
-from activities.events.schema import ExecutionEventRow
-from activities.events.store import EventStore, EventStoreUnavailable
-
-__all__ = [
-    "EventStore",
-    "EventStoreUnavailable",
-    "ExecutionEventRow",
-]

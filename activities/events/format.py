@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import json
 from datetime import UTC
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from activities.events.schema import StoredEvent
+if TYPE_CHECKING:
+    from activities.events.schema import StoredEvent
 
 SUMMARY_CHARS = 100
 SUMMARY_KEYS = (

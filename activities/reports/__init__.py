@@ -9,20 +9,3 @@ verifies ``ledger.jsonl``. A study's report across its cycles: ``study.StudyRepo
 holds ``write_study_report`` (``study.json``, read back as the study's state), ``study_markdown``
 renders ``study.md`` and ``study_figures`` draws its key metric across cycles and branches.
 """
-
-
-from activities.reports.ledger import LedgerError, append_ledger, verify_ledger
-from activities.reports.markdown import describe_spend, render_markdown
-from activities.reports.study import StudyReport, StudyReportWriter
-from activities.reports.writer import ReportWriter
-
-__all__ = [
-    "LedgerError",
-    "ReportWriter",
-    "StudyReport",
-    "StudyReportWriter",
-    "append_ledger",
-    "describe_spend",
-    "render_markdown",
-    "verify_ledger",
-]

@@ -13,26 +13,12 @@ from typing import Annotated
 import typer
 from pydantic import ValidationError
 
-from workers.cli.branch import branch
-from workers.cli.branches import branches
-from workers.cli.codec import codec_key, codec_server
 from workers.cli.common import EXIT_BAD_INPUT, client_for, fail, print_table, run_async
-from workers.cli.envs import envs_app
-from workers.cli.gates import approve, gates
-from workers.cli.memory import memory_app
-from workers.cli.migrate import migrate
-from workers.cli.plan import plan
-from workers.cli.run import run
-from workers.cli.skills import skills_app
-from workers.cli.steer import DONE, steer_command
-from workers.cli.studies import hypotheses, stop
-from workers.cli.studies import report as study_report
-from workers.cli.studies import status as study_status
-from workers.cli.study import study_app
+from workers.cli.lazy import LazyGroup, lazy
 from workers.settings import Settings
 from workflows.constants import Pool
 
-app = typer.Typer(add_completion=False, no_args_is_help=True,
+app = typer.Typer(cls=LazyGroup, add_completion=False, no_args_is_help=True,
                   help="Assay: durable, human-steerable research on Temporal.")
 
 
@@ -91,8 +77,10 @@ def _on_signals(callback: Callable[[], None]) -> None:
         loop.add_signal_handler(sig, callback)
 
 
-app.command()(run)
-app.command()(plan)
+lazy("run", "workers.cli.run", "run", "Start a run of a plan file or of a research goal; "
+     "with --wait, follow it to the end.")
+lazy("plan", "workers.cli.plan", "plan", "Give a plan (checked like `assay run`) to a goal run "
+     "waiting for one, or to a study.")
 
 @app.command()
 def status(run_id: str,
@@ -198,24 +186,38 @@ def runs(limit: Annotated[int, typer.Option(min=1, max=1000)] = 20) -> None:
     run_async(go())
 
 
-app.command()(approve)
-app.command()(gates)
-app.command()(branch)
-app.command()(branches)
-for _action in DONE:
-    app.command(name=_action)(steer_command(_action))
-app.command()(migrate)
-study_app.command("status")(study_status)
-study_app.command("report")(study_report)
-app.add_typer(study_app, name="study")
-app.command()(hypotheses)
-app.command()(stop)
-app.add_typer(memory_app, name="memory")
-app.add_typer(skills_app, name="skills")
-app.add_typer(envs_app, name="envs")
-app.command("codec-server")(codec_server)
-app.command("codec-key")(codec_key)
-
+lazy("approve", "workers.cli.gates", "approve", "Approve, --reject or --modify a gate waiting "
+     "for a person; --choose at branch or cycle.")
+lazy("gates", "workers.cli.gates", "gates", "List the gates waiting for a person, and runs and "
+     "studies waiting for a plan.")
+lazy("branch", "workers.cli.branch", "branch", "Start branches of a run from a task's "
+     "checkpoint (a closed run: a new linked run).")
+lazy("branches", "workers.cli.branches", "branches", "Show a run's branch tree and a comparison "
+     "table per group of sibling branches.")
+for _action, _help in (
+        ("pause", "Pause a run: no new task or branch starts; running jobs finish."),
+        ("resume", "Resume a paused run."),
+        ("cancel", "Cancel a run: its tasks and branches end with a final status; the report is "
+                   "still written."),
+        ("close", "Close a run held open for branches (its report is then written).")):
+    lazy(_action, "workers.cli.steer", "steer_command", _help, make=True)
+lazy("migrate", "workers.cli.migrate", "migrate", "Upgrade the database schema to the newest "
+     "revision (stores also do it when they open).")
+lazy("study", "workers.cli.study", "study_app", "Studies: a goal or plan pursued in cycles.")
+lazy("hypotheses", "workers.cli.studies", "hypotheses", "Show a study's hypothesis tree: each "
+     "one's parent, status, test and evidence.")
+lazy("stop", "workers.cli.studies", "stop", "Stop a study after the cycle that runs (one "
+     "waiting for a plan or a gate ends now).")
+lazy("memory", "workers.cli.memory", "memory_app", "Reflection memory: semantic rules, "
+     "procedural templates, episodes and the ledger.")
+lazy("skills", "workers.cli.skills", "skills_app", "The skill library: list, show, search, "
+     "approve, retire, export and import skills.")
+lazy("envs", "workers.cli.envs", "envs_app", "Job environments: list the provisioned ones, "
+     "prepare one, remove or prune them.")
+lazy("codec-server", "workers.cli.codec", "codec_server", "Serve the Web UI's remote codec "
+     "endpoint (POST /decode, /encode) with the payload keys.")
+lazy("codec-key", "workers.cli.codec", "codec_key", "Print a new payload key as ID=BASE64; put "
+     "it first in ASSAY_CODEC_KEYS to rotate.")
 
 def main() -> None:
     """Entry point of ``assay`` and ``python -m workers.cli``.

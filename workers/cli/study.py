@@ -289,3 +289,10 @@ async def _start(settings: Settings, inp: StudyInput, *, again: bool, wait: bool
         return
     result = await follow_study(studies, study_id, echo=lambda line: typer.echo(line, err=True))
     raise typer.Exit(show_outcome(result, as_json=as_json))
+
+
+from workers.cli.studies import report as _report  # noqa: E402  (``assay study report``)
+from workers.cli.studies import status as _status  # noqa: E402  (``assay study status``)
+
+study_app.command("status")(_status)
+study_app.command("report")(_report)

@@ -85,6 +85,7 @@ async def match(req: ResearchInput, plan: Plan | None, summary: SkillSummary,
         return None
     ask = MatchInput(run_id=req.run_id, goal=req.goal if plan is None else None,
                      data_names=[d.name for d in req.data], tasks=tasks,
+                     data_heads={d.name: d.head[:2000] for d in req.data if d.head},
                      policy=req.policy.skills)
     answer = await advise(MATCH_SKILLS, ask, queues=req.queues,
                           limit_s=req.policy.reflection_timeout_s, log=log, agent="skills")

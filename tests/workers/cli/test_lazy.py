@@ -1,0 +1,52 @@
+"""The ``assay`` group loads a command's module only when it runs.
+
+The top-level help lists every command by the short help given at registration, which must be
+the command's own; listing imports none of the command modules, the reports or a database
+driver (checked in a fresh interpreter); and a lazy command runs like any other.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import typer.main
+from typer import _click as click
+from typer.testing import CliRunner
+
+from workers.cli.lazy import LAZY, LazyGroup
+from workers.cli.main import app
+
+
+def test_every_lazy_command_is_listed_with_its_own_short_help() -> None:
+    group = typer.main.get_command(app)
+    assert isinstance(group, LazyGroup)
+    ctx = click.Context(group)
+    for name, entry in LAZY.items():
+        real = entry.load(name)
+        assert real.get_short_help_str(limit=500) == entry.short_help, name
+    assert set(LAZY) <= set(group.list_commands(ctx))
+
+
+def test_the_help_imports_no_command_module() -> None:
+    code = (
+        "import sys\n"
+        "from typer.testing import CliRunner\n"
+        "from workers.cli.main import app\n"
+        "result = CliRunner().invoke(app, ['--help'])\n"
+        "assert result.exit_code == 0, result.output\n"
+        "assert 'hypotheses' in result.output\n"
+        "heavy = ['workers.cli.run', 'workers.cli.branch', 'workers.cli.skills',\n"
+        "         'activities.reports.markdown', 'sqlalchemy', 'matplotlib']\n"
+        "print(','.join(m for m in heavy if m in sys.modules))\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True, timeout=60)
+    assert done.stdout.strip() == ""
+
+
+def test_a_lazy_command_runs_and_shows_its_own_help() -> None:
+    result = CliRunner().invoke(app, ["codec-key", "--help"])
+    assert result.exit_code == 0
+    assert "ASSAY_CODEC_KEYS" in result.output
+    wrong = CliRunner().invoke(app, ["pause"])  # its argument is still required
+    assert wrong.exit_code == 2
