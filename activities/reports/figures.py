@@ -59,7 +59,9 @@ def draw_timeline(report: RunReport, folder: Path) -> str | None:
 
     timed = [spans for _, spans in rows if spans]
     origin = min((spans[0][1] for spans in timed), default=None)
-    figure = Figure(figsize=(10, 1.8 + 0.45 * len(rows)), dpi=100, layout="constrained")
+    height = 1.8 + 0.45 * len(rows)
+    figure = Figure(figsize=(10, height), dpi=100)  # fixed margins: a layout engine costs
+    # more than the drawing itself (about 20 ms of a one-task run's report)
     FigureCanvasAgg(figure)
     axes = figure.add_subplot()
     used: dict[str, str] = {}
@@ -89,9 +91,12 @@ def draw_timeline(report: RunReport, folder: Path) -> str | None:
     axes.set_xlim(0, max(last, 0.001) * 1.15)
     legend = [Patch(color=c, label=p) for p, c in PHASE_COLOURS.items() if p in used]
     legend += [Patch(color=c, label=p) for p, c in used.items() if p not in PHASE_COLOURS]
+    labels = max((len(t.task_id) for t, _ in rows), default=1)
+    figure.subplots_adjust(left=min(0.4, (0.25 + 0.075 * labels) / 10), right=0.97,
+                           top=1 - 0.45 / height, bottom=1.05 / height)
     if legend:
-        figure.legend(handles=legend, loc="outside lower center", ncol=min(len(legend), 8),
-                      fontsize=8, frameon=False)
+        figure.legend(handles=legend, loc="lower center", ncol=min(len(legend), 8),
+                      fontsize=8, frameon=False, bbox_to_anchor=(0.5, 0.0))
     target = folder / FIGURES_FOLDER / TIMELINE
     target.parent.mkdir(parents=True, exist_ok=True)
     figure.savefig(target, format="png")

@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any
 from temporalio.client import Client
 from temporalio.runtime import PrometheusConfig, Runtime, TelemetryConfig
 from temporalio.worker import Worker
-from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
 from workers.connection import connect
 from workers.settings import Settings
@@ -280,7 +279,7 @@ async def run_pools(settings: Settings, pools: Sequence[Pool], *, database_url: 
             Worker(client, task_queue=settings.queue(pool), workflows=spec.workflows,
                    activities=spec.activities,
                    max_concurrent_activities=spec.max_concurrent_activities,
-                   graceful_shutdown_timeout=_grace(pool), workflow_runner=_RUNNER)
+                   graceful_shutdown_timeout=_grace(pool))
             for pool, spec in specs.items()
         ]
         for pool in specs:
@@ -299,10 +298,6 @@ async def run_pools(settings: Settings, pools: Sequence[Pool], *, database_url: 
         for task in done:
             if task is not stopper and task.exception() is not None:
                 raise task.exception()  # type: ignore[misc]
-
-
-_RUNNER = SandboxedWorkflowRunner(
-    restrictions=SandboxRestrictions.default.with_passthrough_all_modules())
 
 
 def _grace(pool: Pool) -> Any:
