@@ -44,7 +44,7 @@ TaskId = Annotated[
 class Model(BaseModel):
     """Base for contracts: unknown fields from newer writers are ignored, not fatal."""
 
-    model_config = ConfigDict(extra="ignore", defer_build=True)
+    model_config = ConfigDict(extra="ignore")
 
 
 class StrictModel(Model):
