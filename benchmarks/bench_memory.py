@@ -24,6 +24,7 @@ from typing import TypedDict
 from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
+from activities.learning.settle import wait_learned
 from workers.cli.show import load_report
 from workers.intake.planfile import load_plan
 from workers.intake.runpolicy import AgentFlags, build_policy, queues_from
@@ -31,7 +32,7 @@ from workers.pools.builders import SERVED_POOLS, run_pools
 from workers.settings import Settings
 from workers.stack.embedded import EmbeddedPostgres
 from workflows.client import DATA_CONVERTER, AssayClient
-from workflows.constants import SEARCH_ATTRIBUTES
+from workflows.constants import SEARCH_ATTRIBUTES, Pool
 from workflows.contracts.results import RunReport
 
 PLAN = Path(__file__).resolve().parent.parent / "tests" / "data" / "memory" / "train.json"
@@ -80,6 +81,10 @@ class Stack:
         wall_ms = (time.perf_counter() - start) * 1000
         report = load_report(result)
         assert report is not None, f"the results JSON of {run_id} cannot be read"
+        # learning follows the task: the next run starts once memory has learned from this one
+        keys = [f"{run_id}/{t.task_id}" for t in report.tasks]
+        assert await wait_learned(self.client.client, self.settings.queue(Pool.SKILLS),
+                                  keys) == [], f"the learner did not learn from {run_id}"
         return figures_of(number, report, wall_ms)
 
 

@@ -97,7 +97,8 @@ async def one(env: WorkflowEnvironment, root: Path, name: str) -> dict[str, Any]
     overrides: dict[str, Callable[[Any], Awaitable[Any]]] = {
         "write_report": writer.write_report, "write_task_report": writer.write_task_report}
     if files:
-        overrides["execute_job"] = many_files(root / "work", files)
+        overrides["execute_job"] = many_files(root / "harness", files)  # the verifier reads
+        # evidence only below its work directory: the harness root
     harness = Harness(env, f"bench-{uuid.uuid4().hex[:8]}", root / "harness",
                       overrides=overrides)
     req = harness.request(plan(tasks, files, root, chain=name.startswith("chain")),

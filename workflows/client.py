@@ -8,13 +8,14 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Collection
 from dataclasses import replace
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
 
 from temporalio.client import (
     Client,
     WorkflowExecutionStatus,
     WorkflowHandle,
+    WorkflowQueryFailedError,
     WorkflowUpdateFailedError,
 )
 from temporalio.common import WorkflowIDReusePolicy
@@ -47,6 +48,9 @@ ResultT = TypeVar("ResultT")
 
 DATA_CONVERTER = pydantic_data_converter
 MAX_AGAIN = 1000
+TALLY_QUERY_TIMEOUT = timedelta(seconds=5)
+"""How long ``assay runs`` waits for a running run's tally (a run whose worker is gone never
+answers)."""
 MEMO_GOAL_CHARS = 300
 SUPPLY_PLAN = "supply_plan"
 """The update that gives a goal run waiting for a plan its plan; it answers with the progress."""
@@ -286,7 +290,11 @@ class AssayClient:
             tally = (TaskTally.of(t.status for t in result.tasks) if result.tasks
                      else TaskTally.of(s for s, n in result.task_counts.items() for _ in range(n)))
         elif summary.status == "running":
-            progress = await self.progress(summary.run_id)
+            try:  # a run whose worker is gone answers no query: listed without its tally
+                progress = await self.handle(summary.run_id).query(
+                    ResearchWorkflow.progress, rpc_timeout=TALLY_QUERY_TIMEOUT)
+            except (RPCError, WorkflowQueryFailedError):
+                return summary
             tally = TaskTally.of(progress.tasks.get(t, "pending") for t in progress.order)
         else:
             return summary
