@@ -93,10 +93,8 @@ class LearnerSink:
 
     def __init__(self) -> None:
         self.outcomes: dict[str, TaskOutcome] = {}
-        self.calls = 0
 
     async def hand_off(self, req: HandOffInput) -> HandOffAnswer:
-        self.calls += 1
         self.outcomes.setdefault(req.outcome.key, req.outcome)
         return HandOffAnswer(library=library_id(req.skills_queue))
 

@@ -3,8 +3,9 @@
 The real ``hand_off_outcome`` activity (run with a real client) signals, starting it when
 absent, a real ``SkillLibraryWorkflow`` whose activities are recorders: the outcome's memory
 part goes to ``remember_task`` once however often the hand-off is retried, an outcome of a run
-whose skills are off is not learned as a skill, and ``wait_learned`` returns only once the
-library has learned (and at once for a task it never took in).
+whose skills are off is not learned as a skill, ``wait_learned`` returns only once the
+library has learned (and at once for a task it never took in), and a study's closing cycle
+waits for it.
 """
 
 from __future__ import annotations
@@ -12,14 +13,19 @@ from __future__ import annotations
 import asyncio
 import uuid
 from datetime import UTC, datetime
+from pathlib import Path
 
 from temporalio.testing import ActivityEnvironment, WorkflowEnvironment
 from temporalio.worker import Worker
 
 from activities.learning.handoff import Learner, fitted
 from activities.learning.settle import wait_learned
+from activities.study.cycles import close_cycle
+from tests.activities.study.test_cycles import PLAN, state, written
 from tests.workflows.library.test_skill_library import Recorder
+from tests.workflows.study.factories import report, result
 from workflows.catalogue import REMEMBER_TASK
+from workflows.contracts.cycles import CloseCycleInput
 from workflows.contracts.memory import RememberAnswer, RememberInput
 from workflows.contracts.plan import JobSpec
 from workflows.library.contracts import HandOffInput, TaskOutcome, library_id
@@ -31,19 +37,22 @@ class SlowMemory:
 
     def __init__(self) -> None:
         self.remembered: list[str] = []
+        self.entered = asyncio.Event()
         self.release = asyncio.Event()
 
     @REMEMBER_TASK.defn
     async def remember(self, req: RememberInput) -> RememberAnswer:
+        self.entered.set()
         await self.release.wait()
         self.remembered.append(f"{req.run_id}/{req.task_id}")
         return RememberAnswer(task_type="t", episodes=1)
 
 
-def outcome(task_id: str, queue: str, *, skills: bool = True) -> TaskOutcome:
-    memory = RememberInput(run_id="run-1", task_id=task_id, action="describe the table",
+def outcome(task_id: str, queue: str, *, skills: bool = True,
+            run_id: str = "run-1") -> TaskOutcome:
+    memory = RememberInput(run_id=run_id, task_id=task_id, action="describe the table",
                            status="completed", finished_at=datetime(2026, 1, 1, tzinfo=UTC))
-    return TaskOutcome(run_id="run-1", task_id=task_id, action="describe the table",
+    return TaskOutcome(run_id=run_id, task_id=task_id, action="describe the table",
                        status="completed", skills=skills, memory=memory, memory_queue=queue)
 
 
@@ -94,3 +103,32 @@ def test_an_outcome_too_large_for_the_library_loses_its_jobs_first() -> None:
     assert small.memory.status == "completed"  # the episode itself is kept
     untouched = outcome("b", "q")
     assert fitted(untouched) == untouched
+
+
+async def test_a_closing_cycle_waits_until_the_learner_has_learned_from_its_tasks(
+        dev_env: WorkflowEnvironment, tmp_path: Path) -> None:
+    """Memory holds the cycle's task; ``close_cycle`` returns only once memory has it."""
+    queue = f"learn-{uuid.uuid4().hex[:8]}"
+    rec, memory = Recorder(), SlowMemory()
+    env = ActivityEnvironment(client=dev_env.client)
+    done = written(tmp_path, report([result("1", metrics={"auc": 0.9})], PLAN,
+                                    run_id="cycle-1"))
+    async with Worker(dev_env.client, task_queue=queue, workflows=[SkillLibraryWorkflow],
+                      activities=[rec.extract, rec.maintain, rec.record, memory.remember]):
+        await env.run(Learner(auto_approve=1.01).hand_off_outcome, HandOffInput(
+            outcome=outcome("1", queue, run_id="cycle-1"), skills_queue=queue))
+        await memory.entered.wait()
+        learned_when_closed: list[str] = []
+
+        async def close() -> None:
+            await env.run(close_cycle, CloseCycleInput(state=state(), result=done,
+                                                       skills_queue=queue))
+            learned_when_closed.extend(memory.remembered)
+
+        closing = asyncio.create_task(close())
+        finished, _ = await asyncio.wait([closing], timeout=2)
+        assert not finished  # memory still holds the task: the cycle waits
+        memory.release.set()
+        await closing
+        await dev_env.client.get_workflow_handle(library_id(queue)).terminate()
+    assert learned_when_closed == ["cycle-1/1"]

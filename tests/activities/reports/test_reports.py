@@ -9,8 +9,14 @@ from workflows.agents.roles import RunAnswer
 from workflows.agents.spend import ModelSpend, Spend, Usage
 from workflows.contracts.environments import PreparedEnvironment
 from workflows.contracts.execution import ExecutionOutcome
-from workflows.contracts.results import PlanSource, Provenance, RunReport, TaskResult
-from workflows.library.contracts import SkillSummary
+from workflows.contracts.results import (
+    PlanSource,
+    Provenance,
+    ReflectionSummary,
+    RunReport,
+    TaskResult,
+)
+from workflows.library.contracts import SkillReport, SkillSummary
 
 WHEN = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
 
@@ -255,3 +261,15 @@ def test_the_packages_an_environment_asks_for_come_before_their_dependencies() -
     text = render_markdown(result(tasks=[ran("fit", BWRAP).model_copy(
         update={"provenance": Provenance(environment=env)})]))
     assert "22 packages: `pandas==3.1.1`, `scipy==1.17.1`, `dep00==1.0`," in text
+
+
+def test_a_run_whose_tasks_went_to_the_learner_says_where_their_learning_is() -> None:
+    handed = task("1").model_copy(update={"skill_report": SkillReport(reported=True)})
+    reflection = ReflectionSummary(patches_applied=1)
+    text = render_markdown(result(tasks=[handed], reflection=reflection))
+    assert "Memory learns from these tasks after they end" in text
+    assert "`assay memory rules`" in text
+    older = reflection.model_copy(update={"rules_promoted": ["sem-1"]})  # learned in the task
+    assert "after they end" not in render_markdown(result(tasks=[handed], reflection=older))
+    waited = render_markdown(result(tasks=[task("1")], reflection=reflection))
+    assert "after they end" not in waited  # nothing was handed over

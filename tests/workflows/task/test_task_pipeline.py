@@ -10,6 +10,7 @@ from temporalio.testing import WorkflowEnvironment
 from tests.workflows.harness import Harness, task
 from workflows.contracts.execution import RecordEventsInput, Verification, VerifyEvidenceInput
 from workflows.contracts.results import ReportPaths, WriteReportInput
+from workflows.library.contracts import HandOffAnswer, HandOffInput
 
 UNSAFE = "import socket\nsocket.create_connection(('example.org', 80))\n"
 
@@ -132,6 +133,25 @@ async def test_a_report_that_cannot_be_written_still_returns_the_results(
     assert result.status == "completed" and result.report is None
     failures = [e for e in harness.sink.events.values() if e.status == "report_failed"]
     assert len(failures) == 1 and "disk full" in failures[0].outputs["reason"]
+
+
+async def unreachable_learner(req: HandOffInput) -> HandOffAnswer:
+    raise ApplicationError("the server is unreachable", type="Unreachable", non_retryable=True)
+
+
+async def test_a_learner_that_cannot_be_reached_is_a_recorded_miss_not_a_failure(
+        time_env: WorkflowEnvironment, task_queue: str, tmp_path: Path) -> None:
+    harness = Harness(time_env, task_queue, tmp_path,
+                      overrides={"hand_off_outcome": unreachable_learner})
+    result = await harness.run([task("a"), task("b", deps=["a"])])
+    assert [t.status for t in result.tasks] == ["completed", "completed"]
+    for t in result.tasks:
+        assert t.skill_report is not None and not t.skill_report.reported
+        assert "the learner did not take the outcome" in t.skill_report.miss
+        assert "the server is unreachable" in t.skill_report.miss
+    missed = [e for e in harness.sink.events.values()
+              if e.agent_name == "learner" and e.status == "missed"]
+    assert sorted(e.node_id for e in missed) == ["a", "b"]
 
 
 async def refusing_store(req: RecordEventsInput) -> int:
