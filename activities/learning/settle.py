@@ -33,18 +33,15 @@ async def wait_learned(client: Client, skills_queue: str, keys: Sequence[str], *
     handle = client.get_workflow_handle(library_id(skills_queue))
     deadline = time.monotonic() + limit_s
     pending = list(keys)
-    while pending:
+    while pending and time.monotonic() < deadline:
         try:
             pending = await handle.query("unlearned", pending, result_type=list[str],
                                          rpc_timeout=_timeout(deadline))
-        except RPCError as err:
+        except RPCError as err:  # a library between two executions may answer late: ask again
             if err.status is RPCStatusCode.NOT_FOUND:
                 return []
-            if time.monotonic() >= deadline:  # a library between two executions answers
-                return pending                # late; past the limit, give up
-        if not pending or time.monotonic() >= deadline:
-            return pending
-        await asyncio.sleep(POLL_S)
+        if pending:
+            await asyncio.sleep(POLL_S)
     return pending
 
 
