@@ -18,6 +18,7 @@ from temporalio.runtime import PrometheusConfig, Runtime, TelemetryConfig
 from temporalio.worker import Worker
 
 from workers.connection import connect
+from workers.pools.health import watch_health
 from workers.settings import Settings
 from workflows.catalogue import check_registrations
 from workflows.constants import Pool
@@ -285,6 +286,7 @@ async def run_pools(settings: Settings, pools: Sequence[Pool], *, database_url: 
         for pool in specs:
             log.info("worker started on %s", settings.queue(pool))
         runs = [asyncio.create_task(w.run()) for w in workers]
+        watch_health(client, [settings.queue(pool) for pool in specs], runs, stack)
         for pool, spec in specs.items():
             if spec.on_start is not None:
                 try:
