@@ -16,7 +16,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from workflows.agents.context import TaskDigest
-from workflows.agents.roles import DataFile, RunAnswer
+from workflows.agents.goal import DataFile, RunAnswer
 from workflows.agents.spend import Budget, ModelSpend
 from workflows.contracts.alternatives import BranchSpec
 from workflows.contracts.base import Model
