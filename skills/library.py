@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from activities.metrics import record
 from skills.apply import Fit, fill_text, fit, header_columns, importable, instantiate
+from skills.guidance import prompt_guideline
 from workflows.catalogue import EXTRACT_SKILLS, MAINTAIN_SKILLS, MATCH_SKILLS, RECORD_OUTCOMES
 from workflows.contracts.plan import Check
 from workflows.contracts.policy import SkillPolicy
@@ -37,6 +38,7 @@ from workflows.library.contracts import (
 )
 from workflows.library.formulas import match_confidence
 from workflows.library.patterns import Skill
+from workflows.library.subagents import INSTRUCTIONS_CHARS, cures_of
 
 if TYPE_CHECKING:
     from skills.index import Hit, SkillIndex
@@ -195,6 +197,8 @@ class SkillLibrary:
             parameters=values, trial=chosen.status == "trial",
             expected_artifacts=list(job.expected_artifacts),
             expected_metrics=list(job.expected_metrics), recovery=list(pattern.recovery),
+            instructions=(prompt_guideline(pattern, INSTRUCTIONS_CHARS)
+                          if pattern.kind == "subagent" and pattern.guideline else ""),
             rationale=(f"skill {chosen.skill_id} ({pattern.kind}, confidence {confidence:.2f}, "
                        f"similarity {similarity:.2f})"
                        + (" as its trial version" if chosen.status == "trial" else "")
@@ -232,6 +236,8 @@ class SkillLibrary:
             if skill.metrics.used > before:
                 answer.used.append(use.skill_id)
                 record.skill_used(outcome.status == "completed")
+            if use.subagent and await self._learn_memory(outcome, skill):
+                answer.remembered.append(use.skill_id)
             if flagged:
                 answer.flagged.append(use.skill_id)
             if skill.status != "trial":
@@ -253,6 +259,17 @@ class SkillLibrary:
                                                  f"{active.skill_id}")
                 answer.retired.append(skill.skill_id)
         return answer
+
+    async def _learn_memory(self, outcome: TaskOutcome, skill: Skill) -> bool:
+        """Update the subagent's recovery memory from the task's tries and cures."""
+        assert self.store is not None
+        cures = cures_of(outcome.fixes, outcome.memory_tries,
+                         completed=outcome.status == "completed")
+        if skill.pattern.kind != "subagent" or not (outcome.memory_tries or cures):
+            return False
+        stored = await self.store.record_memory(skill.skill_id, key=outcome.key,
+                                                tries=outcome.memory_tries, cures=cures)
+        return stored is not None
 
     async def _uses(self, skill_id: str) -> int:
         assert self.store is not None
