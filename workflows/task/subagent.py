@@ -74,6 +74,7 @@ class SubagentMemory:
             if refused or job is None:
                 attempt.result, attempt.reason = "refused", "; ".join(refused)
                 record.outcome = f"refused: {attempt.reason}"
+                state.patches.remove(patch)  # it never ran: no identical retry to avoid
             else:
                 record.outcome = "applied"
             self.tries.append(attempt)
