@@ -38,7 +38,7 @@ from workflows.library.contracts import (
 )
 from workflows.library.formulas import match_confidence
 from workflows.library.patterns import Skill
-from workflows.library.subagents import INSTRUCTIONS_CHARS, cures_of
+from workflows.library.subagents import INSTRUCTIONS_CHARS
 
 if TYPE_CHECKING:
     from skills.index import Hit, SkillIndex
@@ -214,7 +214,7 @@ class SkillLibrary:
 
     @RECORD_OUTCOMES.defn
     async def record_outcomes(self, outcomes: list[TaskOutcome]) -> RecordAnswer:
-        """Count each finished task's use of a skill (the checker decides it was used)."""
+        """Count each finished task's use of a skill; a subagent's memory learns from it."""
         answer = RecordAnswer(recorded=len(outcomes))
         if self.store is None:
             return answer
@@ -236,8 +236,11 @@ class SkillLibrary:
             if skill.metrics.used > before:
                 answer.used.append(use.skill_id)
                 record.skill_used(outcome.status == "completed")
-            if use.subagent and await self._learn_memory(outcome, skill):
-                answer.remembered.append(use.skill_id)
+            try:
+                if use.subagent and await self.store.learn_memory(outcome):
+                    answer.remembered.append(use.skill_id)
+            except (LookupError, ValueError) as err:  # the use still counts
+                log.warning("memory of %s not updated from %s: %s", use.skill_id, outcome.key, err)
             if flagged:
                 answer.flagged.append(use.skill_id)
             if skill.status != "trial":
@@ -259,17 +262,6 @@ class SkillLibrary:
                                                  f"{active.skill_id}")
                 answer.retired.append(skill.skill_id)
         return answer
-
-    async def _learn_memory(self, outcome: TaskOutcome, skill: Skill) -> bool:
-        """Update the subagent's recovery memory from the task's tries and cures."""
-        assert self.store is not None
-        cures = cures_of(outcome.fixes, outcome.memory_tries,
-                         completed=outcome.status == "completed")
-        if skill.pattern.kind != "subagent" or not (outcome.memory_tries or cures):
-            return False
-        stored = await self.store.record_memory(skill.skill_id, key=outcome.key,
-                                                tries=outcome.memory_tries, cures=cures)
-        return stored is not None
 
     async def _uses(self, skill_id: str) -> int:
         assert self.store is not None

@@ -17,8 +17,9 @@ from activities.common.database import Database
 from skills.schema import EVENTS
 from skills.store.rows import lock_library, now, read_locked, record, write
 from workflows.contracts.executive import PatchChange
+from workflows.library.contracts import TaskOutcome
 from workflows.library.patterns import Skill
-from workflows.library.subagents import MemoryTry, fix_key, remembered
+from workflows.library.subagents import MemoryTry, cures_of, fix_key, remembered
 
 MEMORY_ACTION = "memory"
 """The audit trail's action for one task's update of a subagent's memory."""
@@ -26,6 +27,21 @@ MEMORY_ACTION = "memory"
 
 class SkillMemory(Database):
     """The recovery-memory part of :class:`~skills.store.SkillStore`."""
+
+    async def learn_memory(self, outcome: TaskOutcome) -> bool:
+        """Update the memory of the subagent ``outcome`` ran as; whether anything changed.
+
+        Nothing changes for a task that tried no remembered fix and was cured by none, that
+        did not run as a subagent, or whose key was already learned from.
+        """
+        use = outcome.skill
+        cures = cures_of(outcome.fixes, outcome.memory_tries,
+                         completed=outcome.status == "completed")
+        if use is None or not use.subagent or not (outcome.memory_tries or cures):
+            return False
+        stored = await self.record_memory(use.skill_id, key=outcome.key,
+                                          tries=outcome.memory_tries, cures=cures)
+        return stored is not None
 
     async def record_memory(self, skill_id: str, *, key: str, tries: Sequence[MemoryTry],
                             cures: Sequence[PatchChange] = ()) -> Skill | None:

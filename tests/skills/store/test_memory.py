@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from skills.store import SkillNotFound, SkillStore
 from tests.skills.store.support import actions, db, make_skill
 from workflows.contracts.executive import PatchChange
+from workflows.library.contracts import SkillUse, TaskOutcome
 from workflows.library.subagents import MemoryTry, fix_key
 
 BATCH = PatchChange(field="args.batch_size", old_value=64, new_value=8)
@@ -54,3 +57,24 @@ async def test_only_a_subagent_keeps_a_memory_and_a_key_is_needed(store: SkillSt
         await store.record_memory(skill.skill_id, key=" ", tries=[])
     with pytest.raises(SkillNotFound):
         await store.record_memory("no-such@v1", key="run-1/a", tries=[])
+
+
+@db
+async def test_an_outcome_teaches_the_memory_only_what_it_tried_or_was_cured_by(
+        store: SkillStore) -> None:
+    skill_id = await add_subagent(store)
+    use = SkillUse(skill_id=skill_id, name="csv-profile", version=1, kind="subagent")
+    rule = PatchChange(field="args.batch_size", old_value=64, new_value=32)
+
+    def outcome(task_id: str, status: str, **fields: Any) -> TaskOutcome:
+        return TaskOutcome(run_id="run-1", task_id=task_id, action="a", status=status,
+                           skill=use, **fields)
+
+    assert not await store.learn_memory(outcome("plain", "completed"))
+    assert not await store.learn_memory(outcome("failed", "failed", fixes=[rule]))
+    skill_use = outcome("skill", "completed", fixes=[rule])
+    assert not await store.learn_memory(skill_use.model_copy(update={
+        "skill": use.model_copy(update={"kind": "skill"})}))
+    assert (await store.get(skill_id)).pattern.recovery == [MODE, BATCH]
+    assert await store.learn_memory(outcome("cured", "completed", fixes=[rule]))
+    assert (await store.get(skill_id)).pattern.recovery == [rule, MODE, BATCH]
