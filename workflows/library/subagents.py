@@ -86,7 +86,7 @@ def applied_change(fix: PatchChange, job: JobSpec) -> PatchChange | None:
         present, current = field_value(job, fix.field)
     except PatchError:
         return None
-    if not present or (current == fix.new_value and type(current) is type(fix.new_value)):
+    if not present or current == fix.new_value:  # already there: no identical retry
         return None
     if current != fix.old_value and not _same_side(current, fix.old_value, fix.new_value):
         return None
