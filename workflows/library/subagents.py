@@ -48,7 +48,7 @@ class MemoryTry(Model):
     fix: PatchChange
     """The fix as the subagent remembers it."""
     change: PatchChange | None = None
-    """The change it made to this task's job (``None``: refused before it was applied)."""
+    """The change it made, or would have made, to this task's job."""
     patch_id: str = ""
     result: TryResult = "applied"
     reason: str = ""

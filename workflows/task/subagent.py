@@ -71,7 +71,7 @@ class SubagentMemory:
                 job, refused = None, [str(err)]
             record = state.record_patch(patch, "retry")
             attempt = MemoryTry(fix=fix, change=change, patch_id=patch.patch_id)
-            if refused or job is None:
+            if job is None or refused:
                 attempt.result, attempt.reason = "refused", "; ".join(refused)
                 record.outcome = f"refused: {attempt.reason}"
                 state.patches.remove(patch)  # it never ran: no identical retry to avoid
@@ -79,7 +79,7 @@ class SubagentMemory:
                 record.outcome = "applied"
             self.tries.append(attempt)
             self._log(use, attempt)
-            if job is not None and not refused:
+            if attempt.result == "applied":
                 return job
         return None
 
