@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from activities.metrics import record
 from skills.apply import Fit, fill_text, fit, header_columns, importable, instantiate
+from skills.guidance import prompt_guideline
 from workflows.catalogue import EXTRACT_SKILLS, MAINTAIN_SKILLS, MATCH_SKILLS, RECORD_OUTCOMES
 from workflows.contracts.plan import Check
 from workflows.contracts.policy import SkillPolicy
@@ -37,6 +38,7 @@ from workflows.library.contracts import (
 )
 from workflows.library.formulas import match_confidence
 from workflows.library.patterns import Skill
+from workflows.library.subagents import INSTRUCTIONS_CHARS
 
 if TYPE_CHECKING:
     from skills.index import Hit, SkillIndex
@@ -195,6 +197,8 @@ class SkillLibrary:
             parameters=values, trial=chosen.status == "trial",
             expected_artifacts=list(job.expected_artifacts),
             expected_metrics=list(job.expected_metrics), recovery=list(pattern.recovery),
+            instructions=(prompt_guideline(pattern, INSTRUCTIONS_CHARS)
+                          if pattern.kind == "subagent" and pattern.guideline else ""),
             rationale=(f"skill {chosen.skill_id} ({pattern.kind}, confidence {confidence:.2f}, "
                        f"similarity {similarity:.2f})"
                        + (" as its trial version" if chosen.status == "trial" else "")
@@ -210,7 +214,7 @@ class SkillLibrary:
 
     @RECORD_OUTCOMES.defn
     async def record_outcomes(self, outcomes: list[TaskOutcome]) -> RecordAnswer:
-        """Count each finished task's use of a skill (the checker decides it was used)."""
+        """Count each finished task's use of a skill; a subagent's memory learns from it."""
         answer = RecordAnswer(recorded=len(outcomes))
         if self.store is None:
             return answer
@@ -232,6 +236,11 @@ class SkillLibrary:
             if skill.metrics.used > before:
                 answer.used.append(use.skill_id)
                 record.skill_used(outcome.status == "completed")
+            try:
+                if use.subagent and await self.store.learn_memory(outcome):
+                    answer.remembered.append(use.skill_id)
+            except (LookupError, ValueError) as err:  # the use still counts
+                log.warning("memory of %s not updated from %s: %s", use.skill_id, outcome.key, err)
             if flagged:
                 answer.flagged.append(use.skill_id)
             if skill.status != "trial":

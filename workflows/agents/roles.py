@@ -156,6 +156,8 @@ class CodeRequest(AgentRequest):
     environment: EnvironmentFacts | None = None
     upstream: list[TaskDigest] = Field(default_factory=list[TaskDigest])
     """What each task this one depends on found (``workflows.agents.context``)."""
+    instructions: str = ""
+    """The instructions of the subagent the task runs as (bounded at match), else empty."""
 
 
 class CodeAnswer(RoleAnswer):

@@ -1,7 +1,8 @@
 """The skill library's workflow side: patterns, their contracts and formulas, the workflow.
 
 ``patterns`` says what a skill or subagent is, ``contracts`` what the library exchanges with
-runs and its activities, ``formulas`` its scores and thresholds, ``workflow`` holds
+runs and its activities, ``formulas`` its scores and thresholds, ``subagents`` how a
+subagent's recovery memory is chosen from and learns, ``workflow`` holds
 ``SkillLibraryWorkflow`` (imported from its module: it calls the catalogue, which declares
 activities with these contracts). The library's activities are in :mod:`skills`.
 """

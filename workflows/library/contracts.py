@@ -18,6 +18,7 @@ from workflows.contracts.memory import RememberInput
 from workflows.contracts.plan import Check, JobSpec, Scalar
 from workflows.contracts.policy import SkillPolicy
 from workflows.library.patterns import Deviation, PatternKind, SkillStep
+from workflows.library.subagents import INSTRUCTIONS_CHARS, MemoryTry
 
 SKILLS_PATCH = "skill-library"
 """Workflow patch id of the skill steps (histories from before them replay without)."""
@@ -53,7 +54,14 @@ class SkillUse(Model):
     expected_artifacts: list[str] = Field(default_factory=list[str])
     expected_metrics: list[str] = Field(default_factory=list[str])
     recovery: list[PatchChange] = Field(default_factory=list[PatchChange])
+    instructions: str = Field(default="", max_length=INSTRUCTIONS_CHARS)
+    """A subagent's instructions, bounded: its task's coder is shown them."""
     rationale: str = ""
+
+    @property
+    def subagent(self) -> bool:
+        """Whether the task runs as this subagent (its memory is tried before the rule table)."""
+        return self.kind == "subagent"
 
 
 class MatchTask(Model):
@@ -163,6 +171,9 @@ class TaskOutcome(Model):
     cost_usd: float = 0.0
     tokens: int = 0
     skill: SkillUse | None = None
+    memory_tries: list[MemoryTry] = Field(default_factory=list[MemoryTry], max_length=16)
+    """The subagent's remembered fixes the task tried (``skill`` names the subagent), in order;
+    ``status`` says whether the task then succeeded."""
     deviation: Deviation = "none"
     deviation_detail: str = ""
     skills: bool = True
@@ -216,6 +227,8 @@ class RecordAnswer(Model):
     flagged: list[str] = Field(default_factory=list[str])
     promoted: list[str] = Field(default_factory=list[str])
     retired: list[str] = Field(default_factory=list[str])
+    remembered: list[str] = Field(default_factory=list[str])
+    """Subagents whose recovery memory a task's tries or cures updated."""
 
 
 class MaintainInput(Model):

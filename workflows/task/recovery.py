@@ -1,8 +1,10 @@
 """How a TaskWorkflow recovers: reflection, patches, human gates, roll-back of regressions.
 
 Every failure asks reflection for a diagnosis (bounded tightly, never blocking); a patch is
-applied, sent to a person, deferred or refused by the seed's confidence thresholds. A retry
-whose declared metrics get worse is undone.
+applied, sent to a person, deferred or refused by the seed's confidence thresholds. A task run
+as a subagent first tries the subagent's remembered fixes on a failed run
+(``workflows.task.subagent``), then asks reflection. A retry whose declared metrics get worse
+is undone.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.task.phases import Phase
     from workflows.task.regression import regressed_metrics
     from workflows.task.state import Finish, TaskState
+    from workflows.task.subagent import SubagentMemory
 
 FAILED_PHASE: dict[FailureKind, Phase] = {
     "rejected": Phase.REVIEW, "execution": Phase.EXECUTE, "verification": Phase.VERIFY}
@@ -41,6 +44,7 @@ class Recovery:
     def __init__(self, state: TaskState, gates: GateKeeper) -> None:
         self.state = state
         self.gates = gates
+        self.memory = SubagentMemory(state)
 
     async def retry(self, retry_phase: Phase, kind: FailureKind, *, failed: str, exhausted: str,
                     status_if_none: TaskStatus) -> JobSpec | Finish:
@@ -54,6 +58,10 @@ class Recovery:
             raise Finish("failed_retry", exhausted)
         state.move(retry_phase)
         state.bump(retry_phase)
+        if kind == "execution" and state.outcome is not None and self.memory.has_memory():
+            remembered = self.memory.next_job(state.outcome.outcome)
+            if remembered is not None:
+                return remembered
         note = await self.reflect(kind)
         try:
             return await self._recover(note, first_failure=state.first(retry_phase),

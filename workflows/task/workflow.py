@@ -247,6 +247,7 @@ class TaskWorkflow:
         while True:
             state.move(Phase.EXECUTE)
             outcome = await self.execution.run(state.job)
+            self.recovery.memory.ran(outcome)
             if previous is not None:
                 self.recovery.roll_back_if_regressed(previous, outcome)
             state.outcome = outcome
