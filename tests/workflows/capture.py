@@ -5,7 +5,7 @@ say in the commit why old histories no longer replay, or keep both workflow vers
 ``workflow.patched``). The scenarios reuse the fake-activity runs of ``test_research``.
 Some scenarios live in modules of their own (``capture_bounds``, ``capture_plans``,
 ``capture_refusals``, ``capture_goalenv``, ``capture_study``, ``capture_study_cycle``,
-``capture_branches``, ``capture_learning``); each
+``capture_branches``, ``capture_learning``, ``capture_subagent``); each
 one's ``python -m`` re-captures only its own histories, leaving the others as they are: ``python -m
 tests.workflows.capture_branches`` those of branches and steering (``branched``,
 ``steered``, ``cancelled``, ``withdrawn``).
@@ -32,6 +32,7 @@ from tests.workflows.capture_plans import run_plans
 from tests.workflows.capture_refusals import run_library_refusals, run_refusals
 from tests.workflows.capture_study import run_cancelled_study, run_study, save_study
 from tests.workflows.capture_study_cycle import run_study_cycle, run_study_reuse
+from tests.workflows.capture_subagent import run_subagents
 from tests.workflows.harness import Harness, task
 from workflows.agents.roles import (
     CodeAnswer,
@@ -211,6 +212,8 @@ async def capture() -> None:
             learned, learning_library = await run_learning(env, Path(tmp))
         await save(env, "learning", learned)
         await save_one(env, "learning.library", learning_library)
+        with tempfile.TemporaryDirectory() as tmp:
+            await save(env, "subagent", await run_subagents(env, Path(tmp)))
         for name, result in runs:
             await save(env, name, result)
         await save_one(env, "skills.library", library)
