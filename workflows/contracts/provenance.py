@@ -71,6 +71,8 @@ class Provenance(Model):
     """The procedural template the job came from."""
     skill: SkillUse | None = None
     """The skill the job came from (``job_author`` ``skill:<id>``), with its parameters."""
+    guidelines: list[str] = Field(default_factory=list[str])
+    """Guideline skills that went into the coder's or debuggers' prompts, by id."""
     environment: PreparedEnvironment | None = None
     """The environment the job last ran in: ``base`` or a provisioned one (name, digest,
     resolved versions)."""

@@ -56,6 +56,19 @@ class SkillUse(Model):
     rationale: str = ""
 
 
+MAX_GUIDELINES = 3
+"""Guideline skills a match offers per task (or goal); prompts take them within a budget."""
+
+
+class GuidelineRef(Model):
+    """A matched guideline skill, by id and score only: prompts load its text from the store."""
+
+    skill_id: str = Field(max_length=100)
+    name: str = Field(max_length=64)
+    score: float = Field(ge=0)
+    """Retrieval similarity to the task (or goal); prompts take the best first."""
+
+
 class MatchTask(Model):
     """A task of the plan, as the library sees it at intake."""
 
@@ -109,6 +122,10 @@ class MatchAnswer(Model):
     """Per task id (``goal`` for a goal), the patterns retrieved."""
     reasons: dict[str, str] = Field(default_factory=dict[str, str])
     """Per task id (or ``goal``), why no pattern was applied."""
+    guidelines: dict[str, list[GuidelineRef]] = Field(
+        default_factory=dict[str, list[GuidelineRef]])
+    """Per task id (or ``goal``), the guideline skills that match, best first (at most
+    ``MAX_GUIDELINES``)."""
 
 
 class SkillReport(Model):
@@ -136,6 +153,11 @@ class SkillSummary(Model):
     """Finished tasks handed to the library."""
     misses: int = 0
     warnings: list[str] = Field(default_factory=list[str])
+    guidelines: dict[str, list[GuidelineRef]] = Field(
+        default_factory=dict[str, list[GuidelineRef]])
+    """Task id (or ``goal``) -> the guideline skills matched for its prompts."""
+    guided: dict[str, list[str]] = Field(default_factory=dict[str, list[str]])
+    """Task id (or ``planner``) -> the guideline skills that went into its prompts."""
 
 
 class TaskOutcome(Model):
@@ -163,6 +185,8 @@ class TaskOutcome(Model):
     cost_usd: float = 0.0
     tokens: int = 0
     skill: SkillUse | None = None
+    guidelines: list[str] = Field(default_factory=list[str], max_length=16)
+    """Guideline skills that went into the task's coder or debugger prompts (counted as used)."""
     deviation: Deviation = "none"
     deviation_detail: str = ""
     skills: bool = True

@@ -77,7 +77,8 @@ def task_outcome(state: TaskState, result: TaskResult) -> TaskOutcome:
         artifacts=[a.name for a in result.artifacts],
         attempts=attempts.get(Phase.EXECUTE, 0), fixes=fixes[:16], steps=steps,
         duration_s=round(duration, 3), cost_usd=result.model.usage.cost_usd,
-        tokens=result.model.usage.total_tokens, skill=use, deviation=level,
+        tokens=result.model.usage.total_tokens, skill=use,
+        guidelines=list(prov.guidelines)[:16], deviation=level,
         deviation_detail=detail)
 
 
