@@ -30,6 +30,8 @@ HANDOFF_PATCH = "learning-handed-off"
 instead of waiting for memory and for the library's signal (tasks from before wait)."""
 REMEMBER_PATCH = "library-remembers"
 """Workflow patch id: the library hands an outcome's memory part to memory (R5-R6)."""
+GUIDELINES_PATCH = "guideline-uses"
+"""Workflow patch id: an outcome whose prompts had guideline skills is recorded (their use)."""
 
 
 def library_id(skills_queue: str) -> str:
