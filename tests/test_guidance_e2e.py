@@ -23,7 +23,14 @@ from temporalio.testing import WorkflowEnvironment
 from activities.learning.settle import wait_learned
 from skills.folders.read import read_skills
 from skills.store import SkillStore
-from tests.e2e_support import ROOT, isolated_settings, report_of, store_of, wait_for
+from tests.e2e_support import (
+    ROOT,
+    isolated_settings,
+    report_of,
+    store_of,
+    stored_events,
+    wait_for,
+)
 from tests.fake_anthropic import FakeAnthropic, ToolUse, text_of, tool_of
 from tests.skills.guideline_samples import RULE, guideline_folder
 from workers.intake.planfile import load_plan
@@ -132,6 +139,9 @@ async def test_an_imported_guideline_reaches_the_coder_who_looks_a_function_up_a
     assert 'trust="untrusted"' in answer["content"]
 
     assert result.skills.guided == {"compare": [skill_id]}
+    events = [s.event for s in await stored_events(fresh_database_url, result.run_id)]
+    (prompted,) = [e for e in events if e.agent_name == "coder" and e.status == "answered"]
+    assert prompted.outputs["guidelines"] == [skill_id] and prompted.outputs["calls"] == 2
     assert result.report is not None
     summary = Path(result.report.summary_md).read_text(encoding="utf-8")
     assert f"- `compare`: prompted with guideline skill(s) `{skill_id}`" in summary
