@@ -30,8 +30,10 @@ GUIDE = GuidelineRef(skill_id="seeded-permutations@v1", name="seeded-permutation
 
 
 async def match_skills(req: MatchInput) -> MatchAnswer:
-    """A library with one guideline skill for every jobless task, and no job skill."""
-    return MatchAnswer(guidelines={t.task_id: [GUIDE] for t in req.tasks if not t.has_job},
+    """A library with one guideline skill for a goal and every jobless task, no job skill."""
+    goal = {"goal": [GUIDE]} if req.goal else {}
+    return MatchAnswer(guidelines=goal | {t.task_id: [GUIDE] for t in req.tasks
+                                          if not t.has_job},
                        reasons={t.task_id: "no retrieved skill has a job template"
                                 for t in req.tasks if not t.has_job})
 

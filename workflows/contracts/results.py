@@ -71,6 +71,8 @@ class TaskInput(Model):
     guidelines: list[GuidelineRef] = Field(default_factory=list[GuidelineRef],
                                            max_length=MAX_GUIDELINES)
     """Guideline skills matched to the task at intake (ids and scores) for its prompts."""
+    planned_with: list[str] = Field(default_factory=list[str], max_length=MAX_GUIDELINES)
+    """Guideline skills that went into the prompt of the planner that planned this task."""
     """What memory changed for this task at intake (rules applied, template used)."""
     branch: str | None = None
     """The branch this task runs in (none: the run's main line)."""

@@ -188,7 +188,8 @@ class TaskOutcome(Model):
     tokens: int = 0
     skill: SkillUse | None = None
     guidelines: list[str] = Field(default_factory=list[str], max_length=16)
-    """Guideline skills that went into the task's coder or debugger prompts (counted as used)."""
+    """Guideline skills in the prompts of the task's planner, coder or debuggers (counted as
+    used)."""
     deviation: Deviation = "none"
     deviation_detail: str = ""
     skills: bool = True

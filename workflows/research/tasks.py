@@ -154,6 +154,7 @@ class TaskRunner:
                                memory=state.memory.advice.get(tid),
                                skill=state.skill_uses.get(tid),
                                guidelines=state.skills.guidelines.get(tid, []),
+                               planned_with=state.skills.guided.get("planner", []),
                                branch=state.branch,
                                start=state.starts.get(tid))
         try:
