@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 from activities.metrics import record
 from skills.apply import Fit, fill_text, fit, header_columns, importable, instantiate
 from skills.guidance import prompt_guideline
+from skills.guidelines import count_guideline_uses, matched_guidelines
 from workflows.catalogue import EXTRACT_SKILLS, MAINTAIN_SKILLS, MATCH_SKILLS, RECORD_OUTCOMES
 from workflows.contracts.plan import Check
 from workflows.contracts.policy import SkillPolicy
@@ -128,6 +129,10 @@ class SkillLibrary:
             retrieved_ids.extend(skills)
             found, application, reason = self._choose(req.policy, key, text, data, use_key,
                                                       hits, skills, now, headers)
+            guides = matched_guidelines(hits, skills, text, data, can_import=self._can_import,
+                                        headers=headers)
+            if guides:
+                answer.guidelines[key] = guides
             answer.retrieved[key] = found
             if application is not None:
                 answer.applications.append(application)
@@ -221,6 +226,10 @@ class SkillLibrary:
         from skills.maintain import judge_trial
 
         for outcome in outcomes:
+            for skill_id, succeeded in await count_guideline_uses(self.store, outcome,
+                                                                  datetime.now(UTC)):
+                answer.used.append(skill_id)
+                record.skill_used(succeeded)
             use = outcome.skill
             if use is None or not was_used(outcome):
                 continue

@@ -119,6 +119,14 @@ class Settings(BaseSettings):
     (above 1: never; every candidate waits for ``assay skills approve``)."""
     skills_builtin: bool = True
     """Seed the library with the built-in skills of ``skills/data`` on first start."""
+    guideline_tokens: int = Field(default=3000, ge=0, le=100_000)
+    """Tokens of a planner's, coder's or debugger's prompt that matched guideline skills may
+    take together (0: none go in)."""
+    docs_lookups: int = Field(default=0, ge=0, le=20)
+    """Documentation lookups the coder and debuggers may make per model call (the offline
+    researcher, ``lookup_docs``); 0 turns it off and keeps their prompts as they were."""
+    docs_dir: Path | None = None
+    """The operator's local documentation folder the lookups may read (``docs:PATH``)."""
     environment_probe_ttl_s: float = Field(default=60, ge=0)
     """How long the sandbox reuses its probe of the job interpreter's packages."""
     environments_dir: Path | None = None

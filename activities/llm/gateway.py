@@ -10,6 +10,7 @@ run's policy names.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from dataclasses import dataclass
@@ -21,6 +22,7 @@ from temporalio.exceptions import ApplicationError
 
 from activities.llm.client import ServiceClient
 from activities.llm.errors import CallSite, check_budget, hopeless, spent
+from activities.llm.helpers import Helper, helper_calls, helper_turn
 from activities.llm.metrics import record_exchange
 from activities.llm.output import (
     MAX_ANSWER_BYTES,
@@ -126,7 +128,7 @@ class ModelGateway:
         return await self.ask(call)
 
     async def ask(self, call: ModelCall, recording: ModelRecording | None = None, *,
-                  vet: Vet | None = None) -> ModelAnswer:
+                  vet: Vet | None = None, helper: Helper | None = None) -> ModelAnswer:
         """Ask the model for an answer that fits ``call.output_schema``; repair if needed.
 
         Args:
@@ -136,6 +138,8 @@ class ModelGateway:
                 from it).
             vet: the caller's own check of a schema-valid answer; a problem it names is
                 sent back for repair like a schema violation.
+            helper: tools the model may call before answering (``activities.llm.helpers``),
+                answered here at most ``helper.limit`` times.
 
         Raises:
             ApplicationError: ``BudgetExhausted``, ``InvalidModelOutput``, ``ModelRefused``,
@@ -147,14 +151,25 @@ class ModelGateway:
         site = CallSite(call.role, model, call.output_schema_name, self._service.secret)
         contract = self._contract(call)
         source = self._source(recording)
-        conversation = Conversation(call, model)
+        conversation = Conversation(call, model, helper.tools if helper else None)
         exchange_id = conversation.key()[:32]
         usage = Usage()
         reading = Reading()
+        lookups = 0
         for repairs in range(call.max_repairs + 1):
             check_budget(call.budget, usage, site)
-            exchange = await self._exchange(conversation, site, exchange_id, repairs, source)
+            exchange = await self._exchange(conversation, site, exchange_id,
+                                            repairs + lookups, source)
             usage = usage + exchange.usage
+            while helper is not None and lookups < helper.limit and (
+                    asked := helper_calls(exchange.response, helper)):
+                lookups += 1
+                turn = await asyncio.to_thread(helper_turn, helper, asked)
+                conversation.repair(exchange.response.get("content") or [], turn)
+                check_budget(call.budget, usage, site)
+                exchange = await self._exchange(conversation, site, exchange_id,
+                                                repairs + lookups, source)
+                usage = usage + exchange.usage
             reading = contract.read(exchange.response, vet)
             if reading.output is not None:
                 log.info("model call %s: %d+%d tokens, $%.5f, %d repairs, %.2fs", site,
@@ -164,7 +179,7 @@ class ModelGateway:
                     output=reading.output, usage=usage, repairs=repairs,
                     model=str(exchange.response.get("model") or model),
                     request_id=exchange.request_id, exchange_id=exchange_id,
-                    replayed=exchange.replayed)
+                    replayed=exchange.replayed, lookups=lookups)
             if reading.hopeless:
                 raise hopeless(reading, site, usage)
             if repairs < call.max_repairs:

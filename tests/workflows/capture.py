@@ -5,7 +5,7 @@ say in the commit why old histories no longer replay, or keep both workflow vers
 ``workflow.patched``). The scenarios reuse the fake-activity runs of ``test_research``.
 Some scenarios live in modules of their own (``capture_bounds``, ``capture_plans``,
 ``capture_refusals``, ``capture_goalenv``, ``capture_study``, ``capture_study_cycle``,
-``capture_branches``, ``capture_learning``, ``capture_subagent``); each
+``capture_branches``, ``capture_learning``, ``capture_subagent``, ``capture_guided``); each
 one's ``python -m`` re-captures only its own histories, leaving the others as they are: ``python -m
 tests.workflows.capture_branches`` those of branches and steering (``branched``,
 ``steered``, ``cancelled``, ``withdrawn``).
@@ -27,6 +27,7 @@ from tests.workflows.agents_fakes import goal_agents, job, probe_environment
 from tests.workflows.capture_bounds import run_bounds
 from tests.workflows.capture_branches import SCENARIOS as BRANCH_SCENARIOS
 from tests.workflows.capture_goalenv import run_goal_environment
+from tests.workflows.capture_guided import run_guided
 from tests.workflows.capture_learning import run_learning
 from tests.workflows.capture_plans import run_plans
 from tests.workflows.capture_refusals import run_library_refusals, run_refusals
@@ -214,6 +215,10 @@ async def capture() -> None:
         await save_one(env, "learning.library", learning_library)
         with tempfile.TemporaryDirectory() as tmp:
             await save(env, "subagent", await run_subagents(env, Path(tmp)))
+        with tempfile.TemporaryDirectory() as tmp:
+            guided, guided_library = await run_guided(env, Path(tmp))
+        await save(env, "guided", guided)
+        await save_one(env, "guided.library", guided_library)
         for name, result in runs:
             await save(env, name, result)
         await save_one(env, "skills.library", library)

@@ -77,7 +77,7 @@ async def build_specs(settings: Settings, pools: Sequence[Pool], *, database_url
                         close_cycle, resolve_reuse, studies.write_study_report,
                         Learner(settings.skills_auto_approve).hand_off_outcome])
     if Pool.AGENTS in pools:
-        specs[Pool.AGENTS] = _agents_spec(settings, stack)
+        specs[Pool.AGENTS] = await _agents_spec(settings, database_url, stack)
     if Pool.REFLECTION in pools:
         specs[Pool.REFLECTION] = await _reflection_spec(settings, database_url, stack)
     if Pool.SKILLS in pools:
@@ -219,14 +219,20 @@ def _task_type_index(settings: Settings, stack: AsyncExitStack) -> TaskTypeIndex
     return TaskTypeIndex(client)
 
 
-def _agents_spec(settings: Settings, stack: AsyncExitStack) -> PoolSpec:
+async def _agents_spec(settings: Settings, database_url: str,
+                       stack: AsyncExitStack) -> PoolSpec:
     """The agents pool: deterministic reviewers, the model gateway and the model roles.
 
-    The roles share the gateway: one HTTP client, one set of open recordings.
+    The roles share the gateway: one HTTP client, one set of open recordings. They read
+    matched guideline skills from the skill library's store, and the coder and debuggers may
+    look documentation up offline when ``docs_lookups`` allows.
     """
+    from activities.agents.guidance import StoredGuidelines
     from activities.agents.roles import Agents
     from activities.llm.gateway import ModelGateway
+    from activities.research.tool import DocsResearcher
     from activities.review.panel import review_ops, review_quality_safety
+    from skills.store import SkillStore
 
     gateway = ModelGateway(settings.anthropic_api_key, settings.anthropic_base_url,
                            {"default": settings.model_default, **settings.models},
@@ -235,7 +241,22 @@ def _agents_spec(settings: Settings, stack: AsyncExitStack) -> PoolSpec:
                            replay_path=settings.model_replay_path,
                            timeout_s=settings.model_timeout_s)
     stack.push_async_callback(gateway.aclose)
-    agents = Agents(gateway)
+    store = SkillStore(database_url)
+    guides: StoredGuidelines | None = None
+    try:
+        await store.open()
+    except Exception as err:  # the roles still answer, with no guideline skills
+        log.warning("skill library unavailable to the agents (%s): prompts get no guidelines",
+                    err)
+    else:
+        stack.push_async_callback(store.close)
+        guides = StoredGuidelines(store)
+    key = settings.anthropic_api_key
+    researcher = (DocsResearcher(settings.docs_dir, limit=settings.docs_lookups,
+                                 secrets=[key.get_secret_value()] if key else [])
+                  if settings.docs_lookups else None)
+    agents = Agents(gateway, guides=guides,
+                    guideline_tokens=settings.guideline_tokens, researcher=researcher)
     return PoolSpec(activities=[review_ops, review_quality_safety, gateway.call_model,
                                 agents.plan_goal, agents.review_plan, agents.write_job,
                                 agents.review_job_model, agents.debug_job,

@@ -36,24 +36,30 @@ from workflows.contracts.executive import Reviewer, ReviewInput, ReviewVerdict, 
 from workflows.contracts.plan import Check, JobSpec
 from workflows.contracts.policy import ModelRecording
 from workflows.contracts.study import StudyContext
+from workflows.library.contracts import MAX_GUIDELINES, GuidelineRef
 
 MAX_CODE_CHARS = 60_000
 ARTIFACT_PATTERN = r"^(?!/)(?!.*(^|/)\.\.(/|$))[A-Za-z0-9_.][A-Za-z0-9_./-]{0,199}$"
 
 
 class AgentRequest(Model):
-    """Fields every role request carries (none of them reaches a prompt)."""
+    """Fields every role request carries; only the guidelines reach a prompt (as loaded text)."""
 
     run_id: str
     task_id: str | None = None
     budget: Budget | None = None
     recording: ModelRecording | None = None
+    guidelines: list[GuidelineRef] = Field(default_factory=list[GuidelineRef],
+                                           max_length=MAX_GUIDELINES)
+    """Matched guideline skills (ids and scores): the activity loads their text."""
 
 
 class RoleAnswer(Model):
-    """Fields every role answer carries: what the call spent."""
+    """Fields every role answer carries: what the call spent, the guidelines it was given."""
 
     spend: Spend
+    guidelines: list[str] = Field(default_factory=list[str])
+    """Ids of the guideline skills that went into the prompt (within its budget)."""
 
 
 

@@ -31,6 +31,8 @@ HANDOFF_PATCH = "learning-handed-off"
 instead of waiting for memory and for the library's signal (tasks from before wait)."""
 REMEMBER_PATCH = "library-remembers"
 """Workflow patch id: the library hands an outcome's memory part to memory (R5-R6)."""
+GUIDELINES_PATCH = "guideline-uses"
+"""Workflow patch id: an outcome whose prompts had guideline skills is recorded (their use)."""
 
 
 def library_id(skills_queue: str) -> str:
@@ -62,6 +64,19 @@ class SkillUse(Model):
     def subagent(self) -> bool:
         """Whether the task runs as this subagent (its memory is tried before the rule table)."""
         return self.kind == "subagent"
+
+
+MAX_GUIDELINES = 3
+"""Guideline skills a match offers per task (or goal); prompts take them within a budget."""
+
+
+class GuidelineRef(Model):
+    """A matched guideline skill, by id and score only: prompts load its text from the store."""
+
+    skill_id: str = Field(max_length=100)
+    name: str = Field(max_length=64)
+    score: float = Field(ge=0)
+    """Retrieval similarity to the task (or goal); prompts take the best first."""
 
 
 class MatchTask(Model):
@@ -117,6 +132,10 @@ class MatchAnswer(Model):
     """Per task id (``goal`` for a goal), the patterns retrieved."""
     reasons: dict[str, str] = Field(default_factory=dict[str, str])
     """Per task id (or ``goal``), why no pattern was applied."""
+    guidelines: dict[str, list[GuidelineRef]] = Field(
+        default_factory=dict[str, list[GuidelineRef]])
+    """Per task id (or ``goal``), the guideline skills that match, best first (at most
+    ``MAX_GUIDELINES``)."""
 
 
 class SkillReport(Model):
@@ -144,6 +163,11 @@ class SkillSummary(Model):
     """Finished tasks handed to the library."""
     misses: int = 0
     warnings: list[str] = Field(default_factory=list[str])
+    guidelines: dict[str, list[GuidelineRef]] = Field(
+        default_factory=dict[str, list[GuidelineRef]])
+    """Task id (or ``goal``) -> the guideline skills matched for its prompts."""
+    guided: dict[str, list[str]] = Field(default_factory=dict[str, list[str]])
+    """Task id (or ``planner``) -> the guideline skills that went into its prompts."""
 
 
 class TaskOutcome(Model):
@@ -174,6 +198,9 @@ class TaskOutcome(Model):
     memory_tries: list[MemoryTry] = Field(default_factory=list[MemoryTry], max_length=16)
     """The subagent's remembered fixes the task tried (``skill`` names the subagent), in order;
     ``status`` says whether the task then succeeded."""
+    guidelines: list[str] = Field(default_factory=list[str], max_length=16)
+    """Guideline skills in the prompts of the task's planner, coder or debuggers (counted as
+    used)."""
     deviation: Deviation = "none"
     deviation_detail: str = ""
     skills: bool = True

@@ -34,6 +34,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.contracts.memory import RememberAnswer
     from workflows.contracts.policy import Queues
     from workflows.library.contracts import (
+        GUIDELINES_PATCH,
         REMEMBER_PATCH,
         TASK_FINISHED,
         ExtractInput,
@@ -165,7 +166,8 @@ class SkillLibraryWorkflow:
             batch = [o.model_copy(update={"memory": None}) for o in batch if o.skills]
             if not batch:
                 return
-        uses = [o.model_copy(update={"job": None}) for o in batch if o.skill is not None]
+        uses = [o.model_copy(update={"job": None}) for o in batch
+                if o.skill is not None or (o.guidelines and workflow.patched(GUIDELINES_PATCH))]
         if uses:
             recorded = await self._call(RECORD_OUTCOMES, uses)
             if recorded is not None:

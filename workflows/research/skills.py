@@ -95,9 +95,12 @@ async def match(req: ResearchInput, plan: Plan | None, summary: SkillSummary,
         return None
     summary.retrieved.update(answer.retrieved)
     summary.reasons.update(answer.reasons)
+    summary.guidelines.update(answer.guidelines)
     log.add("agent_call", "complete", agent="skills", status="matched",
             outputs={"applied": {a.task_id: a.use.rationale for a in answer.applications},
                      "reasons": answer.reasons,
+                     "guidelines": {k: [g.skill_id for g in v]
+                                    for k, v in answer.guidelines.items()},
                      "retrieved": {k: [r.skill_id for r in v][:10]
                                    for k, v in answer.retrieved.items()}})
     return answer
@@ -148,6 +151,8 @@ def note_results(summary: SkillSummary, uses: dict[str, SkillUse],
         use = uses.get(task.task_id)
         if use is not None:
             summary.applied[task.task_id] = use.skill_id
+        if task.provenance.guidelines:
+            summary.guided[task.task_id] = list(task.provenance.guidelines)
         report = task.skill_report
         if report is None:
             continue

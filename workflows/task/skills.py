@@ -78,7 +78,8 @@ def task_outcome(state: TaskState, result: TaskResult) -> TaskOutcome:
         attempts=attempts.get(Phase.EXECUTE, 0), fixes=fixes[:16], steps=steps,
         duration_s=round(duration, 3), cost_usd=result.model.usage.cost_usd,
         tokens=result.model.usage.total_tokens, skill=use,
-        memory_tries=state.memory_tries[:16], deviation=level,
+        memory_tries=state.memory_tries[:16],
+        guidelines=list(prov.guidelines)[:16], deviation=level,
         deviation_detail=detail)
 
 

@@ -146,6 +146,8 @@ class TaskWorkflow:
             reason = state.completed_reason()
         except Finish as end:
             status, reason = end.status, end.reason
+        state.provenance.guidelines = list(dict.fromkeys([*task.planned_with,
+                                                          *self.agents.guided]))
         result = state.finalize(status, reason, self.agents.spend)
         result.started_at, result.finished_at = started, workflow.now()
         if workflow.patched(HANDOFF_PATCH):
