@@ -171,6 +171,7 @@ async def _skills_spec(settings: Settings, database_url: str,
     from skills.builtin import builtin_skills
     from skills.index import SkillIndex
     from skills.library import SkillLibrary
+    from skills.revise import SkillRevisions
     from skills.store import SkillStore
     from workflows.library.contracts import LibraryState, library_id
     from workflows.library.workflow import SkillLibraryWorkflow
@@ -199,7 +200,8 @@ async def _skills_spec(settings: Settings, database_url: str,
 
     return PoolSpec(workflows=[SkillLibraryWorkflow],
                     activities=[library.match_skills, library.record_outcomes,
-                                library.extract_skills, library.maintain_skills],
+                                library.extract_skills, library.maintain_skills,
+                                SkillRevisions(store).revise_skills],
                     on_start=start_library)
 
 
@@ -224,6 +226,7 @@ def _agents_spec(settings: Settings, stack: AsyncExitStack) -> PoolSpec:
     The roles share the gateway: one HTTP client, one set of open recordings.
     """
     from activities.agents.roles import Agents
+    from activities.agents.writer import SkillWriter
     from activities.llm.gateway import ModelGateway
     from activities.review.panel import review_ops, review_quality_safety
 
@@ -235,10 +238,12 @@ def _agents_spec(settings: Settings, stack: AsyncExitStack) -> PoolSpec:
                            timeout_s=settings.model_timeout_s)
     stack.push_async_callback(gateway.aclose)
     agents = Agents(gateway)
+    writer = SkillWriter(gateway)
     return PoolSpec(activities=[review_ops, review_quality_safety, gateway.call_model,
                                 agents.plan_goal, agents.review_plan, agents.write_job,
                                 agents.review_job_model, agents.debug_job,
-                                agents.summarize_run])
+                                agents.summarize_run, writer.write_skill, writer.judge_merge,
+                                writer.reformulate_query])
 
 
 def make_runtime(settings: Settings) -> Runtime | None:
