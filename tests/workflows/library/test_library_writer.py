@@ -17,8 +17,6 @@ from typing import Any
 
 import pytest
 from pydantic import SecretStr
-from temporalio.client import WorkflowHandle
-from temporalio.exceptions import ApplicationError
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
@@ -31,137 +29,18 @@ from skills.revise import SkillRevisions
 from skills.store import SkillStore
 from tests.fake_anthropic import FakeAnthropic, ToolUse
 from tests.skills.extract.batches import sales_batch
-from workflows.agents.spend import Spend
-from workflows.catalogue import (
-    EXTRACT_SKILLS,
-    JUDGE_MERGE,
-    MAINTAIN_SKILLS,
-    RECORD_OUTCOMES,
-    REVISE_SKILLS,
-    WRITE_SKILL,
-)
+from tests.workflows.capture_writer import Recorder, learned, run_library
 from workflows.library.contracts import (
     TASK_FINISHED,
-    ExtractAnswer,
-    ExtractInput,
     LibraryState,
-    MaintainAnswer,
-    MaintainInput,
-    RecordAnswer,
-    TaskOutcome,
 )
 from workflows.library.workflow import SkillLibraryWorkflow
-from workflows.library.writing import (
-    JudgeMergeAnswer,
-    JudgeMergeRequest,
-    MergeCandidate,
-    MergeJudgementOutput,
-    PatternBrief,
-    ReviseAnswer,
-    ReviseInput,
-    SkillWritingOutput,
-    WriteSkillAnswer,
-    WriteSkillRequest,
-)
-
-WRITING = SkillWritingOutput(why_it_works="w", when_it_fails="f", description="d",
-                             applicability="a", kind="skill", kind_reason="k")
-
-
-def brief(skill_id: str) -> PatternBrief:
-    return PatternBrief(skill_id=skill_id, name=skill_id.split("@")[0])
-
-
-class Recorder:
-    """The library's activities and the writer's, recording what the workflow asked."""
-
-    def __init__(self, *, fail_on: str = "") -> None:
-        self.fail_on = fail_on
-        self.briefs_asked: list[bool] = []
-        self.written: list[str] = []
-        self.judged: list[tuple[str, str]] = []
-        self.revised: list[ReviseInput] = []
-
-    @EXTRACT_SKILLS.defn
-    async def extract(self, req: ExtractInput) -> ExtractAnswer:
-        self.briefs_asked.append(req.briefs)
-        made = ["p@v1", "q@v1"]
-        return ExtractAnswer(created=made, briefs=[brief(m) for m in made] if req.briefs else [])
-
-    @MAINTAIN_SKILLS.defn
-    async def maintain(self, req: MaintainInput) -> MaintainAnswer:
-        pairs = [MergeCandidate(first=brief("a@v1"), second=brief(f"{x}@v1"), similarity=0.83)
-                 for x in ("b", "c")]
-        return MaintainAnswer(scored=4, undecided=pairs)
-
-    @RECORD_OUTCOMES.defn
-    async def record(self, outcomes: list[TaskOutcome]) -> RecordAnswer:
-        return RecordAnswer(recorded=len(outcomes))
-
-    @WRITE_SKILL.defn
-    async def write_skill(self, req: WriteSkillRequest) -> WriteSkillAnswer:
-        if req.pattern.skill_id == self.fail_on:
-            raise ApplicationError("the model refused to answer", type="ModelRefused",
-                                   non_retryable=True)
-        self.written.append(req.pattern.skill_id)
-        return WriteSkillAnswer(skill_id=req.pattern.skill_id, writing=WRITING,
-                                spend=Spend(role="skill_writer"))
-
-    @JUDGE_MERGE.defn
-    async def judge_merge(self, req: JudgeMergeRequest) -> JudgeMergeAnswer:
-        pair = (req.pair.first.skill_id, req.pair.second.skill_id)
-        self.judged.append(pair)
-        agreed = pair[1] == "b@v1"
-        verdict = MergeJudgementOutput(
-            same_subtask=agreed, compatible_steps=True, overlapping_contexts=True, merge=agreed,
-            reason="r", description="m" if agreed else "", applicability="m" if agreed else "")
-        return JudgeMergeAnswer(first=pair[0], second=pair[1], judgement=verdict,
-                                spend=Spend(role="merge_judge"))
-
-    @REVISE_SKILLS.defn
-    async def revise(self, req: ReviseInput) -> ReviseAnswer:
-        self.revised.append(req)
-        return ReviseAnswer(written=[w.skill_id for w in req.writings],
-                            merged={m.second: m.first for m in req.merges})
-
-
-async def learned(handle: WorkflowHandle[Any, Any], keys: list[str]) -> dict[str, Any]:
-    """The library's state once every one of ``keys`` has been learned from (queried)."""
-    for _ in range(1000):
-        if not await handle.query(SkillLibraryWorkflow.unlearned, keys):
-            state: dict[str, Any] = await handle.query(SkillLibraryWorkflow.state)
-            if state["finished"] >= len(keys):
-                return state
-    raise AssertionError(f"the library did not learn from {keys}")
-
-
-def outcome(n: int, writer: str | None) -> TaskOutcome:
-    return TaskOutcome(run_id="run", task_id=f"t{n}", action="Describe the table",
-                       status="completed", writer_queue=writer)
-
-
-async def run_library(env: WorkflowEnvironment, rec: Recorder, *, model: bool
-                      ) -> dict[str, Any]:
-    queue = f"skills-{uuid.uuid4().hex[:8]}"
-    agents = f"{queue}-agents"
-    library = [rec.extract, rec.maintain, rec.record, rec.revise]
-    async with Worker(env.client, task_queue=queue, workflows=[SkillLibraryWorkflow],
-                      activities=library), \
-            Worker(env.client, task_queue=agents, activities=[rec.write_skill, rec.judge_merge]):
-        handle = await env.client.start_workflow(
-            SkillLibraryWorkflow.run, LibraryState(), id=f"lib-{queue}", task_queue=queue)
-        batch = [outcome(n, agents if model else None) for n in range(10)]
-        for item in batch:
-            await handle.signal(TASK_FINISHED, item)
-        state = await learned(handle, [o.key for o in batch])
-        await handle.terminate()
-    return state
 
 
 async def test_with_a_model_new_patterns_are_written_and_undecided_pairs_judged(
         time_env: WorkflowEnvironment) -> None:
     rec = Recorder()
-    state = await run_library(time_env, rec, model=True)
+    state, _ = await run_library(time_env, rec, model=True)
     assert rec.briefs_asked == [True]
     assert sorted(rec.written) == ["p@v1", "q@v1"]
     assert sorted(rec.judged) == [("a@v1", "b@v1"), ("a@v1", "c@v1")]
@@ -174,7 +53,7 @@ async def test_with_a_model_new_patterns_are_written_and_undecided_pairs_judged(
 
 async def test_without_a_model_the_writer_is_never_asked(time_env: WorkflowEnvironment) -> None:
     rec = Recorder()
-    state = await run_library(time_env, rec, model=False)
+    state, _ = await run_library(time_env, rec, model=False)
     assert rec.briefs_asked == [False]
     assert (rec.written, rec.judged, rec.revised) == ([], [], [])
     assert state["writer"] == {"written": 0, "judged": 0, "merged": 0, "misses": 0,
@@ -184,7 +63,7 @@ async def test_without_a_model_the_writer_is_never_asked(time_env: WorkflowEnvir
 async def test_a_writer_that_fails_is_a_miss_and_the_rest_is_written(
         time_env: WorkflowEnvironment) -> None:
     rec = Recorder(fail_on="q@v1")
-    state = await run_library(time_env, rec, model=True)
+    state, _ = await run_library(time_env, rec, model=True)
     assert [w.skill_id for w in rec.revised[0].writings] == ["p@v1"]
     writer: dict[str, Any] = state["writer"]
     assert writer["misses"] == 1 and writer["written"] == 1
