@@ -3,7 +3,8 @@
 ``patterns`` says what a skill or subagent is, ``contracts`` what the library exchanges with
 runs and its activities, ``formulas`` its scores and thresholds, ``workflow`` holds
 ``SkillLibraryWorkflow`` (imported from its module: it calls the catalogue, which declares
-activities with these contracts). The library's activities are in :mod:`skills`.
+activities with these contracts); ``writing`` holds the skill writer's contracts and
+``writer`` the workflow's calls of it. The library's activities are in :mod:`skills`.
 """
 
 from workflows.library.contracts import MatchAnswer, MatchInput, TaskOutcome
