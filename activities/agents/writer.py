@@ -36,6 +36,7 @@ class SkillWriter:
     """
 
     def __init__(self, gateway: ModelGateway) -> None:
+        self.gateway = gateway
         self._agents = Agents(gateway)
         self._consult = self._agents._consult  # pyright: ignore[reportPrivateUsage]
 
