@@ -16,8 +16,6 @@ sandbox imports this module.
 
 from __future__ import annotations
 
-from typing import Literal
-
 from pydantic import Field
 
 from workflows.agents.roles import AgentRequest, RoleAnswer
@@ -185,6 +183,3 @@ class ReviseAnswer(Model):
     merged: dict[str, str] = Field(default_factory=dict[str, str])
     """Absorbed pattern id -> the id it was merged into."""
     skipped: list[str] = Field(default_factory=list[str])
-
-
-WriterTask = Literal["write_skill", "judge_merge", "reformulate_query"]
