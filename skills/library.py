@@ -40,6 +40,7 @@ from workflows.library.contracts import (
 from workflows.library.formulas import match_confidence
 from workflows.library.patterns import Skill
 from workflows.library.subagents import INSTRUCTIONS_CHARS
+from workflows.library.writing import MAX_JUDGED, MAX_WRITINGS, MergeCandidate
 
 if TYPE_CHECKING:
     from skills.index import Hit, SkillIndex
@@ -124,6 +125,8 @@ class SkillLibrary:
             if not hits:
                 answer.reasons[key] = (f"no skill above similarity {req.policy.threshold:g} "
                                        f"among {len(index)} indexed")
+                if len(index):
+                    answer.unmatched.append(key)
                 continue
             skills = {s.skill_id: s for s in await self._rows([h.skill_id for h in hits])}
             retrieved_ids.extend(skills)
@@ -287,6 +290,7 @@ class SkillLibrary:
             answer.skipped.append("the skill library is not available to this worker")
             return answer
         from skills.extract import extract
+        from skills.writing import briefs
 
         existing = await self.store.list()
         found = extract(req.outcomes, existing, now=datetime.now(UTC),
@@ -306,6 +310,9 @@ class SkillLibrary:
         answer.activated = [s.skill_id for s in [*found.new, *found.versions]
                             if s.status == "active"]
         answer.skipped = list(found.skipped)
+        if req.briefs:
+            made = [*found.new, *found.versions][:MAX_WRITINGS]
+            answer.briefs = briefs(made, req.outcomes)
         return answer
 
     @MAINTAIN_SKILLS.defn
@@ -316,6 +323,7 @@ class SkillLibrary:
         if self.store is None or index is None:
             return answer
         from skills.maintain import apply_prune, merge, plan_maintenance
+        from skills.writing import brief
 
         live = await self.store.list(["active", "trial"])
         by_id = {s.skill_id: s for s in live}
@@ -340,6 +348,9 @@ class SkillLibrary:
             await self.store.save_many([survivor, absorbed], by="maintenance", action="merged")
             answer.merged[absorbed_id] = survivor_id
         answer.refused_merges = [f"{a} + {b}: {why}" for a, b, why in plan.refused]
+        answer.undecided = [MergeCandidate(first=brief(by_id[a]), second=brief(by_id[b]),
+                                           similarity=min(1.0, max(0.0, sim)))
+                            for a, b, sim in plan.undecided[:MAX_JUDGED]]
         await self._synced()  # re-embed the merged survivors, drop what was retired
         return answer
 

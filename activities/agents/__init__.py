@@ -2,7 +2,8 @@
 
 Each role turns a typed request into a prompt (``prompting``, ``render``, system prompts in
 ``prompts/*.md``), asks the model gateway for a structured answer and converts it back into
-Assay's contracts (``convert``); ``roles.Agents`` holds the role activities.
+Assay's contracts (``convert``); ``roles.Agents`` holds the role activities, and
+``writer.SkillWriter`` the skill writer's (its prompts and answer checks in ``writing``).
 """
 
 

@@ -34,6 +34,7 @@ from tests.workflows.capture_refusals import run_library_refusals, run_refusals
 from tests.workflows.capture_study import run_cancelled_study, run_study, save_study
 from tests.workflows.capture_study_cycle import run_study_cycle, run_study_reuse
 from tests.workflows.capture_subagent import run_subagents
+from tests.workflows.capture_writer import Recorder, Reformulating, run_library, run_reformulated
 from tests.workflows.harness import Harness, task
 from workflows.agents.roles import (
     CodeAnswer,
@@ -211,6 +212,10 @@ async def capture() -> None:
         refusing_library = await run_library_refusals(env)
         with tempfile.TemporaryDirectory() as tmp:
             learned, learning_library = await run_learning(env, Path(tmp))
+        _, writer_library = await run_library(env, Recorder(), model=True)
+        with tempfile.TemporaryDirectory() as tmp:
+            runs.append(("reformulated", await run_reformulated(env, Path(tmp),
+                                                                Reformulating())))
         await save(env, "learning", learned)
         await save_one(env, "learning.library", learning_library)
         with tempfile.TemporaryDirectory() as tmp:
@@ -223,6 +228,7 @@ async def capture() -> None:
             await save(env, name, result)
         await save_one(env, "skills.library", library)
         await save_one(env, "refusals.library", refusing_library)
+        await save_one(env, "writer.library", writer_library)
         await save_study(env, *study)
         await save_one(env, "study_cancelled.study-1", cancelled_study)
     finally:

@@ -172,6 +172,7 @@ async def _skills_spec(settings: Settings, database_url: str,
     from skills.builtin import builtin_skills
     from skills.index import SkillIndex
     from skills.library import SkillLibrary
+    from skills.revise import SkillRevisions
     from skills.store import SkillStore
     from workflows.library.contracts import LibraryState, library_id
     from workflows.library.workflow import SkillLibraryWorkflow
@@ -200,7 +201,8 @@ async def _skills_spec(settings: Settings, database_url: str,
 
     return PoolSpec(workflows=[SkillLibraryWorkflow],
                     activities=[library.match_skills, library.record_outcomes,
-                                library.extract_skills, library.maintain_skills],
+                                library.extract_skills, library.maintain_skills,
+                                SkillRevisions(store).revise_skills],
                     on_start=start_library)
 
 
@@ -229,6 +231,7 @@ async def _agents_spec(settings: Settings, database_url: str,
     """
     from activities.agents.guidance import StoredGuidelines
     from activities.agents.roles import Agents
+    from activities.agents.writer import SkillWriter
     from activities.llm.gateway import ModelGateway
     from activities.research.tool import DocsResearcher
     from activities.review.panel import review_ops, review_quality_safety
@@ -257,10 +260,12 @@ async def _agents_spec(settings: Settings, database_url: str,
                   if settings.docs_lookups else None)
     agents = Agents(gateway, guides=guides,
                     guideline_tokens=settings.guideline_tokens, researcher=researcher)
+    writer = SkillWriter(gateway)
     return PoolSpec(activities=[review_ops, review_quality_safety, gateway.call_model,
                                 agents.plan_goal, agents.review_plan, agents.write_job,
                                 agents.review_job_model, agents.debug_job,
-                                agents.summarize_run])
+                                agents.summarize_run, writer.write_skill, writer.judge_merge,
+                                writer.reformulate_query])
 
 
 def make_runtime(settings: Settings) -> Runtime | None:

@@ -19,6 +19,7 @@ from workflows.contracts.plan import Check, JobSpec, Scalar
 from workflows.contracts.policy import SkillPolicy
 from workflows.library.patterns import Deviation, PatternKind, SkillStep
 from workflows.library.subagents import INSTRUCTIONS_CHARS, MemoryTry
+from workflows.library.writing import MergeCandidate, PatternBrief
 
 SKILLS_PATCH = "skill-library"
 """Workflow patch id of the skill steps (histories from before them replay without)."""
@@ -136,6 +137,9 @@ class MatchAnswer(Model):
         default_factory=dict[str, list[GuidelineRef]])
     """Per task id (or ``goal``), the guideline skills that match, best first (at most
     ``MAX_GUIDELINES``)."""
+    unmatched: list[str] = Field(default_factory=list[str])
+    """Task ids (or ``goal``) for which no pattern of a non-empty library was above the
+    threshold: a reformulated query may find one."""
 
 
 class SkillReport(Model):
@@ -209,6 +213,9 @@ class TaskOutcome(Model):
     """What memory learns from the task, when its run's memory is on: the library hands it to
     ``remember_task`` on ``memory_queue`` before anything else, off the task's path."""
     memory_queue: str = Pool.REFLECTION.value
+    writer_queue: str | None = None
+    """The agents queue of a run with a model: the library's skill writer runs there. None:
+    no model, and the library's deterministic text stands."""
 
     @property
     def key(self) -> str:
@@ -235,6 +242,8 @@ class ExtractInput(Model):
     outcomes: list[TaskOutcome]
     auto_approve: float = Field(default=1.01, ge=0, le=1.01)
     """Candidates with at least this confidence become active with no person (>1: never)."""
+    briefs: bool = False
+    """Answer with briefs of the new patterns for the skill writer (a run had a model)."""
 
 
 class ExtractAnswer(Model):
@@ -244,6 +253,8 @@ class ExtractAnswer(Model):
     versions: list[str] = Field(default_factory=list[str])
     activated: list[str] = Field(default_factory=list[str])
     skipped: list[str] = Field(default_factory=list[str])
+    briefs: list[PatternBrief] = Field(default_factory=list[PatternBrief])
+    """The new patterns and versions as the skill writer sees them (used with a model)."""
 
 
 class RecordAnswer(Model):
@@ -272,6 +283,9 @@ class MaintainAnswer(Model):
     merged: dict[str, str] = Field(default_factory=dict[str, str])
     """Absorbed pattern id -> the id it was merged into."""
     refused_merges: list[str] = Field(default_factory=list[str])
+    undecided: list[MergeCandidate] = Field(default_factory=list[MergeCandidate])
+    """Pairs just below the merge similarity with the same structure: the structural judge
+    cannot decide them; with a model the merge judge does, without one they stay apart."""
 
 
 class LibraryState(Model):

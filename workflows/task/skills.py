@@ -80,7 +80,8 @@ def task_outcome(state: TaskState, result: TaskResult) -> TaskOutcome:
         tokens=result.model.usage.total_tokens, skill=use,
         memory_tries=state.memory_tries[:16],
         guidelines=list(prov.guidelines)[:16], deviation=level,
-        deviation_detail=detail)
+        deviation_detail=detail,
+        writer_queue=task.queues.agents if task.policy.agents.enabled else None)
 
 
 def _scalars(metrics: dict[str, object]) -> dict[str, Scalar]:
