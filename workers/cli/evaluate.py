@@ -36,7 +36,11 @@ def evaluate(
     out: Annotated[Path | None, typer.Option(help="Folder of the report (default: "
                                              "<data dir>/evals/<suite>-<time>).")] = None,
 ) -> None:
-    """Run a suite of research tasks (--repeat times, per ablation) and score pass@1/pass@k."""
+    """Run a research suite --repeat times per --ablate configuration and score pass@1/pass@k.
+
+    Bad input (suite, ablation, a task's plan, goal, data or recording) exits 2 before any
+    run starts; the report and the raw samples are written under ``<data dir>/evals/``.
+    """
     from workers.evaluation import AblationError, SuiteError, configurations, load_suite
     from workers.evaluation.configurations import model_mode
     from workers.evaluation.runner import Evaluation
