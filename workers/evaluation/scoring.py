@@ -1,8 +1,10 @@
 """Scoring: a run's results JSON against a task's reference answer, and pass@k over samples.
 
 A path walks the results JSON by keys (``model.calls``); a list is entered by position
-(``tasks.0``) or by the ``task_id`` of one of its objects (``tasks.fit.metrics.slope``), so a
-reference names a task the way its plan does. pass@k is the unbiased estimator of Chen et al.
+(``tasks.0``), by the ``task_id`` of one of its objects (``tasks.fit.metrics.slope``), so a
+reference names a task the way its plan does, or wholly (``tasks.*.metrics.p_value``) for a
+goal whose planner names the tasks; a reference part holds if any value its path reaches
+holds it. pass@k is the unbiased estimator of Chen et al.
 (2021): with n samples of which c passed, the chance that at least one of k drawn without
 replacement passed, 1 - C(n-c, k) / C(n, k).
 """
@@ -32,29 +34,37 @@ def pass_at_k(n: int, c: int, k: int) -> float:
     return 1.0 - math.comb(n - c, k) / math.comb(n, k)
 
 
-def lookup(document: Any, path: str) -> Any:
-    """The value at a dotted ``path`` of a JSON document, or :data:`MISSING`."""
-    here: Any = document
+def candidates(document: Any, path: str) -> list[Any]:
+    """Every value a dotted ``path`` reaches in a JSON document (none: an empty list).
+
+    A segment ``*`` enters every item of a list (``tasks.*.metrics.p_value``: any task's),
+    and ``a|b`` tries each key (``difference|mean_difference``).
+    """
+    here: list[Any] = [document]
     for part in path.split("."):
-        if isinstance(here, dict):
-            here = cast(dict[str, Any], here).get(part, MISSING)
-        elif isinstance(here, list):
-            here = _item(cast(list[Any], here), part)
-        else:
-            return MISSING
-        if here is MISSING:
-            return MISSING
+        here = [found for value in here for found in _step(value, part)]
     return here
 
 
-def _item(items: list[Any], part: str) -> Any:
+def lookup(document: Any, path: str) -> Any:
+    """The first value ``path`` reaches in a JSON document, or :data:`MISSING`."""
+    found = candidates(document, path)
+    return found[0] if found else MISSING
+
+
+def _step(value: Any, part: str) -> list[Any]:
+    if isinstance(value, dict):
+        mapping = cast(dict[str, Any], value)
+        return [mapping[key] for key in part.split("|") if key in mapping]
+    if not isinstance(value, list):
+        return []
+    items = cast(list[Any], value)
+    if part == "*":
+        return items
     if part.isdigit():
-        return items[int(part)] if int(part) < len(items) else MISSING
-    for item in items:
-        entry = cast(dict[str, Any], item) if isinstance(item, dict) else {}
-        if str(entry.get("task_id", MISSING)) == part:
-            return entry
-    return MISSING
+        return [items[int(part)]] if int(part) < len(items) else []
+    return [i for i in items
+            if isinstance(i, dict) and str(cast(dict[str, Any], i).get("task_id")) == part]
 
 
 @dataclass(frozen=True)
@@ -75,20 +85,25 @@ def want(expect: Expect) -> str:
     if expect.op is not None:
         return f"{expect.op} {expect.value}"
     tol = max(expect.abs_tol, expect.rel_tol * abs(_number(expect.value) or 0.0))
-    return f"{expect.value} ± {tol:.4g}" if tol else f"{expect.value}"
+    size = "|x| = " if expect.magnitude else ""
+    return f"{size}{expect.value} ± {tol:.4g}" if tol else f"{size}{expect.value}"
 
 
 def judge(document: Any, expect: Expect) -> Verdict:
-    """Whether the run's results hold one reference part."""
-    found = lookup(document, expect.path)
-    if found is MISSING:
+    """Whether the run's results hold one reference part (any value its path reaches)."""
+    found = candidates(document, expect.path)
+    if not found:
         return Verdict(expect, False, "missing")
-    shown = f"{found:.6g}" if isinstance(found, float) else str(found)
-    return Verdict(expect, _holds(found, expect), shown)
+    shown = next((v for v in found if _holds(v, expect)), None)
+    value = found[0] if shown is None else shown
+    text = f"{value:.6g}" if isinstance(value, float) else str(value)
+    return Verdict(expect, shown is not None, text)
 
 
 def _holds(found: Any, expect: Expect) -> bool:
     target, number = expect.value, _number(found)
+    if expect.magnitude and number is not None:
+        found, number = abs(number), abs(number)
     if expect.op is not None:
         try:
             return bool(OPS[expect.op](found, target))

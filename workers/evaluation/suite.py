@@ -47,6 +47,9 @@ class Expect(Strict):
     op: Op | None = None
     abs_tol: float = Field(default=0.0, ge=0)
     rel_tol: float = Field(default=0.0, ge=0)
+    magnitude: bool = False
+    """Compare the number's absolute value (a difference whose sign depends on which group
+    a run puts first)."""
 
     @model_validator(mode="after")
     def _tolerance_goes_with_a_number(self) -> Self:
