@@ -41,7 +41,13 @@ def evaluate(
     Bad input (suite, ablation, a task's plan, goal, data or recording) exits 2 before any
     run starts; the report and the raw samples are written under ``<data dir>/evals/``.
     """
-    from workers.evaluation import AblationError, SuiteError, configurations, load_suite
+    from workers.evaluation import (
+        AblationError,
+        SuiteError,
+        configurations,
+        load_suite,
+        parse_ablations,
+    )
     from workers.evaluation.configurations import model_mode
     from workers.evaluation.runner import Evaluation
     from workers.intake import GoalError, PlanFileError, PolicyError
@@ -49,32 +55,20 @@ def evaluate(
     settings = Settings()
     try:
         suite, base = load_suite(suite_file)
-        configs = configurations(_ablations(ablate))
+        configs = configurations(parse_ablations(ablate))
     except (SuiteError, AblationError) as err:
         fail(str(err), EXIT_BAD_INPUT)
     mode = model_mode(settings)
     started = datetime.now(UTC)
     folder = out or settings.root / "evals" / f"{suite_file.stem}-{started:%Y%m%d-%H%M%S}"
-
-    async def go() -> None:
-        evaluation = Evaluation(suite, base, settings=settings, client=await client_for(settings),
-                                live=mode == "live", parallel=parallel, timeout_s=timeout,
-                                echo=lambda line: typer.echo(line, err=True))
-        try:  # every request of every configuration, before anything starts
-            for config in configs:
-                for task in suite.tasks:
-                    evaluation.request(task, config)
-        except (PlanFileError, GoalError, PolicyError) as err:
-            fail(str(err), EXIT_BAD_INPUT)
-        await _run(evaluation, configs, repeat, folder, mode, started)
-
-    run_async(go())
-
-
-def _ablations(text: str | None) -> list[str]:
-    from workers.evaluation import parse_ablations
-
-    return parse_ablations(text)
+    evaluation = Evaluation(suite, base, settings=settings, live=mode == "live",
+                            parallel=parallel, timeout_s=timeout,
+                            echo=lambda line: typer.echo(line, err=True))
+    try:
+        evaluation.prepare(configs)
+    except (PlanFileError, GoalError, PolicyError) as err:
+        fail(str(err), EXIT_BAD_INPUT)
+    run_async(_run(evaluation, configs, repeat, folder, mode, started))
 
 
 async def _run(evaluation: Evaluation, configs: list[Configuration], repeat: int,
@@ -97,7 +91,8 @@ async def _run(evaluation: Evaluation, configs: list[Configuration], repeat: int
             typer.echo(f"\n{config.name}: {len(samples)} runs")
             print_table(TASK_HEADERS, task_rows(scored))
 
-    samples = await run_suite(evaluation, configs, repeat, done)
+    samples = await run_suite(evaluation, await client_for(evaluation.settings), configs,
+                              repeat, done)
     typer.echo("\ncomparison")
     print_table(COMPARE_HEADERS, compare_rows(scores(suite, samples)))
     stamp = started.isoformat(timespec="seconds")

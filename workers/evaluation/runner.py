@@ -50,15 +50,25 @@ class Sample(BaseModel):
 
 
 class Evaluation:
-    """What a suite run needs: where the suite is, how to reach runs, and how to run them."""
+    """What a suite run needs: the suite, its runs' inputs, and how to run them."""
 
-    def __init__(self, suite: Suite, base: Path, *, settings: Settings, client: AssayClient,
-                 live: bool, parallel: int = 4, timeout_s: float = 900.0,
+    def __init__(self, suite: Suite, base: Path, *, settings: Settings, live: bool,
+                 parallel: int = 4, timeout_s: float = 900.0,
                  echo: Callable[[str], None] = lambda _line: None) -> None:
-        self.suite, self.base, self.settings, self.client = suite, base, settings, client
-        self.live, self.timeout_s, self.echo = live, timeout_s, echo
-        self.slots = asyncio.Semaphore(parallel)
+        self.suite, self.base, self.settings = suite, base, settings
+        self.live, self.parallel, self.timeout_s, self.echo = live, parallel, timeout_s, echo
         self.store = LocalArtifactStore(settings.store_dir)
+        self.requests: dict[tuple[str, str], ResearchInput] = {}
+
+    def prepare(self, configs: list[Configuration]) -> None:
+        """Every run's input, checked before any run starts.
+
+        Raises:
+            PlanFileError, GoalError, PolicyError: a task's plan, goal, data or recording.
+        """
+        for config in configs:
+            for task in self.suite.tasks:
+                self.requests[config.name, task.id] = self.request(task, config)
 
     def request(self, task: SuiteTask, config: Configuration) -> ResearchInput:
         """The run's input: the task's plan or goal under the configuration's policy."""
@@ -72,25 +82,29 @@ class Evaluation:
             req = load_goal(task.goal or "", [self.base / d for d in task.data], **common)
         return req.model_copy(update={"plan_name": f"eval {task.id}"})
 
-    async def run_configuration(self, config: Configuration, repeat: int) -> list[Sample]:
+    async def run_configuration(self, client: AssayClient, config: Configuration,
+                                repeat: int) -> list[Sample]:
         """Every task ``repeat`` times under ``config``, in parallel within the bound."""
-        requests = {t.id: self.request(t, config) for t in self.suite.tasks}
-        jobs = [self._sample(t, config, r, requests[t.id])
+        slots = asyncio.Semaphore(self.parallel)
+        missing = [t for t in self.suite.tasks if (config.name, t.id) not in self.requests]
+        if missing:
+            self.prepare([config])
+        jobs = [self._sample(client, slots, t, config, r)
                 for r in range(1, repeat + 1) for t in self.suite.tasks]
         return list(await asyncio.gather(*jobs))
 
-    async def _sample(self, task: SuiteTask, config: Configuration, repeat: int,
-                      req: ResearchInput) -> Sample:
+    async def _sample(self, client: AssayClient, slots: asyncio.Semaphore, task: SuiteTask,
+                      config: Configuration, repeat: int) -> Sample:
         sample = Sample(task=task.id, level=task.level, configuration=config.name,
                         repeat=repeat)
-        async with self.slots:
+        req = self.requests[config.name, task.id]
+        async with slots:
             try:
-                sample.run_id = await self.client.start_run(req, again=True)
-                result = await asyncio.wait_for(self.client.result(sample.run_id),
-                                                self.timeout_s)
+                sample.run_id = await client.start_run(req, again=True)
+                result = await asyncio.wait_for(client.result(sample.run_id), self.timeout_s)
             except TimeoutError:
                 sample.error = f"no result within {self.timeout_s:.0f} s; cancelled"
-                await self.client.handle(sample.run_id).cancel()
+                await client.handle(sample.run_id).cancel()
             except Exception as err:  # a run that fails is a failed sample
                 sample.error = root_message(err) if str(err) else type(err).__name__
             else:
@@ -130,12 +144,13 @@ def _progress(sample: Sample) -> str:
             + (f"  ({why})" if why and not sample.passed else ""))
 
 
-async def run_suite(evaluation: Evaluation, configs: list[Configuration], repeat: int,
-                    done: Callable[[Configuration, list[Sample]], None]) -> list[Sample]:
+async def run_suite(evaluation: Evaluation, client: AssayClient, configs: list[Configuration],
+                    repeat: int, done: Callable[[Configuration, list[Sample]], None],
+                    ) -> list[Sample]:
     """Every configuration in turn; ``done`` is told each one's samples as it ends."""
     samples: list[Sample] = []
     for config in configs:
-        mine = await evaluation.run_configuration(config, repeat)
+        mine = await evaluation.run_configuration(client, config, repeat)
         done(config, mine)
         samples += mine
     return samples
