@@ -29,6 +29,9 @@ def evaluate(
     ablate: Annotated[str | None, typer.Option(
         help="Comma-separated parts to switch off, one configuration each: skills, memory, "
              "debuggers, model-review (or all).")] = None,
+    off: Annotated[str | None, typer.Option(
+        help="Comma-separated parts switched off in every configuration, the base included "
+             "(e.g. skills, so that the model-backed parts are measured).")] = None,
     parallel: Annotated[int, typer.Option(min=1, max=32, help="Runs at once within a "
                                           "configuration.")] = 4,
     timeout: Annotated[float, typer.Option(min=10, help="Seconds a run may take before it "
@@ -55,7 +58,8 @@ def evaluate(
     settings = Settings()
     try:
         suite, base = load_suite(suite_file)
-        configs = configurations(parse_ablations(ablate))
+        configs = configurations(parse_ablations(ablate),
+                                 parse_ablations(off, option="--off"))
     except (SuiteError, AblationError) as err:
         fail(str(err), EXIT_BAD_INPUT)
     mode = model_mode(settings)

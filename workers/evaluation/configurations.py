@@ -31,22 +31,22 @@ class AblationError(ValueError):
 
 @dataclass(frozen=True)
 class Configuration:
-    """A named configuration: ``full``, or ``no-<part>`` with one part switched off."""
+    """A named configuration: ``full``, or ``no-<part>`` with parts switched off."""
 
     name: str
-    off: str | None = None
+    off: tuple[str, ...] = ()
 
     def policy(self, settings: Settings, *, replay: Path | None = None) -> RunPolicy:
         """The run policy of this configuration; ``replay`` answers model calls offline."""
-        flags = AgentFlags(replay=replay,
-                           debuggers=False if self.off == "debuggers" else None,
-                           model_review=False if self.off == "model-review" else None)
-        return build_policy(settings, agents=flags,
-                            memory=False if self.off == "memory" else None,
-                            skills=False if self.off == "skills" else None)
+        def on(part: str) -> bool | None:
+            return False if part in self.off else None
+
+        flags = AgentFlags(replay=replay, debuggers=on("debuggers"),
+                           model_review=on("model-review"))
+        return build_policy(settings, agents=flags, memory=on("memory"), skills=on("skills"))
 
 
-def parse_ablations(text: str | None) -> list[str]:
+def parse_ablations(text: str | None, *, option: str = "--ablate") -> list[str]:
     """``"skills,memory"`` → ``["skills", "memory"]``; ``"all"`` → every ablation.
 
     Raises:
@@ -59,14 +59,24 @@ def parse_ablations(text: str | None) -> list[str]:
         return list(ABLATIONS)
     unknown = [n for n in names if n not in ABLATIONS]
     if unknown:
-        raise AblationError(f"--ablate: unknown {', '.join(map(repr, unknown))}; known: "
+        raise AblationError(f"{option}: unknown {', '.join(map(repr, unknown))}; known: "
                             f"{', '.join(ABLATIONS)} (or all)")
     return list(dict.fromkeys(names))
 
 
-def configurations(ablations: list[str]) -> list[Configuration]:
-    """The full configuration first, then one per ablation."""
-    return [Configuration(FULL), *(Configuration(f"no-{n}", n) for n in ablations)]
+def configurations(ablations: list[str], always_off: list[str] | None = None,
+                   ) -> list[Configuration]:
+    """The base configuration first, then one per ablation.
+
+    The base is ``full``, or, with ``always_off`` (parts off in every configuration, e.g.
+    skills, so that a skill answering a goal does not hide what the model-backed parts do),
+    ``no-skills``; an ablation adds its part: ``no-skills+no-memory``.
+    """
+    kept = [n for n in always_off or [] if n not in ablations]
+    prefix = "+".join(f"no-{n}" for n in kept)
+    base = Configuration(prefix or FULL, tuple(kept))
+    return [base, *(Configuration("+".join(filter(None, (prefix, f"no-{n}"))), (*kept, n))
+                    for n in ablations)]
 
 
 def model_mode(settings: Settings) -> str:

@@ -107,3 +107,17 @@ def test_ablations_are_the_known_parts_and_each_switches_its_own_off() -> None:
                                             / "recording.jsonl")
     assert replayed.agents.enabled and replayed.agents.recording is not None
     assert replayed.agents.recording.mode == "replay"
+
+
+def test_parts_kept_off_are_off_in_every_configuration_the_base_included() -> None:
+    configs = configurations(["memory", "debuggers"], ["skills"])
+    assert [(c.name, c.off) for c in configs] == [
+        ("no-skills", ("skills",)),
+        ("no-skills+no-memory", ("skills", "memory")),
+        ("no-skills+no-debuggers", ("skills", "debuggers"))]
+    policies = [c.policy(Settings()) for c in configs]
+    assert [p.skills.enabled for p in policies] == [False, False, False]
+    assert [p.memory.enabled for p in policies] == [True, False, True]
+    assert [p.agents.debuggers for p in policies] == [True, True, False]
+    with pytest.raises(AblationError, match="--off: unknown 'skill'"):
+        parse_ablations("skill", option="--off")
