@@ -9,8 +9,9 @@ SCIENCE := examples/science/pending_actions.json
 SWEEP := examples/sweep/pending_actions.json
 STUDY := examples/study
 STUDY_GOAL := examples/study-goal
+EVAL := examples/eval/suite.json
 
-.PHONY: run test lint bench up down check clean histories system example-recording
+.PHONY: run test lint bench eval up down check clean histories system example-recording
 
 # Bubblewrap isolates sandboxed jobs; Prometheus scrapes a worker in the metrics test. As root
 # on Debian each is installed when missing.
@@ -58,6 +59,13 @@ lint: $(STAMP)
 
 bench: $(STAMP)
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m benchmarks
+
+# The evaluation suite offline (plans, and the example goal on its recording), with every
+# ablation; then again with skills off everywhere, so the model-backed parts are measured.
+eval: system $(STAMP)
+	$(BIN)/assay up --detach
+	$(BIN)/assay eval $(EVAL) --repeat 3 --ablate all
+	$(BIN)/assay eval $(EVAL) --repeat 3 --ablate memory,debuggers,model-review --off skills
 
 # Re-record the example goal's model exchanges (after a deliberate change to prompts or roles).
 example-recording: system $(STAMP)

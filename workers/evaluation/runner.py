@@ -44,6 +44,7 @@ class Sample(BaseModel):
     calls: int = 0
     tokens: int = 0
     cost_usd: float = 0.0
+    calls_by_role: dict[str, int] = Field(default_factory=dict[str, int])
     held: list[str] = Field(default_factory=list[str])
     missed: list[str] = Field(default_factory=list[str])
     error: str = ""
@@ -118,6 +119,7 @@ def scored(sample: Sample, task: SuiteTask, result: ResearchResult) -> None:
     sample.status = result.status
     sample.seconds = (result.finished_at - result.started_at).total_seconds()
     sample.calls = result.model.calls
+    sample.calls_by_role = dict(result.model.calls_by_role)
     sample.tokens = result.model.usage.total_tokens
     sample.cost_usd = result.model.usage.cost_usd
     verdicts = score(results_document(result), task.expect)
