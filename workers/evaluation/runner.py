@@ -10,7 +10,6 @@ time, model calls, tokens, cost, and each reference part held or not.
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from activities.artifacts.store import LocalArtifactStore
+from workers.cli.show import load_report
 from workers.evaluation.configurations import Configuration
 from workers.evaluation.scoring import score
 from workers.evaluation.suite import Suite, SuiteTask
@@ -87,8 +87,7 @@ class Evaluation:
                                 repeat: int) -> list[Sample]:
         """Every task ``repeat`` times under ``config``, in parallel within the bound."""
         slots = asyncio.Semaphore(self.parallel)
-        missing = [t for t in self.suite.tasks if (config.name, t.id) not in self.requests]
-        if missing:
+        if any((config.name, t.id) not in self.requests for t in self.suite.tasks):
             self.prepare([config])
         jobs = [self._sample(client, slots, t, config, r)
                 for r in range(1, repeat + 1) for t in self.suite.tasks]
@@ -129,13 +128,9 @@ def scored(sample: Sample, task: SuiteTask, result: ResearchResult) -> None:
 
 
 def results_document(result: ResearchResult) -> Any:
-    """The run's results JSON as written by its report, else the result it returned."""
-    if result.report is not None:
-        try:
-            return json.loads(Path(result.report.results_json).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            pass
-    return result.model_dump(mode="json")
+    """The run's results JSON as its report wrote it, else the result it returned."""
+    report = load_report(result)
+    return (report or result).model_dump(mode="json")
 
 
 def _progress(sample: Sample) -> str:
