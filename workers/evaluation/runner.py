@@ -10,11 +10,13 @@ time, model calls, tokens, cost, and each reference part held or not.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, Field
+from temporalio.service import RPCError
 
 from activities.artifacts.store import LocalArtifactStore
 from workers.cli.show import load_report
@@ -104,7 +106,8 @@ class Evaluation:
                 result = await asyncio.wait_for(client.result(sample.run_id), self.timeout_s)
             except TimeoutError:
                 sample.error = f"no result within {self.timeout_s:.0f} s; cancelled"
-                await client.handle(sample.run_id).cancel()
+                with contextlib.suppress(RPCError):  # it may have ended meanwhile
+                    await client.handle(sample.run_id).cancel()
             except Exception as err:  # a run that fails is a failed sample
                 sample.error = root_message(err) if str(err) else type(err).__name__
             else:

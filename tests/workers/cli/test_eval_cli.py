@@ -15,9 +15,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from temporalio.client import WorkflowExecutionStatus
+from temporalio.testing import WorkflowEnvironment
 from typer.testing import CliRunner
 
-from tests.e2e_support import ROOT
+from tests.e2e_support import ROOT, slow_plan, wait_for
 from workers.cli.main import app
 
 runner = CliRunner()
@@ -132,3 +134,24 @@ async def test_a_tiny_suite_runs_twice_per_configuration_and_reports(
     assert "| full | 0.67 | +0.00 | 0.67 | 1.00 | 1.00 | 0.00 |" in report
     assert "## no-memory" in report and "## Failed runs" in report
     assert "`no-memory` wrong #2" in report
+
+
+@pytest.mark.timeout(300)
+async def test_a_run_past_the_timeout_fails_its_sample_and_is_cancelled(
+        served: dict[str, str], dev_env: WorkflowEnvironment, tmp_path: Path) -> None:
+    plan = slow_plan(tmp_path, 90)
+    suite = suite_file(tmp_path, [{"id": "slow", "level": 1, "plan": str(plan),
+                                   "expect": [{"path": "tasks.slow.metrics.slept",
+                                               "value": 90}]}])
+    code, stdout, stderr = await cli(served, "eval", str(suite), "--repeat", "1",
+                                     "--timeout", "10", "--out", str(tmp_path / "out"))
+    assert code == 0, stderr
+    (sample,) = json.loads((tmp_path / "out" / "samples.json").read_text())["samples"]
+    assert not sample["passed"] and sample["error"] == "no result within 10 s; cancelled"
+    assert any(line.split()[:4] == ["slow", "1", "0.00", "0.00"] for line in stdout.splitlines())
+    handle = dev_env.client.get_workflow_handle(sample["run_id"])
+
+    async def cancelled() -> bool:
+        return (await handle.describe()).status == WorkflowExecutionStatus.CANCELED
+
+    await wait_for(cancelled, timeout=120, what="the run past its timeout to be cancelled")
