@@ -67,10 +67,12 @@ eval: system $(STAMP)
 	$(BIN)/assay eval $(EVAL) --repeat 3 --ablate all
 	$(BIN)/assay eval $(EVAL) --repeat 3 --ablate memory,debuggers,model-review --off skills
 
-# Re-record the example goal's model exchanges (after a deliberate change to prompts or roles).
+# Re-record the example goals' model exchanges (after a deliberate change to prompts or roles).
 example-recording: system $(STAMP)
 	PATH="$(CURDIR)/$(BIN):$$PATH" ASSAY_SAVE_EXAMPLE_RECORDING=1 $(BIN)/python -m pytest \
 	  tests/test_agents_e2e.py tests/test_study_goal_e2e.py -k replayed
+	PATH="$(CURDIR)/$(BIN):$$PATH" ASSAY_SAVE_EXAMPLE_RECORDING=1 $(BIN)/python -m pytest \
+	  tests/workers/evaluation/test_goal_recordings.py
 
 histories: $(STAMP)
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m tests.workflows.capture
