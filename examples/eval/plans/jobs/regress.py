@@ -39,7 +39,7 @@ ys = [float(r[args.y]) for r in rows]
 n = len(xs)
 fit = statistics.linear_regression(xs, ys)
 r = statistics.correlation(xs, ys)
-residuals = [y - (fit.intercept + fit.slope * x) for x, y in zip(xs, ys)]
+residuals = [y - (fit.intercept + fit.slope * x) for x, y in zip(xs, ys, strict=True)]
 sxx = sum((x - statistics.fmean(xs)) ** 2 for x in xs)
 se = math.sqrt(sum(e * e for e in residuals) / (n - 2) / sxx)
 metrics = {"n": n, "slope": fit.slope, "intercept": fit.intercept, "r2": r * r,

@@ -21,7 +21,8 @@ with open(args.data, newline="", encoding="utf-8") as handle:
     ys = [float(row[args.column]) for row in csv.DictReader(handle)]
 ts = list(range(len(ys)))
 fit = statistics.linear_regression(ts, ys)
-rest = [y - (fit.intercept + fit.slope * t) for t, y in zip(ts, ys)] if args.detrend else ys
+rest = ([y - (fit.intercept + fit.slope * t) for t, y in zip(ts, ys, strict=True)]
+        if args.detrend else ys)
 mean = statistics.fmean(rest)
 dev = [r - mean for r in rest]
 total = sum(d * d for d in dev)
