@@ -36,7 +36,7 @@ from workflows.contracts.executive import Reviewer, ReviewInput, ReviewVerdict, 
 from workflows.contracts.plan import Check, JobSpec
 from workflows.contracts.policy import ModelRecording
 from workflows.contracts.study import StudyContext
-from workflows.library.contracts import MAX_GUIDELINES, GuidelineRef
+from workflows.library.patterns import MAX_GUIDELINES, GuidelineRef
 
 MAX_CODE_CHARS = 60_000
 ARTIFACT_PATTERN = r"^(?!/)(?!.*(^|/)\.\.(/|$))[A-Za-z0-9_.][A-Za-z0-9_./-]{0,199}$"

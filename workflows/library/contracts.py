@@ -17,7 +17,8 @@ from workflows.contracts.executive import PatchChange
 from workflows.contracts.memory import RememberInput
 from workflows.contracts.plan import Check, JobSpec, Scalar
 from workflows.contracts.policy import SkillPolicy
-from workflows.library.patterns import Deviation, PatternKind, SkillStep
+from workflows.library.patterns import MAX_GUIDELINES as MAX_GUIDELINES
+from workflows.library.patterns import Deviation, GuidelineRef, PatternKind, SkillStep
 from workflows.library.subagents import INSTRUCTIONS_CHARS, MemoryTry
 from workflows.library.writing import MergeCandidate, PatternBrief
 
@@ -65,19 +66,6 @@ class SkillUse(Model):
     def subagent(self) -> bool:
         """Whether the task runs as this subagent (its memory is tried before the rule table)."""
         return self.kind == "subagent"
-
-
-MAX_GUIDELINES = 3
-"""Guideline skills a match offers per task (or goal); prompts take them within a budget."""
-
-
-class GuidelineRef(Model):
-    """A matched guideline skill, by id and score only: prompts load its text from the store."""
-
-    skill_id: str = Field(max_length=100)
-    name: str = Field(max_length=64)
-    score: float = Field(ge=0)
-    """Retrieval similarity to the task (or goal); prompts take the best first."""
 
 
 class MatchTask(Model):

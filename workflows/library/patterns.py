@@ -258,3 +258,16 @@ class Skill(Model):
     def skill_id(self) -> str:
         """``name@v<version>``."""
         return self.pattern.skill_id
+
+
+MAX_GUIDELINES = 3
+"""Guideline skills a match offers per task (or goal); prompts take them within a budget."""
+
+
+class GuidelineRef(Model):
+    """A matched guideline skill, by id and score only: prompts load its text from the store."""
+
+    skill_id: str = Field(max_length=100)
+    name: str = Field(max_length=64)
+    score: float = Field(ge=0)
+    """Retrieval similarity to the task (or goal); prompts take the best first."""
