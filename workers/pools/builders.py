@@ -76,7 +76,7 @@ async def build_specs(settings: Settings, pools: Sequence[Pool], *, database_url
                         close_cycle, resolve_reuse, studies.write_study_report,
                         Learner(settings.skills_auto_approve).hand_off_outcome])
     if Pool.AGENTS in pools:
-        specs[Pool.AGENTS] = _agents_spec(settings, stack)
+        specs[Pool.AGENTS] = await _agents_spec(settings, database_url, stack)
     if Pool.REFLECTION in pools:
         specs[Pool.REFLECTION] = await _reflection_spec(settings, database_url, stack)
     if Pool.SKILLS in pools:
@@ -218,21 +218,28 @@ def _task_type_index(settings: Settings, stack: AsyncExitStack) -> TaskTypeIndex
     return TaskTypeIndex(client)
 
 
-def _agents_spec(settings: Settings, stack: AsyncExitStack) -> PoolSpec:
+async def _agents_spec(settings: Settings, database_url: str,
+                       stack: AsyncExitStack) -> PoolSpec:
     """The agents pool: deterministic reviewers, the model gateway and the model roles.
 
-    The roles share the gateway: one HTTP client, one set of open recordings.
+    The roles share the gateway: one HTTP client, one set of open recordings, and the
+    runs' budget ledger in the database.
     """
     from activities.agents.roles import Agents
     from activities.llm.gateway import ModelGateway
+    from activities.llm.ledger import BudgetLedger
     from activities.review.panel import review_ops, review_quality_safety
+
+    ledger = BudgetLedger(database_url)
+    await ledger.open()
+    stack.push_async_callback(ledger.close)
 
     gateway = ModelGateway(settings.anthropic_api_key, settings.anthropic_base_url,
                            {"default": settings.model_default, **settings.models},
                            light_model=settings.model_light,
                            record_path=settings.model_record_path,
                            replay_path=settings.model_replay_path,
-                           timeout_s=settings.model_timeout_s)
+                           timeout_s=settings.model_timeout_s, ledger=ledger)
     stack.push_async_callback(gateway.aclose)
     agents = Agents(gateway)
     return PoolSpec(activities=[review_ops, review_quality_safety, gateway.call_model,
