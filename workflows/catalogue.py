@@ -19,6 +19,7 @@ from typing import Any, Generic, TypeVar, cast
 from temporalio import activity, workflow
 from temporalio.common import RetryPolicy
 
+from workflows.agents.reflector import ReflectAnswer, ReflectRequest
 from workflows.agents.roles import (
     CodeAnswer,
     CodeRequest,
@@ -241,6 +242,7 @@ WRITE_JOB = _role("write_job", CodeRequest, CodeAnswer)
 REVIEW_JOB_MODEL = _role("review_job_model", ModelReviewRequest, ModelReviewAnswer)
 DEBUG_JOB = _role("debug_job", DebugRequest, DebugAnswer)
 SUMMARIZE_RUN = _role("summarize_run", SummaryRequest, SummaryAnswer)
+REFLECT_FAILURE = _role("reflect_failure", ReflectRequest, ReflectAnswer)
 
 # sandbox pool: everything that runs on, or probes, the job machine
 EXECUTE_JOB = ActivityDecl[ExecuteJobInput, ExecutionOutcome](
@@ -295,7 +297,7 @@ CATALOGUE: tuple[ActivityDecl[Any, Any], ...] = (
     RECORD_EVENTS, WRITE_REPORT, WRITE_TASK_REPORT, WRITE_STUDY_REPORT, CLOSE_CYCLE,
     RESOLVE_REUSE, HAND_OFF_OUTCOME,
     REVIEW_OPS, REVIEW_QUALITY_SAFETY, CALL_MODEL, PLAN_GOAL, REVIEW_PLAN, WRITE_JOB,
-    REVIEW_JOB_MODEL, DEBUG_JOB, SUMMARIZE_RUN,
+    REVIEW_JOB_MODEL, DEBUG_JOB, SUMMARIZE_RUN, REFLECT_FAILURE,
     EXECUTE_JOB, VERIFY_EVIDENCE, REVIEW_INFRASTRUCTURE, RESCAN_ARTIFACTS, PROBE_ENVIRONMENT,
     PREPARE_ENVIRONMENT,
     DIAGNOSE_FAILURE, CONSULT_MEMORY, REMEMBER_TASK, RECALL_MEMORY,
