@@ -25,7 +25,7 @@ async def test_an_unnamed_failure_is_patched_by_the_reflector_and_a_hostile_patc
     assert tasks["b"].status == "failed"
     assert "raises resources.memory_mb" in tasks["b"].status_reason
     assert tasks["b"].provenance.patches == []
-    assert sorted(r.task_id for r in reflector.asked) == ["a", "b"]
+    assert sorted(str(r.task_id) for r in reflector.asked) == ["a", "b"]
     assert all(r.note.root_cause == "unknown" for r in reflector.asked)
 
 
