@@ -16,6 +16,7 @@ start-to-close timeout) or when a later attempt of the same activity reserves.
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, ClassVar
@@ -93,10 +94,24 @@ _GRANT = text("""
 
 
 class BudgetLedger(Database):
-    """Reservations against each run's model budget, in PostgreSQL."""
+    """Reservations against each run's model budget, in PostgreSQL.
+
+    It opens on its first use, so an agents worker whose runs set no budget never
+    connects (and one without a database serves them).
+    """
 
     what: ClassVar[str] = "budget ledger"
     unavailable: ClassVar[type[DatabaseUnavailable]] = BudgetLedgerUnavailable
+
+    def __init__(self, database_url: str) -> None:
+        super().__init__(database_url)
+        self._opening = asyncio.Lock()
+
+    async def ready(self) -> None:
+        """Open the ledger unless it is open (at most once, however many calls ask)."""
+        async with self._opening:
+            if self._engine is None:
+                await self.open()
 
     async def reserve(self, claim: Claim, caps: Budget) -> None:
         """Reserve ``claim`` against its run's caps, or refuse.
@@ -107,6 +122,7 @@ class BudgetLedger(Database):
         Raises:
             BudgetRefused: spent + reserved + this claim would pass a cap.
         """
+        await self.ready()
         now = datetime.now(UTC)
         params: dict[str, Any] = {
             "run": claim.run_id, "key": claim.key, "call": claim.call_key,
@@ -130,6 +146,7 @@ class BudgetLedger(Database):
 
     async def settle(self, key: str, usage: Usage) -> None:
         """Replace the reservation ``key`` by what its call really spent (once)."""
+        await self.ready()
         async with self.engine.begin() as conn:
             row = (await conn.execute(text(
                 "SELECT run_id, state, tokens, usd FROM budget_reservations WHERE key = :key "
@@ -155,6 +172,7 @@ class BudgetLedger(Database):
 
     async def release(self, key: str) -> None:
         """Give back the reservation ``key`` of a call that spent nothing (once)."""
+        await self.ready()
         async with self.engine.begin() as conn:
             row = (await conn.execute(text(
                 "UPDATE budget_reservations SET state = :released "
@@ -170,6 +188,7 @@ class BudgetLedger(Database):
 
     async def standing(self, run_id: str) -> Standing | None:
         """The run's ledger, or None if no call of the run has reserved yet."""
+        await self.ready()
         async with self.engine.connect() as conn:
             row = (await conn.execute(text("SELECT * FROM budget_ledgers WHERE run_id = :run"),
                                       {"run": run_id})).first()

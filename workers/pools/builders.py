@@ -76,7 +76,7 @@ async def build_specs(settings: Settings, pools: Sequence[Pool], *, database_url
                         close_cycle, resolve_reuse, studies.write_study_report,
                         Learner(settings.skills_auto_approve).hand_off_outcome])
     if Pool.AGENTS in pools:
-        specs[Pool.AGENTS] = await _agents_spec(settings, database_url, stack)
+        specs[Pool.AGENTS] = _agents_spec(settings, database_url, stack)
     if Pool.REFLECTION in pools:
         specs[Pool.REFLECTION] = await _reflection_spec(settings, database_url, stack)
     if Pool.SKILLS in pools:
@@ -218,8 +218,7 @@ def _task_type_index(settings: Settings, stack: AsyncExitStack) -> TaskTypeIndex
     return TaskTypeIndex(client)
 
 
-async def _agents_spec(settings: Settings, database_url: str,
-                       stack: AsyncExitStack) -> PoolSpec:
+def _agents_spec(settings: Settings, database_url: str, stack: AsyncExitStack) -> PoolSpec:
     """The agents pool: deterministic reviewers, the model gateway and the model roles.
 
     The roles share the gateway: one HTTP client, one set of open recordings, and the
@@ -230,8 +229,7 @@ async def _agents_spec(settings: Settings, database_url: str,
     from activities.llm.ledger import BudgetLedger
     from activities.review.panel import review_ops, review_quality_safety
 
-    ledger = BudgetLedger(database_url)
-    await ledger.open()
+    ledger = BudgetLedger(database_url)  # opens on the first call of a run with a budget
     stack.push_async_callback(ledger.close)
 
     gateway = ModelGateway(settings.anthropic_api_key, settings.anthropic_base_url,

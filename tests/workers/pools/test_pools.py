@@ -26,6 +26,7 @@ from workflows.catalogue import (
     DEBUG_JOB,
     PLAN_GOAL,
     PROBE_ENVIRONMENT,
+    REFLECT_FAILURE,
     REVIEW_JOB_MODEL,
     REVIEW_PLAN,
     SUMMARIZE_RUN,
@@ -100,7 +101,7 @@ async def test_agent_roles_serve_on_the_agents_pool_and_the_probe_on_the_sandbox
         agents = activities_by_name(specs[Pool.AGENTS])
         sandbox = activities_by_name(specs[Pool.SANDBOX])
     roles = [d.name for d in (PLAN_GOAL, REVIEW_PLAN, WRITE_JOB, REVIEW_JOB_MODEL, DEBUG_JOB,
-                              SUMMARIZE_RUN)]
+                              SUMMARIZE_RUN, REFLECT_FAILURE)]
     assert set(agents) == {*roles, CALL_MODEL.name, "review_ops", "review_quality_safety"}
     assert PROBE_ENVIRONMENT.name in sandbox and not set(roles) & set(sandbox)
     gateways = {id(agents[name].__self__.gateway) for name in roles}
