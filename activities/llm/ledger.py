@@ -5,8 +5,8 @@ without a shared account they overshoot together. The ledger is that account, in
 PostgreSQL: one row per run with its caps, what settled calls spent and what calls in flight
 have reserved. A reservation is granted by one conditional ``UPDATE`` (spent + reserved +
 this call's estimate within every cap), so concurrent calls of a run, on any worker, cannot
-all pass; a run's spend exceeds its cap by at most what one call's real usage exceeds its
-reservation.
+all pass; a run's spend exceeds its cap only by what calls in flight spend beyond their
+reservations (see :mod:`activities.llm.reserve` for why that is rare).
 
 Every operation is idempotent by the reservation's key (workflow, run, activity id, attempt,
 round): a repeated reserve finds its row, a repeated settle or release changes nothing.
