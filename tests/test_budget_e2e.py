@@ -70,7 +70,8 @@ async def test_ten_parallel_tasks_spend_within_the_cap_and_the_rest_are_stopped_
                     queues=queues_from(settings), store=store_of(settings))
     client = AssayClient(dev_env.client, task_queue=settings.queue_orchestration)
     run_id = await client.start_run(req, again=True)
-    report = report_of(await asyncio.wait_for(client.result(run_id), timeout=300))
+    result = await asyncio.wait_for(client.result(run_id), timeout=300)
+    report = report_of(result)
 
     statuses = {t.task_id: t.status for t in report.tasks}
     completed = [t for t in report.tasks if t.status == "completed"]
@@ -87,3 +88,6 @@ async def test_ten_parallel_tasks_spend_within_the_cap_and_the_rest_are_stopped_
     assert standing is not None
     assert standing.spent_tokens == spent and standing.reserved_tokens == 0
     assert spent <= CAP  # within the cap: each reservation covered its call's real usage
+    assert result.report is not None  # the Markdown report says the budget stopped them
+    summary = Path(result.report.summary_md).read_text(encoding="utf-8")
+    assert summary.count("budget ledger refused") == len(stopped)
