@@ -5,7 +5,7 @@ with a study's hypotheses) and ``spend`` usage and budgets (both re-exported her
 :mod:`workflows.catalogue` declares the roles with them);
 ``calls.AgentCalls`` checks the budget, calls a role through its declaration and accounts
 for it; ``debugging`` guards and chooses among the debuggers' fixes; ``planning`` turns a
-planner's draft into a plan.
+planner's draft into a plan; ``reflector`` holds the reflector role's contracts.
 """
 
 from workflows.agents.roles import AgentRequest, RoleAnswer
