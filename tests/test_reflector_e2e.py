@@ -4,7 +4,8 @@ Real workers, sandbox and SDK against the scripted Messages API server. The plan
 with an exception no rule names unless its ``tolerance`` argument is loosened; reflection's
 rule table says ``unknown``, the reflector proposes ``args.tolerance = 1e-6``, the patch is
 guarded and scored like any rule's (0.90: retry), reviewed again, and the task completes.
-Without a model nothing changes: the same failure ends the task, and no model is asked.
+The exchange is recorded, and a re-run replays it with the server gone. Without a model
+nothing changes: the same failure ends the task, and no model is asked.
 """
 
 from __future__ import annotations
@@ -56,6 +57,7 @@ REFLECTION = {"root_cause": "invalid_value", "likely_fix": "loosen the tolerance
 
 
 def solver_plan(folder: Path) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
     decision = {"task_id": "solve", "priority": "HIGH", "owner": "analyst",
                 "action": "Find the square root of two by Newton's method",
                 "rationale": "a job that fails until its tolerance is loosened",
@@ -96,7 +98,8 @@ async def test_an_unnamed_failure_is_fixed_by_the_reflectors_patch(
         dev_env: WorkflowEnvironment, served: tuple[Settings, FakeAnthropic],
         tmp_path: Path, fresh_database_url: str) -> None:
     settings, fake = served
-    flags = AgentFlags(enabled=True, model_review=False, debuggers=False)
+    recording = tmp_path / "reflector.jsonl"
+    flags = AgentFlags(enabled=True, model_review=False, debuggers=False, record=recording)
     report = await run_plan(dev_env, settings, tmp_path, flags)
 
     (task,) = report.tasks
@@ -114,6 +117,15 @@ async def test_an_unnamed_failure_is_fixed_by_the_reflectors_patch(
              and e.event_type == "agent_call" and "root_cause" in e.outputs]
     assert [(n["root_cause"], n["source"]) for n in notes] == [("unknown", "none"),
                                                                ("invalid_value", "model")]
+
+    # recorded like every role: a re-run replays the reflector's answer with no server
+    fake.stop()
+    replay = AgentFlags(model_review=False, debuggers=False, replay=recording)
+    again = await run_plan(dev_env, settings, tmp_path / "again", replay)
+    (retried,) = again.tasks
+    assert retried.status == "completed", retried.status_reason
+    assert retried.provenance.patches[0].changes == patch.changes
+    assert retried.model.calls == task.model.calls == 1
 
 
 async def test_without_a_model_the_rule_tables_verdict_stands(
