@@ -19,6 +19,7 @@ from typing import Any, Generic, TypeVar, cast
 from temporalio import activity, workflow
 from temporalio.common import RetryPolicy
 
+from workflows.agents.reflector import ReflectAnswer, ReflectRequest
 from workflows.agents.roles import (
     CodeAnswer,
     CodeRequest,
@@ -253,6 +254,7 @@ JUDGE_MERGE = ActivityDecl[writing.JudgeMergeRequest, writing.JudgeMergeAnswer](
 REFORMULATE_QUERY = ActivityDecl[writing.ReformulateRequest, writing.ReformulateAnswer](
     "reformulate_query", writing.ReformulateRequest, writing.ReformulateAnswer, Pool.AGENTS,
     2 * MINUTE, WRITER_RETRY)
+REFLECT_FAILURE = _role("reflect_failure", ReflectRequest, ReflectAnswer)
 
 # sandbox pool: everything that runs on, or probes, the job machine
 EXECUTE_JOB = ActivityDecl[ExecuteJobInput, ExecutionOutcome](
@@ -312,6 +314,7 @@ CATALOGUE: tuple[ActivityDecl[Any, Any], ...] = (
     RESOLVE_REUSE, HAND_OFF_OUTCOME,
     REVIEW_OPS, REVIEW_QUALITY_SAFETY, CALL_MODEL, PLAN_GOAL, REVIEW_PLAN, WRITE_JOB,
     REVIEW_JOB_MODEL, DEBUG_JOB, SUMMARIZE_RUN, WRITE_SKILL, JUDGE_MERGE, REFORMULATE_QUERY,
+    REFLECT_FAILURE,
     EXECUTE_JOB, VERIFY_EVIDENCE, REVIEW_INFRASTRUCTURE, RESCAN_ARTIFACTS, PROBE_ENVIRONMENT,
     PREPARE_ENVIRONMENT,
     DIAGNOSE_FAILURE, CONSULT_MEMORY, REMEMBER_TASK, RECALL_MEMORY,

@@ -1,4 +1,4 @@
-"""Agent roles: the model-backed planner, coder, reviewers, debuggers and output processor.
+"""Agent roles: the model-backed planner, coder, reviewers, debuggers, reflector, output processor.
 
 Each role turns a typed request into a prompt (``prompting``, ``render``, system prompts in
 ``prompts/*.md``), asks the model gateway for a structured answer and converts it back into

@@ -21,9 +21,11 @@ from activities.agents import convert, render
 from activities.agents.guidance import GUIDELINE_TOKENS, GuidelineSource, guidance_section
 from activities.agents.previews import previews
 from activities.agents.prompting import system_prompt
+from activities.agents.reflector import reflect_message, reflector_note
 from activities.llm.errors import spent
 from activities.llm.gateway import ModelGateway
 from activities.llm.helpers import Helper
+from workflows.agents.reflector import ReflectAnswer, ReflectorOutput, ReflectRequest
 from workflows.agents.roles import (
     AgentRequest,
     CodeAnswer,
@@ -51,6 +53,7 @@ from workflows.agents.spend import ChatMessage, ModelAnswer, ModelCall, Spend
 from workflows.catalogue import (
     DEBUG_JOB,
     PLAN_GOAL,
+    REFLECT_FAILURE,
     REVIEW_JOB_MODEL,
     REVIEW_PLAN,
     SUMMARIZE_RUN,
@@ -64,7 +67,8 @@ JOB_CONTRACT = "job_contract"
 RESEARCHER = "researcher"
 """Shared prompt: the offline documentation lookups (coder and debuggers, when configured)."""
 MAX_TOKENS: dict[str, int] = {"planner": 8192, "plan_reviewer": 2048, "coder": 16_384,
-                              "reviewer": 2048, "debugger": 16_384, "output_processor": 4096}
+                              "reviewer": 2048, "debugger": 16_384, "output_processor": 4096,
+                              "reflector": 2048}
 
 _O = TypeVar("_O", bound=Model)
 _R = TypeVar("_R")
@@ -182,6 +186,13 @@ class Agents:
         got = await self._consult(req, "output_processor", RunAnswer,
                                   render.summary_message(req, shown), lambda out: out)
         return SummaryAnswer(answer=got.value, spend=got.spend)
+
+    @REFLECT_FAILURE.defn
+    async def reflect_failure(self, req: ReflectRequest) -> ReflectAnswer:
+        """Propose a guarded job-spec patch for a failure the rule table cannot name."""
+        got = await self._consult(req, "reflector", ReflectorOutput, reflect_message(req),
+                                  lambda out: reflector_note(req, out))
+        return ReflectAnswer(note=got.value, spend=got.spend)
 
     async def _consult(self, req: AgentRequest, role: str, contract: type[_O], text: str,
                        conversion: Callable[[_O], _R], *, shared: tuple[str, ...] = (),

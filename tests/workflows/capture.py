@@ -5,7 +5,8 @@ say in the commit why old histories no longer replay, or keep both workflow vers
 ``workflow.patched``). The scenarios reuse the fake-activity runs of ``test_research``.
 Some scenarios live in modules of their own (``capture_bounds``, ``capture_plans``,
 ``capture_refusals``, ``capture_goalenv``, ``capture_study``, ``capture_study_cycle``,
-``capture_branches``, ``capture_learning``, ``capture_subagent``, ``capture_guided``); each
+``capture_branches``, ``capture_learning``, ``capture_subagent``, ``capture_guided``,
+``capture_reflector``); each
 one's ``python -m`` re-captures only its own histories, leaving the others as they are: ``python -m
 tests.workflows.capture_branches`` those of branches and steering (``branched``,
 ``steered``, ``cancelled``, ``withdrawn``).
@@ -30,6 +31,7 @@ from tests.workflows.capture_goalenv import run_goal_environment
 from tests.workflows.capture_guided import run_guided
 from tests.workflows.capture_learning import run_learning
 from tests.workflows.capture_plans import run_plans
+from tests.workflows.capture_reflector import run_reflector
 from tests.workflows.capture_refusals import run_library_refusals, run_refusals
 from tests.workflows.capture_study import run_cancelled_study, run_study, save_study
 from tests.workflows.capture_study_cycle import run_study_cycle, run_study_reuse
@@ -196,6 +198,8 @@ async def capture() -> None:
             runs.append(("bounds", await run_bounds(env, Path(tmp))))
         with tempfile.TemporaryDirectory() as tmp:
             runs.append(("plans", await run_plans(env, Path(tmp))))
+        with tempfile.TemporaryDirectory() as tmp:
+            runs.append(("reflector", (await run_reflector(env, Path(tmp)))[0]))
         with tempfile.TemporaryDirectory() as tmp:
             runs.append(("goalenv", (await run_goal_environment(env, Path(tmp))).result))
         with tempfile.TemporaryDirectory() as tmp:

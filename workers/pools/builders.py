@@ -225,7 +225,8 @@ async def _agents_spec(settings: Settings, database_url: str,
                        stack: AsyncExitStack) -> PoolSpec:
     """The agents pool: deterministic reviewers, the model gateway and the model roles.
 
-    The roles share the gateway: one HTTP client, one set of open recordings. They read
+    The roles share the gateway: one HTTP client, one set of open recordings, and the
+    runs' budget ledger in the database. They read
     matched guideline skills from the skill library's store, and the coder and debuggers may
     look documentation up offline when ``docs_lookups`` allows.
     """
@@ -233,16 +234,20 @@ async def _agents_spec(settings: Settings, database_url: str,
     from activities.agents.roles import Agents
     from activities.agents.writer import SkillWriter
     from activities.llm.gateway import ModelGateway
+    from activities.llm.ledger import BudgetLedger
     from activities.research.tool import DocsResearcher
     from activities.review.panel import review_ops, review_quality_safety
     from skills.store import SkillStore
+
+    ledger = BudgetLedger(database_url)  # opens on the first call of a run with a budget
+    stack.push_async_callback(ledger.close)
 
     gateway = ModelGateway(settings.anthropic_api_key, settings.anthropic_base_url,
                            {"default": settings.model_default, **settings.models},
                            light_model=settings.model_light,
                            record_path=settings.model_record_path,
                            replay_path=settings.model_replay_path,
-                           timeout_s=settings.model_timeout_s)
+                           timeout_s=settings.model_timeout_s, ledger=ledger)
     stack.push_async_callback(gateway.aclose)
     store = SkillStore(database_url)
     guides: StoredGuidelines | None = None
@@ -265,7 +270,7 @@ async def _agents_spec(settings: Settings, database_url: str,
                                 agents.plan_goal, agents.review_plan, agents.write_job,
                                 agents.review_job_model, agents.debug_job,
                                 agents.summarize_run, writer.write_skill, writer.judge_merge,
-                                writer.reformulate_query])
+                                writer.reformulate_query, agents.reflect_failure])
 
 
 def make_runtime(settings: Settings) -> Runtime | None:

@@ -6,5 +6,5 @@ carry), ``spend`` usage and budgets; import the module you need, as this package
 nothing;
 ``calls.AgentCalls`` checks the budget, calls a role through its declaration and accounts
 for it; ``debugging`` guards and chooses among the debuggers' fixes; ``planning`` turns a
-planner's draft into a plan.
+planner's draft into a plan; ``reflector`` holds the reflector role's contracts.
 """

@@ -4,7 +4,8 @@
 ``workflow`` the workflow class with its handlers and pipeline, imported from its module.
 Its steps are plain collaborators, each given the task's ``state.TaskState``: ``review``,
 ``execution``, ``recovery`` (with ``subagent``: a subagent's remembered fixes, tried
-first), ``coding`` and ``debugging``; ``memory`` and ``skills`` hand
+first; ``reflecting``, the reflector's second opinion), ``coding`` and ``debugging``;
+``memory`` and ``skills`` hand
 the finished task to the learning pools; ``report`` writes its whole result and cuts the one
 it returns to fit; ``calls`` holds its activity calls.
 """

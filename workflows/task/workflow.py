@@ -42,6 +42,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.task.memory import remember
     from workflows.task.phases import Phase
     from workflows.task.recovery import Recovery
+    from workflows.task.reflecting import Reflector
     from workflows.task.report import finish
     from workflows.task.review import Review, describe_rejection
     from workflows.task.skills import report_to_library
@@ -60,7 +61,7 @@ class TaskWorkflow:
         calls = TaskCalls(task)
         self.review = Review(state, calls, self.agents)
         self.execution = Execution(state, calls)
-        self.recovery = Recovery(state, self.gates)
+        self.recovery = Recovery(state, self.gates, Reflector(state, self.agents))
         self.coding = Coding(state, self.agents, self.execution)
         self.debugging = Debugging(state, calls, self.agents, self.review, self.execution)
 

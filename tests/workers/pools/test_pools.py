@@ -27,6 +27,7 @@ from workflows.catalogue import (
     JUDGE_MERGE,
     PLAN_GOAL,
     PROBE_ENVIRONMENT,
+    REFLECT_FAILURE,
     REFORMULATE_QUERY,
     REVIEW_JOB_MODEL,
     REVIEW_PLAN,
@@ -103,7 +104,7 @@ async def test_agent_roles_serve_on_the_agents_pool_and_the_probe_on_the_sandbox
         agents = activities_by_name(specs[Pool.AGENTS])
         sandbox = activities_by_name(specs[Pool.SANDBOX])
     roles = [d.name for d in (PLAN_GOAL, REVIEW_PLAN, WRITE_JOB, REVIEW_JOB_MODEL, DEBUG_JOB,
-                              SUMMARIZE_RUN)]
+                              SUMMARIZE_RUN, REFLECT_FAILURE)]
     writer = [d.name for d in (WRITE_SKILL, JUDGE_MERGE, REFORMULATE_QUERY)]
     assert set(agents) == {*roles, *writer, CALL_MODEL.name, "review_ops",
                            "review_quality_safety"}
