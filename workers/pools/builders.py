@@ -18,6 +18,7 @@ from temporalio.runtime import PrometheusConfig, Runtime, TelemetryConfig
 from temporalio.worker import Worker
 
 from workers.connection import connect
+from workers.pools.versioning import deployment_config, deployment_version, promote
 from workers.settings import Settings
 from workflows.catalogue import check_registrations
 from workflows.constants import Pool
@@ -275,16 +276,32 @@ async def run_pools(settings: Settings, pools: Sequence[Pool], *, database_url: 
         if client is None:
             client = await connect(settings, runtime=make_runtime(settings))
         specs = await build_specs(settings, pools, database_url=database_url, stack=stack)
-        workers = [
-            Worker(client, task_queue=settings.queue(pool), workflows=spec.workflows,
-                   activities=spec.activities,
-                   max_concurrent_activities=spec.max_concurrent_activities,
-                   graceful_shutdown_timeout=_grace(pool))
-            for pool, spec in specs.items()
-        ]
-        for pool in specs:
-            log.info("worker started on %s", settings.queue(pool))
-        runs = [asyncio.create_task(w.run()) for w in workers]
+        await serve_specs(client, settings, specs, stop)
+
+
+async def serve_specs(client: Client, settings: Settings, specs: dict[Pool, PoolSpec],
+                      stop: asyncio.Event) -> None:
+    """Serve each pool's spec as the deployment version settings say, until ``stop`` is set.
+
+    Raises:
+        temporalio.service.RPCError: the version could not be made current as
+            ``settings.deployment_set_current`` asks (e.g. the server lacks Worker Deployments).
+    """
+    version = deployment_version(settings)
+    workers = [
+        Worker(client, task_queue=settings.queue(pool), workflows=spec.workflows,
+               activities=spec.activities,
+               max_concurrent_activities=spec.max_concurrent_activities,
+               deployment_config=deployment_config(version),
+               graceful_shutdown_timeout=_grace(pool))
+        for pool, spec in specs.items()
+    ]
+    for pool in specs:
+        log.info("worker started on %s", settings.queue(pool))
+    runs = [asyncio.create_task(w.run()) for w in workers]
+    try:
+        if specs:
+            await promote(client, settings)
         for pool, spec in specs.items():
             if spec.on_start is not None:
                 try:
@@ -293,11 +310,12 @@ async def run_pools(settings: Settings, pools: Sequence[Pool], *, database_url: 
                     log.warning("pool %s could not finish starting: %s", pool, err)
         stopper = asyncio.create_task(stop.wait())
         done, _ = await asyncio.wait([*runs, stopper], return_when=asyncio.FIRST_COMPLETED)
-        await asyncio.gather(*(w.shutdown() for w in workers))
         stopper.cancel()
-        for task in done:
-            if task is not stopper and task.exception() is not None:
-                raise task.exception()  # type: ignore[misc]
+    finally:
+        await asyncio.gather(*(w.shutdown() for w in workers))
+    for task in done:
+        if task is not stopper and task.exception() is not None:
+            raise task.exception()  # type: ignore[misc]
 
 
 def _grace(pool: Pool) -> Any:
