@@ -40,6 +40,9 @@ SOURCE_ROOT = Path(workflows.__file__).resolve().parent
 """The workflow code whose digest is in the build id: everything a workflow replays."""
 SET_CURRENT_TIMEOUT_S = 30.0
 """How long a starting worker waits for the server to know its version before promoting it."""
+BUSY_TIMEOUT_S = 10.0
+"""How long a question about a deployment is asked again while the server says it is busy
+(its workers' first polls register their queues, one change at a time)."""
 
 
 def source_digest(root: Path = SOURCE_ROOT) -> str:
@@ -107,16 +110,22 @@ async def routing(client: Client, deployment: str) -> Routing:
     """The deployment's routing; empty for a deployment the server does not know yet.
 
     Raises:
-        RPCError: the server does not answer or does not offer Worker Deployments.
+        RPCError: the server does not answer, offers no Worker Deployments, or stayed busy
+            for ``BUSY_TIMEOUT_S``.
     """
-    try:
-        resp = await client.workflow_service.describe_worker_deployment(
-            DescribeWorkerDeploymentRequest(namespace=client.namespace,
-                                            deployment_name=deployment))
-    except RPCError as err:
-        if err.status == RPCStatusCode.NOT_FOUND:
-            return Routing()
-        raise
+    request = DescribeWorkerDeploymentRequest(namespace=client.namespace,
+                                              deployment_name=deployment)
+    deadline = time.monotonic() + BUSY_TIMEOUT_S
+    while True:
+        try:
+            resp = await client.workflow_service.describe_worker_deployment(request)
+            break
+        except RPCError as err:
+            if err.status == RPCStatusCode.NOT_FOUND:
+                return Routing()
+            if err.status != RPCStatusCode.RESOURCE_EXHAUSTED or time.monotonic() > deadline:
+                raise
+        await asyncio.sleep(0.5)
     config = resp.worker_deployment_info.routing_config
     return Routing(current=config.current_deployment_version.build_id or None,
                    ramping=config.ramping_deployment_version.build_id or None,
@@ -127,9 +136,9 @@ async def set_current(client: Client, version: WorkerDeploymentVersion, *, only_
                       timeout: float = SET_CURRENT_TIMEOUT_S) -> bool:
     """Make ``version`` its deployment's current version; whether this call changed it.
 
-    The server learns a version from its workers' first polls, so a version not known yet is
-    asked for again until ``timeout``. With ``only_if_none`` a deployment that already has a
-    current version keeps it.
+    The server learns a version from its workers' first polls, so a version not known yet (or
+    a deployment busy with other changes) is asked for again until ``timeout``. With
+    ``only_if_none`` a deployment that already has a current version keeps it.
 
     Raises:
         RPCError: the server refused (e.g. versioning is off there), or still did not know the
@@ -147,10 +156,11 @@ async def set_current(client: Client, version: WorkerDeploymentVersion, *, only_
                     build_id=version.build_id, identity=client.identity))
             return True
         except RPCError as err:
-            retry = err.status in (RPCStatusCode.NOT_FOUND, RPCStatusCode.FAILED_PRECONDITION)
+            retry = err.status in (RPCStatusCode.NOT_FOUND, RPCStatusCode.FAILED_PRECONDITION,
+                                   RPCStatusCode.RESOURCE_EXHAUSTED)
             if not retry or time.monotonic() > deadline:
                 raise
-        await asyncio.sleep(0.2)
+        await asyncio.sleep(0.5)
 
 
 async def promote(client: Client, settings: Settings) -> None:
