@@ -114,31 +114,32 @@ async def test_a_first_version_becomes_current_a_later_one_waits_for_an_operator
         "deployment_name": deployment, "deployment_set_current": "if-none"})
     v1 = base.model_copy(update={"build_id": "v1"})
     v2 = base.model_copy(update={"build_id": "v2"})
-    async with version_serving(dev_env, v1), version_serving(dev_env, v2):
+    async with version_serving(dev_env, v1):
         async def current_is_v1() -> bool:
             return (await routing(client, deployment)).current == "v1"
 
         await wait_for(current_is_v1, timeout=60, what="the first version current", every=0.5)
-        version_v2 = WorkerDeploymentVersion(deployment, "v2")
-        assert not await set_current(client, version_v2, only_if_none=True)
+        async with version_serving(dev_env, v2):
+            version_v2 = WorkerDeploymentVersion(deployment, "v2")
+            assert not await set_current(client, version_v2, only_if_none=True)
 
-        async def both_poll() -> bool:
-            lines = await versions_items(client, v1, window=70)
-            return all("v2 (not current): 2 pollers" in item.detail
-                       for item in lines if item.name == orchestration)
+            async def both_poll() -> bool:
+                lines = await versions_items(client, v1, window=70)
+                return all("v2 (not current): 2 pollers" in item.detail
+                           for item in lines if item.name == orchestration)
 
-        orchestration = f"versions {v1.queue(Pool.ORCHESTRATION)}"
-        await wait_for(both_poll, timeout=60, what="v2 polling orchestration", every=0.5)
-        lines = {item.name: item for item in await versions_items(client, v1, window=70)}
-        assert lines[orchestration].ok
-        assert f"{deployment} v1 (current): 2 pollers" in lines[orchestration].detail
-        assert f"{deployment} v2 (not current): 2 pollers" in lines[orchestration].detail
+            orchestration = f"versions {v1.queue(Pool.ORCHESTRATION)}"
+            await wait_for(both_poll, timeout=60, what="v2 polling orchestration", every=0.5)
+            lines = {item.name: item for item in await versions_items(client, v1, window=70)}
+            assert lines[orchestration].ok
+            assert f"{deployment} v1 (current): 2 pollers" in lines[orchestration].detail
+            assert f"{deployment} v2 (not current): 2 pollers" in lines[orchestration].detail
 
-        unpolled = v1.model_copy(update={"queue_sandbox": f"{prefix}-nobody"})
-        sandbox = {i.name: i for i in await versions_items(client, unpolled, window=70)}[
-            f"versions {prefix}-nobody"]
-        assert not sandbox.ok
-        assert "the current version v1 does not poll it" in sandbox.detail
+            unpolled = v1.model_copy(update={"queue_sandbox": f"{prefix}-nobody"})
+            sandbox = {i.name: i for i in await versions_items(client, unpolled, window=70)}[
+                f"versions {prefix}-nobody"]
+            assert not sandbox.ok
+            assert "the current version v1 does not poll it" in sandbox.detail
 
-        assert await set_current(client, version_v2, only_if_none=False)
-        assert (await routing(client, deployment)).current == "v2"
+            assert await set_current(client, version_v2, only_if_none=False)
+            assert (await routing(client, deployment)).current == "v2"
