@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
@@ -93,7 +93,7 @@ async def idle() -> None:
 
 
 @asynccontextmanager
-async def version_serving(env: WorkflowEnvironment, settings: Settings) -> AsyncIterator[None]:
+async def version_serving(env: WorkflowEnvironment, settings: Settings) -> AsyncGenerator[None]:
     """Every served pool's queue polled as ``settings``' version, by workers of no work."""
     specs = {pool: PoolSpec(workflows=[IdleWorkflow] if "workflow" in poller_kinds(pool)
                             else [], activities=[idle]) for pool in SERVED_POOLS}
