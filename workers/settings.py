@@ -80,10 +80,10 @@ class Settings(BaseSettings):
     """The Worker Deployment every worker of this installation belongs to."""
     build_id: str | None = Field(default=None, pattern=r"^[A-Za-z0-9_.+-]+$", max_length=200)
     """The build id workers poll with (default: package version and workflow source digest)."""
-    deployment_set_current: Literal["always", "if-none", "never"] = "if-none"
-    """When a starting worker makes its version the deployment's current one: ``always``
-    (the embedded stack), ``if-none`` (only a deployment with no current version yet), or
-    ``never`` (an operator promotes versions)."""
+    deployment_set_current: Literal["always", "if-none", "never"] | None = None
+    """When a starting worker makes its version the deployment's current one: ``always``,
+    ``if-none`` (only a deployment with no current version yet), or ``never`` (an operator
+    promotes versions); unset: ``always`` in the embedded stack, else ``if-none``."""
 
     queue_orchestration: str = Pool.ORCHESTRATION.value
     queue_agents: str = Pool.AGENTS.value

@@ -6,7 +6,6 @@ from __future__ import annotations
 from datetime import timedelta
 
 from temporalio import workflow
-from temporalio.common import VersioningBehavior
 
 with workflow.unsafe.imports_passed_through():
     from workflows.contracts.results import ResearchInput, TaskInput
@@ -22,7 +21,7 @@ class ReorderedTaskWorkflow:
                                         start_to_close_timeout=timedelta(seconds=5))
 
 
-@workflow.defn(name="ResearchWorkflow", versioning_behavior=VersioningBehavior.PINNED)
+@workflow.defn(name="ResearchWorkflow")
 class TimerFirstResearchWorkflow:
     """A ResearchWorkflow whose first command is a timer: a run begun by the real one cannot
     replay on it, so a worker serving it is a new, incompatible version."""

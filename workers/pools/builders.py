@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from temporalio.client import Client
+from temporalio.common import VersioningBehavior
 from temporalio.runtime import PrometheusConfig, Runtime, TelemetryConfig
 from temporalio.worker import Worker
 
@@ -48,6 +49,11 @@ class PoolSpec:
     max_concurrent_activities: int | None = None
     on_start: Callable[[Client], Awaitable[None]] | None = None
     """Run once the pool's worker is polling (e.g. start the skill library's workflow)."""
+    versioning: VersioningBehavior = VersioningBehavior.UNSPECIFIED
+    """What the pool's workflows do when a new version becomes current (worker versioning):
+    stay on theirs (``PINNED``) or move (``AUTO_UPGRADE``). A worker's default, not each
+    workflow's ``@workflow.defn``: a declared behaviour is refused by the server from
+    unversioned workers, and so would make versioning impossible to turn off."""
 
 
 async def build_specs(settings: Settings, pools: Sequence[Pool], *, database_url: str,
@@ -73,6 +79,7 @@ async def build_specs(settings: Settings, pools: Sequence[Pool], *, database_url
         studies = StudyReportWriter(settings.root)
         specs[Pool.ORCHESTRATION] = PoolSpec(
             workflows=[ResearchWorkflow, BranchWorkflow, TaskWorkflow, StudyWorkflow],
+            versioning=VersioningBehavior.PINNED,  # they wait on people for days
             activities=[store.record_events, writer.write_report, writer.write_task_report,
                         close_cycle, resolve_reuse, studies.write_study_report,
                         Learner(settings.skills_auto_approve).hand_off_outcome])
@@ -201,7 +208,8 @@ async def _skills_spec(settings: Settings, database_url: str,
     return PoolSpec(workflows=[SkillLibraryWorkflow],
                     activities=[library.match_skills, library.record_outcomes,
                                 library.extract_skills, library.maintain_skills],
-                    on_start=start_library)
+                    on_start=start_library,
+                    versioning=VersioningBehavior.AUTO_UPGRADE)  # lives on, continues as new
 
 
 def _task_type_index(settings: Settings, stack: AsyncExitStack) -> TaskTypeIndex | None:
@@ -292,7 +300,7 @@ async def serve_specs(client: Client, settings: Settings, specs: dict[Pool, Pool
         Worker(client, task_queue=settings.queue(pool), workflows=spec.workflows,
                activities=spec.activities,
                max_concurrent_activities=spec.max_concurrent_activities,
-               deployment_config=deployment_config(version),
+               deployment_config=deployment_config(version, spec.versioning),
                graceful_shutdown_timeout=_grace(pool))
         for pool, spec in specs.items()
     ]

@@ -26,7 +26,7 @@ from temporalio.api.workflowservice.v1 import (
     SetWorkerDeploymentCurrentVersionRequest,
 )
 from temporalio.client import Client
-from temporalio.common import WorkerDeploymentVersion
+from temporalio.common import VersioningBehavior, WorkerDeploymentVersion
 from temporalio.service import RPCError, RPCStatusCode
 from temporalio.worker import WorkerDeploymentConfig
 
@@ -73,11 +73,19 @@ def deployment_version(settings: Settings) -> WorkerDeploymentVersion | None:
     return WorkerDeploymentVersion(settings.deployment_name, build_id(settings))
 
 
-def deployment_config(version: WorkerDeploymentVersion | None) -> WorkerDeploymentConfig | None:
-    """The SDK's worker option for ``version`` (each workflow declares its own behaviour)."""
+def deployment_config(version: WorkerDeploymentVersion | None,
+                      behavior: VersioningBehavior = VersioningBehavior.UNSPECIFIED,
+                      ) -> WorkerDeploymentConfig | None:
+    """The SDK's worker option for ``version``, its workflows' behaviour ``behavior``."""
     if version is None:
         return None
-    return WorkerDeploymentConfig(version=version, use_worker_versioning=True)
+    return WorkerDeploymentConfig(version=version, use_worker_versioning=True,
+                                  default_versioning_behavior=behavior)
+
+
+def set_current_mode(settings: Settings) -> str:
+    """When this worker makes its version current (``if-none`` unless settings say)."""
+    return settings.deployment_set_current or "if-none"
 
 
 def describe_version(settings: Settings) -> str:
@@ -86,7 +94,7 @@ def describe_version(settings: Settings) -> str:
     if version is None:
         return "worker versioning off (ASSAY_WORKER_VERSIONING=false): unversioned workers"
     return (f"deployment {version.deployment_name}, build id {version.build_id} "
-            f"(sets current version: {settings.deployment_set_current})")
+            f"(sets current version: {set_current_mode(settings)})")
 
 
 @dataclass(frozen=True)
@@ -166,15 +174,38 @@ async def set_current(client: Client, version: WorkerDeploymentVersion, *, only_
 async def promote(client: Client, settings: Settings) -> None:
     """Make this worker's version current as ``settings.deployment_set_current`` asks.
 
+    With versioning off and ``always`` (the embedded stack), a deployment that had a current
+    version sends its new workflows to unversioned workers again.
+
     Raises:
         RPCError: see :func:`set_current`.
     """
-    version = deployment_version(settings)
-    if version is None or settings.deployment_set_current == "never":
+    version, when = deployment_version(settings), set_current_mode(settings)
+    if version is None:
+        if when == "always":
+            await _unversion(client, settings.deployment_name)
         return
-    if await set_current(client, version,
-                         only_if_none=settings.deployment_set_current == "if-none"):
+    if when != "never" and await set_current(client, version,
+                                             only_if_none=when == "if-none"):
         log.info("version %s is now current", version.to_canonical_string())
+
+
+async def _unversion(client: Client, deployment: str) -> None:
+    """Send the deployment's new workflows to unversioned workers again.
+
+    For versioning turned off where a version had been current; a server without Worker
+    Deployments has nothing to change.
+    """
+    try:
+        if (await routing(client, deployment)).current is None:
+            return
+    except RPCError:  # a server without Worker Deployments: nothing routes by version
+        return
+    await client.workflow_service.set_worker_deployment_current_version(
+        SetWorkerDeploymentCurrentVersionRequest(
+            namespace=client.namespace, deployment_name=deployment, build_id="",
+            identity=client.identity))
+    log.info("deployment %s: new workflows go to unversioned workers", deployment)
 
 
 @dataclass(frozen=True)

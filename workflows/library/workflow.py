@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 
 from pydantic import ValidationError
 from temporalio import workflow
-from temporalio.common import RawValue, VersioningBehavior
+from temporalio.common import RawValue
 from temporalio.exceptions import ActivityError
 
 with workflow.unsafe.imports_passed_through():
@@ -67,7 +67,7 @@ BOUNDS_PATCH = "library-outcome-bounds"
 outcome before them replays taking it."""
 
 
-@workflow.defn(versioning_behavior=VersioningBehavior.AUTO_UPGRADE)
+@workflow.defn
 class SkillLibraryWorkflow:
     """Receives outcomes, extracts patterns every K and maintains at 10, 20, 40, 80 outcomes."""
 

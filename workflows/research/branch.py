@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 
 from temporalio import workflow
-from temporalio.common import RawValue, VersioningBehavior
+from temporalio.common import RawValue
 from temporalio.exceptions import ApplicationError
 
 with workflow.unsafe.imports_passed_through():
@@ -31,7 +31,7 @@ BRANCH_TASK_LIMIT = 32 * 1024
 """Most bytes of each task's result a branch hands back (the whole is in its detail file)."""
 
 
-@workflow.defn(versioning_behavior=VersioningBehavior.PINNED)
+@workflow.defn
 class BranchWorkflow:
     """Runs one branch's tasks and hands back how each ended."""
 

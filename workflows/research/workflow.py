@@ -16,7 +16,7 @@ import contextlib
 from typing import TypeVar
 
 from temporalio import workflow
-from temporalio.common import RawValue, VersioningBehavior
+from temporalio.common import RawValue
 from temporalio.exceptions import ApplicationError
 
 with workflow.unsafe.imports_passed_through():
@@ -68,7 +68,7 @@ with workflow.unsafe.imports_passed_through():
 RequestT = TypeVar("RequestT", BranchRequest, SteerRequest)
 
 
-@workflow.defn(versioning_behavior=VersioningBehavior.PINNED)
+@workflow.defn
 class ResearchWorkflow:
     """Plans a goal or validates a plan, runs its tasks as child workflows, writes the report."""
 

@@ -21,12 +21,7 @@ import contextlib
 from datetime import datetime, timedelta
 
 from temporalio import workflow
-from temporalio.common import (
-    RawValue,
-    SearchAttributePair,
-    TypedSearchAttributes,
-    VersioningBehavior,
-)
+from temporalio.common import RawValue, SearchAttributePair, TypedSearchAttributes
 from temporalio.exceptions import (
     ActivityError,
     ApplicationError,
@@ -69,7 +64,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.study.requests import decided, override, read_stop, study_plan
 
 
-@workflow.defn(name="StudyWorkflow", versioning_behavior=VersioningBehavior.PINNED)
+@workflow.defn(name="StudyWorkflow")
 class StudyWorkflow:
     """A study: one cycle per execution, continued as new until its rules or a person stop."""
 

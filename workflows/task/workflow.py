@@ -21,7 +21,7 @@ import contextlib
 from typing import Any
 
 from temporalio import workflow
-from temporalio.common import RawValue, VersioningBehavior
+from temporalio.common import RawValue
 from temporalio.exceptions import ActivityError
 
 with workflow.unsafe.imports_passed_through():
@@ -48,7 +48,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.task.state import Finish, TaskState
 
 
-@workflow.defn(versioning_behavior=VersioningBehavior.PINNED)
+@workflow.defn
 class TaskWorkflow:
     """Reviews, runs, verifies and finalizes one task; a job's failure never fails it."""
 

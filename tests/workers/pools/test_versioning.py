@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import AsyncGenerator
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
 
 import pytest
@@ -15,7 +15,7 @@ from temporalio.common import VersioningBehavior, WorkerDeploymentVersion
 from temporalio.testing import WorkflowEnvironment
 
 from tests.e2e_support import isolated_settings, wait_for
-from workers.pools.builders import SERVED_POOLS, PoolSpec, serve_specs
+from workers.pools.builders import SERVED_POOLS, PoolSpec, build_specs, serve_specs
 from workers.pools.versioning import (
     Routing,
     build_id,
@@ -80,7 +80,7 @@ def test_a_version_s_role_in_the_routing() -> None:
                                                            "not current"]
 
 
-@workflow.defn(versioning_behavior=VersioningBehavior.PINNED, sandboxed=False)
+@workflow.defn(sandboxed=False)
 class IdleWorkflow:
     @workflow.run
     async def run(self) -> None:
@@ -95,8 +95,10 @@ async def idle() -> None:
 @asynccontextmanager
 async def version_serving(env: WorkflowEnvironment, settings: Settings) -> AsyncGenerator[None]:
     """Every served pool's queue polled as ``settings``' version, by workers of no work."""
-    specs = {pool: PoolSpec(workflows=[IdleWorkflow] if "workflow" in poller_kinds(pool)
-                            else [], activities=[idle]) for pool in SERVED_POOLS}
+    specs = {pool: PoolSpec(workflows=[IdleWorkflow], activities=[idle],
+                            versioning=VersioningBehavior.PINNED)
+             if "workflow" in poller_kinds(pool) else PoolSpec(activities=[idle])
+             for pool in SERVED_POOLS}
     stop = asyncio.Event()
     serving = asyncio.create_task(serve_specs(env.client, settings, specs, stop))
     try:
@@ -143,3 +145,36 @@ async def test_a_first_version_becomes_current_a_later_one_waits_for_an_operator
 
             assert await set_current(client, version_v2, only_if_none=False)
             assert (await routing(client, deployment)).current == "v2"
+
+
+async def test_runs_are_pinned_and_the_library_moves(tmp_path: Path,
+                                                     fresh_database_url: str) -> None:
+    settings = isolated_settings(tmp_path, "pins")
+    async with AsyncExitStack() as stack:
+        specs = await build_specs(settings, [Pool.ORCHESTRATION, Pool.SKILLS],
+                                  database_url=fresh_database_url, stack=stack)
+    assert specs[Pool.ORCHESTRATION].versioning == VersioningBehavior.PINNED
+    assert specs[Pool.SKILLS].versioning == VersioningBehavior.AUTO_UPGRADE
+    config = deployment_config(WorkerDeploymentVersion("assay", "b"),
+                               specs[Pool.ORCHESTRATION].versioning)
+    assert config is not None
+    assert config.default_versioning_behavior == VersioningBehavior.PINNED
+
+
+async def test_turning_versioning_off_sends_new_workflows_to_unversioned_workers(
+        dev_env: WorkflowEnvironment, tmp_path: Path) -> None:
+    client, prefix = dev_env.client, f"off-{uuid.uuid4().hex[:8]}"
+    deployment = f"assay-{prefix}"
+    on = isolated_settings(tmp_path, prefix).model_copy(update={
+        "deployment_name": deployment, "build_id": "v1", "deployment_set_current": "always"})
+    async with version_serving(dev_env, on):
+        async def current_is_v1() -> bool:
+            return (await routing(client, deployment)).current == "v1"
+
+        await wait_for(current_is_v1, timeout=60, what="v1 current", every=0.5)
+    off = on.model_copy(update={"worker_versioning": False})
+    async with version_serving(dev_env, off):
+        handle = await client.start_workflow(IdleWorkflow.run, id=f"{prefix}-idle",
+                                             task_queue=off.queue(Pool.ORCHESTRATION))
+        await asyncio.wait_for(handle.result(), timeout=30)
+    assert (await routing(client, deployment)).current is None
