@@ -4,10 +4,11 @@ Every worker polls as a version of one Temporal Worker Deployment (``settings.de
 whose build id names the workflow code it runs: the package version and a digest of the
 source of ``workflows/`` (``settings.build_id`` overrides it). Workflows that can wait on
 people for days are pinned to the version that started them, so new code never replays an
-old history; the long-lived skill library moves to the current version (see ARCHITECTURE.md,
-"Worker versioning"). A version receives new workflows once it is the deployment's current
-version: :func:`set_current` makes it so, always (the embedded stack) or only when the
-deployment has none yet (a first deployment; later versions are promoted by an operator).
+old history; the long-lived skill library moves to the current version (each pool's
+``PoolSpec.versioning``; see ARCHITECTURE.md, "Worker versioning"). A version receives new
+workflows once it is the deployment's current version: :func:`promote` makes it so, always
+(the embedded stack) or only when the deployment has none yet (a first deployment; later
+versions are promoted by an operator).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from importlib import metadata
 from pathlib import Path
 
 from temporalio.api.deployment import v1 as deployment
+from temporalio.api.enums.v1 import VersionDrainageStatus, WorkerDeploymentVersionStatus
 from temporalio.api.workflowservice.v1 import (
     DescribeWorkerDeploymentRequest,
     DescribeWorkerDeploymentVersionRequest,
@@ -216,22 +218,14 @@ class VersionState:
     """``inactive``, ``current``, ``ramping``, ``draining`` or ``drained``."""
     drainage: str | None
     """``draining`` (pinned workflows still open) or ``drained``, once the server checked."""
-    task_queues: dict[str, set[str]]
-    """Task queue -> the kinds of tasks (``workflow``, ``activity``) the version polls there."""
 
 
 async def version_state(client: Client, version: WorkerDeploymentVersion) -> VersionState:
-    """What the server says of ``version``: its status, drainage and task queues.
+    """What the server says of ``version``: its status and drainage.
 
     Raises:
         RPCError: the server does not know the version, or offers no Worker Deployments.
     """
-    from temporalio.api.enums.v1 import (
-        TaskQueueType,
-        VersionDrainageStatus,
-        WorkerDeploymentVersionStatus,
-    )
-
     info = (await client.workflow_service.describe_worker_deployment_version(
         DescribeWorkerDeploymentVersionRequest(
             namespace=client.namespace, deployment_version=deployment.WorkerDeploymentVersion(
@@ -239,13 +233,8 @@ async def version_state(client: Client, version: WorkerDeploymentVersion) -> Ver
             ).worker_deployment_version_info
     drainage = (VersionDrainageStatus.Name(info.drainage_info.status)
                 if info.HasField("drainage_info") else None)
-    queues: dict[str, set[str]] = {}
-    for queue in info.task_queue_infos:
-        kind = TaskQueueType.Name(queue.type).removeprefix("TASK_QUEUE_TYPE_").lower()
-        queues.setdefault(queue.name, set()).add(kind)
     return VersionState(
         status=WorkerDeploymentVersionStatus.Name(info.status)
         .removeprefix("WORKER_DEPLOYMENT_VERSION_STATUS_").lower(),
         drainage=(drainage.removeprefix("VERSION_DRAINAGE_STATUS_").lower()
-                  if drainage else None),
-        task_queues=queues)
+                  if drainage else None))
