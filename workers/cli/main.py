@@ -57,9 +57,11 @@ def worker(pool: Annotated[list[Pool], typer.Option("--pool", "-p",
                                                      help="Pool(s) to serve.")]) -> None:
     """Serve one or more pools against configured services (for deployments)."""
     from workers.pools.builders import run_pools
+    from workers.pools.versioning import describe_version
     from workers.stack.launcher import database_url
 
     settings = Settings()
+    typer.echo(f"assay worker ({', '.join(p.value for p in pool)}): {describe_version(settings)}")
 
     async def serve() -> None:
         stop = asyncio.Event()

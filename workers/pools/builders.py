@@ -14,11 +14,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from temporalio.client import Client
+from temporalio.common import VersioningBehavior
 from temporalio.runtime import PrometheusConfig, Runtime, TelemetryConfig
 from temporalio.worker import Worker
 
 from workers.connection import connect
 from workers.pools.health import watch_health
+from workers.pools.versioning import deployment_config, deployment_version, promote
 from workers.settings import Settings
 from workflows.catalogue import check_registrations
 from workflows.constants import Pool
@@ -48,6 +50,11 @@ class PoolSpec:
     max_concurrent_activities: int | None = None
     on_start: Callable[[Client], Awaitable[None]] | None = None
     """Run once the pool's worker is polling (e.g. start the skill library's workflow)."""
+    versioning: VersioningBehavior = VersioningBehavior.UNSPECIFIED
+    """What the pool's workflows do when a new version becomes current (worker versioning):
+    stay on theirs (``PINNED``) or move (``AUTO_UPGRADE``). A worker's default, not each
+    workflow's ``@workflow.defn``: a declared behaviour is refused by the server from
+    unversioned workers, and so would make versioning impossible to turn off."""
 
 
 async def build_specs(settings: Settings, pools: Sequence[Pool], *, database_url: str,
@@ -73,6 +80,7 @@ async def build_specs(settings: Settings, pools: Sequence[Pool], *, database_url
         studies = StudyReportWriter(settings.root)
         specs[Pool.ORCHESTRATION] = PoolSpec(
             workflows=[ResearchWorkflow, BranchWorkflow, TaskWorkflow, StudyWorkflow],
+            versioning=VersioningBehavior.PINNED,  # they wait on people for days
             activities=[store.record_events, writer.write_report, writer.write_task_report,
                         close_cycle, resolve_reuse, studies.write_study_report,
                         Learner(settings.skills_auto_approve).hand_off_outcome])
@@ -203,7 +211,8 @@ async def _skills_spec(settings: Settings, database_url: str,
                     activities=[library.match_skills, library.record_outcomes,
                                 library.extract_skills, library.maintain_skills,
                                 SkillRevisions(store).revise_skills],
-                    on_start=start_library)
+                    on_start=start_library,
+                    versioning=VersioningBehavior.AUTO_UPGRADE)  # lives on, continues as new
 
 
 def _task_type_index(settings: Settings, stack: AsyncExitStack) -> TaskTypeIndex | None:
@@ -307,17 +316,33 @@ async def run_pools(settings: Settings, pools: Sequence[Pool], *, database_url: 
         if client is None:
             client = await connect(settings, runtime=make_runtime(settings))
         specs = await build_specs(settings, pools, database_url=database_url, stack=stack)
-        workers = [
-            Worker(client, task_queue=settings.queue(pool), workflows=spec.workflows,
-                   activities=spec.activities,
-                   max_concurrent_activities=spec.max_concurrent_activities,
-                   graceful_shutdown_timeout=_grace(pool))
-            for pool, spec in specs.items()
-        ]
-        for pool in specs:
-            log.info("worker started on %s", settings.queue(pool))
-        runs = [asyncio.create_task(w.run()) for w in workers]
-        watch_health(client, [settings.queue(pool) for pool in specs], runs, stack)
+        await serve_specs(client, settings, specs, stop)
+
+
+async def serve_specs(client: Client, settings: Settings, specs: dict[Pool, PoolSpec],
+                      stop: asyncio.Event) -> None:
+    """Serve each pool's spec as the deployment version settings say, until ``stop`` is set.
+
+    Raises:
+        temporalio.service.RPCError: the version could not be made current as
+            ``settings.deployment_set_current`` asks (e.g. the server lacks Worker Deployments).
+    """
+    version = deployment_version(settings)
+    workers = [
+        Worker(client, task_queue=settings.queue(pool), workflows=spec.workflows,
+               activities=spec.activities,
+               max_concurrent_activities=spec.max_concurrent_activities,
+               deployment_config=deployment_config(version, spec.versioning),
+               graceful_shutdown_timeout=_grace(pool))
+        for pool, spec in specs.items()
+    ]
+    for pool in specs:
+        log.info("worker started on %s", settings.queue(pool))
+    runs = [asyncio.create_task(w.run()) for w in workers]
+    stop_watching = watch_health(client, [settings.queue(pool) for pool in specs], runs)
+    try:
+        if specs:
+            await promote(client, settings)
         for pool, spec in specs.items():
             if spec.on_start is not None:
                 try:
@@ -326,11 +351,13 @@ async def run_pools(settings: Settings, pools: Sequence[Pool], *, database_url: 
                     log.warning("pool %s could not finish starting: %s", pool, err)
         stopper = asyncio.create_task(stop.wait())
         done, _ = await asyncio.wait([*runs, stopper], return_when=asyncio.FIRST_COMPLETED)
-        await asyncio.gather(*(w.shutdown() for w in workers))
         stopper.cancel()
-        for task in done:
-            if task is not stopper and task.exception() is not None:
-                raise task.exception()  # type: ignore[misc]
+    finally:
+        await asyncio.gather(*(w.shutdown() for w in workers))
+        await stop_watching()
+    for task in done:
+        if task is not stopper and task.exception() is not None:
+            raise task.exception()  # type: ignore[misc]
 
 
 def _grace(pool: Pool) -> Any:

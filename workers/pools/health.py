@@ -16,7 +16,7 @@ import contextlib
 import logging
 import threading
 import time
-from contextlib import AsyncExitStack
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 from temporalio.client import Client
@@ -113,10 +113,12 @@ async def probe_server(client: Client, health: WorkerHealth = HEALTH, *,
 
 
 def watch_health(client: Client, queues: list[str], runs: list[asyncio.Task[None]],
-                 stack: AsyncExitStack, health: WorkerHealth = HEALTH) -> None:
+                 health: WorkerHealth = HEALTH) -> Callable[[], Awaitable[None]]:
     """Keep ``health`` true to the workers ``runs`` (one per queue) and to the server.
 
-    When ``stack`` closes, the probe of the server stops and the queues are forgotten.
+    Returns:
+        What to await once the workers stopped: it ends the probe of the server and forgets
+        the queues.
     """
     for queue, run in zip(queues, runs, strict=True):
         health.serving(queue)
@@ -125,10 +127,10 @@ def watch_health(client: Client, queues: list[str], runs: list[asyncio.Task[None
                 queue, None if done.cancelled() else done.exception()))
     probe = asyncio.create_task(probe_server(client, health))
 
-    async def stop_probe() -> None:
+    async def stop() -> None:
         probe.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await probe
         health.forget(queues)
 
-    stack.push_async_callback(stop_probe)
+    return stop
