@@ -86,7 +86,7 @@ def test_each_pool_runs_its_own_worker(services: dict[str, dict[str, Any]], pool
     assert env["ASSAY_DATABASE_URL"].endswith("@postgres:5432/assay")
     assert env["ASSAY_QDRANT_URL"] == "http://qdrant:6333"
     assert env["ASSAY_STORE_URL"].startswith("s3://")
-    assert env["ASSAY_S3_ENDPOINT_URL"] == "http://objects:9000"
+    assert env["ASSAY_STORE_ENDPOINT_URL"] == "http://objects:9000"
     assert int(env["ASSAY_METRICS_PORT"]) == METRICS_PORT
     unknown = [name for name in env if name.startswith("ASSAY_") and not settings_field(name)]
     assert not unknown, f"{pool}: not Assay settings: {unknown}"
