@@ -2,8 +2,11 @@
 
 ``docker-compose config`` (Debian package ``docker-compose``) validates and resolves the
 compose file; the assertions then check it runs every pool as ``worker --pool <name>`` with
-the settings the workers read. The Kubernetes manifests, the Prometheus configuration and the
-Dockerfile are checked against the same pool names, settings and search attributes.
+the settings the workers read, that pools share no read-write volume (artifacts travel
+through the S3 store) and that health checks ask the worker (``/healthz``). The Kubernetes
+manifests are validated against Kubernetes' own schemas (``kubernetes-validate``, strict) and,
+with the Prometheus configuration and the Dockerfile, checked against the same pool names,
+settings and search attributes.
 """
 
 from __future__ import annotations
@@ -62,7 +65,8 @@ def settings_field(variable: str) -> bool:
 
 
 def test_compose_defines_the_whole_system(services: dict[str, dict[str, Any]]) -> None:
-    expected = {"temporal", "temporal-ui", "postgres", "qdrant", "prometheus", *POOLS}
+    expected = {"temporal", "temporal-ui", "postgres", "qdrant", "prometheus", "objects",
+                "objects-setup", *POOLS}
     assert expected <= set(services), f"missing: {sorted(expected - set(services))}"
     assert services["temporal"]["environment"]["DB"] == "postgres12"
     assert services["temporal"]["image"].startswith("temporalio/server:")
@@ -81,14 +85,17 @@ def test_each_pool_runs_its_own_worker(services: dict[str, dict[str, Any]], pool
     assert env["ASSAY_DATABASE_URL"].startswith("postgresql+asyncpg://assay:")
     assert env["ASSAY_DATABASE_URL"].endswith("@postgres:5432/assay")
     assert env["ASSAY_QDRANT_URL"] == "http://qdrant:6333"
+    assert env["ASSAY_STORE_URL"].startswith("s3://")
+    assert env["ASSAY_STORE_ENDPOINT_URL"] == "http://objects:9000"
     assert int(env["ASSAY_METRICS_PORT"]) == METRICS_PORT
     unknown = [name for name in env if name.startswith("ASSAY_") and not settings_field(name)]
     assert not unknown, f"{pool}: not Assay settings: {unknown}"
-    assert str(METRICS_PORT) in " ".join(service["healthcheck"]["test"])
+    assert f"127.0.0.1:{METRICS_PORT}/healthz" in " ".join(service["healthcheck"]["test"])
     assert service["depends_on"] == {
         "temporal-setup": {"condition": "service_completed_successfully"},
         "postgres": {"condition": "service_healthy"},
         "qdrant": {"condition": "service_healthy"},
+        "objects-setup": {"condition": "service_completed_successfully"},
     }
 
 
@@ -98,9 +105,7 @@ def test_model_key_reaches_only_the_agents_pool(services: dict[str, dict[str, An
     assert holders == [Pool.AGENTS.value]
 
 
-def test_sandbox_may_create_namespaces_and_shares_workspaces(
-    services: dict[str, dict[str, Any]],
-) -> None:
+def test_only_the_sandbox_may_create_namespaces(services: dict[str, dict[str, Any]]) -> None:
     sandbox = services[Pool.SANDBOX.value]
     assert {"seccomp=unconfined", "apparmor=unconfined"} <= set(sandbox["security_opt"])
     assert not sandbox.get("privileged", False)
@@ -108,13 +113,30 @@ def test_sandbox_may_create_namespaces_and_shares_workspaces(
     others = [name for name, svc in services.items()
               if name != Pool.SANDBOX.value and "security_opt" in svc]
     assert not others, f"only the sandbox should relax security profiles: {others}"
-    orchestration = services[Pool.ORCHESTRATION.value]
-    assert "assay-data:/data:rw" in sandbox["volumes"]
-    assert "assay-data:/data:rw" in orchestration["volumes"]
+
+
+def named_volumes(service: dict[str, Any]) -> set[str]:
+    """The named volumes a service mounts (not anonymous ones, not host paths)."""
+    found: set[str] = set()
+    for mount in service.get("volumes", []):
+        source, _, target = str(mount).partition(":")
+        if target and not source.startswith((".", "/")):
+            found.add(source)
+    return found
+
+
+def test_pools_share_no_volume(services: dict[str, dict[str, Any]]) -> None:
+    holders: dict[str, list[str]] = {}
+    for pool in POOLS:
+        for volume in named_volumes(services[pool]):
+            holders.setdefault(volume, []).append(pool)
+    assert {v: p for v, p in holders.items() if len(p) > 1} == {}
+    assert named_volumes(services[Pool.SANDBOX.value]) == set()  # per-container scratch
+    assert services[Pool.SANDBOX.value]["volumes"] == ["/data"]
 
 
 def test_start_order_follows_health(services: dict[str, dict[str, Any]]) -> None:
-    for name in ("postgres", "temporal", "qdrant", "prometheus", *POOLS):
+    for name in ("postgres", "temporal", "qdrant", "objects", "prometheus", *POOLS):
         assert "healthcheck" in services[name], f"{name} has no health check"
     assert services["temporal-schema"]["depends_on"] == {
         "postgres": {"condition": "service_healthy"}}
@@ -122,6 +144,8 @@ def test_start_order_follows_health(services: dict[str, dict[str, Any]]) -> None
         "temporal-schema": {"condition": "service_completed_successfully"}}
     assert services["temporal-setup"]["depends_on"] == {
         "temporal": {"condition": "service_healthy"}}
+    assert services["objects-setup"]["depends_on"] == {
+        "objects": {"condition": "service_healthy"}}
 
 
 def test_images_are_pinned(services: dict[str, dict[str, Any]]) -> None:
@@ -172,9 +196,44 @@ def test_each_pool_has_a_kubernetes_deployment(pool: str) -> None:
     assert deployment["metadata"]["namespace"] == "assay"
     container = worker_container(deployment)
     assert container["args"] == ["worker", "--pool", pool]
-    assert container["envFrom"] == [{"configMapRef": {"name": "assay-settings"}}]
+    assert container["envFrom"] == [
+        {"configMapRef": {"name": "assay-settings"}},
+        {"secretRef": {"name": "assay-store"}},
+        {"configMapRef": {"name": "assay-security", "optional": True}},
+    ]
     assert container["ports"] == [{"name": "metrics", "containerPort": METRICS_PORT}]
-    assert deployment["spec"]["template"]["spec"]["securityContext"]["runAsNonRoot"] is True
+    pod = deployment["spec"]["template"]["spec"]
+    assert pod["securityContext"]["runAsNonRoot"] is True
+    for probe in ("readinessProbe", "livenessProbe"):
+        assert container[probe]["httpGet"] == {"path": "/healthz", "port": "metrics"}
+    kinds = {name for volume in pod["volumes"] for name in volume if name != "name"}
+    assert kinds <= {"emptyDir", "secret"}, f"{pool}: volumes beyond its own pod: {kinds}"
+    optional = [v["secret"].get("optional") for v in pod["volumes"] if "secret" in v]
+    assert optional and all(optional), "TLS and codec Secrets must be optional mounts"
+
+
+def test_kubernetes_manifests_pass_kubernetes_schemas() -> None:
+    import kubernetes_validate
+
+    paths = [*sorted((DEPLOY / "k8s").glob("*.yaml")),
+             *sorted((DEPLOY / "k8s" / "examples").glob("*.yaml"))]
+    checked = 0
+    for path in paths:
+        for doc in load_yaml(path):
+            if doc["kind"] == "Kustomization":
+                continue
+            kubernetes_validate.validate(doc, "1.33.0", strict=True)  # raises on an error
+            checked += 1
+    assert checked >= len(POOLS) + 3
+
+
+def test_kubernetes_schema_validation_catches_a_broken_manifest() -> None:
+    import kubernetes_validate
+
+    deployment = k8s_deployments()[Pool.SANDBOX.value]
+    worker_container(deployment)["readinessProbe"]["periodSecond"] = 10  # misspelt
+    with pytest.raises(kubernetes_validate.ValidationError):
+        kubernetes_validate.validate(deployment, "1.33.0", strict=True)
 
 
 def test_kubernetes_model_key_is_referenced_only_by_agents() -> None:
@@ -189,8 +248,11 @@ def test_kubernetes_model_key_is_referenced_only_by_agents() -> None:
 
 def test_kubernetes_settings_are_assay_settings_and_listed() -> None:
     (configmap,) = load_yaml(DEPLOY / "k8s" / "configmap.yaml")
-    unknown = [name for name in configmap["data"] if not settings_field(name)]
+    (security,) = load_yaml(DEPLOY / "k8s" / "examples" / "security.yaml")
+    unknown = [name for name in [*configmap["data"], *security["data"]]
+               if not settings_field(name)]
     assert not unknown, f"not Assay settings: {unknown}"
+    assert configmap["data"]["ASSAY_STORE_URL"].startswith("s3://")
     (kustomization,) = load_yaml(DEPLOY / "k8s" / "kustomization.yaml")
     manifests = {p.name for p in (DEPLOY / "k8s").glob("*.yaml")} - {"kustomization.yaml"}
     assert set(kustomization["resources"]) == manifests
