@@ -1,9 +1,12 @@
 """The skills pool's activities: match, record, extract and maintain.
 
 The library's rows live in PostgreSQL (``SkillStore``), the source of truth shared by every
-worker; each process keeps a Qdrant index of them (``SkillIndex``) and brings it up to date
-from the rows changed since it last looked before every search, so a skill approved by a
-person or extracted by another worker is found at once.
+worker; a Qdrant index of them (``SkillIndex``) is brought up to date from the rows changed
+since this worker last looked before every search, so a skill approved by a person or
+extracted by another worker is found at once. The index is this process's own (the embedded
+stack) or a Qdrant server's collection that every worker writes by stable point ids and
+searches directly; there, a hit is applied only if its row, read back, is still applicable,
+so a point written from an older view of the rows cannot apply a retired skill.
 
 ``SkillLibrary(None)`` is a library with nothing in it (no database): every match answers
 "no skill", recording and extraction do nothing. Workflow tests run with it.
@@ -51,7 +54,7 @@ APPLICABLE = ("active", "trial")
 
 
 class SkillLibrary:
-    """Activities of the skill library over a store and a per-process index."""
+    """Activities of the skill library over a store and an index (per process or shared)."""
 
     def __init__(self, store: SkillStore | None,
                  index_factory: Callable[[], SkillIndex] | None = None, *,
@@ -122,7 +125,8 @@ class SkillLibrary:
                 answer.reasons[key] = (f"no skill above similarity {req.policy.threshold:g} "
                                        f"among {len(index)} indexed")
                 continue
-            skills = {s.skill_id: s for s in await self._rows([h.skill_id for h in hits])}
+            skills = {s.skill_id: s for s in await self._rows([h.skill_id for h in hits])
+                      if s.status in APPLICABLE}
             retrieved_ids.extend(skills)
             found, application, reason = self._choose(req.policy, key, text, data, use_key,
                                                       hits, skills, now, headers)
