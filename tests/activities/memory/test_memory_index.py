@@ -81,3 +81,12 @@ async def test_consult_uses_a_similar_task_types_rule_and_says_so(
     assert advice.similar_to == kind and advice.job is not None
     assert advice.job.args["batch_size"] == 16
     assert f"similar task type {kind}" in advice.rationale()
+
+
+async def test_reflection_workers_on_one_server_share_their_task_types() -> None:
+    server = QdrantClient(location=":memory:")
+    first, second = TaskTypeIndex.on_client(server), TaskTypeIndex.on_client(server)
+    await first.add(task_type(TRAIN), TRAIN)
+    await second.add(task_type(TRAIN), TRAIN)  # the same type from the other worker
+    (found, _), = await second.similar("Train the model in small batches")
+    assert found == task_type(TRAIN) and first.vectors.count() == 1
