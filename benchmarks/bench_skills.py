@@ -153,8 +153,11 @@ class BackendFigures(TypedDict):
 
 
 def backends(root: Path) -> dict[str, Callable[[], SkillIndex]]:
-    """The two ways a skills worker holds its index (a server's collection through the client
-    API; here qdrant-client's local mode, in this process, standing in for the server)."""
+    """The two ways a skills worker holds its index.
+
+    A server's collection is reached through the client API; qdrant-client's local mode, in
+    this process, stands in for the server.
+    """
     from qdrant_client import QdrantClient
 
     from activities.vectors import ClientIndex

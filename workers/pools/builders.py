@@ -220,7 +220,10 @@ def _skill_index_factory(settings: Settings,
 
 
 def _task_type_index(settings: Settings, stack: AsyncExitStack) -> TaskTypeIndex | None:
-    """Similar task types in Qdrant, or ``None`` (exact matching) when Qdrant cannot open."""
+    """Similar task types in Qdrant, or ``None`` (exact matching) when Qdrant cannot open.
+
+    The server's collection when ``qdrant_url`` is set, else local storage this process holds.
+    """
     from activities.memory.index import TaskTypeIndex
     from workers.stack.qdrant import QdrantLocal
 
