@@ -9,8 +9,9 @@ SCIENCE := examples/science/pending_actions.json
 SWEEP := examples/sweep/pending_actions.json
 STUDY := examples/study
 STUDY_GOAL := examples/study-goal
+EVAL := examples/eval/suite.json
 
-.PHONY: run test lint bench up down check clean histories system example-recording
+.PHONY: run test lint bench eval up down check clean histories system example-recording
 
 # Bubblewrap isolates sandboxed jobs; Prometheus scrapes a worker in the metrics test. As root
 # on Debian each is installed when missing.
@@ -59,10 +60,19 @@ lint: $(STAMP)
 bench: $(STAMP)
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m benchmarks
 
-# Re-record the example goal's model exchanges (after a deliberate change to prompts or roles).
+# The evaluation suite offline (plans, and the example goal on its recording), with every
+# ablation; then again with skills off everywhere, so the model-backed parts are measured.
+eval: system $(STAMP)
+	$(BIN)/assay up --detach
+	$(BIN)/assay eval $(EVAL) --repeat 3 --ablate all
+	$(BIN)/assay eval $(EVAL) --repeat 3 --ablate memory,debuggers,model-review --off skills
+
+# Re-record the example goals' model exchanges (after a deliberate change to prompts or roles).
 example-recording: system $(STAMP)
 	PATH="$(CURDIR)/$(BIN):$$PATH" ASSAY_SAVE_EXAMPLE_RECORDING=1 $(BIN)/python -m pytest \
 	  tests/test_agents_e2e.py tests/test_study_goal_e2e.py -k replayed
+	PATH="$(CURDIR)/$(BIN):$$PATH" ASSAY_SAVE_EXAMPLE_RECORDING=1 $(BIN)/python -m pytest \
+	  tests/workers/evaluation/test_goal_recordings.py
 
 histories: $(STAMP)
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m tests.workflows.capture

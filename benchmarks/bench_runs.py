@@ -8,6 +8,7 @@ PostgreSQL, sandboxed job, evidence verification, report files).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import statistics
 import tempfile
 import time
@@ -22,6 +23,15 @@ from temporalio.worker import Worker
 
 from benchmarks.bare import BareWorkflow, bare_echo
 from benchmarks.breakdown import Breakdown, add_run
+from benchmarks.floor import (
+    FLOOR_QUEUES,
+    FloorShape,
+    FloorTaskWorkflow,
+    FloorWorkflow,
+    floor_job,
+    floor_local,
+    floor_noop,
+)
 from workers.cli.show import load_report
 from workers.pools.builders import SERVED_POOLS, run_pools
 from workers.settings import Settings
@@ -125,11 +135,20 @@ async def _bench_on(client: Client, root: Path, db_url: str, latency_n: int,
         finished.append(result)
         return result
 
+    async def floor() -> object:
+        return await client.execute_workflow(FloorWorkflow.run, FloorShape(),
+                                             id=f"floor-{uuid.uuid4()}",
+                                             task_queue=FLOOR_QUEUES["orchestration"])
+
     try:
-        async with Worker(client, task_queue=BARE_QUEUE, workflows=[BareWorkflow],
-                          activities=[bare_echo]):
+        async with contextlib.AsyncExitStack() as baselines:
+            for worker in [Worker(client, task_queue=BARE_QUEUE, workflows=[BareWorkflow],
+                                  activities=[bare_echo]), *floor_workers(client)]:
+                await baselines.enter_async_context(worker)
             figures: dict[str, Any] = {"bare": await measure(
                 "bare", bare, latency_n=latency_n, concurrent_n=concurrent_n)}
+            figures["floor"] = await measure("floor", floor, latency_n=latency_n,
+                                             concurrent_n=concurrent_n)
             figures["assay"] = await measure("assay", assay, latency_n=latency_n,
                                              concurrent_n=concurrent_n)
             sequential = finished[1:latency_n + 1]  # the latency runs, not the burst
@@ -151,6 +170,16 @@ async def _bench_on(client: Client, root: Path, db_url: str, latency_n: int,
         stop.set()
         await pools
     return figures
+
+
+def floor_workers(client: Client) -> list[Worker]:
+    """Workers for the floor's queues: its workflows and local activity, its remote ones."""
+    return [Worker(client, task_queue=queue,
+                   workflows=[FloorWorkflow, FloorTaskWorkflow] if pool == "orchestration"
+                   else [],
+                   activities=[floor_local] if pool == "orchestration"
+                   else [floor_noop, floor_job])
+            for pool, queue in FLOOR_QUEUES.items()]
 
 
 async def _kept(client: Client, db_url: str, burst: list[ResearchResult],

@@ -4,9 +4,10 @@ Parameters are filled from the goal (or the task's action) and the data given wi
 input takes the given file of its type (the one the text names, else the first); a number
 takes the value the text gives next to the parameter's words (``batch size 32``,
 ``alpha=0.01``), else its default; an enumeration takes the option the text names, else its
-default; a column parameter takes the column of the data's header the text names, else its
-default. A value outside the parameter's range is a problem, never clipped: the pattern is
-then not applied and planning decides.
+default; a column parameter takes the column of the data's header the text names (a model's
+response or explanatory variable the one the text puts in that role: ``the response rises
+with the dose``), else its default. A value outside the parameter's range is a problem, never
+clipped: the pattern is then not applied and planning decides.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import importlib.util
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Literal
 
 from workflows.common.words import word_stems
 from workflows.contracts.plan import JobSpec, Scalar
@@ -168,6 +170,11 @@ def _column(param: SkillParameter, text: str, columns: Sequence[str], used: set[
         if re.search(rf"\b{label}\b\s*(?:=|:|is|of)?\s*[`'\"]?{_pattern(column)}", text,
                      re.IGNORECASE):
             return column
+    role = _role(param)
+    if role is not None:
+        said = _relation(text, [c for c, found in spots.items() if found])
+        if said is not None and said[role] not in used:
+            return said[role]
     named = sorted((spot, c) for c, found in spots.items() for spot in found if c not in used)
     grouping = any(w in param.name.lower() for w in ("group", "by", "category", "class"))
     for at, column in named:
@@ -176,6 +183,49 @@ def _column(param: SkillParameter, text: str, columns: Sequence[str], used: set[
                                      re.IGNORECASE) is not None
         if follows_grouping == grouping:
             return column
+    return None
+
+
+_RESPONSE = frozenset({"y", "response", "outcome", "target", "dependent"})
+_EXPLANATORY = frozenset({"x", "explanatory", "predictor", "feature", "independent",
+                          "covariate", "regressor"})
+_CHANGES = (r"(?:rises?|increases?|decreases?|falls?|grows?|changes?|varies|vary|depends?"
+            r"|scales?|declines?|drops?)")
+
+
+def _role(param: SkillParameter) -> Literal["response", "explanatory"] | None:
+    """Whether a column parameter is a model's response (y) or explanatory (x) variable."""
+    name = param.name.lower()
+    words = set(re.split(r"[^a-z]+", f"{name} {param.description.lower()}"))
+    if name == "y" or words & _RESPONSE:
+        return "response"
+    if name == "x" or words & _EXPLANATORY:
+        return "explanatory"
+    return None
+
+
+def _relation(text: str, named: Sequence[str]) -> dict[str, str] | None:
+    """Which named column the text makes the response and which the explanatory variable.
+
+    In this order: ``the effect of dose on response``, ``predict price from area``, ``the
+    response rises with the dose``, ``regress weight on height`` (``yield against
+    rainfall``), ``the relation between dose and response``; ``None`` when the text says no
+    such thing of two of its columns.
+    """
+    the = r"\s+(?:the\s+)?"
+    shapes = [  # <Y> the response, <X> the explanatory column; most explicit first
+        rf"\b(?:effect|influence|impact)\s+of{the}<X>\s+on{the}<Y>",
+        rf"\bpredict{the}<Y>\s+from{the}<X>",
+        rf"<Y>\s+(?:\w+\s+){{0,2}}?{_CHANGES}\b(?:\s+\w+){{0,2}}?\s+(?:with|on){the}<X>",
+        rf"(?<!\bof\s)<Y>\s+(?:against|versus|vs\.?|on){the}<X>",
+        rf"\bbetween{the}<X>\s+and{the}<Y>",
+    ]
+    for shape in shapes:
+        for a in named:
+            for b in named:
+                found = shape.replace("<Y>", _pattern(a)).replace("<X>", _pattern(b))
+                if a != b and re.search(found, text, re.IGNORECASE):
+                    return {"response": a, "explanatory": b}
     return None
 
 

@@ -1,12 +1,10 @@
 """The skills pool's activities: match, record, extract and maintain.
 
 The library's rows live in PostgreSQL (``SkillStore``), the source of truth shared by every
-worker; a Qdrant index of them (``SkillIndex``) is brought up to date from the rows changed
-since this worker last looked before every search, so a skill approved by a person or
-extracted by another worker is found at once. The index is this process's own (the embedded
-stack) or a Qdrant server's collection that every worker writes by stable point ids and
-searches directly; there, a hit is applied only if its row, read back, is still applicable,
-so a point written from an older view of the rows cannot apply a retired skill.
+worker; a Qdrant index of them (``SkillIndex``: this process's own, or a server's collection
+that every worker writes by stable point ids) gets the rows changed since this worker last
+looked before every search, so a skill approved or extracted elsewhere is found at once. A
+hit applies only if its row is still applicable (a point from an older view cannot apply).
 
 ``SkillLibrary(None)`` is a library with nothing in it (no database): every match answers
 "no skill", recording and extraction do nothing. Workflow tests run with it.
@@ -22,6 +20,8 @@ from typing import TYPE_CHECKING
 
 from activities.metrics import record
 from skills.apply import Fit, fill_text, fit, header_columns, importable, instantiate
+from skills.guidance import prompt_guideline
+from skills.guidelines import count_guideline_uses, matched_guidelines
 from workflows.catalogue import EXTRACT_SKILLS, MAINTAIN_SKILLS, MATCH_SKILLS, RECORD_OUTCOMES
 from workflows.contracts.plan import Check
 from workflows.contracts.policy import SkillPolicy
@@ -40,6 +40,8 @@ from workflows.library.contracts import (
 )
 from workflows.library.formulas import match_confidence
 from workflows.library.patterns import Skill
+from workflows.library.subagents import INSTRUCTIONS_CHARS
+from workflows.library.writing import MAX_JUDGED, MAX_WRITINGS, MergeCandidate
 
 if TYPE_CHECKING:
     from skills.index import Hit, SkillIndex
@@ -124,12 +126,18 @@ class SkillLibrary:
             if not hits:
                 answer.reasons[key] = (f"no skill above similarity {req.policy.threshold:g} "
                                        f"among {len(index)} indexed")
+                if len(index):
+                    answer.unmatched.append(key)
                 continue
             skills = {s.skill_id: s for s in await self._rows([h.skill_id for h in hits])
                       if s.status in APPLICABLE}
             retrieved_ids.extend(skills)
             found, application, reason = self._choose(req.policy, key, text, data, use_key,
                                                       hits, skills, now, headers)
+            guides = matched_guidelines(hits, skills, text, data, can_import=self._can_import,
+                                        headers=headers)
+            if guides:
+                answer.guidelines[key] = guides
             answer.retrieved[key] = found
             if application is not None:
                 answer.applications.append(application)
@@ -199,6 +207,8 @@ class SkillLibrary:
             parameters=values, trial=chosen.status == "trial",
             expected_artifacts=list(job.expected_artifacts),
             expected_metrics=list(job.expected_metrics), recovery=list(pattern.recovery),
+            instructions=(prompt_guideline(pattern, INSTRUCTIONS_CHARS)
+                          if pattern.kind == "subagent" and pattern.guideline else ""),
             rationale=(f"skill {chosen.skill_id} ({pattern.kind}, confidence {confidence:.2f}, "
                        f"similarity {similarity:.2f})"
                        + (" as its trial version" if chosen.status == "trial" else "")
@@ -214,13 +224,17 @@ class SkillLibrary:
 
     @RECORD_OUTCOMES.defn
     async def record_outcomes(self, outcomes: list[TaskOutcome]) -> RecordAnswer:
-        """Count each finished task's use of a skill (the checker decides it was used)."""
+        """Count each finished task's use of a skill; a subagent's memory learns from it."""
         answer = RecordAnswer(recorded=len(outcomes))
         if self.store is None:
             return answer
         from skills.maintain import judge_trial
 
         for outcome in outcomes:
+            for skill_id, succeeded in await count_guideline_uses(self.store, outcome,
+                                                                  datetime.now(UTC)):
+                answer.used.append(skill_id)
+                record.skill_used(succeeded)
             use = outcome.skill
             if use is None or not was_used(outcome):
                 continue
@@ -236,6 +250,11 @@ class SkillLibrary:
             if skill.metrics.used > before:
                 answer.used.append(use.skill_id)
                 record.skill_used(outcome.status == "completed")
+            try:
+                if use.subagent and await self.store.learn_memory(outcome):
+                    answer.remembered.append(use.skill_id)
+            except (LookupError, ValueError) as err:  # the use still counts
+                log.warning("memory of %s not updated from %s: %s", use.skill_id, outcome.key, err)
             if flagged:
                 answer.flagged.append(use.skill_id)
             if skill.status != "trial":
@@ -273,6 +292,7 @@ class SkillLibrary:
             answer.skipped.append("the skill library is not available to this worker")
             return answer
         from skills.extract import extract
+        from skills.writing import briefs
 
         existing = await self.store.list()
         found = extract(req.outcomes, existing, now=datetime.now(UTC),
@@ -292,6 +312,9 @@ class SkillLibrary:
         answer.activated = [s.skill_id for s in [*found.new, *found.versions]
                             if s.status == "active"]
         answer.skipped = list(found.skipped)
+        if req.briefs:
+            made = [*found.new, *found.versions][:MAX_WRITINGS]
+            answer.briefs = briefs(made, req.outcomes)
         return answer
 
     @MAINTAIN_SKILLS.defn
@@ -302,6 +325,7 @@ class SkillLibrary:
         if self.store is None or index is None:
             return answer
         from skills.maintain import apply_prune, merge, plan_maintenance
+        from skills.writing import brief
 
         live = await self.store.list(["active", "trial"])
         by_id = {s.skill_id: s for s in live}
@@ -326,6 +350,9 @@ class SkillLibrary:
             await self.store.save_many([survivor, absorbed], by="maintenance", action="merged")
             answer.merged[absorbed_id] = survivor_id
         answer.refused_merges = [f"{a} + {b}: {why}" for a, b, why in plan.refused]
+        answer.undecided = [MergeCandidate(first=brief(by_id[a]), second=brief(by_id[b]),
+                                           similarity=min(1.0, max(0.0, sim)))
+                            for a, b, sim in plan.undecided[:MAX_JUDGED]]
         await self._synced()  # re-embed the merged survivors, drop what was retired
         return answer
 

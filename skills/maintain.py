@@ -6,7 +6,9 @@ candidates still await a person, retired ones are gone) are scored by utility, t
 share of those retrieved at least ``GRACE_RETRIEVALS`` times is retired (a pattern with no
 exposure yet is not judged), and pairs of the same kind that the vector store finds similar
 are merged when a structural judge agrees they are the same pattern. Statistics add up: a survivor
-carries the sum of both patterns' r/u/s, durations and costs.
+carries the sum of both patterns' r/u/s, durations and costs. Pairs of the same structure just
+below the merge similarity are *undecided*: the structural judge cannot tell them apart from
+near-copies, so they are listed for the model's merge judge and otherwise left alone.
 
 Versions roll out gradually: a trial version gets a fixed share of matching tasks, chosen by
 a hash of the task so a retried task sees the same version, and is promoted or retired once
@@ -29,6 +31,7 @@ from workflows.library.formulas import (
     MERGE_SIMILARITY,
     PRUNE_FRACTION,
     TRIAL_USES,
+    UNDECIDED_BAND,
     utility,
 )
 from workflows.library.patterns import Skill
@@ -53,6 +56,10 @@ class MaintenancePlan:
     """``(survivor, absorbed)`` pairs, most similar first."""
     refused: list[tuple[str, str, str]] = field(default_factory=list[tuple[str, str, str]])
     """``(a, b, reason)``: similar pairs the judge kept apart."""
+    undecided: list[tuple[str, str, float]] = field(
+        default_factory=list[tuple[str, str, float]])
+    """``(a, b, similarity)``: same-structure pairs just below the merge similarity, most
+    similar first, none sharing a pattern with a merge or another undecided pair."""
 
 
 def scores(skills: Sequence[Skill]) -> dict[str, float]:
@@ -63,7 +70,8 @@ def scores(skills: Sequence[Skill]) -> dict[str, float]:
 def plan_maintenance(skills: Sequence[Skill], similarity: Callable[[str, str], float], *,
                      prune_fraction: float = PRUNE_FRACTION,
                      merge_similarity: float = MERGE_SIMILARITY,
-                     grace: int = GRACE_RETRIEVALS) -> MaintenancePlan:
+                     grace: int = GRACE_RETRIEVALS,
+                     undecided_band: float = UNDECIDED_BAND) -> MaintenancePlan:
     """Decide one pass: which patterns to prune and which pairs to merge.
 
     A competing pattern is judged once it has been retrieved ``grace`` times: before that its
@@ -72,7 +80,8 @@ def plan_maintenance(skills: Sequence[Skill], similarity: Callable[[str, str], f
     with the lowest utility are pruned (ties: the lower skill id first). Among the rest, pairs
     of the same kind at least ``merge_similarity`` similar are taken most similar first; each
     pattern takes part in at most one merge per pass, and a pair merges only when
-    :func:`judge` agrees.
+    :func:`judge` agrees. Pairs within ``undecided_band`` below ``merge_similarity`` that
+    :func:`judge` finds the same shape are undecided: listed, never merged here.
 
     Args:
         skills: the library (statuses other than active and trial are ignored).
@@ -80,12 +89,14 @@ def plan_maintenance(skills: Sequence[Skill], similarity: Callable[[str, str], f
         prune_fraction: alpha, the share pruned (seed 003).
         merge_similarity: theta_merge, the least similarity offered to the judge.
         grace: retrievals before a pattern is judged.
+        undecided_band: how far below ``merge_similarity`` a pair is still undecided.
 
     Raises:
         ValueError: a fraction or threshold outside [0, 1], or a skill id given twice.
     """
     for label, value in (("prune_fraction", prune_fraction),
-                         ("merge_similarity", merge_similarity)):
+                         ("merge_similarity", merge_similarity),
+                         ("undecided_band", undecided_band)):
         if not 0 <= value <= 1:
             raise ValueError(f"{label} is {value!r}; it must be within [0, 1]")
     ids = [s.skill_id for s in skills]
@@ -99,35 +110,42 @@ def plan_maintenance(skills: Sequence[Skill], similarity: Callable[[str, str], f
     plan.prune = [s.skill_id for s in ranked[:math.floor(len(judged) * prune_fraction)]]
     pruned = set(plan.prune)
     _plan_merges(plan, [s for s in live if s.skill_id not in pruned], similarity,
-                 merge_similarity)
+                 merge_similarity, merge_similarity - undecided_band)
     return plan
 
 
 def _plan_merges(plan: MaintenancePlan, live: list[Skill],
-                 similarity: Callable[[str, str], float], threshold: float) -> None:
+                 similarity: Callable[[str, str], float], threshold: float,
+                 near: float) -> None:
     pairs: list[tuple[float, Skill, Skill]] = []
     for i, a in enumerate(live):
         for b in live[i + 1:]:
             if a.pattern.kind != b.pattern.kind:
                 continue
             sim = float(similarity(a.skill_id, b.skill_id))
-            if sim >= threshold:  # NaN never qualifies
+            if sim >= near:  # NaN never qualifies
                 pairs.append((sim, a, b))
     pairs.sort(key=lambda p: (-p[0], p[1].skill_id, p[2].skill_id))
     taken: set[str] = set()
-    for _, a, b in pairs:
-        if a.skill_id in taken or b.skill_id in taken:
+    for sim, a, b in pairs:
+        if sim < threshold or a.skill_id in taken or b.skill_id in taken:
             continue
         reason = judge(a, b)
         if reason is not None:
             plan.refused.append((a.skill_id, b.skill_id, reason))
             continue
-        survivor, absorbed = _order(a, b, plan.scores)
+        survivor, absorbed = order_pair(a, b, plan.scores)
         plan.merges.append((survivor.skill_id, absorbed.skill_id))
         taken.update((a.skill_id, b.skill_id))
+    for sim, a, b in pairs:
+        if sim >= threshold or a.skill_id in taken or b.skill_id in taken:
+            continue
+        if judge(a, b) is None:
+            plan.undecided.append((a.skill_id, b.skill_id, sim))
+            taken.update((a.skill_id, b.skill_id))
 
 
-def _order(a: Skill, b: Skill, utilities: dict[str, float]) -> tuple[Skill, Skill]:
+def order_pair(a: Skill, b: Skill, utilities: dict[str, float]) -> tuple[Skill, Skill]:
     """``(survivor, absorbed)``: the higher utility survives; on a tie, the lower id."""
     ua, ub = utilities[a.skill_id], utilities[b.skill_id]
     if ua > ub or (ua == ub and a.skill_id < b.skill_id):

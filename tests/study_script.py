@@ -162,3 +162,8 @@ def script(fake: FakeAnthropic) -> None:
     fake.on_tool("JobOutput", sized(job(DATA, ["data.csv"], ["rows"])),
                  containing="Clean the points table")
     fake.on_tool("RunAnswer", sized(ANSWER))
+    # the plot's SystemExit is a failure no rule names: the reflector finds no setting to change
+    fake.on_tool("ReflectorOutput", sized({
+        "root_cause": "missing_dependency", "likely_fix": "plot without a missing backend",
+        "reason": "the job exits because no plotting backend is installed; no argument or "
+                  "resource change installs one, the code must change", "changes": []}))

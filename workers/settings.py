@@ -5,7 +5,7 @@ from __future__ import annotations
 import getpass
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import (
     AliasChoices,
@@ -76,6 +76,17 @@ class Settings(BaseSettings):
     """The artifact store (inputs by sha256); default ``<data dir>/store``. The CLI and every
     sandbox worker must see the same directory."""
     metrics_port: int | None = None
+    worker_versioning: bool = True
+    """Workers poll as a version of a Worker Deployment (Temporal ≥ 1.28 and the dev server
+    offer them); turn off for a server without Worker Deployments."""
+    deployment_name: str = Field(default="assay", pattern=r"^[A-Za-z0-9_-]+$", max_length=200)
+    """The Worker Deployment every worker of this installation belongs to."""
+    build_id: str | None = Field(default=None, pattern=r"^[A-Za-z0-9_.+-]+$", max_length=200)
+    """The build id workers poll with (default: package version and workflow source digest)."""
+    deployment_set_current: Literal["always", "if-none", "never"] | None = None
+    """When a starting worker makes its version the deployment's current one: ``always``,
+    ``if-none`` (only a deployment with no current version yet), or ``never`` (an operator
+    promotes versions); unset: ``always`` in the embedded stack, else ``if-none``."""
 
     queue_orchestration: str = Pool.ORCHESTRATION.value
     queue_agents: str = Pool.AGENTS.value
@@ -122,6 +133,14 @@ class Settings(BaseSettings):
     (above 1: never; every candidate waits for ``assay skills approve``)."""
     skills_builtin: bool = True
     """Seed the library with the built-in skills of ``skills/data`` on first start."""
+    guideline_tokens: int = Field(default=3000, ge=0, le=100_000)
+    """Tokens of a planner's, coder's or debugger's prompt that matched guideline skills may
+    take together (0: none go in)."""
+    docs_lookups: int = Field(default=0, ge=0, le=20)
+    """Documentation lookups the coder and debuggers may make per model call (the offline
+    researcher, ``lookup_docs``); 0 turns it off and keeps their prompts as they were."""
+    docs_dir: Path | None = None
+    """The operator's local documentation folder the lookups may read (``docs:PATH``)."""
     environment_probe_ttl_s: float = Field(default=60, ge=0)
     """How long the sandbox reuses its probe of the job interpreter's packages."""
     environments_dir: Path | None = None

@@ -19,6 +19,7 @@ from typing import Any, Generic, TypeVar, cast
 from temporalio import activity, workflow
 from temporalio.common import RetryPolicy
 
+from workflows.agents.reflector import ReflectAnswer, ReflectRequest
 from workflows.agents.roles import (
     CodeAnswer,
     CodeRequest,
@@ -62,6 +63,7 @@ from workflows.contracts.recall import RecallAnswer, RecallInput
 from workflows.contracts.results import ReportPaths, WriteReportInput, WriteTaskReportInput
 from workflows.contracts.study import StudyState
 from workflows.library import contracts as library
+from workflows.library import writing
 
 InT = TypeVar("InT")
 OutT = TypeVar("OutT")
@@ -241,6 +243,18 @@ WRITE_JOB = _role("write_job", CodeRequest, CodeAnswer)
 REVIEW_JOB_MODEL = _role("review_job_model", ModelReviewRequest, ModelReviewAnswer)
 DEBUG_JOB = _role("debug_job", DebugRequest, DebugAnswer)
 SUMMARIZE_RUN = _role("summarize_run", SummaryRequest, SummaryAnswer)
+WRITER_RETRY = retry(maximum=timedelta(seconds=30), attempts=3)
+"""The skill writer is advisory: after a few tries the library keeps its deterministic text."""
+WRITE_SKILL = ActivityDecl[writing.WriteSkillRequest, writing.WriteSkillAnswer](
+    "write_skill", writing.WriteSkillRequest, writing.WriteSkillAnswer, Pool.AGENTS,
+    5 * MINUTE, WRITER_RETRY)
+JUDGE_MERGE = ActivityDecl[writing.JudgeMergeRequest, writing.JudgeMergeAnswer](
+    "judge_merge", writing.JudgeMergeRequest, writing.JudgeMergeAnswer, Pool.AGENTS,
+    5 * MINUTE, WRITER_RETRY)
+REFORMULATE_QUERY = ActivityDecl[writing.ReformulateRequest, writing.ReformulateAnswer](
+    "reformulate_query", writing.ReformulateRequest, writing.ReformulateAnswer, Pool.AGENTS,
+    2 * MINUTE, WRITER_RETRY)
+REFLECT_FAILURE = _role("reflect_failure", ReflectRequest, ReflectAnswer)
 
 # sandbox pool: everything that runs on, or probes, the job machine
 EXECUTE_JOB = ActivityDecl[ExecuteJobInput, ExecutionOutcome](
@@ -290,16 +304,21 @@ EXTRACT_SKILLS = ActivityDecl[library.ExtractInput, library.ExtractAnswer](
 MAINTAIN_SKILLS = ActivityDecl[library.MaintainInput, library.MaintainAnswer](
     "maintain_skills", library.MaintainInput, library.MaintainAnswer, Pool.SKILLS,
     10 * MINUTE, LIBRARY_RETRY)
+REVISE_SKILLS = ActivityDecl[writing.ReviseInput, writing.ReviseAnswer](
+    "revise_skills", writing.ReviseInput, writing.ReviseAnswer, Pool.SKILLS, 2 * MINUTE,
+    LIBRARY_RETRY)
+"""The skill writer's texts and agreed merges, put into the library's store."""
 
 CATALOGUE: tuple[ActivityDecl[Any, Any], ...] = (
     RECORD_EVENTS, WRITE_REPORT, WRITE_TASK_REPORT, WRITE_STUDY_REPORT, CLOSE_CYCLE,
     RESOLVE_REUSE, HAND_OFF_OUTCOME,
     REVIEW_OPS, REVIEW_QUALITY_SAFETY, CALL_MODEL, PLAN_GOAL, REVIEW_PLAN, WRITE_JOB,
-    REVIEW_JOB_MODEL, DEBUG_JOB, SUMMARIZE_RUN,
+    REVIEW_JOB_MODEL, DEBUG_JOB, SUMMARIZE_RUN, WRITE_SKILL, JUDGE_MERGE, REFORMULATE_QUERY,
+    REFLECT_FAILURE,
     EXECUTE_JOB, VERIFY_EVIDENCE, REVIEW_INFRASTRUCTURE, RESCAN_ARTIFACTS, PROBE_ENVIRONMENT,
     PREPARE_ENVIRONMENT,
     DIAGNOSE_FAILURE, CONSULT_MEMORY, REMEMBER_TASK, RECALL_MEMORY,
-    MATCH_SKILLS, RECORD_OUTCOMES, EXTRACT_SKILLS, MAINTAIN_SKILLS,
+    MATCH_SKILLS, RECORD_OUTCOMES, EXTRACT_SKILLS, MAINTAIN_SKILLS, REVISE_SKILLS,
 )
 """Every activity, in pool order; names are unique (a test checks)."""
 REVIEWERS: tuple[ActivityDecl[ReviewInput, ReviewVerdict], ...] = (

@@ -82,7 +82,8 @@ def code_message(req: CodeRequest, shown: Previews | None = None) -> str:
 
     A dependent task's coder also reads what each dependency found (its digest and the
     first lines of its text artifacts, ``shown``); a task without dependencies gets no such
-    section, so its message is as it always was.
+    section, so its message is as it always was. A task run as a subagent adds the
+    subagent's instructions (bounded when matched); others get no such section either.
     """
     found = [section(f"What dependency {t.task_id} found", _digest(t, req.run_id, shown or {}))
              for t in req.upstream]
@@ -95,7 +96,9 @@ def code_message(req: CodeRequest, shown: Previews | None = None) -> str:
         section("Data files", data_text(req.data)),
         section("Artifacts of finished dependencies (read-only)",
                 bullets(req.dependency_artifacts)),
-        *found)
+        *found,
+        section("Instructions of the specialist this task runs as", req.instructions)
+        if req.instructions else "")
     if req.mode == "fast":
         return message(task.strip(), section("Mode", "fast: write the simplest correct job."))
     previous = job_text(req.previous_job) if req.previous_job is not None else ""

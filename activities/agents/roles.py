@@ -18,10 +18,14 @@ from typing import Any, Generic, TypeVar
 from temporalio.exceptions import ApplicationError
 
 from activities.agents import convert, render
+from activities.agents.guidance import GUIDELINE_TOKENS, GuidelineSource, guidance_section
 from activities.agents.previews import previews
 from activities.agents.prompting import system_prompt
+from activities.agents.reflector import reflect_message, reflector_note
 from activities.llm.errors import spent
 from activities.llm.gateway import ModelGateway
+from activities.llm.helpers import Helper
+from workflows.agents.reflector import ReflectAnswer, ReflectorOutput, ReflectRequest
 from workflows.agents.roles import (
     AgentRequest,
     CodeAnswer,
@@ -49,6 +53,7 @@ from workflows.agents.spend import ChatMessage, ModelAnswer, ModelCall, Spend
 from workflows.catalogue import (
     DEBUG_JOB,
     PLAN_GOAL,
+    REFLECT_FAILURE,
     REVIEW_JOB_MODEL,
     REVIEW_PLAN,
     SUMMARIZE_RUN,
@@ -59,8 +64,11 @@ from workflows.contracts.base import Model
 
 JOB_CONTRACT = "job_contract"
 """Shared prompt: how a job runs in the sandbox (coder and debuggers)."""
+RESEARCHER = "researcher"
+"""Shared prompt: the offline documentation lookups (coder and debuggers, when configured)."""
 MAX_TOKENS: dict[str, int] = {"planner": 8192, "plan_reviewer": 2048, "coder": 16_384,
-                              "reviewer": 2048, "debugger": 16_384, "output_processor": 4096}
+                              "reviewer": 2048, "debugger": 16_384, "output_processor": 4096,
+                              "reflector": 2048}
 
 _O = TypeVar("_O", bound=Model)
 _R = TypeVar("_R")
@@ -73,6 +81,7 @@ class Consulted(Generic[_R]):
     value: _R
     model: str
     spend: Spend
+    guidelines: list[str]
 
 
 @functools.cache
@@ -81,7 +90,8 @@ def _schema(contract: type[Model]) -> dict[str, Any]:
 
 
 def _spend(role: str, answer: ModelAnswer) -> Spend:
-    return Spend(role=role, model=answer.model, calls=answer.repairs + 1, usage=answer.usage,
+    return Spend(role=role, model=answer.model, calls=answer.repairs + answer.lookups + 1,
+                 usage=answer.usage,
                  exchange_ids=[answer.exchange_id], repairs=answer.repairs,
                  replayed=answer.replayed)
 
@@ -91,10 +101,20 @@ class Agents:
 
     Args:
         gateway: the worker's model gateway (client, models per role, recordings).
+        guides: where matched guideline skills are read from (None: no guidelines).
+        guideline_tokens: tokens of a prompt the guidelines may take together.
+        researcher: the documentation lookups offered to the coder and debuggers (None:
+            none; their prompts stay as they were).
     """
 
-    def __init__(self, gateway: ModelGateway) -> None:
+    def __init__(self, gateway: ModelGateway, *, guides: GuidelineSource | None = None,
+                 guideline_tokens: int = GUIDELINE_TOKENS,
+                 researcher: Helper | None = None) -> None:
         self.gateway = gateway
+        self.guides = guides
+        self.guideline_tokens = guideline_tokens
+        self.researcher = researcher
+        self._writers = (JOB_CONTRACT, RESEARCHER) if researcher is not None else (JOB_CONTRACT,)
 
     @PLAN_GOAL.defn
     async def plan_goal(self, req: PlanRequest) -> PlanAnswer:
@@ -108,7 +128,7 @@ class Agents:
         contract = PlanDraftOutput if req.study is None else StudyPlanDraftOutput
         got = await self._consult(req, "planner", contract, render.plan_message(req),
                                   lambda out: convert.plan_draft(out, names, tree))
-        return PlanAnswer(draft=got.value, spend=got.spend)
+        return PlanAnswer(draft=got.value, spend=got.spend, guidelines=got.guidelines)
 
     @REVIEW_PLAN.defn
     async def review_plan(self, req: PlanReviewRequest) -> PlanReviewAnswer:
@@ -123,10 +143,10 @@ class Agents:
         shown = await asyncio.to_thread(previews, req.upstream)
         got = await self._consult(req, "coder", JobOutput, render.code_message(req, shown),
                                   lambda out: (out, convert.job_from_output(out)),
-                                  shared=(JOB_CONTRACT,))
+                                  shared=self._writers, helper=self.researcher)
         out, job = got.value
         return CodeAnswer(job=job, reasoning=out.reasoning, confidence=out.confidence,
-                          spend=got.spend)
+                          spend=got.spend, guidelines=got.guidelines)
 
     @REVIEW_JOB_MODEL.defn
     async def review_job_model(self, req: ModelReviewRequest) -> ModelReviewAnswer:
@@ -146,16 +166,18 @@ class Agents:
         if req.strategy == "diagnostic" and req.diagnostic_output is None:
             diag = await self._consult(req, role, DiagnosticOutput, text,
                                        lambda out: (out, convert.diagnostic_job(req.job, out)),
-                                       shared=(JOB_CONTRACT,))
+                                       shared=self._writers, helper=self.researcher)
             script, job = diag.value
             return DebugAnswer(strategy=req.strategy, diagnostic_job=job,
-                               diagnosis=script.purpose, spend=diag.spend)
+                               diagnosis=script.purpose, spend=diag.spend,
+                               guidelines=diag.guidelines)
         fix = await self._consult(req, role, DebugOutput, text,
                                   lambda out: (out, convert.fixed_job(req.job, out)),
-                                  shared=(JOB_CONTRACT,))
+                                  shared=self._writers, helper=self.researcher)
         out, job = fix.value
         return DebugAnswer(strategy=req.strategy, job=job, diagnosis=out.diagnosis,
-                           confidence=out.confidence, spend=fix.spend)
+                           confidence=out.confidence, spend=fix.spend,
+                           guidelines=fix.guidelines)
 
     @SUMMARIZE_RUN.defn
     async def summarize_run(self, req: SummaryRequest) -> SummaryAnswer:
@@ -165,10 +187,18 @@ class Agents:
                                   render.summary_message(req, shown), lambda out: out)
         return SummaryAnswer(answer=got.value, spend=got.spend)
 
+    @REFLECT_FAILURE.defn
+    async def reflect_failure(self, req: ReflectRequest) -> ReflectAnswer:
+        """Propose a guarded job-spec patch for a failure the rule table cannot name."""
+        got = await self._consult(req, "reflector", ReflectorOutput, reflect_message(req),
+                                  lambda out: reflector_note(req, out))
+        return ReflectAnswer(note=got.value, spend=got.spend)
+
     async def _consult(self, req: AgentRequest, role: str, contract: type[_O], text: str,
                        conversion: Callable[[_O], _R], *, shared: tuple[str, ...] = (),
-                       ) -> Consulted[_R]:
+                       helper: Helper | None = None) -> Consulted[_R]:
         """Ask ``role`` for a ``contract`` answer and convert it (repairing what fails)."""
+        text, guided = await self._guided(req, text)
         family = role.split("_")[0] if role.startswith(("reviewer_", "debugger_")) else role
         call = ModelCall(
             run_id=req.run_id, task_id=req.task_id, role=role,
@@ -187,7 +217,7 @@ class Agents:
                 return convert.problem_of(err)
             return None
 
-        answer = await self.gateway.ask(call, req.recording, vet=vet)
+        answer = await self.gateway.ask(call, req.recording, vet=vet, helper=helper)
         spend = _spend(role, answer)
         try:
             value = converted(answer.output)
@@ -196,4 +226,12 @@ class Agents:
                 f"the {role} answer cannot be used: {convert.problem_of(err)}",
                 spent(answer.usage), type=ErrorType.INVALID_MODEL_OUTPUT,
                 non_retryable=True) from None
-        return Consulted(value=value, model=answer.model, spend=spend)
+        return Consulted(value=value, model=answer.model, spend=spend, guidelines=guided)
+
+    async def _guided(self, req: AgentRequest, text: str) -> tuple[str, list[str]]:
+        """``text`` with the request's guideline skills appended, and the ids that fit."""
+        if not req.guidelines or self.guides is None:
+            return text, []
+        patterns = await self.guides.patterns([g.skill_id for g in req.guidelines])
+        part, used = guidance_section(req.guidelines, patterns, self.guideline_tokens)
+        return (f"{text.rstrip()}\n\n{part}\n" if part else text), used

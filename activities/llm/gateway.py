@@ -2,14 +2,18 @@
 
 It asks the Anthropic Messages API for a structured answer (tool use with the contract's
 JSON schema), validates it and sends it back for repair when it does not fit, accounts
-tokens and cost, enforces the caller's budget, and records or replays exchanges. The SDK
-never retries; Temporal does, with the server's advised delay (see ``models_errors``).
+tokens and cost, enforces the caller's budget, and records or replays exchanges. With a
+budget ledger, every round reserves its most from the run's budget before it is sent and
+settles with its real usage after (``activities.llm.ledger``), so parallel tasks share one
+account. The SDK never retries; Temporal does, with the server's advised delay (see
+``activities.llm.errors``).
 Agent roles on the same worker call ``ModelGateway.ask`` directly, with the recording their
 run's policy names.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from dataclasses import dataclass
@@ -21,6 +25,8 @@ from temporalio.exceptions import ApplicationError
 
 from activities.llm.client import ServiceClient
 from activities.llm.errors import CallSite, check_budget, hopeless, spent
+from activities.llm.helpers import Helper, helper_calls, helper_turn
+from activities.llm.ledger import BudgetLedger, BudgetRefused
 from activities.llm.metrics import record_exchange
 from activities.llm.output import (
     MAX_ANSWER_BYTES,
@@ -32,7 +38,8 @@ from activities.llm.output import (
 from activities.llm.pricing import usage_of
 from activities.llm.recording import Recorder, Recordings, Replay
 from activities.llm.request import Conversation
-from workflows.agents.spend import ModelAnswer, ModelCall, Usage
+from activities.llm.reserve import claim_for
+from workflows.agents.spend import Budget, ModelAnswer, ModelCall, Usage
 from workflows.catalogue import CALL_MODEL
 from workflows.common.canonical import canonical_json
 from workflows.common.errors import ErrorType
@@ -81,12 +88,15 @@ class ModelGateway:
             it has no answer for fails (``ReplayMiss``), nothing is recorded again.
         timeout_s: per-request timeout.
         max_answer_bytes: largest structured answer accepted.
+        ledger: the run budgets' ledger (open); None enforces only each caller's budget.
     """
 
     def __init__(self, api_key: SecretStr | None, base_url: str | None,
                  default_models: dict[str, str], *, light_model: str | None = None,
                  record_path: Path | None = None, replay_path: Path | None = None,
-                 timeout_s: float = 120.0, max_answer_bytes: int = MAX_ANSWER_BYTES) -> None:
+                 timeout_s: float = 120.0, max_answer_bytes: int = MAX_ANSWER_BYTES,
+                 ledger: BudgetLedger | None = None) -> None:
+        self._ledger = ledger
         self._service = ServiceClient(api_key, base_url, timeout_s)
         self.default_models = dict(default_models)
         self.light_model = light_model
@@ -126,7 +136,7 @@ class ModelGateway:
         return await self.ask(call)
 
     async def ask(self, call: ModelCall, recording: ModelRecording | None = None, *,
-                  vet: Vet | None = None) -> ModelAnswer:
+                  vet: Vet | None = None, helper: Helper | None = None) -> ModelAnswer:
         """Ask the model for an answer that fits ``call.output_schema``; repair if needed.
 
         Args:
@@ -136,6 +146,8 @@ class ModelGateway:
                 from it).
             vet: the caller's own check of a schema-valid answer; a problem it names is
                 sent back for repair like a schema violation.
+            helper: tools the model may call before answering (``activities.llm.helpers``),
+                answered here at most ``helper.limit`` times.
 
         Raises:
             ApplicationError: ``BudgetExhausted``, ``InvalidModelOutput``, ``ModelRefused``,
@@ -147,14 +159,25 @@ class ModelGateway:
         site = CallSite(call.role, model, call.output_schema_name, self._service.secret)
         contract = self._contract(call)
         source = self._source(recording)
-        conversation = Conversation(call, model)
+        conversation = Conversation(call, model, helper.tools if helper else None)
         exchange_id = conversation.key()[:32]
         usage = Usage()
         reading = Reading()
+        lookups = 0
         for repairs in range(call.max_repairs + 1):
             check_budget(call.budget, usage, site)
-            exchange = await self._exchange(conversation, site, exchange_id, repairs, source)
+            exchange = await self._reserved(conversation, site, exchange_id,
+                                            repairs + lookups, source, usage)
             usage = usage + exchange.usage
+            while helper is not None and lookups < helper.limit and (
+                    asked := helper_calls(exchange.response, helper)):
+                lookups += 1
+                turn = await asyncio.to_thread(helper_turn, helper, asked)
+                conversation.repair(exchange.response.get("content") or [], turn)
+                check_budget(call.budget, usage, site)
+                exchange = await self._reserved(conversation, site, exchange_id,
+                                                repairs + lookups, source, usage)
+                usage = usage + exchange.usage
             reading = contract.read(exchange.response, vet)
             if reading.output is not None:
                 log.info("model call %s: %d+%d tokens, $%.5f, %d repairs, %.2fs", site,
@@ -164,7 +187,7 @@ class ModelGateway:
                     output=reading.output, usage=usage, repairs=repairs,
                     model=str(exchange.response.get("model") or model),
                     request_id=exchange.request_id, exchange_id=exchange_id,
-                    replayed=exchange.replayed)
+                    replayed=exchange.replayed, lookups=lookups)
             if reading.hopeless:
                 raise hopeless(reading, site, usage)
             if repairs < call.max_repairs:
@@ -199,6 +222,30 @@ class ModelGateway:
                                       max_bytes=self._max_answer_bytes)
             self._contracts[digest] = contract
         return contract
+
+    async def _reserved(self, conversation: Conversation, site: CallSite, exchange_id: str,
+                        repairs: int, source: Source, usage: Usage) -> Exchange:
+        """One round, reserved from the run's ledger first and settled with its usage after."""
+        call = conversation.call
+        claim = None if self._ledger is None else claim_for(
+            call, conversation.request(), exchange_id, repairs)
+        if self._ledger is None or claim is None:
+            return await self._exchange(conversation, site, exchange_id, repairs, source)
+        try:
+            await self._ledger.reserve(claim, call.budget or Budget())
+        except BudgetRefused as err:
+            raise ApplicationError(
+                f"model budget exhausted: the run's budget ledger refused the call: {err}; "
+                f"not calling the model ({site}). Raise the run's budget or let the task go "
+                "on without this agent", spent(usage),
+                type=ErrorType.BUDGET_EXHAUSTED, non_retryable=True) from None
+        try:
+            exchange = await self._exchange(conversation, site, exchange_id, repairs, source)
+        except BaseException:
+            await asyncio.shield(self._ledger.release(claim.key))
+            raise
+        await self._ledger.settle(claim.key, exchange.usage)
+        return exchange
 
     async def _exchange(self, conversation: Conversation, site: CallSite, exchange_id: str,
                         repairs: int, source: Source) -> Exchange:

@@ -34,10 +34,16 @@ POLICY_HINT = ("record the run first (its policy's agents.recording with mode \"
 
 
 def request_key(*, model: str, system: str, messages: list[dict[str, Any]], tool_name: str,
-                tool_schema: dict[str, Any]) -> str:
-    """The sha256 that identifies a request in a recording."""
-    request = {"model": model, "system": system, "messages": messages,
-               "tool": {"name": tool_name, "input_schema": tool_schema}}
+                tool_schema: dict[str, Any], helpers: list[dict[str, Any]] | None = None) -> str:
+    """The sha256 that identifies a request in a recording.
+
+    ``helpers`` (the tools offered besides the answer's) count only when there are some, so
+    the keys of requests without them are what they always were.
+    """
+    request: dict[str, Any] = {"model": model, "system": system, "messages": messages,
+                               "tool": {"name": tool_name, "input_schema": tool_schema}}
+    if helpers:
+        request["helpers"] = helpers
     return hashlib.sha256(canonical_json(request).encode()).hexdigest()
 
 

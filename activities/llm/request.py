@@ -20,25 +20,36 @@ NO_FORCED_TOOL_CHOICE = ("claude-sonnet-5-5", "claude-haiku-5-5", "claude-opus-5
 first; they get ``auto`` and the instruction below, and the repair loop catches prose."""
 
 
-def tool_choice(model: str, name: str) -> dict[str, Any]:
-    """Force the one tool where the model allows it; otherwise let it choose."""
+def tool_choice(model: str, name: str, *, helpers: bool = False) -> dict[str, Any]:
+    """Force the one tool where the model allows it; otherwise let it choose.
+
+    With helper tools offered, any tool is forced (the model picks a lookup or its answer).
+    """
     if model.startswith(NO_FORCED_TOOL_CHOICE):
         return {"type": "auto", "disable_parallel_tool_use": True}
+    if helpers:
+        return {"type": "any", "disable_parallel_tool_use": True}
     return {"type": "tool", "name": name, "disable_parallel_tool_use": True}
 
 
-def instruction(name: str) -> str:
+def instruction(name: str, helpers: list[dict[str, Any]] | None = None) -> str:
     """How to answer, said once after the cached prefix."""
-    return (f"Give your answer by calling the `{name}` tool exactly once, with an input "
+    text = (f"Give your answer by calling the `{name}` tool exactly once, with an input "
             "that fits its schema. Do not answer in prose.")
+    if helpers:
+        names = ", ".join(f"`{h['name']}`" for h in helpers)
+        text += f" Before it you may call {names}, one call at a time."
+    return text
 
 
 class Conversation:
     """The growing message list of one ``call_model``, and the request for each round."""
 
-    def __init__(self, call: ModelCall, model: str) -> None:
+    def __init__(self, call: ModelCall, model: str,
+                 helpers: list[dict[str, Any]] | None = None) -> None:
         self.call = call
         self.model = model
+        self.helpers = list(helpers or [])
         self.messages: list[dict[str, Any]] = [m.model_dump(mode="json")
                                                for m in call.messages]
 
@@ -52,18 +63,19 @@ class Conversation:
             "max_tokens": call.max_tokens,
             "system": [
                 {"type": "text", "text": call.system, "cache_control": {"type": "ephemeral"}},
-                {"type": "text", "text": instruction(call.output_schema_name)},
+                {"type": "text", "text": instruction(call.output_schema_name, self.helpers)},
             ],
             "messages": list(self.messages),
-            "tools": [tool],
-            "tool_choice": tool_choice(self.model, call.output_schema_name),
+            "tools": [tool, *self.helpers],
+            "tool_choice": tool_choice(self.model, call.output_schema_name,
+                                       helpers=bool(self.helpers)),
         }
 
     def key(self) -> str:
         """The recording key of the current round's request."""
         return request_key(model=self.model, system=self.call.system, messages=self.messages,
                            tool_name=self.call.output_schema_name,
-                           tool_schema=self.call.output_schema)
+                           tool_schema=self.call.output_schema, helpers=self.helpers)
 
     def repair(self, answer: list[dict[str, Any]], turn: list[dict[str, Any]]) -> None:
         """Append the model's ``answer`` and the user ``turn`` that says what to fix.

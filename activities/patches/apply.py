@@ -1,79 +1,25 @@
 """Patches as data: applying one to a job spec, its checksum, and its safety summary.
 
-A patch names job-spec fields by dotted path (``args.batch_size``, ``resources.timeout_s``,
-``expected_metrics``) with the value it expects to find and the value it sets, so applying it
-to a job it was not made for fails instead of silently doing something else. Pure functions:
-the workflow may apply a patch itself.
+Applying and sealing are pure and live with the workflows (``workflows.common.patching``,
+re-exported here), since a task applies its subagent's remembered fixes itself; what a patch
+did to a job's reach, and whether two patches are the same retry, are decided here.
 """
 
 from __future__ import annotations
 
-import hashlib
-from typing import Any
-
 from workflows.common.canonical import canonical_json
-from workflows.contracts.executive import Patch, PatchChange
+from workflows.common.patching import (
+    RESOURCE_FIELDS,
+    PatchError,
+    apply_patch,
+    patch_checksum,
+    sealed,
+)
+from workflows.contracts.executive import PatchChange
 from workflows.contracts.plan import JobSpec
 
-RESOURCE_FIELDS = ("memory_mb", "timeout_s", "cpus")
-_LIST_FIELDS = ("expected_metrics",)
-
-
-class PatchError(ValueError):
-    """A patch cannot be applied to this job spec; the message says which field and why."""
-
-
-def apply_patch(job: JobSpec, patch: Patch | list[PatchChange]) -> JobSpec:
-    """The job spec with ``patch`` applied, validated as a whole.
-
-    Raises:
-        PatchError: a sealed patch whose checksum does not match its content, a field
-            patches may not touch, a value that does not match what the patch expects to
-            replace, or a result that is not a valid job spec.
-    """
-    if isinstance(patch, Patch) and patch.sha256 and patch.sha256 != patch_checksum(patch):
-        raise PatchError(f"patch {patch.patch_id} does not match its sha256: it was changed "
-                         "after reflection sealed it; ask reflection for a new one")
-    changes = patch.changes if isinstance(patch, Patch) else patch
-    data = job.model_dump(mode="json")
-    for change in changes:
-        _apply_one(data, change)
-    try:
-        return JobSpec.model_validate(data)
-    except ValueError as err:
-        raise PatchError(f"the patched job spec is invalid: {err}") from err
-
-
-def _apply_one(data: dict[str, Any], change: PatchChange) -> None:
-    head, _, name = change.field.partition(".")
-    if head == "args" and name:
-        target: dict[str, Any] = data["args"]
-    elif head == "resources" and name in RESOURCE_FIELDS:
-        target = data["resources"]
-    elif head in _LIST_FIELDS and not name:
-        target, name = data, head
-    else:
-        raise PatchError(f"patch field {change.field!r} cannot be applied: patches may change "
-                         "args.<name>, resources.memory_mb/timeout_s/cpus or expected_metrics")
-    current = target.get(name)
-    if current != change.old_value:
-        raise PatchError(f"patch expects {change.field} = {change.old_value!r} but the job has "
-                         f"{current!r}; it was made for another version of the job")
-    target[name] = change.new_value
-
-
-def patch_checksum(patch: Patch) -> str:
-    """The sha256 of the patch's canonical JSON, its own checksum left out.
-
-    Any change to the patch changes it.
-    """
-    text = canonical_json(patch.model_dump(mode="json", exclude={"sha256"}))
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-def sealed(patch: Patch) -> Patch:
-    """The patch with its ``sha256`` filled in."""
-    return patch.model_copy(update={"sha256": patch_checksum(patch)})
+__all__ = ["RESOURCE_FIELDS", "PatchError", "apply_patch", "patch_checksum", "safety_checks",
+           "same_changes", "sealed"]
 
 
 def safety_checks(old: JobSpec, new: JobSpec) -> dict[str, str]:

@@ -59,7 +59,7 @@ from workflows.contracts.executive import (
 from workflows.contracts.memory import Episode, task_type
 from workflows.contracts.plan import JobSpec
 
-__all__ = ["MemoryView", "Reflection", "diagnose", "note_id_for"]
+__all__ = ["MemoryView", "Reflection", "diagnose", "note_id_for", "scored"]
 
 log = logging.getLogger("assay.reflection")
 
@@ -166,16 +166,25 @@ def diagnose(req: DiagnoseInput, memory: MemoryView | None = None) -> Reflection
 
     A proven fix from ``memory`` replaces the rule table's patch when its guardrails pass.
     """
-    found = _RULES[req.kind](req)
+    return scored(req, _RULES[req.kind](req), memory)
+
+
+def scored(req: DiagnoseInput, found: Diagnosis, memory: MemoryView | None = None, *,
+           origin: PatchSource = "rule_table", note_id: str | None = None) -> ReflectionNote:
+    """The note for ``found``: its patch guarded, scored by the reflection formulas, decided.
+
+    The rule table's diagnoses and the reflector's (``origin="model"``, a ``note_id`` of
+    its own) go through this one path, so both meet the same guardrails and thresholds.
+    """
     view = memory or MemoryView()
-    source: PatchSource = "rule_table" if found.changes else "none"
+    source: PatchSource = origin if found.changes else "none"
     if view.fix:
         found.changes, source = view.fix, view.source
         found.known = True
-        origin = (f"semantic rule {view.ref}" if view.source == "semantic_rule"
-                  else f"episode {view.ref}")
-        found.reason += f"; memory has a proven fix ({origin})"
-        found.evidence.append(f"memory: {origin} fixed {found.root_cause} for this task type")
+        proof = (f"semantic rule {view.ref}" if view.source == "semantic_rule"
+                 else f"episode {view.ref}")
+        found.reason += f"; memory has a proven fix ({proof})"
+        found.evidence.append(f"memory: {proof} fixed {found.root_cause} for this task type")
     found.evidence.extend(view.notes)
     found.evidence.extend(f"pattern {p.kind}: {p.detail}" for p in view.patterns)
     proven = source in ("semantic_rule", "episodic")
@@ -190,7 +199,7 @@ def diagnose(req: DiagnoseInput, memory: MemoryView | None = None) -> Reflection
                                       actions=actions, divergence=divergence,
                                       attempt=req.attempt)
     decision = retry_decision(confidence) if actions else "defer"
-    note_id = note_id_for(req)
+    note_id = note_id or note_id_for(req)
     patch = None if patched is None else _patch(req, found, note_id, patched, confidence,
                                                 proven=proven)
     reason = found.reason + (f"; patch dropped: {'; '.join(refused)}" if refused else "")

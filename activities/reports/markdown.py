@@ -220,10 +220,12 @@ SKILL_REASONS_SHOWN = 20
 def _skills_section(result: RunReport) -> list[str]:
     """Which skill each task ran from, and why a skill did not apply where none did."""
     s = result.skills
-    if not (s.applied or s.reasons or s.fell_back):
+    if not (s.applied or s.reasons or s.fell_back or s.guided):
         return []
     lines = ["", "## Skills", ""]
     lines += [f"- `{tid}`: ran skill `{sid}`" for tid, sid in sorted(s.applied.items())]
+    lines += [f"- `{who}`: prompted with guideline skill(s) "
+              f"{', '.join(f'`{g}`' for g in ids)}" for who, ids in sorted(s.guided.items())]
     why = sorted(s.reasons.items())
     lines += [f"- `{key}`: no skill applied — {one_line(reason)[:500]}"
               for key, reason in why[:SKILL_REASONS_SHOWN]]

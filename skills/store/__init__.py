@@ -7,9 +7,9 @@ never skips a row. Several workers recording uses at once cannot lose a count, a
 twice (a retried activity) counts once, and every change is written to ``skill_events`` in the
 same transaction.
 
-:class:`SkillStore` is one store made of four parts, a module each: ``queries`` (reading),
-``additions``, ``changes`` (saves and status moves) and ``uses`` (statistics); ``rows`` holds
-the statements they share.
+:class:`SkillStore` is one store made of five parts, a module each: ``queries`` (reading),
+``additions``, ``changes`` (saves and status moves), ``uses`` (statistics) and ``memory`` (a
+subagent's recovery memory); ``rows`` holds the statements they share.
 """
 
 from skills.schema import (
@@ -22,6 +22,7 @@ from skills.schema import (
 )
 from skills.store.additions import SkillAdditions
 from skills.store.changes import SkillChanges
+from skills.store.memory import SkillMemory
 from skills.store.queries import SkillEvent, SkillQueries
 from skills.store.uses import SkillUses
 
@@ -31,7 +32,7 @@ __all__ = [
 ]
 
 
-class SkillStore(SkillQueries, SkillAdditions, SkillChanges, SkillUses):
+class SkillStore(SkillQueries, SkillAdditions, SkillChanges, SkillUses, SkillMemory):
     """PostgreSQL-backed skill library; workers and the CLI build one from the database URL."""
 
     what = "skill library"

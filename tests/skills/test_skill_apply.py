@@ -164,3 +164,28 @@ def test_column_parameters_take_the_columns_the_goal_names_from_the_header() -> 
     blind = fit(groups, "Compare revenue by region", ["sales.csv"], can_import=everything)
     assert blind.values["value_column"] == "value"
     assert header_columns("a\tb\tc\n") == ["a", "b", "c"] and header_columns("") == []
+
+
+@pytest.mark.parametrize(("goal", "x", "y"), [
+    ("Does the response rise linearly with the dose in the dose table? Estimate the slope.",
+     "dose", "response"),
+    ("Regress response on dose and report the slope", "dose", "response"),
+    ("Estimate the effect of dose on response with a linear fit", "dose", "response"),
+    ("Predict the response from the dose with a least-squares line", "dose", "response"),
+    ("Does dose increase with response? Fit a line", "response", "dose"),
+])
+def test_a_regression_takes_response_and_explanatory_columns_by_their_roles(
+        goal: str, x: str, y: str) -> None:
+    line = _builtin("linear-regression")
+    headers = {"dose.csv": header_columns("dose,response\n1,2.1\n")}
+    found = fit(line, goal, ["dose.csv"], can_import=everything, headers=headers)
+    assert found.holds, found.problems
+    assert (found.values["x"], found.values["y"]) == (x, y)
+
+
+def test_columns_named_without_a_role_keep_the_order_they_are_named_in() -> None:
+    line = _builtin("linear-regression")
+    headers = {"dose.csv": header_columns("dose,response\n1,2.1\n")}
+    found = fit(line, "Fit a linear trend between dose and response", ["dose.csv"],
+                can_import=everything, headers=headers)
+    assert (found.values["x"], found.values["y"]) == ("dose", "response")

@@ -5,7 +5,8 @@ say in the commit why old histories no longer replay, or keep both workflow vers
 ``workflow.patched``). The scenarios reuse the fake-activity runs of ``test_research``.
 Some scenarios live in modules of their own (``capture_bounds``, ``capture_plans``,
 ``capture_refusals``, ``capture_goalenv``, ``capture_study``, ``capture_study_cycle``,
-``capture_branches``, ``capture_learning``); each
+``capture_branches``, ``capture_learning``, ``capture_subagent``, ``capture_guided``,
+``capture_reflector``); each
 one's ``python -m`` re-captures only its own histories, leaving the others as they are: ``python -m
 tests.workflows.capture_branches`` those of branches and steering (``branched``,
 ``steered``, ``cancelled``, ``withdrawn``).
@@ -27,11 +28,15 @@ from tests.workflows.agents_fakes import goal_agents, job, probe_environment
 from tests.workflows.capture_bounds import run_bounds
 from tests.workflows.capture_branches import SCENARIOS as BRANCH_SCENARIOS
 from tests.workflows.capture_goalenv import run_goal_environment
+from tests.workflows.capture_guided import run_guided
 from tests.workflows.capture_learning import run_learning
 from tests.workflows.capture_plans import run_plans
+from tests.workflows.capture_reflector import run_reflector
 from tests.workflows.capture_refusals import run_library_refusals, run_refusals
 from tests.workflows.capture_study import run_cancelled_study, run_study, save_study
 from tests.workflows.capture_study_cycle import run_study_cycle, run_study_reuse
+from tests.workflows.capture_subagent import run_subagents
+from tests.workflows.capture_writer import Recorder, Reformulating, run_library, run_reformulated
 from tests.workflows.harness import Harness, task
 from workflows.agents.roles import (
     CodeAnswer,
@@ -194,6 +199,8 @@ async def capture() -> None:
         with tempfile.TemporaryDirectory() as tmp:
             runs.append(("plans", await run_plans(env, Path(tmp))))
         with tempfile.TemporaryDirectory() as tmp:
+            runs.append(("reflector", (await run_reflector(env, Path(tmp)))[0]))
+        with tempfile.TemporaryDirectory() as tmp:
             runs.append(("goalenv", (await run_goal_environment(env, Path(tmp))).result))
         with tempfile.TemporaryDirectory() as tmp:
             runs.append(("study_cycle", await run_study_cycle(env, Path(tmp))))
@@ -209,12 +216,23 @@ async def capture() -> None:
         refusing_library = await run_library_refusals(env)
         with tempfile.TemporaryDirectory() as tmp:
             learned, learning_library = await run_learning(env, Path(tmp))
+        _, writer_library = await run_library(env, Recorder(), model=True)
+        with tempfile.TemporaryDirectory() as tmp:
+            runs.append(("reformulated", await run_reformulated(env, Path(tmp),
+                                                                Reformulating())))
         await save(env, "learning", learned)
         await save_one(env, "learning.library", learning_library)
+        with tempfile.TemporaryDirectory() as tmp:
+            await save(env, "subagent", await run_subagents(env, Path(tmp)))
+        with tempfile.TemporaryDirectory() as tmp:
+            guided, guided_library = await run_guided(env, Path(tmp))
+        await save(env, "guided", guided)
+        await save_one(env, "guided.library", guided_library)
         for name, result in runs:
             await save(env, name, result)
         await save_one(env, "skills.library", library)
         await save_one(env, "refusals.library", refusing_library)
+        await save_one(env, "writer.library", writer_library)
         await save_study(env, *study)
         await save_one(env, "study_cancelled.study-1", cancelled_study)
     finally:

@@ -15,6 +15,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+from temporalio.exceptions import ApplicationError
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
@@ -27,7 +28,9 @@ from activities.review.infra import InfrastructureReviewer
 from activities.review.panel import review_ops, review_quality_safety
 from skills.library import SkillLibrary
 from tests.fakes import EventSink, LearnerSink, ReportSink, fake_activity
+from workflows.agents.reflector import ReflectAnswer, ReflectRequest
 from workflows.agents.roles import DataFile
+from workflows.common.errors import ErrorType
 from workflows.constants import run_workflow_id
 from workflows.contracts.execution import Artifact, ExecuteJobInput, ExecutionOutcome
 from workflows.contracts.plan import Plan
@@ -102,6 +105,12 @@ class FakeSandbox:
                                 metrics={"score": score}, workspace=str(workspace))
 
 
+async def no_reflector(req: ReflectRequest) -> ReflectAnswer:
+    """The reflector role unless a test scripts one: it gives no answer, at once."""
+    raise ApplicationError(f"no reflector is scripted for task {req.task_id}",
+                           type=ErrorType.MODEL_NOT_CONFIGURED, non_retryable=True)
+
+
 def _marker(source: str | None, name: str) -> str | None:
     """The value of a ``# name: value`` line in a job's code (how fake jobs say what to do)."""
     found = re.search(rf"^# {name}: (\S+)$", source or "", re.MULTILINE)
@@ -160,7 +169,8 @@ class Harness:
             "rescan_artifacts": Relinker(self.root).rescan_artifacts,
             "record_events": self.sink.activity(), "write_report": self.reports.activity(),
             "write_task_report": self.reports.task_activity(),
-            "hand_off_outcome": self.learner.activity()}
+            "hand_off_outcome": self.learner.activity(),
+            "reflect_failure": fake_activity("reflect_failure", no_reflector)}
         activities.update({name: fake_activity(name, fn) for name, fn in self.overrides.items()})
         async with Worker(self.env.client, task_queue=self.queue,
                           workflows=[ResearchWorkflow, BranchWorkflow, TaskWorkflow, StudyWorkflow,

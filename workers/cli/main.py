@@ -57,9 +57,11 @@ def worker(pool: Annotated[list[Pool], typer.Option("--pool", "-p",
                                                      help="Pool(s) to serve.")]) -> None:
     """Serve one or more pools against configured services (for deployments)."""
     from workers.pools.builders import run_pools
+    from workers.pools.versioning import describe_version
     from workers.stack.launcher import database_url
 
     settings = Settings()
+    typer.echo(f"assay worker ({', '.join(p.value for p in pool)}): {describe_version(settings)}")
 
     async def serve() -> None:
         stop = asyncio.Event()
@@ -79,6 +81,8 @@ def _on_signals(callback: Callable[[], None]) -> None:
 
 lazy("run", "workers.cli.run", "run", "Start a run of a plan file or of a research goal; "
      "with --wait, follow it to the end.")
+lazy("eval", "workers.cli.evaluate", "evaluate", "Run a research suite --repeat times per "
+     "--ablate configuration and score pass@1/pass@k.")
 lazy("plan", "workers.cli.plan", "plan", "Give a plan (checked like `assay run`) to a goal run "
      "waiting for one, or to a study.")
 

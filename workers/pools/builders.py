@@ -14,10 +14,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from temporalio.client import Client
+from temporalio.common import VersioningBehavior
 from temporalio.runtime import PrometheusConfig, Runtime, TelemetryConfig
 from temporalio.worker import Worker
 
 from workers.connection import connect
+from workers.pools.health import watch_health
+from workers.pools.versioning import deployment_config, deployment_version, promote
 from workers.settings import Settings
 from workflows.catalogue import check_registrations
 from workflows.constants import Pool
@@ -48,6 +51,11 @@ class PoolSpec:
     max_concurrent_activities: int | None = None
     on_start: Callable[[Client], Awaitable[None]] | None = None
     """Run once the pool's worker is polling (e.g. start the skill library's workflow)."""
+    versioning: VersioningBehavior = VersioningBehavior.UNSPECIFIED
+    """What the pool's workflows do when a new version becomes current (worker versioning):
+    stay on theirs (``PINNED``) or move (``AUTO_UPGRADE``). A worker's default, not each
+    workflow's ``@workflow.defn``: a declared behaviour is refused by the server from
+    unversioned workers, and so would make versioning impossible to turn off."""
 
 
 async def build_specs(settings: Settings, pools: Sequence[Pool], *, database_url: str,
@@ -73,11 +81,12 @@ async def build_specs(settings: Settings, pools: Sequence[Pool], *, database_url
         studies = StudyReportWriter(settings.root)
         specs[Pool.ORCHESTRATION] = PoolSpec(
             workflows=[ResearchWorkflow, BranchWorkflow, TaskWorkflow, StudyWorkflow],
+            versioning=VersioningBehavior.PINNED,  # they wait on people for days
             activities=[store.record_events, writer.write_report, writer.write_task_report,
                         close_cycle, resolve_reuse, studies.write_study_report,
                         Learner(settings.skills_auto_approve).hand_off_outcome])
     if Pool.AGENTS in pools:
-        specs[Pool.AGENTS] = _agents_spec(settings, stack)
+        specs[Pool.AGENTS] = await _agents_spec(settings, database_url, stack)
     if Pool.REFLECTION in pools:
         specs[Pool.REFLECTION] = await _reflection_spec(settings, database_url, stack)
     if Pool.SKILLS in pools:
@@ -169,6 +178,7 @@ async def _skills_spec(settings: Settings, database_url: str,
     """
     from skills.builtin import builtin_skills
     from skills.library import SkillLibrary
+    from skills.revise import SkillRevisions
     from skills.store import SkillStore
     from workflows.library.contracts import LibraryState, library_id
     from workflows.library.workflow import SkillLibraryWorkflow
@@ -194,8 +204,10 @@ async def _skills_spec(settings: Settings, database_url: str,
 
     return PoolSpec(workflows=[SkillLibraryWorkflow],
                     activities=[library.match_skills, library.record_outcomes,
-                                library.extract_skills, library.maintain_skills],
-                    on_start=start_library)
+                                library.extract_skills, library.maintain_skills,
+                                SkillRevisions(store).revise_skills],
+                    on_start=start_library,
+                    versioning=VersioningBehavior.AUTO_UPGRADE)  # lives on, continues as new
 
 
 def _skill_index_factory(settings: Settings,
@@ -237,27 +249,56 @@ def _task_type_index(settings: Settings, stack: AsyncExitStack) -> TaskTypeIndex
     return TaskTypeIndex.on_client(client)
 
 
-def _agents_spec(settings: Settings, stack: AsyncExitStack) -> PoolSpec:
+async def _agents_spec(settings: Settings, database_url: str,
+                       stack: AsyncExitStack) -> PoolSpec:
     """The agents pool: deterministic reviewers, the model gateway and the model roles.
 
-    The roles share the gateway: one HTTP client, one set of open recordings.
+    The roles share the gateway: one HTTP client, one set of open recordings, and the
+    runs' budget ledger in the database. They read
+    matched guideline skills from the skill library's store, and the coder and debuggers may
+    look documentation up offline when ``docs_lookups`` allows.
     """
+    from activities.agents.guidance import StoredGuidelines
     from activities.agents.roles import Agents
+    from activities.agents.writer import SkillWriter
     from activities.llm.gateway import ModelGateway
+    from activities.llm.ledger import BudgetLedger
+    from activities.research.tool import DocsResearcher
     from activities.review.panel import review_ops, review_quality_safety
+    from skills.store import SkillStore
+
+    ledger = BudgetLedger(database_url)  # opens on the first call of a run with a budget
+    stack.push_async_callback(ledger.close)
 
     gateway = ModelGateway(settings.anthropic_api_key, settings.anthropic_base_url,
                            {"default": settings.model_default, **settings.models},
                            light_model=settings.model_light,
                            record_path=settings.model_record_path,
                            replay_path=settings.model_replay_path,
-                           timeout_s=settings.model_timeout_s)
+                           timeout_s=settings.model_timeout_s, ledger=ledger)
     stack.push_async_callback(gateway.aclose)
-    agents = Agents(gateway)
+    store = SkillStore(database_url)
+    guides: StoredGuidelines | None = None
+    try:
+        await store.open()
+    except Exception as err:  # the roles still answer, with no guideline skills
+        log.warning("skill library unavailable to the agents (%s): prompts get no guidelines",
+                    err)
+    else:
+        stack.push_async_callback(store.close)
+        guides = StoredGuidelines(store)
+    key = settings.anthropic_api_key
+    researcher = (DocsResearcher(settings.docs_dir, limit=settings.docs_lookups,
+                                 secrets=[key.get_secret_value()] if key else [])
+                  if settings.docs_lookups else None)
+    agents = Agents(gateway, guides=guides,
+                    guideline_tokens=settings.guideline_tokens, researcher=researcher)
+    writer = SkillWriter(gateway)
     return PoolSpec(activities=[review_ops, review_quality_safety, gateway.call_model,
                                 agents.plan_goal, agents.review_plan, agents.write_job,
                                 agents.review_job_model, agents.debug_job,
-                                agents.summarize_run])
+                                agents.summarize_run, writer.write_skill, writer.judge_merge,
+                                writer.reformulate_query, agents.reflect_failure])
 
 
 def make_runtime(settings: Settings) -> Runtime | None:
@@ -294,16 +335,33 @@ async def run_pools(settings: Settings, pools: Sequence[Pool], *, database_url: 
         if client is None:
             client = await connect(settings, runtime=make_runtime(settings))
         specs = await build_specs(settings, pools, database_url=database_url, stack=stack)
-        workers = [
-            Worker(client, task_queue=settings.queue(pool), workflows=spec.workflows,
-                   activities=spec.activities,
-                   max_concurrent_activities=spec.max_concurrent_activities,
-                   graceful_shutdown_timeout=_grace(pool))
-            for pool, spec in specs.items()
-        ]
-        for pool in specs:
-            log.info("worker started on %s", settings.queue(pool))
-        runs = [asyncio.create_task(w.run()) for w in workers]
+        await serve_specs(client, settings, specs, stop)
+
+
+async def serve_specs(client: Client, settings: Settings, specs: dict[Pool, PoolSpec],
+                      stop: asyncio.Event) -> None:
+    """Serve each pool's spec as the deployment version settings say, until ``stop`` is set.
+
+    Raises:
+        temporalio.service.RPCError: the version could not be made current as
+            ``settings.deployment_set_current`` asks (e.g. the server lacks Worker Deployments).
+    """
+    version = deployment_version(settings)
+    workers = [
+        Worker(client, task_queue=settings.queue(pool), workflows=spec.workflows,
+               activities=spec.activities,
+               max_concurrent_activities=spec.max_concurrent_activities,
+               deployment_config=deployment_config(version, spec.versioning),
+               graceful_shutdown_timeout=_grace(pool))
+        for pool, spec in specs.items()
+    ]
+    for pool in specs:
+        log.info("worker started on %s", settings.queue(pool))
+    runs = [asyncio.create_task(w.run()) for w in workers]
+    stop_watching = watch_health(client, [settings.queue(pool) for pool in specs], runs)
+    try:
+        if specs:
+            await promote(client, settings)
         for pool, spec in specs.items():
             if spec.on_start is not None:
                 try:
@@ -312,11 +370,13 @@ async def run_pools(settings: Settings, pools: Sequence[Pool], *, database_url: 
                     log.warning("pool %s could not finish starting: %s", pool, err)
         stopper = asyncio.create_task(stop.wait())
         done, _ = await asyncio.wait([*runs, stopper], return_when=asyncio.FIRST_COMPLETED)
-        await asyncio.gather(*(w.shutdown() for w in workers))
         stopper.cancel()
-        for task in done:
-            if task is not stopper and task.exception() is not None:
-                raise task.exception()  # type: ignore[misc]
+    finally:
+        await asyncio.gather(*(w.shutdown() for w in workers))
+        await stop_watching()
+    for task in done:
+        if task is not stopper and task.exception() is not None:
+            raise task.exception()  # type: ignore[misc]
 
 
 def _grace(pool: Pool) -> Any:

@@ -8,11 +8,14 @@ port. Both are Prometheus text format 0.0.4 and their names never meet (``tempor
 the gateway's ``assay_model_*`` come from the SDK, every other ``assay_*`` from the
 registry), so the two parts read as one exposition; deployments scrape one port as before.
 An SDK endpoint that cannot be read leaves a comment saying so, and Assay's part still
-answers.
+answers. ``/healthz`` answers what the process knows of itself
+(``workers.pools.health.HEALTH``): 200 when its workers run and the Temporal server answered
+lately, 503 otherwise, each with a JSON account; that is what health checks ask.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import socket
 import threading
@@ -21,12 +24,15 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from prometheus_client import CollectorRegistry, generate_latest
 
+from workers.pools.health import HEALTH, WorkerHealth
+
 log = logging.getLogger("assay.metrics")
 
 SDK_READ_TIMEOUT_S = 5.0
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 """Prometheus text format 0.0.4: what both parts are written in."""
 PATHS = ("/metrics", "/")
+HEALTH_PATH = "/healthz"
 
 
 def free_loopback_port() -> int:
@@ -44,14 +50,16 @@ class MetricsExporter:
         sdk_url: the SDK exporter's loopback URL (None: Assay's metrics alone).
         registry: the metrics of Assay's own.
         host: the address to bind.
+        health: what ``/healthz`` answers from.
 
     Raises:
         OSError: the port cannot be bound (e.g. ``Address already in use``).
     """
 
     def __init__(self, port: int, sdk_url: str | None, registry: CollectorRegistry, *,
-                 host: str = "0.0.0.0") -> None:
+                 host: str = "0.0.0.0", health: WorkerHealth = HEALTH) -> None:
         self.sdk_url = sdk_url
+        self.health = health
         self.registry = registry
         self._server = ThreadingHTTPServer((host, port), _handler(self))
         self._server.daemon_threads = True
@@ -85,12 +93,20 @@ class MetricsExporter:
 def _handler(exporter: MetricsExporter) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:
-            if self.path.split("?", 1)[0] not in PATHS:
-                self.send_error(404, "metrics are at /metrics")
+            path = self.path.split("?", 1)[0]
+            if path == HEALTH_PATH:
+                healthy, account = exporter.health.account()
+                self._answer(200 if healthy else 503, json.dumps(account).encode(),
+                             "application/json")
                 return
-            body = exporter.exposition()
-            self.send_response(200)
-            self.send_header("Content-Type", CONTENT_TYPE)
+            if path not in PATHS:
+                self.send_error(404, "metrics are at /metrics, health at /healthz")
+                return
+            self._answer(200, exporter.exposition(), CONTENT_TYPE)
+
+        def _answer(self, status: int, body: bytes, content_type: str) -> None:
+            self.send_response(status)
+            self.send_header("Content-Type", content_type)
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
             self.wfile.write(body)

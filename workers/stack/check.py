@@ -22,8 +22,10 @@ from temporalio.api.enums.v1 import TaskQueueType
 from temporalio.api.taskqueue.v1 import PollerInfo, TaskQueue
 from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
 from temporalio.client import Client
+from temporalio.service import RPCError
 
 from workers.pools.builders import SERVED_POOLS
+from workers.pools.versioning import Routing, routing
 from workers.settings import Settings
 from workers.stack.embedded import EmbeddedPostgres, QdrantInUseError, QdrantLocal
 from workers.stack.process import StackError, is_alive
@@ -157,7 +159,48 @@ async def _temporal_items(settings: Settings, stack: StackInfo | None) -> list[H
         else:
             items.append(await pollers_item(client, queue, pool, window,
                                             fix=_silent_fix(stack, settings)))
+    if problem is None:
+        items += await versions_items(client, settings, window)
     return items
+
+
+async def versions_items(client: Client, settings: Settings, window: float) -> list[HealthItem]:
+    """A line per served pool: the deployment versions polling it lately, and their role.
+
+    The pool is down when versioning is on and the deployment's current version does not poll
+    it: new runs (or their activities) would wait there.
+    """
+    routes = Routing()
+    if settings.worker_versioning:
+        try:
+            routes = await routing(client, settings.deployment_name)
+        except RPCError as err:
+            return [HealthItem("versions", False, f"{err.message}: set "
+                               "ASSAY_WORKER_VERSIONING=false for a server without Worker "
+                               "Deployments")]
+    items: list[HealthItem] = []
+    for pool in (p for p in Pool if p in SERVED_POOLS):
+        seen: dict[tuple[str, str], int] = {}
+        for kind in poller_kinds(pool):
+            for poller in await pollers(client, settings.queue(pool), kind):
+                if time.time() - poller.last_access_time.ToMicroseconds() / 1e6 < window:
+                    opts = poller.deployment_options
+                    key = (opts.deployment_name, opts.build_id)
+                    seen[key] = seen.get(key, 0) + 1
+        parts = [(f"{name} {build} ({_role(routes, settings, name, build)})"
+                  if build else "unversioned")
+                 + f": {n} poller{'s' * (n != 1)}" for (name, build), n in seen.items()]
+        ok = routes.current is None or (settings.deployment_name, routes.current) in seen
+        if not ok:
+            parts.append(f"the current version {routes.current} does not poll it: start its "
+                         "workers, or make a serving version current")
+        items.append(HealthItem(f"versions {settings.queue(pool)}", ok,
+                                "; ".join(parts) or "no pollers"))
+    return items
+
+
+def _role(routes: Routing, settings: Settings, name: str, build: str) -> str:
+    return routes.role(build) if name == settings.deployment_name else "another deployment"
 
 
 def _silent_fix(stack: StackInfo | None, settings: Settings) -> str | None:

@@ -67,6 +67,8 @@ class WorkerProcess:
         self.command = [sys.executable, "-m", "workers.stack.worker_main",
                         *(p.value for p in self.served)]
         self.env = child_env(settings) | {"ASSAY_DATABASE_URL": database_url}
+        # The stack's workers are this machine's only version: each start promotes it.
+        self.env["ASSAY_DEPLOYMENT_SET_CURRENT"] = settings.deployment_set_current or "always"
         self.info = info
         self.say = say
         self.proc: subprocess.Popen[bytes] | None = None

@@ -17,6 +17,7 @@ import traceback
 
 from workers.connection import connect
 from workers.pools.builders import make_runtime, run_pools
+from workers.pools.versioning import describe_version
 from workers.settings import Settings
 from workers.stack.pools import worker_identity
 from workflows.constants import Pool
@@ -60,6 +61,7 @@ async def _serve(settings: Settings, pools: list[Pool]) -> None:
     loop.add_reader(sys.stdin.fileno(), on_stdin)
     client = await connect(settings, runtime=make_runtime(settings),
                            identity=worker_identity(os.getpid()))
+    log.info("worker process %d: %s", os.getpid(), describe_version(settings))
     url = settings.database_url.get_secret_value() if settings.database_url else ""
     await run_pools(settings, pools, database_url=url, stop=stop, client=client)
 

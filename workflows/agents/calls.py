@@ -62,6 +62,8 @@ class AgentCalls:
         self.log = log
         self.base = budget
         self.spend = ModelSpend()
+        self.guided: list[str] = []
+        """Guideline skills that went into this workflow's prompts, first use first."""
 
     @property
     def enabled(self) -> bool:
@@ -104,8 +106,10 @@ class AgentCalls:
             raise self._failed(err, role) from err
         spend = answer.spend
         self.spend = self.spend.add(spend)
+        guided = {"guidelines": answer.guidelines} if answer.guidelines else {}
+        self.guided += [g for g in answer.guidelines if g not in self.guided]
         self.log.add("agent_call", "complete", agent=role, status="answered",
-                     outputs=_spend_fields(spend))
+                     outputs={**_spend_fields(spend), **guided})
         return answer
 
     def _failed(self, err: ActivityError, role: str) -> AgentUnavailable:

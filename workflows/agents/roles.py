@@ -25,40 +25,41 @@ from workflows.agents.drafts import PlannedTask as PlannedTask
 from workflows.agents.drafts import PlannedTest as PlannedTest
 from workflows.agents.drafts import StudyPlanDraftOutput as StudyPlanDraftOutput
 from workflows.agents.drafts import StudyPlannedTask as StudyPlannedTask
+from workflows.agents.goal import DATA_HEAD_CHARS as DATA_HEAD_CHARS
+from workflows.agents.goal import DataFile as DataFile
+from workflows.agents.goal import RunAnswer as RunAnswer
 from workflows.agents.spend import Budget, Spend
 from workflows.contracts.base import MAX_GOAL_CHARS as MAX_GOAL_CHARS
 from workflows.contracts.base import Model
 from workflows.contracts.execution import ExecutionOutcome
 from workflows.contracts.executive import Reviewer, ReviewInput, ReviewVerdict, Verdict
-from workflows.contracts.plan import Check, InputFile, JobSpec
+from workflows.contracts.plan import Check, JobSpec
 from workflows.contracts.policy import ModelRecording
 from workflows.contracts.study import StudyContext
+from workflows.library.patterns import MAX_GUIDELINES, GuidelineRef
 
 MAX_CODE_CHARS = 60_000
-DATA_HEAD_CHARS = 2000
 ARTIFACT_PATTERN = r"^(?!/)(?!.*(^|/)\.\.(/|$))[A-Za-z0-9_.][A-Za-z0-9_./-]{0,199}$"
 
 
-class DataFile(InputFile):
-    """A data file given with a goal: pinned by checksum, with its first lines for the planner."""
-
-    head: str = ""
-    """The first ``DATA_HEAD_CHARS`` characters if the file is text, else empty."""
-
-
 class AgentRequest(Model):
-    """Fields every role request carries (none of them reaches a prompt)."""
+    """Fields every role request carries; only the guidelines reach a prompt (as loaded text)."""
 
     run_id: str
     task_id: str | None = None
     budget: Budget | None = None
     recording: ModelRecording | None = None
+    guidelines: list[GuidelineRef] = Field(default_factory=list[GuidelineRef],
+                                           max_length=MAX_GUIDELINES)
+    """Matched guideline skills (ids and scores): the activity loads their text."""
 
 
 class RoleAnswer(Model):
-    """Fields every role answer carries: what the call spent."""
+    """Fields every role answer carries: what the call spent, the guidelines it was given."""
 
     spend: Spend
+    guidelines: list[str] = Field(default_factory=list[str])
+    """Ids of the guideline skills that went into the prompt (within its budget)."""
 
 
 
@@ -161,6 +162,8 @@ class CodeRequest(AgentRequest):
     environment: EnvironmentFacts | None = None
     upstream: list[TaskDigest] = Field(default_factory=list[TaskDigest])
     """What each task this one depends on found (``workflows.agents.context``)."""
+    instructions: str = ""
+    """The instructions of the subagent the task runs as (bounded at match), else empty."""
 
 
 class CodeAnswer(RoleAnswer):
@@ -251,14 +254,6 @@ class DebugAnswer(RoleAnswer):
 
 
 # --- output processor ---------------------------------------------------------------------
-
-
-class RunAnswer(Model):
-    """The output processor's answer to the goal, for the report."""
-
-    answer: str = Field(min_length=1, max_length=4000)
-    analysis: str = Field(default="", max_length=12_000)
-    caveats: list[str] = Field(default_factory=list[str], max_length=20)
 
 
 class SummaryRequest(AgentRequest):

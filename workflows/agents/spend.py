@@ -123,6 +123,8 @@ class ModelAnswer(Model):
     """Stable id of this exchange (a digest of its first request); the same in a replay."""
     replayed: bool = False
     """True when the answer came from a recording, not from the model service."""
+    lookups: int = 0
+    """Helper tool calls (documentation lookups) answered before the answer, a round each."""
 
 
 class Spend(Model):

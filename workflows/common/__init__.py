@@ -4,7 +4,7 @@ Also what keeps signals and updates from wedging a workflow: bounds on what they
 (``bounds``); and what keeps results from doing so: how big a task's and a run's results may
 be, and how they are cut to fit (``sizes``, imported from its module); the guardrails every
 change of a job passes, reflection's patches and people's branches and modifications alike
-(``guard``, ``changes``); and the one-line
+(``guard``, ``changes``) and how a patch is applied and sealed (``patching``); and the one-line
 summaries and details the Web UI shows of task workflows and activities (``metadata``).
 
 And the deterministic primitives activities and workers use as well: canonical JSON

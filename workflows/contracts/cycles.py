@@ -15,7 +15,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from workflows.agents.roles import DataFile
+from workflows.agents.goal import DataFile
 from workflows.constants import Pool
 from workflows.contracts.base import BY_CHARS, COMMENT_CHARS, Model, StrictModel
 from workflows.contracts.executive import GateRecord

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from workflows.agents.roles import DataFile
+from workflows.agents.goal import DataFile
 from workflows.agents.spend import Budget
 from workflows.contracts.base import Model
 from workflows.contracts.branches import BranchRecord, BranchStatus, TaskStart

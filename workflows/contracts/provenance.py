@@ -71,6 +71,9 @@ class Provenance(Model):
     """The procedural template the job came from."""
     skill: SkillUse | None = None
     """The skill the job came from (``job_author`` ``skill:<id>``), with its parameters."""
+    guidelines: list[str] = Field(default_factory=list[str])
+    """Guideline skills that shaped the task, by id: in the prompt of the planner that planned
+    it, or of its coder or debuggers (each counts as one use of the guideline)."""
     environment: PreparedEnvironment | None = None
     """The environment the job last ran in: ``base`` or a provisioned one (name, digest,
     resolved versions)."""

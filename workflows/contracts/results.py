@@ -16,7 +16,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from workflows.agents.context import TaskDigest
-from workflows.agents.roles import DataFile, RunAnswer
+from workflows.agents.goal import DataFile, RunAnswer
 from workflows.agents.spend import Budget, ModelSpend
 from workflows.contracts.alternatives import BranchSpec
 from workflows.contracts.base import Model
@@ -39,7 +39,13 @@ from workflows.contracts.provenance import ApprovalProvenance as ApprovalProvena
 from workflows.contracts.provenance import PhaseAttempts as PhaseAttempts
 from workflows.contracts.provenance import PhaseMark, Provenance
 from workflows.contracts.study import StudyContext
-from workflows.library.contracts import SkillReport, SkillSummary, SkillUse
+from workflows.library.contracts import (
+    MAX_GUIDELINES,
+    GuidelineRef,
+    SkillReport,
+    SkillSummary,
+    SkillUse,
+)
 
 
 class TaskInput(Model):
@@ -62,6 +68,11 @@ class TaskInput(Model):
     memory: TaskAdvice | None = None
     skill: SkillUse | None = None
     """The skill that supplied this task's job at intake."""
+    guidelines: list[GuidelineRef] = Field(default_factory=list[GuidelineRef],
+                                           max_length=MAX_GUIDELINES)
+    """Guideline skills matched to the task at intake (ids and scores) for its prompts."""
+    planned_with: list[str] = Field(default_factory=list[str], max_length=MAX_GUIDELINES)
+    """Guideline skills that went into the prompt of the planner that planned this task."""
     """What memory changed for this task at intake (rules applied, template used)."""
     branch: str | None = None
     """The branch this task runs in (none: the run's main line)."""

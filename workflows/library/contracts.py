@@ -17,7 +17,10 @@ from workflows.contracts.executive import PatchChange
 from workflows.contracts.memory import RememberInput
 from workflows.contracts.plan import Check, JobSpec, Scalar
 from workflows.contracts.policy import SkillPolicy
-from workflows.library.patterns import Deviation, PatternKind, SkillStep
+from workflows.library.patterns import MAX_GUIDELINES as MAX_GUIDELINES
+from workflows.library.patterns import Deviation, GuidelineRef, PatternKind, SkillStep
+from workflows.library.subagents import INSTRUCTIONS_CHARS, MemoryTry
+from workflows.library.writing import MergeCandidate, PatternBrief
 
 SKILLS_PATCH = "skill-library"
 """Workflow patch id of the skill steps (histories from before them replay without)."""
@@ -30,6 +33,8 @@ HANDOFF_PATCH = "learning-handed-off"
 instead of waiting for memory and for the library's signal (tasks from before wait)."""
 REMEMBER_PATCH = "library-remembers"
 """Workflow patch id: the library hands an outcome's memory part to memory (R5-R6)."""
+GUIDELINES_PATCH = "guideline-uses"
+"""Workflow patch id: an outcome whose prompts had guideline skills is recorded (their use)."""
 
 
 def library_id(skills_queue: str) -> str:
@@ -53,7 +58,14 @@ class SkillUse(Model):
     expected_artifacts: list[str] = Field(default_factory=list[str])
     expected_metrics: list[str] = Field(default_factory=list[str])
     recovery: list[PatchChange] = Field(default_factory=list[PatchChange])
+    instructions: str = Field(default="", max_length=INSTRUCTIONS_CHARS)
+    """A subagent's instructions, bounded: its task's coder is shown them."""
     rationale: str = ""
+
+    @property
+    def subagent(self) -> bool:
+        """Whether the task runs as this subagent (its memory is tried before the rule table)."""
+        return self.kind == "subagent"
 
 
 class MatchTask(Model):
@@ -109,6 +121,13 @@ class MatchAnswer(Model):
     """Per task id (``goal`` for a goal), the patterns retrieved."""
     reasons: dict[str, str] = Field(default_factory=dict[str, str])
     """Per task id (or ``goal``), why no pattern was applied."""
+    guidelines: dict[str, list[GuidelineRef]] = Field(
+        default_factory=dict[str, list[GuidelineRef]])
+    """Per task id (or ``goal``), the guideline skills that match, best first (at most
+    ``MAX_GUIDELINES``)."""
+    unmatched: list[str] = Field(default_factory=list[str])
+    """Task ids (or ``goal``) for which no pattern of a non-empty library was above the
+    threshold: a reformulated query may find one."""
 
 
 class SkillReport(Model):
@@ -136,6 +155,11 @@ class SkillSummary(Model):
     """Finished tasks handed to the library."""
     misses: int = 0
     warnings: list[str] = Field(default_factory=list[str])
+    guidelines: dict[str, list[GuidelineRef]] = Field(
+        default_factory=dict[str, list[GuidelineRef]])
+    """Task id (or ``goal``) -> the guideline skills matched for its prompts."""
+    guided: dict[str, list[str]] = Field(default_factory=dict[str, list[str]])
+    """Task id (or ``planner``) -> the guideline skills that went into its prompts."""
 
 
 class TaskOutcome(Model):
@@ -163,6 +187,12 @@ class TaskOutcome(Model):
     cost_usd: float = 0.0
     tokens: int = 0
     skill: SkillUse | None = None
+    memory_tries: list[MemoryTry] = Field(default_factory=list[MemoryTry], max_length=16)
+    """The subagent's remembered fixes the task tried (``skill`` names the subagent), in order;
+    ``status`` says whether the task then succeeded."""
+    guidelines: list[str] = Field(default_factory=list[str], max_length=16)
+    """Guideline skills in the prompts of the task's planner, coder or debuggers (counted as
+    used)."""
     deviation: Deviation = "none"
     deviation_detail: str = ""
     skills: bool = True
@@ -171,6 +201,9 @@ class TaskOutcome(Model):
     """What memory learns from the task, when its run's memory is on: the library hands it to
     ``remember_task`` on ``memory_queue`` before anything else, off the task's path."""
     memory_queue: str = Pool.REFLECTION.value
+    writer_queue: str | None = None
+    """The agents queue of a run with a model: the library's skill writer runs there. None:
+    no model, and the library's deterministic text stands."""
 
     @property
     def key(self) -> str:
@@ -197,6 +230,8 @@ class ExtractInput(Model):
     outcomes: list[TaskOutcome]
     auto_approve: float = Field(default=1.01, ge=0, le=1.01)
     """Candidates with at least this confidence become active with no person (>1: never)."""
+    briefs: bool = False
+    """Answer with briefs of the new patterns for the skill writer (a run had a model)."""
 
 
 class ExtractAnswer(Model):
@@ -206,6 +241,8 @@ class ExtractAnswer(Model):
     versions: list[str] = Field(default_factory=list[str])
     activated: list[str] = Field(default_factory=list[str])
     skipped: list[str] = Field(default_factory=list[str])
+    briefs: list[PatternBrief] = Field(default_factory=list[PatternBrief])
+    """The new patterns and versions as the skill writer sees them (used with a model)."""
 
 
 class RecordAnswer(Model):
@@ -216,6 +253,8 @@ class RecordAnswer(Model):
     flagged: list[str] = Field(default_factory=list[str])
     promoted: list[str] = Field(default_factory=list[str])
     retired: list[str] = Field(default_factory=list[str])
+    remembered: list[str] = Field(default_factory=list[str])
+    """Subagents whose recovery memory a task's tries or cures updated."""
 
 
 class MaintainInput(Model):
@@ -232,6 +271,9 @@ class MaintainAnswer(Model):
     merged: dict[str, str] = Field(default_factory=dict[str, str])
     """Absorbed pattern id -> the id it was merged into."""
     refused_merges: list[str] = Field(default_factory=list[str])
+    undecided: list[MergeCandidate] = Field(default_factory=list[MergeCandidate])
+    """Pairs just below the merge similarity with the same structure: the structural judge
+    cannot decide them; with a model the merge judge does, without one they stay apart."""
 
 
 class LibraryState(Model):

@@ -21,6 +21,9 @@ PRUNE_FRACTION = 0.2
 """Alpha: the bottom share of patterns by utility that maintenance retires."""
 MERGE_SIMILARITY = 0.85
 """θ_merge: same-type patterns at least this similar are offered to the merge judge."""
+UNDECIDED_BAND = 0.05
+"""Pairs of the same structure within this much below θ_merge are undecided: the structural
+judge cannot tell, so with a model the merge judge decides; without one they stay apart."""
 GRACE_RETRIEVALS = 3
 """A pattern is judged (may be pruned) only once retrieved this many times: utility is 0 for a
 pattern never retrieved, which says nothing yet about a new, imported or built-in one."""

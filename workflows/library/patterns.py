@@ -169,7 +169,12 @@ class SkillPattern(Model):
     checks: list[Check] = Field(default_factory=list[Check], max_length=32)
     """Postconditions: machine checks on the job's metrics."""
     recovery: list[PatchChange] = Field(default_factory=list[PatchChange], max_length=16)
-    """A subagent's memory: job changes that fixed this kind of task before."""
+    """A subagent's memory: job changes that fixed this kind of task before, most proven first
+    (kept by ``workflows.library.subagents.remembered``)."""
+    recovery_misses: dict[str, int] = Field(default_factory=dict[str, int], max_length=16,
+                                            exclude_if=lambda v: not v)
+    """Misses in a row of each remembered fix, by ``workflows.library.subagents.fix_key``
+    (left out of the JSON when empty, so patterns without misses read as they always did)."""
     contrast: str = Field(default="", max_length=4000)
     """Why successes succeeded and failures failed, in the batch it came from."""
     tags: list[str] = Field(default_factory=list[str], max_length=32)
@@ -253,3 +258,16 @@ class Skill(Model):
     def skill_id(self) -> str:
         """``name@v<version>``."""
         return self.pattern.skill_id
+
+
+MAX_GUIDELINES = 3
+"""Guideline skills a match offers per task (or goal); prompts take them within a budget."""
+
+
+class GuidelineRef(Model):
+    """A matched guideline skill, by id and score only: prompts load its text from the store."""
+
+    skill_id: str = Field(max_length=100)
+    name: str = Field(max_length=64)
+    score: float = Field(ge=0)
+    """Retrieval similarity to the task (or goal); prompts take the best first."""

@@ -34,6 +34,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.contracts.memory import RememberAnswer
     from workflows.contracts.policy import Queues
     from workflows.library.contracts import (
+        GUIDELINES_PATCH,
         REMEMBER_PATCH,
         TASK_FINISHED,
         ExtractInput,
@@ -42,6 +43,7 @@ with workflow.unsafe.imports_passed_through():
         TaskOutcome,
     )
     from workflows.library.formulas import EXTRACT_EVERY, maintenance_due
+    from workflows.library.writer import WRITER_PATCH, Writer, writer_queue
 
 InT = TypeVar("InT")
 OutT = TypeVar("OutT")
@@ -82,6 +84,7 @@ class SkillLibraryWorkflow:
         self._refused = 0
         self._last_refused = ""
         self._last: dict[str, Any] = {}
+        self._writer = Writer(self._call, workflow.info().workflow_id)
 
     @workflow.signal(name=TASK_FINISHED)
     def task_finished(self, raw: RawValue) -> None:
@@ -131,7 +134,7 @@ class SkillLibraryWorkflow:
                 "maintenances": self._state.maintenances,
                 "last_maintenance": self._state.last_maintenance,
                 "refused": self._refused, "last_refused": self._last_refused,
-                "last": self._last}
+                "last": self._last, "writer": self._writer.stats}
 
     @workflow.query
     def unlearned(self, keys: list[str]) -> list[str]:
@@ -165,7 +168,8 @@ class SkillLibraryWorkflow:
             batch = [o.model_copy(update={"memory": None}) for o in batch if o.skills]
             if not batch:
                 return
-        uses = [o.model_copy(update={"job": None}) for o in batch if o.skill is not None]
+        uses = [o.model_copy(update={"job": None}) for o in batch
+                if o.skill is not None or (o.guidelines and workflow.patched(GUIDELINES_PATCH))]
         if uses:
             recorded = await self._call(RECORD_OUTCOMES, uses)
             if recorded is not None:
@@ -174,18 +178,25 @@ class SkillLibraryWorkflow:
         state.pending.extend(o for o in batch if _teaches(o))
         while len(state.pending) >= EXTRACT_EVERY:
             chunk, state.pending = state.pending[:EXTRACT_EVERY], state.pending[EXTRACT_EVERY:]
+            queue = _writing(chunk)
             extracted = await self._call(
-                EXTRACT_SKILLS, ExtractInput(outcomes=chunk, auto_approve=state.auto_approve))
+                EXTRACT_SKILLS, ExtractInput(outcomes=chunk, auto_approve=state.auto_approve,
+                                             briefs=queue is not None))
             state.extractions += 1
             if extracted is not None:
-                self._last["extracted"] = extracted.model_dump()
+                self._last["extracted"] = extracted.model_dump(exclude={"briefs"})
+                if queue is not None and extracted.briefs:
+                    await self._writer.write(extracted.briefs, queue)
         point = maintenance_due(state.finished, state.last_maintenance)
         if point is not None:
             maintained = await self._call(MAINTAIN_SKILLS, MaintainInput(finished=point))
             state.last_maintenance = point
             state.maintenances += 1
             if maintained is not None:
-                self._last["maintained"] = maintained.model_dump()
+                self._last["maintained"] = maintained.model_dump(exclude={"undecided"})
+                queue = _writing(batch) if maintained.undecided else None
+                if queue is not None:
+                    await self._writer.judge(maintained.undecided, queue)
         if len(state.seen) > 2 * SEEN_KEPT:
             state.seen = state.seen[-SEEN_KEPT:]
             self._seen = set(state.seen)
@@ -214,6 +225,12 @@ class SkillLibraryWorkflow:
             workflow.logger.warning("%s failed: %s", decl.name, root_message(err))
             self._last[f"{decl.name}_error"] = root_message(err)
             return None
+
+
+def _writing(outcomes: list[TaskOutcome]) -> str | None:
+    """The agents queue the skill writer runs on for these outcomes, or None (no model)."""
+    queue = writer_queue(outcomes)
+    return queue if queue is not None and workflow.patched(WRITER_PATCH) else None
 
 
 def _teaches(outcome: TaskOutcome) -> bool:

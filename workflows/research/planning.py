@@ -208,8 +208,11 @@ class Planning:
             answer = await self.agents.call(
                 PLAN_GOAL, PlanRequest(run_id=req.run_id, goal=req.goal, data=req.data,
                                        memory=memory, previous=previous, feedback=feedback,
-                                       study=req.study),
+                                       study=req.study,
+                                       guidelines=self.state.skills.guidelines.get("goal", [])),
                 role="planner")
+            if answer.guidelines:
+                self.state.skills.guided["planner"] = list(answer.guidelines)
             previous = answer.draft
             try:
                 plan = plan_from_draft(answer.draft, req.data, name=req.plan_name, tree=tree,

@@ -6,6 +6,11 @@ plan — one task, ``skill-1``, running the pattern's job — and the planner is
 plan's tasks that have no job are shown too, and a match supplies the job. Asking is bounded
 by the reflection timeout; a library that is slow or down is a recorded miss and the run
 plans as it would without one.
+
+When nothing in a non-empty library is similar enough and the run has a model, the skill
+writer reformulates the goal or action once (``reformulate_query``) and the library is asked
+again with the new words (patch ``skills-reformulated``); a reformulation that fails is a
+recorded miss and the first answer stands.
 """
 
 from __future__ import annotations
@@ -13,7 +18,8 @@ from __future__ import annotations
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
-    from workflows.catalogue import MATCH_SKILLS
+    from workflows.agents.calls import AgentCalls, AgentUnavailable
+    from workflows.catalogue import MATCH_SKILLS, REFORMULATE_QUERY
     from workflows.common.advisory import Missed, advise
     from workflows.common.events import EventLog
     from workflows.contracts.plan import Decision, InputFile, Plan
@@ -26,12 +32,19 @@ with workflow.unsafe.imports_passed_through():
         SkillSummary,
         SkillUse,
     )
+    from workflows.library.writing import ReformulateRequest
     from workflows.research.state import RunState
 
-async def plan_from_skill(state: RunState) -> Plan | None:
+GOAL_KEY = "goal"
+"""The key of a goal's answer in ``MatchAnswer`` (a task's is its id)."""
+REFORMULATE_PATCH = "skills-reformulated"
+MAX_REFORMULATED = 10
+"""Queries one match reformulates (the goal, or as many jobless tasks)."""
+
+async def plan_from_skill(state: RunState, agents: AgentCalls | None = None) -> Plan | None:
     """The plan a confident skill match supplies for the goal, with no planning call."""
     state.set_phase("match")
-    answer = await match(state.req, None, state.skills, state.log)
+    answer = await match(state.req, None, state.skills, state.log, agents)
     found = goal_plan(state.req, answer) if answer is not None else None
     if found is None:
         return None
@@ -43,9 +56,9 @@ async def plan_from_skill(state: RunState) -> Plan | None:
     return plan
 
 
-async def supply_jobs(state: RunState, plan: Plan) -> Plan:
+async def supply_jobs(state: RunState, plan: Plan, agents: AgentCalls | None = None) -> Plan:
     """The plan with jobs from matched skills for its jobless tasks (kept as the run's plan)."""
-    answer = await match(state.req, plan, state.skills, state.log)
+    answer = await match(state.req, plan, state.skills, state.log, agents)
     if answer is None:
         return plan
     plan, uses = with_jobs(plan, answer)
@@ -76,8 +89,11 @@ def replan_needed(state: RunState, *, can_plan: bool) -> bool:
 
 
 async def match(req: ResearchInput, plan: Plan | None, summary: SkillSummary,
-                log: EventLog) -> MatchAnswer | None:
-    """The library's answer for the goal (``plan`` None) or the plan's jobless tasks."""
+                log: EventLog, agents: AgentCalls | None = None) -> MatchAnswer | None:
+    """The library's answer for the goal (``plan`` None) or the plan's jobless tasks.
+
+    With ``agents`` enabled, what matched nothing is reformulated and matched once more.
+    """
     tasks = [] if plan is None else [
         MatchTask(task_id=d.task_id, action=d.action, has_job=d.job is not None,
                   input_names=list(d.inputs)) for d in plan.decisions]
@@ -93,14 +109,65 @@ async def match(req: ResearchInput, plan: Plan | None, summary: SkillSummary,
         summary.misses += 1
         summary.warnings.append(f"the skill library was not consulted ({answer.reason})")
         return None
+    if (agents is not None and agents.enabled and answer.unmatched
+            and workflow.patched(REFORMULATE_PATCH)):
+        answer = await reformulated(ask, answer, summary, agents, req)
     summary.retrieved.update(answer.retrieved)
     summary.reasons.update(answer.reasons)
+    summary.guidelines.update(answer.guidelines)
     log.add("agent_call", "complete", agent="skills", status="matched",
             outputs={"applied": {a.task_id: a.use.rationale for a in answer.applications},
                      "reasons": answer.reasons,
+                     "guidelines": {k: [g.skill_id for g in v]
+                                    for k, v in answer.guidelines.items()},
                      "retrieved": {k: [r.skill_id for r in v][:10]
                                    for k, v in answer.retrieved.items()}})
     return answer
+
+
+async def reformulated(ask: MatchInput, answer: MatchAnswer, summary: SkillSummary,
+                       agents: AgentCalls, req: ResearchInput) -> MatchAnswer:
+    """``answer`` with what matched nothing matched again in the skill writer's words."""
+    texts = ({GOAL_KEY: (ask.goal, ask.data_names)} if ask.goal else {}) | {
+        t.task_id: (t.action, t.input_names) for t in ask.tasks}
+    queries: dict[str, str] = {}
+    for key in answer.unmatched[:MAX_REFORMULATED]:
+        text, data = texts.get(key, ("", []))
+        if not text:
+            continue
+        try:
+            got = await agents.call(REFORMULATE_QUERY, ReformulateRequest(
+                run_id=req.run_id, text=text[:4000], data_names=data[:32]),
+                role="query_reformulator")
+        except AgentUnavailable as err:
+            summary.misses += 1
+            summary.warnings.append(f"the query for {key} was not reformulated ({err.reason})")
+            continue
+        queries[key] = got.query
+    if not queries:
+        return answer
+    again = ask.model_copy(update={
+        "goal": queries.get(GOAL_KEY),
+        "tasks": [t.model_copy(update={"action": queries[t.task_id]})
+                  for t in ask.tasks if t.task_id in queries]})
+    second = await advise(MATCH_SKILLS, again, queues=req.queues,
+                          limit_s=req.policy.reflection_timeout_s, log=agents.log,
+                          agent="skills")
+    if isinstance(second, Missed):
+        summary.misses += 1
+        summary.warnings.append(f"the reformulated queries were not matched ({second.reason})")
+        return answer
+    agents.log.add("agent_call", "complete", agent="skills", status="reformulated",
+                   outputs={"queries": queries,
+                            "applied": [a.task_id for a in second.applications]})
+    merged = answer.model_copy(deep=True)
+    merged.applications.extend(second.applications)
+    merged.retrieved.update(second.retrieved)
+    for key in queries:
+        merged.reasons.pop(key, None)
+    merged.reasons.update(second.reasons)
+    merged.unmatched = [k for k in answer.unmatched if k not in queries] + second.unmatched
+    return merged
 
 
 def goal_plan(req: ResearchInput, answer: MatchAnswer) -> tuple[Plan, dict[str, SkillUse]] | None:
@@ -148,6 +215,8 @@ def note_results(summary: SkillSummary, uses: dict[str, SkillUse],
         use = uses.get(task.task_id)
         if use is not None:
             summary.applied[task.task_id] = use.skill_id
+        if task.provenance.guidelines:
+            summary.guided[task.task_id] = list(task.provenance.guidelines)
         report = task.skill_report
         if report is None:
             continue

@@ -152,7 +152,10 @@ class TaskRunner:
                                data=[d for d in req.data if d.name in decision.inputs],
                                budget=self.agents.budget(),
                                memory=state.memory.advice.get(tid),
-                               skill=state.skill_uses.get(tid), branch=state.branch,
+                               skill=state.skill_uses.get(tid),
+                               guidelines=state.skills.guidelines.get(tid, []),
+                               planned_with=state.skills.guided.get("planner", []),
+                               branch=state.branch,
                                start=state.starts.get(tid))
         try:
             result = await workflow.execute_child_workflow(

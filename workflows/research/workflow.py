@@ -269,7 +269,7 @@ class ResearchWorkflow:
         state, req = self.state, self.state.req
         state.skills_on = req.policy.skills.enabled and workflow.patched(SKILLS_PATCH)
         if state.plan is None and state.skills_on:
-            state.plan = await plan_from_skill(state)
+            state.plan = await plan_from_skill(state, self.agents)
         if state.plan is None:
             state.set_phase("plan")
             state.plan, state.reason = await self.planning.plan_goal()
@@ -312,7 +312,7 @@ class ResearchWorkflow:
         state.order = [*state.order, *order]
         state.states.update({tid: "pending" for tid in order})
         if state.skills_on and not state.from_skill:
-            plan = await supply_jobs(state, plan)
+            plan = await supply_jobs(state, plan, self.agents)
         if req.policy.memory.enabled and workflow.patched(MEMORY_PATCH):
             plan, state.memory = await consult_memory(req, plan, state.log)
             if state.memory.advice:

@@ -86,7 +86,9 @@ class Coding:
                                   for a in task.dependency_artifacts],
             data=task.data, previous_job=state.job if mode == "deep" else None,
             feedback=feedback or [],
-            environment=await self._facts(mode), upstream=task.upstream)
+            environment=await self._facts(mode), upstream=task.upstream,
+            instructions=task.skill.instructions if task.skill is not None else "",
+            guidelines=task.guidelines)
         try:
             answer = await self.agents.call(WRITE_JOB, req, role="coder")
         except AgentUnavailable as err:

@@ -113,7 +113,7 @@ class Debugging:
             action=decision.action, acceptance_criteria=decision.acceptance_criteria,
             checks=decision.checks, input_names=[i.name for i in decision.resolved_inputs],
             job=state.job, outcome=state.outcome, environment=env,
-            diagnostic_output=diagnostic_output)
+            diagnostic_output=diagnostic_output, guidelines=state.task.guidelines)
         try:
             return await self.agents.call(DEBUG_JOB, req, role=f"debugger_{strategy}")
         except AgentUnavailable as err:

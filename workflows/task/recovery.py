@@ -1,8 +1,11 @@
 """How a TaskWorkflow recovers: reflection, patches, human gates, roll-back of regressions.
 
-Every failure asks reflection for a diagnosis (bounded tightly, never blocking); a patch is
-applied, sent to a person, deferred or refused by the seed's confidence thresholds. A retry
-whose declared metrics get worse is undone.
+Every failure asks reflection for a diagnosis (bounded tightly, never blocking), and the
+reflector role for a failure the rule table cannot name (``reflecting``); a patch is
+applied, sent to a person, deferred or refused by the seed's confidence thresholds. A task run
+as a subagent first tries the subagent's remembered fixes on a failed run
+(``workflows.task.subagent``), then asks reflection. A retry whose declared metrics get worse
+is undone.
 """
 
 from __future__ import annotations
@@ -19,8 +22,10 @@ with workflow.unsafe.imports_passed_through():
     from workflows.contracts.plan import JobSpec, Scalar
     from workflows.contracts.policy import GateKind
     from workflows.task.phases import Phase
+    from workflows.task.reflecting import Reflector
     from workflows.task.regression import regressed_metrics
     from workflows.task.state import Finish, TaskState
+    from workflows.task.subagent import SubagentMemory
 
 FAILED_PHASE: dict[FailureKind, Phase] = {
     "rejected": Phase.REVIEW, "execution": Phase.EXECUTE, "verification": Phase.VERIFY}
@@ -36,11 +41,15 @@ class Recovery:
     Args:
         state: the task's state (the failed job, its verdicts and outcome, the provenance).
         gates: the task's gates (the error gate, the step and result gates).
+        reflector: asks the reflector role about unnamed failures (None: never asked).
     """
 
-    def __init__(self, state: TaskState, gates: GateKeeper) -> None:
+    def __init__(self, state: TaskState, gates: GateKeeper,
+                 reflector: Reflector | None = None) -> None:
         self.state = state
         self.gates = gates
+        self.memory = SubagentMemory(state)
+        self.reflector = reflector
 
     async def retry(self, retry_phase: Phase, kind: FailureKind, *, failed: str, exhausted: str,
                     status_if_none: TaskStatus) -> JobSpec | Finish:
@@ -54,6 +63,10 @@ class Recovery:
             raise Finish("failed_retry", exhausted)
         state.move(retry_phase)
         state.bump(retry_phase)
+        if kind == "execution" and state.outcome is not None and self.memory.has_memory():
+            remembered = self.memory.next_job(state.outcome.outcome)
+            if remembered is not None:
+                return remembered
         note = await self.reflect(kind)
         try:
             return await self._recover(note, first_failure=state.first(retry_phase),
@@ -79,6 +92,17 @@ class Recovery:
             summary=f"Task {req.task_id} · diagnose {_FAILED[kind]} (attempt {req.attempt})"))
         if note is None:
             return None
+        self._record(note)
+        if self.reflector is not None:
+            mine = await self.reflector.second_opinion(req, note)
+            if mine is not None:
+                self._record(mine)
+                return mine
+        return note
+
+    def _record(self, note: ReflectionNote) -> None:
+        """Keep a note in the task's notes and provenance, and as an event."""
+        state = self.state
         state.notes.append(note)
         state.provenance.reflection_ids.append(note.note_id)
         state.log.add("agent_call", "complete", agent="reflector", status=note.decision,
@@ -88,7 +112,6 @@ class Recovery:
                                "source": note.source, "memory_ref": note.memory_ref,
                                "patterns": [p.key for p in note.patterns],
                                "reason": note.reason})
-        return note
 
     async def _recover(self, note: ReflectionNote | None, *, first_failure: bool, failed: str,
                        status_if_none: TaskStatus) -> JobSpec:

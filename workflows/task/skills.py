@@ -77,8 +77,11 @@ def task_outcome(state: TaskState, result: TaskResult) -> TaskOutcome:
         artifacts=[a.name for a in result.artifacts],
         attempts=attempts.get(Phase.EXECUTE, 0), fixes=fixes[:16], steps=steps,
         duration_s=round(duration, 3), cost_usd=result.model.usage.cost_usd,
-        tokens=result.model.usage.total_tokens, skill=use, deviation=level,
-        deviation_detail=detail)
+        tokens=result.model.usage.total_tokens, skill=use,
+        memory_tries=state.memory_tries[:16],
+        guidelines=list(prov.guidelines)[:16], deviation=level,
+        deviation_detail=detail,
+        writer_queue=task.queues.agents if task.policy.agents.enabled else None)
 
 
 def _scalars(metrics: dict[str, object]) -> dict[str, Scalar]:

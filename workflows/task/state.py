@@ -29,6 +29,7 @@ with workflow.unsafe.imports_passed_through():
         TaskInput,
         TaskResult,
     )
+    from workflows.library.subagents import MemoryTry
     from workflows.task.phases import Phase, check_transition
 
 AnswerT = TypeVar("AnswerT")
@@ -63,6 +64,8 @@ class TaskState:
         """Branches a person answered the error gate with (the run starts them)."""
         self.timeline: list[PhaseMark] = []
         """Each phase entered and when (workflow time; no command), for the report."""
+        self.memory_tries: list[MemoryTry] = []
+        """The remembered fixes of the subagent this task runs as that it tried, in order."""
 
     def move(self, nxt: Phase) -> None:
         """Enter phase ``nxt`` (checked against the transition table) and record it."""

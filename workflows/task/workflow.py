@@ -42,6 +42,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.task.memory import remember
     from workflows.task.phases import Phase
     from workflows.task.recovery import Recovery
+    from workflows.task.reflecting import Reflector
     from workflows.task.report import finish
     from workflows.task.review import Review, describe_rejection
     from workflows.task.skills import report_to_library
@@ -60,7 +61,7 @@ class TaskWorkflow:
         calls = TaskCalls(task)
         self.review = Review(state, calls, self.agents)
         self.execution = Execution(state, calls)
-        self.recovery = Recovery(state, self.gates)
+        self.recovery = Recovery(state, self.gates, Reflector(state, self.agents))
         self.coding = Coding(state, self.agents, self.execution)
         self.debugging = Debugging(state, calls, self.agents, self.review, self.execution)
 
@@ -146,6 +147,8 @@ class TaskWorkflow:
             reason = state.completed_reason()
         except Finish as end:
             status, reason = end.status, end.reason
+        state.provenance.guidelines = list(dict.fromkeys([*task.planned_with,
+                                                          *self.agents.guided]))
         result = state.finalize(status, reason, self.agents.spend)
         result.started_at, result.finished_at = started, workflow.now()
         if workflow.patched(HANDOFF_PATCH):
@@ -247,6 +250,7 @@ class TaskWorkflow:
         while True:
             state.move(Phase.EXECUTE)
             outcome = await self.execution.run(state.job)
+            self.recovery.memory.ran(outcome)
             if previous is not None:
                 self.recovery.roll_back_if_regressed(previous, outcome)
             state.outcome = outcome

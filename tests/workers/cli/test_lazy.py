@@ -50,3 +50,20 @@ def test_a_lazy_command_runs_and_shows_its_own_help() -> None:
     assert "ASSAY_CODEC_KEYS" in result.output
     wrong = CliRunner().invoke(app, ["pause"])  # its argument is still required
     assert wrong.exit_code == 2
+
+
+def test_status_loads_no_database_driver_or_figure_library() -> None:
+    code = (
+        "import socket, sys\n"
+        "from typer.testing import CliRunner\n"
+        "from workers.cli.main import app\n"
+        "with socket.socket() as s:\n"
+        "    s.bind(('127.0.0.1', 0)); port = s.getsockname()[1]\n"
+        "result = CliRunner().invoke(app, ['status', 'assay-run-x'],\n"
+        "                            env={'ASSAY_TEMPORAL_ADDRESS': f'127.0.0.1:{port}'})\n"
+        "assert result.exit_code == 3, (result.exit_code, result.output)\n"
+        "heavy = ['sqlalchemy', 'matplotlib', 'workers.stack.check', 'workers.stack.launcher']\n"
+        "print(','.join(m for m in heavy if m in sys.modules))\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True, timeout=60)
+    assert done.stdout.strip() == ""

@@ -24,12 +24,16 @@ from workflows.agents.roles import SummaryAnswer, SummaryRequest
 from workflows.catalogue import (
     CALL_MODEL,
     DEBUG_JOB,
+    JUDGE_MERGE,
     PLAN_GOAL,
     PROBE_ENVIRONMENT,
+    REFLECT_FAILURE,
+    REFORMULATE_QUERY,
     REVIEW_JOB_MODEL,
     REVIEW_PLAN,
     SUMMARIZE_RUN,
     WRITE_JOB,
+    WRITE_SKILL,
     declaration_of,
 )
 from workflows.client import DATA_CONVERTER
@@ -100,10 +104,12 @@ async def test_agent_roles_serve_on_the_agents_pool_and_the_probe_on_the_sandbox
         agents = activities_by_name(specs[Pool.AGENTS])
         sandbox = activities_by_name(specs[Pool.SANDBOX])
     roles = [d.name for d in (PLAN_GOAL, REVIEW_PLAN, WRITE_JOB, REVIEW_JOB_MODEL, DEBUG_JOB,
-                              SUMMARIZE_RUN)]
-    assert set(agents) == {*roles, CALL_MODEL.name, "review_ops", "review_quality_safety"}
+                              SUMMARIZE_RUN, REFLECT_FAILURE)]
+    writer = [d.name for d in (WRITE_SKILL, JUDGE_MERGE, REFORMULATE_QUERY)]
+    assert set(agents) == {*roles, *writer, CALL_MODEL.name, "review_ops",
+                           "review_quality_safety"}
     assert PROBE_ENVIRONMENT.name in sandbox and not set(roles) & set(sandbox)
-    gateways = {id(agents[name].__self__.gateway) for name in roles}
+    gateways = {id(agents[name].__self__.gateway) for name in roles + writer}
     assert gateways == {id(agents[CALL_MODEL.name].__self__)}
 
 

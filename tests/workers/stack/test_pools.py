@@ -66,3 +66,14 @@ async def test_a_stopping_worker_process_is_not_restarted(tmp_path: Path) -> Non
 def test_exits_are_told_in_words() -> None:
     assert exit_text(3) == "exited with code 3"
     assert exit_text(-9) == "was killed by SIGKILL"
+
+
+def test_the_stack_s_worker_process_makes_its_version_current_unless_told(
+        tmp_path: Path) -> None:
+    def env_of(settings: Settings) -> str:
+        info = StackInfo.for_this_process(settings)
+        return WorkerProcess(settings, list(Pool), database_url="", info=info,
+                             say=print).env["ASSAY_DEPLOYMENT_SET_CURRENT"]
+
+    assert env_of(Settings(data_dir=tmp_path)) == "always"
+    assert env_of(Settings(data_dir=tmp_path, deployment_set_current="never")) == "never"

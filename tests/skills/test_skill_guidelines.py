@@ -1,0 +1,95 @@
+"""Guideline skills in the library: offered at a match, their use counted after the task.
+
+On real PostgreSQL and a real Qdrant Edge index, with a guideline imported from a foreign
+Agent Skills folder.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import pytest
+
+from skills.folders.read import read_skills
+from skills.index import SkillIndex
+from skills.library import SkillLibrary
+from skills.store import SkillStore
+from tests.skills.guideline_samples import NAME, guideline_folder
+from workflows.library.contracts import MatchInput, MatchTask, TaskOutcome
+from workflows.library.formulas import utility
+from workflows.library.patterns import Skill
+
+pytestmark = pytest.mark.integration
+ACTION = "Compare the mean value of group a and group b of the measurements and give a p value"
+
+
+@pytest.fixture
+async def store(fresh_database_url: str) -> AsyncIterator[SkillStore]:
+    async with SkillStore(fresh_database_url) as opened:
+        yield opened
+
+
+@pytest.fixture
+def library(store: SkillStore, tmp_path: Path) -> Iterator[SkillLibrary]:
+    opened = SkillLibrary(store, lambda: SkillIndex(tmp_path / "index"),
+                          can_import=lambda _: True)
+    yield opened
+    opened.close()
+
+
+async def imported(store: SkillStore, tmp_path: Path) -> Skill:
+    report = read_skills(guideline_folder(tmp_path / "folders"), status="active")
+    (skill,) = report.skills
+    assert skill.pattern.job is None and skill.pattern.references
+    return await store.add(skill, by="test")
+
+
+def task_match(action: str = ACTION) -> MatchInput:
+    return MatchInput(run_id="run-1", data_names=["measurements.csv"], tasks=[
+        MatchTask(task_id="compare", action=action, has_job=False,
+                  input_names=["measurements.csv"])])
+
+
+def outcome(skill_id: str, key: str, status: str = "completed") -> TaskOutcome:
+    run_id, task_id = key.split("/")
+    return TaskOutcome(run_id=run_id, task_id=task_id, action=ACTION, status=status,
+                       attempts=1, job_author="coder:fast", guidelines=[skill_id],
+                       duration_s=2.0, cost_usd=0.01)
+
+
+async def test_a_matching_guideline_is_offered_by_id_and_score_never_as_a_job(
+        store: SkillStore, library: SkillLibrary, tmp_path: Path) -> None:
+    skill = await imported(store, tmp_path)
+    answer = await library.match_skills(task_match())
+    (ref,) = answer.guidelines["compare"]
+    assert (ref.skill_id, ref.name) == (skill.skill_id, NAME)
+    assert 0 < ref.score <= 1
+    assert answer.applications == []
+    assert (await store.get(skill.skill_id)).metrics.retrieved == 1
+
+
+async def test_a_task_about_something_else_gets_no_guideline(
+        store: SkillStore, library: SkillLibrary, tmp_path: Path) -> None:
+    await imported(store, tmp_path)
+    answer = await library.match_skills(task_match(
+        "Render the station map as an interactive globe with night lighting"))
+    assert "compare" not in answer.guidelines
+
+
+async def test_a_prompted_guideline_counts_as_used_and_its_outcome_moves_its_utility(
+        store: SkillStore, library: SkillLibrary, tmp_path: Path) -> None:
+    skill = await imported(store, tmp_path)
+    await library.match_skills(task_match())
+    before = (await store.get(skill.skill_id)).metrics
+    assert utility(before) == 0
+    done = outcome(skill.skill_id, "run-1/compare")
+    answer = await library.record_outcomes([done, done])
+    await library.record_outcomes([done])  # a repeated signal counts nothing more
+    assert answer.used == [skill.skill_id]
+    after = (await store.get(skill.skill_id)).metrics
+    assert (after.used, after.succeeded) == (1, 1)
+    assert utility(after) > 0
+    await library.record_outcomes([outcome(skill.skill_id, "run-2/compare", "failed")])
+    failed = (await store.get(skill.skill_id)).metrics
+    assert (failed.used, failed.succeeded) == (2, 1)  # a use that did not succeed

@@ -1,0 +1,104 @@
+"""``assay eval``: run a suite of research tasks under ablations and report what each part is worth.
+
+The suite, the ablations and every task's plan, goal, data and recording are checked before
+any run starts (bad input exits 2). Then each configuration runs in turn against the stack
+(``assay up``) or the configured server; its table is printed as it ends, the comparison
+last, and the report and raw samples are written under ``<data dir>/evals/``.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from workers.cli.common import EXIT_BAD_INPUT, client_for, fail, print_table, run_async
+from workers.settings import Settings
+
+if TYPE_CHECKING:
+    from workers.evaluation.configurations import Configuration
+    from workers.evaluation.runner import Evaluation, Sample
+
+
+def evaluate(
+    suite_file: Annotated[Path, typer.Argument(metavar="SUITE", help="A suite file (JSON).")],
+    repeat: Annotated[int, typer.Option(min=1, max=20, help="Runs of each task per "
+                                        "configuration (pass@k uses k = this).")] = 3,
+    ablate: Annotated[str | None, typer.Option(
+        help="Comma-separated parts to switch off, one configuration each: skills, memory, "
+             "debuggers, model-review (or all).")] = None,
+    off: Annotated[str | None, typer.Option(
+        help="Comma-separated parts switched off in every configuration, the base included "
+             "(e.g. skills, so that the model-backed parts are measured).")] = None,
+    parallel: Annotated[int, typer.Option(min=1, max=32, help="Runs at once within a "
+                                          "configuration.")] = 4,
+    timeout: Annotated[float, typer.Option(min=10, help="Seconds a run may take before it "
+                                           "counts as failed and is cancelled.")] = 900.0,
+    out: Annotated[Path | None, typer.Option(help="Folder of the report (default: "
+                                             "<data dir>/evals/<suite>-<time>).")] = None,
+) -> None:
+    """Run a research suite --repeat times per --ablate configuration and score pass@1/pass@k.
+
+    Bad input (suite, ablation, a task's plan, goal, data or recording) exits 2 before any
+    run starts; the report and the raw samples are written under ``<data dir>/evals/``.
+    """
+    from workers.evaluation import (
+        AblationError,
+        SuiteError,
+        configurations,
+        load_suite,
+        parse_ablations,
+    )
+    from workers.evaluation.configurations import model_mode
+    from workers.evaluation.runner import Evaluation
+    from workers.intake import GoalError, PlanFileError, PolicyError
+
+    settings = Settings()
+    try:
+        suite, base = load_suite(suite_file)
+        configs = configurations(parse_ablations(ablate),
+                                 parse_ablations(off, option="--off"))
+    except (SuiteError, AblationError) as err:
+        fail(str(err), EXIT_BAD_INPUT)
+    mode = model_mode(settings)
+    started = datetime.now(UTC)
+    folder = out or settings.root / "evals" / f"{suite_file.stem}-{started:%Y%m%d-%H%M%S}"
+    evaluation = Evaluation(suite, base, settings=settings, live=mode == "live",
+                            parallel=parallel, timeout_s=timeout,
+                            echo=lambda line: typer.echo(line, err=True))
+    try:
+        evaluation.prepare(configs)
+    except (PlanFileError, GoalError, PolicyError) as err:
+        fail(str(err), EXIT_BAD_INPUT)
+    run_async(_run(evaluation, configs, repeat, folder, mode, started))
+
+
+async def _run(evaluation: Evaluation, configs: list[Configuration], repeat: int,
+               folder: Path, mode: str, started: datetime) -> None:
+    """Run every configuration, print its table as it ends, then compare and write."""
+    from workers.evaluation.report import (
+        COMPARE_HEADERS,
+        TASK_HEADERS,
+        compare_rows,
+        scores,
+        task_rows,
+        write,
+    )
+    from workers.evaluation.runner import run_suite
+
+    suite = evaluation.suite
+
+    def done(config: Configuration, samples: list[Sample]) -> None:
+        for scored in scores(suite, samples):
+            typer.echo(f"\n{config.name}: {len(samples)} runs")
+            print_table(TASK_HEADERS, task_rows(scored))
+
+    samples = await run_suite(evaluation, await client_for(evaluation.settings), configs,
+                              repeat, done)
+    typer.echo("\ncomparison")
+    print_table(COMPARE_HEADERS, compare_rows(scores(suite, samples)))
+    stamp = started.isoformat(timespec="seconds")
+    report, raw = write(folder, suite, samples, repeat=repeat, mode=mode, started=stamp)
+    typer.echo(f"\nreport: {report}\nsamples: {raw}")

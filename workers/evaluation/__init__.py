@@ -1,0 +1,36 @@
+"""Evaluation: running a suite of research tasks with reference answers, under ablations.
+
+``suite.py`` reads and checks a suite file (tasks as plans or goals, reference answers with
+tolerances, levels); ``configurations.py`` maps the full configuration and each ablation
+(skills, memory, debuggers, model review) onto the run policy; ``runner.py`` starts and awaits
+each task's runs through the client and scores them (``scoring.py``: reference parts and
+pass@k); ``report.py`` renders the tables and writes the Markdown report and the raw samples.
+``assay eval`` (``workers/cli/evaluate.py``) is its command.
+"""
+
+from workers.evaluation.configurations import (
+    ABLATIONS,
+    AblationError,
+    Configuration,
+    configurations,
+    parse_ablations,
+)
+from workers.evaluation.scoring import judge, lookup, pass_at_k, score
+from workers.evaluation.suite import Expect, Suite, SuiteError, SuiteTask, load_suite
+
+__all__ = [
+    "ABLATIONS",
+    "AblationError",
+    "Configuration",
+    "Expect",
+    "Suite",
+    "SuiteError",
+    "SuiteTask",
+    "configurations",
+    "judge",
+    "load_suite",
+    "lookup",
+    "parse_ablations",
+    "pass_at_k",
+    "score",
+]

@@ -1,0 +1,156 @@
+"""Running a suite: every task ``repeat`` times under each configuration, scored as it ends.
+
+Configurations run one after another (the full one first), so what one learns reaches the
+next as it would reach a user's next run; the runs of one configuration go in parallel, at
+most ``parallel`` at a time. Each run is an ordinary run started and awaited through
+:class:`~workflows.client.AssayClient`; its sample keeps what the run's results say: status,
+time, model calls, tokens, cost, and each reference part held or not.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field
+from temporalio.service import RPCError
+
+from activities.artifacts.store import LocalArtifactStore
+from workers.cli.show import load_report
+from workers.evaluation.configurations import Configuration
+from workers.evaluation.scoring import score
+from workers.evaluation.suite import Suite, SuiteTask
+from workers.intake.goalfile import load_goal
+from workers.intake.planfile import load_plan
+from workers.intake.runpolicy import queues_from
+from workers.settings import Settings
+from workflows.client import AssayClient
+from workflows.common.failures import root_message
+from workflows.contracts.results import ResearchInput, ResearchResult
+
+
+class Sample(BaseModel):
+    """One run of one task under one configuration, scored."""
+
+    task: str
+    level: int
+    configuration: str
+    repeat: int
+    run_id: str = ""
+    status: str = "error"
+    passed: bool = False
+    seconds: float = 0.0
+    calls: int = 0
+    tokens: int = 0
+    cost_usd: float = 0.0
+    calls_by_role: dict[str, int] = Field(default_factory=dict[str, int])
+    held: list[str] = Field(default_factory=list[str])
+    missed: list[str] = Field(default_factory=list[str])
+    error: str = ""
+
+
+class Evaluation:
+    """What a suite run needs: the suite, its runs' inputs, and how to run them."""
+
+    def __init__(self, suite: Suite, base: Path, *, settings: Settings, live: bool,
+                 parallel: int = 4, timeout_s: float = 900.0,
+                 echo: Callable[[str], None] = lambda _line: None) -> None:
+        self.suite, self.base, self.settings = suite, base, settings
+        self.live, self.parallel, self.timeout_s, self.echo = live, parallel, timeout_s, echo
+        self.store = LocalArtifactStore(settings.store_dir)
+        self.requests: dict[tuple[str, str], ResearchInput] = {}
+
+    def prepare(self, configs: list[Configuration]) -> None:
+        """Every run's input, checked before any run starts.
+
+        Raises:
+            PlanFileError, GoalError, PolicyError: a task's plan, goal, data or recording.
+        """
+        for config in configs:
+            for task in self.suite.tasks:
+                self.requests[config.name, task.id] = self.request(task, config)
+
+    def request(self, task: SuiteTask, config: Configuration) -> ResearchInput:
+        """The run's input: the task's plan or goal under the configuration's policy."""
+        replay = self.base / task.replay if task.replay and not self.live else None
+        policy = config.policy(self.settings, replay=replay)
+        common: dict[str, Any] = {"max_bytes": self.settings.max_plan_bytes, "policy": policy,
+                                  "queues": queues_from(self.settings), "store": self.store}
+        if task.plan is not None:
+            req = load_plan(self.base / task.plan, **common)
+        else:
+            req = load_goal(task.goal or "", [self.base / d for d in task.data], **common)
+        return req.model_copy(update={"plan_name": f"eval {task.id}"})
+
+    async def run_configuration(self, client: AssayClient, config: Configuration,
+                                repeat: int) -> list[Sample]:
+        """Every task ``repeat`` times under ``config``, in parallel within the bound."""
+        slots = asyncio.Semaphore(self.parallel)
+        if any((config.name, t.id) not in self.requests for t in self.suite.tasks):
+            self.prepare([config])
+        jobs = [self._sample(client, slots, t, config, r)
+                for r in range(1, repeat + 1) for t in self.suite.tasks]
+        return list(await asyncio.gather(*jobs))
+
+    async def _sample(self, client: AssayClient, slots: asyncio.Semaphore, task: SuiteTask,
+                      config: Configuration, repeat: int) -> Sample:
+        sample = Sample(task=task.id, level=task.level, configuration=config.name,
+                        repeat=repeat)
+        req = self.requests[config.name, task.id]
+        async with slots:
+            try:
+                sample.run_id = await client.start_run(req, again=True)
+                result = await asyncio.wait_for(client.result(sample.run_id), self.timeout_s)
+            except TimeoutError:
+                sample.error = f"no result within {self.timeout_s:.0f} s; cancelled"
+                with contextlib.suppress(RPCError):  # it may have ended meanwhile
+                    await client.handle(sample.run_id).cancel()
+            except Exception as err:  # a run that fails is a failed sample
+                sample.error = root_message(err) if str(err) else type(err).__name__
+            else:
+                scored(sample, task, result)
+        self.echo(_progress(sample))
+        return sample
+
+
+def scored(sample: Sample, task: SuiteTask, result: ResearchResult) -> None:
+    """Fill a sample from a finished run's result and its results JSON."""
+    sample.status = result.status
+    sample.seconds = (result.finished_at - result.started_at).total_seconds()
+    sample.calls = result.model.calls
+    sample.calls_by_role = dict(result.model.calls_by_role)
+    sample.tokens = result.model.usage.total_tokens
+    sample.cost_usd = result.model.usage.cost_usd
+    verdicts = score(results_document(result), task.expect)
+    sample.held = [v.line() for v in verdicts if v.passed]
+    sample.missed = [v.line() for v in verdicts if not v.passed]
+    sample.passed = not sample.missed
+
+
+def results_document(result: ResearchResult) -> Any:
+    """The run's results JSON as its report wrote it, else the result it returned."""
+    report = load_report(result)
+    return (report or result).model_dump(mode="json")
+
+
+def _progress(sample: Sample) -> str:
+    verdict = "pass" if sample.passed else "FAIL"
+    why = sample.error or (sample.missed[0] if sample.missed else "")
+    return (f"{sample.configuration:<16} {sample.task:<24} #{sample.repeat}  {verdict}  "
+            f"{sample.status:<9} {sample.seconds:6.1f} s  {sample.calls:3d} calls"
+            + (f"  ({why})" if why and not sample.passed else ""))
+
+
+async def run_suite(evaluation: Evaluation, client: AssayClient, configs: list[Configuration],
+                    repeat: int, done: Callable[[Configuration, list[Sample]], None],
+                    ) -> list[Sample]:
+    """Every configuration in turn; ``done`` is told each one's samples as it ends."""
+    samples: list[Sample] = []
+    for config in configs:
+        mine = await evaluation.run_configuration(client, config, repeat)
+        done(config, mine)
+        samples += mine
+    return samples
