@@ -7,7 +7,9 @@ same shard, embeds the goal as it is and asks Qdrant for its 20 nearest dense ve
 are timed end to end, embedding included, on the labelled queries of
 ``tests/data/skills/queries.json`` repeated to at least 200 searches each, after one uncounted
 pass. Quality is recall@5 and MRR on the same labelled queries (DESIGN §11: p50 ≤ 20 ms at
-1 000 skills, ≤ 50 ms at 10 000).
+1 000 skills, ≤ 50 ms at 10 000). At the first size, the same search is timed on both vector
+back-ends: the in-process engine (qdrant-edge) and a collection through qdrant-client, in
+its local mode (no Qdrant server here: a server adds a network round trip per batch).
 """
 
 from __future__ import annotations
@@ -20,8 +22,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TypedDict
 
-import qdrant_edge as qe
-
+from activities.vectors import Query
 from skills.index import DENSE, Embedder, SkillIndex, reformulate
 from tests.data.skills.library import make_library
 from workflows.contracts.policy import SkillPolicy
@@ -60,15 +61,13 @@ class SizeFigures(TypedDict):
 
 def dense_baseline(index: SkillIndex, top_k: int) -> Search:
     """One dense Qdrant query of the goal as written, with the same status filter."""
-    where = qe.Filter(must=[qe.FieldCondition(key="status",
-                                              match=qe.MatchAny(["active", "trial"]))])
 
     def search(goal: str) -> list[str]:
         vector = index.embedder.embed([goal])[0].tolist()
-        points = index.shard.query(qe.QueryRequest(
-            limit=top_k, query=qe.Query.Nearest(vector, using=DENSE), filter=where,
-            with_payload=["skill_id"]))
-        return [str((p.payload or {})["skill_id"]) for p in points]
+        (points,) = index.vectors.query([Query(
+            nearest=[(DENSE, vector)], limit=top_k, where={"status": ["active", "trial"]},
+            payload=["skill_id"])])
+        return [str(p.payload["skill_id"]) for p in points]
 
     return search
 
@@ -144,6 +143,57 @@ def print_size(size: SizeFigures, queries: int) -> None:
               f"{f['mrr']:7.3f}")
 
 
+class BackendFigures(TypedDict):
+    """Assay's search on one vector back-end."""
+
+    build_s: float
+    p50_ms: float
+    p95_ms: float
+    recall_at_5: float
+
+
+def backends(root: Path) -> dict[str, Callable[[], SkillIndex]]:
+    """The two ways a skills worker holds its index.
+
+    A server's collection is reached through the client API; qdrant-client's local mode, in
+    this process, stands in for the server.
+    """
+    from qdrant_client import QdrantClient
+
+    from activities.vectors import ClientIndex
+    from skills.index import COLLECTION, LAYOUT
+
+    return {"edge, in-process engine": lambda: SkillIndex(root / "backend-edge"),
+            "qdrant-client, local mode": lambda: SkillIndex(ClientIndex(
+                QdrantClient(location=":memory:"), COLLECTION, LAYOUT))}
+
+
+def measure_backends(n: int, searches: int, root: Path) -> dict[str, BackendFigures]:
+    """Build an index of ``n`` skills on each back-end and time Assay's search on it."""
+    library = make_library(n)
+    labelled: list[Labelled] = json.loads(QUERIES.read_text())
+    policy = SkillPolicy()
+    out: dict[str, BackendFigures] = {}
+    for name, opened in backends(root).items():
+        with opened() as index:
+            start = time.perf_counter()
+            index.upsert(library)
+            built = time.perf_counter() - start
+            f = measure(hybrid(index, policy, policy.threshold), labelled, searches)
+        out[name] = BackendFigures(build_s=built, p50_ms=f["p50_ms"], p95_ms=f["p95_ms"],
+                                   recall_at_5=f["recall_at_5"])
+    return out
+
+
+def print_backends(n: int, figures: dict[str, BackendFigures]) -> None:
+    """One line per back-end: build time, search latency, recall."""
+    print(f"   back-ends at {n:,} skills (Assay's search, {SkillPolicy().queries} queries):")
+    print(f"     {'':32}{'build s':>8}{'p50 ms':>8}{'p95 ms':>8}{'recall@5':>10}")
+    for name, f in figures.items():
+        print(f"     {name:32}{f['build_s']:8.2f}{f['p50_ms']:8.2f}{f['p95_ms']:8.2f}"
+              f"{f['recall_at_5']:10.3f}")
+
+
 def run(sizes: Sequence[int] = (1000, 10_000), searches: int = 200) -> list[SizeFigures]:
     """Measure and print every size; returns the figures.
 
@@ -160,6 +210,7 @@ def run(sizes: Sequence[int] = (1000, 10_000), searches: int = 200) -> list[Size
         for n in sizes:
             out.append(measure_size(n, searches, Path(tmp)))
             print_size(out[-1], queries)
+        print_backends(sizes[0], measure_backends(sizes[0], searches, Path(tmp)))
     return out
 
 

@@ -1,9 +1,10 @@
 """The skills pool's activities: match, record, extract and maintain.
 
 The library's rows live in PostgreSQL (``SkillStore``), the source of truth shared by every
-worker; each process keeps a Qdrant index of them (``SkillIndex``) and brings it up to date
-from the rows changed since it last looked before every search, so a skill approved by a
-person or extracted by another worker is found at once.
+worker; a Qdrant index of them (``SkillIndex``: this process's own, or a server's collection
+that every worker writes by stable point ids) gets the rows changed since this worker last
+looked before every search, so a skill approved or extracted elsewhere is found at once. A
+hit applies only if its row is still applicable (a point from an older view cannot apply).
 
 ``SkillLibrary(None)`` is a library with nothing in it (no database): every match answers
 "no skill", recording and extraction do nothing. Workflow tests run with it.
@@ -55,7 +56,7 @@ APPLICABLE = ("active", "trial")
 
 
 class SkillLibrary:
-    """Activities of the skill library over a store and a per-process index."""
+    """Activities of the skill library over a store and an index (per process or shared)."""
 
     def __init__(self, store: SkillStore | None,
                  index_factory: Callable[[], SkillIndex] | None = None, *,
@@ -128,7 +129,8 @@ class SkillLibrary:
                 if len(index):
                     answer.unmatched.append(key)
                 continue
-            skills = {s.skill_id: s for s in await self._rows([h.skill_id for h in hits])}
+            skills = {s.skill_id: s for s in await self._rows([h.skill_id for h in hits])
+                      if s.status in APPLICABLE}
             retrieved_ids.extend(skills)
             found, application, reason = self._choose(req.policy, key, text, data, use_key,
                                                       hits, skills, now, headers)

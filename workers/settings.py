@@ -68,6 +68,9 @@ class Settings(BaseSettings):
     reach it)."""
     database_url: SecretStr | None = None
     qdrant_url: str | None = None
+    """A Qdrant server (``http://qdrant:6333``): memory's task types and the skill index live
+    in its collections, read and written by every worker; unset, they stay in-process (local
+    storage at ``qdrant_dir`` for memory, a private shard per skills worker)."""
     qdrant_path: Path | None = None
     store_path: Path | None = None
     """The artifact store (inputs by sha256); default ``<data dir>/store``. The CLI and every

@@ -1,11 +1,13 @@
-"""Similar task types in Qdrant: memory for work worded differently from what it has seen.
+"""Similar task types in a vector index: memory for work worded differently from what it has seen.
 
 Rules and templates are keyed by task type, a slug of the action; an action worded a little
 differently ("Train the model in small batches") has another slug. The index keeps one point
 per task type that memory knows something about, with a sparse vector of its action's words
 (hashed, L2-normalised, so Qdrant's dot product is the cosine), and finds the closest known
-type above a threshold. Consulting it is best effort: without Qdrant, memory matches exact
-task types only.
+type above a threshold. The points live in an ``activities.vectors`` index: Qdrant's local
+storage, held by one process, or a Qdrant server's collection, which every reflection worker
+reads and writes. Consulting it is best effort: without an index, memory matches exact task
+types only.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ import uuid
 from collections import Counter
 from typing import TYPE_CHECKING
 
+from activities.vectors import ClientIndex, Layout, Point, Query, Sparse, VectorIndex
+
 if TYPE_CHECKING:
     from qdrant_client import QdrantClient
 
@@ -27,6 +31,8 @@ MIN_SIMILARITY = 0.75
 """Cosine of two actions' word vectors above which their task types are taken as one."""
 _WORD = re.compile(r"[a-z][a-z0-9]+")
 _BUCKETS = 1 << 20
+LAYOUT = Layout(sparse={VECTOR: False})
+"""One sparse vector of hashed words, scored by its dot product (no IDF)."""
 
 
 def word_vector(text: str) -> tuple[list[int], list[float]]:
@@ -38,44 +44,35 @@ def word_vector(text: str) -> tuple[list[int], list[float]]:
     return indices, [counts[i] / norm for i in indices]
 
 
+def type_point_id(task_type: str) -> str:
+    """The stable point id of a task type (one point per type, whoever indexes it)."""
+    return str(uuid.uuid5(uuid.NAMESPACE_URL, f"assay-task-type:{task_type}"))
+
+
 class TaskTypeIndex:
     """Task types memory knows, searchable by the wording of a new action.
 
     Args:
-        client: an open Qdrant client (local mode or a server).
+        vectors: the index holding the points (``LAYOUT``); see ``on_client``.
     """
 
-    def __init__(self, client: QdrantClient) -> None:
-        self.client = client
-        self._ready = False
+    def __init__(self, vectors: VectorIndex) -> None:
+        self.vectors = vectors
 
-    def _ensure(self) -> None:
-        from qdrant_client import models
-
-        if self._ready:
-            return
-        if not self.client.collection_exists(COLLECTION):
-            self.client.create_collection(
-                COLLECTION, vectors_config={},
-                sparse_vectors_config={VECTOR: models.SparseVectorParams()})
-        self._ready = True
+    @classmethod
+    def on_client(cls, client: QdrantClient) -> TaskTypeIndex:
+        """The index in ``COLLECTION`` of an open Qdrant client (a server or local mode)."""
+        return cls(ClientIndex(client, COLLECTION, LAYOUT))
 
     async def add(self, task_type: str, action: str) -> None:
         """Index a task type (idempotent: one point per type)."""
         await asyncio.to_thread(self._add, task_type, action)
 
     def _add(self, task_type: str, action: str) -> None:
-        from qdrant_client import models
-
-        self._ensure()
         indices, values = word_vector(action)
-        if not indices:
-            return
-        point = models.PointStruct(
-            id=str(uuid.uuid5(uuid.NAMESPACE_URL, f"assay-task-type:{task_type}")),
-            vector={VECTOR: models.SparseVector(indices=indices, values=values)},
-            payload={"task_type": task_type, "action": action[:500]})
-        self.client.upsert(COLLECTION, points=[point])
+        if indices:
+            self.vectors.upsert([Point(type_point_id(task_type), {VECTOR: Sparse(indices, values)},
+                                       {"task_type": task_type, "action": action[:500]})])
 
     async def similar(self, action: str, *, exclude: str = "",
                       min_score: float = MIN_SIMILARITY) -> list[tuple[str, float]]:
@@ -83,15 +80,11 @@ class TaskTypeIndex:
         return await asyncio.to_thread(self._similar, action, exclude, min_score)
 
     def _similar(self, action: str, exclude: str, min_score: float) -> list[tuple[str, float]]:
-        from qdrant_client import models
-
-        self._ensure()
         indices, values = word_vector(action)
         if not indices:
             return []
-        found = self.client.query_points(
-            COLLECTION, query=models.SparseVector(indices=indices, values=values),
-            using=VECTOR, limit=5, with_payload=True).points
-        return [(str((p.payload or {}).get("task_type", "")), round(p.score, 4))
+        (found,) = self.vectors.query([Query(nearest=[(VECTOR, Sparse(indices, values))],
+                                             limit=5)])
+        return [(str(p.payload.get("task_type", "")), round(p.score, 4))
                 for p in found if p.score >= min_score
-                and (p.payload or {}).get("task_type") not in ("", exclude)]
+                and p.payload.get("task_type") not in ("", exclude)]

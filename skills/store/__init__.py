@@ -1,10 +1,11 @@
 """The skill library in PostgreSQL: patterns, their statistics and status, and an audit trail.
 
-Every process matching skills keeps an in-memory index of the library; the store is the one
-truth they share. Every write runs under one advisory lock and takes the next ``revision``, so
-revisions grow in commit order and :meth:`SkillStore.changes_since` never skips a row. Several
-workers recording uses at once cannot lose a count, a use recorded twice (a retried activity)
-counts once, and every change is written to ``skill_events`` in the same transaction.
+Every process matching skills keeps an index of the library, or shares a Qdrant server's;
+the store is the one truth they share. Every write runs under one advisory lock and takes the
+next ``revision``, so revisions grow in commit order and :meth:`SkillStore.changes_since`
+never skips a row. Several workers recording uses at once cannot lose a count, a use recorded
+twice (a retried activity) counts once, and every change is written to ``skill_events`` in the
+same transaction.
 
 :class:`SkillStore` is one store made of five parts, a module each: ``queries`` (reading),
 ``additions``, ``changes`` (saves and status moves), ``uses`` (statistics) and ``memory`` (a

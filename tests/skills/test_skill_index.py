@@ -14,9 +14,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from qdrant_client import QdrantClient
 
+from activities.vectors import ClientIndex
 from skills.index import (
+    COLLECTION,
     DIM,
+    LAYOUT,
     MAX_TEXT,
     RRF_K,
     Embedder,
@@ -52,9 +56,12 @@ def library(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SkillIndex]:
     index.close()
 
 
-@pytest.fixture
-def index(tmp_path: Path) -> Iterator[SkillIndex]:
-    with SkillIndex(tmp_path / "index") as opened:
+@pytest.fixture(params=["edge", "client"])
+def index(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[SkillIndex]:
+    """An empty index in this process's engine, or in a collection through qdrant-client."""
+    where = (tmp_path / "index" if request.param == "edge" else
+             ClientIndex(QdrantClient(location=":memory:"), COLLECTION, LAYOUT))
+    with SkillIndex(where) as opened:
         yield opened
 
 
@@ -79,7 +86,7 @@ def test_the_model_loads_once_per_process_and_leaves_logging_alone() -> None:
 import logging, threading
 from skills import index as skill_index
 models = []
-workers = [threading.Thread(target=lambda: models.append(skill_index._load_model()))
+workers = [threading.Thread(target=lambda: models.append(skill_index.load_model()))
            for _ in range(4)]
 for w in workers: w.start()
 for w in workers: w.join()
@@ -334,7 +341,7 @@ def test_the_index_persists_and_is_opened_once(tmp_path: Path) -> None:
     path = tmp_path / "index"
     with SkillIndex(path) as first:
         first.upsert([skill("zscore", "Flag outliers by z-score.")])
-        with pytest.raises(RuntimeError, match="open in another SkillIndex"):
+        with pytest.raises(RuntimeError, match="open in another index or process"):
             SkillIndex(path)
     with SkillIndex(path) as again:
         assert again.ids() == {"zscore@v1"}

@@ -31,6 +31,7 @@ from workflows.task.workflow import TaskWorkflow
 
 if TYPE_CHECKING:
     from activities.memory.index import TaskTypeIndex
+    from skills.index import SkillIndex
 
 log = logging.getLogger("assay.workers")
 
@@ -170,15 +171,12 @@ async def _skills_spec(settings: Settings, database_url: str,
                        stack: AsyncExitStack) -> PoolSpec:
     """The skills pool: the library workflow and its activities over PostgreSQL and Qdrant.
 
-    The rows are shared by every worker; each process keeps its own Qdrant edge index of
-    them in a directory of its own, brought up to date from the rows before every search.
+    The rows are shared by every worker. With a Qdrant server (``qdrant_url``) every worker
+    indexes them into one collection by stable ids and searches it there; without one, each
+    process keeps its own Qdrant edge index of them in a directory of its own. Either way the
+    index is brought up to date from the rows before every search.
     """
-    import shutil
-    import tempfile
-    from pathlib import Path
-
     from skills.builtin import builtin_skills
-    from skills.index import SkillIndex
     from skills.library import SkillLibrary
     from skills.revise import SkillRevisions
     from skills.store import SkillStore
@@ -192,10 +190,7 @@ async def _skills_spec(settings: Settings, database_url: str,
         seeded = await store.seed(builtin_skills(), by="assay")
         if seeded:
             log.info("skill library seeded with built-in skills: %s", ", ".join(seeded))
-    settings.root.mkdir(parents=True, exist_ok=True)
-    where = Path(tempfile.mkdtemp(prefix="skills-index-", dir=settings.root))
-    stack.callback(shutil.rmtree, where, True)
-    library = SkillLibrary(store, lambda: SkillIndex(where))
+    library = SkillLibrary(store, _skill_index_factory(settings, stack))
     stack.callback(library.close)
     queue = settings.queue(Pool.SKILLS)
 
@@ -215,8 +210,32 @@ async def _skills_spec(settings: Settings, database_url: str,
                     versioning=VersioningBehavior.AUTO_UPGRADE)  # lives on, continues as new
 
 
+def _skill_index_factory(settings: Settings,
+                         stack: AsyncExitStack) -> Callable[[], SkillIndex]:
+    """How the skills pool opens its index: the server's collection, or a private shard."""
+    import shutil
+    import tempfile
+    from pathlib import Path
+
+    from activities.vectors import ClientIndex
+    from skills.index import COLLECTION, LAYOUT, SkillIndex
+    from workers.stack.qdrant import QdrantLocal
+
+    if settings.qdrant_url:
+        qdrant = QdrantLocal(settings.qdrant_dir, url=settings.qdrant_url)
+        stack.callback(qdrant.close)
+        return lambda: SkillIndex(ClientIndex(qdrant.open(), COLLECTION, LAYOUT))
+    settings.root.mkdir(parents=True, exist_ok=True)
+    where = Path(tempfile.mkdtemp(prefix="skills-index-", dir=settings.root))
+    stack.callback(shutil.rmtree, where, True)
+    return lambda: SkillIndex(where)
+
+
 def _task_type_index(settings: Settings, stack: AsyncExitStack) -> TaskTypeIndex | None:
-    """Similar task types in Qdrant, or ``None`` (exact matching) when Qdrant cannot open."""
+    """Similar task types in Qdrant, or ``None`` (exact matching) when Qdrant cannot open.
+
+    The server's collection when ``qdrant_url`` is set, else local storage this process holds.
+    """
     from activities.memory.index import TaskTypeIndex
     from workers.stack.qdrant import QdrantLocal
 
@@ -227,7 +246,7 @@ def _task_type_index(settings: Settings, stack: AsyncExitStack) -> TaskTypeIndex
         log.warning("Qdrant unavailable (%s): memory matches exact task types only", err)
         return None
     stack.callback(qdrant.close)
-    return TaskTypeIndex(client)
+    return TaskTypeIndex.on_client(client)
 
 
 async def _agents_spec(settings: Settings, database_url: str,

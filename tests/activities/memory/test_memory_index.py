@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
 from qdrant_client import QdrantClient
 
-from activities.memory.index import TaskTypeIndex, word_vector
+from activities.memory.index import LAYOUT, TaskTypeIndex, word_vector
 from activities.memory.memory import Memory, rule_id_for
 from activities.memory.store import MemoryStore
+from activities.vectors import EdgeIndex
 from workflows.contracts.memory import (
     ConsultInput,
     ConsultTask,
@@ -23,9 +26,14 @@ from workflows.contracts.plan import JobSpec
 TRAIN = "Train the model in batches"
 
 
-@pytest.fixture
-def index() -> TaskTypeIndex:
-    return TaskTypeIndex(QdrantClient(location=":memory:"))
+@pytest.fixture(params=["client", "edge"])
+def index(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[TaskTypeIndex]:
+    """Memory's index through qdrant-client (as in the stack), or in the in-process engine."""
+    if request.param == "client":
+        yield TaskTypeIndex.on_client(QdrantClient(location=":memory:"))
+        return
+    with EdgeIndex(tmp_path / "types", LAYOUT) as vectors:
+        yield TaskTypeIndex(vectors)
 
 
 def test_word_vectors_are_unit_length_and_ignore_case_and_punctuation() -> None:
@@ -73,3 +81,12 @@ async def test_consult_uses_a_similar_task_types_rule_and_says_so(
     assert advice.similar_to == kind and advice.job is not None
     assert advice.job.args["batch_size"] == 16
     assert f"similar task type {kind}" in advice.rationale()
+
+
+async def test_reflection_workers_on_one_server_share_their_task_types() -> None:
+    server = QdrantClient(location=":memory:")
+    first, second = TaskTypeIndex.on_client(server), TaskTypeIndex.on_client(server)
+    await first.add(task_type(TRAIN), TRAIN)
+    await second.add(task_type(TRAIN), TRAIN)  # the same type from the other worker
+    (found, _), = await second.similar("Train the model in small batches")
+    assert found == task_type(TRAIN) and first.vectors.count() == 1

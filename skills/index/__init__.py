@@ -1,0 +1,29 @@
+"""Skill retrieval: the patterns' vectors and the hybrid search over them.
+
+``embed`` turns text into dense vectors (the wordllama model shipped in its wheel); ``text``
+says what is matched (a pattern's text, a goal's reformulations); ``search`` holds
+``SkillIndex``, the library's patterns in an ``activities.vectors`` index (a Qdrant Edge
+shard of this process, or a Qdrant server's collection shared by every worker), searched by
+dense and BM25 vectors fused by reciprocal rank, then θ and maximal marginal relevance.
+"""
+
+from skills.index.embed import DIM, MAX_TEXT, Embedder, Vectors, load_model
+from skills.index.search import (
+    AVG_TOKENS,
+    CANDIDATES,
+    COLLECTION,
+    DENSE,
+    LAYOUT,
+    RRF_K,
+    SPARSE,
+    Hit,
+    SkillIndex,
+    point_id,
+)
+from skills.index.text import FILE_KINDS, clean, keywords, reformulate, skill_text
+
+__all__ = [
+    "AVG_TOKENS", "CANDIDATES", "COLLECTION", "DENSE", "DIM", "FILE_KINDS", "LAYOUT", "MAX_TEXT",
+    "RRF_K", "SPARSE", "Embedder", "Hit", "SkillIndex", "Vectors", "clean", "keywords",
+    "load_model", "point_id", "reformulate", "skill_text",
+]

@@ -1,0 +1,1 @@
+"""Tests of the vector index back-ends (activities/vectors)."""

@@ -1,0 +1,1 @@
+"""Tests of skill retrieval (skills/index)."""
