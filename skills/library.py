@@ -14,17 +14,15 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from activities.metrics import record
-from skills.apply import Fit, fill_text, fit, header_columns, importable, instantiate
-from skills.guidance import prompt_guideline
+from skills.apply import header_columns, importable
+from skills.choosing import GOAL_KEY, choose
 from skills.guidelines import count_guideline_uses, matched_guidelines
 from workflows.catalogue import EXTRACT_SKILLS, MAINTAIN_SKILLS, MATCH_SKILLS, RECORD_OUTCOMES
-from workflows.contracts.plan import Check
-from workflows.contracts.policy import SkillPolicy
 from workflows.library.contracts import (
     ExtractAnswer,
     ExtractInput,
@@ -33,25 +31,17 @@ from workflows.library.contracts import (
     MatchAnswer,
     MatchInput,
     RecordAnswer,
-    Retrieved,
-    SkillApplication,
-    SkillUse,
     TaskOutcome,
 )
-from workflows.library.formulas import match_confidence
 from workflows.library.patterns import Skill
-from workflows.library.subagents import INSTRUCTIONS_CHARS
 from workflows.library.writing import MAX_JUDGED, MAX_WRITINGS, MergeCandidate
 
 if TYPE_CHECKING:
-    from skills.index import Hit, SkillIndex
+    from skills.index import SkillIndex
     from skills.store import SkillStore
 
 log = logging.getLogger("assay.skills")
 
-GOAL_KEY = "goal"
-GOAL_TASK_ID = "skill-1"
-"""Task id of the one task of a plan a skill supplies for a goal."""
 APPLICABLE = ("active", "trial")
 
 
@@ -132,8 +122,9 @@ class SkillLibrary:
             skills = {s.skill_id: s for s in await self._rows([h.skill_id for h in hits])
                       if s.status in APPLICABLE}
             retrieved_ids.extend(skills)
-            found, application, reason = self._choose(req.policy, key, text, data, use_key,
-                                                      hits, skills, now, headers)
+            found, application, reason = choose(req.policy, key, text, data, use_key, hits,
+                                                skills, now, can_import=self._can_import,
+                                                headers=headers)
             guides = matched_guidelines(hits, skills, text, data, can_import=self._can_import,
                                         headers=headers)
             if guides:
@@ -156,69 +147,6 @@ class SkillLibrary:
             except (LookupError, ValueError):  # gone since the index saw it, or unreadable
                 continue
         return out
-
-    def _choose(self, policy: SkillPolicy, key: str, text: str, data: list[str], use_key: str,
-                hits: Sequence[Hit], skills: dict[str, Skill], now: datetime,
-                headers: dict[str, list[str]] | None = None
-                ) -> tuple[list[Retrieved], SkillApplication | None, str]:
-        from skills.maintain import choose_version
-
-        found: list[Retrieved] = []
-        best: tuple[float, Skill, float, Fit] | None = None
-        for hit in hits:
-            skill_id, similarity = hit.skill_id, hit.similarity
-            skill = skills.get(skill_id)
-            if skill is None or skill.pattern.job is None:
-                continue
-            fitted = fit(skill.pattern, text, data, can_import=self._can_import,
-                         headers=headers)
-            confidence = match_confidence(similarity, fitted.score, skill.metrics, now,
-                                          prior=skill.confidence)
-            found.append(Retrieved(skill_id=skill_id, similarity=round(similarity, 4),
-                                   confidence=confidence, preconditions_hold=fitted.holds,
-                                   problems=fitted.problems[:10]))
-            if fitted.holds and confidence >= policy.min_confidence and (
-                    best is None or confidence > best[0]):
-                best = (confidence, skill, similarity, fitted)
-        if not policy.apply:
-            return found, None, "applying skills is turned off by the run's policy"
-        if best is None:
-            return found, None, _why_not(found, policy)
-        confidence, skill, similarity, fitted = best
-        family = [s for s in skills.values() if s.pattern.name == skill.pattern.name]
-        active = next((s for s in family if s.status == "active"), skill)
-        trial = next((s for s in family if s.status == "trial"), None)
-        chosen = choose_version(active, trial, use_key)
-        if chosen is not skill:
-            refit = fit(chosen.pattern, text, data, can_import=self._can_import,
-                        headers=headers)
-            if refit.holds:
-                fitted = refit
-            else:
-                chosen = skill
-        values, inputs = fitted.values, fitted.inputs
-        for item in found:
-            item.used = item.skill_id == chosen.skill_id
-        pattern = chosen.pattern
-        job = instantiate(pattern, values)
-        use = SkillUse(
-            skill_id=chosen.skill_id, name=pattern.name, version=pattern.version,
-            kind=pattern.kind, confidence=confidence, similarity=round(similarity, 4),
-            parameters=values, trial=chosen.status == "trial",
-            expected_artifacts=list(job.expected_artifacts),
-            expected_metrics=list(job.expected_metrics), recovery=list(pattern.recovery),
-            instructions=(prompt_guideline(pattern, INSTRUCTIONS_CHARS)
-                          if pattern.kind == "subagent" and pattern.guideline else ""),
-            rationale=(f"skill {chosen.skill_id} ({pattern.kind}, confidence {confidence:.2f}, "
-                       f"similarity {similarity:.2f})"
-                       + (" as its trial version" if chosen.status == "trial" else "")
-                       + (f" with {_shown(values)}" if values else "")))
-        checks = [Check.model_validate(c.model_dump()) for c in pattern.checks]
-        return found, SkillApplication(
-            task_id=GOAL_TASK_ID if key == GOAL_KEY else key, use=use, job=job,
-            action=fill_text(pattern.action or pattern.description, values),
-            acceptance_criteria=[fill_text(c, values) for c in pattern.acceptance_criteria],
-            checks=checks, inputs=inputs), ""
 
     # --- outcomes, extraction, maintenance -------------------------------------------------
 
@@ -374,27 +302,3 @@ def batch_key(outcomes: Sequence[TaskOutcome]) -> str:
     import hashlib
 
     return hashlib.sha256("\n".join(sorted(o.key for o in outcomes)).encode()).hexdigest()[:24]
-
-
-def _why_not(found: list[Retrieved], policy: SkillPolicy) -> str:
-    if not found:
-        return "no retrieved skill has a job template"
-    best = max(found, key=lambda r: r.confidence)
-    if not best.preconditions_hold:
-        return f"best match {best.skill_id} does not fit: {'; '.join(best.problems[:3])}"
-    shown = _below(best.confidence, policy.min_confidence)
-    return f"best match {best.skill_id} has confidence {shown}, below {policy.min_confidence:g}"
-
-
-def _below(confidence: float, threshold: float) -> str:
-    """``confidence`` with as few decimals (2 to 6) as show it is below ``threshold``."""
-    for digits in range(2, 7):
-        shown = f"{confidence:.{digits}f}"
-        if float(shown) < threshold:
-            return shown
-    return f"{confidence:.6f}"
-
-
-def _shown(values: Mapping[str, object]) -> str:
-    return ", ".join(f"{k}={v}" for k, v in sorted(values.items()))
-

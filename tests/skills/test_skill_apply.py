@@ -136,7 +136,7 @@ def test_a_keyword_of_several_words_needs_each_of_them() -> None:
 ])
 def test_why_no_skill_applied_never_shows_the_threshold_as_the_confidence(
         confidence: float, said: str) -> None:
-    from skills.library import _why_not  # pyright: ignore[reportPrivateUsage]
+    from skills.choosing import _why_not  # pyright: ignore[reportPrivateUsage]
     from workflows.contracts.policy import SkillPolicy
     from workflows.library.contracts import Retrieved
 
