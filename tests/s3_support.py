@@ -48,10 +48,9 @@ class S3Server:
         return S3ArtifactStore(BUCKET, prefix, self.options(endpoint))
 
     def client(self) -> Any:  # boto3's client types are generated at run time
-        client: Any = boto3.client(  # pyright: ignore[reportUnknownMemberType]
-            "s3", endpoint_url=self.endpoint, region_name=REGION, aws_access_key_id=KEY_ID,
-            aws_secret_access_key=SECRET)
-        return client
+        make: Any = boto3.client  # pyright: ignore[reportUnknownMemberType]
+        return make("s3", endpoint_url=self.endpoint, region_name=REGION,
+                    aws_access_key_id=KEY_ID, aws_secret_access_key=SECRET)
 
     def keys(self, prefix: str) -> list[str]:
         """The keys in the bucket below ``prefix``."""
