@@ -48,7 +48,7 @@ class S3Server:
         return S3ArtifactStore(BUCKET, prefix, self.options(endpoint))
 
     def client(self) -> Any:  # boto3's client types are generated at run time
-        make: Any = boto3.client  # pyright: ignore[reportUnknownMemberType]
+        make: Any = boto3.client  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
         return make("s3", endpoint_url=self.endpoint, region_name=REGION,
                     aws_access_key_id=KEY_ID, aws_secret_access_key=SECRET)
 
