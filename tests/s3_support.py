@@ -57,6 +57,11 @@ class S3Server:
         listed = self.client().list_objects_v2(Bucket=BUCKET, Prefix=prefix)
         return [str(entry["Key"]) for entry in listed.get("Contents", [])]
 
+    def settings(self, prefix: str = "") -> dict[str, str]:
+        """The settings fields of a pool using this store (for ``Settings.model_validate``)."""
+        return {name.removeprefix("ASSAY_").lower(): value
+                for name, value in self.env(prefix).items()}
+
     def env(self, prefix: str = "") -> dict[str, str]:
         """The settings (as environment variables) of a pool using this store."""
         return {"ASSAY_STORE_URL": f"s3://{BUCKET}/{prefix}".rstrip("/"),
