@@ -7,9 +7,9 @@ following a single symbolic link. So a request naming ``/etc/shadow`` (or a link
 store that points there) can make the worker read nothing outside the store, whoever sends it.
 
 :class:`ArtifactStore` is the interface; :class:`LocalArtifactStore` keeps the files in a local
-(or shared) directory. An object-store back-end can stand behind the same two calls. Readers
-re-hash what they read (the sandbox does, while copying): a store entry is trusted to be there,
-never to be right.
+(or shared) directory, :class:`activities.artifacts.s3.S3ArtifactStore` in a bucket. Every
+read re-hashes what it hands out (:func:`write_verified`): a store entry is trusted to be
+there, never to be right.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ _BLOBS = "sha256"
 
 
 class StoreError(Exception):
-    """A store entry cannot be given out; the message names no content and no digest."""
+    """A store entry cannot be given out; the message names no content, no digest found."""
 
 
 class NotStoredError(StoreError):
