@@ -20,6 +20,7 @@ from temporalio.exceptions import ApplicationError
 from activities.agents import convert, render
 from activities.agents.previews import previews
 from activities.agents.prompting import system_prompt
+from activities.artifacts.store import ArtifactStore
 from activities.llm.errors import spent
 from activities.llm.gateway import ModelGateway
 from workflows.agents.roles import (
@@ -91,10 +92,13 @@ class Agents:
 
     Args:
         gateway: the worker's model gateway (client, models per role, recordings).
+        store: the artifact store upstream tasks' artifacts are previewed from (none: their
+            paths, on this host).
     """
 
-    def __init__(self, gateway: ModelGateway) -> None:
+    def __init__(self, gateway: ModelGateway, store: ArtifactStore | None = None) -> None:
         self.gateway = gateway
+        self.store = store
 
     @PLAN_GOAL.defn
     async def plan_goal(self, req: PlanRequest) -> PlanAnswer:
@@ -120,7 +124,7 @@ class Agents:
     @WRITE_JOB.defn
     async def write_job(self, req: CodeRequest) -> CodeAnswer:
         """Write a task's job (fast path), or rewrite a failed one (deep path)."""
-        shown = await asyncio.to_thread(previews, req.upstream)
+        shown = await asyncio.to_thread(previews, req.upstream, self.store)
         got = await self._consult(req, "coder", JobOutput, render.code_message(req, shown),
                                   lambda out: (out, convert.job_from_output(out)),
                                   shared=(JOB_CONTRACT,))
@@ -160,7 +164,7 @@ class Agents:
     @SUMMARIZE_RUN.defn
     async def summarize_run(self, req: SummaryRequest) -> SummaryAnswer:
         """Answer the run's goal from its tasks' verified results."""
-        shown = await asyncio.to_thread(previews, req.tasks)
+        shown = await asyncio.to_thread(previews, req.tasks, self.store)
         got = await self._consult(req, "output_processor", RunAnswer,
                                   render.summary_message(req, shown), lambda out: out)
         return SummaryAnswer(answer=got.value, spend=got.spend)

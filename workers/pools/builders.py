@@ -234,7 +234,7 @@ def _agents_spec(settings: Settings, stack: AsyncExitStack) -> PoolSpec:
                            replay_path=settings.model_replay_path,
                            timeout_s=settings.model_timeout_s)
     stack.push_async_callback(gateway.aclose)
-    agents = Agents(gateway)
+    agents = Agents(gateway, settings.artifact_store())
     return PoolSpec(activities=[review_ops, review_quality_safety, gateway.call_model,
                                 agents.plan_goal, agents.review_plan, agents.write_job,
                                 agents.review_job_model, agents.debug_job,
