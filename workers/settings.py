@@ -208,7 +208,10 @@ class Settings(BaseSettings):
     def artifact_store(self) -> ArtifactStore:
         """The artifact store ``store_url`` names (default: the local ``store_dir``)."""
         from activities.artifacts.location import store_at
-        from activities.artifacts.s3 import S3Options
+
+        if not (self.store_url or "").startswith("s3:"):
+            return store_at(self.store_url, default_dir=self.store_dir)
+        from activities.artifacts.s3 import S3Options  # the S3 client only where it is used
 
         options = S3Options(endpoint_url=self.store_endpoint_url, region=self.store_region,
                             access_key_id=self.store_access_key_id,
