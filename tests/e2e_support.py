@@ -29,19 +29,20 @@ ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "iris" / "pending_actions.json"
 
 
-def isolated_settings(data_dir: Path, prefix: str) -> Settings:
-    """Settings with every pool on task queues of this test's own."""
+def isolated_settings(data_dir: Path, prefix: str, **extra: Any) -> Settings:
+    """Settings with every pool on task queues of this test's own (and ``extra`` fields)."""
     queues = {f"queue_{p.name.lower()}": f"{prefix}-{p.name.lower()}" for p in Pool}
     # built-in skills would answer some tests' goals; tests/test_skills_e2e.py seeds them
-    return Settings.model_validate({"data_dir": data_dir, "skills_builtin": False, **queues})
+    return Settings.model_validate({"data_dir": data_dir, "skills_builtin": False, **queues,
+                                    **extra})
 
 
 @contextlib.asynccontextmanager
-async def pools_serving(settings: Settings, database_url: str,
-                        client: Client) -> AsyncGenerator[Settings]:
-    """Every pool in this process for the body's duration; stopped and awaited after it."""
+async def pools_serving(settings: Settings, database_url: str, client: Client, *,
+                        pools: list[Pool] | None = None) -> AsyncGenerator[Settings]:
+    """Every pool (or ``pools``) in this process for the body's duration; stopped after it."""
     stop = asyncio.Event()
-    running = asyncio.create_task(run_pools(settings, list(SERVED_POOLS),
+    running = asyncio.create_task(run_pools(settings, pools or list(SERVED_POOLS),
                                             database_url=database_url, stop=stop, client=client))
     try:
         yield settings

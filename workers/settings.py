@@ -21,6 +21,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from workflows.constants import Pool
 
 if TYPE_CHECKING:
+    from activities.artifacts.store import ArtifactStore
     from activities.environments import Environments
 
 
@@ -73,8 +74,16 @@ class Settings(BaseSettings):
     storage at ``qdrant_dir`` for memory, a private shard per skills worker)."""
     qdrant_path: Path | None = None
     store_path: Path | None = None
-    """The artifact store (inputs by sha256); default ``<data dir>/store``. The CLI and every
-    sandbox worker must see the same directory."""
+    """The local artifact store's directory; default ``<data dir>/store``."""
+    store_url: str | None = None
+    """The artifact store (inputs and artifacts by sha256) every pool and the CLI share:
+    ``file:///path`` or unset (the local directory), or ``s3://bucket/prefix``."""
+    store_endpoint_url: str | None = Field(default=None, pattern=r"^https?://")
+    """An S3-compatible service's endpoint (MinIO, Ceph, moto); unset: AWS."""
+    store_region: str | None = None
+    store_access_key_id: SecretStr | None = None
+    """S3 credentials (unset: ``AWS_*`` from the environment); never in any payload."""
+    store_secret_access_key: SecretStr | None = None
     metrics_port: int | None = None
     worker_versioning: bool = True
     """Workers poll as a version of a Worker Deployment (Temporal ≥ 1.28 and the dev server
@@ -169,6 +178,13 @@ class Settings(BaseSettings):
             raise ValueError(f"ASSAY_{(info.field_name or '').upper()}: no file at {path}")
         return path.resolve()
 
+    @field_validator("store_url")
+    @classmethod
+    def _store_url(cls, url: str | None) -> str | None:
+        from activities.artifacts.location import check_store_url
+
+        return check_store_url(url) if url else None
+
     @model_validator(mode="after")
     def _tls_pair(self) -> Settings:
         if (self.temporal_tls_cert is None) != (self.temporal_tls_key is None):
@@ -210,6 +226,19 @@ class Settings(BaseSettings):
         """The artifact store: ``assay run`` puts inputs there, the sandbox takes them."""
         return (self.store_path.expanduser().resolve() if self.store_path
                 else self.root / "store")
+
+    def artifact_store(self) -> ArtifactStore:
+        """The artifact store ``store_url`` names (default: the local ``store_dir``)."""
+        from activities.artifacts.location import store_at
+
+        if not (self.store_url or "").startswith("s3:"):
+            return store_at(self.store_url, default_dir=self.store_dir)
+        from activities.artifacts.s3 import S3Options  # the S3 client only where it is used
+
+        options = S3Options(endpoint_url=self.store_endpoint_url, region=self.store_region,
+                            access_key_id=self.store_access_key_id,
+                            secret_access_key=self.store_secret_access_key)
+        return store_at(self.store_url, default_dir=self.store_dir, options=options)
 
     @property
     def provisioned_dir(self) -> Path:

@@ -1,11 +1,14 @@
 """The first lines of finished tasks' text artifacts, shown to the agents after them.
 
 The workflow hands an agent digests of finished tasks (``workflows.agents.context``) with
-the artifacts' paths; the activity reads the first lines of each text artifact here, when it
-writes the prompt, so file contents never enter a workflow's history. A file that is not
-there (another machine's store), not text (a NUL byte, not UTF-8) or unreadable is left
-out. Reads are bounded: :data:`PREVIEW_BYTES` per file, :data:`PREVIEW_LINES` lines of at
-most :data:`PREVIEW_LINE_CHARS` characters.
+the artifacts' sha256 and paths; the activity reads the first lines of each text artifact
+here, when it writes the prompt, so file contents never enter a workflow's history. With an
+artifact store (the worker's) the file is taken from it by digest, so the agents pool needs
+no disk shared with the sandbox; without one, from its path. A file that is not there, not
+text (a NUL byte, not UTF-8) or unreadable is left out. Reads are bounded:
+:data:`PREVIEW_BYTES` per file, :data:`PREVIEW_LINES` lines of at most
+:data:`PREVIEW_LINE_CHARS` characters (an S3 store still downloads the whole object to check
+its digest first).
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
+from activities.artifacts.store import ArtifactStore, StoreError
 from workflows.agents.context import TaskDigest
 
 PREVIEW_BYTES = 2048
@@ -32,6 +36,20 @@ def first_lines(path: Path) -> str | None:
             chunk = handle.read(PREVIEW_BYTES)
     except OSError:
         return None
+    return _text(chunk)
+
+
+def stored_lines(store: ArtifactStore, sha256: str) -> str | None:
+    """The first lines of the stored text file ``sha256``; None when it is not that."""
+    try:
+        with store.open(sha256) as handle:
+            chunk = handle.read(PREVIEW_BYTES)
+    except (StoreError, OSError):
+        return None
+    return _text(chunk)
+
+
+def _text(chunk: bytes) -> str | None:
     if b"\0" in chunk:
         return None
     try:
@@ -44,12 +62,13 @@ def first_lines(path: Path) -> str | None:
     return "\n".join(line[:PREVIEW_LINE_CHARS] for line in lines)
 
 
-def previews(digests: Iterable[TaskDigest]) -> Previews:
+def previews(digests: Iterable[TaskDigest], store: ArtifactStore | None = None) -> Previews:
     """The first lines of every text artifact the digests name (by task id and name)."""
     found: Previews = {}
     for digest in digests:
         for ref in digest.files:
-            text = first_lines(Path(ref.path))
+            text = (stored_lines(store, ref.sha256) if store is not None
+                    else first_lines(Path(ref.path)))
             if text:
                 found[(ref.task_id, ref.name)] = text
     return found

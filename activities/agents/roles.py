@@ -22,6 +22,7 @@ from activities.agents.guidance import GUIDELINE_TOKENS, GuidelineSource, guidan
 from activities.agents.previews import previews
 from activities.agents.prompting import system_prompt
 from activities.agents.reflector import reflect_message, reflector_note
+from activities.artifacts.store import ArtifactStore
 from activities.llm.errors import spent
 from activities.llm.gateway import ModelGateway
 from activities.llm.helpers import Helper
@@ -101,16 +102,20 @@ class Agents:
 
     Args:
         gateway: the worker's model gateway (client, models per role, recordings).
+        store: the artifact store upstream tasks' artifacts are previewed from (none: their
+            paths, on this host).
         guides: where matched guideline skills are read from (None: no guidelines).
         guideline_tokens: tokens of a prompt the guidelines may take together.
         researcher: the documentation lookups offered to the coder and debuggers (None:
             none; their prompts stay as they were).
     """
 
-    def __init__(self, gateway: ModelGateway, *, guides: GuidelineSource | None = None,
+    def __init__(self, gateway: ModelGateway, store: ArtifactStore | None = None, *,
+                 guides: GuidelineSource | None = None,
                  guideline_tokens: int = GUIDELINE_TOKENS,
                  researcher: Helper | None = None) -> None:
         self.gateway = gateway
+        self.store = store
         self.guides = guides
         self.guideline_tokens = guideline_tokens
         self.researcher = researcher
@@ -140,7 +145,7 @@ class Agents:
     @WRITE_JOB.defn
     async def write_job(self, req: CodeRequest) -> CodeAnswer:
         """Write a task's job (fast path), or rewrite a failed one (deep path)."""
-        shown = await asyncio.to_thread(previews, req.upstream)
+        shown = await asyncio.to_thread(previews, req.upstream, self.store)
         got = await self._consult(req, "coder", JobOutput, render.code_message(req, shown),
                                   lambda out: (out, convert.job_from_output(out)),
                                   shared=self._writers, helper=self.researcher)
@@ -182,7 +187,7 @@ class Agents:
     @SUMMARIZE_RUN.defn
     async def summarize_run(self, req: SummaryRequest) -> SummaryAnswer:
         """Answer the run's goal from its tasks' verified results."""
-        shown = await asyncio.to_thread(previews, req.tasks)
+        shown = await asyncio.to_thread(previews, req.tasks, self.store)
         got = await self._consult(req, "output_processor", RunAnswer,
                                   render.summary_message(req, shown), lambda out: out)
         return SummaryAnswer(answer=got.value, spend=got.spend)

@@ -7,31 +7,32 @@ following a single symbolic link. So a request naming ``/etc/shadow`` (or a link
 store that points there) can make the worker read nothing outside the store, whoever sends it.
 
 :class:`ArtifactStore` is the interface; :class:`LocalArtifactStore` keeps the files in a local
-(or shared) directory. An object-store back-end can stand behind the same two calls. Readers
-re-hash what they read (the sandbox does, while copying): a store entry is trusted to be there,
-never to be right.
+(or shared) directory, :class:`activities.artifacts.s3.S3ArtifactStore` in a bucket. Every
+read re-hashes what it hands out (:func:`write_verified`): a store entry is trusted to be
+there, never to be right.
 """
 
 from __future__ import annotations
 
 import errno
+import hashlib
 import os
 import re
 import stat
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, Protocol
 
-from activities.common.digests import drain
+from activities.common.digests import CHUNK, drain
 
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 _BLOBS = "sha256"
 
 
 class StoreError(Exception):
-    """A store entry cannot be given out; the message names no content and no digest."""
+    """A store entry cannot be given out; the message names no content, no digest found."""
 
 
 class NotStoredError(StoreError):
@@ -40,6 +41,21 @@ class NotStoredError(StoreError):
 
 class UnsafeEntryError(StoreError):
     """The name, or what is stored under it, is not a plain file reachable without links."""
+
+
+class DamagedEntryError(StoreError):
+    """What is stored under a digest does not have that digest; it was not handed out.
+
+    The message names the digest asked for (the caller's own), never the one found.
+    """
+
+
+class TooLargeError(StoreError):
+    """The stored content is larger than the reader allowed; nothing was kept."""
+
+
+class StoreUnavailableError(StoreError):
+    """The store could not be reached, or a transfer broke off: a retry may succeed."""
 
 
 @dataclass(frozen=True)
@@ -51,7 +67,11 @@ class StoredFile:
 
 
 class ArtifactStore(Protocol):
-    """Files kept by content: put a file, open it again by its sha256."""
+    """Files kept by content: put a file, open or fetch it again by its sha256.
+
+    ``open`` and ``fetch`` hand out only bytes that have the digest asked for: a damaged
+    entry is :class:`DamagedEntryError`, never wrong bytes.
+    """
 
     def put(self, path: Path) -> StoredFile:
         """Store the regular file at ``path`` (read once, hashed while copied).
@@ -63,12 +83,27 @@ class ArtifactStore(Protocol):
         ...
 
     def open(self, sha256: str) -> BinaryIO:
-        """The stored content with this digest, opened for reading.
+        """The stored content with this digest, checked against it, opened for reading.
 
         Raises:
             UnsafeEntryError: ``sha256`` is not a digest, or the entry is a link or not a file.
             NotStoredError: nothing is stored under ``sha256``.
+            DamagedEntryError: the stored bytes do not have that digest.
+            StoreUnavailableError: the store cannot be reached (transient).
             OSError: the store cannot be read.
+        """
+        ...
+
+    def fetch(self, sha256: str, dest: Path, *, max_bytes: int | None = None) -> StoredFile:
+        """Copy the content with this digest to a new read-only file ``dest``, checked.
+
+        The bytes go to a temporary file beside ``dest``, renamed only once their digest
+        matches: a mismatch, an oversize entry or a transfer that breaks off leaves nothing
+        at ``dest``.
+
+        Raises:
+            TooLargeError: the content is larger than ``max_bytes``.
+            and everything :meth:`open` raises.
         """
         ...
 
@@ -121,11 +156,29 @@ class LocalArtifactStore:
         return StoredFile(sha256=digest, size=size)
 
     def open(self, sha256: str) -> BinaryIO:
-        """Open the entry named ``sha256``; see :class:`ArtifactStore`."""
+        """Open the entry named ``sha256``, checked first; see :class:`ArtifactStore`."""
+        handle = os.fdopen(self._entry(sha256), "rb")
+        try:
+            _, digest = drain(handle)
+            if digest != sha256:
+                raise DamagedEntryError(damaged(sha256, "the local store"))
+            handle.seek(0)
+        except BaseException:
+            handle.close()
+            raise
+        return handle
+
+    def fetch(self, sha256: str, dest: Path, *, max_bytes: int | None = None) -> StoredFile:
+        """Copy the entry named ``sha256`` to ``dest``, checked; see :class:`ArtifactStore`."""
+        with os.fdopen(self._entry(sha256), "rb") as source:
+            return write_verified(iter(lambda: source.read(CHUNK), b""), sha256, dest,
+                                  max_bytes=max_bytes, where="the local store")
+
+    def _entry(self, sha256: str) -> int:
         if not is_sha256(sha256):
             raise UnsafeEntryError("the name asked for is not a sha256 (64 lowercase hex "
                                    "digits)")
-        return os.fdopen(open_beneath(self.root, (_BLOBS, sha256[:2], sha256)), "rb")
+        return open_beneath(self.root, (_BLOBS, sha256[:2], sha256))
 
 
 def parts_below(root: Path, path: str) -> list[str] | None:
@@ -189,3 +242,38 @@ def _open_part(name: str, flags: int, directory: int) -> int:
         if err.errno == errno.ENOTDIR:
             raise UnsafeEntryError(f"{name!r} is a symbolic link or not a directory") from err
         raise
+
+
+def damaged(sha256: str, where: str) -> str:
+    """The message of a :class:`DamagedEntryError` (names the digest asked for only)."""
+    return (f"the entry sha256:{sha256} in {where} does not have that digest (it was damaged "
+            "or replaced); refused. Put the file in the store again.")
+
+
+def write_verified(chunks: Iterator[bytes], sha256: str, dest: Path, *,
+                   max_bytes: int | None, where: str) -> StoredFile:
+    """Write ``chunks`` to a new read-only ``dest`` only if they have the digest ``sha256``.
+
+    They go to a temporary file beside ``dest`` first; whatever goes wrong (a mismatch, more
+    than ``max_bytes``, an error while reading ``chunks``) removes it and leaves ``dest``
+    untouched.
+    """
+    hasher = hashlib.sha256()
+    size = 0
+    fd, temp = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.", suffix=".part")
+    try:
+        with os.fdopen(fd, "wb") as out:
+            for chunk in chunks:
+                size += len(chunk)
+                if max_bytes is not None and size > max_bytes:
+                    raise TooLargeError(f"the entry sha256:{sha256} is over {max_bytes:,} bytes")
+                hasher.update(chunk)
+                out.write(chunk)
+        if hasher.hexdigest() != sha256:
+            raise DamagedEntryError(damaged(sha256, where))
+        os.chmod(temp, 0o444)
+        os.replace(temp, dest)
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)
+        raise
+    return StoredFile(sha256=sha256, size=size)

@@ -5,9 +5,10 @@ in the working directory under another path or case (``out/results.csv`` or ``Re
 for ``results.csv``, ``run/metrics.json`` for ``metrics.json``). The search is bounded
 (depth, entries), never follows a symbolic link and never leaves the working directory; a
 file found exactly once is *copied* to the expected name (the attempt's directory belongs to
-the worker again after the run, and a copy cannot point anywhere else later). Several
-candidates are never guessed between. Runs on the sandbox pool, next to the working
-directories.
+the worker again after the run, and a copy cannot point anywhere else later) and put in the
+artifact store, where verification reads it. Several candidates are never guessed between.
+Runs on the sandbox pool, and finds the working directory only on the host that ran the job
+(elsewhere the evidence stays missing, and the task's retry runs the job again).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import stat
 from collections import deque
 from pathlib import Path
 
+from activities.artifacts.store import ArtifactStore, StoreError
 from activities.common.digests import drain
 from activities.sandbox.job import MAX_METRICS_BYTES
 from activities.sandbox.jobjson import read_json_object
@@ -38,11 +40,14 @@ class Relinker:
 
     Args:
         work_dir: the sandbox's work directory; nothing outside it is ever touched.
+        store: where a relinked artifact is put (none: it stays in the work directory only).
         max_entries: directory entries looked at, at most, per rescan.
     """
 
-    def __init__(self, work_dir: Path, *, max_entries: int = MAX_ENTRIES) -> None:
+    def __init__(self, work_dir: Path, store: ArtifactStore | None = None, *,
+                 max_entries: int = MAX_ENTRIES) -> None:
         self._work_dir = work_dir.expanduser().resolve()
+        self._store = store
         self._max_entries = max_entries
 
     @RESCAN_ARTIFACTS.defn
@@ -70,7 +75,7 @@ class Relinker:
                 result.still_missing.append(name)
                 result.notes.append(why)
             else:
-                _link(result, workspace, name, found)
+                _link(result, workspace, name, found, self._store)
         return result
 
     def _workspace(self, recorded: str) -> tuple[Path | None, str]:
@@ -149,10 +154,13 @@ def _pick(name: str, files: list[str], taken: set[str]) -> tuple[str | None, str
                   "working directory")
 
 
-def _link(result: RescanResult, workspace: Path, name: str, found: str) -> None:
+def _link(result: RescanResult, workspace: Path, name: str, found: str,
+          store: ArtifactStore | None) -> None:
     try:
         artifact = _copy(workspace, found, name)
-    except OSError as err:
+        if store is not None:
+            store.put(Path(artifact.path))
+    except (OSError, StoreError) as err:
         result.still_missing.append(name)
         result.notes.append(f"{name!r}: found {found!r} but could not copy it: {err}")
         return

@@ -1,27 +1,28 @@
-"""Evidence verification: a result counts only when its evidence is on disk and checks hold.
+"""Evidence verification: a result counts only when its evidence is stored and checks hold.
 
-Runs on the sandbox pool because it reads the working directories the sandbox wrote, and
-reads nothing else: an artifact's recorded path is trusted only when it lies literally below
-this worker's work directory, and it is opened without following links on the way, so a
-request cannot make the (root) worker say whether some other file exists or what it holds.
+Each artifact is read back from the artifact store by the sha256 the sandbox recorded (the
+sandbox put it there after the job), never from a path: the verifier may run on another host
+than the job, and a request cannot make the (root) worker say whether some file on its disk
+exists or what it holds. The store hands out only bytes with the digest asked for, so a
+damaged or replaced artifact fails verification as a checksum mismatch.
 """
 
 from __future__ import annotations
 
 import asyncio
 import math
-import os
-from pathlib import Path
 from typing import Any
 
 from activities.artifacts.store import (
+    ArtifactStore,
+    DamagedEntryError,
     NotStoredError,
+    StoreUnavailableError,
     UnsafeEntryError,
-    open_beneath,
-    parts_below,
 )
 from activities.common.digests import drain
 from activities.reports.numbers import value
+from activities.sandbox.sources import store_unreachable
 from workflows.catalogue import VERIFY_EVIDENCE
 from workflows.contracts.execution import Artifact, CheckResult, Verification, VerifyEvidenceInput
 from workflows.contracts.plan import Check
@@ -48,7 +49,7 @@ def evaluate_check(check: Check, metrics: dict[str, Any]) -> CheckResult:
 
 
 def _verify_artifacts(req: VerifyEvidenceInput,
-                      work_dir: Path) -> tuple[list[Artifact], list[str]]:
+                      store: ArtifactStore) -> tuple[list[Artifact], list[str]]:
     """Re-read every artifact the sandbox reported; list expected ones that are missing."""
     by_name = {a.name: a for a in req.outcome.artifacts}
     verified: list[Artifact] = []
@@ -57,46 +58,43 @@ def _verify_artifacts(req: VerifyEvidenceInput,
         found = by_name.get(name)
         if found is None:
             missing.append(f"artifact {name!r} was not produced")
-        elif problem := _artifact_problem(found, work_dir):
+        elif problem := _artifact_problem(found, store):
             missing.append(problem)
         else:
             verified.append(found)
     return verified, missing
 
 
-def _artifact_problem(artifact: Artifact, work_dir: Path) -> str:
+def _artifact_problem(artifact: Artifact, store: ArtifactStore) -> str:
     """Why ``artifact`` does not count as evidence (empty: it does)."""
     name = artifact.name
-    parts = parts_below(work_dir, artifact.path)
-    if parts is None:
-        return (f"artifact {name!r} is recorded at {artifact.path}, outside this worker's work "
-                "directory; it was not read")
     try:
-        fd = open_beneath(work_dir, parts)
+        with store.open(artifact.sha256) as handle:
+            size, _ = drain(handle)
     except NotStoredError:
-        return f"artifact {name!r} is gone from {artifact.path}"
+        return f"artifact {name!r} is not in the artifact store"
+    except DamagedEntryError:
+        return f"artifact {name!r} changed after the job ended (checksum mismatch)"
     except UnsafeEntryError as err:
-        return f"artifact {name!r} at {artifact.path} is refused ({err})"
+        return f"artifact {name!r} is refused ({err})"
+    except StoreUnavailableError as err:
+        raise store_unreachable(f"verifying artifact {name!r}", err) from err
     except OSError as err:
-        return f"artifact {name!r} cannot be read at {artifact.path} ({err.strerror})"
-    with os.fdopen(fd, "rb") as handle:
-        size, digest = drain(handle)
+        return f"artifact {name!r} cannot be read from the artifact store ({err.strerror})"
     if size == 0:
         return f"artifact {name!r} is empty"
-    if digest != artifact.sha256:
-        return f"artifact {name!r} changed after the job ended (checksum mismatch)"
     return ""
 
 
 class EvidenceVerifier:
-    """The ``verify_evidence`` activity of one sandbox worker, reading only below its work dir.
+    """The ``verify_evidence`` activity of one sandbox worker, reading from the artifact store.
 
     Args:
-        work_dir: where this worker's sandbox writes working directories.
+        store: the artifact store the sandbox puts every artifact in.
     """
 
-    def __init__(self, work_dir: Path) -> None:
-        self.work_dir = work_dir.expanduser().resolve()
+    def __init__(self, store: ArtifactStore) -> None:
+        self.store = store
 
     @VERIFY_EVIDENCE.defn
     async def verify_evidence(self, req: VerifyEvidenceInput) -> Verification:
@@ -105,12 +103,12 @@ class EvidenceVerifier:
         Hashing runs in a thread so large artifacts never block the sandbox worker's event
         loop (and with it the heartbeats of jobs running beside this check).
         """
-        return await asyncio.to_thread(verify, req, self.work_dir)
+        return await asyncio.to_thread(verify, req, self.store)
 
 
-def verify(req: VerifyEvidenceInput, work_dir: Path) -> Verification:
-    """The verification itself (blocking: it re-reads every artifact below ``work_dir``)."""
-    artifacts, missing = _verify_artifacts(req, work_dir)
+def verify(req: VerifyEvidenceInput, store: ArtifactStore) -> Verification:
+    """The verification itself (blocking: it re-reads every artifact from ``store``)."""
+    artifacts, missing = _verify_artifacts(req, store)
     metrics = req.outcome.metrics
     if req.outcome.metrics_error:
         missing.append(f"metrics.json unusable: {req.outcome.metrics_error}")

@@ -1,25 +1,28 @@
 """Copies of a run's verified artifacts in its report folder, so the folder holds everything.
 
-Each verified artifact is copied from the worker's work directory to
-``<run>/artifacts/<task>/<name>`` and linked from the Markdown: images are embedded, findings
-texts (``findings.md``, ``summary.txt``, ``report.md``...) inlined up to
-:data:`EXCERPT_BYTES`. An artifact is read only below the work directory and never through a
-link (:func:`activities.artifacts.store.open_beneath`), and copied only if its bytes still have
-the sha256 the task verified. The copies of a run share a byte budget; what is not copied is
-listed, with why, in the report.
+Each verified artifact is fetched from the artifact store by the sha256 the task verified
+(:meth:`activities.artifacts.store.ArtifactStore.fetch`: checked before it is kept, so the
+report writer need not share a disk with the sandbox) to ``<run>/artifacts/<task>/<name>``
+and linked from the Markdown: images are embedded, findings texts (``findings.md``,
+``summary.txt``, ``report.md``...) inlined up to :data:`EXCERPT_BYTES`. The copies of a run
+share a byte budget, which bounds each fetch; what is not copied is listed, with why, in the
+report.
 """
 
 from __future__ import annotations
 
-import contextlib
-import os
 import re
-import tempfile
 from pathlib import Path, PurePosixPath
-from typing import BinaryIO, Literal
+from typing import Literal
 
-from activities.artifacts.store import NotStoredError, UnsafeEntryError, open_beneath, parts_below
-from activities.common.digests import drain
+from activities.artifacts.store import (
+    ArtifactStore,
+    DamagedEntryError,
+    NotStoredError,
+    StoreError,
+    StoreUnavailableError,
+    TooLargeError,
+)
 from workflows.contracts.results import KeptArtifact, ReportFiles, TaskResult
 
 ARTIFACTS_FOLDER = "artifacts"
@@ -43,12 +46,12 @@ class ArtifactKeeper:
     """Copies the verified artifacts of a run's tasks into its report folder.
 
     Args:
-        work_dir: the work directory the sandbox wrote them in (None: not on this host).
+        store: the artifact store the sandbox put them in (None: nothing is copied).
         budget: bytes copied per run at most.
     """
 
-    def __init__(self, work_dir: Path | None, *, budget: int = ARTIFACT_BUDGET) -> None:
-        self.work_dir = work_dir.expanduser().resolve() if work_dir is not None else None
+    def __init__(self, store: ArtifactStore | None, *, budget: int = ARTIFACT_BUDGET) -> None:
+        self.store = store
         self.budget = budget
 
     def keep(self, folder: Path, tasks: list[TaskResult]) -> ReportFiles:
@@ -59,8 +62,7 @@ class ArtifactKeeper:
             for artifact in task.artifacts:
                 where = f"`{task.task_id}`/`{artifact.name}`"
                 try:
-                    kept = self._copy(folder, task.task_id, artifact.name, artifact.path,
-                                      artifact.sha256, left)
+                    kept = self._copy(folder, task.task_id, artifact.name, artifact.sha256, left)
                 except _Skip as why:
                     files.skipped.append(f"{where}: {why}")
                     continue
@@ -68,54 +70,35 @@ class ArtifactKeeper:
                 files.artifacts.append(kept)
         return files
 
-    def _copy(self, folder: Path, task_id: str, name: str, path: str, sha256: str,
+    def _copy(self, folder: Path, task_id: str, name: str, sha256: str,
               left: int) -> KeptArtifact:
-        if self.work_dir is None:
-            raise _Skip("no work directory on the report writer's host")
+        if self.store is None:
+            raise _Skip("no artifact store on the report writer's host")
         name_parts = PurePosixPath(name).parts
         if not name_parts or any(p in ("", ".", "..", "/") for p in name_parts):
             raise _Skip("its name is not a plain relative path")
-        parts = parts_below(self.work_dir, path)
-        if parts is None:
-            raise _Skip(f"recorded at {path}, outside the work directory; not read")
         target = folder / ARTIFACTS_FOLDER / task_id / Path(*name_parts)
+        target.parent.mkdir(parents=True, exist_ok=True)
         try:
-            fd = open_beneath(self.work_dir, parts)
+            stored = self.store.fetch(sha256, target, max_bytes=left)
         except NotStoredError:
-            raise _Skip("gone from the work directory (cleaned up, or on another host)") from None
-        except UnsafeEntryError as err:
+            raise _Skip("not in the artifact store") from None
+        except TooLargeError:
+            raise _Skip(f"over what is left of the report's {self.budget:,}-byte budget "
+                        "for copies") from None
+        except DamagedEntryError:
+            raise _Skip("its stored bytes no longer have the verified sha256 (checksum "
+                        "mismatch)") from None
+        except StoreUnavailableError as err:
+            raise _Skip(f"the artifact store could not be reached ({err})") from None
+        except (StoreError, OSError) as err:
             raise _Skip(f"refused ({err})") from None
-        except OSError as err:
-            raise _Skip(f"cannot be read ({err.strerror})") from None
-        with os.fdopen(fd, "rb") as source:
-            size = os.fstat(source.fileno()).st_size
-            if size > left:
-                raise _Skip(f"{size:,} bytes, over what is left of the report's "
-                            f"{self.budget:,}-byte budget for copies")
-            target.parent.mkdir(parents=True, exist_ok=True)
-            copied, digest = _copy_atomic(source, target)
-        if digest != sha256:
-            target.unlink(missing_ok=True)
-            raise _Skip("its bytes changed after it was verified (checksum mismatch)")
         kind = _kind(name)
         excerpt, truncated = _excerpt(target) if kind == "text" else ("", False)
         return KeptArtifact(task_id=task_id, name=name,
-                            path=target.relative_to(folder).as_posix(), size=copied,
-                            sha256=digest, kind=kind, excerpt=excerpt, truncated=truncated)
-
-
-def _copy_atomic(source: BinaryIO, target: Path) -> tuple[int, str]:
-    """Copy ``source`` (an open binary file) to a temporary file renamed over ``target``."""
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as out:
-            copied, digest = drain(source, out.write)
-        os.replace(tmp, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-    return copied, digest
+                            path=target.relative_to(folder).as_posix(), size=stored.size,
+                            sha256=stored.sha256, kind=kind, excerpt=excerpt,
+                            truncated=truncated)
 
 
 def _kind(name: str) -> Kind:

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from temporalio.exceptions import ApplicationError
 
+from activities.artifacts.store import ArtifactStore
 from activities.metrics import record
 from activities.reports.figures import draw_timeline
 from activities.reports.keep import ARTIFACT_BUDGET, ArtifactKeeper
@@ -41,15 +42,15 @@ class ReportWriter:
 
     Args:
         runs_dir: where each run gets its folder.
-        work_dir: where this host's sandbox leaves the jobs' artifacts, copied into the
-            run's folder (None: not on this host; the report lists them where they are).
+        store: the artifact store the sandbox puts the jobs' artifacts in; they are copied
+            from it into the run's folder (None: none is copied; the report lists them).
         artifact_budget: bytes of artifacts copied per run at most.
     """
 
-    def __init__(self, runs_dir: Path, work_dir: Path | None = None, *,
+    def __init__(self, runs_dir: Path, store: ArtifactStore | None = None, *,
                  artifact_budget: int = ARTIFACT_BUDGET) -> None:
         self.runs_dir = runs_dir
-        self.keeper = ArtifactKeeper(work_dir, budget=artifact_budget)
+        self.keeper = ArtifactKeeper(store, budget=artifact_budget)
 
     @WRITE_REPORT.defn
     async def write_report(self, req: WriteReportInput) -> ReportPaths:

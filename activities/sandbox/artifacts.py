@@ -1,8 +1,10 @@
 """The artifacts a job left behind: every regular file in its working directory, hashed.
 
 Runs after every process of the job is dead and the files belong to the worker again, so
-nothing can swap a file while it is hashed. Symbolic links are never followed (a link to
-``/etc/shadow`` must not turn into an artifact a later job can read) and are reported instead.
+nothing can swap a file while it is hashed, or between hashing and :func:`store_artifacts`
+putting it in the artifact store (where verification, dependants and reports fetch it).
+Symbolic links are never followed (a link to ``/etc/shadow`` must not turn into an artifact a
+later job can read) and are reported instead.
 """
 
 from __future__ import annotations
@@ -10,14 +12,19 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
+from activities.artifacts.store import ArtifactStore, StoreError, StoreUnavailableError
 from activities.common.digests import drain
+from activities.sandbox.sources import store_unreachable
 from activities.sandbox.workspace import RESERVED, Layout
 from workflows.contracts.execution import Artifact
 
 MAX_ARTIFACTS = 1000
 """Artifacts listed per job; the list travels in workflow history, which must stay small."""
 _MAX_NOTES = 5
+_PUTS_AT_ONCE = 8
 
 
 def walk_files(layout: Layout) -> Iterator[tuple[str, os.DirEntry[str]]]:
@@ -64,6 +71,25 @@ def collect_artifacts(layout: Layout) -> tuple[list[Artifact], list[str]]:
         notes.append(f"{unlisted} more files not listed (at most {MAX_ARTIFACTS} artifacts; "
                      "bundle many small files into an archive)")
     return artifacts, _shorten(notes)
+
+
+def store_artifacts(store: ArtifactStore, artifacts: list[Artifact]) -> None:
+    """Put every artifact in the store, a few at a time (each put is a round trip to S3).
+
+    Raises:
+        ApplicationError: ``StoreUnavailable`` (transient) if the store cannot be reached.
+    """
+    def put(artifact: Artifact) -> None:
+        stored = store.put(Path(artifact.path))
+        if stored.sha256 != artifact.sha256:
+            raise StoreError(f"artifact {artifact.name!r} changed after it was hashed")
+
+    with ThreadPoolExecutor(max_workers=_PUTS_AT_ONCE) as pool:
+        try:
+            for _ in pool.map(put, artifacts):
+                pass
+        except StoreUnavailableError as err:
+            raise store_unreachable("putting the job's artifacts in the store", err) from err
 
 
 def hash_file(path: str) -> tuple[int, str]:

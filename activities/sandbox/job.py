@@ -10,7 +10,7 @@ Job conventions (the contract between Assay and the code a plan runs):
 - **Inputs** appear read-only under their names in the working directory, copied from the
   artifact store by the sha256 pinned when the plan was submitted (never from a path in the
   request: see :mod:`activities.sandbox.sources`). **Dependency artifacts** appear read-only
-  under ``deps/<task_id>/<name>``, taken only from below the work directory.
+  under ``deps/<task_id>/<name>``, fetched from the store by their sha256 too.
 - **Arguments** arrive as ``--key=value`` flags (booleans as ``true``/``false``) and as a JSON
   object in the file named by ``$ASSAY_JOB_ARGS``.
 - **Metrics**: write a JSON object to ``metrics.json`` in the working directory (at most
@@ -65,7 +65,7 @@ from temporalio.exceptions import ApplicationError
 from activities.artifacts.store import ArtifactStore
 from activities.environments import Environments
 from activities.metrics import record
-from activities.sandbox.artifacts import collect_artifacts
+from activities.sandbox.artifacts import collect_artifacts, store_artifacts
 from activities.sandbox.cgroup import sweep_stale
 from activities.sandbox.command import Tools, build_argv, uid_pool
 from activities.sandbox.guards import JobGuards, Totals
@@ -115,7 +115,8 @@ class Sandbox:
         bwrap: bubblewrap binary (default: found on ``PATH``).
         fingerprint: names the job environment (asked while the job runs, so it costs no
             time); stamped on every outcome for reflection.
-        store: the artifact store inputs are copied from (none: inputs are refused).
+        store: the artifact store inputs and dependency artifacts are fetched from and
+            artifacts are put in (none: inputs are refused, artifacts kept only here).
         cgroups: where jobs' cgroups go, instead of what is measured on this machine
             (:meth:`CgroupSupport.unavailable` runs jobs without one).
         environments: provisioned job environments (none: every job runs in ``python``).
@@ -154,6 +155,7 @@ class Sandbox:
         self._max_disk_mb = max_disk_mb
         self._fingerprint = fingerprint
         self._sources = Sources(self._work_dir, store)
+        self._store = store
         self._environments = environments
 
     @EXECUTE_JOB.defn
@@ -227,6 +229,8 @@ class Sandbox:
     async def _outcome(self, layout: Layout, limits: Limits, finished: Finished, totals: Totals,
                        uid: int | None) -> ExecutionOutcome:
         artifacts, notes = await self._in_thread(collect_artifacts, layout)
+        if self._store is not None:
+            await self._in_thread(store_artifacts, self._store, artifacts)
         return job_outcome(layout, limits, finished, totals, status=self.status, uid=uid,
                            artifacts=artifacts, notes=notes)
 

@@ -17,6 +17,8 @@ from pathlib import Path
 
 from temporalio.testing import WorkflowEnvironment
 
+from activities.artifacts.store import LocalArtifactStore
+from activities.sandbox.artifacts import store_artifacts
 from tests.workflows.harness import Harness, task
 from tests.workflows.harness import capture_alone as alone
 from workflows.contracts.execution import Artifact, ExecuteJobInput, ExecutionOutcome
@@ -38,6 +40,7 @@ def sandbox(root: Path) -> Callable[[ExecuteJobInput], Awaitable[ExecutionOutcom
             path.write_text(f"{req.task_id} {name}\n")
             artifacts.append(Artifact(name=name, size=path.stat().st_size, path=str(path),
                                       sha256=hashlib.sha256(path.read_bytes()).hexdigest()))
+        store_artifacts(LocalArtifactStore(root.parent / "store"), artifacts)  # the harness's
         return ExecutionOutcome(outcome="succeeded", exit_code=0, artifacts=artifacts,
                                 metrics={"score": 0.9}, workspace=str(workspace))
 

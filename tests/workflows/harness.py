@@ -19,6 +19,7 @@ from temporalio.exceptions import ApplicationError
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
+from activities.artifacts.store import LocalArtifactStore
 from activities.evidence.relink import Relinker
 from activities.evidence.verify import EvidenceVerifier
 from activities.memory.memory import Memory
@@ -69,6 +70,8 @@ class FakeSandbox:
 
     def __init__(self, root: Path) -> None:
         self.root = root
+        self.store = LocalArtifactStore(root / "store")
+        """Where the artifacts go, as the real sandbox puts them (verification reads here)."""
         self.ran: list[str] = []
         self.args_seen: list[dict[str, Any]] = []
         self.deps_seen: dict[str, list[str]] = {}
@@ -98,6 +101,7 @@ class FakeSandbox:
         elif behave != "no_artifact":
             path = workspace / "out.txt"
             path.write_text(f"result of {req.task_id}")
+            self.store.put(path)
             artifacts.append(Artifact(name="out.txt", size=path.stat().st_size, path=str(path),
                                       sha256=hashlib.sha256(path.read_bytes()).hexdigest()))
         score = float(req.job.args.get("score") or _marker(req.job.source, "score") or 0.9)
@@ -157,7 +161,7 @@ class Harness:
     async def worker(self) -> AsyncGenerator[Worker, None]:
         activities: dict[str, Callable[..., Any]] = {
             "execute_job": fake_activity("execute_job", self.sandbox.execute),
-            "verify_evidence": EvidenceVerifier(self.root).verify_evidence,
+            "verify_evidence": EvidenceVerifier(self.sandbox.store).verify_evidence,
             "review_ops": review_ops,
             "review_quality_safety": review_quality_safety,
             "diagnose_failure": Reflection(None, None).diagnose_failure,
@@ -166,7 +170,7 @@ class Harness:
             "recall_memory": Recall(None).recall_memory,
             "match_skills": self.skills.match_skills,
             "review_infrastructure": InfrastructureReviewer(self.root).review_infrastructure,
-            "rescan_artifacts": Relinker(self.root).rescan_artifacts,
+            "rescan_artifacts": Relinker(self.root, self.sandbox.store).rescan_artifacts,
             "record_events": self.sink.activity(), "write_report": self.reports.activity(),
             "write_task_report": self.reports.task_activity(),
             "hand_off_outcome": self.learner.activity(),

@@ -26,7 +26,6 @@ def plan(
     = None,
 ) -> None:
     """Give a plan (checked like `assay run`) to a goal run waiting for one, or to a study."""
-    from activities.artifacts.store import LocalArtifactStore
     from workers.intake.planfile import PlanFileError, load_supplied_plan
     from workflows.client import PlanSupplyError, RunNotFoundError
 
@@ -34,7 +33,7 @@ def plan(
     author = check_author(settings.user if by is None else by)
     try:
         supplied = load_supplied_plan(plan_file, max_bytes=settings.max_plan_bytes, by=author,
-                                      store=LocalArtifactStore(settings.store_dir))
+                                      store=settings.artifact_store())
     except PlanFileError as err:
         fail(str(err), EXIT_BAD_INPUT)
 

@@ -119,13 +119,12 @@ def build_request(target: str, data: list[Path], settings: Settings,
 
     Inputs and data files are put in the artifact store, where the sandbox takes them from.
     """
-    from activities.artifacts.store import LocalArtifactStore
     from workers.intake.goalfile import GoalError, is_directory, is_plan_target, load_goal
     from workers.intake.planfile import load_plan
     from workers.intake.runpolicy import queues_from
 
     queues = queues_from(settings)
-    store = LocalArtifactStore(settings.store_dir)
+    store = settings.artifact_store()
     if is_plan_target(target):
         if data:
             raise GoalError("--data goes with a goal in words; a plan file names the data "

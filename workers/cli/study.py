@@ -226,7 +226,6 @@ def cycle_plans(given: list[Path], settings: Settings, policy: RunPolicy,
 
     Each is a plan file, or a folder of them in name order (numbers compare as numbers).
     """
-    from activities.artifacts.store import LocalArtifactStore
     from workers.intake.planfile import load_supplied_plan
     from workflows.contracts.cycles import CyclePlan
 
@@ -246,7 +245,7 @@ def cycle_plans(given: list[Path], settings: Settings, policy: RunPolicy,
     if len(files) > MAX_CYCLES:
         raise InputError(f"--plans: {len(files)} plan files; a study runs at most "
                          f"{MAX_CYCLES} cycles")
-    store = LocalArtifactStore(settings.store_dir)
+    store = settings.artifact_store()
     plans: list[CyclePlan] = []
     for path in files:
         supplied = load_supplied_plan(path, max_bytes=settings.max_plan_bytes, by=by,

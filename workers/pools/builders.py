@@ -77,7 +77,7 @@ async def build_specs(settings: Settings, pools: Sequence[Pool], *, database_url
         store = EventStore(database_url)
         await store.open()
         stack.push_async_callback(store.close)
-        writer = ReportWriter(settings.runs_dir, settings.work_dir)
+        writer = ReportWriter(settings.runs_dir, settings.artifact_store())
         studies = StudyReportWriter(settings.root)
         specs[Pool.ORCHESTRATION] = PoolSpec(
             workflows=[ResearchWorkflow, BranchWorkflow, TaskWorkflow, StudyWorkflow],
@@ -92,7 +92,6 @@ async def build_specs(settings: Settings, pools: Sequence[Pool], *, database_url
     if Pool.SKILLS in pools:
         specs[Pool.SKILLS] = await _skills_spec(settings, database_url, stack)
     if Pool.SANDBOX in pools:
-        from activities.artifacts.store import LocalArtifactStore
         from activities.environments.activity import EnvironmentPreparer
         from activities.evidence.relink import Relinker
         from activities.evidence.verify import EvidenceVerifier
@@ -102,19 +101,20 @@ async def build_specs(settings: Settings, pools: Sequence[Pool], *, database_url
 
         probe = EnvironmentProbe(ttl_s=settings.environment_probe_ttl_s)
         environments = settings.environments()
+        artifacts = settings.artifact_store()
         sandbox = Sandbox(work_dir=settings.work_dir,
                           output_limit_bytes=settings.job_output_limit_bytes,
                           max_memory_mb=settings.job_max_memory_mb,
                           max_timeout_s=settings.job_max_timeout_s,
                           max_disk_mb=settings.job_max_disk_mb,
                           isolation=settings.sandbox_isolation, fingerprint=probe.fingerprint,
-                          store=LocalArtifactStore(settings.store_dir),
+                          store=artifacts,
                           environments=environments)
         infra = InfrastructureReviewer(settings.work_dir, environments=environments)
         preparer = EnvironmentPreparer(environments, infra.base_versions)
-        relinker = Relinker(settings.work_dir)
+        relinker = Relinker(settings.work_dir, artifacts)
         specs[Pool.SANDBOX] = PoolSpec(
-            activities=[sandbox.execute_job, EvidenceVerifier(settings.work_dir).verify_evidence,
+            activities=[sandbox.execute_job, EvidenceVerifier(artifacts).verify_evidence,
                         infra.review_infrastructure,
                         relinker.rescan_artifacts, probe.probe_environment,
                         preparer.prepare_environment],
@@ -291,7 +291,7 @@ async def _agents_spec(settings: Settings, database_url: str,
     researcher = (DocsResearcher(settings.docs_dir, limit=settings.docs_lookups,
                                  secrets=[key.get_secret_value()] if key else [])
                   if settings.docs_lookups else None)
-    agents = Agents(gateway, guides=guides,
+    agents = Agents(gateway, settings.artifact_store(), guides=guides,
                     guideline_tokens=settings.guideline_tokens, researcher=researcher)
     writer = SkillWriter(gateway)
     return PoolSpec(activities=[review_ops, review_quality_safety, gateway.call_model,

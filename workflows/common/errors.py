@@ -52,12 +52,14 @@ class ErrorType(StrEnum):
     """The package index or wheelhouse cannot be reached right now."""
     MODEL_UNREACHABLE = "ModelUnreachable"
     MODEL_SERVER_ERROR = "ModelServerError"
+    STORE_UNAVAILABLE = "StoreUnavailable"
+    """The artifact store cannot be reached, or a transfer broke off midway."""
 
 
 TRANSIENT: frozenset[ErrorType] = frozenset({
     ErrorType.DISK_FULL, ErrorType.JOB_INTERPRETER_MISSING, ErrorType.PROBE_TIMEOUT,
     ErrorType.PROBE_FAILED, ErrorType.ENVIRONMENT_UNREACHABLE, ErrorType.MODEL_UNREACHABLE,
-    ErrorType.MODEL_SERVER_ERROR,
+    ErrorType.MODEL_SERVER_ERROR, ErrorType.STORE_UNAVAILABLE,
 })
 """Types whose cause may pass (disk freed, machine less loaded, service back)."""
 

@@ -15,6 +15,7 @@ from activities.agents.previews import (
     previews,
 )
 from activities.agents.render import code_message
+from activities.artifacts.store import LocalArtifactStore
 from tests.activities.agents.test_agents import RUN_ID, code_request
 from workflows.agents.context import TaskDigest
 from workflows.contracts.execution import DependencyArtifact
@@ -79,3 +80,15 @@ def test_a_dependent_tasks_coder_reads_what_its_dependency_found(tmp_path: Path)
 def test_a_task_without_dependencies_is_asked_as_before() -> None:
     assert "What dependency" not in code_message(code_request())
     assert code_message(code_request(), {}) == code_message(code_request(upstream=[]))
+
+
+def test_with_a_store_the_preview_comes_from_it_by_digest_not_from_the_path(
+        tmp_path: Path) -> None:
+    digest = upstream(tmp_path)
+    store = LocalArtifactStore(tmp_path / "store")
+    summary = tmp_path / "summary.json"
+    kept = store.put(summary)
+    digest.files[0].sha256 = kept.sha256
+    summary.unlink()  # written on the sandbox's host, not this one
+    assert previews([digest], store) == {("describe", "summary.json"): '{\n  "rows": 24\n}'}
+    assert previews([digest]) == {}

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from temporalio.testing import ActivityEnvironment
 
+from activities.artifacts.store import LocalArtifactStore
 from activities.evidence.relink import MAX_ENTRIES, Relinker, RescanInput, RescanResult
 from activities.evidence.verify import EvidenceVerifier
 from activities.reflection.reflection import diagnose
@@ -256,11 +257,13 @@ async def test_verification_retry_relinks_without_running_the_job_again(
     job = JobSpec(code=JOB, source=JOB, filename="job.py", expected_artifacts=["results.csv"],
                   expected_metrics=["rows"], resources=Resources(memory_mb=256, timeout_s=20))
     env = ActivityEnvironment()
-    sandbox = Sandbox(work_dir=shared_work_dir, heartbeat_every_s=0.2, max_processes=64)
+    store = LocalArtifactStore(shared_work_dir.parent / f"{shared_work_dir.name}-store")
+    sandbox = Sandbox(work_dir=shared_work_dir, heartbeat_every_s=0.2, max_processes=64,
+                      store=store)
     outcome = await env.run(sandbox.execute_job,
                             ExecuteJobInput(run_id="run-1", task_id="t1", job=job))
     assert outcome.outcome == "succeeded", outcome.reason
-    verifier = EvidenceVerifier(shared_work_dir)
+    verifier = EvidenceVerifier(store)
     first = await env.run(verifier.verify_evidence, VerifyEvidenceInput(task_id="t1", job=job,
                                                                outcome=outcome))
     assert not first.passed
@@ -268,7 +271,7 @@ async def test_verification_retry_relinks_without_running_the_job_again(
                                   attempt=1, job=job, outcome=outcome, verification=first))
     assert note.root_cause == "missing_artifact" and note.decision == "retry"
     assert set(note.relink) == {"results.csv", "metrics.json"}
-    found = await env.run(Relinker(shared_work_dir).rescan_artifacts,
+    found = await env.run(Relinker(shared_work_dir, store).rescan_artifacts,
                           RescanInput(task_id="t1", job=job, outcome=outcome))
     assert found.still_missing == [], found.notes
     second = await env.run(verifier.verify_evidence, VerifyEvidenceInput(task_id="t1", job=job,

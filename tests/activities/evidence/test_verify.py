@@ -1,4 +1,4 @@
-"""Evidence verification reads artifacts only below its own work directory, never via links."""
+"""Evidence verification reads artifacts from the artifact store by digest, never by path."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from activities.artifacts.store import LocalArtifactStore
 from activities.evidence.verify import evaluate_check, verify
 from workflows.contracts.execution import Artifact, ExecutionOutcome, VerifyEvidenceInput
 from workflows.contracts.plan import Check, JobSpec
@@ -23,56 +24,57 @@ def request(path: Path | str, content: bytes) -> VerifyEvidenceInput:
 
 
 @pytest.fixture
-def work_dir(tmp_path: Path) -> Path:
-    root = tmp_path / "work"
-    (root / "run" / "t1" / "attempt-1").mkdir(parents=True)
-    return root
+def store(tmp_path: Path) -> LocalArtifactStore:
+    return LocalArtifactStore(tmp_path / "store")
 
 
-def test_an_artifact_below_the_work_dir_with_its_checksum_is_verified(work_dir: Path) -> None:
-    path = work_dir / "run" / "t1" / "attempt-1" / "out.txt"
-    path.write_bytes(b"result")
-    assert verify(request(path, b"result"), work_dir).passed
+def stored(store: LocalArtifactStore, tmp_path: Path, content: bytes) -> Path:
+    """Put ``content`` in the store, as the sandbox does after a job; the entry's path."""
+    source = tmp_path / "made"
+    source.write_bytes(content)
+    digest = store.put(source).sha256
+    source.unlink()
+    return store.root / "sha256" / digest[:2] / digest
 
 
-def test_a_file_outside_the_work_dir_is_never_read(work_dir: Path, tmp_path: Path) -> None:
+def test_a_stored_artifact_with_its_checksum_is_verified(store: LocalArtifactStore,
+                                                         tmp_path: Path) -> None:
+    stored(store, tmp_path, b"result")
+    # the recorded path is on another host: only the digest counts
+    assert verify(request("/elsewhere/work/run/t1/attempt-1/out.txt", b"result"), store).passed
+
+
+def test_the_recorded_path_is_never_read(store: LocalArtifactStore, tmp_path: Path) -> None:
     secret = tmp_path / "secret.txt"
     secret.write_bytes(b"root only")
     secret.chmod(0o600)
-    verdict = verify(request(secret, b"root only"), work_dir)  # the right checksum, even
+    verdict = verify(request(secret, b"root only"), store)  # the right checksum, even
     assert not verdict.passed
-    assert verdict.missing == [f"artifact 'out.txt' is recorded at {secret}, outside this "
-                               "worker's work directory; it was not read"]
+    assert verdict.missing == ["artifact 'out.txt' is not in the artifact store"]
 
 
-@pytest.mark.parametrize("recorded", ["{work}/run/../../secret.txt", "{work}//run/x",
-                                      "{work}/run/./t1/out.txt"])
-def test_dot_dot_and_odd_paths_below_the_work_dir_are_not_read(
-        work_dir: Path, tmp_path: Path, recorded: str) -> None:
-    (tmp_path / "secret.txt").write_bytes(b"root only")
-    verdict = verify(request(recorded.format(work=work_dir), b"root only"), work_dir)
-    assert not verdict.passed and "it was not read" in verdict.missing[0]
-
-
-def test_a_link_in_the_workspace_pointing_out_is_refused(work_dir: Path, tmp_path: Path) -> None:
+def test_a_link_in_the_store_pointing_out_is_refused(store: LocalArtifactStore,
+                                                     tmp_path: Path) -> None:
     secret = tmp_path / "secret.txt"
     secret.write_bytes(b"root only")
-    link = work_dir / "run" / "t1" / "attempt-1" / "out.txt"
-    os.symlink(secret, link)
-    verdict = verify(request(link, b"root only"), work_dir)
+    entry = stored(store, tmp_path, b"root only")
+    entry.unlink()
+    os.symlink(secret, entry)
+    verdict = verify(request("out.txt", b"root only"), store)
     assert not verdict.passed
     assert "symbolic link" in verdict.missing[0] and "refused" in verdict.missing[0]
 
 
-def test_a_missing_empty_or_changed_artifact_is_named(work_dir: Path) -> None:
-    attempt = work_dir / "run" / "t1" / "attempt-1"
-    assert verify(request(attempt / "out.txt", b"x"), work_dir).missing == [
-        f"artifact 'out.txt' is gone from {attempt / 'out.txt'}"]
-    (attempt / "out.txt").write_bytes(b"")
-    assert verify(request(attempt / "out.txt", b""), work_dir).missing == [
-        "artifact 'out.txt' is empty"]
-    (attempt / "out.txt").write_bytes(b"changed")
-    assert verify(request(attempt / "out.txt", b"result"), work_dir).missing == [
+def test_a_missing_empty_or_changed_artifact_is_named(store: LocalArtifactStore,
+                                                      tmp_path: Path) -> None:
+    assert verify(request("out.txt", b"x"), store).missing == [
+        "artifact 'out.txt' is not in the artifact store"]
+    stored(store, tmp_path, b"")
+    assert verify(request("out.txt", b""), store).missing == ["artifact 'out.txt' is empty"]
+    entry = stored(store, tmp_path, b"result")
+    entry.chmod(0o644)
+    entry.write_bytes(b"changed")
+    assert verify(request("out.txt", b"result"), store).missing == [
         "artifact 'out.txt' changed after the job ended (checksum mismatch)"]
 
 

@@ -1,17 +1,18 @@
-"""A run's folder holds copies of its verified artifacts, linked from the summary; nothing
-outside the work directory, through a link, or changed since verification is copied."""
+"""A run's folder holds copies of its verified artifacts, fetched from the artifact store by
+digest and linked from the summary; nothing missing from the store or changed since
+verification is copied, and no recorded path is read."""
 
 from __future__ import annotations
 
 import hashlib
 import io
-import os
 from datetime import UTC, datetime
 from pathlib import Path
 
 from PIL import Image
 from temporalio.testing import ActivityEnvironment
 
+from activities.artifacts.store import LocalArtifactStore
 from activities.reports.keep import EXCERPT_BYTES
 from activities.reports.writer import ReportWriter
 from workflows.contracts.execution import Artifact
@@ -27,19 +28,20 @@ def png() -> bytes:
 
 
 class Work:
-    """A work directory with one task attempt's files, and artifacts recorded for them."""
+    """A task attempt's files put in the store (as the sandbox does), and artifacts recorded."""
 
     def __init__(self, root: Path) -> None:
-        self.root = root / "work"
-        self.attempt = self.root / "run-1" / "t" / "attempt-1"
+        self.store = LocalArtifactStore(root / "store")
+        self.attempt = root / "work" / "run-1" / "t" / "attempt-1"
         self.attempt.mkdir(parents=True)
         self.artifacts: list[Artifact] = []
 
-    def file(self, name: str, data: bytes, *, recorded: bytes | None = None) -> Path:
+    def file(self, name: str, data: bytes) -> Path:
         path = self.attempt / name
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(data)
-        self.record(name, path, recorded if recorded is not None else data)
+        self.store.put(path)
+        self.record(name, path, data)
         return path
 
     def record(self, name: str, path: Path | str, data: bytes) -> None:
@@ -55,7 +57,7 @@ class Work:
 
 
 async def write(tmp_path: Path, work: Work, **options: int) -> tuple[RunReport, str]:
-    writer = ReportWriter(tmp_path / "runs", work.root, **options)
+    writer = ReportWriter(tmp_path / "runs", work.store, **options)
     paths = await ActivityEnvironment().run(writer.write_report,
                                             WriteReportInput(report=work.report()))
     final = RunReport.model_validate_json(Path(paths.results_json).read_text())
@@ -96,26 +98,26 @@ async def test_findings_are_inlined_and_a_long_one_is_cut_with_a_link(tmp_path: 
     assert len(summary) < 3 * EXCERPT_BYTES
 
 
-async def test_links_escapes_and_changed_files_are_not_copied(tmp_path: Path) -> None:
+async def test_unstored_and_changed_artifacts_are_not_copied(tmp_path: Path) -> None:
     work = Work(tmp_path)
     outside = tmp_path / "secret.txt"
     outside.write_bytes(b"secret")
-    os.symlink(outside, work.attempt / "link.txt")
-    work.record("link.txt", work.attempt / "link.txt", b"secret")
-    work.record("escape.txt", f"{work.attempt}/../../../../secret.txt", b"secret")
-    work.record("elsewhere.txt", outside, b"secret")
-    work.file("changed.csv", b"edited after", recorded=b"as verified")
+    work.record("elsewhere.txt", outside, b"secret")  # its path is never read
+    changed = work.file("changed.csv", b"as verified")
+    digest = hashlib.sha256(b"as verified").hexdigest()
+    entry = work.store.root / "sha256" / digest[:2] / digest
+    entry.chmod(0o644)
+    entry.write_bytes(b"edited after")
     final, summary = await write(tmp_path, work)
 
+    assert changed.read_bytes() == b"as verified"
     assert final.files.artifacts == []
     copies = tmp_path / "runs" / "run-1" / "artifacts"
     assert [p for p in copies.rglob("*") if not p.is_dir()] == []
     skipped = "\n".join(final.files.skipped)
-    assert "`link.txt`: refused ('link.txt' is a symbolic link)" in skipped
-    assert "`escape.txt`: recorded at" in skipped and "outside the work directory" in skipped
-    assert "`elsewhere.txt`: recorded at" in skipped
-    assert "`changed.csv`: its bytes changed after it was verified" in skipped
-    assert "Not copied:" in summary and "`changed.csv`: its bytes changed" in summary
+    assert "`elsewhere.txt`: not in the artifact store" in skipped
+    assert "`changed.csv`: its stored bytes no longer have the verified sha256" in skipped
+    assert "Not copied:" in summary and "`changed.csv`: its stored bytes" in summary
 
 
 async def test_copies_stop_at_the_runs_budget_and_say_so(tmp_path: Path) -> None:
@@ -125,4 +127,4 @@ async def test_copies_stop_at_the_runs_budget_and_say_so(tmp_path: Path) -> None
     final, summary = await write(tmp_path, work, artifact_budget=500)
 
     assert [k.name for k in final.files.artifacts] == ["small.csv"]
-    assert "`big.csv`: 1,000 bytes, over what is left of the report's 500-byte budget" in summary
+    assert "`big.csv`: over what is left of the report's 500-byte budget" in summary

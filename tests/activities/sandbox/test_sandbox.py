@@ -98,9 +98,11 @@ async def test_normal_job_gets_args_inputs_deps_and_reports_metrics_and_artifact
     sandbox = Sandbox(work_dir=work_dir, heartbeat_every_s=0.2, max_processes=64, store=store)
     stored = store.put(source)  # as `assay run` does
     source.write_bytes(b"changed after submission")  # the store keeps what was pinned
-    dep_file = work_dir / RUN / "prep" / "attempt-1" / "table.csv"
+    dep_file = tmp_path / "elsewhere" / "table.csv"  # the dependency ran on another host
     dep_file.parent.mkdir(parents=True)
     dep_file.write_bytes(b"dep-content")
+    store.put(dep_file)  # as its sandbox did
+    dep_file.unlink()
     outcome = await run(
         sandbox, NORMAL_JOB, args={"n": 3, "name": "x y", "flag": True},
         # the recorded path is kept in the payload but never opened
@@ -123,6 +125,8 @@ async def test_normal_job_gets_args_inputs_deps_and_reports_metrics_and_artifact
         assert (artifact.size, artifact.sha256) == (len(content), sha(content))
         # handed back: a later job that gets the same uid cannot touch it
         assert Path(artifact.path).stat().st_uid == os.geteuid()
+        with store.open(artifact.sha256) as kept:  # and put in the store for the next pools
+            assert kept.read() == content
     assert (workspace / "out/result.txt").read_bytes() == data.upper()
     assert not (workspace / ".assay" / "tmp").exists()
 

@@ -20,6 +20,7 @@ import pytest
 from temporalio.testing import WorkflowEnvironment
 from typer.testing import CliRunner
 
+from activities.artifacts.store import LocalArtifactStore
 from activities.reports.study import StudyReportWriter
 from activities.reports.writer import ReportWriter
 from activities.study.cycles import close_cycle, resolve_reuse
@@ -188,7 +189,7 @@ def test_the_plans_folder_runs_in_name_order_and_names_the_start(tmp_path: Path)
 async def study_env(dev_env: WorkflowEnvironment, task_queue: str,
                     tmp_path: Path) -> AsyncIterator[dict[str, str]]:
     """A worker serving every queue; the environment a CLI process needs to reach it."""
-    writer = ReportWriter(tmp_path / "runs", tmp_path)
+    writer = ReportWriter(tmp_path / "runs", LocalArtifactStore(tmp_path / "store"))
     harness = Harness(dev_env, task_queue, tmp_path, overrides={
         "write_report": writer.write_report, "write_task_report": writer.write_task_report,
         "write_study_report": StudyReportWriter(tmp_path / "assay").write_study_report},

@@ -16,7 +16,9 @@ import pytest
 from temporalio.client import WorkflowHandle
 from temporalio.testing import WorkflowEnvironment
 
+from activities.artifacts.store import LocalArtifactStore
 from activities.reports.writer import ReportWriter
+from activities.sandbox.artifacts import store_artifacts
 from tests.workflows.harness import Harness, task
 from workflows.common import sizes
 from workflows.common.sizes import json_size
@@ -37,6 +39,9 @@ async def many_files(req: ExecuteJobInput) -> ExecutionOutcome:
         path.write_text(f"{req.task_id} {name}\n")
         artifacts.append(Artifact(name=name, size=path.stat().st_size, path=str(path),
                                   sha256=hashlib.sha256(path.read_bytes()).hexdigest()))
+    # into the harness's store, as the sandbox does, where verification reads them
+    store_artifacts(LocalArtifactStore(Path(str(req.job.args["root"])).parent / "store"),
+                    artifacts)
     return ExecutionOutcome(outcome="succeeded", exit_code=0, artifacts=artifacts,
                             metrics={"score": 0.9}, workspace=str(workspace))
 

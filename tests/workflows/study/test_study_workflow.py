@@ -23,6 +23,7 @@ from temporalio.exceptions import ApplicationError, CancelledError
 from temporalio.service import RPCError
 from temporalio.testing import WorkflowEnvironment
 
+from activities.artifacts.store import LocalArtifactStore
 from activities.reports.writer import ReportWriter
 from activities.study.cycles import close_cycle, resolve_reuse
 from tests.e2e_support import wait_for
@@ -77,8 +78,9 @@ class Study:
 
     def __init__(self, env: WorkflowEnvironment, queue: str, root: Path) -> None:
         self.env = env
-        writer = ReportWriter(root / "runs", root)
         self.reports = StudyReports()
+        # the reports keep copies from the store the fake sandbox puts artifacts in
+        writer = ReportWriter(root / "runs", LocalArtifactStore(root / "store"))
         self.harness = Harness(env, queue, root, overrides={
             "write_report": writer.write_report, "write_task_report": writer.write_task_report,
             "write_study_report": self.reports.write}, extra=[close_cycle, resolve_reuse])

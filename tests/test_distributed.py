@@ -1,0 +1,97 @@
+"""A distributed run on one machine: every pool in its own process, as if on its own host.
+
+Each pool process has its own data directory (so its own work root, reports, Qdrant and
+environments); they share only Temporal, PostgreSQL and the S3 artifact store (moto's
+server). The iris plan is submitted from a fifth directory, the sandbox process is killed
+while a job runs and a new one starts on a fresh data directory, and the run completes with
+every event written once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from temporalio.testing import WorkflowEnvironment
+
+from tests.e2e_support import (
+    EXAMPLE,
+    isolated_settings,
+    kill_hard,
+    queue_env,
+    report_of,
+    start_worker,
+    stop_gently,
+    stored_events,
+    wait_for,
+    worker_env,
+)
+from tests.s3_support import S3Server, s3_server
+from workers.intake.planfile import load_plan
+from workers.intake.runpolicy import queues_from
+from workers.pools.builders import SERVED_POOLS
+from workflows.client import AssayClient
+from workflows.constants import Pool
+from workflows.contracts.policy import RunPolicy
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture(scope="module")
+def s3() -> Iterator[S3Server]:
+    with s3_server() as server:
+        yield server
+
+
+def attempts(data_dir: Path) -> list[Path]:
+    """Attempt directories a sandbox host has laid out."""
+    return sorted((data_dir / "work").glob("*/*/attempt-*"))
+
+
+async def test_iris_runs_with_every_pool_on_its_own_host_and_a_sandbox_killed(
+        dev_env: WorkflowEnvironment, fresh_database_url: str, tmp_path: Path,
+        task_queue: str, s3: S3Server) -> None:
+    submitter = isolated_settings(tmp_path / "submitter", task_queue, **s3.settings(task_queue))
+    queues = queues_from(submitter)
+    address = dev_env.client.service_client.config.target_host
+
+    def host(name: str, pool: Pool) -> subprocess.Popen[bytes]:
+        env = worker_env(address, fresh_database_url, tmp_path / name, **queue_env(submitter),
+                         **s3.env(task_queue))
+        return start_worker(env, tmp_path / f"{name}.log", (pool,))
+
+    procs = {pool: host(pool.name.lower(), pool) for pool in SERVED_POOLS}
+    try:
+        req = load_plan(EXAMPLE, max_bytes=submitter.max_plan_bytes, queues=queues,
+                        store=submitter.artifact_store(),
+                        policy=RunPolicy(heartbeat_timeout_s=3))
+        client = AssayClient(dev_env.client, task_queue=queues.orchestration)
+        run_id = await client.start_run(req, again=True)
+        first = tmp_path / "sandbox"
+        await wait_for(lambda: bool(attempts(first)), timeout=180, what="a job to start")
+        kill_hard(procs[Pool.SANDBOX])
+        procs[Pool.SANDBOX] = host("sandbox-2", Pool.SANDBOX)  # a new host, a fresh disk
+        result = report_of(await asyncio.wait_for(client.result(run_id), timeout=300))
+    finally:
+        for proc in procs.values():
+            stop_gently(proc)
+
+    assert result.status == "completed", [(t.task_id, t.status_reason) for t in result.tasks]
+    assert {t.status for t in result.tasks} == {"completed"}
+    assert attempts(tmp_path / "sandbox-2"), "the second sandbox host ran the rest"
+    assert result.report is not None
+    assert Path(result.report.results_json).is_relative_to(tmp_path / "orchestration")
+    kept = {(k.task_id, k.name) for k in result.files.artifacts}
+    assert {(t.task_id, a.name) for t in result.tasks for a in t.artifacts} <= kept
+    events = await stored_events(fresh_database_url, run_id)
+    orders = Counter((e.event.node_id, e.event.execution_order) for e in events)
+    assert max(orders.values()) == 1, "an event was written twice"
+    kinds = Counter((e.event.node_id, e.event.event_type, e.event.event_subtype)
+                    for e in events)
+    assert kinds[("run", "checkpoint", "complete")] == 1
+    for task in result.tasks:
+        assert kinds[(task.task_id, "code_exec", "complete")] == 1, task.task_id
