@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from temporalio.testing import ActivityEnvironment
 
+from activities.artifacts.store import LocalArtifactStore
 from activities.evidence.verify import verify
 from activities.sandbox.job import MAX_METRICS_BYTES, Sandbox
 from activities.sandbox.jobjson import MAX_DEPTH, parse_json_object, read_json_object
@@ -59,7 +60,7 @@ async def test_bad_metrics_end_in_an_outcome_on_the_first_attempt(
     [back] = DATA_CONVERTER.payload_converter.from_payloads([payload], [ExecutionOutcome])
     assert back == outcome
     verdict = verify(VerifyEvidenceInput(task_id="t1", job=job, outcome=outcome),
-                     Path(outcome.workspace).parents[2])
+                     LocalArtifactStore(Path(outcome.workspace).parents[2] / "store"))
     assert not verdict.passed
     assert f"metrics.json unusable: {outcome.metrics_error}" in verdict.missing
 
