@@ -78,6 +78,11 @@ async def dev_env() -> AsyncIterator[WorkflowEnvironment]:
             *(arg for name, kind in SEARCH_ATTRIBUTES.items()
               for arg in ("--search-attribute", f"{name}={kind}")),
             "--dynamic-config-value", "frontend.enableUpdateWorkflowExecution=true",
+            # every test's workers poll their own queues as versions of the one deployment
+            # (``assay``): the server's default of 100 queues a deployment would run out
+            *(arg for key in ("matching.maxTaskQueuesInDeployment",
+                              "matching.maxTaskQueuesInDeploymentVersion")
+              for arg in ("--dynamic-config-value", f"{key}=100000")),
         ],
         ui=False,
     )
