@@ -31,13 +31,15 @@ GOAL_TASK_ID = "skill-1"
 
 def choose(policy: SkillPolicy, key: str, text: str, data: list[str], use_key: str,
            hits: Sequence[Hit], skills: dict[str, Skill], now: datetime, *,
-           can_import: Callable[[str], bool], headers: dict[str, list[str]] | None = None
-           ) -> tuple[list[Retrieved], SkillApplication | None, str]:
+           can_import: Callable[[str], bool], headers: dict[str, list[str]] | None = None,
+           checked: Sequence[str] = ()) -> tuple[list[Retrieved], SkillApplication | None, str]:
     """What a match found for one task (or the goal), and the skill it applies, if any.
 
     Each hit with a job template is fitted to ``text`` and ``data`` and scored; the best that
     fits, at or above the policy's confidence, is applied (its trial version when the
-    library's choice says so). The third item says why none was, when none was.
+    library's choice says so). A job that does not write every metric in ``checked`` (what
+    the task's own checks read) does not fit: its run could only fail verification. The
+    third item says why none was, when none was.
     """
     from skills.maintain import choose_version
 
@@ -50,6 +52,10 @@ def choose(policy: SkillPolicy, key: str, text: str, data: list[str], use_key: s
             continue
         fitted = fit(skill.pattern, text, data, can_import=can_import,
                      headers=headers)
+        unwritten = _unwritten(skill, checked)
+        if unwritten:
+            fitted.problems.append(f"its job writes no {', '.join(unwritten)} metric, which "
+                                   "the task's checks read")
         confidence = match_confidence(similarity, fitted.score, skill.metrics, now,
                                       prior=skill.confidence)
         found.append(Retrieved(skill_id=skill_id, similarity=round(similarity, 4),
@@ -70,7 +76,7 @@ def choose(policy: SkillPolicy, key: str, text: str, data: list[str], use_key: s
     if chosen is not skill:
         refit = fit(chosen.pattern, text, data, can_import=can_import,
                     headers=headers)
-        if refit.holds:
+        if refit.holds and not _unwritten(chosen, checked):
             fitted = refit
         else:
             chosen = skill
@@ -97,6 +103,13 @@ def choose(policy: SkillPolicy, key: str, text: str, data: list[str], use_key: s
         action=fill_text(pattern.action or pattern.description, values),
         acceptance_criteria=[fill_text(c, values) for c in pattern.acceptance_criteria],
         checks=checks, inputs=inputs), ""
+
+
+def _unwritten(skill: Skill, checked: Sequence[str]) -> list[str]:
+    """The metrics in ``checked`` the skill's job does not say it writes."""
+    job = skill.pattern.job
+    written = set(job.expected_metrics) if job is not None else set[str]()
+    return [m for m in checked if m not in written]
 
 
 def _why_not(found: list[Retrieved], policy: SkillPolicy) -> str:

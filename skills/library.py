@@ -99,15 +99,15 @@ class SkillLibrary:
             return answer
         from skills.index import reformulate
 
-        asks: list[tuple[str, str, list[str], str]] = []
+        asks: list[tuple[str, str, list[str], str, list[str]]] = []
         if req.goal is not None:
-            asks.append((GOAL_KEY, req.goal, list(req.data_names), f"{req.run_id}/goal"))
-        asks.extend((t.task_id, t.action, list(t.input_names), f"{req.run_id}/{t.task_id}")
-                    for t in req.tasks if not t.has_job)
+            asks.append((GOAL_KEY, req.goal, list(req.data_names), f"{req.run_id}/goal", []))
+        asks.extend((t.task_id, t.action, list(t.input_names), f"{req.run_id}/{t.task_id}",
+                     list(t.checked_metrics)) for t in req.tasks if not t.has_job)
         now = datetime.now(UTC)
         headers = {name: header_columns(head) for name, head in req.data_heads.items()}
         retrieved_ids: list[str] = []
-        for key, text, data, use_key in asks:
+        for key, text, data, use_key, checked in asks:
             queries = reformulate(text, req.policy.queries, data=data)
             hits = await asyncio.to_thread(
                 index.search, queries, top_k=req.policy.top_k, threshold=req.policy.threshold,
@@ -124,7 +124,7 @@ class SkillLibrary:
             retrieved_ids.extend(skills)
             found, application, reason = choose(req.policy, key, text, data, use_key, hits,
                                                 skills, now, can_import=self._can_import,
-                                                headers=headers)
+                                                headers=headers, checked=checked)
             guides = matched_guidelines(hits, skills, text, data, can_import=self._can_import,
                                         headers=headers)
             if guides:

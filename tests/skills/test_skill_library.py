@@ -392,6 +392,23 @@ async def test_only_the_jobless_tasks_of_a_plan_are_matched(store: SkillStore,
     assert (await store.get(f"{MEANS}@v1")).metrics.retrieved == 31  # once, for t2
 
 
+async def test_a_skill_whose_job_writes_not_every_checked_metric_is_not_applied(
+        store: SkillStore, library: SkillLibrary) -> None:
+    await store.add(means_skill(), by="test")
+    action = "Compute the mean value of each group of the measurements table site_9.csv"
+    tasks = [MatchTask(task_id="t1", action=action, has_job=False, input_names=["site_9.csv"],
+                       checked_metrics=["rows", "r2"]),
+             MatchTask(task_id="t2", action=action, has_job=False, input_names=["site_9.csv"],
+                       checked_metrics=["rows", "groups"])]
+    answer = await library.match_skills(MatchInput(run_id="run-1", tasks=tasks))
+    assert [a.task_id for a in answer.applications] == ["t2"]  # it writes rows and groups
+    [found] = answer.retrieved["t1"]
+    assert not found.preconditions_hold and not found.used
+    assert "its job writes no r2 metric, which the task's checks read" in found.problems
+    assert answer.reasons["t1"] == (f"best match {MEANS}@v1 does not fit: its job writes no "
+                                    "r2 metric, which the task's checks read")
+
+
 # --- trial versions ------------------------------------------------------------------------
 
 TRIAL_SOURCE = SOURCE.replace("default=5", "default=3")

@@ -75,6 +75,8 @@ class MatchTask(Model):
     action: str
     has_job: bool
     input_names: list[str] = Field(default_factory=list[str])
+    checked_metrics: list[str] = Field(default_factory=list[str])
+    """Metrics the task's checks read: a skill whose job writes not all of them does not fit."""
 
 
 class MatchInput(Model):

@@ -96,7 +96,9 @@ async def match(req: ResearchInput, plan: Plan | None, summary: SkillSummary,
     """
     tasks = [] if plan is None else [
         MatchTask(task_id=d.task_id, action=d.action, has_job=d.job is not None,
-                  input_names=list(d.inputs)) for d in plan.decisions]
+                  input_names=list(d.inputs),
+                  checked_metrics=sorted({c.metric for c in d.checks}))
+        for d in plan.decisions]
     if plan is not None and all(t.has_job for t in tasks):
         return None
     ask = MatchInput(run_id=req.run_id, goal=req.goal if plan is None else None,
