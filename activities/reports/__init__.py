@@ -1,8 +1,9 @@
 """Reports: the results JSON, the Markdown summary, figures, artifact copies, the ledger.
 
 ``writer.ReportWriter`` holds the ``write_report`` and ``write_task_report`` activities;
-``keep`` copies a run's verified artifacts into its folder; ``figures`` draws the tasks'
-timeline (PNG) and the DAG (Mermaid); ``markdown`` renders a run's report, ``tasks`` each
+``keep`` copies a run's verified artifacts into its folder; ``timeline`` draws the tasks'
+timeline (PNG, with Pillow) and ``figures`` the DAG (Mermaid) and what figures share;
+``markdown`` renders a run's report, ``tasks`` each
 task's section, ``branches`` its branch tree, comparisons and their flowchart (``assay
 branches`` prints the same rows), ``numbers`` every number in it; ``ledger`` appends to and
 verifies ``ledger.jsonl``. A study's report across its cycles: ``study.StudyReportWriter``

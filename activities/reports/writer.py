@@ -19,10 +19,10 @@ from temporalio.exceptions import ApplicationError
 
 from activities.artifacts.store import ArtifactStore
 from activities.metrics import record
-from activities.reports.figures import draw_timeline
 from activities.reports.keep import ARTIFACT_BUDGET, ArtifactKeeper
 from activities.reports.ledger import LedgerError, append_ledger, ledger_entries
 from activities.reports.markdown import render_markdown
+from activities.reports.timeline import draw_timeline
 from workflows.catalogue import WRITE_REPORT, WRITE_TASK_REPORT
 from workflows.common.errors import ErrorType
 from workflows.contracts.results import (

@@ -7,13 +7,8 @@ from pathlib import Path
 
 from PIL import Image
 
-from activities.reports.figures import (
-    PHASE_COLOURS,
-    STATUS_COLOURS,
-    draw_timeline,
-    mermaid,
-    phase_spans,
-)
+from activities.reports.figures import PHASE_COLOURS, STATUS_COLOURS, mermaid, phase_spans
+from activities.reports.timeline import draw_timeline, ticks
 from workflows.contracts.results import PhaseMark, RunReport, TaskResult
 
 START = datetime(2026, 1, 1, tzinfo=UTC)
@@ -95,6 +90,16 @@ def test_a_run_where_no_task_ran_still_gets_a_timeline(tmp_path: Path) -> None:
     assert path == "figures/timeline.png"
     assert _rgb(STATUS_COLOURS["cancelled"]) in _colours(tmp_path / path)
     assert draw_timeline(run([]), tmp_path / "none") is None
+
+
+def test_the_axis_ticks_are_round_and_reach_past_the_end() -> None:
+    assert ticks(1.65) == [0, 0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 1.75]
+    assert ticks(11) == [0, 2, 4, 6, 8, 10, 12]
+    assert ticks(3600) == [0, 500, 1000, 1500, 2000, 2500, 3000, 3500, 4000]
+    assert ticks(0) == [0, 0.0002, 0.0004, 0.0006, 0.0008, 0.001]
+    for span in (0.003, 0.7, 13.2, 97, 12_345.6):
+        marks = ticks(span)
+        assert marks[0] == 0 and marks[-1] >= span and len(marks) <= 9
 
 
 def test_the_dag_lists_every_task_with_its_status_and_its_edges() -> None:
