@@ -110,8 +110,8 @@ def draw_timeline(report: RunReport, folder: Path) -> str | None:
         used.update({phase: PHASE_COLOURS.get(phase, OTHER_COLOUR) for phase, _, _ in spans})
         draw.text((end + 8, middle), task.status, fill=colour, font=status_font, anchor="lm")
     draw.rectangle(plot, outline=_FRAME)
-    draw.text((WIDTH / 2, plot[3] + 28), "seconds since the first task started", fill=_INK,
-              font=label_font, anchor="mt")
+    draw.text(((plot[0] + plot[2]) / 2, plot[3] + 28), "seconds since the first task started",
+              fill=_INK, font=label_font, anchor="mt")
     title = (f"Tasks of {report.plan_name} over time, by phase"
              + ("" if timed else " (no task ran)"))
     draw.text((WIDTH / 2, TOP / 2), title, fill=_INK, font=font(16), anchor="mm")

@@ -8,7 +8,7 @@ from pathlib import Path
 from PIL import Image
 
 from activities.reports.figures import PHASE_COLOURS, STATUS_COLOURS, mermaid, phase_spans
-from activities.reports.timeline import draw_timeline, ticks
+from activities.reports.timeline import ROW, TOP, draw_timeline, ticks
 from workflows.contracts.results import PhaseMark, RunReport, TaskResult
 
 START = datetime(2026, 1, 1, tzinfo=UTC)
@@ -90,6 +90,16 @@ def test_a_run_where_no_task_ran_still_gets_a_timeline(tmp_path: Path) -> None:
     assert path == "figures/timeline.png"
     assert _rgb(STATUS_COLOURS["cancelled"]) in _colours(tmp_path / path)
     assert draw_timeline(run([]), tmp_path / "none") is None
+
+
+def test_a_long_task_id_is_shortened_and_leaves_two_thirds_to_the_bars(tmp_path: Path) -> None:
+    task = timed("x" * 300, "completed", 0, [("execute", 1)], 2)
+    path = draw_timeline(run([task]), tmp_path)
+    assert path is not None
+    with Image.open(tmp_path / path) as image:
+        width = image.size[0]
+        first_bar = image.convert("RGB").getpixel((width // 3 + 3, TOP + ROW // 2))
+    assert first_bar == _rgb(PHASE_COLOURS["intake"])  # the bars start within the first third
 
 
 def test_the_axis_ticks_are_round_and_reach_past_the_end() -> None:
