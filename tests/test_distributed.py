@@ -4,12 +4,14 @@ Each pool process has its own data directory (so its own work root, reports, Qdr
 environments); they share only Temporal, PostgreSQL and the S3 artifact store (moto's
 server). The iris plan is submitted from a fifth directory, the sandbox process is killed
 while a job runs and a new one starts on a fresh data directory, and the run completes with
-every event written once.
+every event written once. Then the example goal is replayed from its recording: the
+recording and the data reach the agents and sandbox hosts through the store alone.
 """
 
 from __future__ import annotations
 
 import asyncio
+import shutil
 import subprocess
 from collections import Counter
 from collections.abc import Iterator
@@ -31,14 +33,18 @@ from tests.e2e_support import (
     worker_env,
 )
 from tests.s3_support import S3Server, s3_server
+from workers.intake.goalfile import load_goal
 from workers.intake.planfile import load_plan
-from workers.intake.runpolicy import queues_from
+from workers.intake.runpolicy import AgentFlags, build_policy, queues_from
 from workers.pools.builders import SERVED_POOLS
+from workers.settings import Settings
 from workflows.client import AssayClient
 from workflows.constants import Pool
 from workflows.contracts.policy import RunPolicy
+from workflows.contracts.results import RunReport
 
 pytestmark = pytest.mark.integration
+GOAL = Path(__file__).resolve().parents[1] / "examples" / "goal"
 
 
 @pytest.fixture(scope="module")
@@ -76,6 +82,7 @@ async def test_iris_runs_with_every_pool_on_its_own_host_and_a_sandbox_killed(
         kill_hard(procs[Pool.SANDBOX])
         procs[Pool.SANDBOX] = host("sandbox-2", Pool.SANDBOX)  # a new host, a fresh disk
         result = report_of(await asyncio.wait_for(client.result(run_id), timeout=300))
+        goal = await replay_goal(client, submitter, tmp_path / "submitter")
     finally:
         for proc in procs.values():
             stop_gently(proc)
@@ -95,3 +102,31 @@ async def test_iris_runs_with_every_pool_on_its_own_host_and_a_sandbox_killed(
     assert kinds[("run", "checkpoint", "complete")] == 1
     for task in result.tasks:
         assert kinds[(task.task_id, "code_exec", "complete")] == 1, task.task_id
+
+    assert goal.status == "completed", [(t.task_id, t.status_reason) for t in goal.tasks]
+    assert goal.answer is not None and "group b" in goal.answer.answer
+    assert goal.model.calls > 0  # answered by the agents host from the recording alone
+    recording = goal_recording(tmp_path / "submitter")
+    assert not recording.exists()  # the agents host read the store, not this path
+    assert list((tmp_path / "agents" / "recordings").glob("*.jsonl")), "fetched by digest"
+
+
+def goal_recording(folder: Path) -> Path:
+    return folder / "recording.jsonl"
+
+
+async def replay_goal(client: AssayClient, submitter: Settings, folder: Path) -> RunReport:
+    """The example goal replayed from its recording (skills off: the models answer it), with
+    the recording and the data put in the store and then deleted from the submitting host."""
+    recording, data = goal_recording(folder), folder / "measurements.csv"
+    folder.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(GOAL / "recording.jsonl", recording)
+    shutil.copyfile(GOAL / "measurements.csv", data)
+    policy = build_policy(submitter, agents=AgentFlags(replay=recording), skills=False)
+    req = load_goal((GOAL / "goal.txt").read_text(), [data],
+                    max_bytes=submitter.max_plan_bytes, policy=policy,
+                    queues=queues_from(submitter), store=submitter.artifact_store())
+    recording.unlink()
+    data.unlink()
+    run_id = await client.start_run(req, again=True)
+    return report_of(await asyncio.wait_for(client.result(run_id), timeout=300))

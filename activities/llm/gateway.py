@@ -23,6 +23,7 @@ from typing import Any
 from pydantic import SecretStr
 from temporalio.exceptions import ApplicationError
 
+from activities.artifacts.store import ArtifactStore
 from activities.llm.client import ServiceClient
 from activities.llm.errors import CallSite, check_budget, hopeless, spent
 from activities.llm.helpers import Helper, helper_calls, helper_turn
@@ -95,8 +96,11 @@ class ModelGateway:
                  default_models: dict[str, str], *, light_model: str | None = None,
                  record_path: Path | None = None, replay_path: Path | None = None,
                  timeout_s: float = 120.0, max_answer_bytes: int = MAX_ANSWER_BYTES,
-                 ledger: BudgetLedger | None = None) -> None:
+                 ledger: BudgetLedger | None = None, store: ArtifactStore | None = None,
+                 recordings_dir: Path | None = None) -> None:
         self._ledger = ledger
+        self._store = store
+        self._recordings_dir = recordings_dir
         self._service = ServiceClient(api_key, base_url, timeout_s)
         self.default_models = dict(default_models)
         self.light_model = light_model
@@ -158,7 +162,7 @@ class ModelGateway:
         model = self.model_for(call)
         site = CallSite(call.role, model, call.output_schema_name, self._service.secret)
         contract = self._contract(call)
-        source = self._source(recording)
+        source = await self._source(recording)
         conversation = Conversation(call, model, helper.tools if helper else None)
         exchange_id = conversation.key()[:32]
         usage = Usage()
@@ -198,12 +202,20 @@ class ModelGateway:
             f"invalid after {call.max_repairs} repairs: {reading.problem}", spent(usage),
             type=ErrorType.INVALID_MODEL_OUTPUT, non_retryable=True)
 
-    def _source(self, recording: ModelRecording | None) -> Source:
-        """The run's recording if it names one, else the worker's settings."""
+    async def _source(self, recording: ModelRecording | None) -> Source:
+        """The run's recording if it names one, else the worker's settings.
+
+        A replay put in the artifact store at submission is read from there (by its digest),
+        not from the submitting machine's path.
+        """
         if recording is None:
             return self._settings_source
         path = Path(recording.path).expanduser()
         if recording.mode == "replay":
+            if (recording.sha256 is not None and self._store is not None
+                    and self._recordings_dir is not None):
+                path = await self._recordings.fetched(self._store, recording.sha256,
+                                                      self._recordings_dir)
             return Source(replay=self._recordings.replay(path))
         return Source(recorder=self._recordings.recorder(path))
 

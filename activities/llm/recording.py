@@ -20,12 +20,15 @@ from typing import Any, TypeVar
 
 from temporalio.exceptions import ApplicationError
 
+from activities.artifacts.store import ArtifactStore, StoreError, StoreUnavailableError
 from activities.llm.output import as_object
 from workflows.common.canonical import canonical_json
 from workflows.common.errors import ErrorType
 
 FORMAT_VERSION = 1
 MAX_OPEN_RECORDINGS = 64
+MAX_RECORDING_BYTES = 512 * 1024 * 1024
+"""The largest recording a worker fetches from the artifact store."""
 _T = TypeVar("_T")
 SETTINGS_HINT = ("record a run first (ASSAY_MODEL_RECORD_PATH) or point ASSAY_MODEL_REPLAY_PATH "
                  "at a recording")
@@ -114,6 +117,7 @@ class Recordings:
         self._limit = limit
         self._recorders: dict[Path, Recorder] = {}
         self._replays: dict[Path, Replay] = {}
+        self._fetching: dict[str, asyncio.Lock] = {}
 
     def recorder(self, path: Path) -> Recorder:
         """The recorder appending to ``path``."""
@@ -123,6 +127,33 @@ class Recordings:
         """The replay answering from ``path``."""
         return _cached(self._replays, path,
                        lambda p: Replay(p, hint=POLICY_HINT), self._limit)
+
+    async def fetched(self, store: ArtifactStore, sha256: str, folder: Path) -> Path:
+        """The recording stored under ``sha256``, fetched once into ``folder`` (checked).
+
+        Raises:
+            ApplicationError: ``ReplayMiss`` (non-retryable) when the store holds no such
+                recording or holds it damaged; a retryable one when the store is unreachable.
+        """
+        dest = folder / f"{sha256}.jsonl"
+        async with self._fetching.setdefault(sha256, asyncio.Lock()):
+            if not dest.is_file():
+                try:
+                    await asyncio.to_thread(_fetch, store, sha256, dest)
+                except StoreUnavailableError as err:
+                    raise ApplicationError(f"the recording {sha256[:12]}… could not be "
+                                           f"fetched from the artifact store: {err}") from err
+                except (StoreError, OSError) as err:
+                    raise ApplicationError(
+                        f"the run's recording {sha256[:12]}… is not usable from the artifact "
+                        f"store: {err}; {POLICY_HINT}", type=ErrorType.REPLAY_MISS,
+                        non_retryable=True) from err
+        return dest
+
+
+def _fetch(store: ArtifactStore, sha256: str, dest: Path) -> None:
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    store.fetch(sha256, dest, max_bytes=MAX_RECORDING_BYTES)
 
 
 def _cached(cache: dict[Path, _T], path: Path, make: Callable[[Path], _T], limit: int) -> _T:

@@ -18,6 +18,7 @@ from typing import Any, Literal
 from pydantic import ValidationError
 from temporalio.exceptions import ApplicationError
 
+from activities.artifacts.store import StoreError
 from workers.intake.jsonfile import JsonFileError, read_json
 from workers.settings import Settings
 from workflows.common.validation import field_errors
@@ -110,6 +111,9 @@ def build_policy(settings: Settings, *, policy_file: Path | None = None,
         if on_timeout is not None:
             rule.on_timeout = on_timeout
     policy.agents = _agents(policy.agents, agents or AgentFlags())
+    recording = policy.agents.recording
+    if recording is not None and recording.mode == "replay":
+        recording.sha256 = _stored(settings, Path(recording.path))
     if memory is not None:
         policy.memory.enabled = memory
     if skills is not None:
@@ -119,6 +123,15 @@ def build_policy(settings: Settings, *, policy_file: Path | None = None,
     elif policy.environment is not None and known_environments is not None:
         check_environment(policy.environment, known_environments)
     return policy
+
+
+def _stored(settings: Settings, path: Path) -> str:
+    """Put a replay's recording in the artifact store, so agents on any host can read it."""
+    try:
+        return settings.artifact_store().put(path).sha256
+    except (StoreError, OSError) as err:
+        raise PolicyError(f"--replay {path}: could not be put in the artifact store: "
+                          f"{err}") from err
 
 
 def check_environment(name: str, known: Collection[str] | None = None) -> str:

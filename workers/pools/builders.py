@@ -275,7 +275,9 @@ async def _agents_spec(settings: Settings, database_url: str,
                            light_model=settings.model_light,
                            record_path=settings.model_record_path,
                            replay_path=settings.model_replay_path,
-                           timeout_s=settings.model_timeout_s, ledger=ledger)
+                           timeout_s=settings.model_timeout_s, ledger=ledger,
+                           store=settings.artifact_store(),
+                           recordings_dir=settings.data_dir / "recordings")
     stack.push_async_callback(gateway.aclose)
     store = SkillStore(database_url)
     guides: StoredGuidelines | None = None

@@ -90,6 +90,9 @@ class ModelRecording(StrictModel):
 
     mode: Literal["record", "replay"]
     path: str = Field(min_length=1, max_length=4096)
+    sha256: str | None = Field(default=None, pattern=r"^[0-9a-f]{64}$")
+    """A replay's recording as put in the artifact store at submission: the agents workers
+    fetch it by this digest, so they need not see the submitting machine's ``path``."""
 
 
 class AgentsPolicy(StrictModel):

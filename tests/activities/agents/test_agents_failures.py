@@ -12,6 +12,7 @@ from pydantic import SecretStr
 from temporalio.exceptions import ApplicationError
 
 from activities.agents.roles import Agents
+from activities.artifacts.store import LocalArtifactStore
 from activities.llm.gateway import ModelGateway
 from tests.activities.agents.test_agents import (
     CODE,
@@ -162,6 +163,31 @@ async def test_the_runs_recording_answers_a_re_run_with_the_server_gone(tmp_path
     assert again.spend.replayed and not live.spend.replayed
     assert again.spend.model_copy(update={"replayed": False}) == live.spend
     assert again.spend.repairs == 1 and again.spend.exchange_ids == live.spend.exchange_ids
+
+
+async def test_a_replay_put_in_the_store_answers_where_its_path_does_not_exist(
+        tmp_path: Path) -> None:
+    path = tmp_path / "submitter" / "run-models.jsonl"
+    path.parent.mkdir()
+    with FakeAnthropic() as fake:
+        fake.script(ToolUse(DRAFT))
+        gateway = ModelGateway(SecretStr(KEY), fake.base_url, {"default": MODEL})
+        live = await Agents(gateway).plan_goal(
+            plan_request(recording=ModelRecording(mode="record", path=str(path))))
+        await gateway.aclose()
+    store = LocalArtifactStore(tmp_path / "store")
+    digest = store.put(path).sha256
+    path.unlink()  # the submitting machine's file: the agents host never sees it
+    cache = tmp_path / "agents-host" / "recordings"
+    offline = Agents(ModelGateway(None, GONE, {"default": MODEL}, store=store,
+                                  recordings_dir=cache))
+    replay = ModelRecording(mode="replay", path=str(path), sha256=digest)
+    again = await offline.plan_goal(plan_request(recording=replay))
+    assert again.draft == live.draft and again.spend.replayed
+    assert (cache / f"{digest}.jsonl").is_file()
+    absent = ModelRecording(mode="replay", path=str(path), sha256="0" * 64)
+    err = await failure(offline.plan_goal(plan_request(recording=absent)))
+    assert err.type == "ReplayMiss" and err.non_retryable and "artifact store" in str(err)
 
 
 async def test_a_replay_miss_names_the_request(tmp_path: Path) -> None:

@@ -7,6 +7,7 @@ so reaching the connection would show as exit code 3).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import socket
@@ -182,10 +183,15 @@ def test_agents_are_enabled_by_a_key_or_a_replay_and_never_hold_the_key(tmp_path
                        agents=AgentFlags(enabled=False))
     assert not off.agents.enabled
     replay = write_recording(tmp_path / "r.jsonl", RECORDING)
-    replayed = build_policy(settings(), agents=AgentFlags(replay=replay))
+    local = settings(data_dir=tmp_path / "data")
+    replayed = build_policy(local, agents=AgentFlags(replay=replay))
     assert replayed.agents.enabled
     assert replayed.agents.recording is not None
-    assert replayed.agents.recording.model_dump() == {"mode": "replay", "path": str(replay)}
+    digest = hashlib.sha256(replay.read_bytes()).hexdigest()  # put in the store for agents
+    assert replayed.agents.recording.model_dump() == {"mode": "replay", "path": str(replay),
+                                                      "sha256": digest}
+    with local.artifact_store().open(digest) as stored:
+        assert stored.read() == replay.read_bytes()
     assert not build_policy(settings(), agents=AgentFlags(replay=replay,
                                                           enabled=False)).agents.enabled
 

@@ -86,7 +86,7 @@ def _no_tasks(folder: Path) -> Path:
     return path
 
 
-def test_ablations_are_the_known_parts_and_each_switches_its_own_off() -> None:
+def test_ablations_are_the_known_parts_and_each_switches_its_own_off(tmp_path: Path) -> None:
     assert parse_ablations("memory, skills,memory") == ["memory", "skills"]
     assert parse_ablations("all") == list(ABLATIONS)
     assert parse_ablations(None) == []
@@ -103,8 +103,8 @@ def test_ablations_are_the_known_parts_and_each_switches_its_own_off() -> None:
                         "no-memory": (True, False, True, True),
                         "no-debuggers": (True, True, False, True),
                         "no-model-review": (True, True, True, False)}
-    replayed = Configuration("full").policy(Settings(), replay=ROOT / "examples" / "goal"
-                                            / "recording.jsonl")
+    replayed = Configuration("full").policy(Settings(data_dir=tmp_path), replay=ROOT
+                                            / "examples" / "goal" / "recording.jsonl")
     assert replayed.agents.enabled and replayed.agents.recording is not None
     assert replayed.agents.recording.mode == "replay"
 
