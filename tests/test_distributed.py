@@ -33,6 +33,7 @@ from tests.e2e_support import (
     worker_env,
 )
 from tests.s3_support import S3Server, s3_server
+from workers.cli.show import load_report
 from workers.intake.goalfile import load_goal
 from workers.intake.planfile import load_plan
 from workers.intake.runpolicy import AgentFlags, build_policy, queues_from
@@ -41,7 +42,7 @@ from workers.settings import Settings
 from workflows.client import AssayClient
 from workflows.constants import Pool
 from workflows.contracts.policy import RunPolicy
-from workflows.contracts.results import RunReport
+from workflows.contracts.results import ResearchResult
 
 pytestmark = pytest.mark.integration
 GOAL = Path(__file__).resolve().parents[1] / "examples" / "goal"
@@ -82,7 +83,8 @@ async def test_iris_runs_with_every_pool_on_its_own_host_and_a_sandbox_killed(
         kill_hard(procs[Pool.SANDBOX])
         procs[Pool.SANDBOX] = host("sandbox-2", Pool.SANDBOX)  # a new host, a fresh disk
         result = report_of(await asyncio.wait_for(client.result(run_id), timeout=300))
-        goal = await replay_goal(client, submitter, tmp_path / "submitter")
+        goal_result = await replay_goal(client, submitter, tmp_path / "submitter")
+        goal = report_of(goal_result)
     finally:
         for proc in procs.values():
             stop_gently(proc)
@@ -109,13 +111,17 @@ async def test_iris_runs_with_every_pool_on_its_own_host_and_a_sandbox_killed(
     recording = goal_recording(tmp_path / "submitter")
     assert not recording.exists()  # the agents host read the store, not this path
     assert list((tmp_path / "agents" / "recordings").glob("*.jsonl")), "fetched by digest"
+    shutil.rmtree(tmp_path / "orchestration" / "runs")  # as if written on another host
+    assert load_report(goal_result) is None
+    assert load_report(goal_result, submitter.artifact_store()) == goal  # by its digest
 
 
 def goal_recording(folder: Path) -> Path:
     return folder / "recording.jsonl"
 
 
-async def replay_goal(client: AssayClient, submitter: Settings, folder: Path) -> RunReport:
+async def replay_goal(client: AssayClient, submitter: Settings, folder: Path
+                      ) -> ResearchResult:
     """The example goal replayed from its recording (skills off: the models answer it), with
     the recording and the data put in the store and then deleted from the submitting host."""
     recording, data = goal_recording(folder), folder / "measurements.csv"
@@ -129,4 +135,4 @@ async def replay_goal(client: AssayClient, submitter: Settings, folder: Path) ->
     recording.unlink()
     data.unlink()
     run_id = await client.start_run(req, again=True)
-    return report_of(await asyncio.wait_for(client.result(run_id), timeout=300))
+    return await asyncio.wait_for(client.result(run_id), timeout=300)

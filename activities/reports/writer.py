@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
 import tempfile
 from pathlib import Path
 
 from temporalio.exceptions import ApplicationError
 
-from activities.artifacts.store import ArtifactStore
+from activities.artifacts.store import ArtifactStore, StoreError
 from activities.metrics import record
 from activities.reports.keep import ARTIFACT_BUDGET, ArtifactKeeper
 from activities.reports.ledger import LedgerError, append_ledger, ledger_entries
@@ -33,6 +34,8 @@ from workflows.contracts.results import (
     WriteTaskReportInput,
     scoped,
 )
+
+log = logging.getLogger(__name__)
 
 TASKS_FOLDER = "tasks"
 
@@ -50,6 +53,7 @@ class ReportWriter:
     def __init__(self, runs_dir: Path, store: ArtifactStore | None = None, *,
                  artifact_budget: int = ARTIFACT_BUDGET) -> None:
         self.runs_dir = runs_dir
+        self.store = store
         self.keeper = ArtifactKeeper(store, budget=artifact_budget)
 
     @WRITE_REPORT.defn
@@ -105,7 +109,24 @@ class ReportWriter:
         append_ledger(ledger, ledger_entries(final))
         write_atomic(json_path, final.model_dump_json(indent=2))
         write_atomic(md_path, render_markdown(final))
-        return paths
+        return self._stored(paths)
+
+    def _stored(self, paths: ReportPaths) -> ReportPaths:
+        """The paths with the digests of the results JSON and summary put in the store.
+
+        A store that fails leaves them out (the report stays on this host's disk, and is
+        logged): the run's report is written, and a retry would write its ledger again.
+        """
+        if self.store is None:
+            return paths
+        try:
+            results = self.store.put(Path(paths.results_json)).sha256
+            summary = self.store.put(Path(paths.summary_md)).sha256
+        except (StoreError, OSError) as err:
+            log.warning("the report %s was not put in the artifact store: %s",
+                        paths.results_json, err)
+            return paths
+        return paths.model_copy(update={"results_sha256": results, "summary_sha256": summary})
 
     def _whole(self, run_id: str, task: TaskResult) -> TaskResult:
         """The task's whole result from the file it wrote, with the status it ended with.

@@ -160,11 +160,12 @@ def report(run_id: str,
     from workflows.contracts.results import outline_report
 
     async def go() -> None:
-        client = await client_for(Settings())
+        settings = Settings()
+        client = await client_for(settings)
         if await client.status(run_id) == "running":
             fail(f"run {run_id} is still running; see `assay status {run_id}`")
         result = await client.result(run_id)
-        report = load_report(result)
+        report = load_report(result, settings.artifact_store())
         if report is None:
             where = result.report.results_json if result.report else "none was written"
             typer.echo(f"the results JSON of {run_id} cannot be read here ({where}); showing "

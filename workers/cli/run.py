@@ -218,7 +218,7 @@ def _print_result(settings: Settings, result: ResearchResult, *, as_json: bool) 
     if as_json:  # the results JSON its report wrote (every task's detail), else the result
         from workers.cli.show import load_report
 
-        report = load_report(result)
+        report = load_report(result, settings.artifact_store())
         if report is None:
             typer.echo("the results JSON cannot be read here; printing the run's result "
                        "(each task's status and reason)", err=True)

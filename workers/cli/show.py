@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
+from activities.artifacts.store import ArtifactStore, StoreError
 from activities.events.format import short as printable_short
 from activities.reports.markdown import describe_spend
 from activities.reports.numbers import duration
@@ -86,14 +87,25 @@ def plan_hint(run_id: str) -> str:
     return f"waiting for a plan: assay plan {run_id} PLAN.json [--by NAME]"
 
 
-def load_report(result: ResearchResult) -> RunReport | None:
-    """The run's report, read from its results JSON; None if this machine cannot read it."""
+def load_report(result: ResearchResult, store: ArtifactStore | None = None) -> RunReport | None:
+    """The run's report, read from its results JSON; None if this machine cannot read it.
+
+    Where the file is not on this machine (the orchestration pool wrote it on another
+    host), it is read from ``store`` by the digest the report recorded.
+    """
     if result.report is None:
         return None
     try:
         text = Path(result.report.results_json).read_text(encoding="utf-8")
         return RunReport.model_validate_json(text)
     except (OSError, ValueError):
+        pass
+    if store is None or not result.report.results_sha256:
+        return None
+    try:
+        with store.open(result.report.results_sha256) as stored:
+            return RunReport.model_validate_json(stored.read())
+    except (StoreError, OSError, ValueError):
         return None
 
 

@@ -202,6 +202,11 @@ class ReportPaths(Model):
     results_json: str
     summary_md: str
     ledger: str = ""
+    results_sha256: str = ""
+    """The results JSON as put in the artifact store (empty: not stored); a machine that
+    cannot read ``results_json`` reads it by this digest."""
+    summary_sha256: str = ""
+    """The Markdown summary as put in the artifact store (empty: not stored)."""
 
 
 class RunBase(Model):

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import shutil
 from datetime import UTC, datetime
 from pathlib import Path
 
+from temporalio.testing import ActivityEnvironment
+
+from activities.artifacts.store import LocalArtifactStore, StoredFile, StoreUnavailableError
 from activities.reports.markdown import render_markdown
+from activities.reports.writer import ReportWriter
 from workers.cli.show import load_report, outcome_lines
 from workflows.contracts.results import (
     ReportPaths,
@@ -13,6 +18,7 @@ from workflows.contracts.results import (
     RunReport,
     TaskResult,
     TaskSummary,
+    WriteReportInput,
     outline_report,
 )
 
@@ -72,3 +78,34 @@ def test_a_runs_row_has_task_counts_duration_and_a_printable_goal() -> None:
     assert run_row(running, datetime(2026, 11, 24, 2, 0, 42, tzinfo=UTC))[1:5] == [
         "running", "-", "2026-11-24 02:00", "42 s"]
 
+
+
+async def test_a_report_written_on_another_host_is_read_from_the_store(tmp_path: Path) -> None:
+    store = LocalArtifactStore(tmp_path / "store")
+    written = RunReport(**result(tmp_path).run_fields(), tasks=[
+        TaskResult(task_id="a", status="completed", status_reason="ok", metrics={"r": 1})])
+    writer = ReportWriter(tmp_path / "orchestration-host" / "runs", store)
+    paths = await ActivityEnvironment().run(writer.write_report, WriteReportInput(report=written))
+    summary = Path(paths.summary_md).read_bytes()
+    shutil.rmtree(tmp_path / "orchestration-host")  # this machine cannot read its paths
+    run = result(tmp_path).model_copy(update={"report": paths})
+
+    assert load_report(run) is None
+    report = load_report(run, store)
+    assert report is not None and report.tasks[0].metrics == {"r": 1}
+    with store.open(paths.summary_sha256) as stored:
+        assert stored.read() == summary
+
+
+class UnreachableStore(LocalArtifactStore):
+    def put(self, path: Path) -> StoredFile:
+        raise StoreUnavailableError("the object store did not answer")
+
+
+async def test_a_store_that_fails_leaves_the_report_written_without_digests(
+        tmp_path: Path) -> None:
+    written = RunReport(**result(tmp_path).run_fields())
+    writer = ReportWriter(tmp_path / "runs", UnreachableStore(tmp_path / "store"))
+    paths = await ActivityEnvironment().run(writer.write_report, WriteReportInput(report=written))
+    assert Path(paths.results_json).is_file() and Path(paths.summary_md).is_file()
+    assert (paths.results_sha256, paths.summary_sha256) == ("", "")
