@@ -4,9 +4,11 @@
 ``resolve_reuse`` the earlier cycles' verified artifacts a cycle's plan reads.
 
 The run's results JSON holds every task's verified metrics, checks and the plan with its
-hypotheses; a report that cannot be read on this host (another machine's disk, a run that
-wrote none) is replaced by the run's own result, which has each task's status and reason:
-its hypotheses are then judged ``inconclusive`` and its tasks carried forward, never lost.
+hypotheses. It is read from this host's disk, else from the artifact store by the digest its
+writer recorded (an orchestration worker on another host wrote it). A report that cannot be
+read either way (a run that wrote none, a store that lost it) is replaced by the run's own
+result, which has each task's status and reason: its hypotheses are then judged
+``inconclusive`` and its tasks carried forward, never lost.
 A cycle whose plan contradicts the study's hypothesis tree is refused with a clear,
 non-retryable error.
 """
@@ -20,6 +22,7 @@ from pydantic import ValidationError
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
+from activities.artifacts.store import ArtifactStore, StoreError
 from activities.learning.settle import wait_learned
 from workflows.catalogue import CLOSE_CYCLE, RESOLVE_REUSE
 from workflows.common.errors import ErrorType
@@ -31,37 +34,74 @@ from workflows.contracts.study import StudyState
 from workflows.study.carry import close_cycle as close
 
 
-def cycle_report(result: ResearchResult) -> RunReport:
+def read_report(path: str, sha256: str, store: ArtifactStore | None) -> RunReport | None:
+    """A run's results JSON from ``path``, else from ``store`` by ``sha256``; None if neither.
+
+    The report of a run whose orchestration worker was on another host is not on this disk;
+    the report writer put it in the store, and its digest says which it is.
+    """
+    try:
+        return RunReport.model_validate_json(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValidationError):
+        pass
+    if store is None or not sha256:
+        return None
+    try:
+        with store.open(sha256) as stored:
+            return RunReport.model_validate_json(stored.read())
+    except (StoreError, OSError, ValidationError):
+        return None
+
+
+def cycle_report(result: ResearchResult, store: ArtifactStore | None = None) -> RunReport:
     """The cycle's report as its results JSON has it, else as its result says."""
-    if result.report is not None:
-        try:
-            text = Path(result.report.results_json).read_text(encoding="utf-8")
-            return RunReport.model_validate_json(text)
-        except (OSError, ValidationError):
-            pass
-    return outline_report(result)
+    paths = result.report
+    found = None if paths is None else read_report(paths.results_json, paths.results_sha256,
+                                                    store)
+    return found if found is not None else outline_report(result)
 
 
 LEARNING_WAIT_S = 20.0
 """How long a closing cycle waits for the learner to learn from its tasks."""
 
 
-@CLOSE_CYCLE.defn
-async def close_cycle(req: CloseCycleInput) -> StudyState:
-    """Judge the cycle's hypotheses, decide by the rules and record the cycle."""
-    report = await asyncio.to_thread(cycle_report, req.result)
-    await _await_learning(req, [f"{req.result.run_id}/{t.task_id}" for t in report.tasks])
-    if report.plan is None:
-        report = report.model_copy(update={"plan": req.plan})
-    try:
-        state = close(req.state, report)
-    except ValueError as err:
-        raise ApplicationError(f"cycle {req.state.cycles + 1} ({req.result.run_id}): {err}",
-                               type=ErrorType.INVALID_PLAN, non_retryable=True) from err
-    paths = req.result.report
-    latest = state.summaries[-1].model_copy(
-        update={"results_json": paths.results_json if paths else ""})
-    return state.model_copy(update={"summaries": [*state.summaries[:-1], latest]})
+class StudyCycles:
+    """The cycle activities, reading cycle reports from this host or the artifact store.
+
+    Args:
+        store: where report writers put results JSONs (None: this host's disk only).
+    """
+
+    def __init__(self, store: ArtifactStore | None = None) -> None:
+        self.store = store
+
+    @CLOSE_CYCLE.defn
+    async def close_cycle(self, req: CloseCycleInput) -> StudyState:
+        """Judge the cycle's hypotheses, decide by the rules and record the cycle."""
+        report = await asyncio.to_thread(cycle_report, req.result, self.store)
+        await _await_learning(req, [f"{req.result.run_id}/{t.task_id}" for t in report.tasks])
+        if report.plan is None:
+            report = report.model_copy(update={"plan": req.plan})
+        try:
+            state = close(req.state, report)
+        except ValueError as err:
+            raise ApplicationError(f"cycle {req.state.cycles + 1} ({req.result.run_id}): {err}",
+                                   type=ErrorType.INVALID_PLAN, non_retryable=True) from err
+        paths = req.result.report
+        latest = state.summaries[-1].model_copy(update={
+            "results_json": paths.results_json if paths else "",
+            "results_sha256": paths.results_sha256 if paths else ""})
+        return state.model_copy(update={"summaries": [*state.summaries[:-1], latest]})
+
+    @RESOLVE_REUSE.defn
+    async def resolve_reuse(self, req: ResolveReuseInput) -> list[DependencyArtifact]:
+        """Each referenced earlier task's verified artifacts, named by the reference.
+
+        Raises:
+            ApplicationError: ``InvalidPlan``, non-retryable: a cycle that has not run, a
+                report that cannot be read, a task that the cycle did not complete.
+        """
+        return await asyncio.to_thread(_resolve, req, self.store)
 
 
 async def _await_learning(req: CloseCycleInput, keys: list[str]) -> None:
@@ -79,18 +119,7 @@ async def _await_learning(req: CloseCycleInput, keys: list[str]) -> None:
                                 "goes on", ", ".join(unlearned), LEARNING_WAIT_S)
 
 
-@RESOLVE_REUSE.defn
-async def resolve_reuse(req: ResolveReuseInput) -> list[DependencyArtifact]:
-    """Each referenced earlier task's verified artifacts, named by the reference.
-
-    Raises:
-        ApplicationError: ``InvalidPlan``, non-retryable: a cycle that has not run, a report
-            that cannot be read, a task that the cycle did not complete.
-    """
-    return await asyncio.to_thread(_resolve, req)
-
-
-def _resolve(req: ResolveReuseInput) -> list[DependencyArtifact]:
+def _resolve(req: ResolveReuseInput, store: ArtifactStore | None) -> list[DependencyArtifact]:
     found: list[DependencyArtifact] = []
     problems: list[str] = []
     for ref in sorted(set(req.refs)):
@@ -99,9 +128,8 @@ def _resolve(req: ResolveReuseInput) -> list[DependencyArtifact]:
         if path is None:
             problems.append(f"{ref}: cycle {cycle} has not run in this study")
             continue
-        try:
-            report = RunReport.model_validate_json(Path(path).read_text(encoding="utf-8"))
-        except (OSError, ValidationError):
+        report = read_report(path, req.digests.get(cycle, ""), store)
+        if report is None:
             problems.append(f"{ref}: the report of cycle {cycle} cannot be read here ({path})")
             continue
         task = next((t for t in report.tasks if t.task_id == task_id), None)

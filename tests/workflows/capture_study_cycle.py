@@ -19,7 +19,7 @@ from typing import Any
 from temporalio.exceptions import ApplicationError
 from temporalio.testing import WorkflowEnvironment
 
-from activities.study.cycles import resolve_reuse
+from activities.study.cycles import StudyCycles
 from tests.workflows.agents_fakes import FakeAgents, job, probe_environment
 from tests.workflows.harness import Harness
 from tests.workflows.harness import capture_alone as alone
@@ -117,7 +117,7 @@ async def run_study_reuse(env: WorkflowEnvironment, root: Path) -> ResearchResul
     fakes = FakeAgents(drafts=[PlanDraftOutput.model_validate(answer.model_dump())],
                        jobs={"fast": job("ok")})
     harness, result_ = await run(env, f"capture-{uuid.uuid4().hex[:8]}", root, fakes,
-                                 FakeRecall(), context, extra=[resolve_reuse])
+                                 FakeRecall(), context, extra=[StudyCycles().resolve_reuse])
     assert result_.status == "completed", result_.status_reason
     assert harness.sandbox.deps_seen["boost"] == ["c1.fit/out.txt"]
     return result_

@@ -72,18 +72,20 @@ async def build_specs(settings: Settings, pools: Sequence[Pool], *, database_url
         from activities.learning.handoff import Learner
         from activities.reports.study import StudyReportWriter
         from activities.reports.writer import ReportWriter
-        from activities.study.cycles import close_cycle, resolve_reuse
+        from activities.study.cycles import StudyCycles
 
         store = EventStore(database_url)
         await store.open()
         stack.push_async_callback(store.close)
-        writer = ReportWriter(settings.runs_dir, settings.artifact_store())
+        artifacts = settings.artifact_store()
+        writer = ReportWriter(settings.runs_dir, artifacts)
+        cycles = StudyCycles(artifacts)
         studies = StudyReportWriter(settings.root)
         specs[Pool.ORCHESTRATION] = PoolSpec(
             workflows=[ResearchWorkflow, BranchWorkflow, TaskWorkflow, StudyWorkflow],
             versioning=VersioningBehavior.PINNED,  # they wait on people for days
             activities=[store.record_events, writer.write_report, writer.write_task_report,
-                        close_cycle, resolve_reuse, studies.write_study_report,
+                        cycles.close_cycle, cycles.resolve_reuse, studies.write_study_report,
                         Learner(settings.skills_auto_approve).hand_off_outcome])
     if Pool.AGENTS in pools:
         specs[Pool.AGENTS] = await _agents_spec(settings, database_url, stack)

@@ -125,3 +125,6 @@ class ResolveReuseInput(Model):
     """``c<cycle>.<task_id>`` references (``Decision.reuse``)."""
     reports: dict[int, str] = Field(default_factory=dict[int, str])
     """Each earlier cycle's results JSON, by cycle."""
+    digests: dict[int, str] = Field(default_factory=dict[int, str])
+    """The same reports' digests in the artifact store, by cycle (read where a path is not
+    on the worker's host)."""

@@ -144,6 +144,8 @@ class CycleSummary(Model):
     """The best verified value of the study's key metric in this cycle (none: not reported)."""
     results_json: str = Field(default="", max_length=4096)
     """The cycle's results JSON (its report), for the study's report."""
+    results_sha256: str = Field(default="", max_length=64)
+    """The same results JSON in the artifact store (empty: not stored)."""
     verdicts: list[Verdict] = Field(default_factory=list[Verdict], max_length=MAX_HYPOTHESES)
     decision: CycleDecision | None = None
     omitted: list[str] = Field(default_factory=list[str])

@@ -252,8 +252,10 @@ class Planning:
         if not refs or req.study is None:
             return
         reports = {s.cycle: s.results_json for s in req.study.previous if s.results_json}
+        digests = {s.cycle: s.results_sha256 for s in req.study.previous if s.results_sha256}
         try:
-            found = await RESOLVE_REUSE.run(ResolveReuseInput(refs=refs, reports=reports))
+            found = await RESOLVE_REUSE.run(ResolveReuseInput(refs=refs, reports=reports,
+                                                              digests=digests))
         except (ActivityError, ApplicationError) as err:
             raise PlanError(root_message(err)) from None
         self.state.req = req.model_copy(update={"earlier": [*req.earlier, *found]})

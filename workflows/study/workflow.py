@@ -231,7 +231,9 @@ class StudyWorkflow:
         if not refs:
             return []
         reports = {s.cycle: s.results_json for s in self.state.summaries if s.results_json}
-        return await RESOLVE_REUSE.run(ResolveReuseInput(refs=refs, reports=reports))
+        digests = {s.cycle: s.results_sha256 for s in self.state.summaries if s.results_sha256}
+        return await RESOLVE_REUSE.run(ResolveReuseInput(refs=refs, reports=reports,
+                                                         digests=digests))
 
     async def _run_cycle(self, plan: CyclePlan | None,
                          earlier: list[DependencyArtifact]) -> ResearchResult:

@@ -20,7 +20,7 @@ from temporalio.worker import Worker
 
 from activities.learning.handoff import Learner, fitted
 from activities.learning.settle import wait_learned
-from activities.study.cycles import close_cycle
+from activities.study.cycles import StudyCycles
 from tests.activities.study.test_cycles import PLAN, state, written
 from tests.workflows.library.test_skill_library import Recorder
 from tests.workflows.study.factories import report, result
@@ -30,6 +30,8 @@ from workflows.contracts.memory import RememberAnswer, RememberInput
 from workflows.contracts.plan import JobSpec
 from workflows.library.contracts import HandOffInput, TaskOutcome, library_id
 from workflows.library.workflow import OUTCOME_MAX_BYTES, SkillLibraryWorkflow
+
+close_cycle = StudyCycles().close_cycle  # reports on this host only
 
 
 class SlowMemory:

@@ -9,11 +9,15 @@ import pytest
 from temporalio.exceptions import ApplicationError
 from temporalio.testing import ActivityEnvironment
 
-from activities.study.cycles import close_cycle
+from activities.artifacts.store import LocalArtifactStore
+from activities.study.cycles import StudyCycles
 from tests.workflows.study.factories import decision, hypothesis, plan, report, result, tree
-from workflows.contracts.cycles import CloseCycleInput
+from workflows.contracts.cycles import CloseCycleInput, ResolveReuseInput
+from workflows.contracts.execution import Artifact
 from workflows.contracts.results import ReportPaths, ResearchResult, RunReport, TaskSummary
 from workflows.contracts.study import StudyPolicy, StudyState
+
+close_cycle = StudyCycles().close_cycle  # reports on this host only
 
 PLAN = plan([decision("1", hypothesis="H1")],
             hypotheses=[hypothesis("H1").model_dump(mode="json")])
@@ -72,3 +76,29 @@ async def test_a_plan_that_changes_a_decided_hypothesis_is_refused(tmp_path: Pat
             state=state(tree=decided, policy=StudyPolicy()), result=done))
     assert caught.value.non_retryable and caught.value.type == "InvalidPlan"
     assert "cycle 1" in str(caught.value)
+
+
+async def test_a_cycle_written_on_another_host_is_read_and_reused_from_the_store(
+        tmp_path: Path) -> None:
+    store = LocalArtifactStore(tmp_path / "store")
+    artifact = Artifact(name="model.json", size=2, sha256="a" * 64, path="model.json")
+    done = written(tmp_path, report([result("1", metrics={"auc": 0.9}, artifacts=[artifact])],
+                                    PLAN))
+    paths = done.report
+    assert paths is not None
+    stored = paths.model_copy(update={
+        "results_sha256": store.put(Path(paths.results_json)).sha256})
+    Path(paths.results_json).unlink()  # the orchestration host that wrote it is elsewhere
+    done = done.model_copy(update={"report": stored})
+    cycles = StudyCycles(store)
+
+    after = await ActivityEnvironment().run(cycles.close_cycle,
+                                            CloseCycleInput(state=state(), result=done))
+    assert after.tree.get("H1").status == "supported"  # judged on the stored report
+    assert after.summaries[0].results_sha256 == stored.results_sha256
+    reuse = ResolveReuseInput(refs=["c1.1"], reports={1: paths.results_json},
+                              digests={1: stored.results_sha256})
+    [found] = await ActivityEnvironment().run(cycles.resolve_reuse, reuse)
+    assert (found.task_id, found.name, found.sha256) == ("c1.1", "model.json", "a" * 64)
+    with pytest.raises(ApplicationError, match="cannot be read here"):  # without the store
+        await ActivityEnvironment().run(StudyCycles().resolve_reuse, reuse)

@@ -23,7 +23,7 @@ from typer.testing import CliRunner
 from activities.artifacts.store import LocalArtifactStore
 from activities.reports.study import StudyReportWriter
 from activities.reports.writer import ReportWriter
-from activities.study.cycles import close_cycle, resolve_reuse
+from activities.study.cycles import StudyCycles
 from tests.e2e_support import ROOT, wait_for, worker_env
 from tests.workers.cli.test_cli import cli
 from tests.workers.cli.test_cli import nowhere as nowhere  # a fixture
@@ -34,6 +34,9 @@ from workers.settings import Settings
 from workflows.constants import Pool, cycle_run_id
 from workflows.contracts.cycles import StudyProgress
 from workflows.study_client import StudyClient, start_key
+
+close_cycle = StudyCycles().close_cycle  # reports on this host only
+resolve_reuse = StudyCycles().resolve_reuse  # reports on this host only
 
 runner = CliRunner()
 H1 = {"id": "H1", "statement": "a small step fits", "test": {

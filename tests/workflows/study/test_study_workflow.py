@@ -25,7 +25,7 @@ from temporalio.testing import WorkflowEnvironment
 
 from activities.artifacts.store import LocalArtifactStore
 from activities.reports.writer import ReportWriter
-from activities.study.cycles import close_cycle, resolve_reuse
+from activities.study.cycles import StudyCycles
 from tests.e2e_support import wait_for
 from tests.workflows.harness import Harness, all_on, task
 from workflows.client import DATA_CONVERTER
@@ -42,6 +42,8 @@ from workflows.contracts.policy import GateRule, RunPolicy
 from workflows.contracts.results import ReportPaths, ResearchInput, RunProgress
 from workflows.contracts.study import StudyPolicy, StudyState
 from workflows.study.workflow import StudyWorkflow
+
+CYCLES = StudyCycles()
 
 H1: dict[str, Any] = {"id": "H1", "statement": "a small step fits", "test": {
     "metric": "score", "op": ">", "threshold": 0.8}}
@@ -83,7 +85,8 @@ class Study:
         writer = ReportWriter(root / "runs", LocalArtifactStore(root / "store"))
         self.harness = Harness(env, queue, root, overrides={
             "write_report": writer.write_report, "write_task_report": writer.write_task_report,
-            "write_study_report": self.reports.write}, extra=[close_cycle, resolve_reuse])
+            "write_study_report": self.reports.write},
+            extra=[CYCLES.close_cycle, CYCLES.resolve_reuse])
 
     def input(self, plans: list[CyclePlan], *, goal: str | None = None,
               gate: dict[str, Any] | None = None, **study: Any) -> StudyInput:
