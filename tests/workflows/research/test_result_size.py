@@ -126,14 +126,14 @@ async def test_the_reports_timestamp_is_the_runs_start_however_long_it_ran(
 async def test_a_run_over_its_result_limit_ends_with_its_status_and_why(
         time_env: WorkflowEnvironment, task_queue: str, tmp_path: Path,
         monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(sizes, "RUN_RESULT_LIMIT", 1600)
+    monkeypatch.setattr(sizes, "RUN_RESULT_LIMIT", 1800)
     harness = writing_harness(time_env, task_queue, tmp_path)
     await harness.run([task(f"t{i}") for i in range(5)])
     result = harness.result
     assert result is not None and result.status == "completed"
     assert result.tasks == [] and result.task_counts == {"completed": 5}
     assert result.omitted == ["the per-task list (5 tasks; counts kept)"]
-    assert "over its 1,600-byte limit" in result.status_reason
+    assert "over its 1,800-byte limit" in result.status_reason
     assert result.report is not None and result.report.results_json in result.status_reason
     assert len(written_report(result).tasks) == 5
 
