@@ -22,6 +22,7 @@ from workflows.constants import KIND_KEY, PARENT_KEY
 from workflows.contracts.branches import BranchTree
 
 if TYPE_CHECKING:
+    from activities.artifacts.store import ArtifactStore
     from workflows.client import AssayClient
 
 BRANCHES_QUERY = "branches"
@@ -68,7 +69,8 @@ def branches(
         fail(f"{text(run_id)!r} is not a run ID (see `assay runs`)", EXIT_BAD_INPUT)
 
     async def go() -> None:
-        view = await read_branches(await client_for(Settings()), run_id)
+        settings = Settings()
+        view = await read_branches(await client_for(settings), run_id, settings.artifact_store())
         if as_json:
             typer.echo(view.tree.model_dump_json(indent=2))
             return
@@ -77,7 +79,8 @@ def branches(
     run_async(go())
 
 
-async def read_branches(client: AssayClient, run_id: str) -> BranchView:
+async def read_branches(client: AssayClient, run_id: str,
+                        store: ArtifactStore | None = None) -> BranchView:
     """The run's branch tree: its query while it runs, its result (or query) once closed."""
     from workers.cli.show import load_report
 
@@ -90,7 +93,7 @@ async def read_branches(client: AssayClient, run_id: str) -> BranchView:
     if status != "completed":  # ended without a result: its history still answers
         return BranchView(await query_tree(client, run_id), status=status, linked=linked)
     result = await client.result(run_id)
-    report = load_report(result)
+    report = load_report(result, store)
     tree = (report.branches if report is not None else None) or result.branches
     return BranchView(tree or BranchTree(run_id=run_id), status=status, parent=result.parent,
                       linked=linked)

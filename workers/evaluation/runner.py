@@ -18,7 +18,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 from temporalio.service import RPCError
 
-from activities.artifacts.store import LocalArtifactStore
+from activities.artifacts.store import ArtifactStore
 from workers.cli.show import load_report
 from workers.evaluation.configurations import Configuration
 from workers.evaluation.scoring import score
@@ -60,7 +60,7 @@ class Evaluation:
                  echo: Callable[[str], None] = lambda _line: None) -> None:
         self.suite, self.base, self.settings = suite, base, settings
         self.live, self.parallel, self.timeout_s, self.echo = live, parallel, timeout_s, echo
-        self.store = LocalArtifactStore(settings.store_dir)
+        self.store = settings.artifact_store()
         self.requests: dict[tuple[str, str], ResearchInput] = {}
 
     def prepare(self, configs: list[Configuration]) -> None:
@@ -111,28 +111,32 @@ class Evaluation:
             except Exception as err:  # a run that fails is a failed sample
                 sample.error = root_message(err) if str(err) else type(err).__name__
             else:
-                scored(sample, task, result)
+                scored(sample, task, result, self.store)
         self.echo(_progress(sample))
         return sample
 
 
-def scored(sample: Sample, task: SuiteTask, result: ResearchResult) -> None:
-    """Fill a sample from a finished run's result and its results JSON."""
+def scored(sample: Sample, task: SuiteTask, result: ResearchResult,
+           store: ArtifactStore | None = None) -> None:
+    """Fill a sample from a finished run's result and its results JSON.
+
+    ``store`` is where that JSON is read by digest when this machine lacks its path.
+    """
     sample.status = result.status
     sample.seconds = (result.finished_at - result.started_at).total_seconds()
     sample.calls = result.model.calls
     sample.calls_by_role = dict(result.model.calls_by_role)
     sample.tokens = result.model.usage.total_tokens
     sample.cost_usd = result.model.usage.cost_usd
-    verdicts = score(results_document(result), task.expect)
+    verdicts = score(results_document(result, store), task.expect)
     sample.held = [v.line() for v in verdicts if v.passed]
     sample.missed = [v.line() for v in verdicts if not v.passed]
     sample.passed = not sample.missed
 
 
-def results_document(result: ResearchResult) -> Any:
+def results_document(result: ResearchResult, store: ArtifactStore | None = None) -> Any:
     """The run's results JSON as its report wrote it, else the result it returned."""
-    report = load_report(result)
+    report = load_report(result, store)
     return (report or result).model_dump(mode="json")
 
 

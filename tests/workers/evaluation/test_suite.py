@@ -8,6 +8,8 @@ from typing import Any
 
 import pytest
 
+from activities.artifacts.s3 import S3ArtifactStore
+from activities.artifacts.store import LocalArtifactStore
 from workers.evaluation.configurations import (
     ABLATIONS,
     AblationError,
@@ -15,6 +17,7 @@ from workers.evaluation.configurations import (
     configurations,
     parse_ablations,
 )
+from workers.evaluation.runner import Evaluation
 from workers.evaluation.suite import SuiteError, load_suite
 from workers.settings import Settings
 
@@ -121,3 +124,13 @@ def test_parts_kept_off_are_off_in_every_configuration_the_base_included() -> No
     assert [p.agents.debuggers for p in policies] == [True, True, False]
     with pytest.raises(AblationError, match="--off: unknown 'skill'"):
         parse_ablations("skill", option="--off")
+
+
+def test_an_evaluation_puts_its_inputs_in_the_store_the_pools_share(tmp_path: Path) -> None:
+    suite, base = load_suite(ROOT / "examples" / "eval" / "suite.json")
+    local = Evaluation(suite, base, settings=Settings(data_dir=tmp_path), live=False)
+    assert isinstance(local.store, LocalArtifactStore)
+    shared = Evaluation(suite, base, live=False, settings=Settings(
+        data_dir=tmp_path, store_url="s3://assay-artifacts/eval",
+        store_endpoint_url="http://127.0.0.1:9"))
+    assert isinstance(shared.store, S3ArtifactStore)  # what remote sandboxes read from
