@@ -16,14 +16,13 @@ non-retryable error.
 from __future__ import annotations
 
 import asyncio
-from pathlib import Path
 
-from pydantic import ValidationError
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
-from activities.artifacts.store import ArtifactStore, StoreError
+from activities.artifacts.store import ArtifactStore
 from activities.learning.settle import wait_learned
+from activities.reports.reading import read_report
 from workflows.catalogue import CLOSE_CYCLE, RESOLVE_REUSE
 from workflows.common.errors import ErrorType
 from workflows.contracts.cycles import CloseCycleInput, ResolveReuseInput
@@ -32,25 +31,6 @@ from workflows.contracts.plan import cycle_ref
 from workflows.contracts.results import ResearchResult, RunReport, outline_report
 from workflows.contracts.study import StudyState
 from workflows.study.carry import close_cycle as close
-
-
-def read_report(path: str, sha256: str, store: ArtifactStore | None) -> RunReport | None:
-    """A run's results JSON from ``path``, else from ``store`` by ``sha256``; None if neither.
-
-    The report of a run whose orchestration worker was on another host is not on this disk;
-    the report writer put it in the store, and its digest says which it is.
-    """
-    try:
-        return RunReport.model_validate_json(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValidationError):
-        pass
-    if store is None or not sha256:
-        return None
-    try:
-        with store.open(sha256) as stored:
-            return RunReport.model_validate_json(stored.read())
-    except (StoreError, OSError, ValidationError):
-        return None
 
 
 def cycle_report(result: ResearchResult, store: ArtifactStore | None = None) -> RunReport:

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from pathlib import Path
 
-from activities.artifacts.store import ArtifactStore, StoreError
+from activities.artifacts.store import ArtifactStore
 from activities.events.format import short as printable_short
 from activities.reports.markdown import describe_spend
 from activities.reports.numbers import duration
+from activities.reports.reading import read_report
 from workflows.client import RunSummary
 from workflows.common.words import plural
 from workflows.contracts.executive import GateRecord
@@ -93,20 +93,9 @@ def load_report(result: ResearchResult, store: ArtifactStore | None = None) -> R
     Where the file is not on this machine (the orchestration pool wrote it on another
     host), it is read from ``store`` by the digest the report recorded.
     """
-    if result.report is None:
-        return None
-    try:
-        text = Path(result.report.results_json).read_text(encoding="utf-8")
-        return RunReport.model_validate_json(text)
-    except (OSError, ValueError):
-        pass
-    if store is None or not result.report.results_sha256:
-        return None
-    try:
-        with store.open(result.report.results_sha256) as stored:
-            return RunReport.model_validate_json(stored.read())
-    except (StoreError, OSError, ValueError):
-        return None
+    paths = result.report
+    return None if paths is None else read_report(paths.results_json, paths.results_sha256,
+                                                   store)
 
 
 def run_row(summary: RunSummary, now: datetime) -> list[str]:
