@@ -6,13 +6,11 @@ Agent Skills folder.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
 
 from skills.folders.read import read_skills
-from skills.index import SkillIndex
 from skills.library import SkillLibrary
 from skills.store import SkillStore
 from tests.skills.guideline_samples import NAME, guideline_folder
@@ -22,20 +20,6 @@ from workflows.library.patterns import Skill
 
 pytestmark = pytest.mark.integration
 ACTION = "Compare the mean value of group a and group b of the measurements and give a p value"
-
-
-@pytest.fixture
-async def store(fresh_database_url: str) -> AsyncIterator[SkillStore]:
-    async with SkillStore(fresh_database_url) as opened:
-        yield opened
-
-
-@pytest.fixture
-def library(store: SkillStore, tmp_path: Path) -> Iterator[SkillLibrary]:
-    opened = SkillLibrary(store, lambda: SkillIndex(tmp_path / "index"),
-                          can_import=lambda _: True)
-    yield opened
-    opened.close()
 
 
 async def imported(store: SkillStore, tmp_path: Path) -> Skill:

@@ -9,14 +9,12 @@ decides trials, extraction adds candidates and maintenance prunes and merges.
 from __future__ import annotations
 
 import math
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import Sequence
 from datetime import UTC, datetime
-from pathlib import Path
 
 import pytest
 
 from skills.builtin import builtin_skills
-from skills.index import SkillIndex
 from skills.library import SkillLibrary
 from skills.maintain import choose_version
 from skills.store import SkillStore
@@ -64,20 +62,6 @@ SOURCE = (
 GOAL = ("Compute the mean value of each group in the measurements table of the new site and "
         "count its rows")
 MEANS = "group-means-table"
-
-
-@pytest.fixture
-async def store(fresh_database_url: str) -> AsyncIterator[SkillStore]:
-    async with SkillStore(fresh_database_url) as opened:
-        yield opened
-
-
-@pytest.fixture
-def library(store: SkillStore, tmp_path: Path) -> Iterator[SkillLibrary]:
-    opened = SkillLibrary(store, lambda: SkillIndex(tmp_path / "index"),
-                          can_import=lambda _: True)
-    yield opened
-    opened.close()
 
 
 # --- building skills and outcomes ----------------------------------------------------------

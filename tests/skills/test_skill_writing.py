@@ -3,7 +3,7 @@ merges, and ``revise_skills`` against PostgreSQL."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 
 import pytest
 
@@ -108,12 +108,6 @@ def test_a_merge_the_writer_agreed_to_adds_up_and_carries_its_text() -> None:
     assert merge_problem(first, retired) == f"{second.skill_id} is retired now"
     other = skill("c", params=("x",))
     assert "parameters differ" in (merge_problem(first, other) or "")
-
-
-@pytest.fixture
-async def store(fresh_database_url: str) -> AsyncIterator[SkillStore]:
-    async with SkillStore(fresh_database_url) as opened:
-        yield opened
 
 
 async def test_revise_skills_writes_merges_and_skips_what_no_longer_fits(
