@@ -17,6 +17,8 @@
    (wall time, sandbox executions, CPU); the run's history with 0 to 20 branches.
 10. studies: a 50-cycle study's longest history and time per cycle (first ten vs last ten), and
     the planner's study context for two 20-task cycles against its byte budget.
+11. parts: the artifact store (local and S3 on moto's server) vs a bare file copy, the
+    timeline figure vs a blank PNG of its size, documentation lookups vs ``inspect.getsource``.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from benchmarks import (
     bench_environments,
     bench_events,
     bench_memory,
+    bench_parts,
     bench_results,
     bench_skills,
     bench_stack,
@@ -141,16 +144,24 @@ def print_studies() -> None:
     asyncio.run(bench_studies.run())
 
 
+def print_parts() -> None:
+    """The artifact store, the timeline figure and documentation lookups, each beside a bare
+    baseline."""
+    print("11. parts: the artifact store (local, S3 on moto), the timeline figure, lookups")
+    bench_parts.run()
+
+
 def main() -> None:
     """Run every benchmark, or those named (runs, sandbox, events, stack, memory, skills,
     results, environments, branches, studies)."""
     chosen = set(sys.argv[1:]) or {"runs", "sandbox", "events", "stack", "memory", "skills",
-                                   "results", "environments", "branches", "studies"}
+                                   "results", "environments", "branches", "studies", "parts"}
     for name, fn in (("runs", print_runs), ("sandbox", print_sandbox),
                      ("events", print_events), ("stack", print_stack),
                      ("memory", print_memory), ("skills", print_skills),
                      ("results", print_results), ("environments", print_environments),
-                     ("branches", print_branches), ("studies", print_studies)):
+                     ("branches", print_branches), ("studies", print_studies),
+                     ("parts", print_parts)):
         if name in chosen:
             fn()
             sys.stdout.flush()
