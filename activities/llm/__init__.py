@@ -2,7 +2,8 @@
 
 ``gateway.ModelGateway`` owns the SDK client (``client``), structured output through tool use
 (``output``), request building (``request``), errors and retry advice (``errors``), prices
-(``pricing``), Prometheus metrics (``metrics``) and record/replay of exchanges (``recording``).
+(``pricing``), Prometheus metrics (``metrics``), record/replay of exchanges (``recording``)
+and the tools a role may call before it answers (``helpers``, e.g. ``lookup_docs``).
 ``ledger.BudgetLedger`` is the runs' budget account in PostgreSQL (tables in ``schema``): each
 call reserves what ``reserve`` says it may spend before it is sent, and settles after.
 """

@@ -1,7 +1,9 @@
 """Worker pools: which workflows and activities each task queue serves, built from settings.
 
-``builders`` builds each pool's worker and the Temporal runtime; ``exporter`` serves a
-worker's one metrics port (Assay's registry and the SDK's metrics).
+``builders`` builds each pool's worker and the Temporal runtime and serves them
+(``serve_specs``); ``exporter`` serves a worker's one metrics port (Assay's registry and the
+SDK's metrics) and its ``/healthz``, which ``health`` answers (``watch_health``, ``HEALTH``);
+``versioning`` names the Worker Deployment version and build id workers poll with.
 """
 
 
