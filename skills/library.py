@@ -114,9 +114,10 @@ class SkillLibrary:
                 mmr_lambda=req.policy.mmr_lambda, statuses=APPLICABLE) if queries else []
             record.skill_retrieved(bool(hits))
             if not hits:
+                indexed = await asyncio.to_thread(len, index)  # a server's count: I/O
                 answer.reasons[key] = (f"no skill above similarity {req.policy.threshold:g} "
-                                       f"among {len(index)} indexed")
-                if len(index):
+                                       f"among {indexed} indexed")
+                if indexed:
                     answer.unmatched.append(key)
                 continue
             skills = {s.skill_id: s for s in await self._rows([h.skill_id for h in hits])

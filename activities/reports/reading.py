@@ -12,7 +12,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from activities.artifacts.store import ArtifactStore, StoreError
-from workflows.contracts.results import RunReport
+from workflows.contracts.results import ResearchResult, RunReport
 
 
 def read_report(path: str, sha256: str, store: ArtifactStore | None) -> RunReport | None:
@@ -28,3 +28,13 @@ def read_report(path: str, sha256: str, store: ArtifactStore | None) -> RunRepor
             return RunReport.model_validate_json(stored.read())
     except (StoreError, OSError, ValidationError):
         return None
+
+
+def result_report(result: ResearchResult, store: ArtifactStore | None) -> RunReport | None:
+    """The report a finished run's result points at, read as :func:`read_report` reads it.
+
+    None when the run wrote none or it cannot be read here.
+    """
+    paths = result.report
+    return None if paths is None else read_report(paths.results_json, paths.results_sha256,
+                                                   store)

@@ -11,14 +11,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import logging
 import os
 import tempfile
 from pathlib import Path
 
 from temporalio.exceptions import ApplicationError
 
-from activities.artifacts.store import ArtifactStore, StoreError
+from activities.artifacts.store import ArtifactStore, StoreError, StoreUnavailableError
 from activities.metrics import record
 from activities.reports.keep import ARTIFACT_BUDGET, ArtifactKeeper
 from activities.reports.ledger import LedgerError, append_ledger, ledger_entries
@@ -34,8 +33,6 @@ from workflows.contracts.results import (
     WriteTaskReportInput,
     scoped,
 )
-
-log = logging.getLogger(__name__)
 
 TASKS_FOLDER = "tasks"
 
@@ -66,7 +63,11 @@ class ReportWriter:
         """
         try:
             paths = await asyncio.to_thread(self._write, req.report)
-        except (OSError, LedgerError) as err:
+        except StoreUnavailableError as err:  # retried: writing the report again is idempotent
+            raise ApplicationError(f"the report of {req.report.run_id} is written but could "
+                                   f"not be put in the artifact store: {err}",
+                                   type=ErrorType.STORE_UNAVAILABLE) from err
+        except (OSError, LedgerError, StoreError) as err:
             raise _unwritable(f"the report of {req.report.run_id}", self.runs_dir,
                               err) from err
         record.run_finished(req.report)
@@ -114,18 +115,14 @@ class ReportWriter:
     def _stored(self, paths: ReportPaths) -> ReportPaths:
         """The paths with the digests of the results JSON and summary put in the store.
 
-        A store that fails leaves them out (the report stays on this host's disk, and is
-        logged): the run's report is written, and a retry would write its ledger again.
+        Raises:
+            StoreUnavailableError: the store cannot be reached; the activity is retried (the
+                files and the ledger are written again to the same content).
         """
         if self.store is None:
             return paths
-        try:
-            results = self.store.put(Path(paths.results_json)).sha256
-            summary = self.store.put(Path(paths.summary_md)).sha256
-        except (StoreError, OSError) as err:
-            log.warning("the report %s was not put in the artifact store: %s",
-                        paths.results_json, err)
-            return paths
+        results = self.store.put(Path(paths.results_json)).sha256
+        summary = self.store.put(Path(paths.summary_md)).sha256
         return paths.model_copy(update={"results_sha256": results, "summary_sha256": summary})
 
     def _whole(self, run_id: str, task: TaskResult) -> TaskResult:

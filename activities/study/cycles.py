@@ -22,7 +22,7 @@ from temporalio.exceptions import ApplicationError
 
 from activities.artifacts.store import ArtifactStore
 from activities.learning.settle import wait_learned
-from activities.reports.reading import read_report
+from activities.reports.reading import read_report, result_report
 from workflows.catalogue import CLOSE_CYCLE, RESOLVE_REUSE
 from workflows.common.errors import ErrorType
 from workflows.contracts.cycles import CloseCycleInput, ResolveReuseInput
@@ -35,9 +35,7 @@ from workflows.study.carry import close_cycle as close
 
 def cycle_report(result: ResearchResult, store: ArtifactStore | None = None) -> RunReport:
     """The cycle's report as its results JSON has it, else as its result says."""
-    paths = result.report
-    found = None if paths is None else read_report(paths.results_json, paths.results_sha256,
-                                                    store)
+    found = result_report(result, store)
     return found if found is not None else outline_report(result)
 
 

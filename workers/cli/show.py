@@ -13,7 +13,7 @@ from activities.artifacts.store import ArtifactStore
 from activities.events.format import short as printable_short
 from activities.reports.markdown import describe_spend
 from activities.reports.numbers import duration
-from activities.reports.reading import read_report
+from activities.reports.reading import result_report
 from workflows.client import RunSummary
 from workflows.common.words import plural
 from workflows.contracts.executive import GateRecord
@@ -93,9 +93,7 @@ def load_report(result: ResearchResult, store: ArtifactStore | None = None) -> R
     Where the file is not on this machine (the orchestration pool wrote it on another
     host), it is read from ``store`` by the digest the report recorded.
     """
-    paths = result.report
-    return None if paths is None else read_report(paths.results_json, paths.results_sha256,
-                                                   store)
+    return result_report(result, store)
 
 
 def run_row(summary: RunSummary, now: datetime) -> list[str]:

@@ -162,13 +162,19 @@ async def reformulated(ask: MatchInput, answer: MatchAnswer, summary: SkillSumma
     agents.log.add("agent_call", "complete", agent="skills", status="reformulated",
                    outputs={"queries": queries,
                             "applied": [a.task_id for a in second.applications]})
-    merged = answer.model_copy(deep=True)
+    return merged_answer(answer, second, list(queries))
+
+
+def merged_answer(first: MatchAnswer, second: MatchAnswer, asked: list[str]) -> MatchAnswer:
+    """The first match's answer with the second's, for the keys ``asked`` again, added."""
+    merged = first.model_copy(deep=True)
     merged.applications.extend(second.applications)
     merged.retrieved.update(second.retrieved)
-    for key in queries:
+    merged.guidelines.update(second.guidelines)
+    for key in asked:
         merged.reasons.pop(key, None)
     merged.reasons.update(second.reasons)
-    merged.unmatched = [k for k in answer.unmatched if k not in queries] + second.unmatched
+    merged.unmatched = [k for k in first.unmatched if k not in asked] + second.unmatched
     return merged
 
 

@@ -6,6 +6,8 @@ import shutil
 from datetime import UTC, datetime
 from pathlib import Path
 
+import pytest
+from temporalio.exceptions import ApplicationError
 from temporalio.testing import ActivityEnvironment
 
 from activities.artifacts.store import LocalArtifactStore, StoredFile, StoreUnavailableError
@@ -102,10 +104,20 @@ class UnreachableStore(LocalArtifactStore):
         raise StoreUnavailableError("the object store did not answer")
 
 
-async def test_a_store_that_fails_leaves_the_report_written_without_digests(
+async def test_a_store_out_of_reach_fails_the_report_for_a_retry_that_then_stores_it(
         tmp_path: Path) -> None:
     written = RunReport(**result(tmp_path).run_fields())
-    writer = ReportWriter(tmp_path / "runs", UnreachableStore(tmp_path / "store"))
-    paths = await ActivityEnvironment().run(writer.write_report, WriteReportInput(report=written))
-    assert Path(paths.results_json).is_file() and Path(paths.summary_md).is_file()
-    assert (paths.results_sha256, paths.summary_sha256) == ("", "")
+    runs = tmp_path / "runs"
+    with pytest.raises(ApplicationError) as caught:
+        await ActivityEnvironment().run(
+            ReportWriter(runs, UnreachableStore(tmp_path / "store")).write_report,
+            WriteReportInput(report=written))
+    assert caught.value.type == "StoreUnavailable" and not caught.value.non_retryable
+    ledger = next(runs.glob("*/ledger.jsonl"))
+    lines = ledger.read_text().splitlines()
+
+    store = LocalArtifactStore(tmp_path / "store")  # the retry, with the store back
+    paths = await ActivityEnvironment().run(ReportWriter(runs, store).write_report,
+                                            WriteReportInput(report=written))
+    assert paths.results_sha256 and paths.summary_sha256
+    assert ledger.read_text().splitlines() == lines  # written once, not again

@@ -12,6 +12,9 @@ from pathlib import Path
 from temporalio.testing import WorkflowEnvironment
 
 from tests.workflows.capture_writer import GOAL, QUERY, Reformulating, run_reformulated
+from workflows.library.contracts import MatchAnswer
+from workflows.library.patterns import GuidelineRef
+from workflows.research.skills import merged_answer
 
 
 async def test_a_reformulated_goal_finds_the_skill_that_supplies_the_plan(
@@ -38,3 +41,14 @@ async def test_a_refused_reformulation_is_a_miss_and_the_run_plans_as_before(
     assert result.skills.reasons["goal"].startswith("no skill above similarity")
     assert sorted(t.task_id for t in result.tasks) == ["fit", "load"], "the planner's plan ran"
     assert result.model.calls_by_role.get("planner") == 1
+
+
+def test_what_the_reworded_match_found_joins_the_first_answer_guidelines_included() -> None:
+    guide = GuidelineRef(skill_id="notes@v1", name="notes", score=0.8)
+    first = MatchAnswer(reasons={"goal": "no skill above similarity 0.35", "t2": "kept"},
+                        unmatched=["goal"])
+    second = MatchAnswer(guidelines={"goal": [guide]}, reasons={"goal": "below confidence"})
+    merged = merged_answer(first, second, ["goal"])
+    assert merged.guidelines == {"goal": [guide]}  # reaches the planner's prompt
+    assert merged.reasons == {"t2": "kept", "goal": "below confidence"}
+    assert merged.unmatched == [] and first.guidelines == {}
