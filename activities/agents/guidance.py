@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from activities.agents.prompting import section
 from skills.guidance import PROMPT_GUIDELINE_CHARS, prompt_guideline
+from skills.guidelines import is_guideline
 from workflows.library.contracts import GuidelineRef
 from workflows.library.patterns import SkillPattern
 
@@ -58,7 +59,7 @@ class StoredGuidelines:
                 skill = await self.store.get(skill_id)
             except (LookupError, ValueError):  # retired and gone, or unreadable: left out
                 continue
-            if skill.pattern.guideline and skill.pattern.job is None:
+            if is_guideline(skill):  # a subagent's text is its instructions, not guidance
                 found[skill_id] = skill.pattern
         return found
 

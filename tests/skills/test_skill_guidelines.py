@@ -10,13 +10,14 @@ from pathlib import Path
 
 import pytest
 
+from activities.agents.guidance import StoredGuidelines
 from skills.folders.read import read_skills
 from skills.library import SkillLibrary
 from skills.store import SkillStore
 from tests.skills.guideline_samples import NAME, guideline_folder
 from workflows.library.contracts import MatchInput, MatchTask, TaskOutcome
 from workflows.library.formulas import utility
-from workflows.library.patterns import Skill
+from workflows.library.patterns import Skill, SkillPattern
 
 pytestmark = pytest.mark.integration
 ACTION = "Compare the mean value of group a and group b of the measurements and give a p value"
@@ -77,3 +78,15 @@ async def test_a_prompted_guideline_counts_as_used_and_its_outcome_moves_its_uti
     await library.record_outcomes([outcome(skill.skill_id, "run-2/compare", "failed")])
     failed = (await store.get(skill.skill_id)).metrics
     assert (failed.used, failed.succeeded) == (2, 1)  # a use that did not succeed
+
+
+async def test_only_guideline_skills_are_read_into_prompts_not_a_subagents_text(
+        store: SkillStore) -> None:
+    guide = SkillPattern(name="seeding", description="Guidance: seeding",
+                         guideline="Seed every permutation.")
+    agent = SkillPattern(name="fitter", description="Fits in batches", kind="subagent",
+                         guideline="Halve the batch when memory runs out.")
+    for pattern in (guide, agent):
+        await store.add(Skill(pattern=pattern, status="active"), by="test")
+    found = await StoredGuidelines(store).patterns(["seeding@v1", "fitter@v1", "gone@v1"])
+    assert list(found) == ["seeding@v1"]
