@@ -29,10 +29,10 @@ from temporalio.testing import WorkflowEnvironment
 from benchmarks.bench_memory import Stack, started_stack
 from tests.e2e_support import wait_for
 from tests.workflows.research import sweeps
+from workers.stack.temporal import dev_server_flags
 from workflows.catalogue import EXECUTE_JOB
 from workflows.client import DATA_CONVERTER
 from workflows.constants import (
-    SEARCH_ATTRIBUTES,
     branch_task_workflow_id,
     branch_workflow_id,
     task_workflow_id,
@@ -243,8 +243,7 @@ async def history_sizes(counts: tuple[int, ...] = (0, 5, 10, 20)) -> None:
     env = await WorkflowEnvironment.start_local(  # pyright: ignore[reportUnknownMemberType]
         dev_server_existing_path=str(Path(sys.executable).parent / "temporal"),
         data_converter=DATA_CONVERTER, ui=False,
-        dev_server_extra_args=[a for n, k in SEARCH_ATTRIBUTES.items()
-                               for a in ("--search-attribute", f"{n}={k}")])
+        dev_server_extra_args=dev_server_flags())
     try:
         with tempfile.TemporaryDirectory(prefix="assay-bench-") as tmp:
             rows = [await sweeps.sweep(env, f"bench-{uuid.uuid4().hex[:8]}", Path(tmp) / str(n),

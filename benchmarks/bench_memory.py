@@ -31,8 +31,9 @@ from workers.intake.runpolicy import AgentFlags, build_policy, queues_from
 from workers.pools.builders import SERVED_POOLS, run_pools
 from workers.settings import Settings
 from workers.stack.embedded import EmbeddedPostgres
+from workers.stack.temporal import dev_server_flags
 from workflows.client import DATA_CONVERTER, AssayClient
-from workflows.constants import SEARCH_ATTRIBUTES, Pool
+from workflows.constants import Pool
 from workflows.contracts.results import RunReport
 
 PLAN = Path(__file__).resolve().parent.parent / "tests" / "data" / "memory" / "train.json"
@@ -104,12 +105,7 @@ async def started_stack(root: Path) -> AsyncGenerator[Stack]:
         env = await WorkflowEnvironment.start_local(  # pyright: ignore[reportUnknownMemberType]
             dev_server_existing_path=str(Path(sys.executable).parent / "temporal"),
             data_converter=DATA_CONVERTER, ui=False,
-            dev_server_extra_args=[
-                "--db-filename", str(root / "temporal.db"),
-                "--sqlite-pragma", "journal_mode=wal", "--sqlite-pragma", "synchronous=1",
-                *(arg for name, kind in SEARCH_ATTRIBUTES.items()
-                  for arg in ("--search-attribute", f"{name}={kind}")),
-            ])
+            dev_server_extra_args=dev_server_flags(root / "temporal.db"))
         exits.push_async_callback(env.shutdown)
         pg = EmbeddedPostgres(root / "pg")
         exits.callback(pg.stop)  # also stops a server that started but failed its checks

@@ -29,8 +29,8 @@ from temporalio.testing import WorkflowEnvironment
 
 from activities.reports.writer import ReportWriter
 from tests.workflows.harness import Harness, task
+from workers.stack.temporal import dev_server_flags
 from workflows.client import DATA_CONVERTER
-from workflows.constants import SEARCH_ATTRIBUTES
 from workflows.contracts.execution import Artifact, ExecuteJobInput, ExecutionOutcome
 from workflows.research.workflow import ResearchWorkflow
 
@@ -137,8 +137,7 @@ async def run(names: list[str]) -> list[dict[str, Any]]:
         env = await WorkflowEnvironment.start_local(  # pyright: ignore[reportUnknownMemberType]
             dev_server_existing_path=str(Path(sys.executable).parent / "temporal"),
             data_converter=DATA_CONVERTER, search_attributes=[], ui=False,
-            dev_server_extra_args=[*(a for n, k in SEARCH_ATTRIBUTES.items()
-                                     for a in ("--search-attribute", f"{n}={k}"))])
+            dev_server_extra_args=dev_server_flags())
         try:
             for name in names:
                 row = await one(env, Path(tmp) / name, name)

@@ -36,8 +36,9 @@ from workers.cli.show import load_report
 from workers.pools.builders import SERVED_POOLS, run_pools
 from workers.settings import Settings
 from workers.stack.embedded import EmbeddedPostgres
+from workers.stack.temporal import dev_server_flags
 from workflows.client import DATA_CONVERTER
-from workflows.constants import SEARCH_ATTRIBUTES, Pool, run_workflow_id
+from workflows.constants import Pool, run_workflow_id
 from workflows.contracts.plan import Plan
 from workflows.contracts.policy import Queues
 from workflows.contracts.results import ResearchInput, ResearchResult
@@ -95,12 +96,7 @@ async def bench(latency_n: int = 20, concurrent_n: int = 100,
         env = await WorkflowEnvironment.start_local(  # pyright: ignore[reportUnknownMemberType]
             dev_server_existing_path=str(Path(__import__("sys").executable).parent / "temporal"),
             data_converter=DATA_CONVERTER, ui=False,
-            dev_server_extra_args=[
-                "--db-filename", str(root / "temporal.db"),
-                "--sqlite-pragma", "journal_mode=wal", "--sqlite-pragma", "synchronous=1",
-                *(a for n, k in SEARCH_ATTRIBUTES.items() for a in ("--search-attribute",
-                                                                      f"{n}={k}")),
-            ])
+            dev_server_extra_args=dev_server_flags(root / "temporal.db"))
         pg = EmbeddedPostgres(root / "pg")
         pg.start()
         pg.ensure_database("assay")

@@ -18,7 +18,7 @@ from temporalio.api.operatorservice.v1 import AddSearchAttributesRequest
 from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
-from workers.stack.temporal import SA_TYPES
+from workers.stack.temporal import SA_TYPES, dev_server_flags
 from workflows.client import DATA_CONVERTER
 from workflows.constants import SEARCH_ATTRIBUTES
 
@@ -75,8 +75,7 @@ async def dev_env() -> AsyncIterator[WorkflowEnvironment]:
         data_converter=DATA_CONVERTER,
         search_attributes=[],
         dev_server_extra_args=[
-            *(arg for name, kind in SEARCH_ATTRIBUTES.items()
-              for arg in ("--search-attribute", f"{name}={kind}")),
+            *dev_server_flags(),
             "--dynamic-config-value", "frontend.enableUpdateWorkflowExecution=true",
             # every test's workers poll their own queues as versions of the one deployment
             # (``assay``): the server's default of 100 queues a deployment would run out

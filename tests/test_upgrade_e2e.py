@@ -39,8 +39,9 @@ from workers.intake.runpolicy import build_policy, queues_from
 from workers.pools.builders import SERVED_POOLS, build_specs, serve_specs
 from workers.pools.versioning import routing, version_state
 from workers.settings import Settings
+from workers.stack.temporal import dev_server_flags
 from workflows.client import DATA_CONVERTER, AssayClient
-from workflows.constants import SEARCH_ATTRIBUTES, Pool
+from workflows.constants import Pool
 from workflows.contracts.executive import GateDecision
 from workflows.research.branch import BranchWorkflow
 from workflows.study.workflow import StudyWorkflow
@@ -57,8 +58,7 @@ async def server() -> AsyncIterator[WorkflowEnvironment]:
         dev_server_existing_path=binary("temporal"), data_converter=DATA_CONVERTER,
         search_attributes=[], ui=False,
         dev_server_extra_args=[
-            *(arg for name, kind in SEARCH_ATTRIBUTES.items()
-              for arg in ("--search-attribute", f"{name}={kind}")),
+            *dev_server_flags(),
             "--dynamic-config-value", 'matching.wv.VersionDrainageStatusRefreshInterval="1s"',
             "--dynamic-config-value",
             'matching.wv.VersionDrainageStatusVisibilityGracePeriod="1s"'])
