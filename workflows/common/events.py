@@ -7,10 +7,12 @@ the store's ``ON CONFLICT DO NOTHING`` makes every write idempotent.
 
 from __future__ import annotations
 
+import asyncio
+import weakref
 from typing import Any
 
 from temporalio import workflow
-from temporalio.common import SearchAttributeKey
+from temporalio.common import SearchAttributeKey, SearchAttributeUpdate
 from temporalio.exceptions import ActivityError, ApplicationError
 
 with workflow.unsafe.imports_passed_through():
@@ -22,11 +24,47 @@ with workflow.unsafe.imports_passed_through():
         RecordEventsInput,
     )
 
+UPSERTS_PATCH = "coalesced-search-attributes"
+"""Search attributes set in one activation go to the server as one upsert, not one each."""
+_PENDING: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop,
+                                    dict[str, SearchAttributeUpdate[Any]]] = (
+    weakref.WeakKeyDictionary())
+"""Updates not yet sent, by workflow instance (each runs its own event loop; this module is
+shared by every instance, and a replay after an eviction starts on a fresh loop)."""
+
+
 def upsert_keywords(**values: str) -> None:
     """Set keyword search attributes of the current workflow (``AssayStatus="..."`` etc.)."""
-    updates = [SearchAttributeKey.for_keyword(name).value_set(value)
-               for name, value in values.items()]
-    workflow.upsert_search_attributes(updates)  # pyright: ignore[reportUnknownMemberType]
+    upsert(*(SearchAttributeKey.for_keyword(name).value_set(value)
+             for name, value in values.items()))
+
+
+def upsert(*updates: SearchAttributeUpdate[Any]) -> None:
+    """Set search attributes of the current workflow, merged into one upsert per activation.
+
+    A task moves through several phases and statuses in one activation, and each upsert is a
+    command, a history event and a visibility write on the server. The updates are kept (the
+    last value of each attribute wins) and sent by a callback on the workflow's event loop,
+    which runs once the code that set them waits: still in this activation, before the
+    workflow's completion, in an order replay repeats. Histories from before ``UPSERTS_PATCH``
+    keep one upsert per call.
+    """
+    if not workflow.patched(UPSERTS_PATCH):
+        workflow.upsert_search_attributes(list(updates))  # pyright: ignore[reportUnknownMemberType]
+        return
+    loop = asyncio.get_running_loop()
+    pending = _PENDING.get(loop)
+    if pending is None:
+        pending = _PENDING[loop] = {}
+        loop.call_soon(_send, loop)
+    for update in updates:
+        pending[update.key.name] = update
+
+
+def _send(loop: asyncio.AbstractEventLoop) -> None:
+    pending = _PENDING.pop(loop, None)
+    if pending:
+        workflow.upsert_search_attributes(list(pending.values()))  # pyright: ignore[reportUnknownMemberType]
 
 
 class EventLog:

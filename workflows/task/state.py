@@ -15,7 +15,7 @@ from temporalio import workflow
 with workflow.unsafe.imports_passed_through():
     from workflows.agents.spend import ModelSpend
     from workflows.common.advisory import Missed
-    from workflows.common.events import EventLog, upsert_keywords
+    from workflows.common.events import EventLog, upsert, upsert_keywords
     from workflows.constants import ATTEMPTS_KEY, KIND_KEY, PHASE_KEY, STATUS_KEY, digest
     from workflows.contracts.alternatives import BranchSpec
     from workflows.contracts.execution import ExecutionOutcome, TaskStatus, Verification
@@ -83,8 +83,7 @@ class TaskState:
     def bump(self, phase: Phase) -> None:
         """Count one more attempt at ``phase``."""
         self.attempts[phase] = self.attempts.get(phase, 0) + 1
-        workflow.upsert_search_attributes(  # pyright: ignore[reportUnknownMemberType]
-            [ATTEMPTS_KEY.value_set([f"{p}:{n}" for p, n in sorted(self.attempts.items())])])
+        upsert(ATTEMPTS_KEY.value_set([f"{p}:{n}" for p, n in sorted(self.attempts.items())]))
 
     def first(self, retry_phase: Phase) -> bool:
         """Whether the task is in its first round of ``retry_phase``."""
