@@ -50,7 +50,8 @@ def print_runs() -> None:
     print("1. one-task run (review, sandbox, verify, events, report) vs bare one-activity "
           "workflow, and vs the floor (a bare workflow with the run's dispatch shape: child "
           "workflow, 6 activities on 3 queues, a `python -c pass` job, 11 local activities; "
-          "benchmarks/floor.py), same dev server (SQLite WAL)")
+          "benchmarks/floor.py), same dev server (SQLite WAL, queue reads tuned as `assay up` runs "
+          "it: workers/stack/temporal.py)")
     print(f"   {'':24}{'bare':>10}{'floor':>10}{'assay':>10}{'/bare':>8}{'/floor':>8}")
     for key, label in (("median_ms", "latency median (ms)"), ("p95_ms", "latency p95 (ms)"),
                        ("throughput_per_s", "throughput (runs/s)")):
