@@ -27,6 +27,7 @@ from temporalio.api.enums.v1 import EventType
 from temporalio.client import WorkflowHandle
 from temporalio.testing import WorkflowEnvironment
 
+from activities.artifacts.store import LocalArtifactStore
 from activities.reports.writer import ReportWriter
 from tests.workflows.harness import Harness, task
 from workers.stack.temporal import dev_server_flags
@@ -42,8 +43,12 @@ WEDGED_AFTER = 2
 """Refused completions after which a run counts as wedged."""
 
 
-def many_files(root: Path, count: int) -> Callable[[ExecuteJobInput], Awaitable[ExecutionOutcome]]:
-    """A sandbox whose jobs leave ``count`` small files each."""
+Execute = Callable[[ExecuteJobInput], Awaitable[ExecutionOutcome]]
+
+
+def many_files(root: Path, count: int, store: LocalArtifactStore) -> Execute:
+    """A sandbox whose jobs leave ``count`` small files each, put in ``store`` as the real
+    sandbox puts what it hashed (the verifier reads evidence by digest from there)."""
 
     async def execute(req: ExecuteJobInput) -> ExecutionOutcome:
         workspace = root / req.run_id / req.task_id / "attempt-1"
@@ -52,6 +57,7 @@ def many_files(root: Path, count: int) -> Callable[[ExecuteJobInput], Awaitable[
         for i in range(count):
             path = workspace / "results" / f"table-part-{i:04d}-of-{count:04d}.csv"
             path.write_text(f"{req.task_id} {i}\n")
+            store.put(path)
             artifacts.append(Artifact(name=str(path.relative_to(workspace)),
                                       size=path.stat().st_size, path=str(path),
                                       sha256=hashlib.sha256(path.read_bytes()).hexdigest()))
@@ -97,8 +103,9 @@ async def one(env: WorkflowEnvironment, root: Path, name: str) -> dict[str, Any]
     overrides: dict[str, Callable[[Any], Awaitable[Any]]] = {
         "write_report": writer.write_report, "write_task_report": writer.write_task_report}
     if files:
-        overrides["execute_job"] = many_files(root / "harness", files)  # the verifier reads
-        # evidence only below its work directory: the harness root
+        # the harness's sandbox root and store, where the verifier looks
+        overrides["execute_job"] = many_files(root / "harness", files,
+                                              LocalArtifactStore(root / "harness" / "store"))
     harness = Harness(env, f"bench-{uuid.uuid4().hex[:8]}", root / "harness",
                       overrides=overrides)
     req = harness.request(plan(tasks, files, root, chain=name.startswith("chain")),
