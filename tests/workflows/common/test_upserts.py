@@ -50,3 +50,11 @@ async def test_a_retried_tasks_updates_are_merged_and_end_as_the_task_ended(
     assert retried.phases[-1].phase == "finalize" and found.get(PHASE_KEY) == "done"
     attempts = dict(item.split(":") for item in found.get(ATTEMPTS_KEY) or [])
     assert int(attempts["execute"]) == 2, attempts
+    # the run sets its last status and phase and returns without waiting: the merged upsert
+    # still reaches the server, ahead of the completion
+    run = time_env.client.get_workflow_handle(report.run_id)
+    ended = (await run.describe()).typed_search_attributes
+    assert (ended.get(STATUS_KEY), ended.get(PHASE_KEY)) == ("completed", "done")
+    kinds = [event.event_type for event in (await run.fetch_history()).events]
+    assert kinds[-1] == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED
+    assert kinds[-2] == UPSERT
