@@ -12,6 +12,7 @@ import tempfile
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from temporalio.api.operatorservice.v1 import AddSearchAttributesRequest
@@ -21,6 +22,10 @@ from temporalio.testing import WorkflowEnvironment
 from workers.stack.temporal import SA_TYPES, dev_server_flags
 from workflows.client import DATA_CONVERTER
 from workflows.constants import SEARCH_ATTRIBUTES
+
+if TYPE_CHECKING:
+    from skills.library import SkillLibrary
+    from skills.store import SkillStore
 
 BIN = Path(sys.executable).parent
 
@@ -123,6 +128,28 @@ async def fresh_database_url(postgres_server_url: str) -> str:
     finally:
         await admin.dispose()
     return make_url(postgres_server_url).set(database=name).render_as_string(hide_password=False)
+
+
+@pytest.fixture
+async def skill_store(fresh_database_url: str) -> AsyncIterator[SkillStore]:
+    """A skill store on a database of its own."""
+    from skills.store import SkillStore
+
+    async with SkillStore(fresh_database_url) as opened:
+        yield opened
+
+
+@pytest.fixture
+def skill_library(skill_store: SkillStore, tmp_path: Path) -> Iterator[SkillLibrary]:
+    """The skill library's activities over ``skill_store``, with an index of its own under
+    ``tmp_path``."""
+    from skills.index import SkillIndex
+    from skills.library import SkillLibrary
+
+    opened = SkillLibrary(skill_store, lambda: SkillIndex(tmp_path / "index"),
+                          can_import=lambda _: True)
+    yield opened
+    opened.close()
 
 
 @pytest.fixture

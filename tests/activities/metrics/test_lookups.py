@@ -6,8 +6,7 @@ test's own (and the skill library's Qdrant Edge index in the test's directory).
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
-from pathlib import Path
+from collections.abc import AsyncIterator
 
 import pytest
 
@@ -15,7 +14,6 @@ from activities.memory.memory import Memory
 from activities.memory.recall import Recall
 from activities.memory.store import MemoryStore
 from activities.metrics.definitions import REGISTRY
-from skills.index import SkillIndex
 from skills.library import SkillLibrary
 from skills.store import SkillStore
 from tests.activities.memory.test_memory import consult, promote, task, train_job
@@ -33,20 +31,6 @@ def value(name: str, **labels: str) -> float:
 async def memory(fresh_database_url: str) -> AsyncIterator[Memory]:
     async with MemoryStore(fresh_database_url) as store:
         yield Memory(store)
-
-
-@pytest.fixture
-async def skill_store(fresh_database_url: str) -> AsyncIterator[SkillStore]:
-    async with SkillStore(fresh_database_url) as opened:
-        yield opened
-
-
-@pytest.fixture
-def library(skill_store: SkillStore, tmp_path: Path) -> Iterator[SkillLibrary]:
-    opened = SkillLibrary(skill_store, lambda: SkillIndex(tmp_path / "index"),
-                          can_import=lambda _: True)
-    yield opened
-    opened.close()
 
 
 async def test_consulting_counts_one_lookup_per_task_and_a_miss_where_memory_had_nothing(
@@ -79,20 +63,20 @@ async def test_recall_counts_a_miss_when_it_has_no_note(memory: Memory) -> None:
 
 
 async def test_matching_counts_hits_and_misses_and_recording_counts_uses_and_successes(
-        skill_store: SkillStore, library: SkillLibrary) -> None:
+        skill_store: SkillStore, skill_library: SkillLibrary) -> None:
     hits, misses = value("assay_skill_retrievals_total", result="hit"), \
         value("assay_skill_retrievals_total", result="miss")
-    await library.match_skills(goal())  # an empty library
+    await skill_library.match_skills(goal())  # an empty library
     skill = await skill_store.add(means_skill(), by="test")
-    await library.match_skills(goal(run_id="run-2"))
+    await skill_library.match_skills(goal(run_id="run-2"))
     assert value("assay_skill_retrievals_total", result="miss") == misses + 1
     assert value("assay_skill_retrievals_total", result="hit") == hits + 1
 
     uses, successes = value("assay_skill_uses_total"), value("assay_skill_successes_total")
     ok, failed = used(skill.skill_id, "run-1/t1"), used(skill.skill_id, "run-2/t1",
                                                         status="failed")
-    await library.record_outcomes([ok, failed, ok])  # the repeated outcome counts once
+    await skill_library.record_outcomes([ok, failed, ok])  # the repeated outcome counts once
     never_ran = used(skill.skill_id, "run-3/t1", status="cancelled", attempts=0)
-    await library.record_outcomes([never_ran])
+    await skill_library.record_outcomes([never_ran])
     assert value("assay_skill_uses_total") == uses + 2
     assert value("assay_skill_successes_total") == successes + 1

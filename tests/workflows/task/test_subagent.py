@@ -8,7 +8,6 @@ fake, whose job runs out of memory while its batch is too large.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
@@ -17,7 +16,6 @@ from temporalio.testing import WorkflowEnvironment
 from activities.agents.render import code_message
 from activities.learning.handoff import Learner
 from activities.learning.settle import wait_learned
-from skills.index import SkillIndex
 from skills.library import SkillLibrary
 from skills.store import SkillStore
 from tests.workflows.agents_fakes import FakeAgents, job
@@ -67,20 +65,6 @@ def subagent(recovery: list[PatchChange], *, behave: str) -> Skill:
                  metrics=SkillMetrics(evidence_successes=5))
 
 
-@pytest.fixture
-async def store(fresh_database_url: str) -> AsyncIterator[SkillStore]:
-    async with SkillStore(fresh_database_url) as opened:
-        yield opened
-
-
-@pytest.fixture
-def library(store: SkillStore, tmp_path: Path) -> Iterator[SkillLibrary]:
-    opened = SkillLibrary(store, lambda: SkillIndex(tmp_path / "index"),
-                          can_import=lambda _: True)
-    yield opened
-    opened.close()
-
-
 async def run_as_subagent(env: WorkflowEnvironment, queue: str, root: Path,
                           library: SkillLibrary) -> tuple[Harness, TaskResult, list[str]]:
     """Run one jobless task the library matches to its subagent; wait for the library to learn.
@@ -107,11 +91,11 @@ async def run_as_subagent(env: WorkflowEnvironment, queue: str, root: Path,
 
 
 async def test_a_remembered_fix_cures_the_run_without_reflection_and_is_learned_first(
-        time_env: WorkflowEnvironment, task_queue: str, tmp_path: Path, store: SkillStore,
-        library: SkillLibrary) -> None:
-    skill = await store.add(subagent([EPOCHS, MORE_MEMORY, SMALL_BATCH],
+        time_env: WorkflowEnvironment, task_queue: str, tmp_path: Path, skill_store: SkillStore,
+        skill_library: SkillLibrary) -> None:
+    skill = await skill_store.add(subagent([EPOCHS, MORE_MEMORY, SMALL_BATCH],
                                      behave="oom_above:16"), by="test")
-    harness, only, scheduled = await run_as_subagent(time_env, task_queue, tmp_path, library)
+    harness, only, scheduled = await run_as_subagent(time_env, task_queue, tmp_path, skill_library)
 
     assert only.status == "completed", only.status_reason
     assert only.provenance.skill is not None
@@ -125,18 +109,18 @@ async def test_a_remembered_fix_cures_the_run_without_reflection_and_is_learned_
     assert [(c.field, c.old_value, c.new_value) for c in applied.changes] == [
         ("args.batch_size", 64, 8)]
 
-    learned = (await store.get(skill.skill_id)).pattern
+    learned = (await skill_store.get(skill.skill_id)).pattern
     assert learned.recovery[0] == SMALL_BATCH
     assert learned.recovery_misses == {fix_key(MORE_MEMORY): 1}
     assert learned.recovery == [SMALL_BATCH, EPOCHS, MORE_MEMORY]
-    assert "memory" in [e.action for e in await store.events(skill.skill_id)]
+    assert "memory" in [e.action for e in await skill_store.events(skill.skill_id)]
 
 
 async def test_a_refused_fix_is_recorded_and_the_rule_table_runs_and_its_cure_is_learned(
-        time_env: WorkflowEnvironment, task_queue: str, tmp_path: Path, store: SkillStore,
-        library: SkillLibrary) -> None:
-    skill = await store.add(subagent([MORE_MEMORY], behave="oom_above:32"), by="test")
-    harness, only, scheduled = await run_as_subagent(time_env, task_queue, tmp_path, library)
+        time_env: WorkflowEnvironment, task_queue: str, tmp_path: Path, skill_store: SkillStore,
+        skill_library: SkillLibrary) -> None:
+    skill = await skill_store.add(subagent([MORE_MEMORY], behave="oom_above:32"), by="test")
+    harness, only, scheduled = await run_as_subagent(time_env, task_queue, tmp_path, skill_library)
 
     assert only.status == "completed", only.status_reason
     assert scheduled.count("diagnose_failure") == 1
@@ -146,7 +130,7 @@ async def test_a_refused_fix_is_recorded_and_the_rule_table_runs_and_its_cure_is
     assert "rules never ask for more memory" in refused.outcome
     assert halved.outcome == "applied" and halved.root_cause == "out_of_memory"
 
-    learned = (await store.get(skill.skill_id)).pattern
+    learned = (await skill_store.get(skill.skill_id)).pattern
     assert [(f.field, f.new_value) for f in learned.recovery] == [
         ("args.batch_size", 32), ("resources.memory_mb", 4096)]
     assert learned.recovery_misses == {fix_key(MORE_MEMORY): 1}
