@@ -57,6 +57,10 @@ def print_runs() -> None:
                        ("throughput_per_s", "throughput (runs/s)")):
         print(f"   {label:24}{bare[key]:10.1f}{floor[key]:10.1f}{assay[key]:10.1f}"
               f"{assay[key] / bare[key]:8.2f}{assay[key] / floor[key]:8.2f}")
+    untuned = figures["bare_untuned"]
+    print(f"   the bare workflow on a dev server with Temporal's default queue reads (20 a "
+          f"second): latency median {untuned['median_ms']:.1f} ms, throughput "
+          f"{untuned['throughput_per_s']:.1f} runs/s")
     print(f"   job run time inside the sandbox (median): {assay['job_ms']:.1f} ms; "
           f"bar: latency <= 3 x bare + job = {3 * bare['median_ms'] + assay['job_ms']:.0f} ms")
     print("   where a one-task run's time goes (its workflows' histories, mean of the latency "

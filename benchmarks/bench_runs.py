@@ -36,7 +36,7 @@ from workers.cli.show import load_report
 from workers.pools.builders import SERVED_POOLS, run_pools
 from workers.settings import Settings
 from workers.stack.embedded import EmbeddedPostgres
-from workers.stack.temporal import dev_server_flags
+from workers.stack.temporal import DEV_SERVER_TUNING, dev_server_flags
 from workflows.client import DATA_CONVERTER
 from workflows.constants import Pool, run_workflow_id
 from workflows.contracts.plan import Plan
@@ -101,11 +101,33 @@ async def bench(latency_n: int = 20, concurrent_n: int = 100,
         pg.start()
         pg.ensure_database("assay")
         try:
-            return await _bench_on(env.client, root, pg.url("assay"), latency_n, concurrent_n,
-                                   long_s)
+            figures = await _bench_on(env.client, root, pg.url("assay"), latency_n, concurrent_n,
+                                      long_s)
         finally:
             await env.shutdown()
             pg.stop()
+        figures["bare_untuned"] = await untuned_bare(root / "untuned.db", latency_n,
+                                                     concurrent_n)
+        return figures
+
+
+async def untuned_bare(db_file: Path, latency_n: int, concurrent_n: int) -> dict[str, float]:
+    """The bare workflow on a dev server like the others but with Temporal's default queue
+    reads (``DEV_SERVER_TUNING`` left out): what the tuning is worth."""
+    flags, tuning = dev_server_flags(db_file), len(DEV_SERVER_TUNING)
+    assert tuple(flags[-tuning:]) == DEV_SERVER_TUNING  # the tuning comes last
+    env = await WorkflowEnvironment.start_local(  # pyright: ignore[reportUnknownMemberType]
+        dev_server_existing_path=str(Path(__import__("sys").executable).parent / "temporal"),
+        data_converter=DATA_CONVERTER, ui=False,
+        dev_server_extra_args=flags[:-tuning])
+    try:
+        async with Worker(env.client, task_queue=BARE_QUEUE, workflows=[BareWorkflow],
+                          activities=[bare_echo]):
+            return await measure("bare", lambda: env.client.execute_workflow(
+                BareWorkflow.run, "x", id=f"bare-{uuid.uuid4()}", task_queue=BARE_QUEUE),
+                latency_n=latency_n, concurrent_n=concurrent_n)
+    finally:
+        await env.shutdown()
 
 
 async def _bench_on(client: Client, root: Path, db_url: str, latency_n: int,
