@@ -1,5 +1,7 @@
 """What every workflow shares: error types, failure texts, the event log, gates, advisory calls.
 
+``events`` also sets a workflow's search attributes, merged into one upsert per activation.
+
 Also what keeps signals and updates from wedging a workflow: bounds on what they carry
 (``bounds``); and what keeps results from doing so: how big a task's and a run's results may
 be, and how they are cut to fit (``sizes``, imported from its module); the guardrails every
