@@ -5,7 +5,8 @@ Each case runs the real ResearchWorkflow and TaskWorkflows, reviewers, verifier 
 writer on one temporal dev server, with the workflow tests' in-process sandbox (a job only
 writes its files), so the figures are the orchestration's own: the run's result and the
 largest event of its history against Temporal's 2 MiB payload limit, the history's size, the
-report files written and the wall time per task. A run whose completion the server refuses
+report files written, the wall time per task and how long ``assay status`` takes on the
+ended run. A run whose completion the server refuses
 (the failure this guards against: it is retried for ever) is reported as ``wedged`` as soon
 as its history shows two such refusals, and terminated.
 """
@@ -29,6 +30,7 @@ from temporalio.testing import WorkflowEnvironment
 
 from activities.artifacts.store import LocalArtifactStore
 from activities.reports.writer import ReportWriter
+from benchmarks.bench_runs import cli_times
 from tests.workflows.harness import Harness, task
 from workers.stack.temporal import dev_server_flags
 from workflows.client import DATA_CONVERTER
@@ -115,7 +117,9 @@ async def one(env: WorkflowEnvironment, root: Path, name: str) -> dict[str, Any]
         handle = await env.client.start_workflow(ResearchWorkflow.run, req, id=req.run_id,
                                                  task_queue=harness.queue)
         status, result_bytes = await settle(handle)
-    wall = time.perf_counter() - start
+        wall = time.perf_counter() - start
+        status_ms = (await cli_times(env.client, req.run_id, repeat=3,
+                                     labels=("assay status RUN",)))["assay status RUN"]
     events = (await handle.fetch_history()).events
     folder = root / "runs" / req.run_id
     reports = [p for p in folder.iterdir() if p.is_file()] if folder.exists() else []
@@ -126,7 +130,7 @@ async def one(env: WorkflowEnvironment, root: Path, name: str) -> dict[str, Any]
             "largest_event": max(e.ByteSize() for e in events),
             "report_files": len(reports), "report_bytes": sum(p.stat().st_size for p in reports),
             "results_json_bytes": sum(p.stat().st_size for p in results_json),
-            "rss_mb": rss_mb()}
+            "rss_mb": rss_mb(), "status_ms": status_ms}
 
 
 def rss_mb() -> float:

@@ -17,7 +17,7 @@ from temporalio.client import WorkflowExecution
 
 from workflows.constants import STATUS_KEY
 from workflows.contracts.executive import GateRecord
-from workflows.contracts.results import RunProgress
+from workflows.contracts.results import ResearchResult, RunProgress
 
 OPEN_TASKS = frozenset({"pending", "running", "failed_retry"})
 """Task statuses of a task that has not ended."""
@@ -107,6 +107,20 @@ async def summarize(wf: WorkflowExecution) -> RunSummary:
                       assay_status=wf.typed_search_attributes.get(STATUS_KEY) or "",
                       goal=goal if isinstance(goal, str) else "",
                       close_time=wf.close_time.isoformat() if wf.close_time else "")
+
+
+def final_progress(result: ResearchResult, phase: str | None) -> RunProgress | None:
+    """A completed run's last progress, read from its result and its ``AssayPhase``.
+
+    None when the result no longer lists every task (a result over its size limit drops its
+    per-task list, keeping the counts): the run's ``progress`` query must answer then. No
+    gate waits in a run that has ended, so none is named, nor who may decide one.
+    """
+    if len(result.tasks) != sum(result.task_counts.values()):
+        return None
+    return RunProgress(run_id=result.run_id, phase=phase or "done", status=result.status,
+                       tasks={t.task_id: t.status for t in result.tasks},
+                       order=[t.task_id for t in result.tasks])
 
 
 def waiting_for_plan(progress: RunProgress) -> bool:

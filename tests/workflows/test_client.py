@@ -1,11 +1,13 @@
-"""``AssayClient.task_counts``: a running run whose worker is gone does not stop a listing.
+"""``AssayClient`` on runs no worker serves any more, on the dev server.
 
-On the dev server: a run started on a queue no worker serves answers no query; ``assay runs``
-lists it without its task tally instead of failing (it once did, for every run listed).
+A running run whose worker is gone answers no query: ``assay runs`` lists it without its task
+tally instead of failing (it once did, for every run listed). A run that completed answers its
+progress from its result, so ``assay status`` needs no worker to replay its history.
 """
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from pathlib import Path
 
@@ -38,3 +40,21 @@ async def test_a_run_nobody_serves_is_listed_without_its_tally(
     counted = await client.task_counts(summary)
     assert counted == summary and counted.tasks is None
     await dev_env.client.get_workflow_handle(req.run_id).terminate()
+
+
+async def test_a_completed_run_answers_its_progress_with_no_worker_left(
+        dev_env: WorkflowEnvironment, tmp_path: Path) -> None:
+    queue = f"ended-{uuid.uuid4().hex[:8]}"
+    harness = Harness(dev_env, queue, tmp_path)
+    req = harness.request([task("a"), task("b", deps=["a"]), task("c", behave="no_artifact")])
+    client = AssayClient(dev_env.client, task_queue=queue)
+    async with harness.worker():
+        await dev_env.client.execute_workflow(ResearchWorkflow.run, req, id=req.run_id,
+                                              task_queue=queue)
+        queried = await client.handle(req.run_id).query(ResearchWorkflow.progress)
+    # every worker of the queue is gone: a query now would wait for one that never comes
+    progress = await asyncio.wait_for(client.progress(req.run_id), timeout=10)
+    assert progress == queried.model_copy(update={"approvers": []})
+    assert progress.order == ["a", "b", "c"]
+    assert progress.tasks["a"] == "completed" and progress.tasks["c"] != "completed"
+    assert (progress.phase, progress.status) == ("done", "partial")

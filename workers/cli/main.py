@@ -103,7 +103,7 @@ def status(run_id: str,
         summary = await client.describe_run(run_id)
         typer.echo(f"run {progress.run_id}: {progress.status} (phase {progress.phase})")
         started = datetime.fromisoformat(summary.start_time)
-        snap = await snapshot(client, run_id, started)
+        snap = await snapshot(client, run_id, started, progress)
         if summary.close_time:  # elapsed until it ended, not until now
             snap = replace(snap, at=datetime.fromisoformat(summary.close_time))
         typer.echo(f"  started {started.astimezone(UTC):%Y-%m-%d %H:%M:%S} UTC"

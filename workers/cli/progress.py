@@ -196,12 +196,16 @@ def footer(snap: Snapshot) -> list[str]:
                                for tid, live in snap.live.items())]
 
 
-async def snapshot(client: AssayClient, run_id: str, started: datetime) -> Snapshot:
+async def snapshot(client: AssayClient, run_id: str, started: datetime,
+                   progress: RunProgress | None = None) -> Snapshot:
     """The run now, with each running task's phase and heartbeat.
 
-    A task that cannot answer (not started yet, or just ended) is left out.
+    ``progress`` is the run's, when the caller has just queried it: a query of a run that has
+    ended replays its whole history on a worker, so it is not asked twice. A task that cannot
+    answer (not started yet, or just ended) is left out.
     """
-    progress = await client.progress(run_id)
+    if progress is None:
+        progress = await client.progress(run_id)
     live: dict[str, TaskLive] = {}
     for tid in progress.order:
         if progress.tasks.get(tid) == "running":
