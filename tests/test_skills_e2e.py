@@ -90,7 +90,8 @@ def ten_tasks(folder: Path) -> Path:
 
 
 def script(fake: FakeAnthropic) -> None:
-    """The model's answers for the goal when it has to be planned and coded."""
+    """The model's answers for the goal when it has to be planned and coded, and the
+    reflector's on a skill's job that fails on the goal's data."""
     fake.on_tool("PlanDraftOutput", ToolUse({
         "context": "One step: describe the table.",
         "tasks": [{"task_id": "describe", "priority": "HIGH", "action": GOAL,
@@ -107,6 +108,10 @@ def script(fake: FakeAnthropic) -> None:
     fake.on_tool("ModelReviewOutput", ToolUse({"verdict": "APPROVE", "confidence": 0.85,
                                                "warnings": [], "reasoning": "reads its input"},
                                               usage=None))
+    fake.on_tool("ReflectorOutput", ToolUse({
+        "root_cause": "missing_column", "likely_fix": "read the columns the table has",
+        "reason": "The job reads a value column the table does not have; only new code cures "
+                  "that, no argument or resource can.", "changes": []}, usage=None))
     fake.on_tool("RunAnswer", ToolUse({"answer": "Group b's mean is higher.",
                                        "analysis": "from summary.json", "caveats": []},
                                       usage=None))
