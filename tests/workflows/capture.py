@@ -6,7 +6,7 @@ say in the commit why old histories no longer replay, or keep both workflow vers
 Some scenarios live in modules of their own (``capture_bounds``, ``capture_plans``,
 ``capture_refusals``, ``capture_goalenv``, ``capture_study``, ``capture_study_cycle``,
 ``capture_branches``, ``capture_learning``, ``capture_subagent``, ``capture_guided``,
-``capture_reflector``, ``capture_upserts``); each
+``capture_reflector``, ``capture_upserts``, ``capture_flushes``); each
 one's ``python -m`` re-captures only its own histories, leaving the others as they are: ``python -m
 tests.workflows.capture_branches`` those of branches and steering (``branched``,
 ``steered``, ``cancelled``, ``withdrawn``).
@@ -27,6 +27,7 @@ from tests.conftest import binary, register_search_attributes
 from tests.workflows.agents_fakes import goal_agents, job, probe_environment
 from tests.workflows.capture_bounds import run_bounds
 from tests.workflows.capture_branches import SCENARIOS as BRANCH_SCENARIOS
+from tests.workflows.capture_flushes import run_flushes
 from tests.workflows.capture_goalenv import run_goal_environment
 from tests.workflows.capture_guided import run_guided
 from tests.workflows.capture_learning import run_learning
@@ -201,6 +202,10 @@ async def capture() -> None:
             runs.append(("plans", await run_plans(env, Path(tmp))))
         with tempfile.TemporaryDirectory() as tmp:
             runs.append(("coalesced", await run_coalesced(env, Path(tmp))))
+        with tempfile.TemporaryDirectory() as tmp:
+            runs.append(("flushes", await run_flushes(env, Path(tmp))))
+        with tempfile.TemporaryDirectory() as tmp:
+            runs.append(("flushes_reviewed", await run_goal(env, Path(tmp))))
         with tempfile.TemporaryDirectory() as tmp:
             runs.append(("reflector", (await run_reflector(env, Path(tmp)))[0]))
         with tempfile.TemporaryDirectory() as tmp:

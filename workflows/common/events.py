@@ -1,8 +1,10 @@
 """Event recording from inside workflows: deterministic ids, batched writes.
 
-Events are buffered in workflow state and written by the ``record_events`` local activity at
-phase boundaries. Ids come from ``workflow.uuid4()``, which is stable across replays and retries, so
-the store's ``ON CONFLICT DO NOTHING`` makes every write idempotent.
+Events are buffered in workflow state and written by the ``record_events`` local activity
+before the workflow waits for something slow (a job, a model, a person, its tasks) and when it
+ends: each write is a local activity the workflow waits for (~5 ms), so not at every step.
+Ids come from ``workflow.uuid4()``, which is stable across replays and retries, so the store's
+``ON CONFLICT DO NOTHING`` makes every write idempotent.
 """
 
 from __future__ import annotations
@@ -26,6 +28,11 @@ with workflow.unsafe.imports_passed_through():
 
 UPSERTS_PATCH = "coalesced-search-attributes"
 """Search attributes set in one activation go to the server as one upsert, not one each."""
+FLUSHES_PATCH = "event-flushes-at-waits"
+"""Events are written before the workflow waits for something slow, not before every step:
+no flush before a review panel of deterministic reviewers (a few milliseconds; the job's
+flush follows), and a run flushes once before it waits for its tasks instead of after the
+plan and after each task."""
 _PENDING: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop,
                                     dict[str, SearchAttributeUpdate[Any]]] = (
     weakref.WeakKeyDictionary())

@@ -18,6 +18,7 @@ from temporalio.exceptions import ApplicationError, CancelledError
 
 with workflow.unsafe.imports_passed_through():
     from workflows.agents.calls import AgentCalls
+    from workflows.common.events import FLUSHES_PATCH
     from workflows.common.failures import root_message
     from workflows.common.metadata import task_details, task_summary
     from workflows.constants import PLAN_KEY, branch_task_workflow_id, task_workflow_id
@@ -71,6 +72,8 @@ class TaskRunner:
                     children.append(asyncio.create_task(self._run_task(decision)))
             if not state.running and not (pending and state.paused):
                 break
+            if workflow.patched(FLUSHES_PATCH):  # the events so far, before the tasks run
+                await state.log.flush()
             await self._until_moved()
         await asyncio.gather(*children)
         await state.log.flush()
@@ -179,7 +182,8 @@ class TaskRunner:
                       inputs={"task_id": tid}, outputs={"reason": result.status_reason})
         if self.on_finish is not None:
             self.on_finish(result)
-        await state.log.flush()
+        if not workflow.patched(FLUSHES_PATCH):  # run_all flushes before it waits again
+            await state.log.flush()
 
     def _dependency_artifacts(self, decision: Decision) -> list[DependencyArtifact]:
         """The dependencies' verified artifacts, and the earlier cycles' it reuses."""

@@ -23,7 +23,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.agents.calls import AgentCalls, budget_for
     from workflows.branching.requests import BranchRefusedError
     from workflows.common.errors import ErrorType
-    from workflows.common.events import upsert_keywords
+    from workflows.common.events import FLUSHES_PATCH, upsert_keywords
     from workflows.common.gates import GateKeeper, GateRefusedError
     from workflows.constants import (
         KIND_KEY,
@@ -319,7 +319,8 @@ class ResearchWorkflow:
                 state.plan = plan
         state.log.add("checkpoint", "info", status="planned",
                       outputs={"order": order, "tasks": len(order)})
-        await state.log.flush()
+        if not workflow.patched(FLUSHES_PATCH):  # the plan gate's flush, or run_all's
+            await state.log.flush()
         if await self.planning.approved(plan, order):
             state.set_phase("execute")
             await self.tasks.run_all(plan, order)

@@ -1,0 +1,87 @@
+"""Events are written before a workflow waits for something slow, and none is lost.
+
+Real runs on the time-skipping server. A task whose panel is deterministic reviewers only
+writes its events before its job, not also before each panel: its history holds fewer
+``record_events`` local activities than the saved history of the same path from before
+``FLUSHES_PATCH``, and every event still arrives once, each workflow's numbered without a gap.
+With model reviewers the events are written after the deterministic panel, before the first
+model call (which takes seconds).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections import defaultdict
+from pathlib import Path
+
+from temporalio.api.enums.v1 import EventType
+from temporalio.api.history.v1 import HistoryEvent
+from temporalio.testing import WorkflowEnvironment
+
+from tests.workflows.capture import run_goal
+from tests.workflows.capture_flushes import DECISIONS
+from tests.workflows.harness import Harness
+from workflows.common.events import FLUSHES_PATCH
+from workflows.constants import task_workflow_id
+
+HISTORIES = Path(__file__).resolve().parents[2] / "histories"
+MARKER = EventType.EVENT_TYPE_MARKER_RECORDED
+SCHEDULED = EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED
+
+
+def _local(event: HistoryEvent) -> str:
+    """The local activity a marker records (empty for any other event)."""
+    attrs = event.marker_recorded_event_attributes
+    if event.event_type != MARKER or attrs.marker_name != "core_local_activity":
+        return ""
+    return json.loads(attrs.details["data"].payloads[0].data)["activity_type"]
+
+
+def _flushes_before(stem: str) -> int:
+    """``record_events`` calls in a saved history from before the patch."""
+    events = json.loads((HISTORIES / f"{stem}.json").read_text())["events"]
+    return sum(b'"record_events"' in base64.b64decode(
+        e["markerRecordedEventAttributes"]["details"]["data"]["payloads"][0]["data"])
+        for e in events if e["eventType"] == "EVENT_TYPE_MARKER_RECORDED"
+        and e["markerRecordedEventAttributes"]["markerName"] == "core_local_activity")
+
+
+async def test_deterministic_panels_add_no_flush_and_every_event_arrives_once(
+        time_env: WorkflowEnvironment, task_queue: str, tmp_path: Path) -> None:
+    harness = Harness(time_env, task_queue, tmp_path)
+    report = await harness.run(DECISIONS)
+    assert [t.status for t in report.tasks] == ["completed", "completed"]
+    for tid, panels in (("a", 1), ("b", 2)):  # b: out of memory, patched, reviewed again
+        handle = time_env.client.get_workflow_handle(task_workflow_id(report.run_id, tid))
+        history = (await handle.fetch_history()).events
+        flushes = sum(_local(e) == "record_events" for e in history)
+        assert flushes == _flushes_before(f"coalesced.task-{tid}") - panels, tid
+        patches = [e.marker_recorded_event_attributes.details["patch-data"].payloads[0].data
+                   for e in history if e.event_type == MARKER
+                   and e.marker_recorded_event_attributes.marker_name == "core_patch"]
+        assert any(FLUSHES_PATCH.encode() in data for data in patches)
+    orders: dict[str, list[int]] = defaultdict(list)
+    for event in harness.sink.events.values():
+        orders[event.node_id].append(event.execution_order)
+    assert set(orders) == {"run", "a", "b"}
+    for node, seen in orders.items():  # nothing lost: each workflow's events 1..n, no gap
+        assert sorted(seen) == list(range(1, len(seen) + 1)), node
+    verdicts = [e for e in harness.sink.events.values()
+                if e.node_id == "b" and e.agent_name in ("ops", "quality_safety", "infrastructure")]
+    assert len(verdicts) == 6, "both panels' verdicts are recorded"
+
+
+async def test_events_are_written_before_the_model_reviewers_are_called(
+        time_env: WorkflowEnvironment, tmp_path: Path) -> None:
+    result = await run_goal(time_env, tmp_path)
+    (first, *_) = result.tasks
+    handle = time_env.client.get_workflow_handle(task_workflow_id(result.run_id, first.task_id))
+    history = (await handle.fetch_history()).events
+    kinds = [(_local(e) or (e.activity_task_scheduled_event_attributes.activity_type.name
+                            if e.event_type == SCHEDULED else "")) for e in history]
+    kinds = [k for k in kinds if k]
+    panel = kinds.index("review_ops")
+    model = kinds.index("review_job_model")
+    assert "record_events" in kinds[panel:model], kinds
+    assert kinds[panel - 1] != "record_events", "no flush of its own before the panel"
