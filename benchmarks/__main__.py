@@ -41,6 +41,7 @@ from benchmarks import (
 )
 from benchmarks.bench_runs import bench
 from benchmarks.bench_sandbox import measure_start_overhead
+from benchmarks.floor import LOCAL_CALLS
 
 
 def print_runs() -> None:
@@ -49,7 +50,8 @@ def print_runs() -> None:
     bare, floor, assay = figures["bare"], figures["floor"], figures["assay"]
     print("1. one-task run (review, sandbox, verify, events, report) vs bare one-activity "
           "workflow, and vs the floor (a bare workflow with the run's dispatch shape: child "
-          "workflow, 6 activities on 3 queues, a `python -c pass` job, 11 local activities; "
+          "workflow, 6 activities on 3 queues, a `python -c pass` job, "
+          f"{LOCAL_CALLS} local activities; "
           "benchmarks/floor.py), same dev server (SQLite WAL, queue reads tuned as `assay up` runs "
           "it: workers/stack/temporal.py)")
     print(f"   {'':24}{'bare':>10}{'floor':>10}{'assay':>10}{'/bare':>8}{'/floor':>8}")

@@ -22,8 +22,8 @@ from temporalio import activity, workflow
 FLOOR_QUEUES = {name: f"bench-floor-{name}" for name in
                 ("orchestration", "agents", "sandbox", "reflection")}
 """One task queue per pool the task's path crosses."""
-LOCAL_CALLS = 11
-"""Local activities of a one-task run (event flushes, the task's and the run's reports, the
+LOCAL_CALLS = 9
+"""Local activities of a one-task run (6 event flushes, the task's and the run's reports, the
 hand-off to the learner), as the breakdown counts them."""
 
 
