@@ -13,6 +13,7 @@ import hashlib
 import json
 import uuid
 from collections.abc import AsyncIterator, Callable
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +45,9 @@ from workflows.contracts.study import StudyPolicy, StudyState
 from workflows.study.workflow import StudyWorkflow
 
 CYCLES = StudyCycles()
+QUERY_TIMEOUT = timedelta(seconds=1)
+"""How long one progress query may wait: one asked while the study continues as new gets no
+answer."""
 
 H1: dict[str, Any] = {"id": "H1", "statement": "a small step fits", "test": {
     "metric": "score", "op": ">", "threshold": 0.8}}
@@ -112,8 +116,10 @@ class Study:
 
         async def check() -> bool:
             try:
-                seen.append(await handle.query("progress", result_type=StudyProgress))
-            except RPCError:  # between two executions (continue-as-new) a query may time out
+                seen.append(await handle.query("progress", result_type=StudyProgress,
+                                               rpc_timeout=QUERY_TIMEOUT))
+            except RPCError:  # between two executions (continue-as-new) a query may time out:
+                # asked again at once rather than after the client's default of 10 s
                 return False
             return bool(holds(seen[-1]))
         await wait_for(check, timeout=60, what=what)
