@@ -72,19 +72,19 @@ class TaskRunner:
                     children.append(asyncio.create_task(self._run_task(decision)))
             if not state.running and not (pending and state.paused):
                 break
+            moved = self._moved()  # taken before the flush: a task may end while it writes
             if workflow.patched(FLUSHES_PATCH):  # the events so far, before the tasks run
                 await state.log.flush()
-            await self._until_moved()
+            await workflow.wait_condition(moved)
         await asyncio.gather(*children)
         await state.log.flush()
 
-    async def _until_moved(self) -> None:
-        """Until a task finishes, a pause ends or the run is cancelled."""
+    def _moved(self) -> Callable[[], bool]:
+        """Whether, since now, a task has finished, a pause ended or the run was cancelled."""
         state = self.state
         finished, paused, cancelling = len(state.results), state.paused, state.cancelling
-        await workflow.wait_condition(
-            lambda: len(state.results) > finished or (paused and not state.paused)
-            or (state.cancelling and not cancelling))
+        return lambda: (len(state.results) > finished or (paused and not state.paused)
+                        or (state.cancelling and not cancelling))
 
     async def _cancel(self, pending: list[Decision]) -> None:
         """Cancel the running tasks' workflows; the pending ones end cancelled unstarted."""
