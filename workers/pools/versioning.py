@@ -44,7 +44,10 @@ SET_CURRENT_TIMEOUT_S = 30.0
 """How long a starting worker waits for the server to know its version before promoting it."""
 BUSY_TIMEOUT_S = 10.0
 """How long a question about a deployment is asked again while the server says it is busy
-(its workers' first polls register their queues, one change at a time)."""
+(its workers' first polls register their queues, one change at a time) or gives it up (the
+server asks the deployment's own workflow, and under load that question can be cancelled)."""
+BUSY = frozenset({RPCStatusCode.RESOURCE_EXHAUSTED, RPCStatusCode.CANCELLED})
+"""What a busy server answers a question about a deployment: ask again."""
 
 
 def source_digest(root: Path = SOURCE_ROOT) -> str:
@@ -133,7 +136,7 @@ async def routing(client: Client, deployment: str) -> Routing:
         except RPCError as err:
             if err.status == RPCStatusCode.NOT_FOUND:
                 return Routing()
-            if err.status != RPCStatusCode.RESOURCE_EXHAUSTED or time.monotonic() > deadline:
+            if err.status not in BUSY or time.monotonic() > deadline:
                 raise
         await asyncio.sleep(0.5)
     config = resp.worker_deployment_info.routing_config
@@ -166,8 +169,8 @@ async def set_current(client: Client, version: WorkerDeploymentVersion, *, only_
                     build_id=version.build_id, identity=client.identity))
             return True
         except RPCError as err:
-            retry = err.status in (RPCStatusCode.NOT_FOUND, RPCStatusCode.FAILED_PRECONDITION,
-                                   RPCStatusCode.RESOURCE_EXHAUSTED)
+            retry = err.status in {RPCStatusCode.NOT_FOUND, RPCStatusCode.FAILED_PRECONDITION,
+                                   *BUSY}
             if not retry or time.monotonic() > deadline:
                 raise
         await asyncio.sleep(0.5)

@@ -7,11 +7,18 @@ import uuid
 from collections.abc import AsyncGenerator
 from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
+from typing import cast
 
 import pytest
 from pydantic import ValidationError
 from temporalio import activity, workflow
+from temporalio.api.workflowservice.v1 import (
+    DescribeWorkerDeploymentRequest,
+    DescribeWorkerDeploymentResponse,
+)
+from temporalio.client import Client
 from temporalio.common import VersioningBehavior, WorkerDeploymentVersion
+from temporalio.service import RPCError, RPCStatusCode
 from temporalio.testing import WorkflowEnvironment
 
 from tests.e2e_support import isolated_settings, wait_for
@@ -72,6 +79,37 @@ def test_bad_versioning_settings_are_refused_by_name(field: str, value: str) -> 
     with pytest.raises(ValidationError) as err:
         Settings.model_validate({field: value})
     assert f"ASSAY_{field.upper()}" in Settings.describe_errors(err.value)
+
+
+class BusyServer:
+    """A server's answers to ``DescribeWorkerDeployment``: ``refusals`` first, then a routing
+    whose current version is ``v1``. A real server gives these refusals only under load (its
+    deployment workflow is busy, or the question to it is cancelled), so they are injected."""
+
+    def __init__(self, *refusals: RPCStatusCode) -> None:
+        self.namespace = "default"
+        self.workflow_service = self
+        self.refusals = list(refusals)
+        self.asked = 0
+
+    async def describe_worker_deployment(
+            self, req: DescribeWorkerDeploymentRequest) -> DescribeWorkerDeploymentResponse:
+        self.asked += 1
+        if self.refusals:
+            raise RPCError("operation was canceled", self.refusals.pop(0), b"")
+        resp = DescribeWorkerDeploymentResponse()
+        resp.worker_deployment_info.routing_config.current_deployment_version.build_id = "v1"
+        return resp
+
+
+async def test_a_busy_server_is_asked_again_and_a_refusal_is_not() -> None:
+    busy = BusyServer(RPCStatusCode.CANCELLED, RPCStatusCode.RESOURCE_EXHAUSTED)
+    assert (await routing(cast(Client, busy), "assay")).current == "v1"
+    assert busy.asked == 3
+    refusing = BusyServer(RPCStatusCode.PERMISSION_DENIED)
+    with pytest.raises(RPCError):
+        await routing(cast(Client, refusing), "assay")
+    assert refusing.asked == 1
 
 
 def test_a_version_s_role_in_the_routing() -> None:
