@@ -107,6 +107,26 @@ async def bench_raw(rates: Rates, conn: RawConnection, n: int, batch: int) -> No
         await timed(rates, f"baseline asyncpg {kind}, batch {batch}", n, write)
 
 
+FLUSH_EVENTS = 5
+"""Events in one of a workflow's flushes (3-8 in a one-task run)."""
+
+
+async def flush_ms(store: EventStore, writes: int = 200) -> float:
+    """Median milliseconds of one workflow flush: a few events of a run, in one transaction.
+
+    The database's share of a ``record_events`` local activity; the rest of a flush's cost
+    (~5 ms in a one-task run) is the local activity's round trip through the SDK.
+    """
+    samples: list[float] = []
+    for _ in range(writes):
+        req = RecordEventsInput(events=make_events(f"flush-{uuid.uuid4().hex[:8]}",
+                                                   FLUSH_EVENTS))
+        start = time.perf_counter()
+        await store.record_events(req)
+        samples.append((time.perf_counter() - start) * 1000)
+    return statistics.median(samples)
+
+
 def report(rates: Rates, n: int, repeat: int) -> None:
     print(f"{n:,} events per case, median of {repeat} (min-max), {os.cpu_count()} CPUs, "
           "embedded PostgreSQL on a Unix socket")
@@ -134,7 +154,10 @@ async def run(n: int, repeat: int, pgdata: Path) -> None:
                     await bench_store(rates, store, n, batch)
                     await bench_raw(rates, conn, n, batch)
             await conn.close()
+            flush = await flush_ms(store)
         report(rates, n, repeat)
+        print(f"one workflow flush ({FLUSH_EVENTS} events of a run, one transaction): "
+              f"median {flush:.2f} ms")
     finally:
         pg.stop()
 
