@@ -2,7 +2,8 @@
 
 A running run whose worker is gone answers no query: ``assay runs`` lists it without its task
 tally instead of failing (it once did, for every run listed). A run that completed answers its
-progress from its result, so ``assay status`` needs no worker to replay its history.
+progress from its result, so ``assay status`` needs no worker to replay its history, unless the
+result had to drop its task list to fit: then the query answers.
 """
 
 from __future__ import annotations
@@ -11,11 +12,13 @@ import asyncio
 import uuid
 from pathlib import Path
 
+import pytest
 from temporalio.testing import WorkflowEnvironment
 
 from tests.e2e_support import wait_for
 from tests.workflows.harness import Harness, task
 from workflows.client import AssayClient
+from workflows.common import sizes
 from workflows.research.workflow import ResearchWorkflow
 from workflows.runs import RunSummary
 
@@ -58,3 +61,19 @@ async def test_a_completed_run_answers_its_progress_with_no_worker_left(
     assert progress.order == ["a", "b", "c"]
     assert progress.tasks["a"] == "completed" and progress.tasks["c"] != "completed"
     assert (progress.phase, progress.status) == ("done", "partial")
+
+
+async def test_a_completed_run_whose_result_dropped_its_task_list_answers_by_its_query(
+        time_env: WorkflowEnvironment, task_queue: str, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sizes, "RUN_RESULT_LIMIT", 1800)  # five tasks' summaries do not fit
+    harness = Harness(time_env, task_queue, tmp_path)
+    req = harness.request([task(f"t{i}") for i in range(5)])
+    client = AssayClient(time_env.client, task_queue=task_queue)
+    async with harness.worker():
+        result = await time_env.client.execute_workflow(ResearchWorkflow.run, req,
+                                                        id=req.run_id, task_queue=task_queue)
+        assert result.tasks == [] and result.task_counts == {"completed": 5}
+        progress = await client.progress(req.run_id)
+    assert progress.order == [f"t{i}" for i in range(5)]
+    assert set(progress.tasks.values()) == {"completed"}

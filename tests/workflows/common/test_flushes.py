@@ -13,7 +13,6 @@ the run on.
 from __future__ import annotations
 
 import asyncio
-import base64
 import json
 from collections import defaultdict
 from datetime import timedelta
@@ -21,6 +20,7 @@ from pathlib import Path
 
 from temporalio.api.enums.v1 import EventType
 from temporalio.api.history.v1 import HistoryEvent
+from temporalio.client import WorkflowHistory
 from temporalio.testing import WorkflowEnvironment
 
 from tests.e2e_support import wait_for
@@ -49,11 +49,8 @@ def _local(event: HistoryEvent) -> str:
 
 def _flushes_before(stem: str) -> int:
     """``record_events`` calls in a saved history from before the patch."""
-    events = json.loads((HISTORIES / f"{stem}.json").read_text())["events"]
-    return sum(b'"record_events"' in base64.b64decode(
-        e["markerRecordedEventAttributes"]["details"]["data"]["payloads"][0]["data"])
-        for e in events if e["eventType"] == "EVENT_TYPE_MARKER_RECORDED"
-        and e["markerRecordedEventAttributes"]["markerName"] == "core_local_activity")
+    saved = WorkflowHistory.from_json(stem, (HISTORIES / f"{stem}.json").read_text())
+    return sum(_local(e) == "record_events" for e in saved.events)
 
 
 async def test_deterministic_panels_add_no_flush_and_every_event_arrives_once(
