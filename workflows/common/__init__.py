@@ -1,6 +1,7 @@
 """What every workflow shares: error types, failure texts, the event log, gates, advisory calls.
 
-``events`` also sets a workflow's search attributes, merged into one upsert per activation.
+``events`` writes a workflow's events before it waits for something slow, and also sets its
+search attributes, merged into one upsert per activation.
 
 Also what keeps signals and updates from wedging a workflow: bounds on what they carry
 (``bounds``); and what keeps results from doing so: how big a task's and a run's results may
