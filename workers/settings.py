@@ -19,6 +19,7 @@ from pydantic import (
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from workflows.constants import Pool
+from workflows.contracts.environments import NAME_PATTERN
 
 if TYPE_CHECKING:
     from activities.artifacts.store import ArtifactStore
@@ -164,6 +165,9 @@ class Settings(BaseSettings):
     """Where provisioned job environments live; default ``<data dir>/environments``."""
     environment_timeout_s: float = Field(default=1200, gt=0)
     """How long resolving or installing one job environment may take."""
+    job_environment: str = Field(default="science", pattern=NAME_PATTERN)
+    """The environment of every run that names none (``ASSAY_JOB_ENVIRONMENT``): its jobs
+    naming none run in it. ``base``: the worker's own interpreter, chosen on purpose."""
     user: str = Field(default_factory=getpass.getuser, min_length=1, max_length=128)
     """Who decides gates from this machine's CLI (``assay approve --by`` overrides it)."""
 
