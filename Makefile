@@ -45,7 +45,8 @@ run: system $(STAMP)
 	  --accept "r2 >= 0.95" --key-metric r2:maximize --wait --again
 	ASSAY_JOB_ENVIRONMENT=base $(BIN)/assay study "$$(cat $(STUDY_GOAL)/goal.txt)" \
 	  --data $(STUDY_GOAL)/points.csv --replay $(STUDY_GOAL)/recording.jsonl \
-	  --policy $(STUDY_GOAL)/policy.json --cycles 3 --accept "r2 >= 0.95" --key-metric r2:maximize --wait --again
+	  --policy $(STUDY_GOAL)/policy.json --cycles 3 --accept "r2 >= 0.95" \
+	  --key-metric r2:maximize --wait --again
 	ASSAY_JOB_ENVIRONMENT=base $(BIN)/assay run "$$(cat $(GOAL)/goal.txt)" \
 	  --data $(GOAL)/measurements.csv --replay $(GOAL)/recording.jsonl --no-skills --wait --again
 	@echo "The stack keeps running for the Web UI; stop it with: $(BIN)/assay down"
