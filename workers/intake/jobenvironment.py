@@ -2,10 +2,11 @@
 
 A job names its environment, else the run does (``--environment``, the policy file), else the
 plan (its top-level ``environment``), else the operator's default (``ASSAY_JOB_ENVIRONMENT``,
-``science``). Intake writes that default into the run's policy, so the workflow gives it to
-every job naming none (the plan's, the coder's, a skill's) and the history records it: the
-workflow code is the one that ``--environment`` already uses. ``base`` — the worker's own
-interpreter — is only ever had by asking for it, as the default or by name.
+``science``). Intake writes the first of them into the run's policy, so the workflow gives
+it to every job naming none (the plan's, the coder's, a skill's, a later study cycle's) and
+the history records it: the workflow code is the one that ``--environment`` already uses.
+``base`` — the worker's own interpreter — is only ever had by asking for it, as the default
+or by name.
 """
 
 from __future__ import annotations
@@ -28,26 +29,22 @@ def with_job_environment(req: ResearchInput, default: str,
         known: the named sets this machine knows; a default outside them is refused.
 
     Returns:
-        ``req`` whose policy names the default when neither the run nor the plan names an
-        environment; a run naming ``base`` gets none (its jobs run in the worker's
-        interpreter, as asked).
+        ``req`` whose policy names the run's environment: the run's own, else the plan's,
+        else ``default``; none for ``base`` (its jobs run in the worker's interpreter, as
+        asked).
 
     Raises:
         PolicyError: the default names a set this machine does not know.
     """
-    named = req.policy.environment
-    if named == BASE:
-        return _with(req, None)
-    if named is not None or (req.plan is not None and req.plan.environment is not None):
-        return req
-    if default == BASE:
-        return req
-    if known is not None and default not in known:
-        raise PolicyError(f"ASSAY_JOB_ENVIRONMENT={default}: there is no environment named "
-                          f"so; known: {', '.join(sorted(known)) or 'none'} (or base, the "
-                          "worker's own interpreter); set it to one of them, or add "
-                          f"{default}.txt to ASSAY_ENVIRONMENTS_DIR")
-    return _with(req, default)
+    named = req.policy.environment or (req.plan.environment if req.plan else None)
+    if named is None:
+        if default != BASE and known is not None and default not in known:
+            raise PolicyError(f"ASSAY_JOB_ENVIRONMENT={default}: there is no environment named "
+                              f"so; known: {', '.join(sorted(known)) or 'none'} (or base, the "
+                              "worker's own interpreter); set it to one of them, or add "
+                              f"{default}.txt to ASSAY_ENVIRONMENTS_DIR")
+        named = default
+    return _with(req, None if named == BASE else named)
 
 
 def _with(req: ResearchInput, environment: str | None) -> ResearchInput:

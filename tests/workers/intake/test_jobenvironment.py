@@ -68,7 +68,7 @@ def test_what_a_run_or_plan_names_comes_before_the_default(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ASSAY_JOB_ENVIRONMENT", "science")
     named = read(plan_file(tmp_path, environment="own"), tmp_path)
-    assert named.policy.environment is None and jobs(named) == {"a": "own", "b": "own"}
+    assert named.policy.environment == "own" and jobs(named) == {"a": "own", "b": "own"}
     settings = Settings.model_validate({"data_dir": tmp_path / "assay"})
     policy = build_policy(settings, environment="tiny", known_environments=["tiny"])
     assert read(plan_file(tmp_path), tmp_path, policy).policy.environment == "tiny"
