@@ -37,16 +37,16 @@ class Heartbeats:
     async def in_thread(self, fn: Callable[_P, _T], *args: _P.args, **kwargs: _P.kwargs) -> _T:
         """Run blocking ``fn`` in a thread, heartbeating ``{"phase": <its name>}`` meanwhile."""
         return await self.during(asyncio.to_thread(fn, *args, **kwargs),
-                                 getattr(fn, "__name__", "files"))
+                                 phase=getattr(fn, "__name__", "files"))
 
-    async def during(self, work: Awaitable[_T], phase: str) -> _T:
-        """Await ``work``, heartbeating ``{"phase": phase}`` meanwhile; cancelled with it."""
+    async def during(self, work: Awaitable[_T], **details: Any) -> _T:
+        """Await ``work``, heartbeating ``details`` meanwhile; cancelled with it."""
         task = asyncio.ensure_future(work)
         try:
             while not task.done():
                 await asyncio.wait([task], timeout=self.every_s)
                 if not task.done():
-                    beat(phase=phase)
+                    beat(**details)
         finally:
             task.cancel()  # a no-op once done; stops the work if the activity was cancelled
         return task.result()

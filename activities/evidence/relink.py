@@ -13,13 +13,13 @@ Runs on the sandbox pool, and finds the working directory only on the host that 
 
 from __future__ import annotations
 
-import asyncio
 import os
 import stat
 from pathlib import Path
 
 from activities.artifacts.store import ArtifactStore, StoreError
 from activities.common.digests import drain
+from activities.common.heartbeat import Heartbeats
 from activities.common.trees import Found, TreeLimitError, walk
 from activities.sandbox.job import MAX_METRICS_BYTES
 from activities.sandbox.jobjson import read_json_object
@@ -42,18 +42,20 @@ class Relinker:
         work_dir: the sandbox's work directory; nothing outside it is ever touched.
         store: where a relinked artifact is put (none: it stays in the work directory only).
         max_entries: directory entries looked at, at most, per rescan.
+        heartbeat_every_s: heartbeat interval while it searches and copies.
     """
 
     def __init__(self, work_dir: Path, store: ArtifactStore | None = None, *,
-                 max_entries: int = MAX_ENTRIES) -> None:
+                 max_entries: int = MAX_ENTRIES, heartbeat_every_s: float = 1.0) -> None:
         self._work_dir = work_dir.expanduser().resolve()
         self._store = store
         self._max_entries = max_entries
+        self._beats = Heartbeats(heartbeat_every_s)
 
     @RESCAN_ARTIFACTS.defn
     async def rescan_artifacts(self, req: RescanInput) -> RescanResult:
         """Look for missing expected artifacts and ``metrics.json`` and link what is found."""
-        return await asyncio.to_thread(self.rescan, req)
+        return await self._beats.in_thread(self.rescan, req)
 
     def rescan(self, req: RescanInput) -> RescanResult:
         """Blocking body of :meth:`rescan_artifacts`."""
