@@ -6,7 +6,7 @@ has one), ``sources`` copies in inputs (from the artifact store only) and depend
 artifacts (from the work directory only), ``isolation`` and ``command`` build the bubblewrap
 command, ``limits`` the per-process limits, ``guards`` what bounds the job as a whole (its
 ``cgroup``, made where ``hierarchy`` finds that it can, the ``seccomp`` filter against user
-namespaces, the disk ``quota``), ``process`` runs and heartbeats, ``output`` bounds captured
+namespaces, the disk ``quota`` in blocks, files and depth, and the free-space reserve), ``process`` runs and heartbeats, ``output`` bounds captured
 output, ``classify`` names how a job ended, ``outcome`` assembles what that amounts to (and
 the job's environment variables), ``artifacts`` hashes what it left and ``jobjson`` reads the
 JSON it wrote (``metrics.json``) within bounds. ``retention.WorkspaceJanitor``
