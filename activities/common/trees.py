@@ -67,7 +67,10 @@ OnError = Callable[[str, OSError], None]
 def walk(root: Path | str, *, max_depth: int = MAX_DEPTH, max_entries: int = 100_000,
          breadth_first: bool = False, prune: Callable[[Found], bool] | None = None,
          on_error: OnError | None = None) -> Iterator[Found]:
-    """Every entry below ``root`` in name order per directory; links are listed, never followed.
+    """Every entry below ``root``; links are listed, never followed.
+
+    A directory's entries come in name order, then those of its subdirectories: each
+    subdirectory's whole tree in turn (depth first), or level by level (``breadth_first``).
 
     Args:
         root: the directory to walk (not listed itself).
