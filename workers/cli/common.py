@@ -41,6 +41,16 @@ def outcome_exit(status: str) -> int:
     """The exit code of ``assay run --wait`` for a run that ended with ``status``."""
     return EXIT_OUTCOME.get(status, EXIT_FAILED)
 
+
+def stopped_exit(temporal_status: str) -> int:
+    """The exit code for a run Temporal ended without a result; 0 for any other run.
+
+    Terminated, timed out or cancelled: :data:`EXIT_STOPPED`; failed: :data:`EXIT_FAILED`.
+    """
+    if temporal_status in ("terminated", "timed_out", "canceled"):
+        return EXIT_STOPPED
+    return EXIT_FAILED if temporal_status == "failed" else 0
+
 ByOption = Annotated[str | None, typer.Option("--by", help="Who makes the change "
                                               "(default: you).")]
 
