@@ -61,6 +61,8 @@ MAX_AGAIN = 1000
 TALLY_QUERY_TIMEOUT = timedelta(seconds=5)
 """How long ``assay runs`` waits for a running run's tally (a run whose worker is gone never
 answers)."""
+STOPPED_QUERY_TIMEOUT = timedelta(seconds=1)
+"""The same for a run Temporal stopped: its tally is a last look, not worth a long wait."""
 SUPPLY_PLAN = "supply_plan"
 """The update that gives a goal run waiting for a plan its plan; it answers with the progress."""
 
@@ -333,7 +335,8 @@ class AssayClient:
         elif summary.status == "running" or summary.stopped:
             try:  # a run whose worker is gone answers no query: listed without its tally
                 progress = await self.handle(summary.run_id).query(
-                    ResearchWorkflow.progress, rpc_timeout=TALLY_QUERY_TIMEOUT)
+                    ResearchWorkflow.progress, rpc_timeout=STOPPED_QUERY_TIMEOUT
+                    if summary.stopped else TALLY_QUERY_TIMEOUT)
             except (RPCError, WorkflowQueryFailedError):
                 return summary
             statuses = [progress.tasks.get(t, "pending") for t in progress.order]

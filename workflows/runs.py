@@ -80,6 +80,8 @@ class TaskTally:
     completed: int = 0
     ended_otherwise: Mapping[str, int] = field(default_factory=dict[str, int])
     """Tasks that ended without completing, by status (``failed``, ``deferred``...)."""
+    retrying: int = 0
+    """Open tasks whose last attempt failed (``failed_retry``: a job that timed out...)."""
 
     @classmethod
     def of(cls, statuses: Iterable[str]) -> TaskTally:
@@ -88,7 +90,7 @@ class TaskTally:
         others = {s: n for s, n in sorted(counted.items())
                   if s not in OPEN_TASKS and s != "completed"}
         return cls(total=sum(counted.values()), completed=counted["completed"],
-                   ended_otherwise=others)
+                   ended_otherwise=others, retrying=counted["failed_retry"])
 
     @classmethod
     def stopped(cls, statuses: Iterable[str]) -> TaskTally:
@@ -96,9 +98,13 @@ class TaskTally:
         return cls.of(UNFINISHED if s in OPEN_TASKS else s for s in statuses)
 
     def __str__(self) -> str:
-        """``1/2 done, 1 failed``: completed of planned, then the others that ended."""
+        """``1/3 done, 1 failed, 1 retrying``: completed of planned, then the others.
+
+        The others: those that ended otherwise, then the open ones whose last attempt failed.
+        """
+        retrying = [f"{self.retrying} retrying"] if self.retrying else []
         return ", ".join([f"{self.completed}/{self.total} done",
-                          *(f"{n} {s}" for s, n in self.ended_otherwise.items())])
+                          *(f"{n} {s}" for s, n in self.ended_otherwise.items()), *retrying])
 
 
 @dataclass(frozen=True)

@@ -95,6 +95,17 @@ def run_async(coro: Coroutine[Any, Any, T]) -> T:
         raise
 
 
+async def gather_bounded(calls: Sequence[Awaitable[T]], limit: int) -> list[T]:
+    """The results of ``calls`` in their order, at most ``limit`` of them running at once."""
+    gate = asyncio.Semaphore(limit)
+
+    async def one(call: Awaitable[T]) -> T:
+        async with gate:
+            return await call
+
+    return list(await asyncio.gather(*(one(call) for call in calls)))
+
+
 def describe_command(run_id: str = "<run>") -> str:
     """The ``temporal`` command that shows a run, pointed at the server Assay uses."""
     settings = Settings()

@@ -160,15 +160,21 @@ async def _report(settings: Settings, run_id: str) -> RunReport:
     return report
 
 
+TALLIES = 16
+"""Runs ``assay runs`` asks for their tallies at once: one whose worker is gone waits its query's
+timeout, so the listing takes about one timeout, not one per such run."""
+
+
 @app.command()
 def runs(limit: Annotated[int, typer.Option(min=1, max=1000)] = 20) -> None:
     """List recent runs: status (``deferred``, ``partial``... once ended), tasks, duration, goal."""
+    from workers.cli.common import gather_bounded
     from workers.cli.show import run_row
 
     async def go() -> None:
         client = await client_for(Settings())
-        summaries = [await client.task_counts(summary)
-                     for summary in await client.list_runs(limit=limit)]
+        listed = await client.list_runs(limit=limit)
+        summaries = await gather_bounded([client.task_counts(s) for s in listed], TALLIES)
         print_table(["RUN", "STATUS", "TASKS", "STARTED", "DURATION", "GOAL"],
                     [run_row(summary, datetime.now(UTC)) for summary in summaries])
 

@@ -224,8 +224,8 @@ async def _follow(client: AssayClient, run_id: str) -> ResearchResult:
                             echo=lambda line: typer.echo(line, err=True))
     except WorkflowFailureError as err:
         if isinstance(err.cause, CancelledError | TerminatedError | TimeoutError):
-            fail(f"run {run_id} was {type(err.cause).__name__.removesuffix('Error').lower()}"
-                 f" and has no result: {err.cause}", EXIT_STOPPED)
+            summary = await client.describe_run(run_id)  # the reason from its closing event
+            fail(f"run {run_id} was {summary.stopped_text()}", EXIT_STOPPED)
         raise
 
 

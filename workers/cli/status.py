@@ -76,13 +76,16 @@ async def _lines(client: AssayClient, summary: RunSummary, progress: RunProgress
     lines = [_headline(summary, progress),
              f"  started {started.astimezone(UTC):%Y-%m-%d %H:%M:%S} UTC"
              f"{'; ended' if summary.close_time else '; now'} {snap.headline()}"]
+    reasons: dict[str, str] = {}
     if summary.status == "completed":
-        lines += summary_lines(await client.result(run_id))
+        result = await client.result(run_id)
+        lines += summary_lines(result)
+        reasons = {t.task_id: t.status_reason for t in result.tasks}
     elif summary.goal:
         from workers.cli.show import short
 
         lines.append(f"  goal: {short(summary.goal)}")
-    return [*lines, *_waits(summary, progress), *_task_lines(snap)]
+    return [*lines, *_waits(summary, progress), *_task_lines(snap, reasons)]
 
 
 def _headline(summary: RunSummary, progress: RunProgress) -> str:
@@ -115,16 +118,20 @@ def _waits(summary: RunSummary, progress: RunProgress) -> list[str]:
     return []
 
 
-def _task_lines(snap: Snapshot) -> list[str]:
-    """Each task's status; a running one's phase and activity, or the gate it waits at."""
+def _task_lines(snap: Snapshot, reasons: dict[str, str]) -> list[str]:
+    """Each task's status and, once the run has ended, why (``reasons``).
+
+    A running task's phase and activity, or the gate it waits at.
+    """
     from workers.cli.progress import beat_text
-    from workers.cli.show import gate_line
+    from workers.cli.show import gate_line, short
 
     progress, lines = snap.progress, list[str]()
     for tid in progress.order:
         now = snap.live.get(tid)
         doing = f"  {now.phase}  {beat_text(now, snap.at)}".rstrip() if now else ""
-        lines.append(f"  task {tid:<8} {progress.tasks.get(tid, 'pending')}{doing}")
+        why = f"  {short(reasons[tid])}" if reasons.get(tid) else ""
+        lines.append(f"  task {tid:<8} {progress.tasks.get(tid, 'pending')}{doing}{why}")
         if now is not None and now.waiting is not None:
             lines.append("  " + gate_line(progress.run_id, now.waiting, now.approvers))
     return lines

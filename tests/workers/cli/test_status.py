@@ -50,7 +50,8 @@ async def test_a_terminated_run_is_reported_terminated_by_every_command(
     await dev_env.client.get_workflow_handle(run_id).terminate(reason=HISTORY_LIMIT)
     _, err = await asyncio.wait_for(waiter.communicate(), timeout=60)
     assert waiter.returncode == 8, err.decode()
-    assert f"run {run_id} was terminated and has no result" in err.decode()
+    assert (f"run {run_id} was terminated by Temporal, without a result: {HISTORY_LIMIT}"
+            in err.decode())
 
     code, out, err = await cli(served, "status", run_id)
     assert code == 8, err
@@ -167,3 +168,28 @@ async def test_status_names_who_decides_a_tasks_gate_and_a_run_held_open_after_i
     assert code == 0, err
     assert "held open for branches; no gate waits" in out
     assert f"`assay close {req.run_id}`" in out
+
+
+async def test_an_ended_run_says_who_rejected_it_why_and_each_tasks_reason(
+        dev_env: WorkflowEnvironment, task_queue: str, tmp_path: Path) -> None:
+    """It once showed ``rejected`` alone."""
+    harness = Harness(dev_env, task_queue, tmp_path)
+    req = harness.request([task("1")], gates={"plan": {"human": True}})
+    env = worker_env(dev_env.client.service_client.config.target_host, "postgresql://unused",
+                     tmp_path / "assay")
+    client = AssayClient(dev_env.client, task_queue=task_queue)
+    async with harness.worker():
+        await dev_env.client.start_workflow(ResearchWorkflow.run, req, id=req.run_id,
+                                            task_queue=task_queue)
+        await waiting_at_plan_gate(client, req.run_id)
+        await client.decide(req.run_id, GateDecision(gate="plan", decision="reject", by="ada",
+                                                     comment="the split leaks the test set"))
+        result = await client.result(req.run_id)
+        code, out, err = await cli(env, "status", req.run_id)
+    assert code == 0, err
+    assert out.startswith(f"run {req.run_id}: rejected (phase done)")
+    line = next(x for x in out.splitlines() if x.startswith("  rejected at the plan gate"))
+    assert line.startswith("  rejected at the plan gate by ada on ")
+    assert line.endswith(": the split leaks the test set")
+    reason = result.tasks[0].status_reason
+    assert reason and f"  task 1        {result.tasks[0].status}  {reason}" in out
