@@ -193,3 +193,29 @@ async def test_an_ended_run_says_who_rejected_it_why_and_each_tasks_reason(
     assert line.endswith(": the split leaks the test set")
     reason = result.tasks[0].status_reason
     assert reason and f"  task 1        {result.tasks[0].status}  {reason}" in out
+
+
+async def test_a_run_cancelled_through_temporal_is_reported_cancelled(
+        dev_env: WorkflowEnvironment, task_queue: str, tmp_path: Path) -> None:
+    harness = Harness(dev_env, task_queue, tmp_path)
+    req = harness.request([task("1")], gates={"plan": {"human": True}})
+    env = worker_env(dev_env.client.service_client.config.target_host, "postgresql://unused",
+                     tmp_path / "assay")
+    client = AssayClient(dev_env.client, task_queue=task_queue)
+    async with harness.worker():
+        handle = await dev_env.client.start_workflow(ResearchWorkflow.run, req, id=req.run_id,
+                                                     task_queue=task_queue)
+        await waiting_at_plan_gate(client, req.run_id)
+        await handle.cancel()
+
+        async def ended() -> bool:
+            return (await handle.describe()).status != WorkflowExecutionStatus.RUNNING
+
+        await wait_for(ended, timeout=30, what="the run to end")
+        status = (await handle.describe()).status
+        code, out, err = await cli(env, "status", req.run_id)
+    assert status == WorkflowExecutionStatus.CANCELED
+    assert code == 8, err
+    assert out.startswith(f"run {req.run_id}: cancelled by Temporal, without a result: its "
+                          "cancellation was requested through Temporal")
+    assert "nothing waits" in out and "anyone may decide" not in out
