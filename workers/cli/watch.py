@@ -210,8 +210,12 @@ class Refusals:
 
 
 async def watch_run(client: AssayClient, store: EventStore, run_id: str, *, follow: bool,
-                    as_json: bool, echo: Callable[[str], None]) -> None:
-    """Print a run's events until it ends (or once, without ``follow``), refusals at once."""
+                    as_json: bool, echo: Callable[[str], None]) -> int:
+    """Print a run's events until it ends (or once, without ``follow``), refusals at once.
+
+    A run Temporal stopped (terminated, timed out, cancelled) ends with a line saying so and
+    why; the exit code is then not 0 (:func:`workers.cli.common.stopped_exit`).
+    """
     refusals = Refusals()
     after, first = 0, True
     while True:
@@ -222,14 +226,28 @@ async def watch_run(client: AssayClient, store: EventStore, run_id: str, *, foll
                 if not refusals.seen(stored):
                     echo(watch_json(stored) if as_json else watch_line(stored))
             after = batch[-1].seq
-        if not (running and follow):
-            return
+        if not running:
+            return await _stopped(client, run_id, as_json=as_json, echo=echo)
+        if not follow:
+            return 0
         for node_id, line in await _refusals(client, run_id, refusals):
             if not first:
                 echo(json.dumps({"refused": line, "node_id": node_id}) if as_json
                      else f"{clock(datetime.now(UTC))}  {refusal_line(node_id, line)}")
         first = False
         await asyncio.sleep(POLL_S)
+
+
+async def _stopped(client: AssayClient, run_id: str, *, as_json: bool,
+                   echo: Callable[[str], None]) -> int:
+    """Say that Temporal stopped the run, if it did; the command's exit code."""
+    from workers.cli.common import stopped_exit
+
+    summary = await client.describe_run(run_id)
+    if summary.stopped:
+        echo(json.dumps({"stopped": summary.status, "reason": summary.stop_reason}) if as_json
+             else f"{clock(datetime.now(UTC))}  {where('run'):<10}  {summary.stopped_text()}")
+    return stopped_exit(summary.status)
 
 
 async def _refusals(client: AssayClient, run_id: str,
