@@ -21,6 +21,16 @@ from workflows.contracts.results import ResearchResult, RunProgress
 
 OPEN_TASKS = frozenset({"pending", "running", "failed_retry"})
 """Task statuses of a task that has not ended."""
+EXECUTION_CHARS = 12
+
+
+def short_execution(run_id: str) -> str:
+    """A short form of an execution's Temporal run id, for paths and listings.
+
+    Its last hex digits: random in every run id the server makes (the leading ones of a
+    time-ordered id are a timestamp, alike for executions started close together).
+    """
+    return run_id.replace("-", "")[-EXECUTION_CHARS:]
 
 
 @dataclass(frozen=True)
@@ -90,6 +100,8 @@ class RunSummary:
     """When the run ended (empty while it runs)."""
     tasks: TaskTally | None = None
     """How its tasks stand, once known (see :meth:`AssayClient.task_counts`)."""
+    execution: str = ""
+    """The Temporal run id of this execution of the run (a reset starts another one)."""
 
     @property
     def shown_status(self) -> str:
@@ -106,7 +118,8 @@ async def summarize(wf: WorkflowExecution) -> RunSummary:
                       start_time=wf.start_time.isoformat(),
                       assay_status=wf.typed_search_attributes.get(STATUS_KEY) or "",
                       goal=goal if isinstance(goal, str) else "",
-                      close_time=wf.close_time.isoformat() if wf.close_time else "")
+                      close_time=wf.close_time.isoformat() if wf.close_time else "",
+                      execution=wf.run_id or "")
 
 
 def final_progress(result: ResearchResult, phase: str | None) -> RunProgress | None:

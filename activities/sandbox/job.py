@@ -2,8 +2,10 @@
 
 Job conventions (the contract between Assay and the code a plan runs):
 
-- **Working directory.** Each attempt gets a fresh ``<work_dir>/<run_id>/<task_id>/attempt-<n>/``
-  (an existing one, left by a worker that crashed mid-run, is wiped first). The job's source is
+- **Working directory.** Each attempt gets a fresh
+  ``<work_dir>/<run_id>/<task_id>/attempt-<n>-<execution>/`` (the execution: the task
+  workflow's run id, short; see :mod:`activities.sandbox.workspace`); an existing one, left
+  by a worker that crashed mid-run, is wiped first. The job's source is
   written there as ``job.filename`` and run with the worker's Python (or that of the job's
   provisioned environment: :mod:`activities.sandbox.interpreter`), with that directory as
   its current directory, in its own session and process group.
@@ -161,7 +163,7 @@ class Sandbox:
     @EXECUTE_JOB.defn
     async def execute_job(self, req: ExecuteJobInput) -> ExecutionOutcome:
         """Run one attempt of a task's job and classify how it ended."""
-        layout = plan_layout(self._work_dir, req)
+        layout = plan_layout(self._work_dir, req, _execution())
         self._sources.check(req)
         limits = Limits.for_job(req.job.resources, max_memory_mb=self._max_memory_mb,
                                 max_timeout_s=self._max_timeout_s,
@@ -280,6 +282,11 @@ def _own_tasks() -> int:
     me = os.geteuid()
     return sum(p.info["num_threads"] or 1 for p in psutil.process_iter(["uids", "num_threads"])
                if p.info["uids"] is not None and p.info["uids"].real == me)
+
+
+def _execution() -> str:
+    """The run id of the task workflow this activity runs for (none outside an activity)."""
+    return activity.info().workflow_run_id or "" if activity.in_activity() else ""
 
 
 def _heartbeat(**details: Any) -> None:

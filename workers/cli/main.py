@@ -178,15 +178,22 @@ def report(run_id: str,
 
 @app.command()
 def runs(limit: Annotated[int, typer.Option(min=1, max=1000)] = 20) -> None:
-    """List recent runs: status (``deferred``, ``partial``... once ended), tasks, duration, goal."""
+    """List recent runs: status (``deferred``, ``partial``... once ended), tasks, duration, goal.
+
+    A run that was reset is listed once per execution, each named by its short run id.
+    """
+    from collections import Counter
+
     from workers.cli.show import run_row
 
     async def go() -> None:
         client = await client_for(Settings())
         summaries = [await client.task_counts(summary)
                      for summary in await client.list_runs(limit=limit)]
+        listed = Counter(summary.run_id for summary in summaries)
         print_table(["RUN", "STATUS", "TASKS", "STARTED", "DURATION", "GOAL"],
-                    [run_row(summary, datetime.now(UTC)) for summary in summaries])
+                    [run_row(summary, datetime.now(UTC), execution=listed[summary.run_id] > 1)
+                     for summary in summaries])
 
     run_async(go())
 

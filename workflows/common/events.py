@@ -74,12 +74,28 @@ def _send(loop: asyncio.AbstractEventLoop) -> None:
         workflow.upsert_search_attributes(list(pending.values()))  # pyright: ignore[reportUnknownMemberType]
 
 
+def run_execution(run_id: str) -> str:
+    """The execution of run ``run_id`` the current workflow belongs to: its Temporal run id.
+
+    The run's own workflow, a task or branch it started, or a task of such a branch (found
+    through the root) all name the same execution; ``temporal workflow reset`` of the run
+    starts a new one. Read from the workflow's info, which is the same on every replay.
+    """
+    info = workflow.info()
+    for ref in (info, info.parent, info.root):
+        if ref is not None and ref.workflow_id == run_id:
+            return ref.run_id
+    # A branch's task in a study's run: its branch, started anew by a reset as well.
+    return info.parent.run_id if info.parent is not None else info.run_id
+
+
 class EventLog:
     """Buffer of a workflow's events, flushed in one activity call."""
 
     def __init__(self, run_id: str, node_id: str, *, depth: int = 0,
                  parent_event_id: str | None = None) -> None:
         self.run_id = run_id
+        self.execution = run_execution(run_id)
         self.node_id = node_id
         self.depth = depth
         self.parent_event_id = parent_event_id
@@ -94,7 +110,8 @@ class EventLog:
         self._order += 1
         event_id = str(workflow.uuid4())
         self._pending.append(EventRecord(
-            id=event_id, run_id=self.run_id, node_id=self.node_id, event_type=event_type,
+            id=event_id, run_id=self.run_id, execution=self.execution, node_id=self.node_id,
+            event_type=event_type,
             event_subtype=subtype, agent_name=agent, timestamp=workflow.now(),
             duration_ms=duration_ms, execution_order=self._order, depth=self.depth,
             status=status, inputs=inputs or {}, outputs=outputs or {}, meta=meta or {},
