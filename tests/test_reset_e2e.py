@@ -1,0 +1,130 @@
+"""``temporal workflow reset`` of a finished run, on the dev server with real workers and sandbox.
+
+The reset execution re-runs the run from the point it was reset to: its jobs run in working
+directories of its own, its events are its own (none of the first execution's is doubled or
+lost), it writes a report of its own, and ``assay runs`` and ``assay watch`` tell the two
+executions apart.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from collections import Counter
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from temporalio.api.common.v1 import WorkflowExecution
+from temporalio.api.enums.v1 import EventType
+from temporalio.api.workflowservice.v1 import ResetWorkflowExecutionRequest
+from temporalio.testing import WorkflowEnvironment
+
+from activities.events.store import EventStore
+from tests.e2e_support import (
+    EXAMPLE,
+    isolated_settings,
+    pools_serving,
+    report_of,
+    store_of,
+    wait_for,
+)
+from workers.cli.show import run_row
+from workers.cli.watch import watch_run
+from workers.intake.planfile import load_plan
+from workers.intake.runpolicy import queues_from
+from workers.settings import Settings
+from workflows.client import AssayClient
+from workflows.contracts.policy import Queues
+from workflows.contracts.results import RunReport
+from workflows.runs import short_execution
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture
+async def workers(dev_env: WorkflowEnvironment, fresh_database_url: str,
+                  tmp_path: Path, task_queue: str) -> AsyncIterator[tuple[Settings, Queues]]:
+    """Every pool in this process, on queues of this test's own."""
+    settings = isolated_settings(tmp_path / "assay", task_queue)
+    async with pools_serving(settings, fresh_database_url, dev_env.client):
+        yield settings, queues_from(settings)
+
+
+async def reset(client: AssayClient, run_id: str, execution: str) -> tuple[str, int]:
+    """Reset ``execution`` of the run to its first completed workflow task, as
+    ``temporal workflow reset --type FirstWorkflowTask`` does; the new execution's run id
+    and the event it was reset to."""
+    handle = client.handle(run_id, execution)
+    point = [event.event_id async for event in handle.fetch_history_events()
+             if event.event_type == EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED][0]
+    service = client.client.workflow_service
+    answer = await service.reset_workflow_execution(ResetWorkflowExecutionRequest(
+        namespace=client.client.namespace,
+        workflow_execution=WorkflowExecution(workflow_id=run_id, run_id=execution),
+        reason="re-run from the start", workflow_task_finish_event_id=point,
+        request_id=str(uuid.uuid4())))
+    return answer.run_id, point
+
+
+def workspaces(report: RunReport) -> set[Path]:
+    """The working directories the report's jobs ran in."""
+    return {Path(t.execution.workspace) for t in report.tasks if t.execution is not None}
+
+
+async def test_a_reset_run_reruns_into_its_own_directories_events_and_report(
+        dev_env: WorkflowEnvironment, fresh_database_url: str,
+        workers: tuple[Settings, Queues]) -> None:
+    settings, queues = workers
+    client = AssayClient(dev_env.client, task_queue=queues.orchestration)
+    req = load_plan(EXAMPLE, max_bytes=settings.max_plan_bytes, queues=queues,
+                    store=store_of(settings))
+    req = req.model_copy(update={"plan_name": f"reset-{queues.orchestration}"})
+    run_id = await client.start_run(req)
+    first = (await client.handle(run_id).describe()).run_id
+    before = report_of(await client.result(run_id))
+    assert before.status == "completed"
+    async with EventStore(fresh_database_url) as store:
+        counted = await store.count(run_id)
+
+        execution, point = await reset(client, run_id, first)
+        after = report_of(await client.handle(run_id, execution).result())
+
+        assert after.status == "completed" and execution != first
+        assert await store.executions(run_id) == {first: counted, execution: counted}, \
+            "each execution has the run's events once: none doubled, none lost"
+        stored = await store.events_after(run_id, 0, limit=10_000)
+        assert all(n == 1 for n in Counter((e.event.execution, e.event.id)
+                                           for e in stored).values())
+
+        lines: list[str] = []
+        await watch_run(client, store, run_id, follow=False, as_json=False, echo=lines.append)
+    said = [line for line in lines if "reset:" in line]
+    assert len(said) == 1 and said[0].endswith(
+        f"reset: a new execution {short_execution(execution)} started from event {point}")
+    assert lines.index(said[0]) == counted, "the reset's line comes where its events begin"
+
+    old, new = workspaces(before), workspaces(after)
+    assert len(old) == len(new) == len(before.tasks) and not old & new
+    assert all(p.is_dir() and re.fullmatch(r"attempt-1-[0-9a-f]{12}", p.name)
+               for p in old | new), "the first execution's directories are kept, not re-used"
+    assert before.report is not None and after.report is not None
+    first_json, reset_json = Path(before.report.results_json), Path(after.report.results_json)
+    assert first_json.parent == settings.runs_dir / run_id
+    assert reset_json.parent == first_json.parent / f"reset-{short_execution(execution)}"
+    assert report_of(await client.handle(run_id, first).result()).execution == first, \
+        "the first execution's report is still its own"
+    assert after.execution == execution and after.first_execution == first
+
+    async def listed() -> bool:
+        found = await client.list_runs(f'WorkflowId="{run_id}" AND AssayStatus="completed"')
+        return sorted(s.execution for s in found) == sorted([first, execution])
+
+    await wait_for(listed, timeout=10, what="both executions to be listed")
+    summaries = [await client.task_counts(s)
+                 for s in await client.list_runs(f'WorkflowId="{run_id}"')]
+    rows = [run_row(s, datetime.now(UTC), execution=True) for s in summaries]
+    assert sorted(row[0] for row in rows) == sorted(
+        f"{run_id} @{short_execution(e)}" for e in (first, execution))
+    assert all(s.tasks is not None and s.tasks.completed == len(before.tasks) for s in summaries)
