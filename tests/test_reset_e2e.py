@@ -9,16 +9,12 @@ executions apart.
 from __future__ import annotations
 
 import re
-import uuid
 from collections import Counter
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from temporalio.api.common.v1 import WorkflowExecution
-from temporalio.api.enums.v1 import EventType
-from temporalio.api.workflowservice.v1 import ResetWorkflowExecutionRequest
 from temporalio.testing import WorkflowEnvironment
 
 from activities.events.store import EventStore
@@ -27,6 +23,7 @@ from tests.e2e_support import (
     isolated_settings,
     pools_serving,
     report_of,
+    reset_to_first_task,
     store_of,
     wait_for,
 )
@@ -52,22 +49,6 @@ async def workers(dev_env: WorkflowEnvironment, fresh_database_url: str,
         yield settings, queues_from(settings)
 
 
-async def reset(client: AssayClient, run_id: str, execution: str) -> tuple[str, int]:
-    """Reset ``execution`` of the run to its first completed workflow task, as
-    ``temporal workflow reset --type FirstWorkflowTask`` does; the new execution's run id
-    and the event it was reset to."""
-    handle = client.handle(run_id, execution)
-    point = [event.event_id async for event in handle.fetch_history_events()
-             if event.event_type == EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED][0]
-    service = client.client.workflow_service
-    answer = await service.reset_workflow_execution(ResetWorkflowExecutionRequest(
-        namespace=client.client.namespace,
-        workflow_execution=WorkflowExecution(workflow_id=run_id, run_id=execution),
-        reason="re-run from the start", workflow_task_finish_event_id=point,
-        request_id=str(uuid.uuid4())))
-    return answer.run_id, point
-
-
 def workspaces(report: RunReport) -> set[Path]:
     """The working directories the report's jobs ran in."""
     return {Path(t.execution.workspace) for t in report.tasks if t.execution is not None}
@@ -88,7 +69,7 @@ async def test_a_reset_run_reruns_into_its_own_directories_events_and_report(
     async with EventStore(fresh_database_url) as store:
         counted = await store.count(run_id)
 
-        execution, point = await reset(client, run_id, first)
+        execution, point = await reset_to_first_task(client.client, run_id, first)
         after = report_of(await client.handle(run_id, execution).result())
 
         assert after.status == "completed" and execution != first
