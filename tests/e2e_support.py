@@ -170,14 +170,17 @@ async def temporal_cli(address: str, *args: str) -> str:
 
 
 
-async def reset_to_first_task(client: Client, run_id: str, execution: str) -> tuple[str, int]:
-    """Reset ``execution`` of ``run_id`` to its first completed workflow task, as ``temporal
-    workflow reset --type FirstWorkflowTask`` does; the new execution's run id and that event.
+async def reset_run(client: Client, run_id: str, execution: str, *,
+                    after: EventType.ValueType | None = None) -> tuple[str, int]:
+    """Reset ``execution`` of ``run_id`` to its first completed workflow task (``temporal
+    workflow reset --type FirstWorkflowTask``), or the first one after an event of type
+    ``after``; the new execution's run id and the event it was reset to.
     """
     handle = client.get_workflow_handle(run_id, run_id=execution)
-    point = 0
+    point, seen = 0, after is None
     async for event in handle.fetch_history_events():
-        if event.event_type == EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED:
+        seen = seen or event.event_type == after
+        if seen and event.event_type == EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED:
             point = event.event_id
             break
     answer = await client.workflow_service.reset_workflow_execution(

@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from temporalio.api.enums.v1 import EventType
 from temporalio.testing import WorkflowEnvironment
 
 from activities.events.store import EventStore
@@ -23,7 +24,7 @@ from tests.e2e_support import (
     isolated_settings,
     pools_serving,
     report_of,
-    reset_to_first_task,
+    reset_run,
     store_of,
     wait_for,
 )
@@ -54,11 +55,9 @@ def workspaces(report: RunReport) -> set[Path]:
     return {Path(t.execution.workspace) for t in report.tasks if t.execution is not None}
 
 
-async def test_a_reset_run_reruns_into_its_own_directories_events_and_report(
-        dev_env: WorkflowEnvironment, fresh_database_url: str,
-        workers: tuple[Settings, Queues]) -> None:
-    settings, queues = workers
-    client = AssayClient(dev_env.client, task_queue=queues.orchestration)
+async def finished_run(client: AssayClient, settings: Settings, queues: Queues,
+                       ) -> tuple[str, str, RunReport]:
+    """The example plan run to its end: its run id, its execution and its report."""
     req = load_plan(EXAMPLE, max_bytes=settings.max_plan_bytes, queues=queues,
                     store=store_of(settings))
     req = req.model_copy(update={"plan_name": f"reset-{queues.orchestration}"})
@@ -66,10 +65,19 @@ async def test_a_reset_run_reruns_into_its_own_directories_events_and_report(
     first = (await client.handle(run_id).describe()).run_id
     before = report_of(await client.result(run_id))
     assert before.status == "completed"
+    return run_id, first, before
+
+
+async def test_a_reset_run_reruns_into_its_own_directories_events_and_report(
+        dev_env: WorkflowEnvironment, fresh_database_url: str,
+        workers: tuple[Settings, Queues]) -> None:
+    settings, queues = workers
+    client = AssayClient(dev_env.client, task_queue=queues.orchestration)
+    run_id, first, before = await finished_run(client, settings, queues)
     async with EventStore(fresh_database_url) as store:
         counted = await store.count(run_id)
 
-        execution, point = await reset_to_first_task(client.client, run_id, first)
+        execution, point = await reset_run(client.client, run_id, first)
         after = report_of(await client.handle(run_id, execution).result())
 
         assert after.status == "completed" and execution != first
@@ -109,3 +117,35 @@ async def test_a_reset_run_reruns_into_its_own_directories_events_and_report(
     assert sorted(row[0] for row in rows) == sorted(
         f"{run_id} @{short_execution(e)}" for e in (first, execution))
     assert all(s.tasks is not None and s.tasks.completed == len(before.tasks) for s in summaries)
+
+
+async def test_a_run_reset_to_a_later_point_reruns_only_what_follows(
+        dev_env: WorkflowEnvironment, fresh_database_url: str,
+        workers: tuple[Settings, Queues]) -> None:
+    settings, queues = workers
+    client = AssayClient(dev_env.client, task_queue=queues.orchestration)
+    run_id, first, before = await finished_run(client, settings, queues)
+    async with EventStore(fresh_database_url) as store:
+        counted = await store.count(run_id)
+        execution, _ = await reset_run(  # once task 1 has completed
+            client.client, run_id, first,
+            after=EventType.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_COMPLETED)
+        after = report_of(await client.handle(run_id, execution).result())
+        assert after.status == "completed"
+        stored = await store.events_after(run_id, 0, limit=10_000)
+        assert await store.count(run_id, first) == counted, "the first execution's are kept"
+
+    ids = Counter(e.event.id for e in stored)
+    assert all(n == 1 for n in ids.values()), "no event is written twice, in any execution"
+    again = [e.event for e in stored if e.event.execution == execution]
+    assert 0 < len(again) < counted
+    kinds = Counter((e.node_id, e.event_type, e.event_subtype) for e in again)
+    assert kinds[("1", "code_exec", "start")] == 0, "task 1 ended before the point: kept"
+    assert kinds[("4", "code_exec", "start")] == 1
+    assert kinds[("run", "checkpoint", "complete")] == 1
+
+    old = {t.task_id: t.execution.workspace for t in before.tasks if t.execution}
+    new = {t.task_id: t.execution.workspace for t in after.tasks if t.execution}
+    assert new["1"] == old["1"] and all(new[t] != old[t] for t in ("2", "3", "4"))
+    assert after.report is not None and Path(after.report.results_json).parent.name == \
+        f"reset-{short_execution(execution)}"

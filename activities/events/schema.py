@@ -21,10 +21,10 @@ from workflows.contracts.execution import EventRecord
 class ExecutionEventRow(SQLModel, table=True):
     """One stored ExecutionEvent: every ``EventRecord`` field plus ``seq`` and ``recorded_at``.
 
-    ``id`` is the writer's deterministic id, unique within its ``execution`` (the run's
-    Temporal run id: a reset run's new execution writes its own events), so
-    ``ON CONFLICT (execution, id) DO NOTHING`` makes a retried write a no-op. ``seq`` is the
-    insertion order live watchers page by.
+    ``id`` is the writer's deterministic id, so ``ON CONFLICT (id) DO NOTHING`` makes a
+    retried write a no-op; workflows make it from the event's ``execution`` (the run's
+    Temporal run id: a reset run's new execution writes events of its own, never taken for
+    the first one's). ``seq`` is the insertion order live watchers page by.
     """
 
     __tablename__ = "execution_events"  # pyright: ignore[reportAssignmentType]
@@ -36,7 +36,7 @@ class ExecutionEventRow(SQLModel, table=True):
 
     id: str = Field(sa_column=Column(Text, primary_key=True))
     execution: str = Field(
-        default="", sa_column=Column(Text, primary_key=True, server_default="")
+        default="", sa_column=Column(Text, nullable=False, server_default="")
     )
     seq: int | None = Field(
         default=None, sa_column=Column(BigInteger, Identity(), nullable=False)

@@ -1,10 +1,10 @@
 """The ExecutionEvent store: idempotent batch writes, paging and live watching of a run's events.
 
 Workflows never touch the database; they hand batches of events with deterministic ids to the
-``record_events`` activity, which inserts them with ``ON CONFLICT (execution, id) DO NOTHING`` so
-a retried activity never duplicates an event. Each event names the execution of the run that
-wrote it (a ``temporal workflow reset`` starts a new one, which writes its own events, so
-ids are unique per execution). Readers page by ``seq`` (insertion order), which is what
+``record_events`` activity, which inserts them with ``ON CONFLICT (id) DO NOTHING`` so a retried
+activity never duplicates an event. Each event names the execution of the run that wrote it (a
+``temporal workflow reset`` starts a new one, which writes its own events under ids of its
+own: see :mod:`workflows.common.events`). Readers page by ``seq`` (insertion order), which is what
 ``assay watch RUN`` polls. A run's own events and those of its child task workflows share the
 research run id, so one ``run_id`` filter returns all of them.
 """
@@ -63,8 +63,7 @@ async def insert_rows(conn: AsyncConnection, rows: Sequence[dict[str, Any]]) -> 
     """Insert prepared rows (see ``event_row``) in chunks, skipping known ids; count new rows."""
     # executemany of one cached statement: SQLAlchemy renders each chunk as a single
     # multi-row INSERT ("insertmanyvalues") without recompiling it per batch.
-    stmt = (pg_insert(EVENTS).on_conflict_do_nothing(index_elements=["execution", "id"])
-            .returning(EVENTS.c.id))
+    stmt = pg_insert(EVENTS).on_conflict_do_nothing(index_elements=["id"]).returning(EVENTS.c.id)
     new = 0
     for chunk in _chunks(rows, CHUNK_ROWS):
         result = await conn.execute(stmt, list(chunk))

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from temporalio.testing import WorkflowEnvironment
 
-from tests.e2e_support import reset_to_first_task
+from tests.e2e_support import reset_run
 from tests.workflows.capture_upserts import DECISIONS
 from tests.workflows.harness import Harness
 from workflows.research.workflow import ResearchWorkflow
@@ -31,7 +31,7 @@ async def run_reset(env: WorkflowEnvironment, root: Path) -> tuple[str, str]:
         handle = await env.client.start_workflow(ResearchWorkflow.run, req, id=req.run_id,
                                                  task_queue=harness.queue)
         await handle.result()
-        execution, _ = await reset_to_first_task(env.client, req.run_id,
+        execution, _ = await reset_run(env.client, req.run_id,
                                                  handle.result_run_id or "")
         await env.client.get_workflow_handle(req.run_id, run_id=execution).result()
     return req.run_id, execution

@@ -4,12 +4,16 @@ Events are buffered in workflow state and written by the ``record_events`` local
 before the workflow waits for something slow (a job, a model, a person, its tasks) and when it
 ends: each write is a local activity the workflow waits for (~5 ms), so not at every step.
 Ids come from ``workflow.uuid4()``, which is stable across replays and retries, so the store's
-``ON CONFLICT DO NOTHING`` makes every write idempotent.
+``ON CONFLICT DO NOTHING`` makes every write idempotent. Each is made a UUID of the run's
+execution (``uuid5`` of the drawn one and the execution's run id): an execution that
+``temporal workflow reset`` started replays the events drawn before its reset point with the
+same draws, and writes them as its own instead of colliding with the first execution's.
 """
 
 from __future__ import annotations
 
 import asyncio
+import uuid
 import weakref
 from typing import Any
 
@@ -108,7 +112,7 @@ class EventLog:
             duration_ms: int | None = None) -> str:
         """Queue one event and return its id (usable as a parent id)."""
         self._order += 1
-        event_id = str(workflow.uuid4())
+        event_id = str(uuid.uuid5(workflow.uuid4(), self.execution))
         self._pending.append(EventRecord(
             id=event_id, run_id=self.run_id, execution=self.execution, node_id=self.node_id,
             event_type=event_type,

@@ -230,16 +230,22 @@ async def test_a_database_a_newer_release_migrated_is_refused_with_what_to_do(
 
 
 @db
-async def test_an_event_id_is_unique_per_execution(fresh_database_url: str) -> None:
-    """A reset run's execution writes its events again: kept as its own, retries still no-ops."""
-    def event(execution: str) -> dict[str, Any]:
-        return event_row(EventRecord(id="e1", run_id="run-1", node_id="run",
-                                     event_type="checkpoint", execution=execution,
-                                     timestamp=datetime.now(UTC)))
-
+async def test_events_name_their_execution_and_the_release_before_still_writes(
+        engine: AsyncEngine, fresh_database_url: str) -> None:
+    """A worker of the release before, serving its pinned runs, writes as it did."""
+    async with EventStore(fresh_database_url) as events, events.engine.begin() as conn:
+        rows = [event_row(EventRecord(id=f"e{n}", run_id="run-1", node_id="run",
+                                      event_type="checkpoint", execution=execution,
+                                      timestamp=datetime.now(UTC)))
+                for n, execution in ((1, "first"), (1, "first"), (2, "reset"))]
+        assert await insert_rows(conn, rows) == 2, "a retried write is still a no-op"
+    older = ("INSERT INTO execution_events (id, run_id, node_id, event_type, event_subtype,"
+             " agent_name, timestamp, execution_order, depth, status, inputs, outputs, meta)"
+             " VALUES ('e3', 'run-1', 'run', 't', 's', 'a', now(), 0, 0, 'ok', '{}', '{}',"
+             " '{}') ON CONFLICT (id) DO NOTHING")
+    async with engine.begin() as conn:
+        for _ in range(2):
+            await conn.execute(text(older))
     async with EventStore(fresh_database_url) as events:
-        async with events.engine.begin() as conn:
-            assert await insert_rows(conn, [event("first"), event("first")]) == 1
-            assert await insert_rows(conn, [event("reset"), event("first")]) == 1
-        assert await events.executions("run-1") == {"first": 1, "reset": 1}
-        assert await events.count("run-1", "reset") == 1 and await events.count("run-1") == 2
+        assert await events.executions("run-1") == {"first": 1, "reset": 1, "": 1}
+        assert await events.count("run-1", "reset") == 1 and await events.count("run-1") == 3

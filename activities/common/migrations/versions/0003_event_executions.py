@@ -1,9 +1,11 @@
-"""Events carry the execution that wrote them: a reset run's events are its own, not doubles.
+"""Events name the execution of their run that wrote them.
 
 ``temporal workflow reset`` starts a new execution of a run (same workflow id, new run id),
 which writes its events again. Each event now names its execution (Temporal's run id of the
-run's workflow), and an event id is unique per execution. Rows written before keep an empty
-execution, and no row is touched otherwise.
+run's workflow), so a run's events are counted and shown per execution; the workflows make
+an event's id from its execution, so ids stay unique and the key stays ``id``. Additive: rows
+written before keep an empty execution, and a worker of the release before (still serving
+the runs pinned to it while a new one migrates) writes as it did.
 
 Revision ID: 0003
 Revises: 0002
@@ -21,17 +23,11 @@ depends_on: str | None = None
 
 
 def upgrade() -> None:
-    """Add ``execution_events.execution`` and key the table by (execution, id)."""
+    """Add ``execution_events.execution`` (empty for the rows already there)."""
     op.add_column("execution_events",
                   sa.Column("execution", sa.Text, nullable=False, server_default=""))
-    op.drop_constraint("execution_events_pkey", "execution_events", type_="primary")
-    op.create_primary_key("execution_events_pkey", "execution_events", ["execution", "id"])
 
 
 def downgrade() -> None:
-    """Key the table by id again; of an event a reset wrote again, the first row is kept."""
-    op.execute("DELETE FROM execution_events later USING execution_events first"
-               " WHERE later.id = first.id AND later.seq > first.seq")
-    op.drop_constraint("execution_events_pkey", "execution_events", type_="primary")
-    op.create_primary_key("execution_events_pkey", "execution_events", ["id"])
+    """Drop the column; the events stay."""
     op.drop_column("execution_events", "execution")
