@@ -107,3 +107,7 @@ async def test_a_reset_execution_writes_its_report_beside_the_first(tmp_path: Pa
             (folder / "execution_results_20260101_000000.json").read_text(encoding="utf-8"))
         assert results.status_reason == reason
         assert (folder / "ledger.jsonl").is_file()
+    summary = (reset / "execution_summary_20260101_000000.md").read_text(encoding="utf-8")
+    assert f"- Execution: `{again}`, a reset of `{first}`" in summary
+    assert "- Execution:" not in (runs / "execution_summary_20260101_000000.md").read_text(
+        encoding="utf-8")
