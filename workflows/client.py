@@ -155,9 +155,11 @@ class AssayClient:
         raise RunExistsError(run_workflow_id(req.plan_name, req.plan_sha256, MAX_AGAIN),
                              "too many re-runs")
 
-    def handle(self, run_id: str) -> WorkflowHandle[ResearchWorkflow, ResearchResult]:
-        """The Temporal handle of a run."""
-        return self.client.get_workflow_handle_for(ResearchWorkflow.run, run_id)
+    def handle(self, run_id: str, execution: str | None = None,
+               ) -> WorkflowHandle[ResearchWorkflow, ResearchResult]:
+        """The Temporal handle of a run: its latest execution, or the one named."""
+        return self.client.get_workflow_handle_for(ResearchWorkflow.run, run_id,
+                                                   run_id=execution or None)
 
     async def _describe(self, run_id: str) -> WorkflowExecutionDescription:
         try:
@@ -329,14 +331,16 @@ class AssayClient:
 
         From the result once the run completed, from its progress while it runs or once
         Temporal stopped it (its open tasks then count as unfinished); unchanged otherwise.
+        Of the execution the summary lists, when it names one.
         """
+        handle = self.handle(summary.run_id, summary.execution)
         if summary.status == "completed":
-            result = await self.handle(summary.run_id).result()
+            result = await handle.result()
             tally = (TaskTally.of(t.status for t in result.tasks) if result.tasks
                      else TaskTally.of(s for s, n in result.task_counts.items() for _ in range(n)))
         elif summary.status == "running" or summary.stopped:
             try:  # a run whose worker is gone answers no query: listed without its tally
-                progress = await self.handle(summary.run_id).query(
+                progress = await handle.query(
                     ResearchWorkflow.progress, rpc_timeout=STOPPED_QUERY_TIMEOUT
                     if summary.stopped else TALLY_QUERY_TIMEOUT)
             except (RPCError, WorkflowQueryFailedError):
@@ -348,7 +352,10 @@ class AssayClient:
         return replace(summary, tasks=tally)
 
     async def list_runs(self, query: str = 'AssayKind="run"', limit: int = 50) -> list[RunSummary]:
-        """Runs matching a visibility query, newest first."""
+        """Runs matching a visibility query, newest first.
+
+        Each execution of a run that was reset (``temporal workflow reset``) is one summary.
+        """
         return [await summarize(wf)
                 async for wf in self.client.list_workflows(query, limit=limit)]
 

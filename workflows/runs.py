@@ -33,6 +33,16 @@ MEMO_GOAL_CHARS = 300
 """The most of a goal a run's memo keeps (``assay runs`` and the Web UI show it)."""
 UNFINISHED = "unfinished"
 """How a stopped run's tally counts the tasks that had not ended when it stopped."""
+EXECUTION_CHARS = 12
+
+
+def short_execution(run_id: str) -> str:
+    """A short form of an execution's Temporal run id, for paths and listings.
+
+    Its last hex digits: random in every run id the server makes (the leading ones of a
+    time-ordered id are a timestamp, alike for executions started close together).
+    """
+    return run_id.replace("-", "")[-EXECUTION_CHARS:]
 
 
 @dataclass(frozen=True)
@@ -134,6 +144,8 @@ class RunSummary:
         """``terminated by Temporal, without a result: REASON`` for a stopped run."""
         why = f": {self.stop_reason}" if self.stop_reason else ""
         return f"{STOPPED.get(self.status, self.status)} by Temporal, without a result{why}"
+    execution: str = ""
+    """The Temporal run id of this execution of the run (a reset starts another one)."""
 
     @property
     def shown_status(self) -> str:
@@ -150,7 +162,8 @@ async def summarize(wf: WorkflowExecution) -> RunSummary:
                       start_time=wf.start_time.isoformat(),
                       assay_status=wf.typed_search_attributes.get(STATUS_KEY) or "",
                       goal=goal if isinstance(goal, str) else "",
-                      close_time=wf.close_time.isoformat() if wf.close_time else "")
+                      close_time=wf.close_time.isoformat() if wf.close_time else "",
+                      execution=wf.run_id or "")
 
 
 async def stop_reason(handle: WorkflowHandle[Any, Any], timeout_s: float | None) -> str:

@@ -46,6 +46,8 @@ def render_markdown(result: RunReport) -> str:
         f"# Execution summary — {result.plan_name}",
         "",
         f"- Run: `{result.run_id}`",
+        *([f"- Execution: `{result.execution}`, a reset of `{result.first_execution}`"
+           " (`temporal workflow reset`)"] if result.reset() else []),
         f"- Status: **{result.status}** ({done}/{len(result.tasks)} tasks completed)",
     ]
     if result.status_reason:

@@ -2,8 +2,8 @@
 
 Job conventions (the contract between Assay and the code a plan runs):
 
-- **Working directory.** Each attempt gets a fresh ``<work_dir>/<run_id>/<task_id>/attempt-<n>/``
-  (an existing one, left by a worker that crashed mid-run, is wiped first). The job's source is
+- **Working directory.** Each attempt gets a fresh ``<run>/<task>/attempt-<n>-<execution>/``
+  (:mod:`activities.sandbox.workspace`; one left by a crashed worker is wiped). The job's source is
   written there as ``job.filename`` and run with the worker's Python (or that of the job's
   provisioned environment: :mod:`activities.sandbox.interpreter`), with that directory as
   its current directory, in its own session and process group.
@@ -88,6 +88,7 @@ from activities.sandbox.workspace import (
     hand_back,
     plan_layout,
     prepare,
+    task_execution,
     unreachable_parent,
 )
 from workflows.catalogue import EXECUTE_JOB
@@ -178,7 +179,7 @@ class Sandbox:
     @EXECUTE_JOB.defn
     async def execute_job(self, req: ExecuteJobInput) -> ExecutionOutcome:
         """Run one attempt of a task's job and classify how it ended."""
-        layout = plan_layout(self._work_dir, req)
+        layout = plan_layout(self._work_dir, req, task_execution())  # its own per execution
         self._sources.check(req)
         limits = Limits.for_job(req.job.resources, max_memory_mb=self._max_memory_mb,
                                 max_timeout_s=self._max_timeout_s,

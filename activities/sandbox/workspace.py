@@ -1,6 +1,8 @@
 """A job's working directory: laying it out before the run, and reading it back afterwards.
 
-Layout of ``work_dir/<run_id>/<task_id>/attempt-<n>/`` (see :mod:`activities.sandbox.job`)::
+Layout of ``work_dir/<run_id>/<task_id>/attempt-<n>-<execution>/`` (see
+:mod:`activities.sandbox.job`; ``<execution>`` is a short form of the task workflow's run id,
+so a run reset with ``temporal workflow reset`` runs its jobs in directories of its own)::
 
     <filename>            the job's source (read-only)
     <input names>         verified copies of the inputs, from the artifact store (read-only)
@@ -23,9 +25,12 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
+from temporalio import activity
+
 from activities.common.trees import remove_tree, walk
 from activities.sandbox.sources import DEPS, Sources, invalid_job
 from workflows.contracts.execution import ExecuteJobInput
+from workflows.runs import short_execution
 
 CONTROL = ".assay"
 RESERVED = frozenset({CONTROL, DEPS})
@@ -79,8 +84,17 @@ class Layout:
         return self.control / "args.json"
 
 
-def plan_layout(work_dir: Path, req: ExecuteJobInput) -> Layout:
-    """Validate every name in ``req`` and say where the attempt's directory goes."""
+def task_execution() -> str:
+    """The run id of the task workflow the running activity serves (none outside one)."""
+    return activity.info().workflow_run_id or "" if activity.in_activity() else ""
+
+
+def plan_layout(work_dir: Path, req: ExecuteJobInput, execution: str = "") -> Layout:
+    """Validate every name in ``req`` and say where the attempt's directory goes.
+
+    ``execution`` is the run id of the task workflow's execution asking (none: the directory
+    is ``attempt-<n>``, as when a job is run outside Temporal).
+    """
     job = req.job
     if job.source is None or job.filename is None:
         raise invalid_job(f"task {req.task_id}: the job has no resolved source; submit the "
@@ -100,8 +114,11 @@ def plan_layout(work_dir: Path, req: ExecuteJobInput) -> Layout:
     for dep in req.dependency_artifacts:
         _component(dep.task_id, "dependency task id")
         _relative(dep.name, f"artifact name of dependency {dep.task_id}")
+    attempt = f"attempt-{req.attempt}"
+    if execution:
+        attempt += "-" + _component(short_execution(execution), "execution")
     path = (work_dir / _component(req.run_id, "run id") / _component(req.task_id, "task id")
-            / f"attempt-{req.attempt}")
+            / attempt)
     return Layout(path=path, filename=filename, inputs=tuple(names))
 
 

@@ -167,16 +167,23 @@ timeout, so the listing takes about one timeout, not one per such run."""
 
 @app.command()
 def runs(limit: Annotated[int, typer.Option(min=1, max=1000)] = 20) -> None:
-    """List recent runs: status (``deferred``, ``partial``... once ended), tasks, duration, goal."""
+    """List recent runs: status (``deferred``, ``partial``... once ended), tasks, duration, goal.
+
+    A run that was reset is listed once per execution, each named by its short run id.
+    """
+    from collections import Counter
+
     from workers.cli.common import gather_bounded
     from workers.cli.show import run_row
 
     async def go() -> None:
         client = await client_for(Settings())
-        listed = await client.list_runs(limit=limit)
-        summaries = await gather_bounded([client.task_counts(s) for s in listed], TALLIES)
+        summaries = await gather_bounded(
+            [client.task_counts(s) for s in await client.list_runs(limit=limit)], TALLIES)
+        listed = Counter(summary.run_id for summary in summaries)
         print_table(["RUN", "STATUS", "TASKS", "STARTED", "DURATION", "GOAL"],
-                    [run_row(summary, datetime.now(UTC)) for summary in summaries])
+                    [run_row(summary, datetime.now(UTC), execution=listed[summary.run_id] > 1)
+                     for summary in summaries])
 
     run_async(go())
 

@@ -20,6 +20,7 @@ from workflows.client import RunSummary
 from workflows.common.words import plural
 from workflows.contracts.executive import GateRecord
 from workflows.contracts.results import ResearchResult, RunReport
+from workflows.runs import short_execution
 
 SHORT_CHARS = 200
 REASON_CHARS = 20_000
@@ -140,14 +141,19 @@ def report_file(runs_dir: Path, run_id: str) -> Path | None:
     return found[-1] if found else None
 
 
-def run_row(summary: RunSummary, now: datetime) -> list[str]:
+def run_row(summary: RunSummary, now: datetime, *, execution: bool = False) -> list[str]:
     """One row of ``assay runs``: id, status, tasks, start, duration, goal.
 
     Tasks read ``1/2 done, 1 failed``: completed of planned, then those that ended otherwise.
+    With ``execution`` (a run listed more than once: it was reset), the id is followed by
+    its execution's short run id, ``run-x @1a2b3c4d5e6f``.
     """
     started = datetime.fromisoformat(summary.start_time)
     ended = datetime.fromisoformat(summary.close_time) if summary.close_time else now
-    return [summary.run_id, summary.shown_status,
+    name = summary.run_id
+    if execution and summary.execution:
+        name += f" @{short_execution(summary.execution)}"
+    return [name, summary.shown_status,
             str(summary.tasks) if summary.tasks is not None else "-",
             started.astimezone(UTC).strftime("%Y-%m-%d %H:%M"),
             duration((ended - started).total_seconds(), whole=True), short(summary.goal, 60)]

@@ -15,7 +15,7 @@ from temporalio.testing import ActivityEnvironment
 from activities.artifacts.store import LocalArtifactStore
 from activities.common.trees import remove_tree
 from activities.sandbox.job import Sandbox
-from tests.activities.sandbox.test_sandbox import request, run
+from tests.activities.sandbox.test_sandbox import attempt_dir, request, run
 
 
 def stored_bytes(store: LocalArtifactStore) -> int:
@@ -118,7 +118,7 @@ async def test_a_deep_tree_is_a_sandbox_violation_and_is_removed(
 
 async def test_a_retry_replaces_a_deep_tree_left_by_a_crashed_attempt(work_dir: Path) -> None:
     sandbox = Sandbox(work_dir=work_dir)
-    left = work_dir / "run-1" / "t1" / "attempt-1"
+    left = work_dir / "run-1" / "t1" / attempt_dir()
     left.mkdir(parents=True)
     fd = os.open(left, os.O_RDONLY)
     for _ in range(1500):

@@ -81,6 +81,11 @@ def test_a_runs_row_has_task_counts_duration_and_a_printable_goal() -> None:
     running = RunSummary(run_id="r", status="running", start_time="2026-11-24T02:00:00+00:00")
     assert run_row(running, datetime(2026, 11, 24, 2, 0, 42, tzinfo=UTC))[1:5] == [
         "running", "-", "2026-11-24 02:00", "42 s"]
+    reset = RunSummary(run_id="r", status="running", start_time="2026-11-24T02:00:00+00:00",
+                       execution="0190a1b2-c3d4-7e5f-9b8a-5b4a3f2e1d0c")
+    assert run_row(reset, datetime(2026, 11, 24, 2, 0, 42, tzinfo=UTC))[0] == "r"
+    assert run_row(reset, datetime(2026, 11, 24, 2, 0, 42, tzinfo=UTC),
+                   execution=True)[0] == "r @5b4a3f2e1d0c", "a reset run: one row per execution"
 
 
 
