@@ -89,8 +89,7 @@ def _decision(decision: CycleDecision | None) -> str:
     if decision is None:
         return "no decision yet"
     pursue = f" → {md(decision.pursue)}" if decision.pursue else ""
-    by = "" if decision.by == "rules" else f" (by {md(decision.by)})"
-    return f"**{decision.action}**{pursue}{by}"
+    return f"**{decision.action}**{pursue} ({md(decision.who(), 500)})"
 
 
 def _story(report: StudyReport, chart: Chart) -> list[str]:

@@ -91,7 +91,7 @@ def status(run_id: str,
            as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
     """Show a run's phase, times and task tally, its tasks (a job's heartbeat too), who decides."""
     from workers.cli.progress import beat_text, snapshot
-    from workers.cli.show import gate_line, plan_hint, short, summary_lines
+    from workers.cli.show import decision_lines, gate_line, plan_hint, short, summary_lines
     from workflows.client import waiting_for_plan
 
     async def go() -> None:
@@ -117,6 +117,8 @@ def status(run_id: str,
             typer.echo(f"  {plan_hint(run_id)}")
         if progress.waiting is not None:
             typer.echo(gate_line(run_id, progress.waiting, progress.approvers))
+        for line in decision_lines(progress.decided, progress.refused):
+            typer.echo(line)
         for tid in progress.order:
             now = snap.live.get(tid)
             doing = f"  {now.phase}  {beat_text(now, snap.at)}".rstrip() if now else ""

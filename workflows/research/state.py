@@ -74,6 +74,7 @@ class RunState:
         """Enter ``phase``, mirrored in the run's search attributes."""
         self.phase = phase
         upsert_keywords(**{PHASE_KEY.name: phase})
+        self.log.details.set("phase", f"Run {self.req.run_id}: phase **{phase}**")
 
     def set_status(self, status: RunStatus) -> None:
         """Set the run's status, mirrored in its search attributes."""
