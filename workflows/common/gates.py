@@ -136,6 +136,10 @@ class GateKeeper:
         """Record a refused decision on the open gate (or the last one) and as an event."""
         self._refuse(decision.by, decision.model_dump(mode="json"), reason)
 
+    def refuse_request(self, by: str, what: str, reason: str) -> None:
+        """Record a refused request that is no decision (a study's ``stop``) like one."""
+        self._refuse(by, {"request": what}, reason)
+
     def _refuse(self, by: str, payload: Any, reason: str) -> None:
         by, reason = clip(by, BY_CHARS), clip(reason, REFUSAL_CHARS)
         target = self._open or (self.records[-1] if self.records else None)

@@ -160,12 +160,15 @@ class StudyWorkflow:
                                               channel=asked.channel))
 
     def _stop_refused(self, by: str, reason: str) -> None:
-        """Record a refused ``stop`` (at once, since the study may wait for days)."""
+        """Record a refused ``stop``, with the gates' refusals (written at once).
+
+        A study from before ``decisions-on-record`` records a ``stop_refused`` event instead.
+        """
+        if workflow.patched(DECISIONS_PATCH):
+            self.gates.refuse_request(by, "stop", reason)
+            return
         self.log.add("approval", "info", agent=by, status="stop_refused",
                      outputs={"reason": reason})
-        if workflow.patched(DECISIONS_PATCH):
-            self.log.flush_soon(f"refused stop: {by}: {clip(reason, 200)}")
-            self.log.details.set("refused", f"Latest refused stop: {by}: {clip(reason, 300)}")
 
     # --- the cycle ---------------------------------------------------------------------------
 
