@@ -80,10 +80,10 @@ class Decided(Model):
     channel: Channel = "temporal"
 
     def text(self, comment_chars: int = 300) -> str:
-        """``ada (cli, 2026-11-28 09:30 UTC): "go on"`` for reports and status lines."""
+        """``ada via cli, 2026-11-28 09:30 UTC: "go on"`` for reports and status lines."""
         when = f", {self.at:%Y-%m-%d %H:%M} UTC" if self.at else ""
         comment = " ".join(self.comment.split())
         if len(comment) > comment_chars:
             comment = comment[:comment_chars - 1] + "…"
         said = f': "{comment}"' if comment else ""
-        return f"{self.by} ({self.channel}{when}){said}"
+        return f"{self.by} via {self.channel}{when}{said}"

@@ -268,7 +268,7 @@ class GateRecord(Model):
                        channel=self.channel or "temporal")
 
     def decided_text(self) -> str:
-        """``approved by ada (cli, 2026-11-28 09:30 UTC): "go"``, or how the policy settled it."""
+        """``approved by ada via cli, 2026-11-28 09:30 UTC: "go"``, or how the policy settled it."""
         person = self.person()
         return f"{self.status} by {person.text() if person else self.by or 'nobody yet'}"
 

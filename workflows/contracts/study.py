@@ -122,7 +122,7 @@ class CycleDecision(StrictModel):
     stays ``rules``) or made this one (``by`` names them), when, their comment and channel."""
 
     def who(self) -> str:
-        """``rules``; ``rules, confirmed by ada (cli, …): "…"``; or ``ada (temporal, …)``."""
+        """``rules``; ``rules, confirmed by ada via cli, …: "…"``; or ``ada via temporal, …``."""
         if self.person is None:
             return self.by
         if self.by == self.person.by:

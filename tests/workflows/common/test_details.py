@@ -80,7 +80,7 @@ async def test_a_run_tells_temporal_what_it_waits_for_who_decides_and_how_it_end
     assert described.status == WorkflowExecutionStatus.COMPLETED  # Temporal's word ...
     assert described.typed_search_attributes.get(STATUS_KEY) == "failed"  # ... and Assay's
     assert ended.startswith("Run ") and "**Assay outcome: failed**" in ended
-    assert 'plan gate approved by ada (temporal, ' in ended
+    assert 'plan gate approved by ada via temporal, ' in ended
     await wait_for(lambda: listed_as(dev_env.client, handle.id, "failed"), timeout=30,
                    what="the run under AssayStatus = failed")
 

@@ -251,5 +251,5 @@ async def test_a_malformed_decision_sent_while_the_run_waits_is_refused_naming_t
     (gate,) = report.tasks[0].provenance.approvals
     assert (gate.status, gate.by, gate.comment, gate.channel) == (
         "approved", "ada", "checked", "cli")
-    assert gate.decided_text().startswith('approved by ada (cli, ')
-    assert gate.decided_text().endswith('UTC): "checked"')
+    assert gate.decided_text().startswith('approved by ada via cli, ')
+    assert gate.decided_text().endswith('UTC: "checked"')

@@ -58,8 +58,8 @@ async def test_a_confirmed_cycle_names_who_when_why_and_how(study: Study, tmp_pa
     assert first.person is not None and first.person.at is not None  # ... ada confirmed
     assert (first.person.by, first.person.comment, first.person.channel) == (
         "ada", "H1 is out", "cli")
-    assert first.who().startswith("rules, confirmed by ada (cli, ")
-    assert first.who().endswith('UTC): "H1 is out"')
+    assert first.who().startswith("rules, confirmed by ada via cli, ")
+    assert first.who().endswith('UTC: "H1 is out"')
     assert last.person is not None and (last.person.channel, last.person.comment) == (
         "temporal", "criteria met")
 
@@ -67,7 +67,7 @@ async def test_a_confirmed_cycle_names_who_when_why_and_how(study: Study, tmp_pa
     written = json.loads(Path(paths.results_json).read_text())
     assert written["summaries"][0]["decision"]["person"]["channel"] == "cli"
     markdown = Path(paths.summary_md).read_text()
-    assert "**pivot** → H2 (rules, confirmed by ada (cli, " in markdown
+    assert "**pivot** → H2 (rules, confirmed by ada via cli, " in markdown
     assert "H1 is out" in markdown and "criteria met" in markdown
     row = cycle_row(final.state.summaries[1], final.state.policy)
-    assert row[4].startswith("stop (rules, confirmed by ada (temporal, ")
+    assert row[4].startswith("stop (rules, confirmed by ada via temporal, ")
