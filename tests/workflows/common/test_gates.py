@@ -14,6 +14,7 @@ from temporalio.testing import WorkflowEnvironment
 from activities.reflection.reflection import diagnose as diagnose_rules
 from tests.e2e_support import wait_for
 from tests.workflows.harness import Harness, task
+from workflows.client import AssayClient
 from workflows.contracts.executive import (
     DiagnoseInput,
     GateDecision,
@@ -253,3 +254,17 @@ async def test_a_malformed_decision_sent_while_the_run_waits_is_refused_naming_t
         "approved", "ada", "checked", "cli")
     assert gate.decided_text().startswith('approved by ada via cli, ')
     assert gate.decided_text().endswith('UTC: "checked"')
+
+
+async def test_a_decision_sent_from_python_is_recorded_as_such(
+        time_env: WorkflowEnvironment, task_queue: str, tmp_path: Path) -> None:
+    harness = Harness(time_env, task_queue, tmp_path)
+    async with harness.worker():
+        handle = await start(harness, [task("a")], **human("plan"))
+        await plan_gate_waiting(handle)
+        record = await AssayClient(time_env.client, task_queue=task_queue).decide(
+            handle.id, GateDecision(gate="plan", decision="approve", by="ada", comment="ok"))
+        result = await handle.result()
+    assert record.channel == "python" and result.gates[0].channel == "python"
+    person = result.gates[0].person()
+    assert person is not None and (person.by, person.comment) == ("ada", "ok")
