@@ -29,7 +29,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.common.bounds import PayloadRefused, bounded, claimed_author, clip, read_json
     from workflows.common.decisions import STATUS, check_kind
     from workflows.common.decisions import GateRefusedError as GateRefusedError
-    from workflows.common.details import wait_summary, who_may
+    from workflows.common.details import span, wait_summary, who_may
     from workflows.common.errors import ErrorType
     from workflows.common.events import EventLog
     from workflows.common.validation import worded_errors
@@ -287,7 +287,7 @@ class GateKeeper:
         assert gate is not None
         return (f"**Waiting** at the {gate.gate} gate since {gate.opened_at:%Y-%m-%d %H:%M} "
                 f"UTC, for {who_may(self.approvers)} (then {on_timeout} after "
-                f"{timeout_s:g} s): {clip(gate.question, 600)}\n\n{self.how()}")
+                f"{span(timeout_s)}): {clip(gate.question, 600)}\n\n{self.how()}")
 
     def approved(self, gate: GateRecord) -> bool:
         """Whether a settled gate lets the work go on (a timeout follows the policy)."""
