@@ -26,7 +26,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.common.errors import ErrorType
     from workflows.common.gates import DECISIONS_PATCH
     from workflows.common.validation import worded_errors
-    from workflows.contracts.base import BY_CHARS, Decided
+    from workflows.contracts.base import BY_CHARS
     from workflows.contracts.branches import SteerRequest
     from workflows.research.lines import Branches
     from workflows.research.state import RunState
@@ -108,12 +108,13 @@ class Steering:
             self.branches.closed = True
         who = clip(req.by, BY_CHARS)
         inputs = {"action": req.action}
+        mark = ""
         if workflow.patched(DECISIONS_PATCH):
             inputs["channel"] = req.channel or "temporal"
-            who = Decided(by=who, at=workflow.now(), channel=inputs["channel"]).text()
-        self.branches.steering.append(f"{who}: {req.action}"
-                                      + (f" ({clip(req.comment, 200)})" if req.comment else ""))
-        state.log.add("approval", "complete", agent=clip(req.by, BY_CHARS), status=req.action,
+            mark = f" [via {inputs['channel']}, {workflow.now():%Y-%m-%d %H:%M} UTC]"
+        self.branches.steering.append(f"{who}: {req.action}" + (
+            f" ({clip(req.comment, 200)})" if req.comment else "") + mark)
+        state.log.add("approval", "complete", agent=who, status=req.action,
                       inputs=inputs, outputs={"comment": req.comment})
         await self.branches.steer(req)
         await state.log.flush()
