@@ -62,8 +62,13 @@ def queue_env(settings: Settings) -> dict[str, str]:
 
 
 def worker_env(address: str, database_url: str, data_dir: Path, **extra: str) -> dict[str, str]:
-    """Environment of a worker process pointed at the test's services."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ASSAY_")}
+    """Environment of a worker process pointed at the test's services.
+
+    Of the parent's ``ASSAY_*`` settings only the runs' default job environment follows (the
+    suite's fixtures make it ``base`` for the tests that need no science stack).
+    """
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith("ASSAY_") or k == "ASSAY_JOB_ENVIRONMENT"}
     env.update(ASSAY_TEMPORAL_ADDRESS=address, ASSAY_DATABASE_URL=database_url,
                ASSAY_DATA_DIR=str(data_dir), PYTHONPATH=str(ROOT), **extra)
     return env

@@ -32,6 +32,7 @@ from workflows.constants import (
     task_workflow_id,
 )
 from workflows.contracts.base import via
+from workflows.contracts.environments import BASE
 from workflows.contracts.executive import GateDecision, GateRecord
 from workflows.contracts.results import (
     ResearchInput,
@@ -122,11 +123,12 @@ class AssayClient:
         The ID derives from the plan's name and content, so starting the same plan twice is
         refused with :class:`RunExistsError`; with ``again`` the next free ``-rN`` ID is used.
         With ``environments`` (the named sets the workers know: ``Catalog.names()``), a run
-        naming another environment (``policy.environment``) is refused with
-        :class:`UnknownEnvironmentError` before it starts.
+        naming another environment (``policy.environment``) than those or ``base`` is refused
+        with :class:`UnknownEnvironmentError` before it starts.
         """
         wanted = req.policy.environment
-        if wanted is not None and environments is not None and wanted not in environments:
+        if (wanted is not None and wanted != BASE and environments is not None
+                and wanted not in environments):
             raise UnknownEnvironmentError(wanted, environments)
         memo, summary = _describe_input(req)
         for attempt in range(1, MAX_AGAIN + 1):

@@ -19,12 +19,11 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import stat
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from activities.common.trees import remove_tree, walk
 from activities.sandbox.sources import DEPS, Sources, invalid_job
 from workflows.contracts.execution import ExecuteJobInput
 
@@ -141,31 +140,23 @@ def unreachable_parent(path: Path) -> Path | None:
     return None
 
 
-def hand_back(layout: Layout, uid: int | None) -> None:
+def hand_back(layout: Layout, uid: int | None, max_entries: int = 1_000_000) -> None:
     """After the run: give every file back to the worker's user and drop the scratch space.
 
     Taking ownership back means a later job that happens to get the same uid cannot touch
     this attempt's artifacts.
+
+    Raises:
+        TreeLimitError: the job left a tree deeper or larger than a walk reads.
     """
     if uid is not None:
         owner, group = os.geteuid(), os.getegid()
-        for root, dirs, files in os.walk(layout.path):
-            for path in (root, *(os.path.join(root, name) for name in (*dirs, *files))):
-                # Only what the job owns: a hard link to someone else's file must not
-                # hand that file to the worker's user.
-                if os.lstat(path).st_uid == uid:
-                    os.lchown(path, owner, group)
+        if os.lstat(layout.path).st_uid == uid:
+            os.lchown(layout.path, owner, group)
+        for found in walk(layout.path, max_entries=max_entries):
+            # Only what the job owns: a hard link to someone else's file must not
+            # hand that file to the worker's user.
+            if found.entry.stat(follow_symlinks=False).st_uid == uid:
+                os.lchown(found.entry.path, owner, group)
     for scratch in (layout.tmp, layout.home):
         remove_tree(scratch)
-
-
-def remove_tree(path: Path) -> None:
-    """Delete ``path`` even if the job left directories without write or search permission."""
-    def unlock(func: Callable[[str], object], target: str, _exc: object) -> None:
-        os.chmod(os.path.dirname(target), 0o700)
-        func(target)
-
-    if path.is_symlink() or path.is_file():
-        path.unlink()
-    elif path.exists():
-        shutil.rmtree(path, onerror=unlock)

@@ -32,7 +32,7 @@ from tests.workflows.capture_goalenv import run_goal_environment
 from tests.workflows.capture_guided import run_guided
 from tests.workflows.capture_learning import run_learning
 from tests.workflows.capture_plans import run_plans
-from tests.workflows.capture_reflector import run_reflector
+from tests.workflows.capture_reflector import run_deferred, run_reflector
 from tests.workflows.capture_refusals import run_library_refusals, run_refusals
 from tests.workflows.capture_study import run_cancelled_study, run_study, save_study
 from tests.workflows.capture_study_cycle import run_study_cycle, run_study_reuse
@@ -208,6 +208,8 @@ async def capture() -> None:
             runs.append(("flushes_reviewed", await run_goal(env, Path(tmp))))
         with tempfile.TemporaryDirectory() as tmp:
             runs.append(("reflector", (await run_reflector(env, Path(tmp)))[0]))
+        with tempfile.TemporaryDirectory() as tmp:
+            runs.append(("reflector_deferred", await run_deferred(env, Path(tmp))))
         with tempfile.TemporaryDirectory() as tmp:
             runs.append(("goalenv", (await run_goal_environment(env, Path(tmp))).result))
         with tempfile.TemporaryDirectory() as tmp:

@@ -118,8 +118,10 @@ def build_request(target: str, data: list[Path], settings: Settings,
     """The run's input: a resolved plan file, or a checked goal with its data files.
 
     Inputs and data files are put in the artifact store, where the sandbox takes them from.
+    A run that names no job environment gets the operator's default (``job_environment``).
     """
     from workers.intake.goalfile import GoalError, is_directory, is_plan_target, load_goal
+    from workers.intake.jobenvironment import with_job_environment
     from workers.intake.planfile import load_plan
     from workers.intake.runpolicy import queues_from
 
@@ -129,13 +131,16 @@ def build_request(target: str, data: list[Path], settings: Settings,
         if data:
             raise GoalError("--data goes with a goal in words; a plan file names the data "
                             "each task reads in its `inputs`")
-        return load_plan(Path(target), max_bytes=settings.max_plan_bytes, policy=policy,
-                         queues=queues, store=store)
-    if is_directory(target):
+        req = load_plan(Path(target), max_bytes=settings.max_plan_bytes, policy=policy,
+                        queues=queues, store=store)
+    elif is_directory(target):
         raise GoalError(f"{target}: is a directory; pass the plan file in it "
                         f"({Path(target) / 'pending_actions.json'}) or a goal in words")
-    return load_goal(target, data, max_bytes=settings.max_plan_bytes, policy=policy,
-                     queues=queues, store=store)
+    else:
+        req = load_goal(target, data, max_bytes=settings.max_plan_bytes, policy=policy,
+                        queues=queues, store=store)
+    return with_job_environment(req, settings.job_environment,
+                                settings.environments().catalog.names())
 
 
 def unknown_environments_note(req: ResearchInput, known: Collection[str]) -> str:
