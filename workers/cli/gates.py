@@ -180,8 +180,10 @@ def gates() -> None:
                 typer.echo(f"{item.run_id}  {plan_hint(item.run_id)}")
                 continue
             task = f" --task {item.gate.task_id}" if item.gate.task_id else ""
+            refused = (f", {item.gate.refused_count} refused (assay status {item.run_id})"
+                       if item.gate.refused_count else "")
             typer.echo(f"{item.run_id}{task} --gate {item.gate.gate}  "
-                       f"(waiting since {item.gate.opened_at:%Y-%m-%d %H:%M}): "
+                       f"(waiting since {item.gate.opened_at:%Y-%m-%d %H:%M}{refused}): "
                        f"{short(singular_counts(item.gate.question))}; "
                        + decide_hint(item.run_id, item.gate, item.approvers))
 

@@ -166,6 +166,9 @@ async def test_status_answers_on_a_run_with_refused_decisions(
     assert code == 0, err
     assert "waiting at the plan gate since" in out and "4 decisions refused" in out
     assert "  refused (4 latest): eve: 'eve' may not decide the plan gate" in out
+    code, out, err = await cli(served, "gates")
+    assert code == 0 and f"{run_id} --gate plan  (waiting since " in out, err
+    assert f", 4 refused (assay status {run_id}))" in out
     code, out, err = await cli(served, "status", run_id, "--json")
     assert code == 0 and json.loads(out)["waiting"]["refused_count"] == 4, err
     code, _, err = await cli(served, "approve", run_id, "--gate", "plan", "--by", "ada")
