@@ -30,6 +30,7 @@ from workflows.constants import (
     run_workflow_id,
     task_workflow_id,
 )
+from workflows.contracts.base import via
 from workflows.contracts.environments import BASE
 from workflows.contracts.executive import GateDecision, GateRecord
 from workflows.contracts.results import (
@@ -261,7 +262,7 @@ class AssayClient:
         handle: WorkflowHandle[Any, Any] = self.client.get_workflow_handle(workflow_id)
         try:
             return await handle.execute_update(  # pyright: ignore[reportUnknownMemberType]
-                update, arg, result_type=result_type)
+                update, via(arg, "python"), result_type=result_type)
         except WorkflowUpdateFailedError as err:
             cause = err.cause
             raise refused(cause.message if isinstance(cause, ApplicationError)

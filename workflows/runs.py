@@ -222,7 +222,9 @@ def final_progress(result: ResearchResult, phase: str | None) -> RunProgress | N
         return None
     return RunProgress(run_id=result.run_id, phase=phase or "done", status=result.status,
                        tasks={t.task_id: t.status for t in result.tasks},
-                       order=[t.task_id for t in result.tasks])
+                       order=[t.task_id for t in result.tasks],
+                       decided=[g for g in result.gates if g.status != "waiting"],
+                       refused=[line for g in result.gates for line in g.refused])
 
 
 def waiting_for_plan(progress: RunProgress) -> bool:

@@ -89,7 +89,8 @@ def _decision(decision: CycleDecision | None) -> str:
     if decision is None:
         return "no decision yet"
     pursue = f" → {md(decision.pursue)}" if decision.pursue else ""
-    by = "" if decision.by == "rules" else f" (by {md(decision.by)})"
+    by = "" if decision.by == "rules" and decision.person is None else \
+        f" ({md(decision.who(), 500)})"  # the rules alone say nothing more
     return f"**{decision.action}**{pursue}{by}"
 
 

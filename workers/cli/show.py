@@ -103,6 +103,15 @@ def gate_line(run_id: str, gate: GateRecord, approvers: Sequence[str]) -> str:
             + decide_hint(run_id, gate, approvers))
 
 
+def decision_lines(decided: Sequence[GateRecord], refused: Sequence[str]) -> list[str]:
+    """Who settled each gate (when, their comment, the channel), then the latest refusals."""
+    lines = [f"  {gate.gate} gate {short(gate.decided_text(), 300)}" for gate in decided]
+    if refused:
+        lines.append(f"  refused ({len(refused)} latest): {short(refused[-1], 300)}")
+        lines += [f"    earlier: {short(line, 200)}" for line in refused[-3:-1]]
+    return lines
+
+
 def decide_hint(run_id: str, gate: GateRecord, approvers: Sequence[str]) -> str:
     """Who may decide ``gate`` and the exact command.
 

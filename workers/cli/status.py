@@ -85,7 +85,10 @@ async def _lines(client: AssayClient, summary: RunSummary, progress: RunProgress
         from workers.cli.show import short
 
         lines.append(f"  goal: {short(summary.goal)}")
-    return [*lines, *_waits(summary, progress), *_task_lines(snap, reasons)]
+    from workers.cli.show import decision_lines
+
+    return [*lines, *_waits(summary, progress),
+            *decision_lines(progress.decided, progress.refused), *_task_lines(snap, reasons)]
 
 
 def _headline(summary: RunSummary, progress: RunProgress) -> str:

@@ -101,7 +101,9 @@ def _approval(ev: EventRecord) -> str:
         return refused_text(who, _text(out, "reason"))
     if ev.status == "timed_out":
         return f"the {gate} gate timed out ({_text(out, 'action')})"
-    return _with(f"the {gate} gate was {short(ev.status, 20)} by {who}", _text(out, "comment"))
+    via = f" via {short(str(inp['channel']), 20)}" if inp.get("channel") else ""
+    return _with(f"the {gate} gate was {short(ev.status, 20)} by {who}{via}",
+                 _text(out, "comment"))
 
 
 def _job(ev: EventRecord) -> str:

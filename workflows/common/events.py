@@ -23,6 +23,7 @@ from temporalio.exceptions import ActivityError, ApplicationError
 
 with workflow.unsafe.imports_passed_through():
     from workflows.catalogue import RECORD_EVENTS
+    from workflows.common.details import CurrentDetails
     from workflows.contracts.execution import (
         EventRecord,
         EventSubtype,
@@ -105,6 +106,9 @@ class EventLog:
         self.parent_event_id = parent_event_id
         self._order = 0
         self._pending: list[EventRecord] = []
+        self._writes: set[asyncio.Task[None]] = set()
+        self.details = CurrentDetails()
+        """What the workflow's page in the Web UI says it is doing now."""
 
     def add(self, event_type: EventType, subtype: EventSubtype, *, status: str = "",
             agent: str = "assay", inputs: dict[str, Any] | None = None,
@@ -123,15 +127,29 @@ class EventLog:
         ))
         return event_id
 
-    async def flush(self) -> None:
-        """Write the buffered events in one batch (no-op when empty)."""
+    def flush_soon(self, summary: str) -> None:
+        """Write the buffered events now, from a handler that cannot wait (a signal's).
+
+        The write is a task of the workflow's own, so a refusal is in the event store (and
+        on the timeline, as a call whose summary says so) while the workflow still waits.
+        """
+        task = asyncio.get_running_loop().create_task(self.flush(summary))
+        self._writes.add(task)
+        task.add_done_callback(self._writes.discard)
+
+    async def flush(self, summary: str | None = None) -> None:
+        """Write the buffered events in one batch (no-op when empty).
+
+        Args:
+            summary: what the Web UI's timeline shows of the write (default: nothing).
+        """
         if not self._pending:
             return
         batch, self._pending = self._pending, []
         # A local activity: the orchestration worker that runs this workflow writes the batch
         # itself, saving a round trip through the server per flush.
         try:
-            await RECORD_EVENTS.run(RecordEventsInput(events=batch))
+            await RECORD_EVENTS.run(RecordEventsInput(events=batch), summary=summary)
         except (ActivityError, ApplicationError) as err:
             # Only a permanent refusal gets here (transient errors retry): the events are
             # the run's log, not its state, so the run goes on and the workflow log says so.

@@ -348,6 +348,10 @@ class RunProgress(Model):
     waiting: GateRecord | None = None
     approvers: list[str] = Field(default_factory=list[str])
     """Who may decide the waiting gate (empty: anyone)."""
+    decided: list[GateRecord] = Field(default_factory=list[GateRecord])
+    """The run's own gates as settled: by whom, when, their comment and channel."""
+    refused: list[str] = Field(default_factory=list[str])
+    """The latest decisions and requests the run refused (who: why), oldest first."""
 
 
 class SuppliedPlan(Model):

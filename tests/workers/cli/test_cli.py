@@ -155,13 +155,16 @@ async def test_gates_are_listed_and_decided_from_the_cli(served: dict[str, str])
     code, out, err = await cli(served, "approve", run_id, "--gate", "plan", "--by", "ada",
                                "--comment", "go ahead")
     assert code == 0, err
-    assert out.strip() == "plan gate approved by ada"
+    assert out.startswith("plan gate approved by ada via cli, ")  # then when, UTC
+    assert out.strip().endswith(' UTC: "go ahead"')
 
     async def completed() -> bool:
         code, out, _ = await cli(served, "status", run_id)
         return code == 0 and f"run {run_id}: completed" in out
 
     await wait_for(completed, timeout=60, what="the approved run to complete", every=0.5)
+    code, out, _ = await cli(served, "status", run_id)  # who decided, how, when, and why
+    assert "  plan gate approved by ada via cli, " in out and ' UTC: "go ahead"' in out
     code, _, err = await cli(served, "approve", run_id, "--gate", "plan", "--by", "ada")
     assert code == 1 and "None" not in err
     assert f"refused: run {run_id} has finished (completed); its gates are closed" in err
@@ -194,6 +197,10 @@ async def test_status_answers_on_a_run_with_refused_decisions(
     code, out, err = await cli(served, "status", run_id)
     assert code == 0, err
     assert "waiting at the plan gate since" in out and "4 decisions refused" in out
+    assert "  refused (4 latest): eve: 'eve' may not decide the plan gate" in out
+    code, out, err = await cli(served, "gates")
+    assert code == 0 and f"{run_id} --gate plan  (waiting since " in out, err
+    assert f", 4 refused (assay status {run_id}))" in out
     code, out, err = await cli(served, "status", run_id, "--json")
     assert code == 0 and json.loads(out)["waiting"]["refused_count"] == 4, err
     code, _, err = await cli(served, "approve", run_id, "--gate", "plan", "--by", "ada")
