@@ -116,6 +116,15 @@ class GateKeeper:
                      outputs={"comment": decision.comment, "refused": gate.refused_count})
         return gate
 
+    def withdraw(self, by: str) -> None:
+        """Reject the gate waiting here, if one is, because the run ends (``by`` cancels)."""
+        gate = self._open
+        if gate is not None and gate.status == "waiting":
+            gate.status, gate.by, gate.decided_at = "rejected", by, workflow.now()
+            gate.comment = "withdrawn: the run was cancelled"
+            self.log.add("approval", "complete", agent=by, status="withdrawn",
+                         inputs={"gate": gate.gate, "task_id": self.task_id})
+
     def refuse(self, decision: GateDecision, reason: str) -> None:
         """Record a refused decision on the open gate (or the last one) and as an event."""
         self._refuse(decision.by, decision.model_dump(mode="json"), reason)

@@ -82,7 +82,7 @@ class ResearchWorkflow:
         self.tasks = TaskRunner(state, self.agents)
         self.branches = Branches(state, self.gates, self.agents)
         self.steering = Steering(state, self.branches)
-        self.tasks.on_start, self.tasks.on_finish = self.branches.explore, self.branches.recover
+        self.tasks.on_start, self.tasks.on_finish = self.branches.explore, self.branches.finished
 
     # --- steering ------------------------------------------------------------------------
 
