@@ -22,7 +22,7 @@ from workflows.constants import task_workflow_id
 from workflows.contracts.branches import BranchTree
 from workflows.contracts.results import ResearchResult
 
-RESULT_WAIT_S = 120
+RESULT_WAIT_S = 60
 """How long a test waits for a run's result before it calls the run hung."""
 
 
