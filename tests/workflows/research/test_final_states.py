@@ -1,12 +1,12 @@
 """Random runs with branches, gates and cancels end, each task and branch with a final status.
 
 Real workflows on a time-skipping server of the test's own, with the fake sandbox: a random
-plan of two to four tasks (random dependencies, jobs that succeed or crash, branches the plan
-writes), random human gates that time out (plan, step, the ``branch`` choice; their timeouts
-approve or reject), a random selection, and perhaps a cancel once a task has started. A few
-examples only (each is a whole run); the scheduling itself is tested over many plans by
-``tests/workflows/branching/test_final_states.py``.
-"""
+plan of two to four tasks (random dependencies, or a diamond whose branched task has a
+sibling its branches reuse; jobs that succeed or crash; branches the plan writes), random
+human gates that time out (plan, step, the ``branch`` choice; their timeouts approve or
+reject), a random selection, and perhaps a cancel once a task has started. A few examples
+only (each is a whole run); the scheduling itself is tested over many plans by
+``tests/workflows/branching/test_final_states.py``."""
 
 from __future__ import annotations
 
@@ -57,16 +57,19 @@ def gate() -> st.SearchStrategy[dict[str, Any]]:
 @st.composite
 def runs(draw: st.DrawFn) -> dict[str, Any]:
     """A random plan, policy and whether to cancel."""
-    size = draw(st.integers(2, 4))
+    diamond = draw(st.booleans())  # t1 (branched) and t2 beside it, both before t3
+    size = 4 if diamond else draw(st.integers(2, 4))
     decisions: list[dict[str, Any]] = []
     for i in range(size):
         earlier = [f"t{j}" for j in range(i)]
         deps = draw(st.lists(st.sampled_from(earlier), unique=True, max_size=2)) if i else []
+        if diamond:
+            deps = [[], ["t0"], ["t0"], ["t1", "t2"]][i]
         decision = task(f"t{i}", deps=deps, score=0.5,
                         behave=draw(st.sampled_from(["ok", "ok", "ok", "crash"])))
         decision["branches"] = [{"name": f"t{i}-b{k}", "set": {"args.score": 0.3 + 0.3 * k,
                                                                 "args.behave": "ok"}}
-                                for k in range(draw(st.integers(0, 2)))]
+                                for k in range(draw(st.integers(int(diamond and i == 1), 2)))]
         decisions.append(decision)
     policy = {"max_retries": 0, "max_parallel": draw(st.integers(1, 3)),
               "gates": {"plan": draw(gate()), "step": draw(gate()), "branch": draw(gate())},
