@@ -1,8 +1,9 @@
-"""A ResearchWorkflow whose handling of one task raises, to prove a task still ends.
+"""ResearchWorkflows with a fault put in, to prove a task, or the run, still ends.
 
 ``FaultyResearchWorkflow`` is the real run with one fault put in through its task runner's
 ``on_start`` hook: starting task ``b`` raises ``KeyError`` inside the run, before ``b``'s
-workflow starts (as a bug in the run's own bookkeeping would).
+workflow starts (as a bug in the run's own bookkeeping would). ``BrokenResearchWorkflow``
+is the real run whose own coroutine raises ``AttributeError`` once its tasks have ended.
 """
 
 from __future__ import annotations
@@ -33,6 +34,19 @@ class FaultyResearchWorkflow(ResearchWorkflow):
                 explore(decision)
 
         self.tasks.on_start = on_start
+
+    @workflow.run
+    async def run(self, req: ResearchInput) -> ResearchResult:
+        """The real run."""
+        return await super().run(req)
+
+
+@workflow.defn(name="BrokenResearchWorkflow")
+class BrokenResearchWorkflow(ResearchWorkflow):
+    """The run, but its own pipeline raises once the tasks have ended."""
+
+    async def _replan_if_deviated(self) -> None:
+        raise AttributeError("'NoneType' object has no attribute 'plan'")
 
     @workflow.run
     async def run(self, req: ResearchInput) -> ResearchResult:

@@ -65,6 +65,8 @@ class RunState:
         """No new task starts while set (running ones finish; gates keep waiting)."""
         self.cancelling = False
         """The run is being cancelled: nothing new starts and running tasks are cancelled."""
+        self.broken = ""
+        """What raised inside the run's own code (empty: nothing): it ends ``failed``."""
 
     def steer(self, action: SteerAction) -> None:
         """Pause, resume or cancel this line's tasks (``close`` is the run's, not a line's)."""
