@@ -169,17 +169,21 @@ class Branches(Choosing):
         When a task they reuse still runs (a sibling of the task that a task downstream of it
         depends on), they wait for it: ``release`` starts them once it has finished.
         """
-        if not decision.branches or self.state.cancelling:
-            return
-        req = BranchRequest(from_task=decision.task_id, branches=decision.branches, by="plan",
-                            metric=decision.metric)
+        if decision.branches and not self.state.cancelling:
+            self._start_or_wait(BranchRequest(from_task=decision.task_id,
+                                              branches=decision.branches, by="plan",
+                                              metric=decision.metric))
+
+    def _start_or_wait(self, req: BranchRequest) -> None:
+        """Start branches the run itself asks for, or keep them until what they reuse ends."""
         waiting = unfinished(req, self._view()) if workflow.patched(UNHUNG_PATCH) else []
         if not waiting:
             self.start_quietly(req)
             return
         self.waiting.append(req)
-        self.state.log.add("handoff", "info", status="branch_waiting", agent="plan",
-                           inputs={"from": decision.task_id,
+        self.state.log.add("handoff", "info", status="branch_waiting",
+                           agent=clip(req.by, BY_CHARS),
+                           inputs={"from": req.from_task,
                                    "branches": [b.name for b in req.branches]},
                            outputs={"waiting_for": waiting})
 
@@ -204,7 +208,10 @@ class Branches(Choosing):
         self.recover(result)
 
     def recover(self, result: TaskResult) -> None:
-        """Branches a person asked for at an error gate, or the policy's, from a failed job."""
+        """Branches a person asked for at an error gate, or the policy's, from a failed job.
+
+        Like a plan's, they wait for the tasks they reuse that still run.
+        """
         recover = self.state.req.policy.branching.recover
         failed = (result.status not in ("completed", "cancelled", "blocked")
                   and result.job is not None and result.execution is not None)
@@ -217,7 +224,7 @@ class Branches(Choosing):
                                           "kind": "recovery"}) for s in recover]
         else:
             return
-        self.start_quietly(BranchRequest(from_task=result.task_id, from_phase="execute",
+        self._start_or_wait(BranchRequest(from_task=result.task_id, from_phase="execute",
                                           branches=specs, by=by))
 
     def start_quietly(self, req: BranchRequest) -> None:

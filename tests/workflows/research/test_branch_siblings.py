@@ -15,9 +15,10 @@ from typing import Any
 
 from temporalio.testing import WorkflowEnvironment
 
+from tests.workflows.capture_branches import approve_step
 from tests.workflows.common.test_gates import start, task_gate_waiting
 from tests.workflows.harness import Harness, task
-from tests.workflows.research.test_branches import update
+from tests.workflows.research.test_branches import until, update
 from workflows.constants import task_workflow_id
 from workflows.contracts.branches import BranchTree
 from workflows.contracts.results import ResearchResult
@@ -106,3 +107,32 @@ async def test_cancel_ends_a_run_whose_branches_wait_for_a_sibling(
     assert tree.branches == [], tree
     assert any("never started: the run was cancelled" in r for r in tree.refused), tree.refused
     assert harness.sandbox.ran == ["split"]
+
+
+async def test_recovery_branches_wait_for_a_running_sibling_they_reuse(
+        time_env: WorkflowEnvironment, task_queue: str, tmp_path: Path) -> None:
+    """``t2`` fails while ``t3``, which the recovery branch reuses for ``t4``, waits at its
+    step gate: the branch starts once ``t3`` has ended, and its line is kept."""
+    harness = Harness(time_env, task_queue, tmp_path)
+    plan = [task("t1"), task("t2", deps=["t1"], behave="crash"), task("t3", deps=["t1"]),
+            task("t4", deps=["t2", "t3"])]
+    async with harness.worker():
+        handle = await start(harness, plan, max_retries=0, gates={"step": {"human": True}},
+                             branching={"recover": [{"name": "fixed",
+                                                     "set": {"args.behave": "ok"}}]})
+        for tid in ("t1", "t2"):
+            await approve_step(time_env, handle, tid)
+        await until(handle, lambda p: p.tasks.get("t2", "").startswith("failed"), "t2 to fail")
+        tree = await handle.query("branches", result_type=BranchTree)
+        assert tree.branches == [] and tree.refused == [], "the branch waits for t3"
+        await approve_step(time_env, handle, "t3")
+        for tid in ("t2", "t4"):
+            await approve_step(time_env, handle, tid, branch="fixed-t2")
+        result = await result_of(handle)
+    assert result.status == "completed", [(t.task_id, t.status_reason) for t in result.tasks]
+    report = harness.report_of(result)
+    assert report.branches is not None
+    [branch] = report.branches.branches
+    assert branch.selected and branch.reused == ["t1", "t3"], branch
+    assert {t.task_id: t.branch for t in report.tasks} == {
+        "t1": None, "t2": "fixed-t2", "t3": None, "t4": "fixed-t2"}
