@@ -18,7 +18,7 @@ from temporalio.testing import WorkflowEnvironment
 from tests.workflows.capture_branches import approve_step
 from tests.workflows.common.test_gates import start, task_gate_waiting
 from tests.workflows.harness import Harness, task
-from tests.workflows.research.test_branches import until, update
+from tests.workflows.research.test_branches import refused, until, update
 from workflows.constants import task_workflow_id
 from workflows.contracts.branches import BranchTree
 from workflows.contracts.results import ResearchResult
@@ -97,6 +97,10 @@ async def test_cancel_ends_a_run_whose_branches_wait_for_a_sibling(
                 task_workflow_id(handle.id, tid)), "step")
         tree = await handle.query("branches", result_type=BranchTree)
         assert tree.branches == [], "the branches wait for ols"
+        asked = await refused(handle, "start_branches", {
+            "from_task": "ridge", "by": "ada",
+            "branches": [{"name": "mine", "set": {"args.score": 0.7}}]})
+        assert "the branch reuses tasks ols, which have not finished" in str(asked)
         await update(handle, "steer_run", {"action": "cancel", "by": "ada"})
         result = await result_of(handle)
         tree = await handle.query("branches", result_type=BranchTree)
