@@ -131,11 +131,12 @@ class Branches(Choosing):
             record = inp.record
             if record.status == "running":
                 record.status = "failed"
-                record.reason = f"the run's handling of the branch failed: {root_message(err)}"
+                record.reason = clip(f"the run's handling of the branch failed: "
+                                     f"{root_message(err)}", 500)
                 record.finished_at = workflow.now()
             self.state.log.add("error", "error", status="branch_failed",
                                inputs={"branch": record.name},
-                               outputs={"reason": f"{type(err).__name__}: {err}"})
+                               outputs={"reason": clip(f"{type(err).__name__}: {err}", 500)})
 
     async def _follow(self, inp: BranchInput) -> None:
         record = inp.record

@@ -18,6 +18,7 @@ from temporalio.exceptions import ApplicationError, CancelledError
 
 with workflow.unsafe.imports_passed_through():
     from workflows.agents.calls import AgentCalls
+    from workflows.common.bounds import clip
     from workflows.common.events import FLUSHES_PATCH
     from workflows.common.failures import root_message
     from workflows.common.metadata import task_details, task_summary
@@ -155,7 +156,7 @@ class TaskRunner:
         """Record a task whose handling in this run raised ``err`` as failed, if it is not."""
         state, tid = self.state, decision.task_id
         state.running.discard(tid)
-        what = f"{type(err).__name__}: {err}"
+        what = clip(f"{type(err).__name__}: {err}", 500)
         state.log.add("error", "error", status="task_handling_failed", inputs={"task_id": tid},
                       outputs={"reason": what})
         if tid in state.results:

@@ -22,6 +22,7 @@ from temporalio.exceptions import ApplicationError, FailureError
 with workflow.unsafe.imports_passed_through():
     from workflows.agents.calls import AgentCalls, budget_for
     from workflows.branching.requests import BranchRefusedError
+    from workflows.common.bounds import clip
     from workflows.common.errors import ErrorType
     from workflows.common.events import FLUSHES_PATCH, upsert_keywords
     from workflows.common.gates import GateKeeper, GateRefusedError
@@ -254,8 +255,9 @@ class ResearchWorkflow:
         except Exception as err:  # a bug in the run's own code ends it failed, with the reason
             if isinstance(err, FailureError) or not workflow.patched(UNHUNG_PATCH):
                 raise
-            state.broken = state.reason = (f"the run failed inside ({type(err).__name__}: "
-                                           f"{err}); its unfinished tasks were cancelled")
+            what = clip(f"{type(err).__name__}: {err}", 500)
+            state.broken = state.reason = (f"the run failed inside ({what}); its unfinished "
+                                           "tasks were cancelled")
             await self._wind_down("run")
         state.set_phase("report")
         tree = self.branches.tree() if self.branches.records else None
