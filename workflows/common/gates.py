@@ -68,6 +68,8 @@ class GateKeeper:
         self._open: GateRecord | None = None
         self._stray = 0
         """Refusals that came while no gate had ever opened (kept on no record)."""
+        self._withdrawn = ""
+        """Who ended the run (``withdraw``): no gate waits for a person any more."""
 
     @property
     def waiting(self) -> GateRecord | None:
@@ -117,13 +119,16 @@ class GateKeeper:
         return gate
 
     def withdraw(self, by: str) -> None:
-        """Reject the gate waiting here, if one is, because the run ends (``by`` cancels)."""
-        gate = self._open
-        if gate is not None and gate.status == "waiting":
-            gate.status, gate.by, gate.decided_at = "rejected", by, workflow.now()
-            gate.comment = "withdrawn: the run was cancelled"
-            self.log.add("approval", "complete", agent=by, status="withdrawn",
-                         inputs={"gate": gate.gate, "task_id": self.task_id})
+        """Reject the gate waiting here, and every later one, because the run ends (``by``)."""
+        self._withdrawn = by
+        if self._open is not None and self._open.status == "waiting":
+            self._reject_withdrawn(self._open)
+
+    def _reject_withdrawn(self, gate: GateRecord) -> None:
+        gate.status, gate.by, gate.decided_at = "rejected", self._withdrawn, workflow.now()
+        gate.comment = "withdrawn: the run was cancelled"
+        self.log.add("approval", "complete", agent=self._withdrawn, status="withdrawn",
+                     inputs={"gate": gate.gate, "task_id": self.task_id})
 
     def refuse(self, decision: GateDecision, reason: str) -> None:
         """Record a refused decision on the open gate (or the last one) and as an event."""
@@ -239,6 +244,9 @@ class GateKeeper:
         gate = GateRecord(gate=kind, task_id=self.task_id, opened_at=workflow.now(),
                           question=question)
         self.records.append(gate)
+        if self._withdrawn:  # the run is ending: nobody is asked any more
+            self._reject_withdrawn(gate)
+            return gate
         self._open = gate
         self.log.add("approval", "pending", status="waiting",
                      inputs={"gate": kind, "task_id": self.task_id, "question": question,

@@ -2,9 +2,10 @@
 
 A run waiting at its plan gate, for a person's plan, or at the ``branch`` gate where a person
 chooses a line, ends cancelled at once when it is cancelled: the waiting gate is withdrawn
-(rejected by ``cancel:WHO``), with the report written. Time is skipped while a run waits, so
-a run that kept waiting would end only at its gate's timeout: each test checks the run's own
-clock stopped well before it.
+(rejected by ``cancel:WHO``), with the report written; a gate the run would open after the
+cancel (the choice between cancelled branches) is withdrawn as it opens. Time is skipped
+while a run waits, so a run that kept waiting would end only at its gate's timeout: each test
+checks the run's own clock stopped well before it.
 """
 
 from __future__ import annotations
@@ -17,11 +18,13 @@ from temporalio.client import WorkflowHandle
 from temporalio.testing import WorkflowEnvironment
 
 from tests.e2e_support import wait_for
-from tests.workflows.common.test_gates import start
+from tests.workflows.capture_branches import approve_step
+from tests.workflows.common.test_gates import start, task_gate_waiting
 from tests.workflows.harness import Harness, task
 from tests.workflows.research.test_branch_siblings import result_of
 from tests.workflows.research.test_branches import update
 from tests.workflows.research.test_supply_plan import WAIT
+from workflows.constants import branch_task_workflow_id
 from workflows.contracts.executive import GateRecord
 from workflows.contracts.results import RunProgress, RunReport
 from workflows.research.workflow import ResearchWorkflow
@@ -94,3 +97,25 @@ async def test_cancel_ends_a_run_waiting_at_the_branch_gate(
     withdrawn(report.gates, "branch")
     assert report.branches is not None and report.branches.kept == {"2:planned#1": "main"}
     assert {t.task_id: t.branch for t in report.tasks} == {"1": None, "2": None}
+
+
+async def test_cancel_while_branches_run_opens_no_branch_gate_afterwards(
+        time_env: WorkflowEnvironment, task_queue: str, tmp_path: Path) -> None:
+    """The cancelled branches' group is decided without asking anyone: the main line."""
+    harness = Harness(time_env, task_queue, tmp_path)
+    second = task("2", deps=["1"], score=0.5)
+    second["branches"] = [{"name": "high", "kind": "optimisation", "set": {"args.score": 0.9}}]
+    async with harness.worker():
+        handle = await start(harness, [task("1"), second],
+                             branching={"selection": "person",
+                                        "metric": {"name": "score", "direction": "maximize"}},
+                             gates={"step": {"human": True},
+                                    "branch": {"timeout_s": 7 * 86_400}})
+        await approve_step(time_env, handle, "1")
+        await task_gate_waiting(time_env.client.get_workflow_handle(
+            branch_task_workflow_id(handle.id, "high", "2")), "step")
+        report = await cancelled(harness, handle)
+    withdrawn(report.gates, "branch")
+    assert report.branches is not None
+    assert [b.status for b in report.branches.branches] == ["cancelled"]
+    assert report.branches.kept == {"2:planned#1": "main"}
