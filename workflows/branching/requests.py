@@ -2,7 +2,8 @@
 
 Who may branch (the policy's ``branching.approvers``), from where (a task of the plan at a
 checkpoint it has reached: upstream completed for ``planned``, a job it ran for ``execute``, a
-succeeded execution for ``verify``; never a cancelled or blocked task), under which names
+succeeded execution for ``verify``; never a cancelled or blocked task; and only once every
+task it reuses has finished, ``unfinished`` says which have not), under which names
 (unique in the run, ``main`` reserved) and with which changes (each applying to a task of the
 branch, within the guardrails). Everything is checked before anything starts: a request is
 refused whole, with every reason. Deterministic, pure code.
@@ -73,6 +74,10 @@ def plan_request(req: BranchRequest, view: RunView, policy: RunPolicy) -> list[P
         raise BranchRefusedError("; ".join([*problems, f"unknown task {req.from_task!r} "
                                             f"(the plan's tasks: {known})"]))
     problems.extend(_checkpoint(req, view))
+    waiting = unfinished(req, view)
+    if waiting:
+        problems.append(f"the branch reuses tasks {', '.join(waiting)}, which have not "
+                        "finished: ask again once they have")
     if problems:
         raise BranchRefusedError("; ".join(problems))
     tasks = downstream(view.plan, view.order, req.from_task)
@@ -89,6 +94,19 @@ def plan_request(req: BranchRequest, view: RunView, policy: RunPolicy) -> list[P
     if problems:
         raise BranchRefusedError("; ".join(problems))
     return planned
+
+
+def unfinished(req: BranchRequest, view: RunView) -> list[str]:
+    """The tasks a branch from ``req.from_task`` reuses that have no result yet.
+
+    A branch reuses every task upstream of the tasks it runs, its branch point's siblings
+    included (a task beside it that a task downstream of it depends on): until each has
+    finished, the branch cannot start. A task the plan does not have waits for nothing.
+    """
+    if req.from_task not in view.plan.by_id():
+        return []
+    tasks = downstream(view.plan, view.order, req.from_task)
+    return [t for t in upstream(view.plan, tasks) if t not in view.results]
 
 
 def _who_and_names(req: BranchRequest, view: RunView, policy: RunPolicy) -> list[str]:

@@ -76,6 +76,8 @@ def run_report(state: RunState, started: datetime, *, gates: list[GateRecord],
         status = "deferred"
     if state.cancelling:
         status = "cancelled"
+    if state.broken:
+        status = "failed"
     return RunReport(
         run_id=req.run_id, plan_name=req.plan_name, plan_sha256=req.plan_sha256,
         status=status, timestamp=started.strftime("%Y%m%d_%H%M%S"),
