@@ -7,6 +7,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
+from platformdirs import user_data_dir
 from pydantic import (
     AliasChoices,
     Field,
@@ -35,7 +36,9 @@ class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="ASSAY_", env_file=None, extra="ignore",
                                       populate_by_name=True)
 
-    data_dir: Path = Field(default=Path(".assay"))
+    data_dir: Path = Field(default_factory=lambda: Path(user_data_dir("assay")))
+    """Where the stack keeps everything: ``ASSAY_DATA_DIR`` made absolute, else the user's data
+    home (``~/.local/share/assay`` on Linux), the same from any working directory."""
     temporal_address: str = "127.0.0.1:7233"
     temporal_namespace: str = "default"
     temporal_ui_port: int = 8233
@@ -58,9 +61,9 @@ class Settings(BaseSettings):
     encrypts, all decrypt (so an old key can stay while its payloads live)."""
     codec_key_file: Path | None = None
     """A file of payload keys, one ``ID=BASE64`` a line (``#`` comments), the first current."""
-    codec_origins: list[str] = Field(default_factory=lambda: ["http://localhost:8233",
-                                                              "http://127.0.0.1:8233"])
-    """Web UI origins allowed to call ``assay codec-server``."""
+    codec_origins: list[str] | None = None
+    """Web UI origins allowed to call ``assay codec-server`` (default: the embedded Web UI's,
+    ``http://localhost:<temporal_ui_port>`` and ``http://127.0.0.1:<temporal_ui_port>``)."""
     temporal_ui_codec_endpoint: str | None = Field(default=None, pattern=r"^https?://")
     """Where the embedded stack's Web UI sends payloads to decode (``assay codec-server``'s
     URL, e.g. ``http://127.0.0.1:8081``)."""
@@ -85,6 +88,9 @@ class Settings(BaseSettings):
     """S3 credentials (unset: ``AWS_*`` from the environment); never in any payload."""
     store_secret_access_key: SecretStr | None = None
     metrics_port: int | None = None
+    metrics_host: str = "127.0.0.1"
+    """The address the workers' metrics exporter listens on (``0.0.0.0``: every interface, for
+    a Prometheus on another host)."""
     worker_versioning: bool = True
     """Workers poll as a version of a Worker Deployment (Temporal ≥ 1.28 and the dev server
     offer them); turn off for a server without Worker Deployments."""
@@ -111,6 +117,9 @@ class Settings(BaseSettings):
     job_max_timeout_s: float = Field(default=6 * 3600, gt=0)
     job_max_disk_mb: int = Field(default=4096, ge=0)
     """How much one job's working directory may grow while it runs (0: no quota)."""
+    min_free_disk_mb: int = Field(default=512, ge=0)
+    """Free space the sandbox keeps on the disks of the work directory and a local artifact
+    store: below it, no job starts (``DiskFull``, retried) and a running one is stopped."""
     work_retention_hours: float = Field(default=168, ge=0)
     """Working directories of finished runs are removed once older than this."""
     sandbox_isolation: str = Field(default="auto", pattern="^(auto|bwrap|rlimits)$")
@@ -178,6 +187,11 @@ class Settings(BaseSettings):
             raise ValueError(f"ASSAY_{(info.field_name or '').upper()}: no file at {path}")
         return path.resolve()
 
+    @field_validator("data_dir")
+    @classmethod
+    def _absolute(cls, path: Path) -> Path:
+        return path.expanduser().resolve()
+
     @field_validator("store_url")
     @classmethod
     def _store_url(cls, url: str | None) -> str | None:
@@ -205,6 +219,13 @@ class Settings(BaseSettings):
     def root(self) -> Path:
         """The data directory as an absolute path."""
         return self.data_dir.expanduser().resolve()
+
+    @property
+    def allowed_origins(self) -> list[str]:
+        """``codec_origins``, else the origins of the Web UI on ``temporal_ui_port``."""
+        if self.codec_origins is not None:
+            return self.codec_origins
+        return [f"http://{host}:{self.temporal_ui_port}" for host in ("localhost", "127.0.0.1")]
 
     @property
     def temporal_db(self) -> Path:

@@ -48,7 +48,8 @@ def check() -> None:
     items = stack.check(Settings())
     width = max(len(item.name) for item in items)
     for item in items:
-        typer.echo(f"{'ok  ' if item.ok else 'DOWN'}  {item.name:<{width}}  {item.detail}")
+        mark = "DOWN" if not item.ok else "warn" if item.warning else "ok  "
+        typer.echo(f"{mark}  {item.name:<{width}}  {item.detail}")
     raise typer.Exit(0 if all(item.ok for item in items) else 1)
 
 

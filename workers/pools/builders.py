@@ -109,6 +109,7 @@ async def build_specs(settings: Settings, pools: Sequence[Pool], *, database_url
                           max_memory_mb=settings.job_max_memory_mb,
                           max_timeout_s=settings.job_max_timeout_s,
                           max_disk_mb=settings.job_max_disk_mb,
+                          min_free_disk_mb=settings.min_free_disk_mb,
                           isolation=settings.sandbox_isolation, fingerprint=probe.fingerprint,
                           store=artifacts,
                           environments=environments)
@@ -322,7 +323,7 @@ def make_runtime(settings: Settings) -> Runtime | None:
         return None
     sdk_port = free_loopback_port()
     exporter = MetricsExporter(settings.metrics_port, f"http://127.0.0.1:{sdk_port}/metrics",
-                               REGISTRY)
+                               REGISTRY, host=settings.metrics_host)
     try:
         return Runtime(telemetry=TelemetryConfig(metrics=PrometheusConfig(
             bind_address=f"127.0.0.1:{sdk_port}",

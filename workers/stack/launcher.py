@@ -19,10 +19,18 @@ import typer
 from workers.settings import Settings
 from workers.stack.check import HealthItem, acheck, check
 from workers.stack.embedded import ASSAY_DATABASE, EmbeddedPostgres, TemporalDevServer
+from workers.stack.files import make_data_dir, open_private_log
 from workers.stack.pools import STOP_GRACE_S
 from workers.stack.process import StackError, child_env, is_alive, log_tail, terminate
 from workers.stack.serve import serve
-from workers.stack.state import StackInfo, read_state, remove_state, running_stack, state_path
+from workers.stack.state import (
+    StackInfo,
+    forget_gone,
+    read_state,
+    remove_state,
+    running_stack,
+    state_path,
+)
 
 __all__ = ["HealthItem", "StackError", "acheck", "check", "database_url", "down", "serve", "up"]
 
@@ -85,9 +93,12 @@ def _start_detached(settings: Settings, command: list[str], say: Say, timeout: f
         say(f"Assay is already running on {settings.root} (pid {info.pid}, Web UI "
             f"{info.ui_url}); reusing it (stop it with `assay down`)")
         return
-    settings.logs_dir.mkdir(parents=True, exist_ok=True)
+    if gone := forget_gone(settings):
+        say(f"stack.json recorded {', '.join(gone)}, no longer running: the last stack ended "
+            "without `assay down`")
+    make_data_dir(settings)
     log_path = settings.logs_dir / "stack.log"
-    with log_path.open("ab") as log:
+    with open_private_log(log_path) as log:
         proc = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log,
                                 stderr=subprocess.STDOUT, start_new_session=True,
                                 env=child_env(settings))
@@ -105,6 +116,7 @@ def _start_detached(settings: Settings, command: list[str], say: Say, timeout: f
     proc.returncode = 0  # it runs on by design; do not warn that it outlives this handle
     say(f"Assay is running in the background (pid {proc.pid}), every pool served; Temporal "
         f"Web UI: {info.ui_url}")
+    say(f"data directory: {settings.root}")
     say(f"logs: {log_path}; stop it with `assay down`")
 
 

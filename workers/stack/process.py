@@ -12,10 +12,12 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import signal
 import subprocess
 import time
 from pathlib import Path
+from typing import get_args
 
 import psutil
 from pydantic import SecretStr
@@ -113,6 +115,27 @@ def stop_child(proc: subprocess.Popen[bytes], *, grace: float) -> None:
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.wait(5.0)
+
+
+SECRET_NAME = re.compile(r"API_KEY|SECRET|TOKEN|PASSWORD|CREDENTIAL|ACCESS_KEY", re.IGNORECASE)
+"""Names of environment variables that may hold a secret (``ANTHROPIC_API_KEY``, ``AWS_*``)."""
+
+
+def withhold_secrets() -> dict[str, str]:
+    """Take every secret out of this process's environment, and return them.
+
+    The stack calls it once its settings are read: the services it starts (the Temporal dev
+    server, PostgreSQL) inherit its environment and need none of them; only the worker process
+    gets them back. Secrets are Assay's secret settings (``ASSAY_ANTHROPIC_API_KEY``,
+    ``ASSAY_CODEC_KEYS``...) and any variable whose name says it holds one.
+    """
+    secret_settings = {f"ASSAY_{name.upper()}" for name, field in Settings.model_fields.items()
+                       if SecretStr in (field.annotation, *get_args(field.annotation))}
+    taken = {name: value for name, value in os.environ.items()
+             if name in secret_settings or SECRET_NAME.search(name)}
+    for name in taken:
+        del os.environ[name]
+    return taken
 
 
 def child_env(settings: Settings) -> dict[str, str]:
