@@ -228,16 +228,20 @@ class TemporalDevServer:
         else:
             self._launch()
             client = await self._wait_healthy()
-        await self._claim(client)
+        await self._claim(client, ours=self.pid is not None)
         await register_search_attributes(client)
 
-    async def _claim(self, client: Client) -> None:
+    async def _claim(self, client: Client, *, ours: bool) -> None:
         """Record this data directory as the namespace's stack, unless another one is.
+
+        A server this data directory launched (``ours``) is its own, whatever it recorded
+        before (the directory may have moved); one found answering belongs to whoever claimed
+        it.
 
         Raises:
             StackError: the namespace already serves another data directory's stack.
         """
-        other = await claimed(client)
+        other = None if ours else await claimed(client)
         if other is not None and other.data_dir != str(self.settings.root):
             raise StackError(other_stack_message(self.settings, other))
         with contextlib.suppress(RPCError):  # a cluster may let no worker update a namespace
