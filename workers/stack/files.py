@@ -49,12 +49,13 @@ def exposed(settings: Settings) -> list[str]:
     """The data directory's run data that its group or other users may read or write.
 
     That is the directory itself, ``temporal.db`` (every run's history), the logs, and the
-    reports' folders with their ledgers; each as ``path (mode)``.
+    run and study reports' folders, with the runs' ledgers; each as ``path (mode)``.
     """
     root = settings.root
+    studies = root / "studies"
     candidates = [root, *root.glob("temporal.db*"), root / "stack.json", settings.logs_dir,
-                  settings.runs_dir]
-    for folder in (settings.logs_dir, settings.runs_dir):
+                  settings.runs_dir, studies]
+    for folder in (settings.logs_dir, settings.runs_dir, studies):
         if folder.is_dir():
             candidates += sorted(folder.iterdir())
     candidates += sorted(settings.runs_dir.glob("*/ledger.jsonl"))
