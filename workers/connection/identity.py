@@ -84,7 +84,8 @@ def other_stack_message(settings: Settings, other: StackIdentity) -> str:
             f"{other.data_dir}, not this one ({settings.root}). Use that stack "
             f"(ASSAY_DATA_DIR={other.data_dir}), stop it (`ASSAY_DATA_DIR={other.data_dir} assay "
             "down`), or give this stack ports of its own, e.g. "
-            "ASSAY_TEMPORAL_ADDRESS=127.0.0.1:7243 ASSAY_TEMPORAL_UI_PORT=8243")
+            "ASSAY_TEMPORAL_ADDRESS=127.0.0.1:7243 ASSAY_TEMPORAL_UI_PORT=8243 (on a shared "
+            "cluster: a namespace of its own, ASSAY_TEMPORAL_NAMESPACE)")
 
 
 async def check_store(client: Client, settings: Settings) -> None:

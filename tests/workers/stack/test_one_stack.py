@@ -97,6 +97,9 @@ def test_a_second_up_on_the_port_with_another_data_directory_refuses(stack: Stac
     assert "ASSAY_TEMPORAL_ADDRESS=" in second.stderr  # how to take another port
     assert not (stack.root / "other" / "postgres").exists(), "it stopped before its services"
     assert assay("check", env=stack.env, cwd=stack.root).returncode == 0
+    check = assay("check", env=other, cwd=stack.root)
+    assert check.returncode == 1
+    assert f"serves the stack of data directory {stack.data}" in check.stdout
 
 
 @pytest.mark.integration
