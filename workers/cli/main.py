@@ -28,7 +28,9 @@ def up(detach: Annotated[bool, typer.Option(
                                "exit 1 with the reason.")] = False) -> None:
     """Start (or reuse) the embedded stack: Temporal, PostgreSQL, Qdrant and all worker pools."""
     from workers.stack import launcher as stack
+    from workers.stack.process import receive_secrets
 
+    receive_secrets()
     raise typer.Exit(stack.up(Settings(), detach=detach))
 
 

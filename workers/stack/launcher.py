@@ -9,6 +9,8 @@ or a Qdrant server replace the embedded service of the same kind.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import json
 import subprocess
 import sys
 import time
@@ -21,7 +23,15 @@ from workers.stack.check import HealthItem, acheck, check
 from workers.stack.embedded import ASSAY_DATABASE, EmbeddedPostgres, TemporalDevServer
 from workers.stack.files import make_data_dir, open_private_log
 from workers.stack.pools import STOP_GRACE_S
-from workers.stack.process import StackError, child_env, is_alive, log_tail, terminate
+from workers.stack.process import (
+    SECRETS_ON_STDIN,
+    StackError,
+    child_env,
+    is_alive,
+    log_tail,
+    split_secrets,
+    terminate,
+)
 from workers.stack.serve import serve
 from workers.stack.state import (
     StackInfo,
@@ -98,10 +108,12 @@ def _start_detached(settings: Settings, command: list[str], say: Say, timeout: f
             "without `assay down`")
     make_data_dir(settings)
     log_path = settings.logs_dir / "stack.log"
+    env, secrets = split_secrets(child_env(settings))
     with open_private_log(log_path) as log:
-        proc = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log,
+        proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=log,
                                 stderr=subprocess.STDOUT, start_new_session=True,
-                                env=child_env(settings))
+                                env=env | {SECRETS_ON_STDIN: "1"})
+    _hand_over(proc, secrets)
     deadline = time.monotonic() + timeout
     while (info := read_state(settings)) is None or info.pid != proc.pid or (
             info.status != "running"):
@@ -118,6 +130,15 @@ def _start_detached(settings: Settings, command: list[str], say: Say, timeout: f
         f"Web UI: {info.ui_url}")
     say(f"data directory: {settings.root}")
     say(f"logs: {log_path}; stop it with `assay down`")
+
+
+def _hand_over(proc: subprocess.Popen[bytes], secrets: dict[str, str]) -> None:
+    """Send the detached stack its secrets on stdin (its environment shows none of them)."""
+    assert proc.stdin is not None
+    with contextlib.suppress(BrokenPipeError):  # it ended at once: its log says why
+        proc.stdin.write(json.dumps(secrets).encode())
+    with contextlib.suppress(BrokenPipeError):
+        proc.stdin.close()
 
 
 def down(settings: Settings, *, say: Say = say_stderr, timeout: float = 60.0) -> int:

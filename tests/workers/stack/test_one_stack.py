@@ -121,6 +121,7 @@ def environ_of(pid: int) -> str:
 def test_the_api_key_reaches_the_worker_process_only(stack: Stack) -> None:
     info = json.loads((stack.data / "stack.json").read_text())
     assert CANARY in environ_of(info["workers_pid"])
+    assert CANARY not in environ_of(info["pid"]), "the detached stack got it on stdin"
     assert CANARY not in environ_of(info["temporal_pid"])
     assert CANARY not in environ_of(info["postgres_pid"])
 
