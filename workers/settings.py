@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import getpass
+import os
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
@@ -227,6 +228,17 @@ class Settings(BaseSettings):
             return self.codec_origins
         return [f"http://{host}:{self.temporal_ui_port}" for host in ("localhost", "127.0.0.1")]
 
+    def make_root(self) -> Path:
+        """Create the data directory if it is missing: 0700, or 0711 as root.
+
+        As root, embedded PostgreSQL runs as its own system user and sandboxed jobs as their
+        own uids: each must pass through to its own private folder. Search lists nothing.
+        """
+        if not self.root.is_dir():
+            self.root.mkdir(parents=True, exist_ok=True)
+            self.root.chmod(0o711 if os.geteuid() == 0 else 0o700)
+        return self.root
+
     @property
     def temporal_db(self) -> Path:
         """SQLite file of the embedded Temporal dev server."""
@@ -253,6 +265,8 @@ class Settings(BaseSettings):
         from activities.artifacts.location import store_at
 
         if not (self.store_url or "").startswith("s3:"):
+            if self.store_dir.is_relative_to(self.root):
+                self.make_root()  # the store would otherwise create it open to all
             return store_at(self.store_url, default_dir=self.store_dir)
         from activities.artifacts.s3 import S3Options  # the S3 client only where it is used
 

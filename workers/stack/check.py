@@ -1,8 +1,9 @@
 """``assay check``: the health of every part of the stack, one line each.
 
 It only looks: it starts nothing, so it is safe in a container health check and while a
-stack is starting (the one thing it writes is a dead stack's ``stack.json``, to forget the
-pids of services that are gone). Each item says what is wrong and what to do about it.
+stack is starting (it writes only a missing data directory, created private, and a dead
+stack's ``stack.json``, to forget the pids of services that are gone). Each item says what is
+wrong and what to do about it.
 
 A pool is served when a worker polled its queue recently (Temporal records each poller's last
 access). For the embedded stack the recorded pids say more, and at once: a stack or worker
@@ -29,6 +30,7 @@ from workers.pools.builders import SERVED_POOLS
 from workers.pools.versioning import Routing, routing
 from workers.settings import Settings
 from workers.stack.embedded import EmbeddedPostgres, QdrantInUseError, QdrantLocal
+from workers.stack.files import make_data_dir
 from workers.stack.host import HealthItem, host_items
 from workers.stack.process import StackError, is_alive
 from workers.stack.state import StackInfo, forget_gone, read_state, running_stack
@@ -57,6 +59,7 @@ def check(settings: Settings) -> list[HealthItem]:
 
 async def acheck(settings: Settings) -> list[HealthItem]:
     """The stack's process, Temporal, search attributes, pools, PostgreSQL, Qdrant, sandbox."""
+    make_data_dir(settings)  # Qdrant's check would create it, open to all
     stack = read_state(settings)
     gone = forget_gone(settings)
     items = [] if stack is None else [stack_item(stack, gone)]

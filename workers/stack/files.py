@@ -30,13 +30,8 @@ def private_dir(path: Path, mode: int = 0o700) -> Path:
 
 
 def make_data_dir(settings: Settings) -> Path:
-    """Create the data directory, 0700; as root 0711.
-
-    As root, embedded PostgreSQL runs as its own system user and sandboxed jobs as their own
-    uids: each must pass through the data directory to its own private folder. Search alone
-    lists nothing, and every file of run data inside is private.
-    """
-    return private_dir(settings.root, 0o711 if os.geteuid() == 0 else 0o700)
+    """Create the data directory private if it is missing (see ``Settings.make_root``)."""
+    return settings.make_root()
 
 
 def open_private_log(path: Path) -> IO[bytes]:

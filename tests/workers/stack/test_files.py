@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from workers.settings import Settings
+from workers.stack.check import check
 from workers.stack.files import make_data_dir
 from workers.stack.host import HealthItem, host_items
 
@@ -82,3 +83,14 @@ def test_an_s3_store_has_no_disk_here(tmp_path: Path) -> None:
     settings = Settings(data_dir=tmp_path, store_url="s3://bucket/prefix")
     names = by_name(host_items(settings))
     assert "space store" not in names and "space work" in names
+
+
+def test_check_and_the_store_create_a_missing_data_directory_private(tmp_path: Path) -> None:
+    private = 0o711 if os.geteuid() == 0 else 0o700
+    checked = Settings(data_dir=tmp_path / "checked" / "assay",
+                       temporal_address="127.0.0.1:1")  # nothing answers: nothing waits
+    check(checked)
+    assert checked.root.stat().st_mode & 0o777 == private
+    stored = Settings(data_dir=tmp_path / "stored" / "assay")
+    stored.artifact_store()
+    assert stored.root.stat().st_mode & 0o777 == private
