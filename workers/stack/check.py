@@ -30,7 +30,6 @@ from workers.pools.builders import SERVED_POOLS
 from workers.pools.versioning import Routing, routing
 from workers.settings import Settings
 from workers.stack.embedded import EmbeddedPostgres, QdrantInUseError, QdrantLocal
-from workers.stack.files import make_data_dir
 from workers.stack.host import HealthItem, host_items
 from workers.stack.process import StackError, is_alive
 from workers.stack.state import StackInfo, forget_gone, read_state, running_stack
@@ -59,7 +58,7 @@ def check(settings: Settings) -> list[HealthItem]:
 
 async def acheck(settings: Settings) -> list[HealthItem]:
     """The stack's process, Temporal, search attributes, pools, PostgreSQL, Qdrant, sandbox."""
-    make_data_dir(settings)  # Qdrant's check would create it, open to all
+    settings.make_root()  # Qdrant's check would create it, open to all
     stack = read_state(settings)
     gone = forget_gone(settings)
     items = [] if stack is None else [stack_item(stack, gone)]

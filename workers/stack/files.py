@@ -21,17 +21,12 @@ OPEN_BITS = stat.S_IRGRP | stat.S_IWGRP | stat.S_IROTH | stat.S_IWOTH
 MAX_LISTED = 5
 
 
-def private_dir(path: Path, mode: int = 0o700) -> Path:
-    """Create ``path`` (and missing parents) with ``mode``; an existing one is left as it is."""
+def private_dir(path: Path) -> Path:
+    """Create ``path`` (and missing parents) as 0700; an existing one is left as it is."""
     if not path.is_dir():
         path.mkdir(parents=True, exist_ok=True)
-        path.chmod(mode)
+        path.chmod(0o700)
     return path
-
-
-def make_data_dir(settings: Settings) -> Path:
-    """Create the data directory private if it is missing (see ``Settings.make_root``)."""
-    return settings.make_root()
 
 
 def open_private_log(path: Path) -> IO[bytes]:

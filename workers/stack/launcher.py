@@ -21,7 +21,7 @@ import typer
 from workers.settings import Settings
 from workers.stack.check import HealthItem, acheck, check
 from workers.stack.embedded import ASSAY_DATABASE, EmbeddedPostgres, TemporalDevServer
-from workers.stack.files import make_data_dir, open_private_log
+from workers.stack.files import open_private_log
 from workers.stack.pools import STOP_GRACE_S
 from workers.stack.process import (
     SECRETS_ON_STDIN,
@@ -106,7 +106,7 @@ def _start_detached(settings: Settings, command: list[str], say: Say, timeout: f
     if gone := forget_gone(settings):
         say(f"stack.json recorded {', '.join(gone)}, no longer running: the last stack ended "
             "without `assay down`")
-    make_data_dir(settings)
+    settings.make_root()
     log_path = settings.logs_dir / "stack.log"
     env, secrets = split_secrets(child_env(settings))
     with open_private_log(log_path) as log:

@@ -18,7 +18,6 @@ from typing import IO, Any
 from sqlalchemy.engine import make_url
 
 from workers.settings import Settings
-from workers.stack.files import make_data_dir
 from workers.stack.process import StackError, is_alive, start_time
 
 
@@ -158,7 +157,7 @@ class StackLock:
         Raises:
             StackError: another ``assay up`` holds it; the message names its pid.
         """
-        make_data_dir(self.settings)
+        self.settings.make_root()
         handle = self.path.open("a")
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)

@@ -11,7 +11,6 @@ import pytest
 
 from workers.settings import Settings
 from workers.stack.check import check
-from workers.stack.files import make_data_dir
 from workers.stack.host import HealthItem, host_items
 
 
@@ -41,7 +40,7 @@ def test_check_warns_about_run_data_others_may_read(tmp_path: Path) -> None:
 
 def test_the_data_directory_is_created_private(tmp_path: Path) -> None:
     settings = Settings(data_dir=tmp_path / "new" / "assay")
-    make_data_dir(settings)
+    settings.make_root()
     assert settings.root.stat().st_mode & 0o777 == (0o711 if os.geteuid() == 0 else 0o700)
     assert not by_name(host_items(settings))["file modes"].warning
 
