@@ -21,7 +21,7 @@ from temporalio.exceptions import ApplicationError
 
 from activities.reports.study_figures import Chart, CycleFacts, chart_of, draw_metrics, facts_of
 from activities.reports.study_markdown import render_study
-from activities.reports.writer import write_atomic
+from activities.reports.writer import private_dirs, write_atomic
 from workflows.catalogue import WRITE_STUDY_REPORT
 from workflows.common.errors import ErrorType
 from workflows.contracts.alternatives import Metric
@@ -98,7 +98,10 @@ class StudyReportWriter:
 
 def write_study(req: StudyReportInput, folder: Path, root: Path) -> ReportPaths:
     """Write the study's report files into ``folder``; return their paths."""
-    folder.mkdir(parents=True, exist_ok=True)
+    if folder.is_relative_to(root):
+        private_dirs(root, folder)  # run data: its user's only
+    else:
+        folder.mkdir(parents=True, exist_ok=True)
     reports: list[CycleReport] = []
     facts: list[CycleFacts] = []
     latest: RunReport | None = None

@@ -85,7 +85,7 @@ class ReportWriter:
         """
         path = self.task_path(req.run_id, scoped(req.result.task_id, req.result.branch))
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            private_dirs(self.runs_dir, path.parent)
             write_atomic(path, req.result.model_dump_json(indent=2))
         except OSError as err:
             raise _unwritable(f"the result of task {req.result.task_id} of {req.run_id}",
@@ -109,7 +109,7 @@ class ReportWriter:
 
     def _write(self, report: RunReport) -> ReportPaths:
         folder = self.folder(report)
-        folder.mkdir(parents=True, exist_ok=True)
+        private_dirs(self.runs_dir, folder)
         json_path = folder / f"execution_results_{report.timestamp}.json"
         md_path = folder / f"execution_summary_{report.timestamp}.md"
         ledger = folder / "ledger.jsonl"
@@ -156,6 +156,14 @@ class ReportWriter:
         return whole.model_copy(update={"status": task.status,
                                         "status_reason": task.status_reason,
                                         "detail": task.detail})
+
+
+def private_dirs(top: Path, path: Path) -> None:
+    """Create ``top`` and each folder from it down to ``path`` as 0700: they hold run data."""
+    top.mkdir(mode=0o700, parents=True, exist_ok=True)
+    for part in path.relative_to(top).parts:
+        top = top / part
+        top.mkdir(mode=0o700, exist_ok=True)
 
 
 def write_atomic(path: Path, text: str) -> None:

@@ -101,6 +101,7 @@ def run(
                        debuggers=False if no_debuggers else None,
                        plan_review_rounds=plan_review_rounds)
     known = settings.environments().catalog.names()
+    refuse_other_store(settings)
     try:
         policy = build_policy(settings, policy_file=policy_file, max_parallel=max_parallel,
                               human_gates=[g.kind for g in human_gate or []],
@@ -117,6 +118,19 @@ def run(
     if req.plan is None and not req.policy.agents.enabled:
         typer.echo(no_model_note(req.policy.agents, switched_off=agents is False), err=True)
     run_async(_start(settings, req, again=again, wait=wait, as_json=as_json))
+
+
+def refuse_other_store(settings: Settings) -> None:
+    """Exit 2 before any input is stored when the stack that answers reads another store."""
+    import asyncio
+
+    from workers.connection.identity import StoreMismatchError
+    from workers.connection.identity import refuse_other_store as check
+
+    try:
+        asyncio.run(check(settings))
+    except StoreMismatchError as err:
+        fail(str(err), EXIT_BAD_INPUT)
 
 
 def build_request(target: str, data: list[Path], settings: Settings,

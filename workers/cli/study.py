@@ -115,6 +115,7 @@ def start(
         help="Answer model calls only from this recording.")] = None,
 ) -> None:
     """Start a study of a goal or a plan; with --wait, follow it cycle by cycle to the end."""
+    from workers.cli.run import refuse_other_store
     from workers.intake.goalfile import GoalError
     from workers.intake.planfile import PlanFileError
     from workers.intake.runpolicy import PolicyError
@@ -125,6 +126,7 @@ def start(
                         approvers=approver or [], gate_timeout=gate_timeout,
                         key_metric=key_metric, accept=accept or [], policy_file=policy_file,
                         agents=agents, record=record, replay=replay)
+    refuse_other_store(settings)
     try:
         inp = study_input(target, opts, settings)
     except (PlanFileError, PolicyError, GoalError, InputError) as err:

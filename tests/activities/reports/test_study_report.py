@@ -292,6 +292,15 @@ async def test_no_folder_given_means_the_studys_own(tmp_path: Path) -> None:
     assert Path(paths.summary_md) == tmp_path / "studies" / "s" / "study.md"
 
 
+async def test_a_studys_folders_and_files_are_its_users_only(tmp_path: Path) -> None:
+    req = StudyReportInput(state=StudyState(study_id="s", goal="g"), folder=" ")
+    paths = await ActivityEnvironment().run(StudyReportWriter(tmp_path).write_study_report, req)
+    for folder in (tmp_path / "studies", tmp_path / "studies" / "s"):
+        assert folder.stat().st_mode & 0o777 == 0o700
+    for written in (paths.summary_md, paths.results_json):
+        assert Path(written).stat().st_mode & 0o777 == 0o600
+
+
 async def test_a_study_before_its_first_cycle_says_so_and_draws_nothing(tmp_path: Path) -> None:
     state = StudyState(study_id="s", first_plan="plan.json@" + "b" * 64)
     paths = await write(tmp_path, state)

@@ -46,6 +46,20 @@ async def test_a_report_written_again_replaces_its_files(tmp_path: Path) -> None
     assert results.status_reason == "written again"
 
 
+async def test_a_runs_folders_reports_and_ledger_are_its_users_only(tmp_path: Path) -> None:
+    writer = ReportWriter(tmp_path / "runs")
+    task = TaskResult(task_id="a", status="completed", status_reason="ok")
+    await ActivityEnvironment().run(writer.write_task_report,
+                                    WriteTaskReportInput(run_id="run-1", result=task))
+    await write(writer, report([task]))
+    folder = tmp_path / "runs" / "run-1"
+    for private in (tmp_path / "runs", folder, folder / "tasks"):
+        assert private.stat().st_mode & 0o777 == 0o700, private
+    for written in ("ledger.jsonl", "execution_results_20260101_000000.json",
+                    "execution_summary_20260101_000000.md", "tasks/a.json"):
+        assert (folder / written).stat().st_mode & 0o777 == 0o600, written
+
+
 async def test_a_task_written_again_keeps_one_file(tmp_path: Path) -> None:
     writer = ReportWriter(tmp_path)
     env = ActivityEnvironment()
