@@ -32,6 +32,7 @@ from workflows.constants import (
     task_workflow_id,
 )
 from workflows.contracts.executive import GateDecision, GateRecord
+from workflows.contracts.policy import RunPolicy
 from workflows.contracts.results import (
     ResearchInput,
     ResearchResult,
@@ -86,6 +87,27 @@ class UnknownEnvironmentError(ValueError):
         self.known = sorted(known)
 
 
+class HostPathError(ValueError):
+    """A run's policy names a host path for its model recording; the workers open none."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__(
+            f"policy.agents.recording names the host path {path[:80]!r}: the agents workers "
+            "open no path a run names. Name the recording instead: {\"mode\": \"record\", "
+            "\"name\": \"NAME\"} (written in the agents worker's data directory, "
+            "recordings/recorded/NAME.jsonl), or replay by digest: {\"mode\": \"replay\", "
+            "\"sha256\": ...} of a recording put in the artifact store (the CLI's --record "
+            "and --replay do both)")
+        self.path = path
+
+
+def refuse_host_paths(policy: RunPolicy) -> None:
+    """Refuse, before a start, a policy the workers would refuse (see :class:`HostPathError`)."""
+    recording = policy.agents.recording
+    if recording is not None and recording.path is not None:
+        raise HostPathError(recording.path)
+
+
 class RunNotFoundError(LookupError):
     """No run with that ID exists on the server."""
 
@@ -122,8 +144,10 @@ class AssayClient:
         refused with :class:`RunExistsError`; with ``again`` the next free ``-rN`` ID is used.
         With ``environments`` (the named sets the workers know: ``Catalog.names()``), a run
         naming another environment (``policy.environment``) is refused with
-        :class:`UnknownEnvironmentError` before it starts.
+        :class:`UnknownEnvironmentError` before it starts, and a model recording named by a
+        host path with :class:`HostPathError`.
         """
+        refuse_host_paths(req.policy)
         wanted = req.policy.environment
         if wanted is not None and environments is not None and wanted not in environments:
             raise UnknownEnvironmentError(wanted, environments)
