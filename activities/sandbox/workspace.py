@@ -26,18 +26,18 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from activities.sandbox.sources import DEPS, Sources, invalid_job
+from workflows.common.validation import path_component
 from workflows.contracts.execution import ExecuteJobInput
 
 CONTROL = ".assay"
 RESERVED = frozenset({CONTROL, DEPS})
-_NAME_MAX = 255
 
 
 def _component(value: str, what: str) -> str:
-    if (not value or value in (".", "..") or "/" in value or "\0" in value
-            or len(value) > _NAME_MAX):
-        raise invalid_job(f"{what} {value!r} must be a single path component (no '/', '..')")
-    return value
+    try:
+        return path_component(value, what)
+    except ValueError as err:
+        raise invalid_job(str(err)) from None
 
 
 def _relative(value: str, what: str) -> str:
