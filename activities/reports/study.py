@@ -103,11 +103,12 @@ class StudyReportWriter:
         """
         try:
             folder = self.folder(req)
-            return await asyncio.to_thread(write_study, req, folder, self.root)
         except ValueError as err:  # any client can start a study: its id is not trusted
             raise ApplicationError(
-                f"cannot write the report of a study: {err}", type=ErrorType.REPORT_UNWRITABLE,
-                non_retryable=True) from None
+                f"will not write the report of a study: {err}",
+                type=ErrorType.REPORT_UNWRITABLE, non_retryable=True) from None
+        try:
+            return await asyncio.to_thread(write_study, req, folder, self.root)
         except OSError as err:
             raise ApplicationError(
                 f"cannot write the report of study {req.state.study_id} in {folder}: {err}; "
