@@ -13,7 +13,7 @@ import re
 import typing
 from collections.abc import Callable
 from pathlib import PurePath
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from pydantic import BaseModel
@@ -62,7 +62,7 @@ def roots() -> list[type[BaseModel]]:
     found: list[type[BaseModel]] = []
     for cls in WORKFLOWS:
         definition = workflow._Definition.must_from_class(cls)  # pyright: ignore[reportPrivateUsage]
-        run: Callable[..., Any] = definition.run_fn  # pyright: ignore[reportUnknownMemberType]
+        run = cast(Callable[..., Any], definition.run_fn)  # pyright: ignore[reportUnknownMemberType]
         hints = typing.get_type_hints(run)
         found += [t for name, t in hints.items()
                   if name != "return" and isinstance(t, type) and issubclass(t, BaseModel)]
