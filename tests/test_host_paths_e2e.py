@@ -67,7 +67,9 @@ async def test_a_recording_path_from_a_client_is_neither_created_nor_opened(
     secret = tmp_path / "root" / "secret"
     secret.parent.mkdir()
     secret.write_text("not a recording: the first line would be 'corrupt at line 1'\n")
-    for mode, path in (("record", created), ("replay", secret)):
+    attacks: list[tuple[Literal["record", "replay"], Path]] = [("record", created),
+                                                               ("replay", secret)]
+    for mode, path in attacks:
         req = hostile_run(settings, mode, path)
         # any Temporal client: the workflow started by hand, past Assay's own clients
         handle = await dev_env.client.start_workflow(
