@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -24,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from activities.events.format import short
 from activities.reports.numbers import byte_size, duration
 from workers.cli.show import decide_hint, plan_hint
+from workflows.common.plaintext import plain_text
 from workflows.contracts.results import ResearchResult, RunProgress
 from workflows.runs import TaskLive, TaskTally, waiting_for_plan
 
@@ -38,9 +38,6 @@ after it was first seen without one), then at most this often."""
 LAST_LINE_CHARS = 200
 """The most of a job's last printed line shown."""
 TICK_S = 1.0
-ESCAPES = re.compile(r"\x1b(\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)?|.)")
-"""Terminal escape sequences (colours, cursor moves, titles): a job's line is shown without
-them; whatever else is not printable becomes a space."""
 
 
 def clock(at: datetime) -> str:
@@ -72,7 +69,7 @@ def beat_text(live: TaskLive, now: datetime | None = None) -> str:
                       else [f"{byte_size(out)} out"])
     text = " ".join(parts)
     line = beat.get("last_line")
-    if isinstance(line, str) and (shown := short(ESCAPES.sub("", line), LAST_LINE_CHARS)):
+    if isinstance(line, str) and (shown := short(plain_text(line), LAST_LINE_CHARS)):
         age = ("" if now is None or live.beat_at is None
                else f" {duration((now - live.beat_at).total_seconds(), whole=True)} ago")
         text += f"; last output{age}: {shown}"

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
+
+from workflows.common.plaintext import plain_text
 
 Scalar = str | int | float | bool
 """A plain value: a job argument, a metric checked, a modification."""
@@ -39,6 +41,11 @@ TaskId = Annotated[
     Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$"),
 ]
 """A task's id (a hypothesis's too): numbers as the seed plans write them are kept as text."""
+
+
+PlainText = Annotated[str, AfterValidator(plain_text)]
+"""Free text from outside (a plan, a goal, a signal): stored without escape sequences or
+control characters, so every terminal and report downstream may show it as it is."""
 
 
 class Model(BaseModel):

@@ -22,6 +22,7 @@ from workflows.contracts.base import (
     COMMENT_CHARS,
     MAX_GOAL_CHARS,
     Model,
+    PlainText,
     Scalar,
     StrictModel,
     TaskId,
@@ -196,7 +197,7 @@ class StudyState(Model):
     """What a study carries across continue-as-new: small, bounded (see :data:`STATE_BYTES`)."""
 
     study_id: str
-    goal: str | None = Field(default=None, max_length=MAX_GOAL_CHARS)
+    goal: PlainText | None = Field(default=None, max_length=MAX_GOAL_CHARS)
     first_plan: str | None = Field(default=None, max_length=TEXT_CHARS)
     """The first plan's name and digest (``name@sha256``), for a study started from a plan."""
     policy: StudyPolicy = Field(default_factory=StudyPolicy)
