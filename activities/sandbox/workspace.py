@@ -27,6 +27,7 @@ from pathlib import Path
 
 from activities.sandbox.sources import DEPS, Sources, invalid_job
 from workflows.common.validation import path_component
+from workflows.contracts.arguments import check_job_args
 from workflows.contracts.execution import ExecuteJobInput
 
 CONTROL = ".assay"
@@ -88,6 +89,10 @@ def plan_layout(work_dir: Path, req: ExecuteJobInput) -> Layout:
                           "plan through `assay run` so the job's code is embedded in it")
     if req.attempt < 1:
         raise invalid_job(f"task {req.task_id}: attempt must be >= 1, got {req.attempt}")
+    try:
+        check_job_args(job.args)  # any client may send a job: E2BIG must not wait for exec
+    except ValueError as err:
+        raise invalid_job(f"task {req.task_id}: {err}") from None
     filename = _component(job.filename, "job filename")
     if filename in RESERVED or filename.startswith("."):
         raise invalid_job(f"job filename {filename!r} is reserved or hidden; use e.g. job.py")

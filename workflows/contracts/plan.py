@@ -25,6 +25,7 @@ from pydantic import (
 )
 
 from workflows.contracts.alternatives import BranchSpec, Metric
+from workflows.contracts.arguments import check_job_args
 from workflows.contracts.base import CheckOp as CheckOp
 from workflows.contracts.base import PlainText, StrictModel
 from workflows.contracts.base import Scalar as Scalar
@@ -101,9 +102,7 @@ class JobSpec(StrictModel):
             if not _is_plain_relative(name):
                 raise ValueError(f"expected artifact {name!r} must be a relative path inside "
                                  "the working directory")
-        for key in self.args:
-            if not key.replace("_", "").replace("-", "").isalnum():
-                raise ValueError(f"argument name {key!r} may hold only letters, digits, - and _")
+        check_job_args(self.args)
         return self
 
 
