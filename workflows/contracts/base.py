@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 from workflows.common.plaintext import plain_text
 
@@ -43,9 +43,14 @@ TaskId = Annotated[
 """A task's id (a hypothesis's too): numbers as the seed plans write them are kept as text."""
 
 
-PlainText = Annotated[str, AfterValidator(plain_text)]
+def _plain(value: object) -> object:
+    return plain_text(value) if isinstance(value, str) else value
+
+
+PlainText = Annotated[str, BeforeValidator(_plain)]
 """Free text from outside (a plan, a goal, a signal): stored without escape sequences or
-control characters, so every terminal and report downstream may show it as it is."""
+control characters, so every terminal and report downstream may show it as it is. Made plain
+before its length is checked: an action of escape sequences alone is an empty action."""
 
 
 class Model(BaseModel):

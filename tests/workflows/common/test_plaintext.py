@@ -41,6 +41,11 @@ def test_escape_sequences_and_controls_go_whole(given: str, plain: str) -> None:
     assert plain_text(given) == plain
 
 
+def test_an_action_of_escape_sequences_alone_is_empty_and_refused() -> None:
+    with pytest.raises(ValueError, match="at least 1 character"):
+        Plan.model_validate({"decisions": [{**task("a"), "action": "\x1b[2J\x07"}]})
+
+
 def test_a_plan_and_a_decision_are_plain_once_read() -> None:
     plan = Plan.model_validate({"decisions": [{**task("a"), "action": HOSTILE,
                                                "acceptance_criteria": [f"ok{TITLE}"],
