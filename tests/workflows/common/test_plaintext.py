@@ -100,3 +100,17 @@ def _payload_texts(node: object) -> list[str]:
         for item in cast(list[object], node):
             found += _payload_texts(item)
     return found
+
+
+def test_a_report_written_before_is_shown_plain() -> None:
+    """``assay report`` reads a results JSON that may predate this rule: it is made plain."""
+    from activities.reports.markdown import render_markdown
+    from workflows.contracts.results import RunReport
+
+    task = {"task_id": "a", "status": "completed", "status_reason": "ok", "action": HOSTILE}
+    raw = {"run_id": "r", "plan_name": "p", "plan_sha256": "0" * 64, "status": "completed",
+           "timestamp": "20260101_000000", "started_at": "2026-01-01T00:00:00Z",
+           "finished_at": "2026-01-01T00:01:00Z", "goal": f"why{TITLE}?", "tasks": [task]}
+    shown = render_markdown(RunReport.model_validate_json(json.dumps(raw)))
+    assert "fit the line" in shown and "why?" in shown
+    assert not any(c in shown for c in "\x1b\x07\x9b\u202e\r")
