@@ -19,7 +19,6 @@ from pathlib import Path
 from temporalio.exceptions import ApplicationError
 
 from activities.artifacts.store import StoreError
-from activities.llm.recording import parse_recording, recorded_path
 from workers.settings import Settings
 from workflows.contracts.policy import ModelRecording
 
@@ -57,6 +56,8 @@ def recording_for_run(settings: Settings, recording: ModelRecording | None,
     if recording.mode == "replay":
         _check_replay(path)
         return ModelRecording(mode="replay", sha256=_stored(settings, path))
+    from activities.llm.recording import recorded_path  # the gateway's package: load it late
+
     _check_record(path)
     name = recording_name(path)
     _link(path, recorded_path(recordings_folder(settings), name))
@@ -109,6 +110,8 @@ def _stored(settings: Settings, path: Path) -> str:
 
 
 def _check_replay(path: Path) -> None:
+    from activities.llm.recording import parse_recording
+
     if not path.is_file():
         what = "is a directory" if path.is_dir() else "does not exist"
         raise PolicyError(f"--replay {path}: {what}; give a recording made with --record")
