@@ -43,11 +43,12 @@ run: system $(STAMP)
 	$(BIN)/assay run $(SWEEP) --wait --again
 	$(BIN)/assay study $(STUDY)/pending_actions.json --plans $(STUDY)/cycle-2.json --cycles 3 \
 	  --accept "r2 >= 0.95" --key-metric r2:maximize --wait --again
-	$(BIN)/assay study "$$(cat $(STUDY_GOAL)/goal.txt)" --data $(STUDY_GOAL)/points.csv \
-	  --replay $(STUDY_GOAL)/recording.jsonl --policy $(STUDY_GOAL)/policy.json --cycles 3 \
-	  --accept "r2 >= 0.95" --key-metric r2:maximize --wait --again
-	$(BIN)/assay run "$$(cat $(GOAL)/goal.txt)" --data $(GOAL)/measurements.csv \
-	  --replay $(GOAL)/recording.jsonl --no-skills --wait --again
+	ASSAY_JOB_ENVIRONMENT=base $(BIN)/assay study "$$(cat $(STUDY_GOAL)/goal.txt)" \
+	  --data $(STUDY_GOAL)/points.csv --replay $(STUDY_GOAL)/recording.jsonl \
+	  --policy $(STUDY_GOAL)/policy.json --cycles 3 --accept "r2 >= 0.95" \
+	  --key-metric r2:maximize --wait --again
+	ASSAY_JOB_ENVIRONMENT=base $(BIN)/assay run "$$(cat $(GOAL)/goal.txt)" \
+	  --data $(GOAL)/measurements.csv --replay $(GOAL)/recording.jsonl --no-skills --wait --again
 	@echo "The stack keeps running for the Web UI; stop it with: $(BIN)/assay down"
 
 test: system $(STAMP)

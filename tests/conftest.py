@@ -165,6 +165,13 @@ def _no_api_key_leaks(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("ASSAY_ANTHROPIC_API_KEY", raising=False)
 
 
+@pytest.fixture(autouse=True)
+def _base_job_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Runs naming no environment use the worker's interpreter, unless a test asks for the
+    shipped default (``science``): provisioning it is for the tests that need it."""
+    monkeypatch.setenv("ASSAY_JOB_ENVIRONMENT", "base")
+
+
 @pytest.fixture(scope="session")
 def shared_environments() -> Iterator[Path]:
     """One environments directory (and uv download cache) for the whole session, so the

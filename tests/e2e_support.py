@@ -10,10 +10,14 @@ import signal
 import subprocess
 import sys
 import time
+import uuid
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+from temporalio.api.common.v1 import WorkflowExecution
+from temporalio.api.enums.v1 import EventType
+from temporalio.api.workflowservice.v1 import ResetWorkflowExecutionRequest
 from temporalio.client import Client
 
 from activities.artifacts.store import LocalArtifactStore
@@ -62,8 +66,13 @@ def queue_env(settings: Settings) -> dict[str, str]:
 
 
 def worker_env(address: str, database_url: str, data_dir: Path, **extra: str) -> dict[str, str]:
-    """Environment of a worker process pointed at the test's services."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ASSAY_")}
+    """Environment of a worker process pointed at the test's services.
+
+    Of the parent's ``ASSAY_*`` settings only the runs' default job environment follows (the
+    suite's fixtures make it ``base`` for the tests that need no science stack).
+    """
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith("ASSAY_") or k == "ASSAY_JOB_ENVIRONMENT"}
     env.update(ASSAY_TEMPORAL_ADDRESS=address, ASSAY_DATABASE_URL=database_url,
                ASSAY_DATA_DIR=str(data_dir), PYTHONPATH=str(ROOT), **extra)
     return env
@@ -164,3 +173,25 @@ async def temporal_cli(address: str, *args: str) -> str:
     assert proc.returncode == 0, (out + err).decode()
     return out.decode()
 
+
+
+async def reset_run(client: Client, run_id: str, execution: str, *,
+                    after: EventType.ValueType | None = None) -> tuple[str, int]:
+    """Reset ``execution`` of ``run_id`` to its first completed workflow task (``temporal
+    workflow reset --type FirstWorkflowTask``), or the first one after an event of type
+    ``after``; the new execution's run id and the event it was reset to.
+    """
+    handle = client.get_workflow_handle(run_id, run_id=execution)
+    point, seen = 0, after is None
+    async for event in handle.fetch_history_events():
+        seen = seen or event.event_type == after
+        if seen and event.event_type == EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED:
+            point = event.event_id
+            break
+    answer = await client.workflow_service.reset_workflow_execution(
+        ResetWorkflowExecutionRequest(
+            namespace=client.namespace,
+            workflow_execution=WorkflowExecution(workflow_id=run_id, run_id=execution),
+            reason="re-run from the start", workflow_task_finish_event_id=point,
+            request_id=str(uuid.uuid4())))
+    return answer.run_id, point

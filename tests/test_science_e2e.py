@@ -1,8 +1,10 @@
 """The science example end to end: jobs importing pandas, scipy and matplotlib complete in the
-provisioned science environment (downloaded from the package index once per test session)."""
+provisioned science environment (downloaded from the package index once per test session),
+whether the plan names it or, naming none, gets it as the default."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -17,11 +19,12 @@ from tests.e2e_support import (
     store_of,
     stored_events,
 )
+from workers.cli.run import build_request
 from workers.intake.planfile import load_plan
 from workers.intake.runpolicy import queues_from
 from workers.settings import Settings
 from workflows.client import AssayClient
-from workflows.contracts.policy import Queues
+from workflows.contracts.policy import Queues, RunPolicy
 
 pytestmark = pytest.mark.integration
 SCIENCE = ROOT / "examples" / "science" / "pending_actions.json"
@@ -81,3 +84,50 @@ async def test_the_science_example_completes_in_the_science_environment(
     assert sorted(ready) == sorted(ran) == ["fit", "plot"]
     provisioned = settings.environments().installed(science.digest)
     assert provisioned is not None and provisioned.parent == settings.provisioned_dir
+
+
+NAMES_NOTHING = """import json
+
+import matplotlib
+import pandas as pd
+from scipy import stats
+
+matplotlib.use("Agg")
+from matplotlib import pyplot as plt  # noqa: E402
+
+table = pd.DataFrame({"x": [1, 2, 3, 4], "y": [3, 5, 7, 9]})
+fit = stats.linregress(table["x"], table["y"])
+figure, axes = plt.subplots()
+axes.plot(table["x"], table["y"])
+figure.savefig("line.png")
+with open("metrics.json", "w") as out:
+    json.dump({"slope": float(fit.slope)}, out)
+"""
+
+
+@pytest.mark.timeout(900)
+async def test_a_job_naming_no_environment_runs_in_the_science_default(
+        dev_env: WorkflowEnvironment, workers: tuple[Settings, Queues], tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    settings, queues = workers
+    monkeypatch.delenv("ASSAY_JOB_ENVIRONMENT")  # the shipped default, as a new user has it
+    settings = settings.model_copy(update={"job_environment": Settings().job_environment})
+    plan = tmp_path / "pending_actions.json"
+    plan.write_text(json.dumps({"decisions": [{
+        "task_id": "first", "priority": "HIGH", "action": "fit and plot a line",
+        "acceptance_criteria": ["a slope of 2"],
+        "job": {"code": NAMES_NOTHING, "expected_artifacts": ["line.png"],
+                "expected_metrics": ["slope"], "resources": {"timeout_s": 300}},
+        "checks": [{"metric": "slope", "op": ">", "value": 1.99}]}]}))
+    req = build_request(str(plan), [], settings, RunPolicy())
+    assert req.plan is not None and req.plan.decisions[0].job is not None
+    assert req.plan.decisions[0].job.environment is None  # the plan names nothing
+    client = AssayClient(dev_env.client, task_queue=queues.orchestration)
+    result = report_of(await client.result(await client.start_run(req, again=True)))
+
+    assert result.status == "completed", [(t.task_id, t.status_reason) for t in result.tasks]
+    task = result.tasks[0]
+    ran_in = task.provenance.environment
+    assert ran_in is not None and ran_in.name == "science" and len(ran_in.digest) == 64
+    assert task.execution is not None and task.execution.environment == ran_in.label()
+    assert task.metrics["slope"] == pytest.approx(2.0)

@@ -19,6 +19,7 @@ from pydantic import (
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from workflows.constants import Pool
+from workflows.contracts.environments import NAME_PATTERN
 
 if TYPE_CHECKING:
     from activities.artifacts.store import ArtifactStore
@@ -110,7 +111,20 @@ class Settings(BaseSettings):
     job_max_memory_mb: int = Field(default=8192, ge=16)
     job_max_timeout_s: float = Field(default=6 * 3600, gt=0)
     job_max_disk_mb: int = Field(default=4096, ge=0)
-    """How much one job's working directory may grow while it runs (0: no quota)."""
+    """How much one job's working directory may grow while it runs, in allocated blocks
+    (0: no quota)."""
+    job_max_files: int = Field(default=10_000, ge=0)
+    """Files, directories and links one job may create (0: no quota). Each is walked on every
+    heartbeat; ten thousand take milliseconds and leave room for any real output (many more
+    belong in an archive)."""
+    artifact_max_mb: int = Field(default=1024, ge=1)
+    """The largest artifact the sandbox stores, by apparent size (a sparse file read back)."""
+    job_max_artifacts_mb: int = Field(default=4096, ge=1)
+    """All artifacts of one job together, by apparent size; never more than
+    ``job_max_disk_mb`` when that is set."""
+    min_free_disk_mb: int = Field(default=512, ge=0)
+    """Free space the sandbox keeps on the disks of the work directory and a local artifact
+    store: below it, no job starts (``DiskFull``, retried) and a running one is stopped."""
     work_retention_hours: float = Field(default=168, ge=0)
     """Working directories of finished runs are removed once older than this."""
     sandbox_isolation: str = Field(default="auto", pattern="^(auto|bwrap|rlimits)$")
@@ -164,6 +178,9 @@ class Settings(BaseSettings):
     """Where provisioned job environments live; default ``<data dir>/environments``."""
     environment_timeout_s: float = Field(default=1200, gt=0)
     """How long resolving or installing one job environment may take."""
+    job_environment: str = Field(default="science", pattern=NAME_PATTERN)
+    """The environment of every run that names none (``ASSAY_JOB_ENVIRONMENT``): its jobs
+    naming none run in it. ``base``: the worker's own interpreter, chosen on purpose."""
     user: str = Field(default_factory=getpass.getuser, min_length=1, max_length=128)
     """Who decides gates from this machine's CLI (``assay approve --by`` overrides it)."""
 

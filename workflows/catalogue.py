@@ -263,6 +263,9 @@ EXECUTE_JOB = ActivityDecl[ExecuteJobInput, ExecutionOutcome](
 """Calls set ``start_to_close`` from the job's timeout and a heartbeat from the run's policy."""
 VERIFY_EVIDENCE = ActivityDecl[VerifyEvidenceInput, Verification](
     "verify_evidence", VerifyEvidenceInput, Verification, Pool.SANDBOX, 5 * MINUTE, QUICK)
+"""Calls size ``start_to_close`` to the artifacts it re-reads and set the run's heartbeat, as
+they do for ``rescan_artifacts``, ``probe_environment`` and ``prepare_environment``: each
+heartbeats while it works, so a dead worker's task moves on within the heartbeat timeout."""
 REVIEW_INFRASTRUCTURE = ActivityDecl[ReviewInput, ReviewVerdict](
     "review_infrastructure", ReviewInput, ReviewVerdict, Pool.SANDBOX, MINUTE, QUICK)
 RESCAN_ARTIFACTS = ActivityDecl[RescanInput, RescanResult](

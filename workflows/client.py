@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Collection
 from dataclasses import replace
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from typing import Any, TypeVar
 
 from temporalio.client import (
@@ -24,13 +24,14 @@ from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.exceptions import ApplicationError, WorkflowAlreadyStartedError
 from temporalio.service import RPCError, RPCStatusCode
 
-from workflows.common.words import plural
 from workflows.constants import (
     PHASE_KEY,
     branch_task_workflow_id,
     run_workflow_id,
     task_workflow_id,
 )
+from workflows.contracts.base import via
+from workflows.contracts.environments import BASE
 from workflows.contracts.executive import GateDecision, GateRecord
 from workflows.contracts.policy import RunPolicy
 from workflows.contracts.results import (
@@ -41,13 +42,17 @@ from workflows.contracts.results import (
     TaskProgress,
 )
 from workflows.research.workflow import ResearchWorkflow
+from workflows.runs import MEMO_GOAL_CHARS as MEMO_GOAL_CHARS  # callers import it from here
 from workflows.runs import (
     PendingGate,
     RunSummary,
     TaskLive,
     TaskTally,
+    describe_input,
     final_progress,
     finished,
+    pending_live,
+    stop_reason,
     summarize,
     waiting_for_plan,
 )
@@ -59,7 +64,8 @@ MAX_AGAIN = 1000
 TALLY_QUERY_TIMEOUT = timedelta(seconds=5)
 """How long ``assay runs`` waits for a running run's tally (a run whose worker is gone never
 answers)."""
-MEMO_GOAL_CHARS = 300
+STOPPED_QUERY_TIMEOUT = timedelta(seconds=1)
+"""The same for a run Temporal stopped: its tally is a last look, not worth a long wait."""
 SUPPLY_PLAN = "supply_plan"
 """The update that gives a goal run waiting for a plan its plan; it answers with the progress."""
 
@@ -71,10 +77,13 @@ class RunExistsError(RuntimeError):
     """
 
     def __init__(self, run_id: str, status: str) -> None:
-        super().__init__(f"a run of this plan or goal already exists: {run_id} ({status}); "
-                         "pass --again to start another run of it")
+        self.existing = f"a run of this plan or goal already exists: {run_id} ({status})"
+        """What exists, for a caller to add how to start another (the CLI: ``--again``)."""
+        super().__init__(f"{self.existing}; call start_run(..., again=True) to start another "
+                         "run of it")
         self.run_id = run_id
         self.status = status
+        """How that run stands or ended, as ``assay runs`` shows it (``failed``...)."""
 
 
 class UnknownEnvironmentError(ValueError):
@@ -143,15 +152,16 @@ class AssayClient:
         The ID derives from the plan's name and content, so starting the same plan twice is
         refused with :class:`RunExistsError`; with ``again`` the next free ``-rN`` ID is used.
         With ``environments`` (the named sets the workers know: ``Catalog.names()``), a run
-        naming another environment (``policy.environment``) is refused with
-        :class:`UnknownEnvironmentError` before it starts, and a model recording named by a
-        host path with :class:`HostPathError`.
+        naming another environment (``policy.environment``) than those or ``base`` is refused
+        with :class:`UnknownEnvironmentError` before it starts, and a model recording named by
+        a host path with :class:`HostPathError`.
         """
         refuse_host_paths(req.policy)
         wanted = req.policy.environment
-        if wanted is not None and environments is not None and wanted not in environments:
+        if (wanted is not None and wanted != BASE and environments is not None
+                and wanted not in environments):
             raise UnknownEnvironmentError(wanted, environments)
-        memo, summary = _describe_input(req)
+        memo, summary = describe_input(req)
         for attempt in range(1, MAX_AGAIN + 1):
             run_id = run_workflow_id(req.plan_name, req.plan_sha256, attempt)
             try:
@@ -163,15 +173,18 @@ class AssayClient:
                 )
             except WorkflowAlreadyStartedError:
                 if not again:
-                    raise RunExistsError(run_id, await self.status(run_id)) from None
+                    existing = await self.describe_run(run_id)
+                    raise RunExistsError(run_id, existing.shown_status) from None
                 continue
             return run_id
         raise RunExistsError(run_workflow_id(req.plan_name, req.plan_sha256, MAX_AGAIN),
                              "too many re-runs")
 
-    def handle(self, run_id: str) -> WorkflowHandle[ResearchWorkflow, ResearchResult]:
-        """The Temporal handle of a run."""
-        return self.client.get_workflow_handle_for(ResearchWorkflow.run, run_id)
+    def handle(self, run_id: str, execution: str | None = None,
+               ) -> WorkflowHandle[ResearchWorkflow, ResearchResult]:
+        """The Temporal handle of a run: its latest execution, or the one named."""
+        return self.client.get_workflow_handle_for(ResearchWorkflow.run, run_id,
+                                                   run_id=execution or None)
 
     async def _describe(self, run_id: str) -> WorkflowExecutionDescription:
         try:
@@ -201,7 +214,11 @@ class AssayClient:
                                    description.typed_search_attributes.get(PHASE_KEY))
             if ended is not None:
                 return ended
-        return await handle.query(ResearchWorkflow.progress)
+        progress = await handle.query(ResearchWorkflow.progress)
+        if description.status not in (None, WorkflowExecutionStatus.RUNNING):
+            # a run Temporal stopped answers as it last stood: no gate of it waits now
+            return progress.model_copy(update={"waiting": None, "approvers": []})
+        return progress
 
     async def result(self, run_id: str) -> ResearchResult:
         """Wait for a run to finish and return its results."""
@@ -269,7 +286,7 @@ class AssayClient:
         handle: WorkflowHandle[Any, Any] = self.client.get_workflow_handle(workflow_id)
         try:
             return await handle.execute_update(  # pyright: ignore[reportUnknownMemberType]
-                update, arg, result_type=result_type)
+                update, via(arg, "python"), result_type=result_type)
         except WorkflowUpdateFailedError as err:
             cause = err.cause
             raise refused(cause.message if isinstance(cause, ApplicationError)
@@ -280,9 +297,17 @@ class AssayClient:
             raise
 
     async def describe_run(self, run_id: str) -> RunSummary:
-        """Temporal's and Assay's status of a run, and its goal."""
-        await self.status(run_id)
-        return await summarize(await self.handle(run_id).describe())
+        """Temporal's and Assay's status of a run, and its goal.
+
+        For a run Temporal stopped (terminated, timed out...), also why.
+        """
+        description = await self._describe(run_id)
+        summary = await summarize(description)
+        if not summary.stopped:
+            return summary
+        timeout = description.raw_description.execution_config.workflow_execution_timeout
+        return replace(summary, stop_reason=await stop_reason(
+            self.handle(run_id), timeout.ToTimedelta().total_seconds() or None))
 
     async def pending_gates(self, limit: int = 200) -> list[PendingGate]:
         """Gates waiting for a person, and goal runs waiting for a plan, across all runs."""
@@ -309,7 +334,10 @@ class AssayClient:
             "progress", result_type=TaskProgress)
 
     async def task_live(self, run_id: str, task_id: str) -> TaskLive:
-        """A running task's phase and the heartbeat of the activity it waits on."""
+        """A running task's phase, its waiting gate, and the activity it waits on.
+
+        The activity's heartbeat, attempt, and last failure while it is retried.
+        """
         handle = self.client.get_workflow_handle(task_workflow_id(run_id, task_id))
         progress = await self.task_progress(run_id, task_id)
         pending = (await handle.describe()).raw_description.pending_activities
@@ -319,34 +347,40 @@ class AssayClient:
                 decoded = await self.client.data_converter.decode(act.heartbeat_details.payloads)
                 if decoded and isinstance(decoded[0], dict):
                     beat = {str(k): v for k, v in decoded[0].items()}  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
-            return TaskLive(task_id, progress.phase, act.activity_type.name, beat,
-                            started=_time(act.last_started_time),
-                            beat_at=_time(act.last_heartbeat_time))
-        return TaskLive(task_id, progress.phase)
+            return pending_live(task_id, progress, act, beat)
+        return TaskLive(task_id, progress.phase, waiting=progress.waiting,
+                        approvers=tuple(progress.approvers))
 
     async def task_counts(self, summary: RunSummary) -> RunSummary:
         """``summary`` with how its tasks stand.
 
-        From the result once the run completed, from its progress while it runs; unchanged
-        otherwise.
+        From the result once the run completed, from its progress while it runs or once
+        Temporal stopped it (its open tasks then count as unfinished); unchanged otherwise.
+        Of the execution the summary lists, when it names one.
         """
+        handle = self.handle(summary.run_id, summary.execution)
         if summary.status == "completed":
-            result = await self.handle(summary.run_id).result()
+            result = await handle.result()
             tally = (TaskTally.of(t.status for t in result.tasks) if result.tasks
                      else TaskTally.of(s for s, n in result.task_counts.items() for _ in range(n)))
-        elif summary.status == "running":
+        elif summary.status == "running" or summary.stopped:
             try:  # a run whose worker is gone answers no query: listed without its tally
-                progress = await self.handle(summary.run_id).query(
-                    ResearchWorkflow.progress, rpc_timeout=TALLY_QUERY_TIMEOUT)
+                progress = await handle.query(
+                    ResearchWorkflow.progress, rpc_timeout=STOPPED_QUERY_TIMEOUT
+                    if summary.stopped else TALLY_QUERY_TIMEOUT)
             except (RPCError, WorkflowQueryFailedError):
                 return summary
-            tally = TaskTally.of(progress.tasks.get(t, "pending") for t in progress.order)
+            statuses = [progress.tasks.get(t, "pending") for t in progress.order]
+            tally = TaskTally.stopped(statuses) if summary.stopped else TaskTally.of(statuses)
         else:
             return summary
         return replace(summary, tasks=tally)
 
     async def list_runs(self, query: str = 'AssayKind="run"', limit: int = 50) -> list[RunSummary]:
-        """Runs matching a visibility query, newest first."""
+        """Runs matching a visibility query, newest first.
+
+        Each execution of a run that was reset (``temporal workflow reset``) is one summary.
+        """
         return [await summarize(wf)
                 async for wf in self.client.list_workflows(query, limit=limit)]
 
@@ -358,21 +392,3 @@ def gate_workflow_id(run_id: str, decision: GateDecision) -> str:
     if decision.branch:
         return branch_task_workflow_id(run_id, decision.branch, decision.task_id)
     return task_workflow_id(run_id, decision.task_id)
-
-
-def _time(stamp: Any) -> datetime | None:
-    """A protobuf timestamp as a datetime (None when unset)."""
-    return stamp.ToDatetime(tzinfo=UTC) if stamp is not None and stamp.seconds else None
-
-
-def _describe_input(req: ResearchInput) -> tuple[dict[str, Any], str]:
-    """Memo and summary a run is started with (shown by ``assay runs`` and the Web UI)."""
-    if req.plan is not None:
-        tasks = len(req.plan.decisions)
-        return ({"plan": req.plan_name, "tasks": tasks},
-                f"Assay run of plan {req.plan_name} ({plural(tasks, 'task')})")
-    goal = (req.goal or "").strip()
-    short = goal if len(goal) <= MEMO_GOAL_CHARS else goal[:MEMO_GOAL_CHARS - 1] + "…"
-    first_line = short.splitlines()[0] if short else ""
-    return ({"plan": req.plan_name, "goal": short, "data": len(req.data)},
-            f"Assay goal run: {first_line[:120]}")

@@ -6,6 +6,7 @@ Workers, workflows, the client and tests import these names instead of repeating
 from __future__ import annotations
 
 import hashlib
+import re
 from enum import StrEnum
 
 from temporalio.common import SearchAttributeKey
@@ -73,6 +74,14 @@ def study_workflow_id(name: str, start_digest: str, attempt: int = 1) -> str:
 def cycle_run_id(study_id: str, cycle: int) -> str:
     """ID of the ResearchWorkflow that runs cycle ``cycle`` of study ``study_id``."""
     return f"{study_id}.cycle-{cycle}"
+
+
+def in_study(run_id: str) -> bool:
+    """Whether run ``run_id`` is a study's cycle (or a branch of one).
+
+    Only a study has a next planning cycle to defer to.
+    """
+    return re.search(r"\.cycle-\d+(\.|$)", run_id) is not None
 
 
 def task_workflow_id(run_id: str, task_id: str) -> str:

@@ -21,6 +21,7 @@ from temporalio.exceptions import WorkflowAlreadyStartedError
 
 from workflows.client import MEMO_GOAL_CHARS, AssayClient
 from workflows.constants import PARENT_KEY, PLAN_KEY, branch_workflow_id
+from workflows.contracts.base import via
 from workflows.contracts.branches import BranchRequest, BranchTree, SteerRequest
 from workflows.contracts.results import ParentLink, ResearchInput, ResearchResult
 from workflows.linking import LinkRefusedError, linked_input, parent_input, reused_tasks
@@ -124,6 +125,7 @@ class SteeringClient:
             BranchRefusedError: the closed run has no result or plan to branch from, or the
                 request names a task it does not have or someone its policy does not allow.
         """
+        request = via(request, "python")
         handle = self.assay.handle(run_id)
         try:
             result: ResearchResult = await handle.result()

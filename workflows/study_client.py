@@ -32,6 +32,7 @@ from workflows.client import (
 from workflows.common.canonical import canonical_json
 from workflows.common.words import plural
 from workflows.constants import KIND_KEY, PARENT_KEY, cycle_run_id, digest, study_workflow_id
+from workflows.contracts.base import via
 from workflows.contracts.cycles import StudyInput, StudyProgress, StudyResult, StudyStop
 from workflows.contracts.executive import GateDecision, GateRecord
 from workflows.contracts.results import SuppliedPlan
@@ -175,7 +176,7 @@ class StudyClient:
     async def approve(self, study_id: str, decision: GateDecision) -> None:
         """Send ``decision`` as the ``approve`` signal (no answer: a refusal is an event)."""
         await self.status(study_id)
-        await self.handle(study_id).signal("approve", decision)
+        await self.handle(study_id).signal("approve", via(decision, "python"))
 
     async def supply_plan(self, study_id: str, supplied: SuppliedPlan) -> StudyProgress:
         """Give the study the plan of its next cycle (before its own plans).
@@ -197,7 +198,7 @@ class StudyClient:
         """
         if await self.status(study_id) != "running":
             raise StudyRefusedError(await self._ended(study_id, "stop"))
-        await self.handle(study_id).signal("stop", stop)
+        await self.handle(study_id).signal("stop", via(stop, "python"))
 
     async def cycles(self, study_id: str, limit: int = 200) -> list[RunSummary]:
         """The study's cycle runs as Temporal lists them (``AssayParent="STUDY"``), in order.

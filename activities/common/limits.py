@@ -34,7 +34,7 @@ MAX_KEY_BYTES = 512
 TRUNCATION_MARKER = "…[truncated {n} chars]"
 JSON_FIELDS = ("inputs", "outputs", "meta")
 TEXT_FIELDS = ("event_subtype", "agent_name", "status")
-KEY_FIELDS = ("id", "run_id", "node_id", "parent_event_id")
+KEY_FIELDS = ("id", "run_id", "execution", "node_id", "parent_event_id")
 INT_RANGES = {
     "duration_ms": (-(2**63), 2**63 - 1),
     "execution_order": (-(2**63), 2**63 - 1),

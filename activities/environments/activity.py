@@ -7,13 +7,12 @@ job gets its environment resolved and provisioned here, before it runs, on the s
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable, Callable
 
 from packaging.requirements import Requirement
-from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
+from activities.common.heartbeat import Heartbeats
 from activities.environments.errors import EnvironmentProblem
 from activities.environments.store import Environments
 from workflows.catalogue import PREPARE_ENVIRONMENT
@@ -72,18 +71,13 @@ class EnvironmentPreparer:
     @PREPARE_ENVIRONMENT.defn
     async def prepare_environment(self, req: PrepareEnvironmentInput) -> PreparedEnvironment:
         """Resolve and provision the job's environment (or say it runs in ``base``)."""
-        if await runs_in_base(req.environment, req.requirements, self._base_versions):
-            return PreparedEnvironment()
+        beats = Heartbeats(self._heartbeat_every_s)
         name = None if req.environment == BASE else req.environment
-        work = asyncio.ensure_future(self.environments.prepare(name, req.requirements))
+        said = {"phase": "provisioning", "environment": name or "custom"}
+        if await beats.during(runs_in_base(req.environment, req.requirements,
+                                           self._base_versions), **said):
+            return PreparedEnvironment()
         try:
-            while not work.done():
-                await asyncio.wait([work], timeout=self._heartbeat_every_s)
-                if activity.in_activity():
-                    activity.heartbeat({"phase": "provisioning", "environment": name or "custom"})
-        finally:
-            work.cancel()  # a no-op once done; stops an install whose activity was cancelled
-        try:
-            return work.result()
+            return await beats.during(self.environments.prepare(name, req.requirements), **said)
         except EnvironmentProblem as problem:
             raise refusal(problem) from problem

@@ -10,14 +10,15 @@ environment not provided for a job (``.last-used``; else created) for a number o
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 import re
-import shutil
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from activities.common.trees import remove_tree
 from activities.environments.errors import EnvironmentProblem
 from activities.environments.store import Environments
 from workflows.contracts.environments import NAME_PATTERN
@@ -78,7 +79,8 @@ def remove(environments: Environments, record: dict[str, Any]) -> Removed:
                 return Removed(str(record.get("name", "")), digest, 0)
             aside = environments.root / f".removing-{digest}-{os.getpid()}"
             os.rename(path, aside)
-            shutil.rmtree(aside, ignore_errors=True)
+            with contextlib.suppress(OSError):
+                remove_tree(aside)
         finally:
             fcntl.flock(guard, fcntl.LOCK_UN)
     return Removed(str(record.get("name", "")), digest, int(record.get("size", 0)))

@@ -22,7 +22,6 @@ import hashlib
 import json
 import os
 import platform
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -32,6 +31,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from activities.common.trees import TreeLimitError, remove_tree, walk
 from activities.environments.catalog import Catalog, normalise
 from activities.environments.errors import EnvironmentProblem
 from activities.environments.installer import Sources, run_uv
@@ -39,6 +39,7 @@ from workflows.contracts.environments import MAX_PINS, PreparedEnvironment
 
 RECORD = "environment.json"
 LAST_USED = ".last-used"
+_MAX_FILES = 2_000_000  # files an environment's walks read; big stacks hold ~100,000
 """Touched whenever an environment is provided for a job: ``assay envs prune`` reads it."""
 
 
@@ -239,7 +240,8 @@ class Environments:
             self.installs += 1
             return record
         finally:
-            shutil.rmtree(staging, ignore_errors=True)
+            with contextlib.suppress(OSError):
+                remove_tree(staging)
 
     async def _uv(self, args: list[str], *, stdin: bytes | None = None) -> str:
         return await run_uv(args, cache_dir=self.cache_dir, sources=self.sources,
@@ -271,13 +273,17 @@ def _prepared(record: dict[str, Any], spec: Spec, *, reused: bool) -> PreparedEn
 
 
 def _readable(root: Path) -> None:
-    """Let a job's unprivileged uid read every file and enter every directory."""
-    for here, _dirs, files in os.walk(root):
-        os.chmod(here, 0o755)
-        for name in files:
-            path = os.path.join(here, name)
-            if not os.path.islink(path):
-                os.chmod(path, os.stat(path).st_mode | 0o444)
+    """Let a job's uid read every file and enter every directory (a too deep tree: refused)."""
+    os.chmod(root, 0o755)
+    try:
+        for found in walk(root, max_entries=_MAX_FILES):
+            if found.is_dir():
+                os.chmod(found.entry.path, 0o755)
+            elif not found.entry.is_symlink():
+                os.chmod(found.entry.path, found.entry.stat().st_mode | 0o444)
+    except TreeLimitError as err:
+        raise EnvironmentProblem("install_failed", f"the installed packages are refused: {err}"
+                                 ) from err
 
 
 def _write_atomic(path: Path, text: str) -> None:
@@ -287,4 +293,8 @@ def _write_atomic(path: Path, text: str) -> None:
 
 
 def _size(path: Path) -> int:
-    return sum(p.lstat().st_size for p in path.rglob("*"))
+    total = 0
+    with contextlib.suppress(TreeLimitError, OSError):
+        for found in walk(path, max_entries=_MAX_FILES):
+            total += found.entry.stat(follow_symlinks=False).st_size
+    return total

@@ -22,7 +22,9 @@ class ExecutionEventRow(SQLModel, table=True):
     """One stored ExecutionEvent: every ``EventRecord`` field plus ``seq`` and ``recorded_at``.
 
     ``id`` is the writer's deterministic id, so ``ON CONFLICT (id) DO NOTHING`` makes a
-    retried write a no-op. ``seq`` is the insertion order live watchers page by.
+    retried write a no-op; workflows make it from the event's ``execution`` (the run's
+    Temporal run id: a reset run's new execution writes events of its own, never taken for
+    the first one's). ``seq`` is the insertion order live watchers page by.
     """
 
     __tablename__ = "execution_events"  # pyright: ignore[reportAssignmentType]
@@ -33,6 +35,9 @@ class ExecutionEventRow(SQLModel, table=True):
     )
 
     id: str = Field(sa_column=Column(Text, primary_key=True))
+    execution: str = Field(
+        default="", sa_column=Column(Text, nullable=False, server_default="")
+    )
     seq: int | None = Field(
         default=None, sa_column=Column(BigInteger, Identity(), nullable=False)
     )

@@ -2,7 +2,9 @@
 
 Workflows never touch the database; they hand batches of events with deterministic ids to the
 ``record_events`` activity, which inserts them with ``ON CONFLICT (id) DO NOTHING`` so a retried
-activity never duplicates an event. Readers page by ``seq`` (insertion order), which is what
+activity never duplicates an event. Each event names the execution of the run that wrote it (a
+``temporal workflow reset`` starts a new one, which writes its own events under ids of its
+own: see :mod:`workflows.common.events`). Readers page by ``seq`` (insertion order), which is what
 ``assay watch RUN`` polls. A run's own events and those of its child task workflows share the
 research run id, so one ``run_id`` filter returns all of them.
 """
@@ -149,11 +151,28 @@ class EventStore(Database):
             for row in rows
         ]
 
-    async def count(self, run_id: str) -> int:
-        """How many events a run (with its task workflows) has stored."""
+    async def count(self, run_id: str, execution: str | None = None) -> int:
+        """How many events a run (with its task workflows) has stored.
+
+        Of one execution only when ``execution`` is given (a reset run has several).
+        """
         stmt = select(func.count()).select_from(EVENTS).where(EVENTS.c.run_id == fit_key(run_id))
+        if execution is not None:
+            stmt = stmt.where(EVENTS.c.execution == fit_key(execution))
         async with self.engine.connect() as conn:
             return int((await conn.execute(stmt)).scalar_one())
+
+    async def executions(self, run_id: str) -> dict[str, int]:
+        """The executions that wrote a run's events, first writer first, with their counts.
+
+        A run has one unless it was reset (``temporal workflow reset``); events from before
+        executions were recorded count under ``""``.
+        """
+        stmt = (select(EVENTS.c.execution, func.count(), func.min(EVENTS.c.seq))
+                .where(EVENTS.c.run_id == fit_key(run_id))
+                .group_by(EVENTS.c.execution).order_by(func.min(EVENTS.c.seq)))
+        async with self.engine.connect() as conn:
+            return {row[0]: int(row[1]) for row in (await conn.execute(stmt)).all()}
 
     async def watch(
         self,

@@ -13,14 +13,14 @@ Runs on the sandbox pool, and finds the working directory only on the host that 
 
 from __future__ import annotations
 
-import asyncio
 import os
 import stat
-from collections import deque
 from pathlib import Path
 
 from activities.artifacts.store import ArtifactStore, StoreError
 from activities.common.digests import drain
+from activities.common.heartbeat import Heartbeats
+from activities.common.trees import Found, TreeLimitError, walk
 from activities.sandbox.job import MAX_METRICS_BYTES
 from activities.sandbox.jobjson import read_json_object
 from activities.sandbox.workspace import RESERVED
@@ -42,18 +42,20 @@ class Relinker:
         work_dir: the sandbox's work directory; nothing outside it is ever touched.
         store: where a relinked artifact is put (none: it stays in the work directory only).
         max_entries: directory entries looked at, at most, per rescan.
+        heartbeat_every_s: heartbeat interval while it searches and copies.
     """
 
     def __init__(self, work_dir: Path, store: ArtifactStore | None = None, *,
-                 max_entries: int = MAX_ENTRIES) -> None:
+                 max_entries: int = MAX_ENTRIES, heartbeat_every_s: float = 1.0) -> None:
         self._work_dir = work_dir.expanduser().resolve()
         self._store = store
         self._max_entries = max_entries
+        self._beats = Heartbeats(heartbeat_every_s)
 
     @RESCAN_ARTIFACTS.defn
     async def rescan_artifacts(self, req: RescanInput) -> RescanResult:
         """Look for missing expected artifacts and ``metrics.json`` and link what is found."""
-        return await asyncio.to_thread(self.rescan, req)
+        return await self._beats.in_thread(self.rescan, req)
 
     def rescan(self, req: RescanInput) -> RescanResult:
         """Blocking body of :meth:`rescan_artifacts`."""
@@ -109,29 +111,23 @@ def _scan(root: Path, skip: set[str], budget: int) -> tuple[list[str], list[str]
     """Regular files (relative paths) at most MAX_DEPTH directories down; links ignored."""
     files: list[str] = []
     notes: list[str] = []
-    seen = 0
+
+    def unread(rel: str, err: OSError) -> None:
+        notes.append(f"could not read {rel or './'}: {err.strerror}")
+
+    def pruned(found: Found) -> bool:
+        return found.depth > MAX_DEPTH or (found.depth == 1 and found.rel in RESERVED)
+
     # Breadth first: with the entry budget, shallow files are seen before deep ones.
-    queue: deque[tuple[str, str, int]] = deque([(str(root), "", 0)])
-    while queue:
-        directory, prefix, depth = queue.popleft()
-        try:
-            with os.scandir(directory) as entries:
-                listed = sorted(entries, key=lambda e: e.name)
-        except OSError as err:
-            notes.append(f"could not read {prefix or './'}: {err.strerror}")
-            continue
-        for entry in listed:
-            seen += 1
-            if seen > budget:
-                notes.append(f"search stopped after {budget} entries")
-                return files, notes
-            rel = prefix + entry.name
-            if (not prefix and entry.name in RESERVED) or rel in skip or entry.is_symlink():
-                continue
-            if entry.is_dir(follow_symlinks=False) and depth < MAX_DEPTH:
-                queue.append((entry.path, rel + "/", depth + 1))
-            elif entry.is_file(follow_symlinks=False):
-                files.append(rel)
+    try:
+        for found in walk(root, max_depth=MAX_DEPTH + 1, max_entries=budget,
+                          breadth_first=True, prune=pruned, on_error=unread):
+            reserved = found.depth == 1 and found.rel in RESERVED
+            if not reserved and found.rel not in skip and found.entry.is_file(
+                    follow_symlinks=False):
+                files.append(found.rel)
+    except TreeLimitError:
+        notes.append(f"search stopped after {budget} entries")
     return files, notes
 
 

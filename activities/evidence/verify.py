@@ -9,7 +9,6 @@ damaged or replaced artifact fails verification as a checksum mismatch.
 
 from __future__ import annotations
 
-import asyncio
 import math
 from typing import Any
 
@@ -21,6 +20,7 @@ from activities.artifacts.store import (
     UnsafeEntryError,
 )
 from activities.common.digests import drain
+from activities.common.heartbeat import Heartbeats
 from activities.reports.numbers import value
 from activities.sandbox.sources import store_unreachable
 from workflows.catalogue import VERIFY_EVIDENCE
@@ -91,19 +91,23 @@ class EvidenceVerifier:
 
     Args:
         store: the artifact store the sandbox puts every artifact in.
+        heartbeat_every_s: heartbeat interval while artifacts are read back.
     """
 
-    def __init__(self, store: ArtifactStore) -> None:
+    def __init__(self, store: ArtifactStore, *, heartbeat_every_s: float = 1.0) -> None:
         self.store = store
+        self._beats = Heartbeats(heartbeat_every_s)
 
     @VERIFY_EVIDENCE.defn
     async def verify_evidence(self, req: VerifyEvidenceInput) -> Verification:
         """Check artifacts (exist, non-empty, checksum unchanged), declared metrics and checks.
 
         Hashing runs in a thread so large artifacts never block the sandbox worker's event
-        loop (and with it the heartbeats of jobs running beside this check).
+        loop (and with it the heartbeats of jobs running beside this check), and the activity
+        heartbeats meanwhile: a worker that dies mid-check is noticed within the heartbeat
+        timeout, not the start-to-close timeout sized for reading every artifact.
         """
-        return await asyncio.to_thread(verify, req, self.store)
+        return await self._beats.in_thread(verify, req, self.store)
 
 
 def verify(req: VerifyEvidenceInput, store: ArtifactStore) -> Verification:

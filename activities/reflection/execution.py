@@ -28,6 +28,10 @@ from workflows.contracts.executive import DiagnoseInput, PatchChange
 MAX_JOB_TIMEOUT_S = 7 * 24 * 3600.0
 """The largest ``resources.timeout_s`` a job spec accepts at all (``Resources`` bound)."""
 
+NO_SMALLER_WORK = "change_the_code"
+"""The fix named when the job has no work-size (or iteration) argument left to reduce: its
+code must do less (the debuggers' part), or a person raises its limits; never a rule."""
+
 _MODULE = re.compile(r"No module named '(?P<name>[^']+)'|module '(?P<alt>[^']+)' is not")
 
 # Python errors a person can act on; none is patched (they need code or input changes).
@@ -71,7 +75,7 @@ def _out_of_memory(req: DiagnoseInput, outcome: ExecutionOutcome,
     knob = find_knob(req.job.args, WORK_SIZE_KNOBS)
     if knob is None:
         return Diagnosis(
-            "out_of_memory", "reduce_batch_size", evidence=evidence,
+            "out_of_memory", NO_SMALLER_WORK, evidence=evidence,
             reason=(f"ran out of memory at {limit} MiB and the job has no work-size argument "
                     f"({WORK_SIZE_EXAMPLES}) to shrink; add one and use it in the code, or have "
                     "a person raise resources.memory_mb (rules never raise memory)"))
@@ -79,7 +83,7 @@ def _out_of_memory(req: DiagnoseInput, outcome: ExecutionOutcome,
     smaller = halved(value)
     if smaller is None:
         return Diagnosis(
-            "out_of_memory", "reduce_batch_size", evidence=evidence,
+            "out_of_memory", NO_SMALLER_WORK, evidence=evidence,
             reason=(f"ran out of memory at {limit} MiB with {name}={value!r}, which cannot be "
                     "reduced further; use less memory in the code or have a person raise "
                     "resources.memory_mb"))
@@ -107,7 +111,7 @@ def _timeout(req: DiagnoseInput, outcome: ExecutionOutcome, evidence: list[str])
     if knob is None or smaller is None:
         which = ("has no iteration argument (" + ITERATION_EXAMPLES + ") to cut"
                  if knob is None else f"cannot reduce {knob[0]}={knob[1]!r} further")
-        return Diagnosis("timeout", "reduce_iterations", evidence=evidence,
+        return Diagnosis("timeout", NO_SMALLER_WORK, evidence=evidence,
                          reason=(f"stopped at {current:g} s, already the policy's ceiling, and "
                                  f"the job {which}; make the job faster"))
     name, value = knob

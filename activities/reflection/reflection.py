@@ -45,6 +45,7 @@ from activities.reflection.mining import mine, read_signals
 from activities.reflection.rules import Diagnosis, confidence_score, risk_score
 from workflows.catalogue import DIAGNOSE_FAILURE
 from workflows.common.guard import check_patch
+from workflows.constants import in_study
 from workflows.contracts.executive import (
     DiagnoseInput,
     FailureKind,
@@ -72,8 +73,10 @@ _DECISION_WORDS: dict[RetryDecision, str] = {
     "retry": "retrying automatically",
     "retry_logged": "retrying automatically, logged for review",
     "human": "a person must approve the retry",
-    "defer": "deferred to the next planning cycle",
+    "defer": "not retried automatically: the task ends deferred",
 }
+IN_STUDY_DEFER = "deferred to the next planning cycle"
+"""What ``defer`` means in a study's cycle, whose tasks carry to the next cycle's plan."""
 
 
 def note_id_for(req: DiagnoseInput) -> str:
@@ -208,10 +211,17 @@ def scored(req: DiagnoseInput, found: Diagnosis, memory: MemoryView | None = Non
         note_id=note_id, task_id=req.task_id, kind=req.kind, root_cause=found.root_cause,
         likely_fix=found.likely_fix, confidence=confidence, evidence=evidence, patch=patch,
         patched_job=patched, relink=found.relink, decision=decision,
-        reason=f"{reason} (confidence {confidence:.2f}: {_DECISION_WORDS[decision]})",
+        reason=f"{reason} (confidence {confidence:.2f}: {_said(decision, req.run_id)})",
         source=source if patched is not None else "none",
         memory_ref=view.ref if patched is not None and proven else "",
         patterns=view.patterns)
+
+
+def _said(decision: RetryDecision, run_id: str) -> str:
+    """The decision in words; deferring means the next planning cycle only in a study."""
+    if decision == "defer" and in_study(run_id):
+        return IN_STUDY_DEFER
+    return _DECISION_WORDS[decision]
 
 
 def _guarded(req: DiagnoseInput, found: Diagnosis) -> tuple[JobSpec | None, list[str]]:

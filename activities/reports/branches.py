@@ -158,6 +158,7 @@ def _branch_lines(b: BranchRecord) -> list[str]:
     head = (f"  {'*' if b.selected else '-'} {text(b.name, NAME_CHARS)} [{b.kind}] from "
             f"{text(b.from_task, NAME_CHARS)}:{b.from_phase}"
             + (f" by {text(b.by, NAME_CHARS)}" if b.by else "")
+            + (f" ({b.channel})" if b.by and b.channel else "")
             + f": {b.status}" + (" (selected)" if b.selected else ""))
     lines = [head]
     about = [("hypothesis", text(b.hypothesis, HYPOTHESIS_CHARS)),

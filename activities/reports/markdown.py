@@ -46,6 +46,8 @@ def render_markdown(result: RunReport) -> str:
         f"# Execution summary — {result.plan_name}",
         "",
         f"- Run: `{result.run_id}`",
+        *([f"- Execution: `{result.execution}`, a reset of `{result.first_execution}`"
+           " (`temporal workflow reset`)"] if result.reset() else []),
         f"- Status: **{result.status}** ({done}/{len(result.tasks)} tasks completed)",
     ]
     if result.status_reason:
@@ -69,8 +71,7 @@ def render_markdown(result: RunReport) -> str:
         lines.append(f"| {priority} | {int(row['completed'])} | {int(row['total'])} "
                      f"| {row['rate']:.0%} |")
     for gate in result.gates:
-        lines += ["", f"Plan gate: {gate.status} by {gate.by}"
-                  + (f" — {gate.comment}" if gate.comment else "")]
+        lines += ["", f"Plan gate: {gate.decided_text()}"]
     lines += _model_section(result)
     lines += _reflection_section(result)
     lines += _skills_section(result)

@@ -22,7 +22,7 @@ from activities.reports.study_figures import Chart, LinePoint
 from activities.reports.tasks import link
 from workflows.common.words import plural
 from workflows.contracts.results import RunReport
-from workflows.contracts.study import CycleDecision, CycleSummary
+from workflows.contracts.study import CarriedTask, CycleDecision, CycleSummary
 from workflows.study.verdicts import criteria_hold
 
 if TYPE_CHECKING:
@@ -89,7 +89,8 @@ def _decision(decision: CycleDecision | None) -> str:
     if decision is None:
         return "no decision yet"
     pursue = f" → {md(decision.pursue)}" if decision.pursue else ""
-    by = "" if decision.by == "rules" else f" (by {md(decision.by)})"
+    by = "" if decision.by == "rules" and decision.person is None else \
+        f" ({md(decision.who(), 500)})"  # the rules alone say nothing more
     return f"**{decision.action}**{pursue}{by}"
 
 
@@ -250,18 +251,30 @@ def _criteria(report: StudyReport, last: CycleSummary) -> list[str]:
 
 
 def _carried(report: StudyReport) -> list[str]:
+    ended = report.status != "running"
     if not report.carried:
         return ["", "## Carried tasks", "", "No failed or deferred task is carried forward."]
-    lines = ["", "## Carried tasks", "",
+    intro = ("Failed and deferred tasks that never completed: no later cycle completed a task "
+             "of the same id before the study ended:" if ended else
              "Failed and deferred tasks carried to the next cycles until a task of the same id "
-             "completes:", "",
-             "| task | cycle | status | reason | diagnosis |", "| --- | ---: | --- | --- | --- |"]
+             "completes:")
+    lines = ["", "## Carried tasks", "", intro, "", "| task | cycle | status | reason | "
+             "diagnosis | since |", "| --- | ---: | --- | --- | --- | --- |"]
     lines += [f"| {md(c.task_id)} | {c.cycle} | {c.status} | {md(c.reason) or NONE} "
-              f"| {md(c.diagnosis) or NONE} |" for c in report.carried]
+              f"| {md(c.diagnosis) or NONE} | {md(_since(c, report.cycles, ended))} |"
+              for c in report.carried]
     if report.carried_dropped:
         lines += ["", f"{plural(report.carried_dropped, 'older carried task')} left out to "
                   "keep the study small (their cycles' reports have them)."]
     return lines
+
+
+def _since(task: CarriedTask, cycles: int, ended: bool) -> str:
+    """What became of a carried task after its cycle: dropped by the later plans, or not."""
+    later = f"cycle {cycles}" if task.cycle + 1 == cycles else f"cycles {task.cycle + 1}-{cycles}"
+    if task.cycle < cycles:
+        return f"dropped: the plans of {later} have no task {task.task_id}"
+    return "unfinished in the last cycle" if ended else "carried to the next cycle"
 
 
 def _links(report: StudyReport, folder: Path) -> list[str]:

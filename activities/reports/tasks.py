@@ -165,8 +165,7 @@ def _reviews(task: TaskResult) -> list[str]:
         lines.append(f"- Patch `{patch.patch_id}` ({patch.root_cause}; risk {patch.risk:.2f}, "
                      f"confidence {patch.confidence:.2f}): {changes} — {patch.outcome}")
     for gate in task.provenance.approvals:
-        lines.append(f"- Gate {gate.gate}: {gate.status} by {gate.by}"
-                     + (f" — {gate.comment}" if gate.comment else ""))
+        lines.append(f"- Gate {gate.gate}: {gate.decided_text()}")
     return lines
 
 

@@ -1,7 +1,9 @@
 """Report files: the results JSON and Markdown of a run, and each task's whole result.
 
 A task writes its whole, uncut result to ``<run>/tasks/<task_id>.json`` as it ends; the
-run's report reads those back, so the results JSON and Markdown list every artifact even
+run's report reads those back (a reset execution of the run writes its report in a folder of
+its own, ``<run>/reset-<execution>/``, and its tasks' files replace those of the tasks it ran
+again), so the results JSON and Markdown list every artifact even
 though the results the workflows exchange are capped. Every file is written to a temporary
 name and renamed: a retried write replaces the file (the report's timestamp is the run's
 start, so its names do not change either) and a reader never sees half of one.
@@ -34,8 +36,10 @@ from workflows.contracts.results import (
     WriteTaskReportInput,
     scoped,
 )
+from workflows.runs import short_execution
 
 TASKS_FOLDER = "tasks"
+RESET_PREFIX = "reset-"
 
 
 class ReportWriter:
@@ -111,8 +115,22 @@ class ReportWriter:
         """
         return self.runs_dir / path_component(run_id, "run id")
 
-    def _write(self, report: RunReport) -> ReportPaths:
+    def folder(self, report: RunReport) -> Path:
+        """Where a run's report goes: the run's folder, or ``reset-<execution>`` inside it.
+
+        The latter for an execution that ``temporal workflow reset`` started.
+
+        Raises:
+            ValueError: a run id that would leave the runs folder (any client can start a run).
+        """
         folder = self.run_folder(report.run_id)
+        if report.reset():
+            folder = folder / path_component(
+                f"{RESET_PREFIX}{short_execution(report.execution)}", "execution")
+        return folder
+
+    def _write(self, report: RunReport) -> ReportPaths:
+        folder = self.folder(report)
         folder.mkdir(parents=True, exist_ok=True)
         json_path = folder / f"execution_results_{report.timestamp}.json"
         md_path = folder / f"execution_summary_{report.timestamp}.md"

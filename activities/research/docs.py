@@ -10,10 +10,13 @@ from __future__ import annotations
 import re
 from pathlib import Path, PurePosixPath
 
+from activities.common.trees import MAX_DEPTH, TreeLimitError, walk
 from activities.research.symbols import NotFound
 
 MAX_FILE_BYTES = 2 * 1024 * 1024
 MAX_LISTED = 200
+MAX_SEEN = 20_000
+"""Entries a listing looks at, at most (a folder of a million files must not stall it)."""
 SECRET_NAMES = re.compile(
     r"(^\.env(\..*)?$|^\.netrc$|^\.pgpass$|^id_(rsa|dsa|ecdsa|ed25519)|\.(pem|key|p12|pfx|crt)$"
     r"|credential|secret|password|token)", re.IGNORECASE)
@@ -60,13 +63,19 @@ class DocsFolder:
         """The folder's readable files, by relative path (at most ``MAX_LISTED``)."""
         assert self.root is not None
         names: list[str] = []
-        for path in sorted(self.root.rglob("*")):
-            if len(names) >= MAX_LISTED:
-                names.append("…")
-                break
-            rel = path.relative_to(self.root)
-            if path.is_file() and not _secret(rel) and _below(path.resolve(), self.root):
-                names.append(rel.as_posix())
+        try:
+            for found in walk(self.root, max_entries=MAX_SEEN, breadth_first=True,
+                              prune=lambda f: f.depth >= MAX_DEPTH,
+                              on_error=lambda _r, _e: None):
+                if len(names) >= MAX_LISTED:
+                    names.append("…")
+                    break
+                path = Path(found.entry.path)
+                if (found.entry.is_file(follow_symlinks=False) and not _secret(Path(found.rel))
+                        and _below(path.resolve(), self.root)):
+                    names.append(found.rel)
+        except TreeLimitError:
+            names.append("…")  # a tree too large to list whole: what was seen
         return "Files of the documentation folder:\n" + ("\n".join(names) or "(none)")
 
     def _inside(self, relative: str) -> Path:

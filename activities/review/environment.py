@@ -11,6 +11,8 @@ index — rejects the job with the installer's reason, before anything runs.
 
 from __future__ import annotations
 
+import json
+from dataclasses import dataclass
 from typing import Any
 
 from packaging.utils import canonicalize_name
@@ -25,6 +27,8 @@ from workflows.contracts.policy import PackagePolicy
 
 ENVIRONMENT_CHECKS = ("environment_resolved", "packages_allowed")
 MAX_LISTED = 200
+MAX_LINE = 300
+"""A longer requirements line is shown with the job's own requirements elided."""
 MODULE_PACKAGES: dict[str, str] = {
     "sklearn": "scikit-learn", "PIL": "pillow", "yaml": "pyyaml", "cv2": "opencv-python",
     "skimage": "scikit-image", "bs4": "beautifulsoup4", "dateutil": "python-dateutil",
@@ -50,11 +54,11 @@ async def review_environment(environments: Environments, job: JobSpec,
     _apply_policy(versions, policy, findings)
     installed = environments.installed(lock.digest)
     sets = _named_sets(environments)
+    missing = _Missing(lock.spec.name, sets, job.requirements, findings)
     if installed is not None:
-        await _probe_imports(environments.interpreter(installed), imports, lock, sets,
-                             findings)
+        await _probe_imports(environments.interpreter(installed), imports, lock, missing)
     else:
-        _match_imports(imports, versions, lock, sets, findings)
+        _match_imports(imports, versions, lock, missing)
     listed = dict(sorted(versions.items())[:MAX_LISTED])
     return {"environment": {"name": lock.spec.name, "digest": lock.digest,
                             "python": lock.python, "provisioned": installed is not None,
@@ -95,44 +99,57 @@ def _named_sets(environments: Environments) -> dict[str, set[str]]:
 
 
 def _match_imports(imports: dict[str, ImportUse], versions: dict[str, str], lock: Lock,
-                   sets: dict[str, set[str]], findings: Findings) -> None:
+                   missing: _Missing) -> None:
     for name, use in sorted(imports.items()):
         package = canonicalize_name(MODULE_PACKAGES.get(name, name))
         if package in versions or canonicalize_name(name) in versions:
             continue
-        _missing(name, use, lock, f"environment {lock.spec.name!r}", sets, findings)
+        missing.add(name, use, f"environment {lock.spec.name!r}")
 
 
 async def _probe_imports(python: str, imports: dict[str, ImportUse], lock: Lock,
-                         sets: dict[str, set[str]], findings: Findings) -> None:
+                         missing: _Missing) -> None:
     probe = await Prober(python, ttl_s=0).probe(imports, [])
     for name, use in sorted(imports.items()):
         if not probe.modules[name].found:
-            _missing(name, use, lock, f"environment {lock.spec.name!r} ({python})", sets,
-                     findings)
+            missing.add(name, use, f"environment {lock.spec.name!r} ({python})")
 
 
-def _missing(name: str, use: ImportUse, lock: Lock, where: str, sets: dict[str, set[str]],
-             findings: Findings) -> None:
-    if use.optional:
-        findings.warn("packages_installed", "optional_module_missing",
-                      f"optional import {name!r} is not provided by {where}", use.line)
-    else:
-        findings.fail("packages_installed", "module_missing",
-                      f"imports {name!r}, which no package of {where} provides; "
-                      + missing_fix(name, lock.spec.name, sets), use.line)
+@dataclass
+class _Missing:
+    """Records an import the environment lacks, with the fix for this job."""
+
+    environment: str
+    sets: dict[str, set[str]]
+    requirements: list[str]
+    findings: Findings
+
+    def add(self, name: str, use: ImportUse, where: str) -> None:
+        if use.optional:
+            self.findings.warn("packages_installed", "optional_module_missing",
+                               f"optional import {name!r} is not provided by {where}", use.line)
+        else:
+            self.findings.fail("packages_installed", "module_missing",
+                               f"imports {name!r}, which no package of {where} provides; "
+                               + missing_fix(name, self.environment, self.sets,
+                                             self.requirements), use.line)
 
 
-def missing_fix(module: str, environment: str, sets: dict[str, set[str]]) -> str:
+def missing_fix(module: str, environment: str, sets: dict[str, set[str]],
+                requirements: list[str] | None = None) -> str:
     """What to do about an import no package provides: add it, or name a set that has it.
 
+    The advice gives the job's ``requirements`` line with the package added, ready to paste.
     Requirements without a named set make an environment of exactly those packages (the
     worker's own interpreter's packages are not in it), which the advice says plainly.
     """
     package = MODULE_PACKAGES.get(module, module.split(".")[0])
     having = [n for n, packages in sorted(sets.items())
               if canonicalize_name(package) in packages and n != environment]
-    fix = f"add {package} to the job's requirements"
+    line = json.dumps({"requirements": [*(requirements or []), package]})[1:-1]
+    if len(line) > MAX_LINE:
+        line = f'"requirements": [..., {json.dumps(package)}]'
+    fix = f"add {package} to the job's requirements ({line})"
     if having:
         fix += f", or name environment {having[0]} (which has it)"
     if environment == "custom":

@@ -13,6 +13,7 @@ import re
 import signal
 from dataclasses import dataclass
 
+from activities.common.trees import MAX_DEPTH
 from activities.sandbox.limits import Limits
 from workflows.contracts.execution import ExecutionOutcomeKind
 
@@ -40,8 +41,8 @@ class Ending:
     Attributes:
         exit_code: exit status if it exited.
         signal: signal number if a signal ended it.
-        stopped_for: ``timeout``, ``disk`` or ``disk_quota`` if the sandbox stopped it (or,
-            for ``disk_quota``, found its working directory over the quota afterwards).
+        stopped_for: ``timeout``, ``disk`` or one of :data:`QUOTA_WORDS` if the sandbox
+            stopped it (or found its working directory over a quota afterwards).
         stderr: the captured (possibly truncated) stderr text.
         oom_kills: processes the kernel killed because the job's cgroup ran out of memory.
     """
@@ -106,11 +107,8 @@ def classify(ending: Ending, *, limits: Limits, workspace: str,
         return "sandbox_violation", (
             f"stopped because free space on the disk of its working directory fell below "
             f"{limits.disk_reserve_mb} MiB while it ran; write less data or clean up as you go")
-    if ending.stopped_for == "disk_quota":
-        return "sandbox_violation", (
-            f"its working directory grew beyond the per-job disk quota of {limits.disk_mb} MiB "
-            "(ASSAY_JOB_MAX_DISK_MB); write less data, delete what you no longer need as you "
-            "go, or ask the operator to raise the quota")
+    if ending.stopped_for in QUOTA_WORDS:
+        return "sandbox_violation", _quota_reason(ending.stopped_for, limits)
     if ending.oom_kills and ending.exit_code != 0:
         return "out_of_memory", (
             f"its processes together reached the job's memory limit of {limits.memory_mb} MiB "
@@ -122,6 +120,31 @@ def classify(ending: Ending, *, limits: Limits, workspace: str,
         return "succeeded", "exited with status 0"
     return _by_exception(ending, limits=limits, workspace=workspace,
                          network_isolated=network_isolated)
+
+
+QUOTA_WORDS = frozenset({"disk_quota", "file_quota", "tree_depth", "artifacts_size"})
+"""Why the sandbox stopped a job for what it left on disk."""
+KEEPS_NOTHING = QUOTA_WORDS | {"disk"}
+"""Endings after which nothing the job wrote is kept: no artifact is stored, its working
+directory is removed (it broke a quota, or drove the disk below its free-space reserve)."""
+
+
+def _quota_reason(word: str, limits: Limits) -> str:
+    if word == "disk_quota":
+        return (f"its working directory grew beyond the per-job disk quota of {limits.disk_mb} "
+                "MiB (ASSAY_JOB_MAX_DISK_MB); write less data, delete what you no longer need "
+                "as you go, or ask the operator to raise the quota")
+    if word == "file_quota":
+        return (f"it created more than {limits.files} files and directories, the per-job "
+                "limit (ASSAY_JOB_MAX_FILES); bundle many small files into an archive (zip, "
+                "tar, parquet) or ask the operator to raise the limit")
+    if word == "tree_depth":
+        return ("it nested directories deeper than the sandbox reads (at most "
+                f"{MAX_DEPTH} levels); keep its output tree shallow")
+    return (f"its artifacts are larger read back than the sandbox stores (at most "
+            f"{limits.artifact_mb} MiB each, ASSAY_ARTIFACT_MAX_MB, and {limits.artifacts_mb} "
+            "MiB per job, ASSAY_JOB_MAX_ARTIFACTS_MB; a sparse file counts at its full size); "
+            "write less data or ask the operator to raise the limits")
 
 
 def _by_signal(ending: Ending, limits: Limits) -> tuple[ExecutionOutcomeKind, str]:

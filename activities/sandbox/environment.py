@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable
 from typing import Any, cast
 
+from activities.common.heartbeat import Heartbeats
 from activities.review.probe import ask_interpreter
 from workflows.agents.roles import EnvironmentFacts
 from workflows.catalogue import PROBE_ENVIRONMENT
@@ -57,7 +58,14 @@ class EnvironmentProbe:
 
     @PROBE_ENVIRONMENT.defn
     async def probe_environment(self) -> EnvironmentFacts:
-        """The job interpreter's Python version and installed distributions (name -> version)."""
+        """The job interpreter's Python version and installed distributions (name -> version).
+
+        Heartbeats while the interpreter answers, so a dead worker's probe moves on in seconds.
+        """
+        return await Heartbeats().during(self.facts(), phase="probe_environment")
+
+    async def facts(self) -> EnvironmentFacts:
+        """What :meth:`probe_environment` answers, asked once per ``ttl_s``."""
         async with self._lock:  # concurrent callers share one probe
             if self._cached is None or self._clock() - self._cached[0] >= self._ttl_s:
                 self._cached = (self._clock(), self._facts(await self._run()))
@@ -66,7 +74,7 @@ class EnvironmentProbe:
     async def fingerprint(self) -> str:
         """``py<version>/<12 hex>``: the interpreter and a digest of its packages ("" on error)."""
         try:
-            facts = await self.probe_environment()
+            facts = await self.facts()
         except Exception:  # a fingerprint is a hint for reflection, never a reason to fail
             return ""
         listing = "\n".join(f"{n}=={v}" for n, v in sorted(facts.packages.items()))

@@ -21,7 +21,7 @@ from temporalio.exceptions import ApplicationError
 from activities.sandbox.cgroup import CgroupError, JobCgroup
 from activities.sandbox.isolation import IsolationStatus
 from activities.sandbox.limits import Limits
-from activities.sandbox.quota import DiskWatch
+from activities.sandbox.quota import DiskWatch, Usage
 from activities.sandbox.seccomp import filter_fd
 from workflows.common.errors import ErrorType
 
@@ -33,7 +33,8 @@ class Totals:
     Attributes:
         peak_memory_kb: peak memory of the job's cgroup (all processes together), if known.
         oom_kills: processes killed because the cgroup ran out of memory.
-        over_disk_quota: the working directory grew beyond the quota.
+        over_quota: the quota of its working directory it broke (``disk_quota``,
+            ``file_quota`` or ``tree_depth``), if any.
         disk_grown_mb: the largest growth of the working directory measured.
         cgroup: ``; in cgroup <name>`` for the execution record, or empty without one.
         cpu_s: CPU seconds of all the cgroup's processes, where it accounts them.
@@ -41,7 +42,7 @@ class Totals:
 
     peak_memory_kb: int | None
     oom_kills: int
-    over_disk_quota: bool
+    over_quota: str | None
     disk_grown_mb: float
     cgroup: str = ""
     cpu_s: float | None = None
@@ -54,14 +55,14 @@ class JobGuards:
         status: what the sandbox can do on this machine.
         workspace: the job's working directory.
         limits: the job's limits.
-        baseline: bytes in the working directory before the job starts.
+        baseline: what the working directory held before the job started.
     """
 
     def __init__(self, status: IsolationStatus, workspace: Path, limits: Limits,
-                 baseline: int) -> None:
+                 baseline: Usage) -> None:
         self._status = status
         self._limits = limits
-        self._watch = DiskWatch(workspace, baseline, limits.disk_mb)
+        self._watch = DiskWatch(workspace, baseline, limits.disk_mb, limits.files)
         self._exits = ExitStack()
         self.cgroup: JobCgroup | None = None
         self.seccomp_fd: int | None = None
@@ -90,8 +91,8 @@ class JobGuards:
         return argv if self.cgroup is None else [*self.cgroup.join_argv(), *argv]
 
     def tick(self) -> str | None:
-        """``disk_quota`` once the working directory outgrew its quota, else ``None``."""
-        return "disk_quota" if self._watch.over() else None
+        """The quota of the working directory the job broke (see :meth:`DiskWatch.over`)."""
+        return self._watch.over()
 
     def totals(self) -> Totals:
         """What the job used as a whole; call after it ended (blocks for one directory walk)."""

@@ -2,8 +2,8 @@
 
 Job conventions (the contract between Assay and the code a plan runs):
 
-- **Working directory.** Each attempt gets a fresh ``<work_dir>/<run_id>/<task_id>/attempt-<n>/``
-  (an existing one, left by a worker that crashed mid-run, is wiped first). The job's source is
+- **Working directory.** Each attempt gets a fresh ``<run>/<task>/attempt-<n>-<execution>/``
+  (:mod:`activities.sandbox.workspace`; one left by a crashed worker is wiped). The job's source is
   written there as ``job.filename`` and run with the worker's Python (or that of the job's
   provisioned environment: :mod:`activities.sandbox.interpreter`), with that directory as
   its current directory, in its own session and process group.
@@ -56,17 +56,22 @@ import os
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, ParamSpec, TypeVar
 
 import psutil
-from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
-from activities.artifacts.store import ArtifactStore
+from activities.artifacts.store import ArtifactStore, LocalArtifactStore
+from activities.common.heartbeat import Heartbeats, beat
+from activities.common.trees import TreeLimitError, remove_tree
 from activities.environments import Environments
 from activities.metrics import record
-from activities.sandbox.artifacts import collect_artifacts, store_artifacts
+from activities.sandbox.artifacts import (
+    ArtifactsTooLargeError,
+    collect_artifacts,
+    store_artifacts,
+)
 from activities.sandbox.cgroup import sweep_stale
+from activities.sandbox.classify import KEEPS_NOTHING
 from activities.sandbox.command import Tools, build_argv, uid_pool
 from activities.sandbox.guards import JobGuards, Totals
 from activities.sandbox.hierarchy import CgroupSupport
@@ -76,24 +81,23 @@ from activities.sandbox.limits import Limits
 from activities.sandbox.outcome import MAX_METRICS_BYTES, job_environ, job_outcome
 from activities.sandbox.output import BoundedCapture
 from activities.sandbox.process import Finished, Spawn, run_job
-from activities.sandbox.quota import disk_usage
+from activities.sandbox.quota import disk_usage, lowest, refuse_when_full
 from activities.sandbox.sources import Sources
 from activities.sandbox.workspace import (
     Layout,
     hand_back,
     plan_layout,
     prepare,
+    task_execution,
     unreachable_parent,
 )
 from workflows.catalogue import EXECUTE_JOB
 from workflows.common.errors import ErrorType
-from workflows.contracts.execution import ExecuteJobInput, ExecutionOutcome
+from workflows.contracts.execution import Artifact, ExecuteJobInput, ExecutionOutcome
 from workflows.contracts.plan import Scalar
 
 __all__ = ["MAX_METRICS_BYTES", "IsolationStatus", "Sandbox", "isolation_status"]
 
-_P = ParamSpec("_P")
-_T = TypeVar("_T")
 
 
 class Sandbox:
@@ -112,6 +116,10 @@ class Sandbox:
         max_file_size_mb: largest file a job may write.
         min_free_disk_mb: free space a job may not push the work disk below.
         max_disk_mb: how much one job's working directory may grow (0: no quota).
+        max_files: how many files and directories one job may create (0: no quota).
+        max_artifact_mb: the largest artifact stored, by apparent size.
+        max_artifacts_mb: one job's artifacts together, by apparent size (at most its
+            ``max_disk_mb``).
         bwrap: bubblewrap binary (default: found on ``PATH``).
         fingerprint: names the job environment (asked while the job runs, so it costs no
             time); stamped on every outcome for reflection.
@@ -131,6 +139,8 @@ class Sandbox:
                  heartbeat_every_s: float = 1.0, max_processes: int = 256,
                  max_open_files: int = 1024, max_file_size_mb: int = 1024,
                  min_free_disk_mb: int = 512, max_disk_mb: int = 4096,
+                 max_files: int = 10_000, max_artifact_mb: int = 1024,
+                 max_artifacts_mb: int = 4096,
                  bwrap: str | None = None,
                  fingerprint: Callable[[], Awaitable[str]] | None = None,
                  cgroups: CgroupSupport | None = None,
@@ -153,15 +163,23 @@ class Sandbox:
         self._max_file_size_mb = max_file_size_mb
         self._min_free_disk_mb = min_free_disk_mb
         self._max_disk_mb = max_disk_mb
+        self._max_files = max_files
+        self._max_artifact_mb = max_artifact_mb
+        self._max_artifacts_mb = max_artifacts_mb
+        self._beats = Heartbeats(heartbeat_every_s)
+        self._in_thread = self._beats.in_thread
         self._fingerprint = fingerprint
         self._sources = Sources(self._work_dir, store)
         self._store = store
         self._environments = environments
+        self._disks = [("the work directory", self._work_dir)]
+        if isinstance(store, LocalArtifactStore):
+            self._disks.append(("the artifact store", store.root))
 
     @EXECUTE_JOB.defn
     async def execute_job(self, req: ExecuteJobInput) -> ExecutionOutcome:
         """Run one attempt of a task's job and classify how it ended."""
-        layout = plan_layout(self._work_dir, req)
+        layout = plan_layout(self._work_dir, req, task_execution())  # its own per execution
         self._sources.check(req)
         limits = Limits.for_job(req.job.resources, max_memory_mb=self._max_memory_mb,
                                 max_timeout_s=self._max_timeout_s,
@@ -169,7 +187,9 @@ class Sandbox:
                                 open_files=self._max_open_files,
                                 file_size_mb=self._max_file_size_mb,
                                 disk_reserve_mb=self._min_free_disk_mb,
-                                disk_mb=self._max_disk_mb)
+                                disk_mb=self._max_disk_mb, files=self._max_files,
+                                artifact_mb=self._max_artifact_mb,
+                                artifacts_mb=self._max_artifacts_mb)
         self._check_work_dir()
         tools = await self._job_tools(req)
         environment = asyncio.ensure_future(self._fingerprint() if self._fingerprint
@@ -178,8 +198,7 @@ class Sandbox:
             with uid_pool.lease() as uid:
                 await self._in_thread(prepare, layout, req, uid, self._sources)
                 finished, totals = await self._run(layout, req, limits, uid, tools)
-                await self._in_thread(hand_back, layout, uid)
-            outcome = await self._outcome(layout, limits, finished, totals, uid)
+                outcome = await self._outcome(layout, limits, finished, totals, uid)
             outcome.environment = await environment
             if req.environment is not None and req.environment.provisioned:
                 outcome.environment = req.environment.label()
@@ -192,7 +211,7 @@ class Sandbox:
         """The sandbox's tools with the job's interpreter: its environment's, if it has one."""
         return await job_tools(dataclasses.replace(self.status.tools, python=self._python),
                                req.environment, self._environments,
-                               heartbeat_every_s=self._heartbeat_every_s, heartbeat=_heartbeat)
+                               heartbeat_every_s=self._heartbeat_every_s, heartbeat=beat)
 
     async def _run(self, layout: Layout, req: ExecuteJobInput, limits: Limits,
                    uid: int | None, tools: Tools) -> tuple[Finished, Totals]:
@@ -218,31 +237,42 @@ class Sandbox:
 
     def _on_tick(self, guards: JobGuards, elapsed: float, out: BoundedCapture,
                  err: BoundedCapture) -> str | None:
-        if self._free_mb() < self._min_free_disk_mb:
+        if lowest(self._disks)[2] < self._min_free_disk_mb:
             return "disk"
         if stop := guards.tick():
             return stop
-        _heartbeat(phase="running", elapsed_s=round(elapsed, 1), stdout_bytes=out.total,
+        beat(phase="running", elapsed_s=round(elapsed, 1), stdout_bytes=out.total,
                    stderr_bytes=err.total, last_line=out.last_line())
         return None
 
     async def _outcome(self, layout: Layout, limits: Limits, finished: Finished, totals: Totals,
                        uid: int | None) -> ExecutionOutcome:
-        artifacts, notes = await self._in_thread(collect_artifacts, layout)
-        if self._store is not None:
+        """Hand the directory back, store the artifacts; keep nothing of a job over a quota."""
+        stop = finished.stopped_for or totals.over_quota
+        artifacts: list[Artifact] = []
+        notes: list[str] = []
+        if stop not in KEEPS_NOTHING:
+            try:
+                await self._in_thread(hand_back, layout, uid)
+                artifacts, notes = await self._in_thread(collect_artifacts, layout, limits)
+            except TreeLimitError as err:
+                stop, notes = ("tree_depth" if err.kind == "depth" else "file_quota"), [str(err)]
+            except ArtifactsTooLargeError as err:
+                stop, notes = "artifacts_size", [str(err)]
+        if stop in KEEPS_NOTHING:
+            await self._in_thread(remove_tree, layout.path)
+            artifacts, notes = [], [*notes, "nothing it wrote was kept (its working directory "
+                                    "was removed and no artifact stored)"]
+            totals = dataclasses.replace(totals, over_quota=totals.over_quota or stop)
+        elif self._store is not None:
             await self._in_thread(store_artifacts, self._store, artifacts)
         return job_outcome(layout, limits, finished, totals, status=self.status, uid=uid,
                            artifacts=artifacts, notes=notes)
 
     def _check_work_dir(self) -> None:
-        """Refuse to start when the work disk is nearly full or unreachable for the job."""
+        """Refuse to start when a disk is nearly full or the work directory unreachable."""
         self._work_dir.mkdir(parents=True, exist_ok=True)
-        free = self._free_mb()
-        if free < self._min_free_disk_mb:
-            raise ApplicationError(
-                f"only {free} MiB free on the disk of {self._work_dir}; jobs need at least "
-                f"{self._min_free_disk_mb} MiB. Free some space (old runs live there).",
-                type=ErrorType.DISK_FULL)
+        refuse_when_full(self._disks, self._min_free_disk_mb)
         blocked = (unreachable_parent(self._work_dir)
                    if self.status.mode == "rlimits" and self.status.dedicated_uid else None)
         if blocked is not None:
@@ -251,19 +281,6 @@ class Sandbox:
                 f"{self._work_dir} because {blocked} is not searchable by other users; "
                 f"`chmod o+x {blocked}`, move ASSAY_DATA_DIR, or install bubblewrap",
                 type=ErrorType.SANDBOX_UNAVAILABLE, non_retryable=True)
-
-    def _free_mb(self) -> int:
-        info = os.statvfs(self._work_dir)
-        return info.f_bavail * info.f_frsize // (1 << 20)
-
-    async def _in_thread(self, fn: Callable[_P, _T], *args: _P.args, **kwargs: _P.kwargs) -> _T:
-        """Run blocking file work (copying, hashing) in a thread, heartbeating meanwhile."""
-        task = asyncio.ensure_future(asyncio.to_thread(fn, *args, **kwargs))
-        while not task.done():
-            await asyncio.wait([task], timeout=self._heartbeat_every_s)
-            if not task.done():
-                _heartbeat(phase=getattr(fn, "__name__", "files"))
-        return task.result()
 
 
 async def _no_fingerprint() -> str:
@@ -280,9 +297,3 @@ def _own_tasks() -> int:
     me = os.geteuid()
     return sum(p.info["num_threads"] or 1 for p in psutil.process_iter(["uids", "num_threads"])
                if p.info["uids"] is not None and p.info["uids"].real == me)
-
-
-def _heartbeat(**details: Any) -> None:
-    """Heartbeat when running as an activity; a no-op when called directly (tests, benches)."""
-    if activity.in_activity():
-        activity.heartbeat(details)

@@ -37,6 +37,9 @@ class Limits:
         disk_reserve_mb: free space on the work disk below which the job is stopped.
         cpus: CPU quota of the job's cgroup (``resources.cpus``), where there is one.
         disk_mb: how much the working directory may grow while the job runs (0: no quota).
+        files: how many files, directories and links it may gain (0: no quota).
+        artifact_mb: the largest artifact stored, by apparent size (as it reads back).
+        artifacts_mb: all of the job's stored artifacts together, by apparent size.
     """
 
     memory_mb: int
@@ -49,12 +52,20 @@ class Limits:
     disk_reserve_mb: int = 0
     cpus: float = 1.0
     disk_mb: int = 0
+    files: int = 0
+    artifact_mb: int = 1024
+    artifacts_mb: int = 4096
 
     @classmethod
     def for_job(cls, resources: Resources, *, max_memory_mb: int, max_timeout_s: float,
                 processes: int, open_files: int, file_size_mb: int,
-                disk_reserve_mb: int = 0, disk_mb: int = 0) -> Limits:
-        """The job's requested resources, capped by the worker's ceilings."""
+                disk_reserve_mb: int = 0, disk_mb: int = 0, files: int = 0,
+                artifact_mb: int = 1024, artifacts_mb: int = 4096) -> Limits:
+        """The job's requested resources, capped by the worker's ceilings.
+
+        What a job's artifacts may weigh together is also capped by its disk quota: a job
+        stores no more than it was allowed to write (sparse files would, read back).
+        """
         timeout_s = min(resources.timeout_s, max_timeout_s)
         cpus = max(1.0, resources.cpus)
         return cls(
@@ -69,6 +80,9 @@ class Limits:
             disk_reserve_mb=disk_reserve_mb,
             cpus=resources.cpus,
             disk_mb=disk_mb,
+            files=files,
+            artifact_mb=artifact_mb,
+            artifacts_mb=min(artifacts_mb, disk_mb) if disk_mb else artifacts_mb,
         )
 
     def prlimit_args(self, prlimit: str, *, nproc_offset: int = 0) -> list[str]:
@@ -94,6 +108,7 @@ class Limits:
     def describe(self) -> str:
         """One line for the execution record, e.g. ``memory 256 MiB, timeout 3 s, ...``."""
         quota = f"working directory up to {self.disk_mb} MiB, " if self.disk_mb else ""
+        quota += f"{self.files} new files, " if self.files else ""
         return (f"memory {self.memory_mb} MiB, timeout {self.timeout_s:g} s, "
                 f"cpu {self.cpu_s} s/process, {self.processes} processes, "
                 f"{self.open_files} open files, files up to {self.file_size_mb} MiB, "

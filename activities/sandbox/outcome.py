@@ -29,7 +29,7 @@ def job_outcome(layout: Layout, limits: Limits, finished: Finished, totals: Tota
     """How the job ended, with its metrics, artifacts, telemetry and isolation."""
     metrics, metrics_error = read_json_object(layout.path / "metrics.json", MAX_METRICS_BYTES)
     exit_code, signal = decode_status(finished.status, via_bwrap=status.mode == "bwrap")
-    stopped_for = finished.stopped_for or ("disk_quota" if totals.over_disk_quota else None)
+    stopped_for = finished.stopped_for or totals.over_quota
     ending = Ending(exit_code, signal, stopped_for, finished.stderr.text(), totals.oom_kills)
     kind, reason = classify(ending, limits=limits, workspace=str(layout.path),
                             network_isolated=status.network_isolated)
@@ -73,6 +73,6 @@ def _usage_notes(kind: str, totals: Totals) -> list[str]:
     notes: list[str] = []
     if totals.oom_kills and kind != "out_of_memory":
         notes.append(f"the kernel killed {totals.oom_kills} of its processes for memory")
-    if totals.over_disk_quota:
+    if totals.over_quota == "disk_quota":
         notes.append(f"its working directory grew by {totals.disk_grown_mb:g} MiB")
     return notes

@@ -6,7 +6,11 @@ that may still need them is touched: only runs that Temporal reports closed (or 
 knows, because its own retention dropped them) whose last write and close are both older
 than ``retention_s``. A run's earlier attempts are kept with it: a retry that regresses is
 rolled back to the attempt before it, whose directory then holds the task's evidence.
-The sandbox worker sweeps when it starts and then periodically (:class:`WorkspaceJanitor`).
+The sandbox worker sweeps when it starts and then periodically (:class:`WorkspaceJanitor`);
+a run whose directory cannot be removed is logged and tried again at the next sweep, and a
+sweep that fails is logged and followed by the next one: the janitor never stops on an error.
+Trees are removed by :func:`activities.common.trees.remove_tree` (any depth, no link
+followed).
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ from pathlib import Path
 from temporalio.client import Client, WorkflowExecutionStatus
 from temporalio.service import RPCError, RPCStatusCode
 
-from activities.sandbox.workspace import remove_tree
+from activities.common.trees import remove_tree
 
 log = logging.getLogger("assay.sandbox")
 
@@ -51,21 +55,26 @@ class WorkspaceJanitor:
         now = time.time() if now is None else now
         removed: list[str] = []
         for run_dir in await asyncio.to_thread(self._run_dirs):
-            last_write = await asyncio.to_thread(_last_write, run_dir)
-            if now - last_write < self._retention_s:
-                continue  # too recent whatever the run's state: no need to ask
             try:
-                closed = await self._closed_at(run_dir.name)
+                if await self._expired(run_dir, now):
+                    await asyncio.to_thread(remove_tree, run_dir)
+                    removed.append(run_dir.name)
             except RPCError as err:
                 log.warning("workspace retention: cannot ask about run %s: %s", run_dir.name, err)
-                continue
-            if closed is not None and now - max(closed, last_write) >= self._retention_s:
-                await asyncio.to_thread(remove_tree, run_dir)
-                removed.append(run_dir.name)
+            except Exception:  # one run's tree must not stop the others' removal
+                log.exception("workspace retention: cannot remove the directory of run %s "
+                              "(%s); it is tried again at the next sweep", run_dir.name, run_dir)
         if removed:
             log.info("workspace retention: removed the directories of %d finished run(s): %s",
                      len(removed), ", ".join(removed))
         return removed
+
+    async def _expired(self, run_dir: Path, now: float) -> bool:
+        last_write = await asyncio.to_thread(_last_write, run_dir)
+        if now - last_write < self._retention_s:
+            return False  # too recent whatever the run's state: no need to ask
+        closed = await self._closed_at(run_dir.name)
+        return closed is not None and now - max(closed, last_write) >= self._retention_s
 
     def _run_dirs(self) -> list[Path]:
         if not self._work_dir.is_dir():
@@ -82,8 +91,9 @@ class WorkspaceJanitor:
         while True:
             try:
                 await self.sweep()
-            except OSError as err:  # a sweep that fails now may work next time
-                log.warning("workspace retention: sweep of %s failed: %s", self._work_dir, err)
+            except Exception:  # whatever failed this sweep, the next one may work
+                log.exception("workspace retention: the sweep of %s failed; the next runs in "
+                              "%g s", self._work_dir, every_s)
             await asyncio.sleep(every_s)
 
     async def stop(self) -> None:

@@ -1,6 +1,8 @@
 """A job's working directory: laying it out before the run, and reading it back afterwards.
 
-Layout of ``work_dir/<run_id>/<task_id>/attempt-<n>/`` (see :mod:`activities.sandbox.job`)::
+Layout of ``work_dir/<run_id>/<task_id>/attempt-<n>-<execution>/`` (see
+:mod:`activities.sandbox.job`; ``<execution>`` is a short form of the task workflow's run id,
+so a run reset with ``temporal workflow reset`` runs its jobs in directories of its own)::
 
     <filename>            the job's source (read-only)
     <input names>         verified copies of the inputs, from the artifact store (read-only)
@@ -19,16 +21,18 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import stat
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from temporalio import activity
+
+from activities.common.trees import remove_tree, walk
 from activities.sandbox.sources import DEPS, Sources, invalid_job
 from workflows.common.validation import path_component
 from workflows.contracts.arguments import check_job_args
 from workflows.contracts.execution import ExecuteJobInput
+from workflows.runs import short_execution
 
 CONTROL = ".assay"
 RESERVED = frozenset({CONTROL, DEPS})
@@ -81,8 +85,17 @@ class Layout:
         return self.control / "args.json"
 
 
-def plan_layout(work_dir: Path, req: ExecuteJobInput) -> Layout:
-    """Validate every name in ``req`` and say where the attempt's directory goes."""
+def task_execution() -> str:
+    """The run id of the task workflow the running activity serves (none outside one)."""
+    return activity.info().workflow_run_id or "" if activity.in_activity() else ""
+
+
+def plan_layout(work_dir: Path, req: ExecuteJobInput, execution: str = "") -> Layout:
+    """Validate every name in ``req`` and say where the attempt's directory goes.
+
+    ``execution`` is the run id of the task workflow's execution asking (none: the directory
+    is ``attempt-<n>``, as when a job is run outside Temporal).
+    """
     job = req.job
     if job.source is None or job.filename is None:
         raise invalid_job(f"task {req.task_id}: the job has no resolved source; submit the "
@@ -106,8 +119,11 @@ def plan_layout(work_dir: Path, req: ExecuteJobInput) -> Layout:
     for dep in req.dependency_artifacts:
         _component(dep.task_id, "dependency task id")
         _relative(dep.name, f"artifact name of dependency {dep.task_id}")
+    attempt = f"attempt-{req.attempt}"
+    if execution:
+        attempt += "-" + _component(short_execution(execution), "execution")
     path = (work_dir / _component(req.run_id, "run id") / _component(req.task_id, "task id")
-            / f"attempt-{req.attempt}")
+            / attempt)
     return Layout(path=path, filename=filename, inputs=tuple(names))
 
 
@@ -146,31 +162,23 @@ def unreachable_parent(path: Path) -> Path | None:
     return None
 
 
-def hand_back(layout: Layout, uid: int | None) -> None:
+def hand_back(layout: Layout, uid: int | None, max_entries: int = 1_000_000) -> None:
     """After the run: give every file back to the worker's user and drop the scratch space.
 
     Taking ownership back means a later job that happens to get the same uid cannot touch
     this attempt's artifacts.
+
+    Raises:
+        TreeLimitError: the job left a tree deeper or larger than a walk reads.
     """
     if uid is not None:
         owner, group = os.geteuid(), os.getegid()
-        for root, dirs, files in os.walk(layout.path):
-            for path in (root, *(os.path.join(root, name) for name in (*dirs, *files))):
-                # Only what the job owns: a hard link to someone else's file must not
-                # hand that file to the worker's user.
-                if os.lstat(path).st_uid == uid:
-                    os.lchown(path, owner, group)
+        if os.lstat(layout.path).st_uid == uid:
+            os.lchown(layout.path, owner, group)
+        for found in walk(layout.path, max_entries=max_entries):
+            # Only what the job owns: a hard link to someone else's file must not
+            # hand that file to the worker's user.
+            if found.entry.stat(follow_symlinks=False).st_uid == uid:
+                os.lchown(found.entry.path, owner, group)
     for scratch in (layout.tmp, layout.home):
         remove_tree(scratch)
-
-
-def remove_tree(path: Path) -> None:
-    """Delete ``path`` even if the job left directories without write or search permission."""
-    def unlock(func: Callable[[str], object], target: str, _exc: object) -> None:
-        os.chmod(os.path.dirname(target), 0o700)
-        func(target)
-
-    if path.is_symlink() or path.is_file():
-        path.unlink()
-    elif path.exists():
-        shutil.rmtree(path, onerror=unlock)

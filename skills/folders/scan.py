@@ -13,6 +13,7 @@ import stat
 from pathlib import Path
 from typing import Any, cast
 
+from activities.common.trees import MAX_DEPTH, Found, TreeLimitError, walk
 from skills.folders.errors import Problem
 from skills.folders.limits import (
     MAX_ENTRIES,
@@ -46,28 +47,32 @@ def discover(directory: Path) -> tuple[list[Path], list[str]]:
         return [directory], []
     found: list[Path] = []
     problems: list[str] = []
-    level, seen = [directory], 0
-    for _ in range(MAX_SEARCH_DEPTH):
-        below: list[Path] = []
-        for parent in level:
-            try:
-                listed = _listing(parent)
-            except OSError as err:
-                problems.append(f"{parent}: cannot be read ({err.strerror})")
+
+    def unread(rel: str, err: OSError) -> None:
+        problems.append(f"{directory / rel}: cannot be read ({err.strerror})")
+
+    def pruned(item: Found) -> bool:
+        if item.entry.name.startswith(".") or item.depth >= MAX_SEARCH_DEPTH:
+            return True
+        if _is_skill_folder(Path(item.entry.path)):
+            found.append(Path(item.entry.path))  # a skill folder is not searched further
+            return True
+        return False
+
+    try:
+        for item in walk(directory, max_depth=MAX_SEARCH_DEPTH, max_entries=MAX_SEARCH_ENTRIES,
+                         breadth_first=True, prune=pruned, on_error=unread):
+            if item.entry.name.startswith("."):
                 continue
-            for entry in listed:
-                seen += 1
-                if seen > MAX_SEARCH_ENTRIES:
-                    return found, [*problems, f"{directory}: more than {MAX_SEARCH_ENTRIES} "
-                                   "entries; point the import at the skill folders"]
-                path = Path(entry.path)
-                if entry.name.startswith("."):
-                    continue
-                if entry.is_symlink():
-                    problems.append(f"{path}: is a symbolic link; copy the folder in instead")
-                elif entry.is_dir(follow_symlinks=False):
-                    (found if _is_skill_folder(path) else below).append(path)
-        level = below
+            if item.entry.is_symlink():
+                problems.append(f"{item.entry.path}: is a symbolic link; copy the folder in "
+                                "instead")
+            elif (item.is_dir() and item.depth == MAX_SEARCH_DEPTH
+                  and _is_skill_folder(Path(item.entry.path))):
+                found.append(Path(item.entry.path))
+    except TreeLimitError:
+        return found, [*problems, f"{directory}: more than {MAX_SEARCH_ENTRIES} entries; "
+                       "point the import at the skill folders"]
     return found, problems
 
 
@@ -75,37 +80,32 @@ def scan(folder: Path) -> tuple[dict[str, int], list[str]]:
     """Regular files of ``folder`` (relative path -> size) and what breaks the limits."""
     files: dict[str, int] = {}
     problems: list[str] = []
-    pending, seen = [folder], 0
-    while pending:
-        for entry in _listing(pending.pop()):
-            seen += 1
-            path = Path(entry.path)
-            if seen > MAX_ENTRIES:
-                return files, [*problems, f"{folder}: more than {MAX_ENTRIES} files and folders"
-                               f" (at most {MAX_FILES} files are allowed)"]
+    try:
+        for item in walk(folder, max_entries=MAX_ENTRIES):
+            path, entry = Path(item.entry.path), item.entry
             if entry.is_symlink():
                 problems.append(f"{path}: is a symbolic link; links are refused, copy the file")
-            elif entry.is_dir(follow_symlinks=False):
-                pending.append(path)
+            elif item.is_dir():
+                continue
             elif entry.is_file(follow_symlinks=False):
                 size = entry.stat(follow_symlinks=False).st_size
-                files[path.relative_to(folder).as_posix()] = size
+                files[item.rel] = size
                 if size > MAX_FILE:
                     problems.append(f"{path}: {size} bytes; each file may hold at most "
                                     f"{MAX_FILE} bytes")
             else:
                 problems.append(f"{path}: is not a regular file or folder")
+    except TreeLimitError as err:
+        if err.kind == "depth":
+            return files, [*problems, f"{folder}: folders nested more than {MAX_DEPTH} deep; "
+                           "a skill folder holds a few flat folders"]
+        return files, [*problems, f"{folder}: more than {MAX_ENTRIES} files and folders"
+                       f" (at most {MAX_FILES} files are allowed)"]
     if len(files) > MAX_FILES:
         problems.append(f"{folder}: holds {len(files)} files; at most {MAX_FILES} are allowed")
     if sum(files.values()) > MAX_FOLDER:
         problems.append(f"{folder}: holds {sum(files.values())} bytes; at most {MAX_FOLDER}")
     return files, problems
-
-
-def _listing(folder: Path) -> list[os.DirEntry[str]]:
-    """The entries of ``folder`` in name order, so problems are listed in a stable order."""
-    with os.scandir(folder) as entries:
-        return sorted(entries, key=lambda e: e.name)
 
 
 def read_text(path: Path, limit: int) -> str:

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import shutil
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from activities.common.trees import remove_tree
 from activities.environments import Catalog, Environments, Sources
 from tests.activities.environments.wheels import tiny_wheelhouse
 
@@ -19,7 +19,7 @@ def work_dir() -> Iterator[Path]:
     path = Path(tempfile.mkdtemp(prefix="assay-sandbox-test-"))
     path.chmod(0o755)
     yield path
-    shutil.rmtree(path, ignore_errors=True)
+    remove_tree(path)  # whatever a job left, however deep
 
 
 @pytest.fixture
@@ -28,7 +28,7 @@ def offline_root() -> Iterator[Path]:
     path = Path(tempfile.mkdtemp(prefix="assay-envs-test-"))
     path.chmod(0o755)
     yield path
-    shutil.rmtree(path, ignore_errors=True)
+    remove_tree(path)  # whatever a job left, however deep
 
 
 @pytest.fixture

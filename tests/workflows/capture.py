@@ -6,7 +6,7 @@ say in the commit why old histories no longer replay, or keep both workflow vers
 Some scenarios live in modules of their own (``capture_bounds``, ``capture_plans``,
 ``capture_refusals``, ``capture_goalenv``, ``capture_study``, ``capture_study_cycle``,
 ``capture_branches``, ``capture_learning``, ``capture_subagent``, ``capture_guided``,
-``capture_reflector``, ``capture_upserts``, ``capture_flushes``); each
+``capture_reflector``, ``capture_upserts``, ``capture_flushes``, ``capture_decisions``); each
 one's ``python -m`` re-captures only its own histories, leaving the others as they are: ``python -m
 tests.workflows.capture_branches`` those of branches and steering (``branched``,
 ``steered``, ``cancelled``, ``withdrawn``).
@@ -27,11 +27,12 @@ from tests.conftest import binary, register_search_attributes
 from tests.workflows.agents_fakes import goal_agents, job, probe_environment
 from tests.workflows.capture_bounds import run_bounds
 from tests.workflows.capture_branches import SCENARIOS as BRANCH_SCENARIOS
+from tests.workflows.capture_decisions import run_decisions, run_decisions_study
 from tests.workflows.capture_goalenv import run_goal_environment
 from tests.workflows.capture_guided import run_guided
 from tests.workflows.capture_learning import run_learning
 from tests.workflows.capture_plans import run_plans
-from tests.workflows.capture_reflector import run_reflector
+from tests.workflows.capture_reflector import run_deferred, run_reflector
 from tests.workflows.capture_refusals import run_library_refusals, run_refusals
 from tests.workflows.capture_study import run_cancelled_study, run_study, save_study
 from tests.workflows.capture_study_cycle import run_study_cycle, run_study_reuse
@@ -45,7 +46,7 @@ from workflows.agents.roles import (
 )
 from workflows.catalogue import RECORD_OUTCOMES
 from workflows.client import DATA_CONVERTER
-from workflows.constants import branch_task_workflow_id, task_workflow_id
+from workflows.constants import branch_task_workflow_id, cycle_run_id, task_workflow_id
 from workflows.contracts.executive import PatchChange
 from workflows.contracts.memory import (
     ConsultAnswer,
@@ -208,9 +209,15 @@ async def capture() -> None:
         with tempfile.TemporaryDirectory() as tmp:
             runs.append(("reflector", (await run_reflector(env, Path(tmp)))[0]))
         with tempfile.TemporaryDirectory() as tmp:
+            runs.append(("reflector_deferred", await run_deferred(env, Path(tmp))))
+        with tempfile.TemporaryDirectory() as tmp:
             runs.append(("goalenv", (await run_goal_environment(env, Path(tmp))).result))
         with tempfile.TemporaryDirectory() as tmp:
             runs.append(("study_cycle", await run_study_cycle(env, Path(tmp))))
+        with tempfile.TemporaryDirectory() as tmp:
+            runs.append(("decisions", await run_decisions(env, Path(tmp))))
+        with tempfile.TemporaryDirectory() as tmp:
+            decided_study = await run_decisions_study(env, Path(tmp))
         with tempfile.TemporaryDirectory() as tmp:
             runs.append(("study_reuse", await run_study_reuse(env, Path(tmp))))
         for name, scenario in BRANCH_SCENARIOS.items():
@@ -242,6 +249,9 @@ async def capture() -> None:
         await save_one(env, "writer.library", writer_library)
         await save_study(env, *study)
         await save_one(env, "study_cancelled.study-1", cancelled_study)
+        await save_one(env, "decisions_study.study-1", decided_study)
+        await save_one(env, "decisions_study.research-cycle-1",
+                       cycle_run_id(decided_study, 1))
     finally:
         await env.shutdown()
 

@@ -115,7 +115,8 @@ async def run_steered(env: WorkflowEnvironment, root: Path) -> ResearchResult:
         progress = await run.query("progress", result_type=RunProgress)
         assert progress.tasks["b"] == "pending", "nothing starts while the run is paused"
         tree = await update(run, "steer_run", {"action": "resume", "by": "bo"})
-        assert tree.steering == ["ada: pause (a look first)", "bo: resume"], tree.steering
+        assert [s.split(" [via ")[0] for s in tree.steering] == [
+            "ada: pause (a look first)", "bo: resume"], tree.steering
         await approve_step(env, run, "b")
         result = await run.result()
     assert result.status == "completed", result.model_dump_json(indent=1)

@@ -7,6 +7,10 @@ reflector (a fake of the role whose answer goes through the real scoring and gua
 proposes ``args.behave = ok``; the patched job is reviewed again, runs and is verified.
 Task ``b`` crashes too, and the reflector proposes more memory: the guardrails refuse it,
 the refusal is recorded, and ``b`` fails with the rule table's verdict.
+
+The ``reflector_deferred`` histories (``run_deferred``): the reflector names a root cause the
+rule table does not know, so its patch scores 0.65 and needs a person; the run has no error
+gate, so the patch is deferred, in words that fit a run that is no study's cycle.
 """
 
 from __future__ import annotations
@@ -30,13 +34,14 @@ class FakeReflector:
     """The reflector role's answers per task, scored and guarded by the real code."""
 
     asked: list[ReflectRequest] = field(default_factory=list[ReflectRequest])
+    root_cause: str = "invalid_value"
 
     async def reflect_failure(self, req: ReflectRequest) -> ReflectAnswer:
         self.asked.append(req)
         change = ({"field": "args.behave", "value": "ok"} if req.task_id == "a"
                   else {"field": "resources.memory_mb", "value": 4096})
         out = ReflectorOutput.model_validate({
-            "root_cause": "invalid_value", "likely_fix": "change the setting",
+            "root_cause": self.root_cause, "likely_fix": "change the setting",
             "reason": "the job's setting makes it crash", "changes": [change]})
         return ReflectAnswer(note=reflector_note(req, out), spend=spend("reflector"))
 
@@ -53,13 +58,23 @@ async def run_reflector(env: WorkflowEnvironment, root: Path, *,
     return report, reflector
 
 
+async def run_deferred(env: WorkflowEnvironment, root: Path) -> RunReport:
+    """The ``reflector_deferred`` scenario (see the module's docstring)."""
+    reflector = FakeReflector(root_cause="stale_cache")
+    harness = Harness(env, f"capture-{uuid.uuid4().hex[:8]}", root,
+                      overrides={"reflect_failure": reflector.reflect_failure})
+    agents = {"enabled": True, "model_review": False, "debuggers": False}
+    return await harness.run([task("a", behave="crash")], agents=agents)
+
+
 async def capture_alone() -> None:
-    """Run this scenario alone and save its histories."""
+    """Run these scenarios alone and save their histories."""
     from tests.workflows.capture import save
 
     async def scenario(env: WorkflowEnvironment, root: Path) -> None:
         report, _ = await run_reflector(env, root)
         await save(env, "reflector", report)
+        await save(env, "reflector_deferred", await run_deferred(env, root / "deferred"))
 
     await alone(scenario)
 

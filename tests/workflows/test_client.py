@@ -17,7 +17,7 @@ from temporalio.testing import WorkflowEnvironment
 
 from tests.e2e_support import wait_for
 from tests.workflows.harness import Harness, task
-from workflows.client import AssayClient
+from workflows.client import AssayClient, RunExistsError
 from workflows.common import sizes
 from workflows.research.workflow import ResearchWorkflow
 from workflows.runs import RunSummary
@@ -77,3 +77,21 @@ async def test_a_completed_run_whose_result_dropped_its_task_list_answers_by_its
         progress = await client.progress(req.run_id)
     assert progress.order == [f"t{i}" for i in range(5)]
     assert set(progress.tasks.values()) == {"completed"}
+
+
+async def test_a_second_start_of_a_failed_run_names_its_real_outcome(
+        dev_env: WorkflowEnvironment, task_queue: str, tmp_path: Path) -> None:
+    """It once said "(completed)": Temporal's status of a run Assay ended ``failed``."""
+    harness = Harness(dev_env, task_queue, tmp_path)
+    req = harness.request([task("a", behave="crash")], max_retries=0).model_copy(
+        update={"plan_name": f"failing-{uuid.uuid4().hex[:8]}"})
+    client = AssayClient(dev_env.client, task_queue=task_queue)
+    async with harness.worker():
+        run_id = await client.start_run(req)
+        assert (await client.result(run_id)).status == "failed"
+        with pytest.raises(RunExistsError) as refused:
+            await client.start_run(req)
+    assert str(refused.value) == (
+        f"a run of this plan or goal already exists: {run_id} (failed); call "
+        "start_run(..., again=True) to start another run of it")
+    assert refused.value.status == "failed" and "--again" not in str(refused.value)

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from workflows.constants import RUN_ID_PREFIX, digest, run_workflow_id, task_workflow_id
+from workflows.constants import (
+    RUN_ID_PREFIX,
+    cycle_run_id,
+    digest,
+    in_study,
+    run_workflow_id,
+    task_workflow_id,
+)
 
 PLAN_DIGEST = digest(b'{"decisions": []}')
 
@@ -31,3 +38,10 @@ def test_a_deliberate_re_run_is_numbered_and_tasks_hang_off_their_run() -> None:
 
 def test_the_digest_is_the_hex_sha256() -> None:
     assert digest(b"") == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+
+
+def test_a_studys_cycles_and_their_branches_are_in_the_study_and_plain_runs_are_not() -> None:
+    cycle = cycle_run_id("assay-study-fit-1a2b3c4d5e", 2)
+    assert in_study(cycle) and in_study(f"{cycle}.b1")
+    plain = run_workflow_id("iris-morphology-cycle1", "f" * 64)
+    assert not in_study(plain) and not in_study(f"{plain}.b1")

@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from workflows.common.sizes import fit_run, json_size
 from workflows.contracts.execution import TaskStatus
 from workflows.contracts.results import ResearchResult, RunProgress, TaskSummary
-from workflows.runs import TaskTally, final_progress
+from workflows.runs import RunSummary, TaskTally, final_progress
 
 
 def test_a_failed_run_does_not_read_as_all_done() -> None:
@@ -18,10 +18,33 @@ def test_a_failed_run_does_not_read_as_all_done() -> None:
 
 
 def test_open_tasks_count_as_planned_but_neither_done_nor_failed() -> None:
-    tally = TaskTally.of(["completed", "rejected", "pending", "running", "failed_retry"])
-    assert str(tally) == "1/5 done, 1 rejected"
-    assert (tally.total, tally.completed) == (5, 1)
+    tally = TaskTally.of(["completed", "rejected", "pending", "running"])
+    assert str(tally) == "1/4 done, 1 rejected"
+    assert (tally.total, tally.completed) == (4, 1)
     assert str(TaskTally.of([])) == "0/0 done"
+
+
+def test_a_task_being_retried_is_counted_as_retrying() -> None:
+    """A run whose only job timed out and is tried again once read "0/1 done"."""
+    assert str(TaskTally.of(["failed_retry"])) == "0/1 done, 1 retrying"
+    assert str(TaskTally.of(["completed", "failed", "failed_retry", "pending"])) == (
+        "1/4 done, 1 failed, 1 retrying")
+
+
+def test_a_run_temporal_stopped_counts_its_open_tasks_unfinished() -> None:
+    """A timed-out run once read "0/1 done", as if its task might still complete."""
+    assert str(TaskTally.stopped(["running"])) == "0/1 done, 1 unfinished"
+    assert str(TaskTally.stopped(["completed", "pending", "failed_retry", "failed"])) == (
+        "1/4 done, 1 failed, 2 unfinished")
+
+
+def test_a_stopped_run_says_by_whom_and_why() -> None:
+    summary = RunSummary(run_id="r", status="timed_out", start_time="2026-01-01T00:00:00+00:00",
+                         assay_status="waiting", stop_reason="it ran past its timeout")
+    assert summary.stopped and summary.shown_status == "timed_out"
+    assert summary.stopped_text() == ("timed out by Temporal, without a result: it ran past "
+                                      "its timeout")
+    assert not RunSummary(run_id="r", status="completed", start_time="").stopped
 
 
 START = datetime(2026, 1, 1, tzinfo=UTC)

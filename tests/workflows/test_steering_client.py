@@ -37,7 +37,7 @@ async def test_a_closed_runs_branches_start_a_new_run_linked_to_it(
         assert linked.run_id == started.run_id
         assert (linked.plan, linked.policy, linked.queues) == (req.plan, req.policy, req.queues)
         assert linked.parent is not None and linked.parent.run_id == req.run_id
-        assert linked.parent.request == asked
+        assert linked.parent.request == asked.model_copy(update={"channel": "python"})
         assert [(t.task_id, t.status) for t in linked.parent.reused] == [
             (t.task_id, t.status) for t in result.tasks]
         assert linked.parent.reused[0].artifacts  # the whole result, not the summary

@@ -94,7 +94,7 @@ def branch_request(opts: BranchOptions, taken: Collection[str] = ()) -> BranchRe
         return BranchRequest.model_validate({
             "from_task": task, "from_phase": phase, "by": opts.by, "comment": opts.comment,
             "metric": parse_metric(opts.metric) if opts.metric else None,
-            "selection": opts.select,
+            "selection": opts.select, "channel": "cli",
             "branches": [{**spec, "name": name, "set": changes}
                          for name, (_, changes) in zip(names, variants, strict=True)]})
     except ValidationError as err:

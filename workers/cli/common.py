@@ -41,6 +41,16 @@ def outcome_exit(status: str) -> int:
     """The exit code of ``assay run --wait`` for a run that ended with ``status``."""
     return EXIT_OUTCOME.get(status, EXIT_FAILED)
 
+
+def stopped_exit(temporal_status: str) -> int:
+    """The exit code for a run Temporal ended without a result; 0 for any other run.
+
+    Terminated, timed out or cancelled: :data:`EXIT_STOPPED`; failed: :data:`EXIT_FAILED`.
+    """
+    if temporal_status in ("terminated", "timed_out", "canceled"):
+        return EXIT_STOPPED
+    return EXIT_FAILED if temporal_status == "failed" else 0
+
 ByOption = Annotated[str | None, typer.Option("--by", help="Who makes the change "
                                               "(default: you).")]
 
@@ -83,6 +93,17 @@ def run_async(coro: Coroutine[Any, Any, T]) -> T:
             fail(f"cannot reach Temporal: {err}\nIs the stack running? Start it with "
                  "`assay up` (or set ASSAY_TEMPORAL_ADDRESS).", EXIT_UNAVAILABLE)
         raise
+
+
+async def gather_bounded(calls: Sequence[Awaitable[T]], limit: int) -> list[T]:
+    """The results of ``calls`` in their order, at most ``limit`` of them running at once."""
+    gate = asyncio.Semaphore(limit)
+
+    async def one(call: Awaitable[T]) -> T:
+        async with gate:
+            return await call
+
+    return list(await asyncio.gather(*(one(call) for call in calls)))
 
 
 def describe_command(run_id: str = "<run>") -> str:

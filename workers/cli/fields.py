@@ -53,12 +53,14 @@ class InputError(ValueError):
 def signed(model: type[ModelT], by: str, comment: str, what: str, **fields: Any) -> ModelT:
     """``model`` from who sends it, their comment and ``fields``, each checked as typed.
 
+    The request names the CLI as its channel, so the run's record says how it came.
+
     Raises:
         InputError: control characters, or a value the model refuses (``what`` names it).
     """
     try:
         return model(by=plain(by, "--by"), comment=plain(comment, "--comment", lines=True),
-                     **fields)
+                     channel="cli", **fields)
     except ValidationError as err:
         raise InputError(f"invalid {what}: "
                          + "; ".join(map(str, field_errors(err, plain=True)))) from None

@@ -85,7 +85,7 @@ def approve(
         inside = f"of branch {branch} " if branch else ""
         chosen = (f": {record.choice} kept" if record.gate == "branch" and record.choice
                   else f": {record.choice} chosen" if record.choice else "")
-        typer.echo(f"{where}{inside}{record.gate} gate {record.status} by {record.by}{chosen}")
+        typer.echo(f"{where}{inside}{record.gate} gate {record.decided_text()}{chosen}")
 
     run_async(go())
 
@@ -136,7 +136,7 @@ def gate_decision(opts: DecisionOptions) -> GateDecision:
         "gate": opts.gate.kind, "task_id": opts.task, "branch": opts.branch, "by": opts.by,
         "decision": decision, "comment": opts.comment,
         "choice": plain(opts.choose, "--choose") if opts.choose else None,
-        "set": parse_sets(opts.sets)})
+        "set": parse_sets(opts.sets), "channel": "cli"})
 
 
 def check_cycle_choice(opts: DecisionOptions) -> None:
@@ -180,8 +180,10 @@ def gates() -> None:
                 typer.echo(f"{item.run_id}  {plan_hint(item.run_id)}")
                 continue
             task = f" --task {item.gate.task_id}" if item.gate.task_id else ""
+            refused = (f", {item.gate.refused_count} refused (assay status {item.run_id})"
+                       if item.gate.refused_count else "")
             typer.echo(f"{item.run_id}{task} --gate {item.gate.gate}  "
-                       f"(waiting since {item.gate.opened_at:%Y-%m-%d %H:%M}): "
+                       f"(waiting since {item.gate.opened_at:%Y-%m-%d %H:%M}{refused}): "
                        f"{short(singular_counts(item.gate.question))}; "
                        + decide_hint(item.run_id, item.gate, item.approvers))
 

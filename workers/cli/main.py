@@ -6,9 +6,8 @@ import asyncio
 import os
 import sys
 from collections.abc import Callable
-from dataclasses import replace
 from datetime import UTC, datetime
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from pydantic import ValidationError
@@ -17,6 +16,9 @@ from workers.cli.common import EXIT_BAD_INPUT, client_for, fail, print_table, ru
 from workers.cli.lazy import LazyGroup, lazy
 from workers.settings import Settings
 from workflows.constants import Pool
+
+if TYPE_CHECKING:
+    from workflows.contracts.results import RunReport
 
 app = typer.Typer(cls=LazyGroup, add_completion=False, no_args_is_help=True,
                   help="Assay: durable, human-steerable research on Temporal.")
@@ -86,43 +88,8 @@ lazy("eval", "workers.cli.evaluate", "evaluate", "Run a research suite --repeat 
 lazy("plan", "workers.cli.plan", "plan", "Give a plan (checked like `assay run`) to a goal run "
      "waiting for one, or to a study.")
 
-@app.command()
-def status(run_id: str,
-           as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
-    """Show a run's phase, times and task tally, its tasks (a job's heartbeat too), who decides."""
-    from workers.cli.progress import beat_text, snapshot
-    from workers.cli.show import gate_line, plan_hint, short, summary_lines
-    from workflows.client import waiting_for_plan
-
-    async def go() -> None:
-        client = await client_for(Settings())
-        progress = await client.progress(run_id)
-        if as_json:
-            typer.echo(progress.model_dump_json(indent=2))
-            return
-        summary = await client.describe_run(run_id)
-        typer.echo(f"run {progress.run_id}: {progress.status} (phase {progress.phase})")
-        started = datetime.fromisoformat(summary.start_time)
-        snap = await snapshot(client, run_id, started, progress)
-        if summary.close_time:  # elapsed until it ended, not until now
-            snap = replace(snap, at=datetime.fromisoformat(summary.close_time))
-        typer.echo(f"  started {started.astimezone(UTC):%Y-%m-%d %H:%M:%S} UTC"
-                   f"{'; ended' if summary.close_time else '; now'} {snap.headline()}")
-        if summary.status == "completed":
-            for line in summary_lines(await client.result(run_id)):
-                typer.echo(line)
-        elif summary.goal:
-            typer.echo(f"  goal: {short(summary.goal)}")
-        if waiting_for_plan(progress):
-            typer.echo(f"  {plan_hint(run_id)}")
-        if progress.waiting is not None:
-            typer.echo(gate_line(run_id, progress.waiting, progress.approvers))
-        for tid in progress.order:
-            now = snap.live.get(tid)
-            doing = f"  {now.phase}  {beat_text(now, snap.at)}".rstrip() if now else ""
-            typer.echo(f"  task {tid:<8} {progress.tasks.get(tid, 'pending')}{doing}")
-
-    run_async(go())
+lazy("status", "workers.cli.status", "status", "Show a run's phase, times and task tally, its "
+     "tasks (a job's heartbeat too), who decides.")
 
 
 @app.command()
@@ -138,17 +105,17 @@ def watch(run_id: str,
 
     settings = Settings()
 
-    async def go() -> None:
+    async def go() -> int:
         client = await client_for(settings)
         store = EventStore(database_url(settings, start=False))
         await store.open()
         try:
-            await watch_run(client, store, run_id, follow=follow, as_json=as_json,
-                            echo=typer.echo)
+            return await watch_run(client, store, run_id, follow=follow, as_json=as_json,
+                                   echo=typer.echo)
         finally:
             await store.close()
 
-    run_async(go())
+    raise typer.Exit(run_async(go()))
 
 
 @app.command()
@@ -156,37 +123,67 @@ def report(run_id: str,
            as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
     """Print a finished run's report (Markdown, or the results JSON)."""
     from activities.reports.markdown import render_markdown
-    from workers.cli.show import load_report
-    from workflows.contracts.results import outline_report
 
     async def go() -> None:
         settings = Settings()
-        client = await client_for(settings)
-        if await client.status(run_id) == "running":
-            fail(f"run {run_id} is still running; see `assay status {run_id}`")
-        result = await client.result(run_id)
-        report = load_report(result, settings.artifact_store())
-        if report is None:
-            where = result.report.results_json if result.report else "none was written"
-            typer.echo(f"the results JSON of {run_id} cannot be read here ({where}); showing "
-                       "each task's status and reason without its detail", err=True)
-            report = outline_report(result)
+        report = await _report(settings, run_id)
         typer.echo(report.model_dump_json(indent=2) if as_json else render_markdown(report))
 
     run_async(go())
 
 
+async def _report(settings: Settings, run_id: str) -> RunReport:
+    """A finished run's report: from Temporal's result, or its file when Temporal is down."""
+    from workers.cli.reconnect import lost_connection
+    from workers.cli.show import load_report, report_file
+    from workflows.contracts.results import RunReport, outline_report
+
+    try:
+        client = await client_for(settings)
+        running = await client.status(run_id) == "running"
+    except Exception as err:
+        found = report_file(settings.runs_dir, run_id)
+        if not lost_connection(err) or found is None:
+            raise
+        typer.echo(f"note: Temporal cannot be reached; showing the report file {found}",
+                   err=True)
+        return RunReport.model_validate_json(found.read_text(encoding="utf-8"))
+    if running:
+        fail(f"run {run_id} is still running; see `assay status {run_id}`")
+    result = await client.result(run_id)
+    report = load_report(result, settings.artifact_store())
+    if report is None:
+        where = result.report.results_json if result.report else "none was written"
+        typer.echo(f"the results JSON of {run_id} cannot be read here ({where}); showing "
+                   "each task's status and reason without its detail", err=True)
+        report = outline_report(result)
+    return report
+
+
+TALLIES = 16
+"""Runs ``assay runs`` asks for their tallies at once: one whose worker is gone waits its query's
+timeout, so the listing takes about one timeout, not one per such run."""
+
+
 @app.command()
 def runs(limit: Annotated[int, typer.Option(min=1, max=1000)] = 20) -> None:
-    """List recent runs: status (``deferred``, ``partial``... once ended), tasks, duration, goal."""
+    """List recent runs: status (``deferred``, ``partial``... once ended), tasks, duration, goal.
+
+    A run that was reset is listed once per execution, each named by its short run id.
+    """
+    from collections import Counter
+
+    from workers.cli.common import gather_bounded
     from workers.cli.show import run_row
 
     async def go() -> None:
         client = await client_for(Settings())
-        summaries = [await client.task_counts(summary)
-                     for summary in await client.list_runs(limit=limit)]
+        summaries = await gather_bounded(
+            [client.task_counts(s) for s in await client.list_runs(limit=limit)], TALLIES)
+        listed = Counter(summary.run_id for summary in summaries)
         print_table(["RUN", "STATUS", "TASKS", "STARTED", "DURATION", "GOAL"],
-                    [run_row(summary, datetime.now(UTC)) for summary in summaries])
+                    [run_row(summary, datetime.now(UTC), execution=listed[summary.run_id] > 1)
+                     for summary in summaries])
 
     run_async(go())
 

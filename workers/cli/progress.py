@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from activities.events.format import short
 from activities.reports.numbers import byte_size, duration
+from workers.cli.reconnect import await_result
 from workers.cli.show import decide_hint, plan_hint
 from workflows.common.plaintext import plain_text
 from workflows.contracts.results import ResearchResult, RunProgress
@@ -54,10 +55,14 @@ def beat_text(live: TaskLive, now: datetime | None = None) -> str:
     """What a task's pending activity does, e.g. ``execute_job 12 s, 4.1 KiB out``.
 
     Then its job's last printed line and how old it is: ``; last output 8 s ago: epoch 3``.
-    The elapsed time runs from the activity's start to ``now`` (the job's own figure when the
-    start is unknown); the last line's age is counted from the heartbeat that carried it.
+    The elapsed time runs from the current attempt's start to ``now`` (the job's own figure
+    when the start is unknown); the last line's age is counted from the heartbeat that carried
+    it. A retried activity says which attempt runs (``execute_job attempt 2 3 s``) and why the
+    one before failed (``; attempt 1 failed: DiskFull: ...``).
     """
     parts = [short(live.activity, 40)] if live.activity else []
+    if live.attempt > 1:
+        parts.append(f"attempt {live.attempt}")
     beat = live.heartbeat or {}
     elapsed = _number(beat, "elapsed_s")
     if now is not None and live.started is not None:
@@ -73,6 +78,9 @@ def beat_text(live: TaskLive, now: datetime | None = None) -> str:
         age = ("" if now is None or live.beat_at is None
                else f" {duration((now - live.beat_at).total_seconds(), whole=True)} ago")
         text += f"; last output{age}: {shown}"
+    if live.last_failure:
+        failed = short(plain_text(live.last_failure), LAST_LINE_CHARS)
+        text += f"; attempt {max(live.attempt - 1, 1)} failed: {failed}"
     return text
 
 
@@ -128,6 +136,7 @@ class Changes:
     _phases: dict[str, str] = field(default_factory=dict[str, str])
     _beats: dict[str, tuple[str, datetime]] = field(default_factory=dict[str, tuple[str, datetime]])
     _seen: dict[str, datetime] = field(default_factory=dict[str, datetime])
+    _attempts: dict[str, int] = field(default_factory=dict[str, int])
     _hints: set[str] = field(default_factory=set[str])
 
     def lines(self, snap: Snapshot) -> list[str]:
@@ -173,6 +182,12 @@ class Changes:
     def _beat_lines(self, snap: Snapshot) -> list[str]:
         out: list[str] = []
         for tid, live in snap.live.items():
+            retried = live.attempt != self._attempts.setdefault(tid, live.attempt)
+            if retried:  # a new attempt is news at once: its elapsed time starts again
+                self._attempts[tid] = live.attempt
+                self._beats[tid] = (beat_text(live, snap.at), snap.at)
+                out.append(f"{snap.stamp}  task {tid}: {self._beats[tid][0]}")
+                continue
             if not live.heartbeat:
                 continue
             text = beat_text(live, snap.at)
@@ -241,10 +256,10 @@ async def follow(client: AssayClient, run_id: str, *, console: Console | None = 
     are plain lines through ``echo``, heartbeats included.
     """
     started = datetime.fromisoformat((await client.describe_run(run_id)).start_time)
-    waiter = asyncio.ensure_future(client.result(run_id))
     changes = Changes(beats=console is None)
     drawn = Footer(console) if console is not None else None
     say = drawn.echo if drawn is not None else echo
+    waiter = asyncio.ensure_future(await_result(client, run_id, say))
     with drawn.live if drawn is not None else contextlib.nullcontext():
         while not waiter.done():
             snap = None

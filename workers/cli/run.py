@@ -21,6 +21,11 @@ from workers.intake.runpolicy import AgentFlags, NoModelAction
 from workers.settings import Settings
 from workflows.contracts.policy import TimeoutAction
 
+RUN_GATES = ", ".join(g.value for g in GateName if g is not GateName.CYCLE)
+"""The gates a run has, as ``--human-gate`` takes them (the cycle gate is a study's)."""
+HUMAN_GATE_HELP = (f"Make a gate ({RUN_GATES}) wait for a person (repeatable); a study's "
+                   f"{GateName.CYCLE.value} gate is set by `assay study`.")
+
 if TYPE_CHECKING:
     from workflows.client import AssayClient
     from workflows.contracts.policy import AgentsPolicy, RunPolicy
@@ -30,7 +35,8 @@ if TYPE_CHECKING:
 def run(
     target: Annotated[str, typer.Argument(
         metavar="PLAN_OR_GOAL",
-        help="A plan file (pending_actions.json), or a research goal in words.")],
+        help="A plan file (plan.json or pending_actions.json), a folder holding one, or a "
+             "research goal in words.")],
     wait: Annotated[bool, typer.Option(help="Wait for the run to finish.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the results JSON.")] = False,
     again: Annotated[bool, typer.Option(help="Start another run of a plan already run.")] = False,
@@ -38,7 +44,7 @@ def run(
     policy_file: Annotated[Path | None, typer.Option("--policy", help="Run policy (JSON).")]
     = None,
     human_gate: Annotated[list[GateName] | None, typer.Option(
-        "--human-gate", help="Make a gate (plan, step, error, result) wait for a person.")]
+        "--human-gate", help=HUMAN_GATE_HELP)]
     = None,
     approver: Annotated[list[str] | None, typer.Option(help="Who may decide human gates.")]
     = None,
@@ -115,27 +121,36 @@ def run(
 
 def build_request(target: str, data: list[Path], settings: Settings,
                   policy: RunPolicy) -> ResearchInput:
-    """The run's input: a resolved plan file, or a checked goal with its data files.
+    """The run's input: a resolved plan file (or a folder's), or a goal with its data files.
 
     Inputs and data files are put in the artifact store, where the sandbox takes them from.
+    A run that names no job environment gets the operator's default (``job_environment``).
     """
     from workers.intake.goalfile import GoalError, is_directory, is_plan_target, load_goal
-    from workers.intake.planfile import load_plan
+    from workers.intake.jobenvironment import with_job_environment
+    from workers.intake.planfile import PLAN_FILE_NAMES, load_plan, plan_in
     from workers.intake.runpolicy import queues_from
 
     queues = queues_from(settings)
     store = settings.artifact_store()
-    if is_plan_target(target):
+    plan_file = Path(target) if is_plan_target(target) else None
+    if plan_file is None and is_directory(target):
+        plan_file = plan_in(Path(target))
+        if plan_file is None:
+            raise GoalError(f"{target}: is a directory with no plan file in it (one of "
+                            f"{' or '.join(PLAN_FILE_NAMES)}); pass a plan file or a goal "
+                            "in words")
+    if plan_file is not None:
         if data:
             raise GoalError("--data goes with a goal in words; a plan file names the data "
                             "each task reads in its `inputs`")
-        return load_plan(Path(target), max_bytes=settings.max_plan_bytes, policy=policy,
-                         queues=queues, store=store)
-    if is_directory(target):
-        raise GoalError(f"{target}: is a directory; pass the plan file in it "
-                        f"({Path(target) / 'pending_actions.json'}) or a goal in words")
-    return load_goal(target, data, max_bytes=settings.max_plan_bytes, policy=policy,
-                     queues=queues, store=store)
+        req = load_plan(plan_file, max_bytes=settings.max_plan_bytes, policy=policy,
+                        queues=queues, store=store)
+    else:
+        req = load_goal(target, data, max_bytes=settings.max_plan_bytes, policy=policy,
+                        queues=queues, store=store)
+    return with_job_environment(req, settings.job_environment,
+                                settings.environments().catalog.names())
 
 
 def unknown_environments_note(req: ResearchInput, known: Collection[str]) -> str:
@@ -172,15 +187,22 @@ def no_model_note(agents: AgentsPolicy, *, switched_off: bool) -> str:
 
 async def _start(settings: Settings, req: ResearchInput, *, again: bool, wait: bool,
                  as_json: bool) -> None:
+    from workflows.client import RunExistsError
+
     client = await client_for(settings)
-    run_id = await client.start_run(req, again=again)
+    try:
+        run_id = await client.start_run(req, again=again)
+    except RunExistsError as err:
+        fail(f"{err.existing}; pass --again to start another run of it")
     typer.echo(f"started {run_id}", err=True)
     if not wait:
         typer.echo(run_id)
         typer.echo(f"follow it with: assay watch {run_id}", err=True)
         return
     result = await _follow(client, run_id)
-    _print_result(settings, result, as_json=as_json)
+    recording = req.policy.agents.recording
+    _print_result(settings, result, as_json=as_json,
+                  replayed=recording is not None and recording.mode == "replay")
     raise typer.Exit(outcome_exit(result.status))
 
 
@@ -207,18 +229,17 @@ async def _follow(client: AssayClient, run_id: str) -> ResearchResult:
                             echo=lambda line: typer.echo(line, err=True))
     except WorkflowFailureError as err:
         if isinstance(err.cause, CancelledError | TerminatedError | TimeoutError):
-            fail(f"run {run_id} was {type(err.cause).__name__.removesuffix('Error').lower()}"
-                 f" and has no result: {err.cause}", EXIT_STOPPED)
+            summary = await client.describe_run(run_id)  # the reason from its closing event
+            fail(f"run {run_id} was {summary.stopped_text()}", EXIT_STOPPED)
         raise
 
 
-def _print_result(settings: Settings, result: ResearchResult, *, as_json: bool) -> None:
-    from workers.cli.show import outcome_lines
+def _print_result(settings: Settings, result: ResearchResult, *, as_json: bool,
+                  replayed: bool) -> None:
+    from workers.cli.show import load_report, outcome_lines
 
-    if as_json:  # the results JSON its report wrote (every task's detail), else the result
-        from workers.cli.show import load_report
-
-        report = load_report(result, settings.artifact_store())
+    report = load_report(result, settings.artifact_store())  # every task's detail, uncut
+    if as_json:  # the results JSON its report wrote, else the result
         if report is None:
             typer.echo("the results JSON cannot be read here; printing the run's result "
                        "(each task's status and reason)", err=True)
@@ -226,5 +247,6 @@ def _print_result(settings: Settings, result: ResearchResult, *, as_json: bool) 
         return
     web_ui = (f"http://127.0.0.1:{settings.temporal_ui_port}/namespaces/"
               f"{settings.temporal_namespace}")
-    for line in outcome_lines(result, web_ui):
+    reasons = {t.task_id: t.status_reason for t in report.tasks} if report else None
+    for line in outcome_lines(result, web_ui, reasons=reasons, replayed=replayed):
         typer.echo(line)

@@ -6,8 +6,10 @@ provenance) is in the results JSON its report wrote, which :func:`load_report` r
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import textwrap
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
+from pathlib import Path
 
 from activities.artifacts.store import ArtifactStore
 from activities.events.format import short as printable_short
@@ -18,8 +20,13 @@ from workflows.client import RunSummary
 from workflows.common.words import plural
 from workflows.contracts.executive import GateRecord
 from workflows.contracts.results import ResearchResult, RunReport
+from workflows.runs import short_execution
 
 SHORT_CHARS = 200
+REASON_CHARS = 20_000
+"""The most of one task's reason ``--wait`` prints (wrapped): whole, in practice."""
+WIDTH = 100
+RESULTS_GLOB = "execution_results_*.json"
 
 
 def short(text: str, limit: int = SHORT_CHARS) -> str:
@@ -27,25 +34,55 @@ def short(text: str, limit: int = SHORT_CHARS) -> str:
     return printable_short(text, limit)
 
 
-def summary_lines(result: ResearchResult) -> list[str]:
-    """Why the run ended as it did, its goal, the short answer and model use (when any)."""
+def summary_lines(result: ResearchResult, *, replayed: bool = False) -> list[str]:
+    """Why the run ended as it did, its goal, the short answer and model use (when any).
+
+    A gate that rejected the run says who rejected it, when, and their comment. With
+    ``replayed`` (the run's model answers came from a recording), the cost is said to be the
+    recorded one: nothing was spent.
+    """
     lines: list[str] = []
     if result.status_reason:
         lines.append(f"  reason: {short(result.status_reason)}")
+    lines += [f"  {rejection(gate)}" for gate in result.gates if gate.status == "rejected"]
     if result.goal:
         lines.append(f"  goal: {short(result.goal)}")
     if result.answer is not None:
         lines.append(f"  answer: {short(result.answer.answer)}")
     if result.model.calls:
-        lines.append(f"  model: {describe_spend(result.model)}")
+        spent = (" (replayed from a recording: the cost is the recorded one; nothing was "
+                 "spent)" if replayed else "")
+        lines.append(f"  model: {describe_spend(result.model)}{spent}")
     return lines
 
 
-def outcome_lines(result: ResearchResult, web_ui: str) -> list[str]:
-    """What ``assay run --wait`` prints once the run has finished."""
-    lines = [f"run {result.run_id}: {result.status}", *summary_lines(result)]
+def rejection(gate: GateRecord) -> str:
+    """``rejected at the plan gate by ada on 2026-11-28 05:40: not this data``."""
+    task = f" of task {gate.task_id}" if gate.task_id else ""
+    by = f" by {short(gate.by, 60)}" if gate.by else ""
+    when = f" on {gate.decided_at:%Y-%m-%d %H:%M}" if gate.decided_at else ""
+    why = f": {short(gate.comment)}" if gate.comment else " (no comment given)"
+    return f"rejected at the {gate.gate} gate{task}{by}{when}{why}"
+
+
+def wrapped(head: str, text: str) -> list[str]:
+    """``head`` then ``text`` wrapped to :data:`WIDTH`, continued under where it began."""
+    body = textwrap.wrap(short(text, REASON_CHARS), max(WIDTH - len(head), 40)) or [""]
+    return [f"{head}{body[0]}".rstrip(), *(" " * len(head) + line for line in body[1:])]
+
+
+def outcome_lines(result: ResearchResult, web_ui: str, *,
+                  reasons: Mapping[str, str] | None = None, replayed: bool = False) -> list[str]:
+    """What ``assay run --wait`` prints once the run has finished.
+
+    Each task's reason is whole and wrapped: from ``reasons`` (its report's, uncut) when
+    given, else as the run's result kept it.
+    """
+    lines = [f"run {result.run_id}: {result.status}",
+             *summary_lines(result, replayed=replayed)]
     for task in result.tasks:
-        lines.append(f"  task {task.task_id:<8} {task.status:<13} {task.status_reason}")
+        reason = (reasons or {}).get(task.task_id, task.status_reason)
+        lines += wrapped(f"  task {task.task_id:<8} {task.status:<13} ", reason)
     if not result.tasks and result.task_counts:
         lines.append("  tasks: " + ", ".join(f"{n} {s}" for s, n in result.task_counts.items()))
     if result.report is not None:
@@ -64,6 +101,15 @@ def gate_line(run_id: str, gate: GateRecord, approvers: Sequence[str]) -> str:
                if gate.refused_count else "")
     return (f"  waiting at the {gate.gate} gate since {gate.opened_at:%Y-%m-%d %H:%M}{refused}; "
             + decide_hint(run_id, gate, approvers))
+
+
+def decision_lines(decided: Sequence[GateRecord], refused: Sequence[str]) -> list[str]:
+    """Who settled each gate (when, their comment, the channel), then the latest refusals."""
+    lines = [f"  {gate.gate} gate {short(gate.decided_text(), 300)}" for gate in decided]
+    if refused:
+        lines.append(f"  refused ({len(refused)} latest): {short(refused[-1], 300)}")
+        lines += [f"    earlier: {short(line, 200)}" for line in refused[-3:-1]]
+    return lines
 
 
 def decide_hint(run_id: str, gate: GateRecord, approvers: Sequence[str]) -> str:
@@ -96,14 +142,27 @@ def load_report(result: ResearchResult, store: ArtifactStore | None = None) -> R
     return result_report(result, store)
 
 
-def run_row(summary: RunSummary, now: datetime) -> list[str]:
+def report_file(runs_dir: Path, run_id: str) -> Path | None:
+    """The newest results JSON a run's report wrote under ``runs_dir`` (None: none is here)."""
+    if not run_id or Path(run_id).name != run_id or run_id in (".", ".."):
+        return None
+    found = sorted((runs_dir / run_id).glob(RESULTS_GLOB))
+    return found[-1] if found else None
+
+
+def run_row(summary: RunSummary, now: datetime, *, execution: bool = False) -> list[str]:
     """One row of ``assay runs``: id, status, tasks, start, duration, goal.
 
     Tasks read ``1/2 done, 1 failed``: completed of planned, then those that ended otherwise.
+    With ``execution`` (a run listed more than once: it was reset), the id is followed by
+    its execution's short run id, ``run-x @1a2b3c4d5e6f``.
     """
     started = datetime.fromisoformat(summary.start_time)
     ended = datetime.fromisoformat(summary.close_time) if summary.close_time else now
-    return [summary.run_id, summary.shown_status,
+    name = summary.run_id
+    if execution and summary.execution:
+        name += f" @{short_execution(summary.execution)}"
+    return [name, summary.shown_status,
             str(summary.tasks) if summary.tasks is not None else "-",
             started.astimezone(UTC).strftime("%Y-%m-%d %H:%M"),
             duration((ended - started).total_seconds(), whole=True), short(summary.goal, 60)]

@@ -77,7 +77,7 @@ def status_lines(progress: StudyProgress, shown: str, approvers: list[str]) -> l
 
     ``shown`` is the study's status (``running``, or how it ended).
     """
-    from workers.cli.show import short
+    from workers.cli.show import decision_lines, short
 
     state, sid = progress.state, progress.study_id
     lines = [f"study {sid}: {shown} (phase {progress.phase}), cycle {progress.cycle} of at "
@@ -94,8 +94,9 @@ def status_lines(progress: StudyProgress, shown: str, approvers: list[str]) -> l
     if wait := waiting_text(progress, approvers):
         lines.append(f"  {wait}")
     if progress.stop is not None:
-        lines.append(f"  stop asked by {progress.stop.by}: it ends after the running cycle")
-    return lines
+        lines.append(f"  stop asked by {progress.stop.by} ({progress.stop.channel or 'temporal'})"
+                     ": it ends after the running cycle")
+    return [*lines, *decision_lines([], progress.refused)]
 
 
 def waiting_text(progress: StudyProgress, approvers: list[str]) -> str:
@@ -118,7 +119,7 @@ def cycle_row(summary: CycleSummary, policy: StudyPolicy) -> list[str]:
 
     decision = summary.decision
     return [str(summary.cycle), summary.run_id, summary.status, key_text(summary, policy),
-            f"{decision.action} ({decision.by})" if decision else "-",
+            f"{decision.action} ({short(decision.who(), 160)})" if decision else "-",
             short(decision.reason, 120) if decision else ""]
 
 

@@ -155,7 +155,7 @@ def study_input(target: str, opts: StudyOptions, settings: Settings) -> StudyInp
                          f"pass --cycles {len(plans)} or more, or give fewer plans")
     state = StudyState(study_id="", goal=req.goal, policy=study, first_plan=None if req.goal
                        else f"{clip(req.plan_name, 200)}@{req.plan_sha256}")
-    inp = StudyInput(state=state, plans=plans, data=req.data, policy=policy,
+    inp = StudyInput(state=state, plans=plans, data=req.data, policy=req.policy,
                      queues=req.queues)
     size = len(inp.model_dump_json().encode())
     if size > settings.max_plan_bytes:

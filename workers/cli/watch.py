@@ -6,6 +6,9 @@ Events are read in the order the store numbered them (``seq``) and said in words
 writes its events in batches at its next step, so a refused gate decision would show only
 then: watch also asks the run (and its running tasks) for their gates' refusals each time it
 polls, prints new ones at once and skips the same refusal when its event arrives later.
+A run reset with ``temporal workflow reset`` goes on in a new execution, which writes events of
+its own: watch says so where they begin (``reset: a new execution 1a2b… started from event
+12``, the history event the run was reset to).
 """
 
 from __future__ import annotations
@@ -18,11 +21,14 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, cast
 
+from temporalio.api.enums.v1 import WorkflowTaskFailedCause
+
 from activities.events.format import short
 from workers.cli.progress import clock
 from workflows.common.bounds import clip
 from workflows.common.words import plural, singular_counts
 from workflows.contracts.executive import REFUSAL_CHARS, GateRecord
+from workflows.runs import short_execution
 
 if TYPE_CHECKING:
     from activities.events.schema import StoredEvent
@@ -31,6 +37,7 @@ if TYPE_CHECKING:
     from workflows.contracts.execution import EventRecord
 
 POLL_S = 0.5
+RESET_CAUSE = WorkflowTaskFailedCause.WORKFLOW_TASK_FAILED_CAUSE_RESET_WORKFLOW
 
 TEXT_CHARS = 160
 """The most of one payload value a line shows."""
@@ -94,7 +101,9 @@ def _approval(ev: EventRecord) -> str:
         return refused_text(who, _text(out, "reason"))
     if ev.status == "timed_out":
         return f"the {gate} gate timed out ({_text(out, 'action')})"
-    return _with(f"the {gate} gate was {short(ev.status, 20)} by {who}", _text(out, "comment"))
+    via = f" via {short(str(inp['channel']), 20)}" if inp.get("channel") else ""
+    return _with(f"the {gate} gate was {short(ev.status, 20)} by {who}{via}",
+                 _text(out, "comment"))
 
 
 def _job(ev: EventRecord) -> str:
@@ -209,27 +218,91 @@ class Refusals:
         return False
 
 
+@dataclass
+class Executions:
+    """The executions of a run whose events were shown, to say where a reset's begin."""
+
+    _seen: set[str] = field(default_factory=set[str])
+
+    def new(self, stored: StoredEvent) -> str | None:
+        """The execution ``stored`` begins, if it is a new one after another's events."""
+        execution = stored.event.execution
+        if not execution or execution in self._seen:
+            return None
+        fresh = bool(self._seen)
+        self._seen.add(execution)
+        return execution if fresh else None
+
+
+async def reset_point(client: AssayClient, run_id: str, execution: str) -> int | None:
+    """The history event a reset execution of ``run_id`` started from (None: none found).
+
+    It is the id of the workflow task the server failed for the reset, which is the event
+    given to ``temporal workflow reset``.
+    """
+    with contextlib.suppress(Exception):  # a history no longer kept: the line says less
+        handle = client.handle(run_id, execution)
+        async for event in handle.fetch_history_events():
+            failed = event.workflow_task_failed_event_attributes
+            if (event.HasField("workflow_task_failed_event_attributes")
+                    and failed.cause == RESET_CAUSE):
+                return event.event_id
+    return None
+
+
+async def reset_line(client: AssayClient, run_id: str, stored: StoredEvent, *,
+                     as_json: bool) -> str:
+    """The line that says a reset execution's events begin (before ``stored``, its first)."""
+    execution = stored.event.execution
+    point = await reset_point(client, run_id, execution)
+    text = (f"reset: a new execution {short_execution(execution)} started"
+            + (f" from event {point}" if point is not None else ""))
+    if as_json:
+        return json.dumps({"reset": execution, "from_event": point, "text": text})
+    return f"{clock(stored.event.timestamp)}  {where('run'):<10}  {text}"
+
+
 async def watch_run(client: AssayClient, store: EventStore, run_id: str, *, follow: bool,
-                    as_json: bool, echo: Callable[[str], None]) -> None:
-    """Print a run's events until it ends (or once, without ``follow``), refusals at once."""
-    refusals = Refusals()
+                    as_json: bool, echo: Callable[[str], None]) -> int:
+    """Print a run's events until it ends (or once, without ``follow``), refusals at once.
+
+    A run Temporal stopped (terminated, timed out, cancelled) ends with a line saying so and
+    why; the exit code is then not 0 (:func:`workers.cli.common.stopped_exit`).
+    """
+    refusals, executions = Refusals(), Executions()
     after, first = 0, True
     while True:
         # Status first: once a run is seen finished, one more read drains its events.
         running = await client.status(run_id) == "running"
         while batch := await store.events_after(run_id, after):
             for stored in batch:
+                if executions.new(stored) is not None:
+                    echo(await reset_line(client, run_id, stored, as_json=as_json))
                 if not refusals.seen(stored):
                     echo(watch_json(stored) if as_json else watch_line(stored))
             after = batch[-1].seq
-        if not (running and follow):
-            return
+        if not running:
+            return await _stopped(client, run_id, as_json=as_json, echo=echo)
+        if not follow:
+            return 0
         for node_id, line in await _refusals(client, run_id, refusals):
             if not first:
                 echo(json.dumps({"refused": line, "node_id": node_id}) if as_json
                      else f"{clock(datetime.now(UTC))}  {refusal_line(node_id, line)}")
         first = False
         await asyncio.sleep(POLL_S)
+
+
+async def _stopped(client: AssayClient, run_id: str, *, as_json: bool,
+                   echo: Callable[[str], None]) -> int:
+    """Say that Temporal stopped the run, if it did; the command's exit code."""
+    from workers.cli.common import stopped_exit
+
+    summary = await client.describe_run(run_id)
+    if summary.stopped:
+        echo(json.dumps({"stopped": summary.status, "reason": summary.stop_reason}) if as_json
+             else f"{clock(datetime.now(UTC))}  {where('run'):<10}  {summary.stopped_text()}")
+    return stopped_exit(summary.status)
 
 
 async def _refusals(client: AssayClient, run_id: str,

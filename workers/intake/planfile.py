@@ -28,6 +28,9 @@ if TYPE_CHECKING:
     from activities.artifacts.store import ArtifactStore
 
 FILE_FACTOR = 4
+PLAN_FILE_NAMES = ("plan.json", "pending_actions.json")
+"""The names a folder's plan file has, in the order ``assay run FOLDER`` looks for them: the
+plan file is named after its folder."""
 """A plan file may be this many times the payload limit (``max_bytes``): its indentation and
 spacing are not part of the run's input. Larger files are refused before they are read."""
 
@@ -73,10 +76,15 @@ def load_supplied_plan(path: Path, *, max_bytes: int, by: str = "",
                  for decision in plan.decisions]
     plan = plan.model_copy(update={"decisions": decisions})
     canonical = plan.model_dump_json(exclude_none=True).encode()
-    name = plan.meeting_id or (base.name if path.stem == "pending_actions" else path.stem)
+    name = plan.meeting_id or (base.name if path.name in PLAN_FILE_NAMES else path.stem)
     supplied = SuppliedPlan(plan_name=name, plan_sha256=digest(canonical), plan=plan, by=by)
     _check_size(path, len(supplied.model_dump_json().encode()), max_bytes)
     return supplied
+
+
+def plan_in(folder: Path) -> Path | None:
+    """The plan file of ``folder`` (``plan.json``, else ``pending_actions.json``), if any."""
+    return next((folder / name for name in PLAN_FILE_NAMES if (folder / name).is_file()), None)
 
 
 def _check_size(path: Path, size: int, max_bytes: int) -> None:

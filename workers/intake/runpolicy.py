@@ -21,7 +21,7 @@ from workers.intake.recordings import PolicyError, recording_for_run
 from workers.settings import Settings
 from workflows.common.validation import field_errors
 from workflows.constants import Pool
-from workflows.contracts.environments import NAME_PATTERN
+from workflows.contracts.environments import BASE, NAME_PATTERN
 from workflows.contracts.policy import (
     AgentsPolicy,
     GateKind,
@@ -117,7 +117,7 @@ def build_policy(settings: Settings, *, policy_file: Path | None = None,
 
 
 def check_environment(name: str, known: Collection[str] | None = None) -> str:
-    """``name`` if it is a valid environment name, and one of ``known`` when given.
+    """``name`` if it is a valid environment name, and one of ``known`` (or ``base``) when given.
 
     Raises:
         PolicyError: saying why not, and which names are known.
@@ -128,7 +128,7 @@ def check_environment(name: str, known: Collection[str] | None = None) -> str:
         raise PolicyError(f"--environment {shown}: not an environment name (1-40 lower-case "
                           "letters, digits, - and _, starting with a letter); known: "
                           f"{known_text}")
-    if known is not None and name not in known:
+    if known is not None and name not in known and name != BASE:
         raise PolicyError(f"--environment {shown}: there is no environment named so; known: "
                           f"{known_text} (an operator adds one as <name>.txt in "
                           "ASSAY_ENVIRONMENTS_DIR)")

@@ -109,6 +109,10 @@ async def build_specs(settings: Settings, pools: Sequence[Pool], *, database_url
                           max_memory_mb=settings.job_max_memory_mb,
                           max_timeout_s=settings.job_max_timeout_s,
                           max_disk_mb=settings.job_max_disk_mb,
+                          max_files=settings.job_max_files,
+                          max_artifact_mb=settings.artifact_max_mb,
+                          max_artifacts_mb=settings.job_max_artifacts_mb,
+                          min_free_disk_mb=settings.min_free_disk_mb,
                           isolation=settings.sandbox_isolation, fingerprint=probe.fingerprint,
                           store=artifacts,
                           environments=environments)

@@ -163,7 +163,8 @@ def _one(spec: BranchSpec, req: BranchRequest, view: RunView, tasks: list[str],
     record = BranchRecord(
         name=spec.name, kind=spec.kind, hypothesis=spec.hypothesis, from_task=req.from_task,
         from_phase=req.from_phase, group=group, by=req.by, comment=req.comment,
-        changes=changes, code_sha256=digest(spec.code.encode()) if spec.code else "",
+        channel=req.channel or "temporal", changes=changes,
+        code_sha256=digest(spec.code.encode()) if spec.code else "",
         workflow_id=branch_workflow_id(view.run_id, spec.name),
         tasks=dict.fromkeys(tasks, "pending"), reused=[r.task_id for r in reused],
         metric=metric, selection=req.selection or policy.branching.selection)

@@ -4,12 +4,16 @@ Events are buffered in workflow state and written by the ``record_events`` local
 before the workflow waits for something slow (a job, a model, a person, its tasks) and when it
 ends: each write is a local activity the workflow waits for (~5 ms), so not at every step.
 Ids come from ``workflow.uuid4()``, which is stable across replays and retries, so the store's
-``ON CONFLICT DO NOTHING`` makes every write idempotent.
+``ON CONFLICT DO NOTHING`` makes every write idempotent. Each is made a UUID of the run's
+execution (``uuid5`` of the drawn one and the execution's run id): an execution that
+``temporal workflow reset`` started replays the events drawn before its reset point with the
+same draws, and writes them as its own instead of colliding with the first execution's.
 """
 
 from __future__ import annotations
 
 import asyncio
+import uuid
 import weakref
 from typing import Any
 
@@ -19,6 +23,7 @@ from temporalio.exceptions import ActivityError, ApplicationError
 
 with workflow.unsafe.imports_passed_through():
     from workflows.catalogue import RECORD_EVENTS
+    from workflows.common.details import CurrentDetails
     from workflows.contracts.execution import (
         EventRecord,
         EventSubtype,
@@ -74,17 +79,36 @@ def _send(loop: asyncio.AbstractEventLoop) -> None:
         workflow.upsert_search_attributes(list(pending.values()))  # pyright: ignore[reportUnknownMemberType]
 
 
+def run_execution(run_id: str) -> str:
+    """The execution of run ``run_id`` the current workflow belongs to: its Temporal run id.
+
+    The run's own workflow, a task or branch it started, or a task of such a branch (found
+    through the root) all name the same execution; ``temporal workflow reset`` of the run
+    starts a new one. Read from the workflow's info, which is the same on every replay.
+    """
+    info = workflow.info()
+    for ref in (info, info.parent, info.root):
+        if ref is not None and ref.workflow_id == run_id:
+            return ref.run_id
+    # A branch's task in a study's run: its branch, started anew by a reset as well.
+    return info.parent.run_id if info.parent is not None else info.run_id
+
+
 class EventLog:
     """Buffer of a workflow's events, flushed in one activity call."""
 
     def __init__(self, run_id: str, node_id: str, *, depth: int = 0,
                  parent_event_id: str | None = None) -> None:
         self.run_id = run_id
+        self.execution = run_execution(run_id)
         self.node_id = node_id
         self.depth = depth
         self.parent_event_id = parent_event_id
         self._order = 0
         self._pending: list[EventRecord] = []
+        self._writes: set[asyncio.Task[None]] = set()
+        self.details = CurrentDetails()
+        """What the workflow's page in the Web UI says it is doing now."""
 
     def add(self, event_type: EventType, subtype: EventSubtype, *, status: str = "",
             agent: str = "assay", inputs: dict[str, Any] | None = None,
@@ -92,9 +116,10 @@ class EventLog:
             duration_ms: int | None = None) -> str:
         """Queue one event and return its id (usable as a parent id)."""
         self._order += 1
-        event_id = str(workflow.uuid4())
+        event_id = str(uuid.uuid5(workflow.uuid4(), self.execution))
         self._pending.append(EventRecord(
-            id=event_id, run_id=self.run_id, node_id=self.node_id, event_type=event_type,
+            id=event_id, run_id=self.run_id, execution=self.execution, node_id=self.node_id,
+            event_type=event_type,
             event_subtype=subtype, agent_name=agent, timestamp=workflow.now(),
             duration_ms=duration_ms, execution_order=self._order, depth=self.depth,
             status=status, inputs=inputs or {}, outputs=outputs or {}, meta=meta or {},
@@ -102,15 +127,29 @@ class EventLog:
         ))
         return event_id
 
-    async def flush(self) -> None:
-        """Write the buffered events in one batch (no-op when empty)."""
+    def flush_soon(self, summary: str) -> None:
+        """Write the buffered events now, from a handler that cannot wait (a signal's).
+
+        The write is a task of the workflow's own, so a refusal is in the event store (and
+        on the timeline, as a call whose summary says so) while the workflow still waits.
+        """
+        task = asyncio.get_running_loop().create_task(self.flush(summary))
+        self._writes.add(task)
+        task.add_done_callback(self._writes.discard)
+
+    async def flush(self, summary: str | None = None) -> None:
+        """Write the buffered events in one batch (no-op when empty).
+
+        Args:
+            summary: what the Web UI's timeline shows of the write (default: nothing).
+        """
         if not self._pending:
             return
         batch, self._pending = self._pending, []
         # A local activity: the orchestration worker that runs this workflow writes the batch
         # itself, saving a round trip through the server per flush.
         try:
-            await RECORD_EVENTS.run(RecordEventsInput(events=batch))
+            await RECORD_EVENTS.run(RecordEventsInput(events=batch), summary=summary)
         except (ActivityError, ApplicationError) as err:
             # Only a permanent refusal gets here (transient errors retry): the events are
             # the run's log, not its state, so the run goes on and the workflow log says so.

@@ -27,9 +27,12 @@ with workflow.unsafe.imports_passed_through():
     from pydantic import ValidationError
 
     from workflows.common.bounds import PayloadRefused, bounded, claimed_author, clip, read_json
+    from workflows.common.decisions import STATUS, check_kind
+    from workflows.common.decisions import GateRefusedError as GateRefusedError
+    from workflows.common.details import span, wait_summary, who_may
     from workflows.common.errors import ErrorType
     from workflows.common.events import EventLog
-    from workflows.common.validation import field_errors
+    from workflows.common.validation import worded_errors
     from workflows.contracts.executive import (
         BY_CHARS,
         COMMENT_CHARS,
@@ -50,11 +53,12 @@ PAYLOAD_CHARS = 1000
 BOUNDS_PATCH = "gate-refusal-bounds"
 """Workflow patch id of the bounds on refusals: a workflow that ran before them replays
 recording what it recorded then (every refusal; none for a payload it could not decode)."""
+DECISIONS_PATCH = "decisions-on-record"
+"""Workflow patch id of decisions kept whole: a gate records the channel a decision came
+through, a refusal is written at once (a local activity whose timeline summary says
+``refused``) and a malformed decision names its unknown and missing fields, and a gate's timer
+carries a summary. A workflow that ran before replays without them."""
 _HINT = f" (`by` up to {BY_CHARS} characters, `comment` up to {COMMENT_CHARS})"
-
-
-class GateRefusedError(ValueError):
-    """A decision that does not fit the open gate or comes from someone not allowed."""
 
 
 class GateKeeper:
@@ -67,7 +71,9 @@ class GateKeeper:
         self.records: list[GateRecord] = []
         self._open: GateRecord | None = None
         self._stray = 0
-        """Refusals that came while no gate had ever opened (kept on no record)."""
+        """Refusals that came while no gate had ever opened (kept in ``stray``)."""
+        self.stray: list[str] = []
+        """The latest of those refusals (who: why), for ``progress``."""
 
     @property
     def waiting(self) -> GateRecord | None:
@@ -97,7 +103,7 @@ class GateKeeper:
         if allowed and decision.by not in allowed:
             raise GateRefusedError(f"{decision.by!r} may not decide the {gate.gate} gate "
                                    f"(allowed: {', '.join(allowed)})")
-        _check_kind(decision, gate)
+        check_kind(decision, gate)
 
     def offer(self, decision: GateDecision) -> GateRecord:
         """Apply a decision, or record why it was refused (signals cannot answer back)."""
@@ -108,26 +114,41 @@ class GateKeeper:
             raise
         gate = self._open
         assert gate is not None
-        gate.status = _STATUS[decision.decision]
+        gate.status = STATUS[decision.decision]
         gate.by, gate.comment, gate.decided_at = decision.by, decision.comment, workflow.now()
         gate.choice, gate.set, gate.branches = decision.choice, decision.set, decision.branches
+        inputs: dict[str, Any] = {"gate": gate.gate, "task_id": self.task_id}
+        if workflow.patched(DECISIONS_PATCH):
+            gate.channel = decision.channel or "temporal"
+            inputs["channel"] = gate.channel
         self.log.add("approval", "complete", agent=decision.by, status=gate.status,
-                     inputs={"gate": gate.gate, "task_id": self.task_id},
+                     inputs=inputs,
                      outputs={"comment": decision.comment, "refused": gate.refused_count})
+        self.log.details.set("gate", f"{gate.gate} gate {gate.decided_text()}")
         return gate
+
+    def refusals(self) -> list[str]:
+        """The latest refused decisions (who: why), on any gate or none, oldest first."""
+        kept = [line for record in self.records for line in record.refused]
+        return [*kept, *self.stray][-REFUSALS_KEPT:]
 
     def refuse(self, decision: GateDecision, reason: str) -> None:
         """Record a refused decision on the open gate (or the last one) and as an event."""
         self._refuse(decision.by, decision.model_dump(mode="json"), reason)
 
+    def refuse_request(self, by: str, what: str, reason: str) -> None:
+        """Record a refused request that is no decision (a study's ``stop``) like one."""
+        self._refuse(by, {"request": what}, reason)
+
     def _refuse(self, by: str, payload: Any, reason: str) -> None:
         by, reason = clip(by, BY_CHARS), clip(reason, REFUSAL_CHARS)
         target = self._open or (self.records[-1] if self.records else None)
+        line = clip(f"{by}: {reason}", REFUSAL_CHARS)
         if target is None:
             self._stray += 1
             count = self._stray
+            self.stray = [*self.stray, line][-REFUSALS_KEPT:]
         else:
-            line = clip(f"{by}: {reason}", REFUSAL_CHARS)
             target.refused = [*target.refused, line][-REFUSALS_KEPT:]
             target.refused_count += 1
             count = target.refused_count
@@ -135,6 +156,10 @@ class GateKeeper:
             self.log.add("approval", "error", agent=by, status="refused",
                          inputs={"payload": bounded(payload, PAYLOAD_CHARS)},
                          outputs={"reason": reason, "refused": count})
+            if workflow.patched(DECISIONS_PATCH):
+                self.log.flush_soon(f"refused decision: {line}")
+                self.log.details.set("refused", f"Latest refused decision ({count} so far): "
+                                                f"{line}")
 
     def parse(self, raw: RawValue) -> GateDecision | None:
         """A signal's raw argument as a decision, or None after recording why it is not one."""
@@ -159,8 +184,9 @@ class GateKeeper:
         try:
             return GateDecision.model_validate(payload)
         except ValidationError as err:
-            problems = "; ".join(clip(str(e), 120) for e in field_errors(err, whole="payload",
-                                                                         most=4))
+            problems = "; ".join(clip(e, 120) for e in worded_errors(
+                err, GateDecision, whole="payload", most=4,
+                plain=workflow.patched(DECISIONS_PATCH)))
             reason = f"malformed decision: {problems}"
             self._refuse(claimed_author(payload, BY_CHARS), payload, reason)
             raise GateRefusedError(reason) from None
@@ -234,51 +260,40 @@ class GateKeeper:
         self.log.add("approval", "pending", status="waiting",
                      inputs={"gate": kind, "task_id": self.task_id, "question": question,
                              "approvers": rule.approvers, "timeout_s": rule.timeout_s})
+        self.log.details.set("gate", self._waiting_text(rule.timeout_s, rule.on_timeout))
         await self.log.flush()
+        what = f"{kind} gate" + (f" of task {self.task_id}" if self.task_id else "")
+        summary = (wait_summary(what, rule.approvers, rule.timeout_s)
+                   if workflow.patched(DECISIONS_PATCH) else None)
         try:
             await workflow.wait_condition(lambda: gate.status != "waiting",
-                                          timeout=timedelta(seconds=rule.timeout_s))
+                                          timeout=timedelta(seconds=rule.timeout_s),
+                                          timeout_summary=summary)
         except TimeoutError:
             gate.status, gate.decided_at = "timed_out", workflow.now()
             gate.by = f"policy:timeout->{rule.on_timeout}"
             self.log.add("approval", "complete", agent="policy", status="timed_out",
                          inputs={"gate": kind, "task_id": self.task_id},
                          outputs={"action": rule.on_timeout})
+            self.log.details.set("gate", f"{kind} gate timed out: {rule.on_timeout} (policy)")
         finally:
             self._open = None
         await self.log.flush()
         return gate
+
+    def _waiting_text(self, timeout_s: float, on_timeout: str) -> str:
+        """The details of a waiting gate: what, since when, who may decide, and how."""
+        gate = self._open
+        assert gate is not None
+        return (f"**Waiting** at the {gate.gate} gate since {gate.opened_at:%Y-%m-%d %H:%M} "
+                f"UTC, for {who_may(self.approvers)} (then {on_timeout} after "
+                f"{span(timeout_s)}): {clip(gate.question, 600)}\n\n{self.how()}")
 
     def approved(self, gate: GateRecord) -> bool:
         """Whether a settled gate lets the work go on (a timeout follows the policy)."""
         if gate.status == "timed_out":
             return self.policy.rule(gate.gate).on_timeout == "approve"
         return gate.status in ("approved", "modified")
-
-
-_STATUS: dict[str, Any] = {"approve": "approved", "reject": "rejected", "modify": "modified",
-                           "branch": "branched"}
-
-
-def _check_kind(decision: GateDecision, gate: GateRecord) -> None:
-    """Refuse a decision its gate cannot take (``modify`` at a plan gate, say)."""
-    kind = decision.decision
-    if kind == "modify" and gate.gate not in ("step", "error"):
-        raise GateRefusedError(f"a {gate.gate} gate cannot be modified: `modify` changes the "
-                               "job at a step or error gate")
-    if kind == "modify" and not decision.set:
-        raise GateRefusedError("`modify` needs `set`: the changes to the job")
-    if kind == "branch" and gate.gate != "error":
-        raise GateRefusedError(f"a {gate.gate} gate cannot be answered with branches: only an "
-                               "error gate can")
-    if kind == "branch" and not decision.branches:
-        raise GateRefusedError("`branch` needs `branches`: the branches to start")
-    if decision.choice is not None and gate.gate not in ("branch", "cycle"):
-        raise GateRefusedError(f"`choice` is for the branch and cycle gates, not the "
-                               f"{gate.gate} gate")
-    if kind in ("modify", "branch") and gate.gate in ("branch", "cycle"):
-        raise GateRefusedError(f"a {gate.gate} gate is approved (with a `choice`, or "
-                               "without), or rejected")
 
 
 def _dropped_before_bounds(raw: RawValue) -> bool:

@@ -9,9 +9,10 @@ the field, a limit on how many are listed); the field path and message come from
 from __future__ import annotations
 
 from collections.abc import Sequence
+from difflib import get_close_matches
 from typing import NamedTuple
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 
 class FieldError(NamedTuple):
@@ -47,6 +48,33 @@ def field_errors(err: ValidationError, *, whole: str = "value",
     return [FieldError(field_path(e["loc"], whole=whole),
                        e["msg"].removeprefix(VALUE_ERROR) if plain else e["msg"])
             for e in err.errors()[:most]]
+
+
+def worded_errors(err: ValidationError, model: type[BaseModel], *, whole: str = "value",
+                  most: int | None = None, plain: bool = True) -> list[str]:
+    """The first ``most`` errors of ``err`` in words, each naming its field.
+
+    An unknown field is named with the nearest field ``model`` has (``unknown field 'task'
+    (did you mean 'task_id'? fields: ...)``), a missing one as missing; other errors read as
+    :func:`field_errors` words them. With ``plain`` false, pydantic's own words throughout.
+    """
+    if not plain:
+        return [str(e) for e in field_errors(err, whole=whole, most=most)]
+    known = list(model.model_fields)
+    words: list[str] = []
+    for e in err.errors()[:most]:
+        where = field_path(e["loc"], whole=whole)
+        if e["type"] == "extra_forbidden" and len(e["loc"]) == 1:
+            near = get_close_matches(where, known, n=1)
+            hint = f"did you mean {near[0]!r}? " if near else ""
+            words.append(f"unknown field {where!r} ({hint}fields: {', '.join(known)})")
+        elif e["type"] == "extra_forbidden":
+            words.append(f"unknown field {where!r}")
+        elif e["type"] == "missing":
+            words.append(f"missing field {where!r}")
+        else:
+            words.append(f"{where}: {e['msg'].removeprefix(VALUE_ERROR)}")
+    return words
 
 
 NAME_MAX = 255

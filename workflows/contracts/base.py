@@ -8,12 +8,14 @@ What people write by hand (plans, run policies, gate decisions) is held to
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from datetime import datetime
+from typing import Annotated, Literal, TypeVar, cast
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 from workflows.common.plaintext import plain_text
 
+T = TypeVar("T")
 Scalar = str | int | float | bool
 """A plain value: a job argument, a metric checked, a modification."""
 BY_CHARS = 128
@@ -22,6 +24,10 @@ COMMENT_CHARS = 4000
 """The longest comment a decision or request may carry."""
 MAX_GOAL_CHARS = 8000
 """The longest research goal a run or a study may be given."""
+Channel = Literal["cli", "temporal", "python"]
+"""How a person's decision reached Assay: the ``assay`` CLI, the Python client, or anything
+else that signals the workflow (``temporal workflow signal``, the Web UI): a decision that
+names no channel is taken to have come that way."""
 CheckOp = Literal["<", "<=", ">", ">=", "==", "!="]
 """How a check (or a hypothesis's test) compares a metric with its value."""
 
@@ -63,3 +69,33 @@ class StrictModel(Model):
     """Base for what people write: an unknown field is refused (a typo must not pass)."""
 
     model_config = ConfigDict(extra="forbid")
+
+
+def via(request: T, channel: Channel) -> T:
+    """``request`` naming ``channel`` as how it was sent, unless it names one already.
+
+    Anything without a ``channel`` field (a plan, a plain dict) is returned as it is.
+    """
+    if not isinstance(request, BaseModel) or "channel" not in type(request).model_fields:
+        return request
+    if getattr(request, "channel", None) is not None:
+        return request
+    return cast("T", request.model_copy(update={"channel": channel}))
+
+
+class Decided(Model):
+    """A person's mark on a decision: who, when, what they said, and through which channel."""
+
+    by: PlainText
+    at: datetime | None = None
+    comment: PlainText = ""
+    channel: Channel = "temporal"
+
+    def text(self, comment_chars: int = 300) -> str:
+        """``ada via cli, 2026-11-28 09:30 UTC: "go on"`` for reports and status lines."""
+        when = f", {self.at:%Y-%m-%d %H:%M} UTC" if self.at else ""
+        comment = " ".join(self.comment.split())
+        if len(comment) > comment_chars:
+            comment = comment[:comment_chars - 1] + "…"
+        said = f': "{comment}"' if comment else ""
+        return f"{self.by} via {self.channel}{when}{said}"

@@ -22,7 +22,7 @@ from typing import Literal
 from pydantic import Field
 
 from workflows.contracts.alternatives import MAX_BRANCHES, BranchKind, BranchSpec, Metric
-from workflows.contracts.base import BY_CHARS, COMMENT_CHARS, Model, PlainText, StrictModel
+from workflows.contracts.base import BY_CHARS, COMMENT_CHARS, Channel, Model, PlainText, StrictModel
 from workflows.contracts.execution import ExecutionOutcome, TaskStatus
 from workflows.contracts.plan import JobSpec, Scalar, TaskId
 
@@ -59,6 +59,8 @@ class BranchRequest(StrictModel):
     """The key metric to compare these branches on (default: the plan's or the task's)."""
     selection: Selection | None = None
     """How to decide among them (default: the run policy's ``branching.selection``)."""
+    channel: Channel | None = None
+    """How it was sent (``cli``, ``python``; none: ``temporal``)."""
 
 
 class SteerRequest(StrictModel):
@@ -67,6 +69,8 @@ class SteerRequest(StrictModel):
     action: SteerAction
     by: PlainText = Field(min_length=1, max_length=BY_CHARS)
     comment: PlainText = Field(default="", max_length=COMMENT_CHARS)
+    channel: Channel | None = None
+    """How it was sent (``cli``, ``python``; none: ``temporal``)."""
 
 
 class BranchChange(Model):
@@ -106,6 +110,7 @@ class BranchRecord(Model):
     """Its siblings share this (the request that started them): they are compared together."""
     by: str = ""
     comment: str = ""
+    channel: Channel | None = None
     changes: list[BranchChange] = Field(default_factory=list[BranchChange])
     code_sha256: str = ""
     workflow_id: str = ""

@@ -17,7 +17,7 @@ from pydantic import Field
 
 from workflows.agents.goal import DataFile
 from workflows.constants import Pool
-from workflows.contracts.base import BY_CHARS, COMMENT_CHARS, Model, PlainText, StrictModel
+from workflows.contracts.base import BY_CHARS, COMMENT_CHARS, Channel, Model, PlainText, StrictModel
 from workflows.contracts.executive import GateRecord
 from workflows.contracts.plan import Plan
 from workflows.contracts.policy import Queues, RunPolicy
@@ -42,6 +42,8 @@ class StudyStop(StrictModel):
 
     by: PlainText = Field(min_length=1, max_length=BY_CHARS)
     comment: PlainText = Field(default="", max_length=COMMENT_CHARS)
+    channel: Channel | None = None
+    """How it was sent (``cli``, ``python``; none: ``temporal``)."""
 
 
 class StudyInput(Model):
@@ -77,6 +79,8 @@ class StudyProgress(Model):
     stop: StudyStop | None = None
     approvers: list[str] = Field(default_factory=list[str])
     """Who may decide the cycle gate and stop the study (empty: anyone)."""
+    refused: list[str] = Field(default_factory=list[str])
+    """The latest decisions the study refused (who: why), oldest first."""
 
 
 class StudyResult(Model):

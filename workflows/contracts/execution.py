@@ -151,6 +151,9 @@ class EventRecord(Model):
     run_id: str
     node_id: str
     event_type: EventType
+    execution: str = ""
+    """The run's execution that wrote it (Temporal's run id of the run's workflow; a reset
+    starts a new one). Empty in events written before executions were recorded."""
     event_subtype: EventSubtype = "info"
     agent_name: str = "assay"
     timestamp: datetime

@@ -14,7 +14,7 @@ from pydantic import Field
 from workflows.contracts.alternatives import BranchSpec, FieldPath
 from workflows.contracts.base import BY_CHARS as BY_CHARS
 from workflows.contracts.base import COMMENT_CHARS as COMMENT_CHARS
-from workflows.contracts.base import Model, PlainText, StrictModel
+from workflows.contracts.base import Channel, Decided, Model, PlainText, StrictModel
 from workflows.contracts.execution import ExecutionOutcome, Verification
 from workflows.contracts.plan import Check, JobSpec, Scalar
 from workflows.contracts.policy import GateKind, ReviewPolicy
@@ -227,6 +227,9 @@ class GateDecision(StrictModel):
     branches: list[BranchSpec] = Field(default_factory=list[BranchSpec], max_length=20)
     """With ``branch`` at an ``error`` gate: branches from the failing job, instead of a
     retry (the task ends failed and the run starts them)."""
+    channel: Channel | None = None
+    """How it was sent: ``assay`` fills ``cli``, the Python client ``python``; none means
+    ``temporal`` (a raw signal, as above)."""
 
 
 class GateRecord(Model):
@@ -254,6 +257,20 @@ class GateRecord(Model):
     """A ``modify`` decision's changes."""
     branches: list[BranchSpec] = Field(default_factory=list[BranchSpec])
     """A ``branch`` decision's branches."""
+    channel: Channel | None = None
+    """How the decision came (none: a gate settled by its policy, or before channels)."""
+
+    def person(self) -> Decided | None:
+        """Who settled the gate, when, what they said and how (None: nobody, or the policy)."""
+        if self.by is None or self.status in ("waiting", "timed_out"):
+            return None
+        return Decided(by=self.by, at=self.decided_at, comment=self.comment,
+                       channel=self.channel or "temporal")
+
+    def decided_text(self) -> str:
+        """``approved by ada via cli, 2026-11-28 09:30 UTC: "go"``, or how the policy settled it."""
+        person = self.person()
+        return f"{self.status} by {person.text() if person else self.by or 'nobody yet'}"
 
 
 def merge_verdicts(deterministic: ReviewVerdict, model: ReviewVerdict) -> ReviewVerdict:

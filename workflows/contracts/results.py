@@ -299,6 +299,17 @@ class RunReport(RunBase):
     dependencies: dict[str, list[str]] = Field(default_factory=dict[str, list[str]])
     """Each task's dependencies in the plan that ran (the report's DAG)."""
     files: ReportFiles = Field(default_factory=ReportFiles)
+    execution: str = ""
+    """The Temporal run id of the run's execution that wrote this report (empty in older
+    reports)."""
+    first_execution: str = ""
+    """The run id of the run's first execution: another one when this execution is a
+    ``temporal workflow reset`` of it."""
+
+    def reset(self) -> bool:
+        """Whether a reset execution (not the run's first) wrote this report."""
+        return bool(self.execution and self.first_execution
+                    and self.execution != self.first_execution)
 
 
 class WriteReportInput(Model):
@@ -337,6 +348,10 @@ class RunProgress(Model):
     waiting: GateRecord | None = None
     approvers: list[str] = Field(default_factory=list[str])
     """Who may decide the waiting gate (empty: anyone)."""
+    decided: list[GateRecord] = Field(default_factory=list[GateRecord])
+    """The run's own gates as settled: by whom, when, their comment and channel."""
+    refused: list[str] = Field(default_factory=list[str])
+    """The latest decisions and requests the run refused (who: why), oldest first."""
 
 
 class SuppliedPlan(Model):

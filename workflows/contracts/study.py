@@ -21,6 +21,7 @@ from workflows.contracts.base import (
     BY_CHARS,
     COMMENT_CHARS,
     MAX_GOAL_CHARS,
+    Decided,
     Model,
     PlainText,
     Scalar,
@@ -117,6 +118,17 @@ class CycleDecision(StrictModel):
     """``rules``, or the person who confirmed or overrode the rules at the ``cycle`` gate."""
     pursue: TaskId | None = None
     """For ``pivot``: the sibling hypothesis to pursue next."""
+    person: Decided | None = None
+    """The person who answered the ``cycle`` gate: who confirmed the rules' decision (``by``
+    stays ``rules``) or made this one (``by`` names them), when, their comment and channel."""
+
+    def who(self) -> str:
+        """``rules``; ``rules, confirmed by ada via cli, …: "…"``; or ``ada via temporal, …``."""
+        if self.person is None:
+            return self.by
+        if self.by == self.person.by:
+            return self.person.text()
+        return f"{self.by}, confirmed by {self.person.text()}"
 
     @model_validator(mode="after")
     def _pivot_names_a_sibling(self) -> CycleDecision:

@@ -24,7 +24,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.branching.requests import BranchRefusedError, Planned, RunView, plan_request
     from workflows.common.bounds import clip
     from workflows.common.failures import root_message
-    from workflows.common.gates import GateKeeper
+    from workflows.common.gates import DECISIONS_PATCH, GateKeeper
     from workflows.contracts.base import BY_CHARS
     from workflows.contracts.branches import (
         MAIN_LINE,
@@ -257,6 +257,9 @@ class Branches:
         self.refused = [*self.refused, line][-REFUSALS_KEPT:]
         self.state.log.add("approval", "error", agent=clip(by, BY_CHARS), status="refused",
                            outputs={"reason": clip(reason, REFUSAL_CHARS)})
+        if workflow.patched(DECISIONS_PATCH):
+            self.state.log.flush_soon(f"refused request: {line}")
+            self.state.log.details.set("refused", f"Latest refused request: {line}")
 
     def answer(self, started: list[BranchRecord]) -> BranchTree:
         """What a ``start_branches`` or ``steer_run`` update answers: what it started.

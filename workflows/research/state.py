@@ -8,6 +8,8 @@ Deterministic workflow code only.
 
 from __future__ import annotations
 
+from collections import Counter
+
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
@@ -74,6 +76,16 @@ class RunState:
         """Enter ``phase``, mirrored in the run's search attributes."""
         self.phase = phase
         upsert_keywords(**{PHASE_KEY.name: phase})
+        self.log.details.set("phase", f"Run {self.req.run_id}: phase **{phase}**")
+
+    def show_tasks(self) -> None:
+        """Put how the tasks stand in the run's details (a task's page says what it waits for)."""
+        counts = Counter(self.states.values())
+        running = sorted(t for t, s in self.states.items() if s == "running")
+        head = ", ".join(f"{n} {s}" for s, n in sorted(counts.items()))
+        self.log.details.set("tasks", f"Tasks: {head}" + (
+            f"; running: {', '.join(running[:20])} (a task that waits for a person says so on "
+            "its own page, `RUN.task-ID`, and in `assay gates`)" if running else ""))
 
     def set_status(self, status: RunStatus) -> None:
         """Set the run's status, mirrored in its search attributes."""

@@ -24,7 +24,8 @@ with workflow.unsafe.imports_passed_through():
 
     from workflows.common.bounds import PayloadRefused, clip, read_json
     from workflows.common.errors import ErrorType
-    from workflows.common.validation import field_errors
+    from workflows.common.gates import DECISIONS_PATCH
+    from workflows.common.validation import worded_errors
     from workflows.contracts.base import BY_CHARS
     from workflows.contracts.branches import SteerRequest
     from workflows.research.lines import Branches
@@ -54,8 +55,8 @@ def read(raw: RawValue, model: type[ModelT], *, limit: int, what: str) -> ModelT
     try:
         return model.model_validate(payload)
     except ValidationError as err:
-        problems = "; ".join(clip(str(e), 160) for e in field_errors(err, whole="payload",
-                                                                     most=4))
+        problems = "; ".join(clip(e, 160) for e in worded_errors(
+            err, model, whole="payload", most=4, plain=workflow.patched(DECISIONS_PATCH)))
         raise RequestRefusedError(f"malformed {what}: {problems}") from None
 
 
@@ -106,10 +107,15 @@ class Steering:
         if req.action == "close":
             self.branches.closed = True
         who = clip(req.by, BY_CHARS)
-        self.branches.steering.append(f"{who}: {req.action}"
-                                      + (f" ({clip(req.comment, 200)})" if req.comment else ""))
+        inputs = {"action": req.action}
+        mark = ""
+        if workflow.patched(DECISIONS_PATCH):
+            inputs["channel"] = req.channel or "temporal"
+            mark = f" [via {inputs['channel']}, {workflow.now():%Y-%m-%d %H:%M} UTC]"
+        self.branches.steering.append(f"{who}: {req.action}" + (
+            f" ({clip(req.comment, 200)})" if req.comment else "") + mark)
         state.log.add("approval", "complete", agent=who, status=req.action,
-                      inputs={"action": req.action}, outputs={"comment": req.comment})
+                      inputs=inputs, outputs={"comment": req.comment})
         await self.branches.steer(req)
         await state.log.flush()
 

@@ -146,6 +146,7 @@ class TaskRunner:
         if self.on_start is not None:
             self.on_start(decision)
         state.states[tid] = "running"
+        state.show_tasks()
         state.log.add("handoff", "start", status="running", inputs={"task_id": tid})
         task_input = TaskInput(run_id=req.run_id, decision=decision, queues=req.queues,
                                policy=req.policy,
@@ -177,6 +178,7 @@ class TaskRunner:
         state.running.discard(tid)
         self.agents.charge(result.model)
         state.states[tid] = result.status
+        state.show_tasks()
         state.results[tid] = result
         state.log.add("handoff", "complete", status=result.status,
                       inputs={"task_id": tid}, outputs={"reason": result.status_reason})

@@ -22,6 +22,7 @@ from temporalio.exceptions import ApplicationError
 with workflow.unsafe.imports_passed_through():
     from workflows.agents.calls import AgentCalls, budget_for
     from workflows.branching.requests import BranchRefusedError
+    from workflows.common.details import outcome_text
     from workflows.common.errors import ErrorType
     from workflows.common.events import FLUSHES_PATCH, upsert_keywords
     from workflows.common.gates import GateKeeper, GateRefusedError
@@ -92,7 +93,9 @@ class ResearchWorkflow:
         state = self.state
         return RunProgress(run_id=workflow.info().workflow_id, phase=state.phase,
                            status=state.status, tasks=dict(state.states), order=state.order,
-                           waiting=self.gates.waiting, approvers=self.gates.approvers)
+                           waiting=self.gates.waiting, approvers=self.gates.approvers,
+                           decided=[g for g in self.gates.records if g.status != "waiting"],
+                           refused=[*self.gates.refusals(), *self.branches.refused])
 
     @workflow.query
     def gates_list(self) -> list[GateRecord]:
@@ -261,6 +264,7 @@ class ResearchWorkflow:
         result = run_result(report)
         state.set_status(result.status)
         state.set_phase("done")
+        state.log.details.set("outcome", outcome_text(result.status, result.status_reason))
         if cancelled:
             raise asyncio.CancelledError("the run was cancelled; its report is written")
         return result

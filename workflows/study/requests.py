@@ -10,11 +10,13 @@ the decision a person wants instead of the rules': ``iterate``, ``fix``, ``stop`
 
 from __future__ import annotations
 
+from pydantic import ValidationError
 from temporalio.common import RawValue
 from temporalio.exceptions import ApplicationError
 
 from workflows.common.bounds import PayloadRefused, clip, read_json
 from workflows.common.errors import ErrorType
+from workflows.common.validation import worded_errors
 from workflows.contracts.cycles import CyclePlan, StudyStop
 from workflows.contracts.executive import GateRecord
 from workflows.contracts.hypotheses import HypothesisTree
@@ -40,12 +42,17 @@ def study_plan(raw: RawValue) -> CyclePlan:
                      plan=supplied.plan, by=supplied.by)
 
 
-def read_stop(raw: RawValue) -> StudyStop | None:
-    """A ``stop`` signal's payload; None when it is too large or malformed (ignored)."""
+def read_stop(raw: RawValue) -> StudyStop | str:
+    """A ``stop`` signal's payload, or why it is refused (too large or malformed)."""
     try:
-        return StudyStop.model_validate(read_json(raw, limit=STOP_MAX_BYTES, what="stop"))
-    except (PayloadRefused, ValueError):
-        return None
+        payload = read_json(raw, limit=STOP_MAX_BYTES, what="stop")
+    except PayloadRefused as err:
+        return str(err)
+    try:
+        return StudyStop.model_validate(payload)
+    except ValidationError as err:
+        return "malformed stop: " + "; ".join(clip(e, 160) for e in worded_errors(
+            err, StudyStop, whole="payload", most=4))
 
 
 def override(choice: str, by: str, note: str, tree: HypothesisTree) -> CycleDecision:
@@ -71,11 +78,13 @@ def override(choice: str, by: str, note: str, tree: HypothesisTree) -> CycleDeci
 
 
 def decided(gate: GateRecord, decision: CycleDecision, *, approved: bool,
-            tree: HypothesisTree) -> CycleDecision:
+            tree: HypothesisTree, marked: bool = True) -> CycleDecision:
     """What a settled ``cycle`` gate made of the rules' ``decision``.
 
     A timeout keeps it when the policy approves (``approved``) and stops otherwise; a
-    rejection stops; a ``choice`` overrides it; an approval keeps it.
+    rejection stops; a ``choice`` overrides it; an approval keeps it, confirmed. With
+    ``marked`` (studies since ``decisions-on-record``) a person's decision carries their mark
+    (who, when, comment, channel) as ``person``, so a confirmation is told from the rules'.
     """
     if gate.status == "timed_out":
         if approved:
@@ -85,7 +94,11 @@ def decided(gate: GateRecord, decision: CycleDecision, *, approved: bool,
     by = gate.by or "person"
     note = f" ({clip(gate.comment, 300)})" if gate.comment else ""
     if gate.status == "rejected":
-        return CycleDecision(action="stop", by=by, reason=f"stopped by {by}{note}")
-    if gate.choice:
-        return override(gate.choice, by, note, tree)
-    return decision
+        chosen = CycleDecision(action="stop", by=by, reason=f"stopped by {by}{note}")
+    elif gate.choice:
+        chosen = override(gate.choice, by, note, tree)
+    elif not marked:
+        return decision
+    else:
+        chosen = decision
+    return chosen.model_copy(update={"person": gate.person()}) if marked else chosen

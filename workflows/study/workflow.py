@@ -33,9 +33,10 @@ from temporalio.workflow import ParentClosePolicy
 with workflow.unsafe.imports_passed_through():
     from workflows.catalogue import CLOSE_CYCLE, RESOLVE_REUSE
     from workflows.common.bounds import clip
+    from workflows.common.details import outcome_text, wait_summary
     from workflows.common.events import EventLog, upsert_keywords
     from workflows.common.failures import root_message
-    from workflows.common.gates import GateKeeper, GateRefusedError
+    from workflows.common.gates import DECISIONS_PATCH, GateKeeper, GateRefusedError
     from workflows.constants import (
         KIND_KEY,
         PARENT_KEY,
@@ -89,7 +90,8 @@ class StudyWorkflow:
                              cycle=self.state.cycles + (self.phase == "cycle"),
                              run_id=self.run_id, waiting=self.gates.waiting,
                              needs_plan=self.needs_plan, state=self.state, stop=self.stop_asked,
-                             approvers=list(self.inp.policy.gates.cycle.approvers))
+                             approvers=list(self.inp.policy.gates.cycle.approvers),
+                             refused=self.gates.refusals())
 
     @workflow.signal(name="approve")
     def approve(self, raw: RawValue) -> None:
@@ -137,21 +139,36 @@ class StudyWorkflow:
         Who may stop it: the cycle gate's approvers (empty: anyone); a refusal is recorded.
         """
         asked = read_stop(raw)
-        if asked is None or self.stop_asked is not None:
+        if isinstance(asked, str):
+            if workflow.patched(DECISIONS_PATCH):
+                self._stop_refused("unknown", asked)
+            return
+        if self.stop_asked is not None:
             return
         allowed = self.inp.policy.gates.cycle.approvers
         if allowed and asked.by not in allowed:
-            self.log.add("approval", "info", agent=clip(asked.by, 64), status="stop_refused",
-                         outputs={"reason": f"may not stop this study (allowed: "
-                                            f"{', '.join(allowed)})"})
+            self._stop_refused(clip(asked.by, 64), f"may not stop this study (allowed: "
+                                                   f"{', '.join(allowed)})")
             return
         self.stop_asked = asked
         self.log.add("approval", "info", agent=asked.by, status="stop_asked",
-                     outputs={"comment": asked.comment})
+                     outputs={"comment": asked.comment, "channel": asked.channel or "temporal"})
         if self.gates.waiting is not None:  # a waiting cycle gate is answered by the stop
             with contextlib.suppress(GateRefusedError):
                 self.gates.offer(GateDecision(gate="cycle", decision="reject", by=asked.by,
-                                              comment=asked.comment or "stopped"))
+                                              comment=asked.comment or "stopped",
+                                              channel=asked.channel))
+
+    def _stop_refused(self, by: str, reason: str) -> None:
+        """Record a refused ``stop``, with the gates' refusals (written at once).
+
+        A study from before ``decisions-on-record`` records a ``stop_refused`` event instead.
+        """
+        if workflow.patched(DECISIONS_PATCH):
+            self.gates.refuse_request(by, "stop", reason)
+            return
+        self.log.add("approval", "info", agent=by, status="stop_refused",
+                     outputs={"reason": reason})
 
     # --- the cycle ---------------------------------------------------------------------------
 
@@ -205,6 +222,8 @@ class StudyWorkflow:
         """Enter ``phase``, also as ``AssayPhase`` (how ``assay gates`` finds waiting studies)."""
         self.phase = phase
         upsert_keywords(**{PHASE_KEY.name: phase})
+        self.log.details.set("phase", f"Study {self.state.study_id}, cycle "
+                                      f"{self.state.cycles + (phase == 'cycle')}: **{phase}**")
 
     def _planner_plans(self) -> bool:
         return self.state.goal is not None and self.inp.policy.agents.enabled
@@ -215,14 +234,21 @@ class StudyWorkflow:
             return self.plans.pop(0) if self.plans else None
         self._set_phase("waiting")
         self.needs_plan = True
+        self.log.details.set("gate", f"**Waiting** for a person's plan for cycle "
+                                     f"{self.state.cycles + 1}: `assay plan "
+                                     f"{self.state.study_id} PLAN.json`")
         self.log.add("checkpoint", "info", status="needs_plan",
                      outputs={"cycle": self.state.cycles + 1})
         await self.log.flush()
+        timeout = self.inp.policy.gates.cycle.timeout_s
+        summary = (wait_summary(f"cycle {self.state.cycles + 1} plan", [], timeout)
+                   if workflow.patched(DECISIONS_PATCH) else None)
         with contextlib.suppress(TimeoutError):
             await workflow.wait_condition(
                 lambda: bool(self.plans) or self.stop_asked is not None,
-                timeout=timedelta(seconds=self.inp.policy.gates.cycle.timeout_s))
+                timeout=timedelta(seconds=timeout), timeout_summary=summary)
         self.needs_plan = False
+        self.log.details.set("gate", None)
         return self.plans.pop(0) if self.plans and self.stop_asked is None else None
 
     async def _earlier(self, plan: CyclePlan | None) -> list[DependencyArtifact]:
@@ -280,7 +306,7 @@ class StudyWorkflow:
         gate = await self.gates.ask("cycle", f"cycle {latest.cycle}: {decision.action} — "
                                              f"{clip(decision.reason, 600)}")
         chosen = decided(gate, decision, approved=self.gates.approved(gate),
-                         tree=self.state.tree)
+                         tree=self.state.tree, marked=workflow.patched(DECISIONS_PATCH))
         if chosen is not decision:
             self.state = with_decision(self.state, chosen)
         return chosen
@@ -308,6 +334,7 @@ class StudyWorkflow:
         paths = await self._report(status, started, reason)
         upsert_keywords(**{STATUS_KEY.name: status})
         self._set_phase("done")
+        self.log.details.set("outcome", outcome_text(status, reason))
         latest = self.state.latest()
         return StudyResult(study_id=self.state.study_id, status=status,
                            cycles=self.state.cycles,

@@ -40,6 +40,20 @@ with workflow.unsafe.imports_passed_through():
 
 JOB_GRACE = timedelta(seconds=120)
 """Time an execute attempt gets beyond the job's own timeout (workspace, hashing, hand-back)."""
+EVIDENCE_BASE = timedelta(minutes=5)
+"""Time a verification attempt gets whatever its artifacts weigh."""
+EVIDENCE_BYTES_PER_S = 20 * 1024 * 1024
+"""The pace artifacts are assumed read back at (a slow S3 store): more time per byte."""
+
+
+def evidence_timeout(outcome: ExecutionOutcome) -> timedelta:
+    """How long one ``verify_evidence`` attempt may take: sized to the artifacts it re-reads.
+
+    It heartbeats meanwhile, so a worker that dies is noticed within the heartbeat timeout;
+    this bounds a live worker that reads slowly.
+    """
+    total = sum(artifact.size for artifact in outcome.artifacts)
+    return EVIDENCE_BASE + timedelta(seconds=total / EVIDENCE_BYTES_PER_S)
 
 
 class TaskCalls:
@@ -75,11 +89,15 @@ class TaskCalls:
                            summary=f"Task {req.task_id} · {reviewer.name} reviews {what}")
               for reviewer in REVIEWERS)))
 
+    @property
+    def heartbeat(self) -> timedelta:
+        """The heartbeat timeout of the sandbox's long activities (the run's policy)."""
+        return timedelta(seconds=self.task.policy.heartbeat_timeout_s)
+
     async def prepare(self, asked: PrepareEnvironmentInput) -> PreparedEnvironment:
         """Resolve and provision an environment on the sandbox pool (heartbeating)."""
         return await PREPARE_ENVIRONMENT.run(
-            asked, queues=self.task.queues,
-            heartbeat=timedelta(seconds=max(60.0, self.task.policy.heartbeat_timeout_s)),
+            asked, queues=self.task.queues, heartbeat=self.heartbeat,
             summary=f"Task {self.task.decision.task_id} · prepare environment "
                     f"{asked.environment or 'for its requirements'}")
 
@@ -99,21 +117,21 @@ class TaskCalls:
                             environment=environment),
             queues=self.task.queues,
             start_to_close=timedelta(seconds=job.resources.timeout_s) + JOB_GRACE,
-            heartbeat=timedelta(seconds=self.task.policy.heartbeat_timeout_s),
-            summary=job_summary(task_id, job.filename, attempt))
+            heartbeat=self.heartbeat, summary=job_summary(task_id, job.filename, attempt))
 
     async def environment(self) -> EnvironmentFacts:
         """The job interpreter's Python version and installed distributions."""
         return await PROBE_ENVIRONMENT.run(
-            None, queues=self.task.queues,
+            None, queues=self.task.queues, heartbeat=self.heartbeat,
             summary=f"Task {self.task.decision.task_id} · probe the job environment")
 
     async def verify(self, job: JobSpec, outcome: ExecutionOutcome) -> Verification:
-        """Check the evidence where the sandbox left it."""
+        """Check the evidence where the sandbox left it (heartbeating)."""
         return await VERIFY_EVIDENCE.run(
             VerifyEvidenceInput(task_id=self.task.scope(), job=job,
                                 checks=self.task.decision.checks, outcome=outcome),
-            queues=self.task.queues,
+            queues=self.task.queues, start_to_close=evidence_timeout(outcome),
+            heartbeat=self.heartbeat,
             summary=f"Task {self.task.decision.task_id} · verify the evidence of "
                     f"{job.filename or 'the job'}")
 
@@ -122,5 +140,5 @@ class TaskCalls:
         return await RESCAN_ARTIFACTS.run(
             RescanInput(task_id=self.task.scope(), job=job, outcome=outcome,
                         input_names=[i.name for i in self.task.decision.resolved_inputs]),
-            queues=self.task.queues,
+            queues=self.task.queues, heartbeat=self.heartbeat,
             summary=f"Task {self.task.decision.task_id} · re-scan the working directory")

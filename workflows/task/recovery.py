@@ -17,6 +17,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.common.advisory import advise
     from workflows.common.changes import modified
     from workflows.common.gates import GateKeeper
+    from workflows.constants import in_study
     from workflows.contracts.execution import ExecutionOutcome, TaskStatus
     from workflows.contracts.executive import DiagnoseInput, FailureKind, GateRecord, ReflectionNote
     from workflows.contracts.plan import JobSpec, Scalar
@@ -26,6 +27,9 @@ with workflow.unsafe.imports_passed_through():
     from workflows.task.regression import regressed_metrics
     from workflows.task.state import Finish, TaskState
     from workflows.task.subagent import SubagentMemory
+
+DEFER_WORDS_PATCH = "defer-words-by-context"
+"""A deferred patch says "deferred to the next cycle" only in a study's cycle."""
 
 FAILED_PHASE: dict[FailureKind, Phase] = {
     "rejected": Phase.REVIEW, "execution": Phase.EXECUTE, "verification": Phase.VERIFY}
@@ -128,8 +132,9 @@ class Recovery:
         record = self.state.record_patch(note.patch, note.decision)
         if resolution == "defer":
             record.outcome = "deferred"
-            raise Finish("deferred", f"{diagnosis}; patch {note.patch.patch_id} deferred to the "
-                                     f"next cycle: {note.reason or 'confidence too low'}")
+            raise Finish("deferred", f"{diagnosis}; patch {note.patch.patch_id} "
+                                     f"{self._not_applied(note)}: "
+                                     f"{note.reason or 'confidence too low'}")
         if resolution == "reject":
             record.outcome = "rejected"
             raise Finish("failed", f"{diagnosis}; patch {note.patch.patch_id} was rejected at "
@@ -140,6 +145,15 @@ class Recovery:
                                     "changes": [c.model_dump(mode="json")
                                                 for c in note.patch.changes]})
         return note.patched_job
+
+    def _not_applied(self, note: ReflectionNote) -> str:
+        """Why a deferred patch was not applied; only a study's cycle has a next cycle."""
+        if in_study(self.state.task.run_id) or not workflow.patched(DEFER_WORDS_PATCH):
+            return "deferred to the next cycle"
+        if note.decision == "human":
+            return ("not applied: it needs a person's approval, and the run has no error gate "
+                    "(--human-gate error) to ask for it")
+        return "not applied: too uncertain to apply unasked"
 
     async def resolve(self, note: ReflectionNote) -> str:
         """Apply, reject or defer a recovery, by the seed's confidence thresholds and policy."""

@@ -74,11 +74,13 @@ class TaskState:
         self.log.add("checkpoint", "info", status=nxt.value,
                      outputs={"attempts": dict(self.attempts)})
         upsert_keywords(**{PHASE_KEY.name: nxt.value})
+        self.log.details.set("phase", f"Task {self.task.scope()}: phase **{nxt.value}**")
 
     def set_status(self, status: TaskStatus) -> None:
         """Set the task's status, mirrored in its search attributes."""
         self.status = status
         upsert_keywords(**{STATUS_KEY.name: status, KIND_KEY.name: "task"})
+        self.log.details.set("status", f"Task status: **{status}**")
 
     def bump(self, phase: Phase) -> None:
         """Count one more attempt at ``phase``."""

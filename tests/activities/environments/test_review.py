@@ -48,8 +48,8 @@ async def test_an_import_no_package_of_the_environment_provides_is_rejected(
     assert codes(verdict) == ["module_missing"]
     message = verdict.critical[0].message
     assert "imports 'matplotlib', which no package of environment 'custom'" in message
-    assert ("add matplotlib to the job's requirements, or name environment science" in
-            message)
+    assert ("add matplotlib to the job's requirements (\"requirements\": [\"alpha\", "
+            "\"matplotlib\"]), or name environment science" in message)
     assert "make an environment of exactly those packages" in message
 
 
@@ -60,6 +60,7 @@ async def test_a_provisioned_environment_is_probed_for_imports(
         review_input("import alpha\nimport gamma\n", environment="tiny"))
     assert verdict.details["environment"]["provisioned"]
     assert codes(verdict) == ["module_missing"] and "'gamma'" in verdict.critical[0].message
+    assert '("requirements": ["gamma"])' in verdict.critical[0].message  # the line to add
 
 
 async def test_a_blocked_dependency_rejects_the_job(environments: Environments,

@@ -138,3 +138,16 @@ def test_the_installer_inherits_no_secret_of_the_worker(tmp_path: Path,
     assert "UV_INDEX_URL" not in env  # the index comes from Assay's settings only
     assert env["https_proxy"] == "http://proxy.local:3128" and env["PATH"] == "/usr/bin:/bin"
     assert env["UV_CACHE_DIR"] == str(tmp_path / "cache") and env["UV_NO_CONFIG"] == "1"
+
+
+async def test_a_package_whose_files_nest_too_deep_is_refused_with_its_reason(
+        environments: Environments) -> None:
+    house = environments.sources.find_links
+    assert house is not None
+    make_wheel(house, "deep", "1.0", extra={"deep_data/" + "d/" * 1500 + "x.txt": b"x"})
+    with pytest.raises(EnvironmentProblem) as refused:
+        await environments.prepare(None, ["deep"])
+    assert refused.value.kind == "install_failed"
+    assert "the installed packages are refused" in refused.value.reason
+    assert "nested more than 64 directories deep" in refused.value.reason
+    assert not list(environments.root.glob(".staging-*")), "its staging tree was removed"

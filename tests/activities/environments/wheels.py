@@ -14,11 +14,16 @@ def _record_line(name: str, data: bytes) -> str:
 
 
 def make_wheel(wheelhouse: Path, name: str, version: str, *, requires: tuple[str, ...] = (),
-               module: str | None = None, code: str = "") -> Path:
-    """A pure-Python wheel of ``name`` holding ``<module>.py`` (default: the name)."""
+               module: str | None = None, code: str = "",
+               extra: dict[str, bytes] | None = None) -> Path:
+    """A pure-Python wheel of ``name`` holding ``<module>.py`` (default: the name).
+
+    ``extra`` adds files by their path inside the wheel.
+    """
     module = module or name.replace("-", "_")
     dist = f"{name.replace('-', '_')}-{version}"
     files: dict[str, bytes] = {
+        **(extra or {}),
         f"{module}.py": (code or f"VALUE = {name!r} + ' ' + {version!r}\n").encode(),
         f"{dist}.dist-info/METADATA": "\n".join(
             ["Metadata-Version: 2.1", f"Name: {name}", f"Version: {version}",

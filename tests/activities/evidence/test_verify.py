@@ -5,11 +5,13 @@ from __future__ import annotations
 import hashlib
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
+from temporalio.testing import ActivityEnvironment
 
 from activities.artifacts.store import LocalArtifactStore
-from activities.evidence.verify import evaluate_check, verify
+from activities.evidence.verify import EvidenceVerifier, evaluate_check, verify
 from workflows.contracts.execution import Artifact, ExecutionOutcome, VerifyEvidenceInput
 from workflows.contracts.plan import Check, JobSpec
 
@@ -85,3 +87,16 @@ def test_a_failed_check_prints_its_numbers_as_the_report_does() -> None:
     assert result.reason == "p_value = 0.2363, expected < 0.05"
     assert evaluate_check(Check(metric="n", op=">", value=10), {"n": 3}).reason == \
         "n = 3, expected > 10"
+
+
+async def test_verification_heartbeats_while_it_reads_artifacts_back(
+        store: LocalArtifactStore, tmp_path: Path) -> None:
+    content = os.urandom(1 << 20) * 96  # read back and hashed: longer than a few beats
+    req = request(stored(store, tmp_path, content), content)
+    beats: list[Any] = []
+    env = ActivityEnvironment()
+    env.on_heartbeat = lambda *details: beats.append(details)
+    verifier = EvidenceVerifier(store, heartbeat_every_s=0.005)
+    verification = await env.run(verifier.verify_evidence, req)
+    assert verification.passed, verification.summary
+    assert beats and all(b == ({"phase": "verify"},) for b in beats)

@@ -89,6 +89,7 @@ def test_oom_with_batch_size_already_one_offers_no_patch() -> None:
     note = diagnose(failure("execution", job({"batch_size": 1}), outcome=outcome_from(OOM)))
     assert note.root_cause == "out_of_memory" and note.patch is None
     assert note.decision == "defer" and "batch_size=1" in note.reason
+    assert note.likely_fix == "change_the_code"  # no smaller batch is left to suggest
 
 
 def test_oom_without_a_work_argument_says_which_argument_would_help() -> None:
@@ -96,6 +97,17 @@ def test_oom_without_a_work_argument_says_which_argument_would_help() -> None:
                             outcome=outcome_from(OOM)))
     assert note.patch is None and note.decision == "defer"
     assert "batch_size" in note.reason and "resources.memory_mb" in note.reason
+    # The job has no batch size: the fix named is not to reduce one.
+    assert (note.root_cause, note.likely_fix) == ("out_of_memory", "change_the_code")
+
+
+def test_a_deferral_speaks_of_a_next_cycle_only_in_a_study() -> None:
+    plain = diagnose(failure("execution", job({"seed": 3}), outcome=outcome_from(OOM)))
+    assert plain.decision == "defer" and "cycle" not in plain.reason
+    assert plain.reason.endswith("not retried automatically: the task ends deferred)")
+    cycle = failure("execution", job({"seed": 3}), outcome=outcome_from(OOM)).model_copy(
+        update={"run_id": "assay-study-fit-1a2b3c4d5e.cycle-2"})
+    assert diagnose(cycle).reason.endswith("deferred to the next planning cycle)")
 
 
 def test_oom_does_not_halve_fractions() -> None:
@@ -138,6 +150,7 @@ def test_timeout_at_the_ceiling_without_iterations_defers() -> None:
     note = diagnose(failure("execution", spec, outcome=timed_out(),
                             policy=ReviewPolicy(max_timeout_s=900)))
     assert note.patch is None and note.decision == "defer" and "faster" in note.reason
+    assert (note.root_cause, note.likely_fix) == ("timeout", "change_the_code")
 
 
 # --- execution: other outcomes -------------------------------------------------------------

@@ -196,6 +196,22 @@ def test_carried_tasks_links_and_the_latest_plan(
     assert '  t1["fit<br/>completed"]:::completed' in dag
 
 
+async def test_a_carried_task_no_later_plan_had_is_marked_dropped(tmp_path: Path) -> None:
+    plot = result("plot", status="failed", reason="exit 1: no display")
+    runs = [cycle_report(1, [result("prep"), result("fit", metrics={"f1": 0.5}), plot], 1.0),
+            *three_cycles()[1:]]
+    state = await study_of(tmp_path / "runs", runs)
+    assert [(c.task_id, c.cycle) for c in state.carried] == [("plot", 1)]
+    ended = await write(tmp_path, state, status="completed")
+    carried = section(Path(ended.summary_md).read_text(encoding="utf-8"), "Carried tasks")
+    assert "never completed" in carried and "before the study ended" in carried
+    assert ("| plot | 1 | failed | exit 1: no display | exit 1: no display | dropped: the plans "
+            "of cycles 2-3 have no task plot |") in carried
+    running = await write(tmp_path, state.model_copy(update={"cycles": 1}))
+    carried = section(Path(running.summary_md).read_text(encoding="utf-8"), "Carried tasks")
+    assert "| carried to the next cycle |" in carried and "until a task of the same id" in carried
+
+
 def test_the_json_reads_back_as_the_state_with_status_and_files(
         written: tuple[Path, StudyState, str]) -> None:
     root, state, _ = written

@@ -94,6 +94,27 @@ async def test_a_task_whose_file_is_gone_is_reported_as_its_run_received_it(
     assert "/data/runs/r/tasks/t.json" in summary
 
 
+async def test_a_reset_execution_writes_its_report_beside_the_first(tmp_path: Path) -> None:
+    writer = ReportWriter(tmp_path)
+    task = TaskResult(task_id="a", status="completed", status_reason="ok")
+    first, again = "0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b", "0190a1b2-c3d4-7e5f-9b8a-5b4a3f2e1d0c"
+    await write(writer, report([task]).model_copy(
+        update={"execution": first, "first_execution": first}))
+    await write(writer, report([task], reason="re-run").model_copy(
+        update={"execution": again, "first_execution": first}))
+    runs = tmp_path / "run-1"
+    reset = runs / "reset-5b4a3f2e1d0c"
+    for folder, reason in ((runs, "completed: 1 completed"), (reset, "re-run")):
+        results = RunReport.model_validate_json(
+            (folder / "execution_results_20260101_000000.json").read_text(encoding="utf-8"))
+        assert results.status_reason == reason
+        assert (folder / "ledger.jsonl").is_file()
+    summary = (reset / "execution_summary_20260101_000000.md").read_text(encoding="utf-8")
+    assert f"- Execution: `{again}`, a reset of `{first}`" in summary
+    assert "- Execution:" not in (runs / "execution_summary_20260101_000000.md").read_text(
+        encoding="utf-8")
+
+
 @pytest.mark.parametrize(("run_id", "task_id", "branch"), [
     ("../../outside", "a", None), ("/tmp/outside", "a", None), ("..", "a", None),
     ("run-1", "../../../outside", None), ("run-1", "a", "x/../../../../outside")])

@@ -6,11 +6,13 @@ nothing is imported to answer, nothing reaches the network.
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
 import pytest
 
+from activities.common.trees import remove_tree
 from activities.research.docs import DocsFolder, Refused
 from activities.research.symbols import NotFound, find
 from activities.research.tool import LOOKUP_TOOL, DocsResearcher
@@ -94,6 +96,22 @@ def test_the_docs_folder_gives_a_file_and_lists_its_files(docs: Path) -> None:
     assert not error
     assert "guides/fitting.md" in listing and "notes.txt" in listing
     assert ".env" not in listing and "escape.md" not in listing
+
+
+def test_a_docs_folder_nested_deep_is_listed_down_to_the_walks_depth(docs: Path) -> None:
+    fd = os.open(docs, os.O_RDONLY)
+    for _ in range(1500):
+        os.mkdir("d", dir_fd=fd)
+        inner = os.open("d", os.O_RDONLY, dir_fd=fd)
+        os.close(fd)
+        fd = inner
+    os.close(fd)
+    try:
+        listing, error = ask(DocsResearcher(docs), "docs:")
+        assert not error
+        assert "guides/fitting.md" in listing and "notes.txt" in listing
+    finally:
+        remove_tree(docs / "d")  # pytest's own clean-up would recurse
 
 
 @pytest.mark.parametrize("path", ["../outside.txt", "guides/../../outside.txt", "/etc/passwd",

@@ -10,7 +10,9 @@ from pathlib import Path
 import pytest
 from temporalio.testing import WorkflowEnvironment
 
+from activities.common.trees import remove_tree
 from activities.sandbox.retention import WorkspaceJanitor, temporal_closed_at
+from tests.activities.sandbox.test_sandbox import wait_until
 
 DAY = 24 * 3600.0
 NOW = time.time()
@@ -63,6 +65,62 @@ async def test_a_run_that_cannot_be_asked_about_is_kept(tmp_path: Path) -> None:
     janitor = WorkspaceJanitor(tmp_path, retention_s=7 * DAY, closed_at=unreachable)
     assert await janitor.sweep(now=NOW) == []
     assert (tmp_path / "finished").exists()
+
+
+def nest(path: Path, levels: int) -> None:
+    """``levels`` directories inside ``path``, as a job that nests them leaves them."""
+    fd = os.open(path, os.O_RDONLY)
+    for _ in range(levels):
+        os.mkdir("d", dir_fd=fd)
+        inner = os.open("d", os.O_RDONLY, dir_fd=fd)
+        os.close(fd)
+        fd = inner
+    os.close(fd)
+
+
+async def test_a_run_with_a_deep_tree_is_removed_and_one_that_fails_does_not_stop_the_sweep(
+        tmp_path: Path) -> None:
+    async def closed_at(run_id: str) -> float | None:
+        if run_id == "broken":
+            raise ValueError("an answer the janitor did not expect")
+        return NOW - 8 * DAY
+
+    nest(attempt(tmp_path, "deep", NOW), 1500)
+    attempt(tmp_path, "deep", NOW - 9 * DAY)  # last written nine days ago
+    for run_id in ("broken", "plain"):
+        attempt(tmp_path, run_id, NOW - 9 * DAY)
+    janitor = WorkspaceJanitor(tmp_path, retention_s=7 * DAY, closed_at=closed_at)
+    try:
+        assert await janitor.sweep(now=NOW) == ["deep", "plain"]
+        assert [p.name for p in tmp_path.iterdir()] == ["broken"]
+    finally:
+        remove_tree(tmp_path / "deep")  # pytest's own clean-up would recurse
+
+
+class FailsOnce(WorkspaceJanitor):
+    """A janitor whose first sweep raises what no one foresaw; counts its sweeps."""
+
+    sweeps = 0
+
+    async def sweep(self, now: float | None = None) -> list[str]:
+        self.sweeps += 1
+        if self.sweeps == 1:
+            raise RecursionError("maximum recursion depth exceeded")
+        return await super().sweep(now)
+
+
+async def test_the_janitor_keeps_sweeping_after_any_error(tmp_path: Path) -> None:
+    async def closed_at(run_id: str) -> float | None:
+        return NOW - 8 * DAY
+
+    attempt(tmp_path, "finished", NOW - 9 * DAY)
+    janitor = FailsOnce(tmp_path, retention_s=7 * DAY, closed_at=closed_at)
+    janitor.start(every_s=0.01)
+    try:
+        assert await wait_until(lambda: not (tmp_path / "finished").exists())
+    finally:
+        await janitor.stop()
+    assert janitor.sweeps >= 2
 
 
 @pytest.mark.integration

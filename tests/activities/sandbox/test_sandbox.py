@@ -18,8 +18,14 @@ from activities.artifacts.store import LocalArtifactStore
 from activities.sandbox.job import Sandbox
 from workflows.contracts.execution import DependencyArtifact, ExecuteJobInput, ExecutionOutcome
 from workflows.contracts.plan import InputFile, JobSpec, Resources, Scalar
+from workflows.runs import short_execution
 
 RUN = "run-1"
+
+
+def attempt_dir(n: int = 1) -> str:
+    """An attempt's directory as ``run`` lays it out: named by the (test) task workflow's run id."""
+    return f"attempt-{n}-{short_execution(ActivityEnvironment().info.workflow_run_id or '')}"
 
 
 @pytest.fixture
@@ -113,7 +119,7 @@ async def test_normal_job_gets_args_inputs_deps_and_reports_metrics_and_artifact
 
     assert outcome.outcome == "succeeded", outcome.reason + outcome.stderr_tail
     assert outcome.exit_code == 0 and outcome.stdout_tail == "done\n"
-    workspace = work_dir / RUN / "t1" / "attempt-1"
+    workspace = work_dir / RUN / "t1" / attempt_dir()
     assert outcome.workspace == str(workspace)
     assert outcome.metrics == {
         "n": 3, "name": "x y", "flag": "true", "args": {"n": 3, "name": "x y", "flag": True},
@@ -133,7 +139,7 @@ async def test_normal_job_gets_args_inputs_deps_and_reports_metrics_and_artifact
 
 async def test_retry_of_an_attempt_starts_from_an_empty_directory(
         sandbox: Sandbox, work_dir: Path) -> None:
-    stale = work_dir / RUN / "t1" / "attempt-2"
+    stale = work_dir / RUN / "t1" / attempt_dir(2)
     (stale / "sub").mkdir(parents=True)
     (stale / "sub" / "half-written.csv").write_text("junk")
     outcome = await run(sandbox, "open('fresh.txt', 'w').write('ok')", attempt=2)
@@ -299,7 +305,7 @@ async def test_cancellation_kills_every_process_of_the_job(sandbox: Sandbox,
             "pathlib.Path('started').write_text('yes')\ntime.sleep(60)\n")
     env = ActivityEnvironment()
     task = asyncio.ensure_future(run(sandbox, code, env, timeout_s=60.0))
-    started = work_dir / RUN / "t1" / "attempt-1" / "started"
+    started = work_dir / RUN / "t1" / attempt_dir() / "started"
 
     def job_processes() -> list[psutil.Process]:
         found: list[psutil.Process] = []

@@ -14,7 +14,14 @@ from temporalio.testing import ActivityEnvironment
 
 from activities.sandbox.hierarchy import CgroupSupport, cgroup_support
 from activities.sandbox.job import Sandbox
-from tests.activities.sandbox.test_sandbox import RUN, job_uid, processes_of, run, wait_until
+from tests.activities.sandbox.test_sandbox import (
+    RUN,
+    attempt_dir,
+    job_uid,
+    processes_of,
+    run,
+    wait_until,
+)
 
 SUPPORT = cgroup_support()
 needs_cgroup = pytest.mark.skipif(not SUPPORT.available,
@@ -93,7 +100,7 @@ async def test_every_process_of_a_job_is_in_its_cgroup_which_goes_with_the_job(
             "pathlib.Path('started').write_text('yes')\ntime.sleep(60)\n")
     env = ActivityEnvironment()
     task = asyncio.ensure_future(run(sandbox, code, env, memory_mb=200, timeout_s=60.0))
-    assert await wait_until((work_dir / RUN / "t1" / "attempt-1" / "started").exists, 10)
+    assert await wait_until((work_dir / RUN / "t1" / attempt_dir() / "started").exists, 10)
     sleepers = [p for p in psutil.process_iter(["cmdline"])
                 if p.info["cmdline"] == ["sleep", marker]]
     assert len(sleepers) == 3

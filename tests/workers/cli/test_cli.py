@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import socket
 import sys
 from datetime import UTC, datetime
@@ -14,12 +15,13 @@ from temporalio.testing import WorkflowEnvironment
 from typer.testing import CliRunner
 
 from tests.e2e_support import EXAMPLE, ROOT, wait_for
+from workers.cli.gates import GateName
 from workers.cli.main import app
 from workers.cli.show import outcome_lines, summary_lines
 from workflows.agents.roles import RunAnswer
 from workflows.agents.spend import ModelSpend, Usage
 from workflows.client import waiting_for_plan
-from workflows.contracts.results import ResearchResult, RunProgress
+from workflows.contracts.results import ResearchResult, RunProgress, RunReport
 
 runner = CliRunner()
 
@@ -64,6 +66,33 @@ def test_unreachable_temporal_is_explained(nowhere: str) -> None:
     assert "cannot reach Temporal" in result.stderr and "assay up" in result.stderr
 
 
+def test_report_reads_the_report_file_when_temporal_is_down(nowhere: str,
+                                                            tmp_path: Path) -> None:
+    when = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
+    written = RunReport(run_id="assay-run-p-0123456789", plan_name="p", plan_sha256="0" * 64,
+                        status="completed", timestamp="20261122_120000", started_at=when,
+                        finished_at=when, tasks=[])
+    folder = tmp_path / "assay" / "runs" / written.run_id
+    folder.mkdir(parents=True)
+    (folder / "execution_results_20261122_120000.json").write_text(written.model_dump_json())
+    result = runner.invoke(app, ["report", written.run_id])
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.startswith("# Execution summary")
+    assert "Temporal cannot be reached; showing the report file" in result.stderr
+    result = runner.invoke(app, ["report", written.run_id, "--json"])
+    assert result.exit_code == 0 and RunReport.model_validate_json(result.stdout) == written
+    result = runner.invoke(app, ["report", "assay-run-none-0123456789"])  # no file: as before
+    assert result.exit_code == 3 and "cannot reach Temporal" in result.stderr
+
+
+def test_human_gate_help_lists_every_gate_it_accepts() -> None:
+    shown = runner.invoke(app, ["run", "--help"], env={"COLUMNS": "200"}).stdout
+    text = " ".join(re.sub(r"[\u2500-\u257f]", " ", shown).split())  # without the box
+    assert "Make a gate (plan, step, error, result, branch) wait for a person" in text
+    assert "a study's cycle gate is set by `assay study`" in text
+    assert {g.value for g in GateName} <= set(re.findall(r"\w+", text))
+
+
 def test_status_of_unknown_run_is_a_clear_error(dev_env: WorkflowEnvironment,
                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ASSAY_TEMPORAL_ADDRESS", dev_env.client.service_client.config.target_host)
@@ -98,6 +127,9 @@ async def test_run_wait_json_prints_results_and_report_renders(served: dict[str,
     code, out, _ = await cli(served, "runs")
     listed = [line.split() for line in out.splitlines()]
     assert code == 0 and [results["run_id"], "completed"] in [row[:2] for row in listed]
+    code, _, err = await cli(served, "run", str(EXAMPLE))  # the plan's first run exists
+    assert code == 1 and "pass --again to start another run of it" in err
+    assert "again=True" not in err and "already exists: assay-run-iris" in err
 
 
 async def test_gates_are_listed_and_decided_from_the_cli(served: dict[str, str]) -> None:
@@ -123,13 +155,16 @@ async def test_gates_are_listed_and_decided_from_the_cli(served: dict[str, str])
     code, out, err = await cli(served, "approve", run_id, "--gate", "plan", "--by", "ada",
                                "--comment", "go ahead")
     assert code == 0, err
-    assert out.strip() == "plan gate approved by ada"
+    assert out.startswith("plan gate approved by ada via cli, ")  # then when, UTC
+    assert out.strip().endswith(' UTC: "go ahead"')
 
     async def completed() -> bool:
         code, out, _ = await cli(served, "status", run_id)
         return code == 0 and f"run {run_id}: completed" in out
 
     await wait_for(completed, timeout=60, what="the approved run to complete", every=0.5)
+    code, out, _ = await cli(served, "status", run_id)  # who decided, how, when, and why
+    assert "  plan gate approved by ada via cli, " in out and ' UTC: "go ahead"' in out
     code, _, err = await cli(served, "approve", run_id, "--gate", "plan", "--by", "ada")
     assert code == 1 and "None" not in err
     assert f"refused: run {run_id} has finished (completed); its gates are closed" in err
@@ -162,6 +197,10 @@ async def test_status_answers_on_a_run_with_refused_decisions(
     code, out, err = await cli(served, "status", run_id)
     assert code == 0, err
     assert "waiting at the plan gate since" in out and "4 decisions refused" in out
+    assert "  refused (4 latest): eve: 'eve' may not decide the plan gate" in out
+    code, out, err = await cli(served, "gates")
+    assert code == 0 and f"{run_id} --gate plan  (waiting since " in out, err
+    assert f", 4 refused (assay status {run_id}))" in out
     code, out, err = await cli(served, "status", run_id, "--json")
     assert code == 0 and json.loads(out)["waiting"]["refused_count"] == 4, err
     code, _, err = await cli(served, "approve", run_id, "--gate", "plan", "--by", "ada")

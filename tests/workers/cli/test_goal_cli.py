@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import socket
 from pathlib import Path
 
@@ -21,9 +22,11 @@ from typer.testing import CliRunner
 from activities.llm.recording import recorded_path
 from tests.e2e_support import EXAMPLE
 from workers.cli.main import app
+from workers.cli.run import build_request
 from workers.intake.recordings import recording_name, recordings_folder
 from workers.intake.runpolicy import AgentFlags, PolicyError, build_policy
 from workers.settings import Settings
+from workflows.contracts.policy import RunPolicy
 
 runner = CliRunner()
 RECORDING = '{"key": "k1", "response": {"content": []}, "v": 1}\n'
@@ -71,9 +74,27 @@ def test_bad_goals_exit_2(nowhere: Path, goal: str, message: str) -> None:
     refused(["run", goal], message)
 
 
-def test_a_directory_is_neither_a_plan_nor_a_goal(nowhere: Path) -> None:
+def test_a_directory_without_a_plan_file_is_neither_a_plan_nor_a_goal(nowhere: Path) -> None:
     (nowhere / "study").mkdir()
-    refused(["run", "study"], "study: is a directory; pass the plan file in it")
+    refused(["run", "study"], "study: is a directory with no plan file in it (one of "
+                              "plan.json or pending_actions.json)")
+
+
+def test_a_folder_runs_its_plan_json_else_its_pending_actions_json(nowhere: Path) -> None:
+    settings = Settings()
+    folder = nowhere / "iris"
+    shutil.copytree(EXAMPLE.parent, folder)
+    older = build_request(str(folder), [], settings, RunPolicy())
+    assert older == build_request(str(folder / "pending_actions.json"), [], settings,
+                                  RunPolicy())
+    plan = json.loads(EXAMPLE.read_text())
+    plan.pop("meeting_id", None)
+    plan["decisions"] = plan["decisions"][:1]
+    (folder / "plan.json").write_text(json.dumps(plan))
+    newer = build_request(str(folder), [], settings, RunPolicy())
+    assert newer.plan is not None and len(newer.plan.decisions) == 1
+    assert newer.plan_name == "iris"  # named after its folder, as pending_actions.json is
+    refused(["run", str(folder), "--data", str(EXAMPLE)], "--data goes with a goal in words")
 
 
 def test_bad_data_files_exit_2(nowhere: Path) -> None:

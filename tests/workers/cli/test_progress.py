@@ -6,6 +6,7 @@ Rendering is tested from snapshots alone (no server); the end-to-end path is in 
 from __future__ import annotations
 
 import io
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -105,6 +106,18 @@ def test_changes_are_printed_once_with_counts_and_heartbeats_are_throttled() -> 
         "02:30:12  +12 s  tasks 1/2 done",
         "02:30:12  +12 s  task 2: execute_job 12 s, 4.1 KiB out; last output: epoch 3"]
     assert not Changes(beats=False).lines(snap(1, {}, {"1": job()}))[1:]
+
+
+def test_a_new_attempt_is_said_at_once_with_why_the_last_one_failed() -> None:
+    """The elapsed time restarts with each attempt: the line says a new one began."""
+    changes = Changes(beats=True)
+    changes.lines(snap(1, {"1": "running"}, {"1": job(started=0)}))
+    retried = replace(job(line="", out=0, started=4), attempt=2,
+                      last_failure="DiskFull: the work root has 0 bytes free")
+    assert changes.lines(snap(5, {"1": "running"}, {"1": retried})) == [
+        "02:30:05  +5 s  task 1: execute_job attempt 2 1 s, 0 B out; attempt 1 failed: "
+        "DiskFull: the work root has 0 bytes free"]
+    assert changes.lines(snap(6, {"1": "running"}, {"1": retried})) == []  # said once
 
 
 def test_a_job_that_prints_nothing_gets_its_first_beat_line_after_the_throttle() -> None:

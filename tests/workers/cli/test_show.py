@@ -13,7 +13,9 @@ from temporalio.testing import ActivityEnvironment
 from activities.artifacts.store import LocalArtifactStore, StoredFile, StoreUnavailableError
 from activities.reports.markdown import render_markdown
 from activities.reports.writer import ReportWriter
-from workers.cli.show import load_report, outcome_lines
+from workers.cli.show import load_report, outcome_lines, report_file, summary_lines
+from workflows.agents.spend import ModelSpend, Usage
+from workflows.contracts.executive import GateRecord
 from workflows.contracts.results import (
     ReportPaths,
     ResearchResult,
@@ -79,6 +81,11 @@ def test_a_runs_row_has_task_counts_duration_and_a_printable_goal() -> None:
     running = RunSummary(run_id="r", status="running", start_time="2026-11-24T02:00:00+00:00")
     assert run_row(running, datetime(2026, 11, 24, 2, 0, 42, tzinfo=UTC))[1:5] == [
         "running", "-", "2026-11-24 02:00", "42 s"]
+    reset = RunSummary(run_id="r", status="running", start_time="2026-11-24T02:00:00+00:00",
+                       execution="0190a1b2-c3d4-7e5f-9b8a-5b4a3f2e1d0c")
+    assert run_row(reset, datetime(2026, 11, 24, 2, 0, 42, tzinfo=UTC))[0] == "r"
+    assert run_row(reset, datetime(2026, 11, 24, 2, 0, 42, tzinfo=UTC),
+                   execution=True)[0] == "r @5b4a3f2e1d0c", "a reset run: one row per execution"
 
 
 
@@ -121,3 +128,50 @@ async def test_a_store_out_of_reach_fails_the_report_for_a_retry_that_then_store
                                             WriteReportInput(report=written))
     assert paths.results_sha256 and paths.summary_sha256
     assert ledger.read_text().splitlines() == lines  # written once, not again
+
+
+def test_a_rejected_run_says_who_rejected_it_when_and_why(tmp_path: Path) -> None:
+    gate = GateRecord(gate="plan", status="rejected", opened_at=WHEN, decided_at=WHEN,
+                      by="ada", comment="the split leaks the test set")
+    lines = summary_lines(result(tmp_path, status="rejected", gates=[gate]))
+    assert ("  rejected at the plan gate by ada on 2026-11-22 12:00: the split leaks the test "
+            "set") in lines
+    silent = gate.model_copy(update={"comment": "", "task_id": "2", "gate": "step"})
+    assert "  rejected at the step gate of task 2 by ada on 2026-11-22 12:00 (no comment " \
+           "given)" in summary_lines(result(tmp_path, status="rejected", gates=[silent]))
+
+
+def test_wait_prints_each_reason_whole_and_wrapped(tmp_path: Path) -> None:
+    """The result keeps 400 characters of a reason ("…[254 more]"); its report keeps all."""
+    reason = " ".join(f"word{n}" for n in range(200))
+    run = result(tmp_path, tasks=[TaskSummary(task_id="a", status="failed",
+                                              status_reason=reason[:40] + "…[1234 more]")])
+    lines = outcome_lines(run, "http://ui", reasons={"a": reason})
+    start = lines.index(next(x for x in lines if x.startswith("  task a")))
+    task = [x for x in lines[start:] if x.startswith("  ")]
+    assert " ".join(" ".join(x.split()[3:] if i == 0 else x.split())
+                    for i, x in enumerate(task)) == reason
+    assert "more]" not in "\n".join(lines) and max(len(x) for x in task) <= 100
+    assert all(x.startswith(" " * len("  task a        failed        ")) for x in task[1:])
+
+
+def test_a_replayed_run_says_its_cost_was_not_spent(tmp_path: Path) -> None:
+    spend = ModelSpend(calls=2, usage=Usage(input_tokens=10, output_tokens=5, cost_usd=0.072))
+    run = result(tmp_path, model=spend)
+    replayed = next(x for x in summary_lines(run, replayed=True) if x.startswith("  model:"))
+    assert replayed.endswith("$0.0720 (replayed from a recording: the cost is the recorded "
+                             "one; nothing was spent)")
+    live = next(x for x in summary_lines(run) if x.startswith("  model:"))
+    assert live.endswith("$0.0720")
+
+
+def test_the_report_file_is_the_newest_results_json_of_the_run(tmp_path: Path) -> None:
+    folder = tmp_path / "assay-run-p-1"
+    folder.mkdir()
+    for stamp in ("20261122_120000", "20261123_120000"):
+        (folder / f"execution_results_{stamp}.json").write_text("{}")
+    assert report_file(tmp_path, "assay-run-p-1") == (
+        folder / "execution_results_20261123_120000.json")
+    assert report_file(tmp_path, "assay-run-none") is None
+    for hostile in ("..", "../assay-run-p-1", "", "."):
+        assert report_file(tmp_path / "sub", hostile) is None

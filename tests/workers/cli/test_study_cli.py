@@ -273,12 +273,13 @@ async def test_a_study_driven_from_the_command_line(
         assert code == 1 and "already refuted" in err
         code, out, err = await cli(study_env, "approve", study, "--gate", "cycle",
                                    "--choose", "pivot:H2")
-        assert code == 0 and out.strip() == "cycle gate approved by ada: pivot:H2 chosen", err
+        assert code == 0 and out.startswith("cycle gate approved by ada via cli, "), err
+        assert out.strip().endswith(" UTC: pivot:H2 chosen")
 
         await waits("the second cycle gate", lambda p: p.waiting is not None and
                     p.state.cycles == 2)
         code, out, err = await cli(study_env, "approve", study, "--gate", "cycle")
-        assert code == 0 and out.strip() == "cycle gate approved by ada", err
+        assert code == 0 and out.startswith("cycle gate approved by ada via cli, "), err
         await waits("the study to ask for its third plan", lambda p: p.needs_plan)
         code, out, _ = await cli(study_env, "study", "status", study)
         assert f"waiting for the plan of cycle 3: assay plan {study} PLAN.json" in out
@@ -296,8 +297,8 @@ async def test_a_study_driven_from_the_command_line(
         out_b, err_b = await asyncio.wait_for(follower.communicate(), timeout=90)
         followed, shown = out_b.decode(), err_b.decode()
         assert follower.returncode == 0, shown
-        assert (f"cycle 1 ({cycle_run_id(study, 1)}): completed, score = 0.5; pivot (ada): "
-                "ada chose pivot:H2") in shown
+        assert (f"cycle 1 ({cycle_run_id(study, 1)}): completed, score = 0.5; pivot (ada via "
+                "cli, ") in shown and " UTC): ada chose pivot:H2" in shown
         assert f"cycle 2 ({cycle_run_id(study, 2)}): completed, score = 0.95; iterate" \
             in shown
         assert f"waiting for the plan of cycle 3: assay plan {study}" in shown

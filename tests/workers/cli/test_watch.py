@@ -9,7 +9,14 @@ from typing import Any
 import pytest
 
 from activities.events.schema import StoredEvent
-from workers.cli.watch import Refusals, describe, refusal_line, watch_json, watch_line
+from workers.cli.watch import (
+    Executions,
+    Refusals,
+    describe,
+    refusal_line,
+    watch_json,
+    watch_line,
+)
 from workflows.common.bounds import clip
 from workflows.contracts.execution import EventRecord
 from workflows.contracts.executive import REFUSAL_CHARS, GateRecord
@@ -47,6 +54,9 @@ def event(event_type: str, subtype: str = "info", *, seq: int = 1, node: str = "
     (event("approval", "complete", agent_name="ada", status="approved",
            inputs={"gate": "plan"}, outputs={"comment": "go"}),
      "the plan gate was approved by ada: go"),
+    (event("approval", "complete", agent_name="ada", status="approved",
+           inputs={"gate": "plan", "channel": "cli"}, outputs={"comment": "go"}),
+     "the plan gate was approved by ada via cli: go"),
     (event("approval", "error", agent_name="eve", status="refused",
            outputs={"reason": "'eve' may not decide"}),
      "a decision by eve was refused: 'eve' may not decide"),
@@ -115,3 +125,12 @@ def test_a_refusal_reads_the_same_from_the_query_and_from_its_event() -> None:
     assert from_event == "a decision by mallory was refused: 'mallory' may not decide"
     assert refusal_line("2", "no reason given") == (
         "task 2      a decision was refused: no reason given")
+
+
+def test_a_reset_execution_is_announced_where_its_events_begin() -> None:
+    executions = Executions()
+    older = event("checkpoint", seq=1, execution="")
+    first = [event("checkpoint", seq=n, execution="run-one") for n in (2, 3)]
+    reset = [event("checkpoint", seq=n, execution="run-two") for n in (4, 5)]
+    seen = [executions.new(e) for e in (older, *first, *reset, first[0])]
+    assert seen == [None, None, None, "run-two", None, None]

@@ -7,12 +7,14 @@ from pathlib import Path
 from typing import Any, Literal
 
 import pytest
+from temporalio.api.sdk.v1 import WorkflowMetadata
 from temporalio.client import WorkflowHandle, WorkflowUpdateFailedError
 from temporalio.testing import WorkflowEnvironment
 
 from activities.reflection.reflection import diagnose as diagnose_rules
 from tests.e2e_support import wait_for
 from tests.workflows.harness import Harness, task
+from workflows.client import AssayClient
 from workflows.contracts.executive import (
     DiagnoseInput,
     GateDecision,
@@ -215,4 +217,60 @@ async def test_low_confidence_patch_without_a_human_error_gate_is_deferred(
     result = await harness.run([task("a", behave="oom_above:32", batch_size=64)])
     only = result.tasks[0]
     assert only.status == "deferred"
-    assert "deferred to the next cycle" in only.status_reason
+    assert "to ask for it" in only.status_reason  # "...the run has no error gate ... to ask for it"
+    assert "next cycle" not in only.status_reason  # a plain run has no next cycle
+
+
+async def test_a_malformed_decision_sent_while_the_run_waits_is_refused_naming_the_field(
+        time_env: WorkflowEnvironment, task_queue: str, tmp_path: Path) -> None:
+    """``task`` for ``task_id``: refused at once, in the events, progress and details."""
+    harness = Harness(time_env, task_queue, tmp_path)
+    async with harness.worker():
+        handle = await start(harness, [task("a")], **human("result", approvers=["ada"]))
+        child = time_env.client.get_workflow_handle(f"{handle.id}.task-a")
+        await task_gate_waiting(child, "result")
+        await handle.signal("approve", {"gate": "result", "decision": "approve", "by": "ada",
+                                        "task": "a"})
+
+        def refusals() -> list[str]:
+            return [str(e.outputs.get("reason")) for e in harness.sink.events.values()
+                    if e.status == "refused"]
+
+        async def recorded() -> bool:  # written while the run still waits, not at its end
+            return bool(refusals())
+        await wait_for(recorded, timeout=20, what="the refusal in the event store")
+        assert "unknown field 'task' (did you mean 'task_id'?" in refusals()[0]
+        progress = await handle.query(ResearchWorkflow.progress)
+        assert progress.tasks["a"] == "running" and len(progress.refused) == 1
+        assert progress.refused[0].startswith("ada: malformed decision: unknown field 'task'")
+        details = (await handle.query("__temporal_workflow_metadata",
+                                      result_type=WorkflowMetadata)).current_details
+        assert "Latest refused decision (1 so far): ada: malformed decision" in details
+        assert "Tasks: 1 running; running: a (a task that waits for a person" in details
+        waits = (await child.query("__temporal_workflow_metadata",
+                                   result_type=WorkflowMetadata)).current_details
+        assert "Task status: **running**" in waits and "Task a: phase **human_gate**" in waits
+        assert "**Waiting** at the result gate since" in waits and "for ada (then" in waits
+        await handle.signal("approve", GateDecision(gate="result", task_id="a",
+                                                    decision="approve", by="ada",
+                                                    comment="checked", channel="cli"))
+        report = harness.report_of(await handle.result())
+    (gate,) = report.tasks[0].provenance.approvals
+    assert (gate.status, gate.by, gate.comment, gate.channel) == (
+        "approved", "ada", "checked", "cli")
+    assert gate.decided_text().startswith('approved by ada via cli, ')
+    assert gate.decided_text().endswith('UTC: "checked"')
+
+
+async def test_a_decision_sent_from_python_is_recorded_as_such(
+        time_env: WorkflowEnvironment, task_queue: str, tmp_path: Path) -> None:
+    harness = Harness(time_env, task_queue, tmp_path)
+    async with harness.worker():
+        handle = await start(harness, [task("a")], **human("plan"))
+        await plan_gate_waiting(handle)
+        record = await AssayClient(time_env.client, task_queue=task_queue).decide(
+            handle.id, GateDecision(gate="plan", decision="approve", by="ada", comment="ok"))
+        result = await handle.result()
+    assert record.channel == "python" and result.gates[0].channel == "python"
+    person = result.gates[0].person()
+    assert person is not None and (person.by, person.comment) == ("ada", "ok")

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 from pydantic import BaseModel, ValidationError, field_validator
 
-from workflows.common.validation import FieldError, field_errors, field_path
+from workflows.common.validation import FieldError, field_errors, field_path, worded_errors
+from workflows.contracts.executive import GateDecision
 
 
 class Item(BaseModel):
@@ -63,3 +64,14 @@ def test_plain_drops_pydantics_prefix_before_a_validators_own_message() -> None:
         FieldError("name", "Value error, name 'abcd' is longer than 3 characters")]
     assert field_errors(caught.value, plain=True) == [
         FieldError("name", "name 'abcd' is longer than 3 characters")]
+
+
+def test_worded_errors_name_an_unknown_field_with_the_nearest_and_a_missing_one() -> None:
+    with pytest.raises(ValidationError) as caught:
+        GateDecision.model_validate({"gate": "result", "by": "ada", "task": "a",
+                                     "set": {"args.x": [1]}})
+    words = worded_errors(caught.value, GateDecision, whole="payload")
+    assert words[0] == "missing field 'decision'"
+    assert words[-1].startswith("unknown field 'task' (did you mean 'task_id'? fields: gate, ")
+    assert all(w.startswith("set.args.x") for w in words[1:-1]), words  # pydantic's words
+    assert worded_errors(caught.value, GateDecision, plain=False)[0] == "decision: Field required"

@@ -43,7 +43,8 @@ async def test_a_result_gate_holds_the_run_open_until_it_is_closed(
     async with harness.worker():
         handle = await held_open(harness)
         tree = await update(handle, "steer_run", {"action": "close", "by": "ada"})
-        assert tree.steering == ["ada: close"]
+        (steered,) = tree.steering  # who, through which channel (none named: temporal), when
+        assert steered.startswith("ada: close [via temporal, ") and steered.endswith(" UTC]")
         result = await handle.result()
     assert result.status == "completed"
     report = harness.report_of(result)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from temporalio.testing import WorkflowEnvironment
 
-from tests.workflows.capture_reflector import run_reflector
+from tests.workflows.capture_reflector import run_deferred, run_reflector
 
 
 async def test_an_unnamed_failure_is_patched_by_the_reflector_and_a_hostile_patch_refused(
@@ -34,3 +34,15 @@ async def test_without_a_model_the_reflector_is_never_asked(
     report, reflector = await run_reflector(time_env, tmp_path, model=False)
     assert [t.status for t in report.tasks] == ["failed", "failed"]
     assert reflector.asked == []
+
+
+async def test_a_deferred_patch_in_a_plain_run_names_no_next_cycle(
+        time_env: WorkflowEnvironment, tmp_path: Path) -> None:
+    report = await run_deferred(time_env, tmp_path)
+    (only,) = report.tasks
+    assert only.status == "deferred", only.status_reason
+    (patch,) = only.provenance.patches
+    assert patch.outcome == "deferred"
+    assert (f"patch {patch.patch_id} not applied: it needs a person's approval, and the run "
+            "has no error gate (--human-gate error) to ask for it" in only.status_reason)
+    assert "cycle" not in only.status_reason  # only a study has a next cycle

@@ -1,0 +1,63 @@
+"""``assay run --wait`` survives a kill -9 and restart of the Temporal server it follows."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.e2e_support import (
+    ROOT,
+    isolated_settings,
+    queue_env,
+    slow_plan,
+    start_worker,
+    started_jobs,
+    stop_gently,
+    wait_for,
+    worker_env,
+)
+from tests.test_durability import free_port, gone
+from workers.stack.embedded import TemporalDevServer
+
+pytestmark = pytest.mark.integration
+
+
+async def test_wait_reconnects_after_the_server_restarts_and_exits_by_the_outcome(
+        fresh_database_url: str, tmp_path: Path, task_queue: str) -> None:
+    """It used to exit 1 ("transport error") while the run went on to complete."""
+    data = tmp_path / "assay"
+    settings = isolated_settings(data, task_queue).model_copy(update={
+        "temporal_address": f"127.0.0.1:{free_port()}", "temporal_ui_port": free_port()})
+    server = TemporalDevServer(settings)  # a SQLite file under data: state survives the kill
+    await server.start()
+    env = worker_env(settings.temporal_address, fresh_database_url, data,
+                     **queue_env(settings))
+    worker = start_worker(env, tmp_path / "worker.log")
+    waiter = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "workers.cli", "run", str(slow_plan(tmp_path, 4.0)), "--wait",
+        env=env, cwd=ROOT, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    try:
+        await wait_for(lambda: bool(started_jobs(data)), timeout=90, what="the job to start")
+        pid = server.owned_pid()
+        assert pid is not None
+        os.kill(pid, signal.SIGKILL)
+        await wait_for(lambda: gone(pid), timeout=10, what="the server to die")
+        server.stop(grace=1)  # reaps the dead child and forgets its pid file
+        await server.start()
+        out, err = await asyncio.wait_for(waiter.communicate(), timeout=240)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            waiter.kill()
+        stop_gently(worker)
+        server.stop()
+    text = err.decode()
+    assert waiter.returncode == 0, text
+    assert "lost Temporal" in text and "reconnecting every 2 s, 90 times at most" in text
+    assert "reconnected to Temporal; following run" in text
+    assert out.decode().splitlines()[0].endswith(": completed")
