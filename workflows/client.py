@@ -33,7 +33,8 @@ from workflows.constants import (
 from workflows.contracts.base import via
 from workflows.contracts.environments import BASE
 from workflows.contracts.executive import GateDecision, GateRecord
-from workflows.contracts.policy import RunPolicy
+from workflows.contracts.policy import HostPathError as HostPathError
+from workflows.contracts.policy import refuse_host_paths as refuse_host_paths
 from workflows.contracts.results import (
     ResearchInput,
     ResearchResult,
@@ -94,27 +95,6 @@ class UnknownEnvironmentError(ValueError):
                          f"{', '.join(sorted(known)) or 'none'}")
         self.name = name
         self.known = sorted(known)
-
-
-class HostPathError(ValueError):
-    """A run's policy names a host path for its model recording; the workers open none."""
-
-    def __init__(self, path: str) -> None:
-        super().__init__(
-            f"policy.agents.recording names the host path {path[:80]!r}: the agents workers "
-            "open no path a run names. Name the recording instead: {\"mode\": \"record\", "
-            "\"name\": \"NAME\"} (written in the agents worker's data directory, "
-            "recordings/recorded/NAME.jsonl), or replay by digest: {\"mode\": \"replay\", "
-            "\"sha256\": ...} of a recording put in the artifact store (the CLI's --record "
-            "and --replay do both)")
-        self.path = path
-
-
-def refuse_host_paths(policy: RunPolicy) -> None:
-    """Refuse, before a start, a policy the workers would refuse (see :class:`HostPathError`)."""
-    recording = policy.agents.recording
-    if recording is not None and recording.path is not None:
-        raise HostPathError(recording.path)
 
 
 class RunNotFoundError(LookupError):

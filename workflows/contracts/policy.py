@@ -222,3 +222,27 @@ class RunPolicy(StrictModel):
     """The job environment of every job of the run that names none (``assay run
     --environment``); none: such jobs run in the worker's own interpreter."""
 
+
+class HostPathError(ValueError):
+    """A run's policy names a host path for its model recording; the workers open none."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__(
+            f"policy.agents.recording names the host path {path[:80]!r}: the agents workers "
+            "open no path a run names. Name the recording instead: {\"mode\": \"record\", "
+            "\"name\": \"NAME\"} (written in the agents worker's data directory, "
+            "recordings/recorded/NAME.jsonl), or replay by digest: {\"mode\": \"replay\", "
+            "\"sha256\": ...} of a recording put in the artifact store (the CLI's --record "
+            "and --replay do both)")
+        self.path = path
+
+
+def refuse_host_paths(policy: RunPolicy) -> None:
+    """Refuse, before a start, a policy the workers would refuse (see :class:`HostPathError`).
+
+    Raises:
+        HostPathError: the run's model recording names a host path.
+    """
+    recording = policy.agents.recording
+    if recording is not None and recording.path is not None:
+        raise HostPathError(recording.path)
