@@ -33,6 +33,8 @@ from workflows.constants import (
 from workflows.contracts.base import via
 from workflows.contracts.environments import BASE
 from workflows.contracts.executive import GateDecision, GateRecord
+from workflows.contracts.policy import HostPathError as HostPathError
+from workflows.contracts.policy import refuse_host_paths as refuse_host_paths
 from workflows.contracts.results import (
     ResearchInput,
     ResearchResult,
@@ -131,8 +133,10 @@ class AssayClient:
         refused with :class:`RunExistsError`; with ``again`` the next free ``-rN`` ID is used.
         With ``environments`` (the named sets the workers know: ``Catalog.names()``), a run
         naming another environment (``policy.environment``) than those or ``base`` is refused
-        with :class:`UnknownEnvironmentError` before it starts.
+        with :class:`UnknownEnvironmentError` before it starts, and a model recording named by
+        a host path with :class:`HostPathError`.
         """
+        refuse_host_paths(req.policy)
         wanted = req.policy.environment
         if (wanted is not None and wanted != BASE and environments is not None
                 and wanted not in environments):

@@ -24,6 +24,7 @@ from activities.reports.study_markdown import render_study
 from activities.reports.writer import private_dirs, write_atomic
 from workflows.catalogue import WRITE_STUDY_REPORT
 from workflows.common.errors import ErrorType
+from workflows.common.validation import path_component
 from workflows.contracts.alternatives import Metric
 from workflows.contracts.base import Model
 from workflows.contracts.cycles import StudyReportInput, StudyStatus
@@ -80,13 +81,32 @@ class StudyReportWriter:
     def __init__(self, root: Path) -> None:
         self.root = root
 
+    def folder(self, req: StudyReportInput) -> Path:
+        """The study's report folder: ``req.folder`` inside the root, or the study's own.
+
+        Raises:
+            ValueError: a folder or study id that would leave the root.
+        """
+        given = req.folder.strip()
+        if not given:
+            return self.root / STUDIES / path_component(req.state.study_id, "study id")
+        parts = given.split("/")
+        for part in parts:
+            path_component(part, "report folder part")
+        return self.root.joinpath(*parts)
+
     @WRITE_STUDY_REPORT.defn
     async def write_study_report(self, req: StudyReportInput) -> ReportPaths:
         """Write ``study.json``, ``study.md`` and ``figures/metrics.png`` into the folder.
 
         Reading the cycles' reports and drawing run in a thread, off the worker's loop.
         """
-        folder = self.root / (req.folder.strip() or f"{STUDIES}/{req.state.study_id}")
+        try:
+            folder = self.folder(req)
+        except ValueError as err:  # any client can start a study: its id is not trusted
+            raise ApplicationError(
+                f"will not write the report of a study: {err}",
+                type=ErrorType.REPORT_UNWRITABLE, non_retryable=True) from None
         try:
             return await asyncio.to_thread(write_study, req, folder, self.root)
         except OSError as err:

@@ -27,6 +27,7 @@ from activities.reports.markdown import render_markdown
 from activities.reports.timeline import draw_timeline
 from workflows.catalogue import WRITE_REPORT, WRITE_TASK_REPORT
 from workflows.common.errors import ErrorType
+from workflows.common.validation import path_component
 from workflows.contracts.results import (
     ReportPaths,
     RunReport,
@@ -71,6 +72,8 @@ class ReportWriter:
             raise ApplicationError(f"the report of {req.report.run_id} is written but could "
                                    f"not be put in the artifact store: {err}",
                                    type=ErrorType.STORE_UNAVAILABLE) from err
+        except ValueError as err:
+            raise _refused("the report of a run", err) from None
         except (OSError, LedgerError, StoreError) as err:
             raise _unwritable(f"the report of {req.report.run_id}", self.runs_dir,
                               err) from err
@@ -83,10 +86,12 @@ class ReportWriter:
 
         The task is counted in Assay's metrics (status, phase durations, retries, gates).
         """
-        path = self.task_path(req.run_id, scoped(req.result.task_id, req.result.branch))
         try:
+            path = self.task_path(req.run_id, scoped(req.result.task_id, req.result.branch))
             private_dirs(self.runs_dir, path.parent)
             write_atomic(path, req.result.model_dump_json(indent=2))
+        except ValueError as err:
+            raise _refused(f"the result of task {req.result.task_id[:80]}", err) from None
         except OSError as err:
             raise _unwritable(f"the result of task {req.result.task_id} of {req.run_id}",
                               self.runs_dir, err) from err
@@ -94,17 +99,34 @@ class ReportWriter:
         return str(path)
 
     def task_path(self, run_id: str, task_id: str) -> Path:
-        """Where a task of a run keeps its whole result."""
-        return self.runs_dir / run_id / TASKS_FOLDER / f"{task_id}.json"
+        """Where a task of a run keeps its whole result.
+
+        Raises:
+            ValueError: an id that would leave the runs folder (any client can start a run).
+        """
+        return (self.run_folder(run_id) / TASKS_FOLDER
+                / f"{path_component(task_id, 'task id')}.json")
+
+    def run_folder(self, run_id: str) -> Path:
+        """The run's report folder, ``<runs dir>/<run id>``.
+
+        Raises:
+            ValueError: a run id that would leave the runs folder.
+        """
+        return self.runs_dir / path_component(run_id, "run id")
 
     def folder(self, report: RunReport) -> Path:
         """Where a run's report goes: the run's folder, or ``reset-<execution>`` inside it.
 
         The latter for an execution that ``temporal workflow reset`` started.
+
+        Raises:
+            ValueError: a run id that would leave the runs folder (any client can start a run).
         """
-        folder = self.runs_dir / report.run_id
+        folder = self.run_folder(report.run_id)
         if report.reset():
-            folder = folder / f"{RESET_PREFIX}{short_execution(report.execution)}"
+            folder = folder / path_component(
+                f"{RESET_PREFIX}{short_execution(report.execution)}", "execution")
         return folder
 
     def _write(self, report: RunReport) -> ReportPaths:
@@ -181,6 +203,12 @@ def write_atomic(path: Path, text: str) -> None:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+
+
+def _refused(what: str, err: ValueError) -> ApplicationError:
+    """An id that would put a report outside the runs folder (any client can start a run)."""
+    return ApplicationError(f"will not write {what}: {err}", type=ErrorType.REPORT_UNWRITABLE,
+                            non_retryable=True)
 
 
 def _unwritable(what: str, runs_dir: Path, err: Exception) -> ApplicationError:

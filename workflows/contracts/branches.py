@@ -22,7 +22,7 @@ from typing import Literal
 from pydantic import Field
 
 from workflows.contracts.alternatives import MAX_BRANCHES, BranchKind, BranchSpec, Metric
-from workflows.contracts.base import BY_CHARS, COMMENT_CHARS, Channel, Model, StrictModel
+from workflows.contracts.base import BY_CHARS, COMMENT_CHARS, Channel, Model, PlainText, StrictModel
 from workflows.contracts.execution import ExecutionOutcome, TaskStatus
 from workflows.contracts.plan import JobSpec, Scalar, TaskId
 
@@ -53,8 +53,8 @@ class BranchRequest(StrictModel):
     from_task: TaskId
     from_phase: CheckpointPhase = "planned"
     branches: list[BranchSpec] = Field(min_length=1, max_length=MAX_BRANCHES)
-    by: str = Field(min_length=1, max_length=BY_CHARS)
-    comment: str = Field(default="", max_length=COMMENT_CHARS)
+    by: PlainText = Field(min_length=1, max_length=BY_CHARS)
+    comment: PlainText = Field(default="", max_length=COMMENT_CHARS)
     metric: Metric | None = None
     """The key metric to compare these branches on (default: the plan's or the task's)."""
     selection: Selection | None = None
@@ -67,8 +67,8 @@ class SteerRequest(StrictModel):
     """The payload of a run's ``steer`` signal: pause, resume, cancel or close it."""
 
     action: SteerAction
-    by: str = Field(min_length=1, max_length=BY_CHARS)
-    comment: str = Field(default="", max_length=COMMENT_CHARS)
+    by: PlainText = Field(min_length=1, max_length=BY_CHARS)
+    comment: PlainText = Field(default="", max_length=COMMENT_CHARS)
     channel: Channel | None = None
     """How it was sent (``cli``, ``python``; none: ``temporal``)."""
 

@@ -13,7 +13,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from workflows.contracts.base import CheckOp, Model, Scalar, StrictModel, TaskId
+from workflows.contracts.base import CheckOp, Model, PlainText, Scalar, StrictModel, TaskId
 
 HypothesisStatus = Literal["open", "supported", "refuted", "inconclusive"]
 DECIDED: frozenset[str] = frozenset({"supported", "refuted"})
@@ -83,7 +83,7 @@ class Hypothesis(StrictModel):
 
     id: TaskId
     parent: TaskId | None = None
-    statement: str = Field(min_length=1, max_length=STATEMENT_CHARS)
+    statement: PlainText = Field(min_length=1, max_length=STATEMENT_CHARS)
     test: HypothesisTest
     status: HypothesisStatus = "open"
     evidence: list[Evidence] = Field(default_factory=list[Evidence], max_length=MAX_EVIDENCE)

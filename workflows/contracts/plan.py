@@ -25,9 +25,10 @@ from pydantic import (
 )
 
 from workflows.contracts.alternatives import BranchSpec, Metric
+from workflows.contracts.arguments import check_job_args
 from workflows.contracts.base import CheckOp as CheckOp
+from workflows.contracts.base import PlainText, StrictModel
 from workflows.contracts.base import Scalar as Scalar
-from workflows.contracts.base import StrictModel
 from workflows.contracts.base import TaskId as TaskId
 from workflows.contracts.environments import (
     MAX_REQUIREMENTS,
@@ -101,9 +102,7 @@ class JobSpec(StrictModel):
             if not _is_plain_relative(name):
                 raise ValueError(f"expected artifact {name!r} must be a relative path inside "
                                  "the working directory")
-        for key in self.args:
-            if not key.replace("_", "").replace("-", "").isalnum():
-                raise ValueError(f"argument name {key!r} may hold only letters, digits, - and _")
+        check_job_args(self.args)
         return self
 
 
@@ -176,14 +175,14 @@ class Decision(StrictModel):
 
     task_id: TaskId
     priority: Priority
-    action: str = Field(min_length=1, max_length=4000)
-    acceptance_criteria: list[str] = Field(min_length=1)
+    action: PlainText = Field(min_length=1, max_length=4000)
+    acceptance_criteria: list[PlainText] = Field(min_length=1)
     dependencies: list[TaskId] = Field(default_factory=list[str])
     estimated_resources: dict[str, Any] | None = None
     context: dict[str, Any] | None = None
     deadline: datetime | None = None
-    owner: str | None = None
-    rationale: str | None = None
+    owner: PlainText | None = None
+    rationale: PlainText | None = None
     job: JobSpec | None = None
     checks: list[Check] = Field(default_factory=list[Check])
     inputs: list[str] = Field(default_factory=list[str])
@@ -213,7 +212,7 @@ class Plan(StrictModel):
 
     meeting_id: str | None = Field(default=None, max_length=200)
     generated_at: datetime | None = None
-    context: str | None = None
+    context: PlainText | None = None
     decisions: list[Decision] = Field(min_length=1, max_length=MAX_TASKS)
     environment: EnvironmentName | None = None
     """Default environment of every job of the plan that names none."""

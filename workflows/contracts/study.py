@@ -23,6 +23,7 @@ from workflows.contracts.base import (
     MAX_GOAL_CHARS,
     Decided,
     Model,
+    PlainText,
     Scalar,
     StrictModel,
     TaskId,
@@ -208,7 +209,7 @@ class StudyState(Model):
     """What a study carries across continue-as-new: small, bounded (see :data:`STATE_BYTES`)."""
 
     study_id: str
-    goal: str | None = Field(default=None, max_length=MAX_GOAL_CHARS)
+    goal: PlainText | None = Field(default=None, max_length=MAX_GOAL_CHARS)
     first_plan: str | None = Field(default=None, max_length=TEXT_CHARS)
     """The first plan's name and digest (``name@sha256``), for a study started from a plan."""
     policy: StudyPolicy = Field(default_factory=StudyPolicy)

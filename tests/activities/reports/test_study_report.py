@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 from PIL import Image
+from temporalio.exceptions import ApplicationError
 from temporalio.testing import ActivityEnvironment
 
 from activities.reports.branches import md
@@ -318,3 +319,17 @@ def test_a_study_without_numbers_has_nothing_to_chart_and_says_why() -> None:
     chart = chart_of(state, [CycleFacts(cycle=1, tasks=[{}]), CycleFacts(cycle=2)])
     assert (chart.metric, chart.values) == (None, {1: None, 2: None})
     assert chart.why == "no cycle reported a numeric verified metric"
+
+
+@pytest.mark.parametrize(("study_id", "folder"), [
+    ("../../outside", ""), ("..", ""), ("s", "/tmp/outside"), ("s", "studies/../../outside"),
+    ("s", "../outside")])
+async def test_a_study_report_never_leaves_the_data_folder(
+        tmp_path: Path, study_id: str, folder: str) -> None:
+    root = tmp_path / "data"
+    req = StudyReportInput(state=StudyState(study_id=study_id, goal="g"), folder=folder)
+    with pytest.raises(ApplicationError) as err:
+        await ActivityEnvironment().run(StudyReportWriter(root).write_study_report, req)
+    assert err.value.type == "ReportUnwritable" and err.value.non_retryable
+    assert "single path component" in err.value.message
+    assert not [p for p in tmp_path.rglob("*") if p.is_file()]

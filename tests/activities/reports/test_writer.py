@@ -6,6 +6,8 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import pytest
+from temporalio.exceptions import ApplicationError
 from temporalio.testing import ActivityEnvironment
 
 from activities.reports.writer import ReportWriter
@@ -125,3 +127,23 @@ async def test_a_reset_execution_writes_its_report_beside_the_first(tmp_path: Pa
     assert f"- Execution: `{again}`, a reset of `{first}`" in summary
     assert "- Execution:" not in (runs / "execution_summary_20260101_000000.md").read_text(
         encoding="utf-8")
+
+
+@pytest.mark.parametrize(("run_id", "task_id", "branch"), [
+    ("../../outside", "a", None), ("/tmp/outside", "a", None), ("..", "a", None),
+    ("run-1", "../../../outside", None), ("run-1", "a", "x/../../../../outside")])
+async def test_ids_a_client_chose_never_leave_the_runs_folder(
+        tmp_path: Path, run_id: str, task_id: str, branch: str | None) -> None:
+    runs = tmp_path / "deep" / "data" / "runs"
+    writer = ReportWriter(runs)
+    task = TaskResult(task_id=task_id, status="completed", status_reason="ok", branch=branch)
+    with pytest.raises(ApplicationError) as err:
+        await ActivityEnvironment().run(writer.write_task_report,
+                                        WriteTaskReportInput(run_id=run_id, result=task))
+    assert err.value.type == "ReportUnwritable" and err.value.non_retryable
+    assert "single path component" in err.value.message
+    if task_id == "a" and branch is None:
+        run = report([task]).model_copy(update={"run_id": run_id})
+        with pytest.raises(ApplicationError, match="single path component"):
+            await write(writer, run)
+    assert not [p for p in tmp_path.rglob("*") if p.is_file()]  # nothing written anywhere
