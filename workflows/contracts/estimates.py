@@ -23,6 +23,7 @@ activities and reports share them.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Any, Literal, cast
 
 from pydantic import Field
@@ -168,7 +169,7 @@ def percent(level: float) -> str:
     return f"{level * 100:.4g} %"
 
 
-def split_name(name: str, metrics: dict[str, Any]) -> tuple[str, str | None]:
+def split_name(name: str, metrics: Mapping[str, Any]) -> tuple[str, str | None]:
     """The metric a test name reads, and the part named after a dot (``None``: the whole).
 
     A name the metrics hold as written is the whole metric (a job may use dots in names);
@@ -180,6 +181,15 @@ def split_name(name: str, metrics: dict[str, Any]) -> tuple[str, str | None]:
     if dot and base and part in (*PARTS, INTERVAL):
         return base, part
     return name, None
+
+
+def reading(metrics: Mapping[str, Any], name: str) -> tuple[object, str | None]:
+    """What a test or check named ``name`` reads: the raw metric (``None``: absent) and its part.
+
+    The part is ``None`` for the whole metric, :data:`INTERVAL` or one of :data:`PARTS`.
+    """
+    base, part = split_name(name, metrics)
+    return metrics.get(base), part
 
 
 def part_of(raw: object, part: str) -> float | None:
