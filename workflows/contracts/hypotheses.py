@@ -80,12 +80,15 @@ class Evidence(Model):
     ci: tuple[float, float] | None = None
     level: float | None = None
 
+    def value_text(self) -> str:
+        """``0.49``, or with its interval ``0.49 [0.421, 0.55] 95 %``."""
+        if self.ci is None or isinstance(self.value, str):
+            return shown(self.value)
+        return Estimate(value=float(self.value), ci=self.ci, level=self.level).shown()
+
     def shown(self) -> str:
         """``r2 = 0.49`` or ``r2 = 0.49 [0.421, 0.55] 95 %``."""
-        if self.ci is None:
-            return f"{self.metric} = {shown(self.value)}"
-        estimate = Estimate(value=float(self.value), ci=self.ci, level=self.level)
-        return f"{self.metric} = {estimate.shown()}"
+        return f"{self.metric} = {self.value_text()}"
 
 
 class Hypothesis(StrictModel):

@@ -31,6 +31,7 @@ from workflows.contracts.estimates import (
     point,
     reading,
 )
+from workflows.contracts.estimates import shown as shown_metric
 from workflows.contracts.hypotheses import (
     DECIDED,
     MAX_EVIDENCE,
@@ -46,10 +47,11 @@ from workflows.contracts.study import TEXT_CHARS, CycleSummary, TaskOutcome
 
 
 def shown(value: object) -> str:
-    """A value as a reason says it: floats to four significant digits, the rest as written."""
-    if isinstance(value, float) and math.isfinite(value):
-        return f"{value:.4g}"
-    return str(value)
+    """A value as a reason says it: floats to four significant digits, the rest as written.
+
+    An estimate reads with its interval: ``0.49 [0.421, 0.55] 95 %``.
+    """
+    return shown_metric(value)
 
 
 def adopt(tree: HypothesisTree, plan: Plan) -> HypothesisTree:
