@@ -7,7 +7,10 @@ task that did not → ``inconclusive``; a completed task that reported no verifi
 test's metric, or a value that cannot be compared → ``inconclusive``. Otherwise the test is
 the plan check's own comparison (:meth:`Check.holds`, the same exact semantics as a task's
 ``checks``): holding for every deciding task → ``supported``, for none → ``refuted``, for
-some → ``inconclusive`` (the evidence disagrees).
+some → ``inconclusive`` (the evidence disagrees). A value reported with an interval is
+judged on the interval (``workflows.contracts.estimates.judge_interval``): a task whose
+interval includes the threshold makes the verdict ``inconclusive``, and an acceptance
+criterion so undecided is ``inconclusive`` too, never met.
 
 An ``inconclusive`` verdict never undoes a hypothesis already supported or refuted; a
 supported or refuted one replaces whatever was there.
