@@ -274,14 +274,14 @@ class GateKeeper:
             self._reject_withdrawn(gate)
             return gate
         self._open = gate
+        summarized = workflow.patched(DECISIONS_PATCH)  # before the flush (a local activity)
         self.log.add("approval", "pending", status="waiting",
                      inputs={"gate": kind, "task_id": self.task_id, "question": question,
                              "approvers": rule.approvers, "timeout_s": rule.timeout_s})
         self.log.details.set("gate", self._waiting_text(rule.timeout_s, rule.on_timeout))
         await self.log.flush()
         what = f"{kind} gate" + (f" of task {self.task_id}" if self.task_id else "")
-        summary = (wait_summary(what, rule.approvers, rule.timeout_s)
-                   if workflow.patched(DECISIONS_PATCH) else None)
+        summary = wait_summary(what, rule.approvers, rule.timeout_s) if summarized else None
         try:
             await workflow.wait_condition(lambda: gate.status != "waiting",
                                           timeout=timedelta(seconds=rule.timeout_s),

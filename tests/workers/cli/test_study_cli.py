@@ -169,8 +169,10 @@ def test_the_plans_folder_runs_in_name_order_and_names_the_start(tmp_path: Path)
     opts = StudyOptions(by="ada", plans=[tmp_path / "more"], cycles=5, accept=["score >= 0.9"],
                         key_metric="score:minimize", gate_timeout=60)
     inp = study_input(str(first), opts, settings)
-    assert [p.plan_name for p in inp.plans] == ["plan", "cycle-2", "cycle-3", "cycle-10"]
-    assert inp.state.first_plan == f"plan@{inp.plans[0].plan_sha256}"
+    # a plan.json is named after its folder; other plan files after themselves
+    start = tmp_path.name
+    assert [p.plan_name for p in inp.plans] == [start, "cycle-2", "cycle-3", "cycle-10"]
+    assert inp.state.first_plan == f"{start}@{inp.plans[0].plan_sha256}"
     assert inp.state.policy.max_cycles == 5 and inp.policy.gates.cycle.timeout_s == 60
     assert inp.state.policy.key_metric is not None
     assert inp.state.policy.key_metric.direction == "minimize"
@@ -183,7 +185,7 @@ def test_the_plans_folder_runs_in_name_order_and_names_the_start(tmp_path: Path)
     extra = plan_file(tmp_path / "extra.json", "fit9", 0.9, "H2", H2)
     both = StudyOptions(by="ada", plans=[extra, tmp_path / "more"], cycles=5)
     assert [p.plan_name for p in study_input(str(first), both, settings).plans] == [
-        "plan", "extra", "cycle-2", "cycle-3", "cycle-10"]
+        start, "extra", "cycle-2", "cycle-3", "cycle-10"]
 
 
 # --- a real study from the command line ------------------------------------------------------
