@@ -9,13 +9,14 @@ dense and BM25 vectors fused by reciprocal rank, then θ and maximal marginal re
 
 from skills.index.embed import DIM, MAX_TEXT, Embedder, Vectors, load_model
 from skills.index.search import (
-    AVG_TOKENS,
     CANDIDATES,
     COLLECTION,
     DENSE,
     LAYOUT,
+    LEXICAL_TOP,
     RRF_K,
     SPARSE,
+    WEIGHTS,
     Hit,
     SkillIndex,
     point_id,
@@ -23,7 +24,25 @@ from skills.index.search import (
 from skills.index.text import FILE_KINDS, clean, keywords, reformulate, skill_text
 
 __all__ = [
-    "AVG_TOKENS", "CANDIDATES", "COLLECTION", "DENSE", "DIM", "FILE_KINDS", "LAYOUT", "MAX_TEXT",
-    "RRF_K", "SPARSE", "Embedder", "Hit", "SkillIndex", "Vectors", "clean", "keywords",
-    "load_model", "point_id", "reformulate", "skill_text",
+    "CANDIDATES",
+    "COLLECTION",
+    "DENSE",
+    "DIM",
+    "FILE_KINDS",
+    "LAYOUT",
+    "LEXICAL_TOP",
+    "MAX_TEXT",
+    "RRF_K",
+    "SPARSE",
+    "WEIGHTS",
+    "Embedder",
+    "Hit",
+    "SkillIndex",
+    "Vectors",
+    "clean",
+    "keywords",
+    "load_model",
+    "point_id",
+    "reformulate",
+    "skill_text",
 ]
