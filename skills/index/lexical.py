@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import re
 import zlib
-from collections import Counter
 from collections.abc import Iterator
 
 from workflows.common.words import STOP_WORDS
@@ -79,12 +78,13 @@ def fields(pattern: SkillPattern) -> dict[str, str]:
 
 def document(pattern: SkillPattern) -> tuple[list[int], list[float]]:
     """A pattern's BM25F sparse vector: each term's field-weighted, saturated frequency."""
-    counts: Counter[int] = Counter()
+    counts: dict[int, float] = {}
     length = 0.0
     for name, text in fields(pattern).items():
         weight = FIELD_WEIGHTS[name]
         for term in terms(text):
-            counts[term_id(term)] += weight
+            key = term_id(term)
+            counts[key] = counts.get(key, 0.0) + weight
             length += weight
     norm = K1 * (1 - B + B * length / AVG_LENGTH)
     ordered = sorted(counts.items())

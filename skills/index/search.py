@@ -120,13 +120,12 @@ class SkillIndex:
         latest = {skill.skill_id: skill for skill in skills}
         if not latest:
             return
-        texts = [skill_text(skill.pattern) for skill in latest.values()]
-        dense = self.embedder.embed(texts)
+        dense = self.embedder.embed([skill_text(skill.pattern) for skill in latest.values()])
         self.vectors.upsert([Point(point_id(sid), {
             DENSE: vector.tolist(), SPARSE: Sparse(*lexical.document(skill.pattern))}, {
                 "skill_id": sid, "name": skill.pattern.name, "status": skill.status,
                 "kind": skill.pattern.kind})
-            for (sid, skill), text, vector in zip(latest.items(), texts, dense, strict=True)])
+            for (sid, skill), vector in zip(latest.items(), dense, strict=True)])
 
     def remove(self, skill_ids: Sequence[str]) -> None:
         """Drop these skills from the index; ids it does not hold are ignored."""
@@ -199,8 +198,9 @@ class SkillIndex:
     def _candidates(self, texts: list[str], dense: Vectors, limit: int,
                     statuses: Sequence[str] | None, using: Sequence[str],
                     ) -> tuple[dict[str, tuple[Vectors, float]], set[str]]:
-        """Each candidate's dense vector and fused score, over one batch of queries; and the
-        best ``LEXICAL_TOP`` by words of the first query (a lexical match of what was asked).
+        """Each candidate's dense vector and fused score, over one batch of queries.
+
+        Also the best ``LEXICAL_TOP`` by words of the first query: what was asked, as written.
         """
         where = None if statuses is None else {"status": list(statuses)}
         batch: list[tuple[str, Query]] = []
