@@ -10,6 +10,7 @@ directory. Registered on ``skills_app`` by :mod:`workers.cli.skills`.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import tempfile
 from collections.abc import Generator, Sequence
@@ -57,10 +58,10 @@ def search(
     if not query.strip():
         fail("the query is empty: give a goal or task in words", EXIT_BAD_INPUT)
     statuses = STATUSES if all_statuses else IN_USE
-    where = index_dir(Settings())
+    root = Settings().root
 
     async def find(store: SkillStore) -> list[tuple[Hit, Skill]]:
-        return await searched(store, where, query, k, threshold, statuses)
+        return await searched(store, index_dir(root, store), query, k, threshold, statuses)
 
     found = with_store(find)
     if not found:
@@ -76,22 +77,23 @@ def search(
         typer.echo(CANDIDATE_NOTE)
 
 
-def index_dir(settings: Settings) -> Path:
-    """Where the index of the configured database is kept between commands."""
-    from workers.stack.launcher import database_url
-
-    key = hashlib.sha256(database_url(settings, start=False).encode()).hexdigest()[:16]
-    return settings.root / "skill-index" / f"{INDEX_FORMAT}-{key}"
+def index_dir(root: Path, store: SkillStore) -> Path:
+    """Where the index of ``store``'s database is kept between commands, under ``root``."""
+    url = store.engine.url.render_as_string(hide_password=True)
+    key = hashlib.sha256(url.encode()).hexdigest()[:16]
+    return root / "skill-index" / f"{INDEX_FORMAT}-{key}"
 
 
 async def searched(store: SkillStore, where: Path, query: str, k: int, threshold: float,
                    statuses: Sequence[str]) -> list[tuple[Hit, Skill]]:
     """The hits of ``query`` in the kept index at ``where``, updated first, with their rows."""
-    from skills.index import reformulate
+    from skills.index import load_model, reformulate
     from skills.store import SkillNotFound, SkillUnreadable
 
+    model = asyncio.create_task(asyncio.to_thread(load_model))  # while the rows are read
     with kept_index(where) as (index, revision_file):
         await synced(store, index, revision_file)
+        await model
         hits = index.search(reformulate(query, SkillPolicy().queries), top_k=k,
                             threshold=threshold, statuses=statuses)
     out: list[tuple[Hit, Skill]] = []
