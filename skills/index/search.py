@@ -1,11 +1,13 @@
-"""Retrieval of skill patterns: dense and BM25 vectors in a vector index, searched hybrid.
+"""Retrieval of skill patterns: dense and BM25 rankings from a vector index, fused by rank.
 
 A goal or a task's action is matched against the library's patterns (DESIGN §8): several
-reformulations of it are searched, each as one hybrid Qdrant query whose dense (static word
-embeddings) and sparse (BM25) candidates Qdrant fuses by reciprocal rank. The candidates of
-every reformulation are pooled; a pattern's similarity is its best dense cosine to any
-reformulation; those under θ are dropped and maximal marginal relevance picks the top k, so
-near-duplicate patterns do not crowd out the alternatives.
+reformulations of it are searched, each ranked by meaning (static word embeddings) and by
+words (field-weighted BM25, ``lexical``), all in one batch. A pattern's score sums
+``WEIGHTS[ranking] / (RRF_K + rank)`` over every ranking it appears in (reciprocal rank
+fusion); its similarity is its best dense cosine to any reformulation. Those under θ are
+dropped (but a best match by words needs only half of θ), maximal marginal relevance picks
+the top k, so near-duplicate patterns do not crowd out the alternatives, and the hits are
+returned by score.
 
 The points live in an ``activities.vectors`` index: a Qdrant Edge shard in a directory (the
 real engine, in this process, with no server) or a Qdrant server's collection shared by every
@@ -66,8 +68,8 @@ class Hit:
     Attributes:
         skill_id: the pattern's ``name@vN``.
         similarity: its best dense cosine to any of the queries (what θ and MMR use).
-        fused: its best reciprocal-rank-fusion score from Qdrant over the queries: the sum of
-            ``1 / (RRF_K + rank)`` over the dense and the BM25 rankings it appears in.
+        fused: its score, by which hits are ordered: ``WEIGHTS[ranking] / (RRF_K + rank)``
+            summed over the dense and the BM25 ranking of every query it appears in.
     """
 
     skill_id: str
