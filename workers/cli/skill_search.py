@@ -125,9 +125,12 @@ def kept_index(where: Path) -> Generator[tuple[SkillIndex, Path]]:
 
 
 async def synced(store: SkillStore, index: SkillIndex, revision_file: Path) -> None:
-    """Apply to ``index`` every row changed since the revision in ``revision_file``."""
+    """Apply to ``index`` every row changed since the revision in ``revision_file``.
+
+    An empty index (its directory removed, say) is rebuilt from every row.
+    """
     try:
-        revision = int(revision_file.read_text())
+        revision = int(revision_file.read_text()) if len(index) else 0  # an emptied index
     except (OSError, ValueError):
         revision = 0
     latest, changed = await store.changes_since(revision)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 import socket
 import uuid
 from datetime import UTC, datetime
@@ -348,6 +349,12 @@ def test_search_keeps_its_index_and_follows_changes(library: str) -> None:
         "search", "profile the columns of this csv table").stdout.splitlines()[1:]]
     assert ["csv-profile@v3", "active"] in rows
     assert ["csv-profile@v2", "active"] not in rows  # retired by the approval
+
+    (kept,) = (Path(os.environ["ASSAY_DATA_DIR"]) / "skill-index").glob("*/shard")
+    shutil.rmtree(kept)  # the revision file stays: the emptied index is rebuilt all the same
+    rows = [line.split()[:2] for line in skills_cli(
+        "search", "profile the columns of this csv table").stdout.splitlines()[1:]]
+    assert ["csv-profile@v3", "active"] in rows
 
 
 # --- export and import ---------------------------------------------------------------------
