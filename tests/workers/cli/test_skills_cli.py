@@ -8,6 +8,8 @@ unreachable database exits 3.
 from __future__ import annotations
 
 import asyncio
+import os
+import shutil
 import socket
 import uuid
 from datetime import UTC, datetime
@@ -20,6 +22,7 @@ from sqlalchemy.ext.asyncio import create_async_engine
 from typer.testing import CliRunner, Result
 
 from skills.store import SkillStore
+from workers.cli.skill_search import CANDIDATE_NOTE
 from workers.cli.skills import skills_app
 from workflows.contracts.executive import PatchChange
 from workflows.contracts.plan import Check, JobSpec
@@ -311,27 +314,47 @@ def test_an_unreachable_database_is_explained(monkeypatch: pytest.MonkeyPatch) -
 
 
 @db
-def test_search_finds_the_skills_a_run_would_retrieve(library: str) -> None:
+def test_search_lists_candidates_marked_in_score_order(library: str) -> None:
     result = skills_cli("search", "profile the columns of this csv table")
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
-    assert lines[0].split() == ["id", "status", "similarity", "confidence", "description"]
-    assert [line.split()[:2] for line in lines[1:]] == [["csv-profile@v2", "active"]]
-    similarity, confidence = (float(v) for v in lines[1].split()[2:4])
-    assert 0.5 <= similarity <= 1
-    assert 0.5 < confidence <= 1
+    assert lines[0].split() == ["id", "status", "score", "similarity", "confidence",
+                                "description"]
+    rows = [line.split() for line in lines[1:-1]]
+    assert {(r[0], r[1]) for r in rows} == {("csv-profile@v2", "active"),
+                                            ("csv-profile@v3", "candidate")}
+    scores = [float(r[2]) for r in rows]
+    assert scores == sorted(scores, reverse=True)
+    assert lines[-1] == CANDIDATE_NOTE
 
     everything = skills_cli("search", "profile the columns of this csv table",
                             "--all-statuses", "--k", "2").stdout.splitlines()
-    assert len(everything) == 3
-    assert {line.split()[0] for line in everything[1:]} <= {
-        "csv-profile@v1", "csv-profile@v2", "csv-profile@v3"}
+    hits = [line.split()[0] for line in everything[1:] if line != CANDIDATE_NOTE]
+    assert len(hits) == 2
+    assert set(hits) <= {"csv-profile@v1", "csv-profile@v2", "csv-profile@v3"}
 
     result = skills_cli("search", "translate a poem into French")
-    assert result.stdout == "no skills match (--all-statuses also searches candidates)\n"
+    assert result.stdout == "no skills match (--all-statuses also searches retired skills)\n"
     result = skills_cli("search", "  ")
     assert result.exit_code == 2
     assert "error: the query is empty" in result.stderr
+
+
+@db
+def test_search_keeps_its_index_and_follows_changes(library: str) -> None:
+    assert skills_cli("search", "train a classifier").exit_code == 0
+    assert list((Path(os.environ["ASSAY_DATA_DIR"]) / "skill-index").glob("*/revision"))
+    assert skills_cli("approve", "csv-profile@v3").exit_code == 0
+    rows = [line.split()[:2] for line in skills_cli(
+        "search", "profile the columns of this csv table").stdout.splitlines()[1:]]
+    assert ["csv-profile@v3", "active"] in rows
+    assert ["csv-profile@v2", "active"] not in rows  # retired by the approval
+
+    (kept,) = (Path(os.environ["ASSAY_DATA_DIR"]) / "skill-index").glob("*/shard")
+    shutil.rmtree(kept)  # the revision file stays: the emptied index is rebuilt all the same
+    rows = [line.split()[:2] for line in skills_cli(
+        "search", "profile the columns of this csv table").stdout.splitlines()[1:]]
+    assert ["csv-profile@v3", "active"] in rows
 
 
 # --- export and import ---------------------------------------------------------------------
