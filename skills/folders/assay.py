@@ -43,18 +43,7 @@ def assay_skill(src: Source, status: SkillStatus | None, origin: str,
             the front matter's metadata (``assay-pattern``).
     """
     problems: list[str] = []
-    if side is None:
-        data = _json_object(src, PATTERN_KEY, problems)
-        metrics_data = (_json_object(src, METRICS_KEY, problems) if METRICS_KEY in src.metadata
-                        else {})
-        confidence = _confidence(src, src.metadata.get("assay-confidence", "0"), problems)
-        exported = (src.metadata.get("assay-status", "unknown"),
-                    src.metadata.get("assay-origin", "unknown"))
-    else:
-        data = _side_object(src, side, "pattern", problems)
-        metrics_data = _side_object(src, side, "metrics", problems)
-        confidence = _confidence(src, str(side.get("confidence", 0)), problems)
-        exported = (str(side.get("status", "unknown")), str(side.get("origin", "unknown")))
+    data, metrics_data, confidence, exported = _parts(src, side, problems)
     if data is None or metrics_data is None:
         return None, problems
     if data.get("name", src.front["name"]) != src.front["name"]:
@@ -79,6 +68,21 @@ def assay_skill(src: Source, status: SkillStatus | None, origin: str,
                   note=f"{origin} from {src.folder} (exported as {exported[0]}, origin "
                        f"{exported[1]})")
     return (None, problems) if problems else (skill, [])
+
+
+def _parts(src: Source, side: dict[str, Any] | None, problems: list[str]
+           ) -> tuple[dict[str, Any] | None, dict[str, Any] | None, float, tuple[str, str]]:
+    """The pattern, metrics, confidence and exported (status, origin), from where they are."""
+    if side is None:
+        metadata = src.metadata
+        return (_json_object(src, PATTERN_KEY, problems),
+                _json_object(src, METRICS_KEY, problems) if METRICS_KEY in metadata else {},
+                _confidence(src, metadata.get("assay-confidence", "0"), problems),
+                (metadata.get("assay-status", "unknown"), metadata.get("assay-origin", "unknown")))
+    return (_side_object(src, side, "pattern", problems),
+            _side_object(src, side, "metrics", problems),
+            _confidence(src, str(side.get("confidence", 0)), problems),
+            (str(side.get("status", "unknown")), str(side.get("origin", "unknown"))))
 
 
 def _side_object(src: Source, side: dict[str, Any], key: str, problems: list[str]

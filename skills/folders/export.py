@@ -131,10 +131,7 @@ def _skill_files(skill: Skill, store: ArtifactStore | None) -> dict[str, bytes]:
         front["license"] = pattern.license
     if pattern.job is not None:
         filename, source = _job_script(pattern.job)
-        job = cast("dict[str, Any]", data["job"])
-        job.pop("source", None)
-        job.pop("code", None)  # an inline job's code is the script; import restores it
-        job["filename"] = filename
+        _trim_job(cast("dict[str, Any]", data["job"]), filename)
         files[f"{SCRIPTS}/{filename}"] = source.encode()
         front["compatibility"] = _compatibility(pattern.job, filename)
     side: dict[str, Any] = {"pattern": data}
@@ -146,6 +143,13 @@ def _skill_files(skill: Skill, store: ArtifactStore | None) -> dict[str, bytes]:
     files[SIDE_FILE] = side_bytes(skill, side)
     files[SKILL_FILE] = f"{render_front_matter(front)}{body}".encode()
     return files
+
+
+def _trim_job(job: dict[str, Any], filename: str) -> None:
+    """The job as the side file holds it: its code is the script, which import restores."""
+    job.pop("source", None)
+    job.pop("code", None)
+    job["filename"] = filename
 
 
 def _kept_body(original: bytes, front: dict[str, Any]) -> str:

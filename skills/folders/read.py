@@ -140,24 +140,32 @@ def _read_folder(folder: Path, status: SkillStatus | None, origin: str,
     warnings = [f"{where}: {w}" for w in loose_fields(front)]
     source = Source(folder, files, front, body)
     try:
-        side = read_side(source)
-        assay = (side is not None and "pattern" in side) or PATTERN_KEY in source.metadata
-        if assay:
-            skill, problems = assay_skill(source, status, origin, side)
-        else:
-            skill, problems = foreign_skill(source, status, origin, (side or {}).get("run"))
-        if skill is None:
-            return None, problems, []
-        body_line = len(front_text.split("\n")) + 3
-        kept = not assay or (side or {}).get("body") == KEPT_BODY
-        skill = _whole(source, skill, store, kept_body=kept, body_line=body_line)
+        skill, problems = _skill(source, status, origin, store,
+                                 body_line=len(front_text.split("\n")) + 3)
     except Problem as err:
         return None, [str(err)], []
+    if skill is None:
+        return None, problems, []
     flagged = skill.pattern.flags
     if flagged:
         warnings.append(f"{folder}: {plural(len(flagged), 'line')} may try to instruct a model "
                         f"(`assay skills show` lists them): {flagged[0]}")
     return skill, [], [*warnings, *source.warnings]
+
+
+def _skill(src: Source, status: SkillStatus | None, origin: str, store: ArtifactStore | None,
+           *, body_line: int) -> tuple[Skill | None, list[str]]:
+    """The folder read by the reader of its kind, whole (:func:`_whole`), or its problems."""
+    side = read_side(src)
+    assay = (side is not None and "pattern" in side) or PATTERN_KEY in src.metadata
+    if assay:
+        skill, problems = assay_skill(src, status, origin, side)
+    else:
+        skill, problems = foreign_skill(src, status, origin, (side or {}).get("run"))
+    if skill is None:
+        return None, problems
+    kept = not assay or (side or {}).get("body") == KEPT_BODY
+    return _whole(src, skill, store, kept_body=kept, body_line=body_line), []
 
 
 def _whole(src: Source, skill: Skill, store: ArtifactStore | None, *, kept_body: bool,
