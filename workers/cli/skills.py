@@ -132,6 +132,19 @@ def pattern_lines(p: SkillPattern) -> list[str]:
                                  + (f" ({c.reason})" if c.reason else "") for c in p.recovery)]
     lines += [field(name, value) for name, value in (
         ("contrast", p.contrast), ("source runs", ", ".join(p.source_runs))) if value]
+    return lines + folder_lines(p)
+
+
+def folder_lines(p: SkillPattern) -> list[str]:
+    """An imported folder's licence, the files kept with it and its flagged lines."""
+    lines = [field("license", p.license)] if p.license else []
+    if p.files:
+        names = ", ".join(f.path for f in p.files[:8]) + (" …" if len(p.files) > 8 else "")
+        lines.append(field("files", f"{len(p.files)} kept ({sum(f.size for f in p.files)} "
+                                    f"bytes): {names}"))
+    if p.flags:
+        lines += [f"flags:            {len(p.flags)} line(s) may try to instruct a model",
+                  *(f"  ! {flag}" for flag in p.flags)]
     return lines
 
 
