@@ -14,6 +14,7 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from workflows.contracts.base import CheckOp, Model, Scalar, StrictModel, TaskId
+from workflows.contracts.estimates import Estimate, shown
 
 HypothesisStatus = Literal["open", "supported", "refuted", "inconclusive"]
 DECIDED: frozenset[str] = frozenset({"supported", "refuted"})
@@ -70,12 +71,21 @@ class HypothesisTest(StrictModel):
 
 
 class Evidence(Model):
-    """One verified value a verdict rests on."""
+    """One verified value a verdict rests on (with its interval, when the job gave one)."""
 
     task_id: str
     metric: str
     value: Scalar
     cycle: int
+    ci: tuple[float, float] | None = None
+    level: float | None = None
+
+    def shown(self) -> str:
+        """``r2 = 0.49`` or ``r2 = 0.49 [0.421, 0.55] 95 %``."""
+        if self.ci is None:
+            return f"{self.metric} = {shown(self.value)}"
+        estimate = Estimate(value=float(self.value), ci=self.ci, level=self.level)
+        return f"{self.metric} = {estimate.shown()}"
 
 
 class Hypothesis(StrictModel):

@@ -22,10 +22,10 @@ from workflows.contracts.base import (
     COMMENT_CHARS,
     MAX_GOAL_CHARS,
     Model,
-    Scalar,
     StrictModel,
     TaskId,
 )
+from workflows.contracts.estimates import MetricValue
 from workflows.contracts.execution import RunStatus, TaskStatus
 from workflows.contracts.hypotheses import (
     MAX_HYPOTHESES,
@@ -42,8 +42,8 @@ MAX_CYCLES = 100
 MAX_OUTCOMES = 60
 """Tasks a cycle summary lists (the rest are counted in ``tasks_total``)."""
 MAX_METRICS = 8
-"""Verified metrics a task outcome keeps (plain values; names cut to 64 characters, text
-values to 64)."""
+"""Verified metrics a task outcome keeps (plain values or estimates; names cut to 64
+characters, text values to 64)."""
 TEXT_CHARS = 300
 """The longest reason, diagnosis, blocker or action a summary keeps."""
 MAX_BLOCKERS = 20
@@ -72,8 +72,9 @@ class TaskOutcome(Model):
     reason: str = ""
     hypothesis: str | None = None
     """The hypothesis the plan linked this task to."""
-    metrics: dict[str, Scalar] = Field(default_factory=dict[str, Scalar])
-    """Verified metrics: a completed task's only (a failed task's numbers are not evidence)."""
+    metrics: dict[str, MetricValue] = Field(default_factory=dict[str, MetricValue])
+    """Verified metrics: a completed task's only (a failed task's numbers are not evidence);
+    plain values, or estimates with their interval (``workflows.contracts.estimates``)."""
     checks_passed: int = 0
     checks_declared: int = 0
     wall_s: float | None = None
