@@ -21,7 +21,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from workflows.contracts.alternatives import MAX_BRANCHES, BranchKind, BranchSpec, Metric
+from workflows.contracts.alternatives import MAX_BRANCHES, BranchKind, BranchSpec, Metric, TieRule
 from workflows.contracts.base import BY_CHARS, COMMENT_CHARS, Model, StrictModel
 from workflows.contracts.execution import ExecutionOutcome, TaskStatus
 from workflows.contracts.plan import JobSpec, Scalar, TaskId
@@ -59,6 +59,8 @@ class BranchRequest(StrictModel):
     """The key metric to compare these branches on (default: the plan's or the task's)."""
     selection: Selection | None = None
     """How to decide among them (default: the run policy's ``branching.selection``)."""
+    allow_test_selection: bool = False
+    """Compare on a held-out metric (``test_`` or the plan's ``held_out``) all the same."""
 
 
 class SteerRequest(StrictModel):
@@ -87,6 +89,8 @@ class LineScore(Model):
     checks_declared: int = 0
     metric: float | None = None
     """The key metric's value: the branch point's, else the last downstream task's."""
+    interval: tuple[float, float] | None = None
+    """The key metric's interval, where the task wrote it as an estimate."""
     wall_s: float = 0.0
     cost_usd: float = 0.0
     cpu_s: float = 0.0
@@ -119,6 +123,10 @@ class BranchRecord(Model):
     """Upstream tasks whose verified results the branch reused instead of re-running."""
     metric: Metric | None = None
     selection: Selection = "best"
+    ties: TieRule = "simplest"
+    """How a line is kept among lines tied within the key metric's intervals."""
+    held_out_allowed: bool = False
+    """The key metric is held out and the request or policy allowed selecting on it."""
     score: LineScore = Field(default_factory=LineScore)
     selected: bool = False
     started_at: datetime | None = None
@@ -149,6 +157,10 @@ class BranchTree(Model):
     """The main line's score in each group it was compared in."""
     kept: dict[str, str] = Field(default_factory=dict[str, str])
     """The line kept in each decided group (a branch's name, or ``main``)."""
+    tied: dict[str, list[str]] = Field(default_factory=dict[str, list[str]])
+    """Each group's lines tied within the key metric's intervals (none: no tie)."""
+    why: dict[str, str] = Field(default_factory=dict[str, str])
+    """Why each decided group's line was kept (the ranking, a tie and its rule, a person)."""
     refused: list[str] = Field(default_factory=list[str])
     """The latest refused branch or steering requests (who: why)."""
     steering: list[str] = Field(default_factory=list[str])

@@ -7,7 +7,10 @@ starts each branch as a ``BranchWorkflow`` child (ID ``RUN.branch-NAME``, search
 with the comparator and decides by the group's selection: ``best`` makes the first line the
 run's, ``keep_all`` keeps the main line, ``person`` opens a ``branch`` gate whose ``choice``
 names the line (a timeout follows the gate's policy: approve takes the best, reject the main
-line). The kept line's results replace the run's for those tasks; the others stay in the tree.
+line). Lines whose key metric is tied within its intervals are a tie, and the group's tie
+rule keeps one of them (``workflows.branching.selection``; a person's rule opens the gate on the
+tied lines). The kept line's results replace the run's for those tasks; the others stay in the
+tree.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.agents.calls import AgentCalls
     from workflows.branching.compare import explain, rank, score
     from workflows.branching.requests import BranchRefusedError, Planned, RunView, plan_request
+    from workflows.branching.selection import allowed_note, break_tie, tie_reason, ties
     from workflows.common.bounds import clip
     from workflows.common.failures import root_message
     from workflows.common.gates import GateKeeper
@@ -43,6 +47,9 @@ with workflow.unsafe.imports_passed_through():
 
 ANSWER_LOG = 20
 """The latest steering and refusal lines an update's answer carries."""
+TIES_PATCH = "selection-ties"
+"""A group whose lines tie within their intervals keeps one by its tie rule (before: the
+ranking's first, or a person choosing among every line)."""
 
 
 class Branches:
@@ -63,6 +70,8 @@ class Branches:
         self.decided: set[str] = set()
         self.main: dict[str, LineScore] = {}
         self.kept: dict[str, str] = {}
+        self.tied: dict[str, list[str]] = {}
+        self.why: dict[str, str] = {}
         self.refused: list[str] = []
         self.steering: list[str] = []
         self.holding = False
@@ -200,8 +209,17 @@ class Branches:
         order = rank(lines, first.metric)
         self.main[group] = lines[MAIN_LINE]
         why = explain(order, lines, first.metric)
-        kept = await self._choose(first, order, why)
+        tied = ties(order, lines) if first.metric is not None else []
+        if tied and workflow.patched(TIES_PATCH):
+            self.tied[group] = tied
+            kept = await self._break_tie(first, tied, lines, members, why)
+            why = tie_reason(tied, kept, first.ties, first.metric.name if first.metric else "?")
+        else:
+            kept = await self._choose(first, order, why)
         self.kept[group] = kept
+        if first.held_out_allowed:
+            why = f"{why}; {allowed_note(first.metric, state.plan.held_out if state.plan else [])}"
+        self.why[group] = why
         if kept != MAIN_LINE:
             self.records[kept].selected = True
             how = "a person's choice" if first.selection == "person" else first.selection
@@ -230,6 +248,18 @@ class Branches:
         if gate.status == "timed_out":
             return order[0] if self.gates.approved(gate) else MAIN_LINE
         return (gate.choice or order[0]) if gate.status == "approved" else MAIN_LINE
+
+    async def _break_tie(self, first: BranchRecord, tied: list[str],
+                         lines: dict[str, LineScore], members: list[BranchRecord],
+                         why: str) -> str:
+        """The line kept among ``tied`` by the group's selection and tie rule."""
+        if first.selection == "keep_all":
+            return MAIN_LINE
+        if first.selection == "best" and first.ties != "person":
+            return break_tie(tied, lines, first.ties, {r.name: len(r.changes) for r in members},
+                             [MAIN_LINE, *(r.name for r in members)])
+        return await self._choose(first.model_copy(update={"selection": "person"}), tied,
+                                  f"tied within intervals: {why}")
 
     def check_choice(self, decision: GateDecision) -> str | None:
         """Why a ``branch`` gate decision names no line it can keep (None: it can)."""
@@ -275,5 +305,6 @@ class Branches:
         return BranchTree(run_id=self.state.req.run_id, paused=self.state.paused,
                           holding=self.holding, branches=list(self.records.values()),
                           main=dict(self.main), kept=dict(self.kept),
+                          tied=dict(self.tied), why=dict(self.why),
                           refused=list(self.refused),
                           steering=list(self.steering))
