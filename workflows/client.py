@@ -24,6 +24,7 @@ from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.exceptions import ApplicationError, WorkflowAlreadyStartedError
 from temporalio.service import RPCError, RPCStatusCode
 
+from workflows.branching.selection import plan_problem
 from workflows.common.words import plural
 from workflows.constants import (
     PHASE_KEY,
@@ -87,6 +88,10 @@ class UnknownEnvironmentError(ValueError):
         self.known = sorted(known)
 
 
+class HeldOutSelectionError(ValueError):
+    """A run would compare branches on a held-out metric and its policy does not allow it."""
+
+
 class RunNotFoundError(LookupError):
     """No run with that ID exists on the server."""
 
@@ -123,12 +128,15 @@ class AssayClient:
         refused with :class:`RunExistsError`; with ``again`` the next free ``-rN`` ID is used.
         With ``environments`` (the named sets the workers know: ``Catalog.names()``), a run
         naming another environment (``policy.environment``) than those or ``base`` is refused
-        with :class:`UnknownEnvironmentError` before it starts.
+        with :class:`UnknownEnvironmentError` before it starts; a plan comparing branches on a
+        held-out metric its policy does not allow, with :class:`HeldOutSelectionError`.
         """
         wanted = req.policy.environment
         if (wanted is not None and wanted != BASE and environments is not None
                 and wanted not in environments):
             raise UnknownEnvironmentError(wanted, environments)
+        if held := plan_problem(req.plan, req.policy.branching):
+            raise HeldOutSelectionError(held)
         memo, summary = _describe_input(req)
         for attempt in range(1, MAX_AGAIN + 1):
             run_id = run_workflow_id(req.plan_name, req.plan_sha256, attempt)

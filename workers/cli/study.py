@@ -31,6 +31,7 @@ from workflows.contracts.study import MAX_CRITERIA, MAX_CYCLES, StudyPolicy
 
 if TYPE_CHECKING:
     from workflows.contracts.cycles import CyclePlan, StudyInput
+    from workflows.contracts.plan import Plan
     from workflows.contracts.policy import RunPolicy
 
 _CRITERION = re.compile(r"^\s*([^\s<>=!]+)\s*(<=|>=|==|!=|<|>)\s*([^\s<>=!].*?)\s*$")
@@ -71,6 +72,7 @@ class StudyOptions:
     agents: bool | None = None
     record: Path | None = None
     replay: Path | None = None
+    allow_test_selection: bool = False
 
 
 @study_app.command("start")
@@ -113,6 +115,9 @@ def start(
         help="Record the model exchanges to this JSONL file.")] = None,
     replay: Annotated[Path | None, typer.Option(
         help="Answer model calls only from this recording.")] = None,
+    allow_test_selection: Annotated[bool, typer.Option(
+        "--allow-test-selection", help="Let the key metric, and branches, be a held-out "
+        "metric (test_ or a plan's held_out); the report says so.")] = False,
 ) -> None:
     """Start a study of a goal or a plan; with --wait, follow it cycle by cycle to the end."""
     from workers.intake.goalfile import GoalError
@@ -124,7 +129,8 @@ def start(
                         budget_usd=budget_usd, human_gates=human_gate or [],
                         approvers=approver or [], gate_timeout=gate_timeout,
                         key_metric=key_metric, accept=accept or [], policy_file=policy_file,
-                        agents=agents, record=record, replay=replay)
+                        agents=agents, record=record, replay=replay,
+                        allow_test_selection=allow_test_selection)
     try:
         inp = study_input(target, opts, settings)
     except (PlanFileError, PolicyError, GoalError, InputError) as err:
@@ -150,6 +156,7 @@ def study_input(target: str, opts: StudyOptions, settings: Settings) -> StudyInp
     first = [] if req.plan is None else [CyclePlan(
         plan_name=req.plan_name, plan_sha256=req.plan_sha256, plan=req.plan, by=opts.by)]
     plans = [*first, *cycle_plans(opts.plans, settings, policy, opts.by)]
+    held_out_check(study, policy, [p.plan for p in plans])
     if len(plans) > study.max_cycles:
         raise InputError(f"{len(plans)} plans given for at most {study.max_cycles} cycles; "
                          f"pass --cycles {len(plans)} or more, or give fewer plans")
@@ -177,7 +184,8 @@ def study_policy(opts: StudyOptions) -> StudyPolicy:
     values: dict[str, Any] = {
         "acceptance": [parse_criterion(text) for text in opts.accept],
         "key_metric": parse_metric(opts.key_metric, "--key-metric") if opts.key_metric
-        else None, "budget_usd": opts.budget_usd}
+        else None, "budget_usd": opts.budget_usd,
+        "allow_test_selection": opts.allow_test_selection}
     if opts.cycles is not None:
         values["max_cycles"] = opts.cycles
     try:
@@ -185,6 +193,20 @@ def study_policy(opts: StudyOptions) -> StudyPolicy:
     except ValidationError as err:
         raise InputError("invalid study: " + "; ".join(
             map(str, field_errors(err, plain=True)))) from None
+
+
+def held_out_check(study: StudyPolicy, policy: RunPolicy, plans: list[Plan]) -> None:
+    """Refuse a key metric, or a plan's branch metric, that is held out, unless allowed."""
+    from workflows.branching.selection import held_out_problem, plan_problem
+
+    if study.allow_test_selection:
+        return
+    declared = [name for plan in plans for name in plan.held_out]
+    problem = held_out_problem(study.key_metric, declared, "the study's key metric (--key-metric)")
+    for plan in plans:
+        problem = problem or plan_problem(plan, policy.branching)
+    if problem:
+        raise InputError(problem)
 
 
 def parse_criterion(text: str) -> HypothesisTest:
@@ -217,6 +239,7 @@ def run_policy(opts: StudyOptions, settings: Settings) -> RunPolicy:
                           known_environments=settings.environments().catalog.names())
     if opts.gate_timeout is not None:
         policy.gates.cycle.timeout_s = opts.gate_timeout
+    policy.branching.allow_test_selection |= opts.allow_test_selection
     return policy
 
 

@@ -26,6 +26,8 @@ from collections.abc import Collection, Sequence
 
 from workflows.contracts.alternatives import Metric, TieRule
 from workflows.contracts.branches import LineScore
+from workflows.contracts.plan import Plan
+from workflows.contracts.policy import BranchingPolicy
 
 HELD_OUT_PREFIX = "test_"
 """Metrics named with this prefix are held out, whether or not a plan lists them."""
@@ -52,6 +54,25 @@ def held_out_problem(metric: Metric | None, declared: Collection[str], what: str
     return (f"{what} would use metric {metric.name!r}, which {why}: choosing by it lets the "
             "test data pick the result. Compare on a validation metric (e.g. a cross-validated "
             f"one), or pass {ALLOW_FLAG} (policy branching.allow_test_selection) to allow it")
+
+
+def plan_problem(plan: Plan | None, policy: BranchingPolicy) -> str:
+    """Why a run of ``plan`` under ``policy`` would select on a held-out metric (empty: fine).
+
+    The plan's ``metric``, each task's ``metric`` and the policy's are checked, unless the
+    policy allows selection on held-out metrics.
+    """
+    if policy.allow_test_selection:
+        return ""
+    declared = plan.held_out if plan is not None else []
+    named = [("the plan's metric", plan.metric if plan else None),
+             *((f"task {d.task_id}'s metric", d.metric) for d in (plan.decisions if plan else [])),
+             ("the policy's branching.metric", policy.metric)]
+    for where, metric in named:
+        problem = held_out_problem(metric, declared, f"branch selection ({where})")
+        if problem:
+            return problem
+    return ""
 
 
 def allowed_note(metric: Metric | None, declared: Collection[str]) -> str:

@@ -183,6 +183,9 @@ class StudyPolicy(StrictModel):
     """The goal's acceptance criteria: metric tests that must all hold to stop."""
     key_metric: Metric | None = None
     """The metric progress is measured on, and which way is better."""
+    allow_test_selection: bool = False
+    """The key metric may be a held-out one (``test_``, a plan's ``held_out``); the report
+    says it was."""
 
     @model_validator(mode="after")
     def _metric_criteria(self) -> StudyPolicy:
