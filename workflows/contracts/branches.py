@@ -17,7 +17,7 @@ Pure models only.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field
 
@@ -165,3 +165,39 @@ class BranchTree(Model):
     """The latest refused branch or steering requests (who: why)."""
     steering: list[str] = Field(default_factory=list[str])
     """What people did to the run, in order (``ada paused``, ``bo resumed``)."""
+
+
+class SweepLine(Model):
+    """One line of a group in the sweep table: what it changed, measured and cost."""
+
+    line: str
+    """``main`` or a branch's name."""
+    parameters: dict[str, Scalar | None] = Field(default_factory=dict[str, Scalar | None])
+    """What the line changed (``2:args.alpha`` → its value); the main line: nothing."""
+    status: str = ""
+    metrics: dict[str, Any] = Field(default_factory=dict[str, Any])
+    """The branch-point task's verified metrics (numbers and estimates), as the job wrote them."""
+    rank: int = 0
+    cost_usd: float = 0.0
+    cpu_s: float = 0.0
+    wall_s: float = 0.0
+    kept: bool = False
+    tied: bool = False
+    """Tied with the first line within the key metric's intervals."""
+
+
+class SweepTable(Model):
+    """Every line of one group of siblings in one table: the report's and results JSON's."""
+
+    group: str
+    from_task: str
+    from_phase: CheckpointPhase = "planned"
+    metric: Metric | None = None
+    selection: Selection = "best"
+    ties: TieRule = "simplest"
+    kept: str = ""
+    """The kept line (empty: not decided)."""
+    why: str = ""
+    """Why it was kept: the ranking, a tie and its rule, a person, a held-out metric allowed."""
+    tie: bool = False
+    lines: list[SweepLine] = Field(default_factory=list[SweepLine])

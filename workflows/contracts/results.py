@@ -20,7 +20,7 @@ from workflows.agents.goal import DataFile, RunAnswer
 from workflows.agents.spend import Budget, ModelSpend
 from workflows.contracts.alternatives import BranchSpec
 from workflows.contracts.base import Model
-from workflows.contracts.branches import BranchRequest, BranchTree, TaskStart
+from workflows.contracts.branches import BranchRequest, BranchTree, SweepTable, TaskStart
 from workflows.contracts.execution import (
     Artifact,
     CheckResult,
@@ -299,6 +299,8 @@ class RunReport(RunBase):
     dependencies: dict[str, list[str]] = Field(default_factory=dict[str, list[str]])
     """Each task's dependencies in the plan that ran (the report's DAG)."""
     files: ReportFiles = Field(default_factory=ReportFiles)
+    sweeps: list[SweepTable] = Field(default_factory=list[SweepTable])
+    """Each group of branches as one table of every line (written with the report)."""
 
 
 class WriteReportInput(Model):

@@ -223,6 +223,21 @@ def test_the_json_reads_back_as_the_state_with_status_and_files(
         (1, "", True), (2, "", True), (3, "", True)]
 
 
+def test_each_cycles_sweep_table_is_in_the_study_json_and_markdown(
+        written: tuple[Path, StudyState, str]) -> None:
+    root, _, markdown = written
+    report = StudyReport.model_validate_json(
+        (root / "studies/study-1" / STUDY_JSON).read_text(encoding="utf-8"))
+    assert list(report.sweeps) == [3]
+    table = report.sweeps[3][0]
+    assert [(line.line, line.rank, line.kept) for line in table.lines] == [
+        ("deep", 1, True), (MAIN_LINE, 2, False), ("wide", 3, False)]
+    sweeps = section(markdown, "Sweeps")
+    assert "### Cycle 3: Sweep from task fit at planned on f1 (maximize)" in sweeps
+    assert "Kept: **deep** (no tie; selection best, tie rule simplest)." in sweeps
+    assert "| deep | (as planned) | completed | - | 1 |" in sweeps
+
+
 def test_the_chart_is_a_readable_png(written: tuple[Path, StudyState, str]) -> None:
     path = written[0] / "studies/study-1/figures/metrics.png"
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
