@@ -207,7 +207,7 @@ def _hypothesis_text(h: Hypothesis) -> str:
     text = (f"{h.id} ({where}) [{status}]: {clip(h.statement, STATEMENT_CHARS)}; test: "
             f"{h.test.describe()}")
     if h.evidence:
-        text += "; evidence: " + ", ".join(f"{e.task_id}.{e.metric} = {shown(e.value)} "
+        text += "; evidence: " + ", ".join(f"{e.task_id}.{e.shown()} "
                                            f"(cycle {e.cycle})" for e in h.evidence)
     return text
 

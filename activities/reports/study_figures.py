@@ -25,6 +25,7 @@ from activities.reports.branches import group_metric, groups, main_kept, text
 from activities.reports.figures import FIGURES_FOLDER
 from workflows.contracts.alternatives import Metric
 from workflows.contracts.branches import MAIN_LINE, BranchTree
+from workflows.contracts.estimates import number
 from workflows.contracts.results import RunReport
 from workflows.contracts.study import CycleSummary, StudyState
 
@@ -91,8 +92,8 @@ def facts_of(summary: CycleSummary, report: RunReport | None) -> CycleFacts:
 
 
 def _numbers(metrics: Mapping[str, object]) -> dict[str, float]:
-    return {name: float(v) for name, v in metrics.items()
-            if isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)}
+    """Each finite numeric metric's value (an estimate's point value)."""
+    return {name: v for name, raw in metrics.items() if (v := number(raw)) is not None}
 
 
 def choose_metric(state: StudyState, facts: list[CycleFacts]) -> tuple[Metric | None, str]:

@@ -17,13 +17,13 @@ from typing import TYPE_CHECKING
 
 from activities.reports.branches import label, md
 from activities.reports.figures import mermaid
-from activities.reports.numbers import duration, number, value
+from activities.reports.numbers import duration, number
+from activities.reports.study_criteria import criteria, warnings
 from activities.reports.study_figures import Chart, LinePoint
 from activities.reports.tasks import link
 from workflows.common.words import plural
 from workflows.contracts.results import RunReport
 from workflows.contracts.study import CarriedTask, CycleDecision, CycleSummary
-from workflows.study.verdicts import criteria_hold
 
 if TYPE_CHECKING:
     from activities.reports.study import StudyReport
@@ -200,7 +200,7 @@ def _hypotheses(report: StudyReport) -> list[str]:
         for n, e in enumerate(items):
             first = head if n == 0 else "| | | | |"
             rows.append(f"{first} | {NONE} | {NONE} | {NONE} | {NONE} |" if e is None else
-                        f"{first} | {md(e.metric)} | {md(value(e.value))} | {e.cycle} "
+                        f"{first} | {md(e.metric)} | {md(e.value_text())} | {e.cycle} "
                         f"| {md(e.task_id)} |")
     return ["", "## Hypotheses", "", *chart, "```", "", *rows]
 
@@ -227,26 +227,11 @@ def _answer(report: StudyReport) -> list[str]:
              + (f" — {md(decision.reason, 2 * REASON_CHARS)}" if decision else ""), ""]
     for h in report.tree.hypotheses:
         if h.status == "supported" and h.evidence:
-            found = ", ".join(f"{md(e.metric)} = {md(value(e.value))} (task {md(e.task_id)}, "
+            found = ", ".join(f"{md(e.shown())} (task {md(e.task_id)}, "
                               f"cycle {e.cycle})" for e in h.evidence)
             lines.append(f"- Supported {md(h.id)}: {md(h.statement, STATEMENT_CHARS)} — {found}")
-    return [*lines, *_criteria(report, last)]
-
-
-def _criteria(report: StudyReport, last: CycleSummary) -> list[str]:
-    tests = report.policy.acceptance
-    if not tests:
-        return ["", "No acceptance criteria were set: the study stops by its cycle limit, "
-                "budget, lack of progress or a person."]
-    lines = ["", f"Acceptance criteria on cycle {last.cycle}:", "",
-             "| criterion | holds | values | why |", "| --- | --- | --- | --- |"]
-    for test in tests:
-        held, why = criteria_hold([test], last)
-        values = [f"{value(t.metrics[test.metric])} (task {t.task_id})" for t in last.tasks
-                  if test.metric in t.metrics and (test.task_id in (None, t.task_id))]
-        lines.append(f"| {md(test.describe())} | {'yes' if held else 'no'} "
-                     f"| {md(', '.join(values)) if values else NONE} | {md(why, REASON_CHARS)} |")
-    return lines
+    return [*lines, *criteria(report.policy.acceptance, last),
+            *warnings(report.policy.acceptance, report.tree, last)]
 
 
 def _carried(report: StudyReport) -> list[str]:

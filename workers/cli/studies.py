@@ -180,8 +180,8 @@ def hypothesis_row(item: Hypothesis) -> list[str]:
     """One hypothesis as ``assay hypotheses`` lists it."""
     from workers.cli.show import short
 
-    evidence = ", ".join(f"{e.metric}={e.value} ({e.task_id}, cycle {e.cycle})"
-                         for e in item.evidence)
+    evidence = ", ".join(f"{e.metric}={e.value if e.ci is None else e.value_text()} "
+                         f"({e.task_id}, cycle {e.cycle})" for e in item.evidence)
     decided = f" in cycle {item.decided_in}" if item.decided_in else ""
     return [item.id, item.parent or "-", f"{item.status}{decided}", item.test.describe(),
             evidence or "-", short(item.statement, 80)]

@@ -34,7 +34,9 @@ class HypothesisTest(StrictModel):
     """What decides a hypothesis: a metric test, or a reference to a plan check.
 
     A metric test is ``metric op threshold`` (``auc >= 0.8``) on the verified metrics of the
-    tasks linked to the hypothesis, or of ``task_id`` alone when given. A check reference
+    tasks linked to the hypothesis, or of ``task_id`` alone when given. A metric reported
+    with an interval is judged on it; ``metric`` may name the interval (``r2.ci``) or one
+    of its numbers (``r2.ci_low``: see ``workflows.contracts.estimates``). A check reference
     (``check`` = the metric of one of ``task_id``'s plan checks) is resolved against the plan
     into that check's metric test. A failed plan check fails its task's verification, so a
     check reference can support a hypothesis but never refute it: write a metric test for one
@@ -80,12 +82,15 @@ class Evidence(Model):
     ci: tuple[float, float] | None = None
     level: float | None = None
 
+    def value_text(self) -> str:
+        """``0.49``, or with its interval ``0.49 [0.421, 0.55] 95 %``."""
+        if self.ci is None or isinstance(self.value, str):
+            return shown(self.value)
+        return Estimate(value=float(self.value), ci=self.ci, level=self.level).shown()
+
     def shown(self) -> str:
         """``r2 = 0.49`` or ``r2 = 0.49 [0.421, 0.55] 95 %``."""
-        if self.ci is None:
-            return f"{self.metric} = {shown(self.value)}"
-        estimate = Estimate(value=float(self.value), ci=self.ci, level=self.level)
-        return f"{self.metric} = {estimate.shown()}"
+        return f"{self.metric} = {self.value_text()}"
 
 
 class Hypothesis(StrictModel):

@@ -7,7 +7,10 @@ task that did not → ``inconclusive``; a completed task that reported no verifi
 test's metric, or a value that cannot be compared → ``inconclusive``. Otherwise the test is
 the plan check's own comparison (:meth:`Check.holds`, the same exact semantics as a task's
 ``checks``): holding for every deciding task → ``supported``, for none → ``refuted``, for
-some → ``inconclusive`` (the evidence disagrees).
+some → ``inconclusive`` (the evidence disagrees). A value reported with an interval is
+judged on the interval (``workflows.contracts.estimates.judge_interval``): a task whose
+interval includes the threshold makes the verdict ``inconclusive``, and an acceptance
+criterion so undecided is ``inconclusive`` too, never met.
 
 An ``inconclusive`` verdict never undoes a hypothesis already supported or refuted; a
 supported or refuted one replaces whatever was there.
@@ -31,6 +34,7 @@ from workflows.contracts.estimates import (
     point,
     reading,
 )
+from workflows.contracts.estimates import shown as shown_metric
 from workflows.contracts.hypotheses import (
     DECIDED,
     MAX_EVIDENCE,
@@ -46,10 +50,11 @@ from workflows.contracts.study import TEXT_CHARS, CycleSummary, TaskOutcome
 
 
 def shown(value: object) -> str:
-    """A value as a reason says it: floats to four significant digits, the rest as written."""
-    if isinstance(value, float) and math.isfinite(value):
-        return f"{value:.4g}"
-    return str(value)
+    """A value as a reason says it: floats to four significant digits, the rest as written.
+
+    An estimate reads with its interval: ``0.49 [0.421, 0.55] 95 %``.
+    """
+    return shown_metric(value)
 
 
 def adopt(tree: HypothesisTree, plan: Plan) -> HypothesisTree:

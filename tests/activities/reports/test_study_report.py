@@ -72,10 +72,10 @@ def three_cycles() -> list[RunReport]:
     ]
 
 
-async def study_of(runs_dir: Path, runs: list[RunReport]) -> StudyState:
+async def study_of(runs_dir: Path, runs: list[RunReport], max_cycles: int = 5) -> StudyState:
     """The study's state after ``runs``, each written by the run report writer."""
     state = StudyState(study_id="study-1", goal="Does smoothing make the classes separable?",
-                       policy=StudyPolicy(max_cycles=5, key_metric=Metric(name="f1"),
+                       policy=StudyPolicy(max_cycles=max_cycles, key_metric=Metric(name="f1"),
                                           acceptance=[metric_test("f1", ">=", 0.7)]))
     writer = ReportWriter(runs_dir)
     for run in runs:
@@ -324,3 +324,28 @@ def test_a_study_without_numbers_has_nothing_to_chart_and_says_why() -> None:
     chart = chart_of(state, [CycleFacts(cycle=1, tasks=[{}]), CycleFacts(cycle=2)])
     assert (chart.metric, chart.values) == (None, {1: None, 2: None})
     assert chart.why == "no cycle reported a numeric verified metric"
+
+
+F1 = {"value": 0.72, "ci": [0.66, 0.78], "level": 0.95, "n": 200, "method": "bootstrap"}
+"""An f1 above 0.7 on its point estimate whose 95 % interval includes 0.7."""
+
+
+async def test_an_interval_that_includes_the_threshold_is_said_and_warned_of(
+        tmp_path: Path) -> None:
+    runs = [cycle_report(n, [result("prep"), result("fit", metrics={"f1": F1})], 1.0)
+            for n in (2, 3)]
+    state = await study_of(tmp_path / "runs", runs, max_cycles=2)
+    paths = await write(tmp_path, state, status="completed")
+    markdown = Path(paths.summary_md).read_text(encoding="utf-8")
+    answer = section(markdown, "Final answer")
+    assert "acceptance criteria met" not in markdown
+    assert ("After cycle 2: **stop** — cycle limit reached: 2 of 2 cycles run; acceptance "
+            "not established: f1 \\>= 0.7: the 95 % interval \\[0.66, 0.78\\] of f1 (task "
+            "fit) includes 0.7") in answer
+    assert ("| f1 \\>= 0.7 | inconclusive | 0.72 \\[0.66, 0.78\\] 95 % (task fit) | f1 \\>= 0.7: "
+            "the 95 % interval \\[0.66, 0.78\\] of f1 (task fit) includes 0.7 |") in answer
+    assert ("- Acceptance criterion f1 \\>= 0.7 is written on a point estimate, but f1 has an "
+            "interval: it was judged on the interval") in answer
+    assert "- Hypothesis H2's test f1 \\>= 0.7 is written on a point estimate" in answer
+    hypotheses = section(markdown, "Hypotheses")
+    assert "| inconclusive | f1 | 0.72 \\[0.66, 0.78\\] 95 % | 1 | fit |" in hypotheses

@@ -323,3 +323,17 @@ async def test_a_study_driven_from_the_command_line(
             await follower.wait()
         if await studies.status(study) == "running":
             await studies.handle(study).terminate("test over")
+
+
+def test_a_hypothesis_row_gives_its_evidence_with_its_interval() -> None:
+    from workers.cli.studies import hypothesis_row
+    from workflows.contracts.hypotheses import Hypothesis
+
+    item = Hypothesis.model_validate({
+        "id": "H1", "statement": "ridge beats least squares", "status": "inconclusive",
+        "test": {"metric": "r2_gain", "op": ">=", "threshold": 0.01},
+        "evidence": [{"task_id": "compare", "metric": "r2_gain", "value": 0.01145, "cycle": 1,
+                      "ci": [-0.0087, 0.0316], "level": 0.95},
+                     {"task_id": "fit", "metric": "r2_gain", "value": 0.5, "cycle": 2}]})
+    assert hypothesis_row(item)[4] == ("r2_gain=0.01145 [-0.0087, 0.0316] 95 % (compare, cycle 1), "
+                                       "r2_gain=0.5 (fit, cycle 2)")
