@@ -15,12 +15,14 @@ temporary name, then renamed.
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 
 from pydantic import Field, ValidationError
 from temporalio.exceptions import ApplicationError
 
+from activities.reports.study_axis import caption
 from activities.reports.study_figures import Chart, CycleFacts, chart_of, draw_metrics, facts_of
 from activities.reports.study_markdown import render_study
 from activities.reports.sweeps import sweep_markdown
@@ -117,7 +119,9 @@ def write_study(req: StudyReportInput, folder: Path, root: Path) -> ReportPaths:
         if run is not None and run.sweeps:
             sweeps[summary.cycle] = run.sweeps
     chart = chart_of(req.state, facts)
-    figure = draw_metrics(chart, folder, criteria=_criteria(req.state, chart))
+    criteria = _criteria(req.state, chart)
+    chart = replace(chart, caption=caption(chart, criteria))
+    figure = draw_metrics(chart, folder, criteria=criteria)
     report = StudyReport.model_validate({
         **req.state.model_dump(), "status": req.status, "reason": req.reason,
         "started_at": req.started_at,

@@ -152,7 +152,8 @@ def _figure_notes(report: StudyReport, chart: Chart) -> list[str]:
     """The chart, each branch comparison drawn in it, and what it leaves out and why."""
     lines = ["", *(f"!{link('Key metric across cycles and branches', f)}"
                    for f in report.figures)]
-    notes = [_compared(cycle, points, chart) for cycle, points in sorted(chart.lines.items())]
+    notes = [f"Chart: {md(chart.caption, 600)}"] if chart.caption else []
+    notes += [_compared(cycle, points, chart) for cycle, points in sorted(chart.lines.items())]
     notes += [f"Chart: cycle {r.cycle}: {md(r.problem, 400)} — its branches are not in the "
               "chart" for r in report.reports if r.problem]
     missing = [c for c, v in sorted(chart.values.items()) if v is None]
