@@ -143,6 +143,8 @@ class CycleSummary(Model):
     wall_s: float = 0.0
     key_value: float | None = None
     """The best verified value of the study's key metric in this cycle (none: not reported)."""
+    key_task: str = ""
+    """The task of this cycle whose verified value ``key_value`` is (empty: none)."""
     results_json: str = Field(default="", max_length=4096)
     """The cycle's results JSON (its report), for the study's report."""
     results_sha256: str = Field(default="", max_length=64)
