@@ -165,7 +165,10 @@ def _answer_section(result: RunReport) -> list[str]:
     answer = result.answer
     if answer is None:
         return []
-    lines = ["", "## Answer", "", *quoted(answer.answer)]
+    lines = ["", "## Answer", ""]
+    if result.answer_by:
+        lines += [f"Written by the {one_line(result.answer_by)}.", ""]
+    lines += quoted(answer.answer)
     if answer.analysis:
         lines += ["", "### Analysis", "", *quoted(answer.analysis)]
     if answer.caveats:

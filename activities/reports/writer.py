@@ -24,6 +24,7 @@ from activities.reports.ledger import LedgerError, append_ledger, ledger_entries
 from activities.reports.markdown import render_markdown
 from activities.reports.sweeps import sweep_tables
 from activities.reports.timeline import draw_timeline
+from activities.reports.verified import ANSWERED_BY, verified_answer
 from workflows.catalogue import WRITE_REPORT, WRITE_TASK_REPORT
 from workflows.common.errors import ErrorType
 from workflows.contracts.branches import MAIN_LINE
@@ -108,6 +109,10 @@ class ReportWriter:
             report.run_id, tid, None if line == MAIN_LINE else line))
             if report.branches is not None else [])
         final = report.model_copy(update={"report": paths, "tasks": tasks, "sweeps": sweeps})
+        if final.answer is not None:
+            final.answer_by = "output processor"
+        elif any(t.status == "completed" for t in tasks):
+            final.answer, final.answer_by = verified_answer(tasks), ANSWERED_BY
         files = self.keeper.keep(folder, tasks)
         figure = draw_timeline(final, folder)
         files.figures = [figure] if figure else []

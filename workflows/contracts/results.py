@@ -301,6 +301,8 @@ class RunReport(RunBase):
     files: ReportFiles = Field(default_factory=ReportFiles)
     sweeps: list[SweepTable] = Field(default_factory=list[SweepTable])
     """Each group of branches as one table of every line (written with the report)."""
+    answer_by: str = ""
+    """Who wrote ``answer``: the output processor, or the verified evidence alone (no model)."""
 
 
 class WriteReportInput(Model):
