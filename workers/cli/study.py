@@ -31,7 +31,6 @@ from workflows.contracts.study import MAX_CRITERIA, MAX_CYCLES, StudyPolicy
 
 if TYPE_CHECKING:
     from workflows.contracts.cycles import CyclePlan, StudyInput
-    from workflows.contracts.plan import Plan
     from workflows.contracts.policy import RunPolicy
 
 _CRITERION = re.compile(r"^\s*([^\s<>=!]+)\s*(<=|>=|==|!=|<|>)\s*([^\s<>=!].*?)\s*$")
@@ -147,6 +146,7 @@ def study_input(target: str, opts: StudyOptions, settings: Settings) -> StudyInp
         InputError, PlanFileError, GoalError, PolicyError: what is wrong, and where.
     """
     from workers.cli.run import build_request
+    from workflows.branching.selection import study_problem
     from workflows.contracts.cycles import CyclePlan, StudyInput
     from workflows.contracts.study import StudyState
 
@@ -156,7 +156,9 @@ def study_input(target: str, opts: StudyOptions, settings: Settings) -> StudyInp
     first = [] if req.plan is None else [CyclePlan(
         plan_name=req.plan_name, plan_sha256=req.plan_sha256, plan=req.plan, by=opts.by)]
     plans = [*first, *cycle_plans(opts.plans, settings, policy, opts.by)]
-    held_out_check(study, policy, [p.plan for p in plans])
+    if not study.allow_test_selection and (
+            held := study_problem(study.key_metric, [p.plan for p in plans], policy.branching)):
+        raise InputError(held)
     if len(plans) > study.max_cycles:
         raise InputError(f"{len(plans)} plans given for at most {study.max_cycles} cycles; "
                          f"pass --cycles {len(plans)} or more, or give fewer plans")
@@ -193,20 +195,6 @@ def study_policy(opts: StudyOptions) -> StudyPolicy:
     except ValidationError as err:
         raise InputError("invalid study: " + "; ".join(
             map(str, field_errors(err, plain=True)))) from None
-
-
-def held_out_check(study: StudyPolicy, policy: RunPolicy, plans: list[Plan]) -> None:
-    """Refuse a key metric, or a plan's branch metric, that is held out, unless allowed."""
-    from workflows.branching.selection import held_out_problem, plan_problem
-
-    if study.allow_test_selection:
-        return
-    declared = [name for plan in plans for name in plan.held_out]
-    problem = held_out_problem(study.key_metric, declared, "the study's key metric (--key-metric)")
-    for plan in plans:
-        problem = problem or plan_problem(plan, policy.branching)
-    if problem:
-        raise InputError(problem)
 
 
 def parse_criterion(text: str) -> HypothesisTest:

@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 
 from workflows.contracts.alternatives import Metric, TieRule
-from workflows.contracts.branches import LineScore
+from workflows.contracts.branches import MAIN_LINE, BranchRecord, LineScore
 from workflows.contracts.plan import Plan
 from workflows.contracts.policy import BranchingPolicy
 
@@ -73,6 +73,18 @@ def plan_problem(plan: Plan | None, policy: BranchingPolicy) -> str:
         if problem:
             return problem
     return ""
+
+
+def study_problem(key: Metric | None, plans: Sequence[Plan], policy: BranchingPolicy) -> str:
+    """Why a study may not use ``key`` as its key metric, or its plans their branch metrics.
+
+    Every plan's ``held_out`` list counts for the key metric. Empty: nothing is held out.
+    """
+    declared = [name for plan in plans for name in plan.held_out]
+    problem = held_out_problem(key, declared, "the study's key metric (--key-metric)")
+    for plan in plans:
+        problem = problem or plan_problem(plan, policy)
+    return problem
 
 
 def allowed_note(metric: Metric | None, declared: Collection[str]) -> str:
@@ -129,6 +141,22 @@ def break_tie(tied_lines: Sequence[str], lines: dict[str, LineScore], rule: TieR
         return min(tied_lines, key=lambda n: (lines[n].cost_usd, lines[n].cpu_s,
                                                lines[n].wall_s, earliest(n)))
     return tied_lines[0]
+
+
+def tie_choice(members: Sequence[BranchRecord], tied_lines: Sequence[str],
+               lines: dict[str, LineScore]) -> str | None:
+    """The line a group of siblings keeps among ``tied_lines``; None: a person chooses.
+
+    ``keep_all`` keeps the main line; ``best`` follows the tie rule (``person``: None); the
+    ``person`` selection is a person's choice whatever the rule.
+    """
+    first = members[0]
+    if first.selection == "keep_all":
+        return MAIN_LINE
+    if first.selection == "person" or first.ties == "person":
+        return None
+    return break_tie(tied_lines, lines, first.ties, {r.name: len(r.changes) for r in members},
+                     [MAIN_LINE, *(r.name for r in members)])
 
 
 def tie_reason(tied_lines: Sequence[str], kept: str, rule: TieRule, metric: str) -> str:

@@ -25,7 +25,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.agents.calls import AgentCalls
     from workflows.branching.compare import explain, rank, score
     from workflows.branching.requests import BranchRefusedError, Planned, RunView, plan_request
-    from workflows.branching.selection import allowed_note, break_tie, tie_reason, ties
+    from workflows.branching.selection import allowed_note, tie_choice, tie_reason, ties
     from workflows.common.bounds import clip
     from workflows.common.failures import root_message
     from workflows.common.gates import GateKeeper
@@ -212,7 +212,9 @@ class Branches:
         tied = ties(order, lines) if first.metric is not None else []
         if tied and workflow.patched(TIES_PATCH):
             self.tied[group] = tied
-            kept = await self._break_tie(first, tied, lines, members, why)
+            kept = tie_choice(members, tied, lines) or await self._choose(
+                first.model_copy(update={"selection": "person"}), tied,
+                f"tied within intervals: {why}")
             why = tie_reason(tied, kept, first.ties, first.metric.name if first.metric else "?")
         else:
             kept = await self._choose(first, order, why)
@@ -248,18 +250,6 @@ class Branches:
         if gate.status == "timed_out":
             return order[0] if self.gates.approved(gate) else MAIN_LINE
         return (gate.choice or order[0]) if gate.status == "approved" else MAIN_LINE
-
-    async def _break_tie(self, first: BranchRecord, tied: list[str],
-                         lines: dict[str, LineScore], members: list[BranchRecord],
-                         why: str) -> str:
-        """The line kept among ``tied`` by the group's selection and tie rule."""
-        if first.selection == "keep_all":
-            return MAIN_LINE
-        if first.selection == "best" and first.ties != "person":
-            return break_tie(tied, lines, first.ties, {r.name: len(r.changes) for r in members},
-                             [MAIN_LINE, *(r.name for r in members)])
-        return await self._choose(first.model_copy(update={"selection": "person"}), tied,
-                                  f"tied within intervals: {why}")
 
     def check_choice(self, decision: GateDecision) -> str | None:
         """Why a ``branch`` gate decision names no line it can keep (None: it can)."""

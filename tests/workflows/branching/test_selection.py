@@ -12,12 +12,14 @@ from workflows.branching.selection import (
     break_tie,
     held_out,
     held_out_problem,
+    study_problem,
+    tie_choice,
     tie_reason,
     tied,
     ties,
 )
 from workflows.contracts.alternatives import Metric
-from workflows.contracts.branches import BranchRequest, LineScore
+from workflows.contracts.branches import BranchChange, BranchRecord, BranchRequest, LineScore
 from workflows.contracts.plan import Plan
 from workflows.contracts.policy import RunPolicy
 from workflows.contracts.results import TaskResult
@@ -114,3 +116,28 @@ def test_a_line_scores_an_estimates_value_and_keeps_its_interval() -> None:
     assert scored.metric == 0.49 and scored.interval == (0.42, 0.55)
     plain = score([done.model_copy(update={"metrics": {"r2": 0.5}})], 0, Metric(name="r2"))
     assert plain.metric == 0.5 and plain.interval is None
+
+
+def test_a_groups_selection_and_tie_rule_decide_among_tied_lines() -> None:
+    def member(name: str, selection: str = "best", rule: str = "simplest") -> BranchRecord:
+        return BranchRecord.model_validate({
+            "name": name, "from_task": "1", "selection": selection, "ties": rule,
+            "changes": [BranchChange(task_id="1", field="args.a", new=1).model_dump()]})
+
+    lines = {"main": line(0.5, (0.4, 0.6), cost=0.3), "a": line(0.55, (0.45, 0.65), cost=0.1)}
+    assert tie_choice([member("a")], ["a", "main"], lines) == "main"
+    assert tie_choice([member("a", rule="cheapest")], ["a", "main"], lines) == "a"
+    assert tie_choice([member("a", rule="person")], ["a", "main"], lines) is None
+    assert tie_choice([member("a", selection="person")], ["a", "main"], lines) is None
+    assert tie_choice([member("a", selection="keep_all")], ["a", "main"], lines) == "main"
+
+
+def test_a_studys_key_metric_is_checked_against_every_plans_held_out_list() -> None:
+    plans = [Plan.model_validate({"decisions": [task("1")]}),
+             Plan.model_validate({"decisions": [task("1")], "held_out": ["auc_holdout"]})]
+    policy = RunPolicy().branching
+    assert "listed as held out" in study_problem(Metric(name="auc_holdout"), plans, policy)
+    assert "the study's key metric" in study_problem(Metric(name="test_auc"), [], policy)
+    assert study_problem(Metric(name="cv_auc"), plans, policy) == ""
+    with_metric = Plan.model_validate({"decisions": [task("1")], "metric": {"name": "test_x"}})
+    assert "the plan's metric" in study_problem(None, [with_metric], policy)
