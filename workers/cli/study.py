@@ -97,7 +97,9 @@ def start(
     key_metric: Annotated[str | None, typer.Option(
         help="NAME[:maximize|minimize]: the metric progress is measured on.")] = None,
     accept: Annotated[list[str] | None, typer.Option(
-        help='"METRIC OP VALUE" (e.g. "auc >= 0.8"): all must hold to stop (repeatable).')]
+        help='"METRIC OP VALUE" (e.g. "auc >= 0.8"): all must hold to stop (repeatable). A '
+             'metric with an interval holds only when all of it does; METRIC may name one '
+             'of its numbers: "r2_gain.ci_low >= 0.01".')]
     = None,
     wait: Annotated[bool, typer.Option(help="Follow the study until it ends.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the study's ID, or with "

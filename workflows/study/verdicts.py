@@ -109,8 +109,6 @@ class _Reading(NamedTuple):
     """``None``: the task gives no usable value (``said`` says why)."""
     said: str
     evidence: Evidence | None = None
-    straddles: bool = False
-    """Inconclusive because the value's interval includes the threshold."""
 
 
 def evaluate(test: HypothesisTest, deciding: list[TaskOutcome], *, cycle: int,
@@ -137,12 +135,14 @@ def assess(test: HypothesisTest, deciding: list[TaskOutcome], *, cycle: int,
     if problems:
         return "inconclusive", "; ".join(problems), evidence, False
     wanted = f"{test.op} {shown(test.threshold)}"
-    straddled = [r.said for r in readings if r.judged == "inconclusive"]
-    if straddled:
-        return ("inconclusive", "; ".join(straddled), evidence,
-                all(r.straddles for r in readings if r.judged == "inconclusive"))
     held = [r.said for r in readings if r.judged == "supported"]
     failed = [r.said for r in readings if r.judged == "refuted"]
+    straddled = [r.said for r in readings if r.judged == "inconclusive"]
+    if failed and straddled:
+        return ("inconclusive", f"evidence disagrees on {wanted}: {', '.join(failed)} does "
+                f"not hold; {'; '.join([*held, *straddled])}", evidence, False)
+    if straddled:
+        return "inconclusive", "; ".join(straddled), evidence, True
     if held and failed:
         return ("inconclusive", f"evidence disagrees on {wanted}: {', '.join(held)} holds, "
                 f"{', '.join(failed)} does not", evidence, False)
@@ -165,7 +165,7 @@ def _read(name: str, op: CheckOp, threshold: Scalar, task: TaskOutcome, cycle: i
     value = part_of(raw, part) if part in PARTS else point(raw)
     where = f"(task {task.task_id})"
     if value is None or (part == INTERVAL and ci is None):
-        what = "an interval" if part == INTERVAL else part or "a value"
+        what = "interval" if part == INTERVAL else part or "value"
         return _Reading(None, f"task {task.task_id}: {name} has no {what} to test")
     evidence = Evidence(task_id=task.task_id, metric=name, value=value, cycle=cycle, ci=ci,
                         level=estimate.level if ci is not None and estimate else None)
@@ -175,7 +175,7 @@ def _read(name: str, op: CheckOp, threshold: Scalar, task: TaskOutcome, cycle: i
         said = (f"the {percent(evidence.level or 0)} interval [{shown(ci[0])}, {shown(ci[1])}] "
                 f"of {name} {where} includes {shown(threshold)}" if judged == "inconclusive"
                 else f"{evidence.shown()} {where}")
-        return _Reading(judged, said, evidence, straddles=judged == "inconclusive")
+        return _Reading(judged, said, evidence)
     try:
         holds = Check(metric=name, op=op, value=threshold).holds(value)
     except TypeError:

@@ -185,3 +185,11 @@ async def test_the_coder_and_debuggers_are_asked_for_intervals_in_the_estimate_f
         system = json.dumps(seen.body["system"])
         assert json.dumps(form)[1:-1] in system, seen.body["tools"][0]["name"]
         assert "interval" in system and "inconclusive, not met" in system
+
+
+async def test_the_output_processor_is_told_to_cite_intervals_and_not_overclaim(
+        fake: FakeAnthropic, gateway: Callable[..., ModelGateway]) -> None:
+    await Agents(gateway()).summarize_run(summary_request())
+    system = json.dumps(fake.requests[0].body["system"])
+    assert "cite its interval beside the value" in system
+    assert "when its interval includes zero or the threshold" in system

@@ -182,6 +182,9 @@ def test_a_bound_of_a_plain_number_is_inconclusive_and_says_so() -> None:
                      gain_cycle(0.02))
     assert verdicts[0].status == "inconclusive"
     assert "task 2: r2_gain.ci_low has no ci_low to test" in verdicts[0].reason
+    interval = judge(tree(hypothesis("H1", metric="r2_gain.ci", threshold=0.01)),
+                     gain_cycle(0.02))
+    assert interval[0].reason == "H1 inconclusive: task 2: r2_gain.ci has no interval to test"
 
 
 def test_acceptance_on_an_interval_including_its_threshold_is_inconclusive_never_met() -> None:
@@ -195,3 +198,11 @@ def test_acceptance_on_an_interval_including_its_threshold_is_inconclusive_never
     assert acceptance([metric_test("r2_gain.ci_high", ">=", 0.01)], cycle)[0] == "met"
     cleared = gain_cycle(estimate(0.03, 0.015, 0.045))
     assert acceptance([metric_test("r2_gain", ">=", 0.01)], cleared)[0] == "met"
+
+
+def test_a_straddling_interval_beside_a_refuting_task_is_disagreement_not_undecided() -> None:
+    cycle = summary(2, outcome("2", r2_gain=GAIN), outcome("3", r2_gain=0.001))
+    status, why = acceptance([metric_test("r2_gain", ">=", 0.01)], cycle)
+    assert status == "unmet"
+    assert why.startswith("r2_gain >= 0.01 does not hold: evidence disagrees on >= 0.01: "
+                          "r2_gain = 0.001 (task 3) does not hold; the 95 % interval")
