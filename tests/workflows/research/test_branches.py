@@ -164,6 +164,23 @@ async def test_a_sweep_tied_within_intervals_is_a_tie_kept_by_the_simplest_rule(
     assert {t.task_id: t for t in report.tasks}["2"].branch is None
 
 
+async def test_a_held_out_metric_allowed_by_the_request_is_said_in_why_the_line_was_kept(
+        time_env: WorkflowEnvironment, task_queue: str, tmp_path: Path) -> None:
+    harness = Harness(time_env, task_queue, tmp_path)
+    async with harness.worker():
+        handle = await start(harness, PLAN, **HOLD)
+        await until_open(handle)
+        await update(handle, "start_branches", sweep(0.9, metric={"name": "test_score"},
+                                                     allow_test_selection=True))
+        await update(handle, "steer_run", {"action": "close", "by": "ada"})
+        result = await handle.result()
+    tree = harness.report_of(result).branches
+    assert tree is not None and tree.branches[0].held_out_allowed
+    assert tree.why[tree.branches[0].group].endswith(
+        "; selected on held-out metric 'test_score', allowed by --allow-test-selection: the "
+        "held-out estimate of the kept line is optimistic")
+
+
 async def test_branch_requests_are_refused_with_every_reason(
         time_env: WorkflowEnvironment, task_queue: str, tmp_path: Path) -> None:
     harness = Harness(time_env, task_queue, tmp_path)
