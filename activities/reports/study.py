@@ -6,27 +6,33 @@ study's :class:`StudyState` (it reads back as one) with its status, times, each 
 report files and the chart's metric. Each cycle's own report (a run's results JSON, named in
 its summary) is read for its branches and, for the latest cycle, its plan's DAG; a cycle
 report that is missing or unreadable leaves its points out of the chart and is named in the
-Markdown, never failing the study's report. Files are written like a run's report: to a
+Markdown, never failing the study's report. Each cycle's sweep tables (every line of a group of
+branches: ``activities.reports.sweeps``) are copied into ``study.json`` and shown in the
+Markdown. Files are written like a run's report: to a
 temporary name, then renamed.
 """
 
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 
 from pydantic import Field, ValidationError
 from temporalio.exceptions import ApplicationError
 
+from activities.reports.study_axis import caption
 from activities.reports.study_figures import Chart, CycleFacts, chart_of, draw_metrics, facts_of
 from activities.reports.study_markdown import render_study
+from activities.reports.sweeps import sweep_markdown
 from activities.reports.writer import private_dirs, write_atomic
 from workflows.catalogue import WRITE_STUDY_REPORT
 from workflows.common.errors import ErrorType
 from workflows.common.validation import path_component
 from workflows.contracts.alternatives import Metric
 from workflows.contracts.base import Model
+from workflows.contracts.branches import SweepTable
 from workflows.contracts.cycles import StudyReportInput, StudyStatus
 from workflows.contracts.results import ReportPaths, RunReport
 from workflows.contracts.study import CycleSummary, StudyState
@@ -64,6 +70,8 @@ class StudyReport(StudyState):
     """Figures drawn for the report, relative to its folder."""
     chart_metric: Metric | None = None
     """The metric the chart follows (the policy's key metric, or the one most reported)."""
+    sweeps: dict[int, list[SweepTable]] = Field(default_factory=dict[int, list[SweepTable]])
+    """Each cycle's groups of branches, every line in one table (cycles without: absent)."""
 
 
 STUDIES = "studies"
@@ -125,22 +133,29 @@ def write_study(req: StudyReportInput, folder: Path, root: Path) -> ReportPaths:
     reports: list[CycleReport] = []
     facts: list[CycleFacts] = []
     latest: RunReport | None = None
+    sweeps: dict[int, list[SweepTable]] = {}
     for summary in req.state.summaries:
         found, run = read_cycle(summary, root)
         reports.append(found)
         facts.append(facts_of(summary, run))
         latest = run
+        if run is not None and run.sweeps:
+            sweeps[summary.cycle] = run.sweeps
     chart = chart_of(req.state, facts)
-    figure = draw_metrics(chart, folder, criteria=_criteria(req.state, chart))
+    criteria = _criteria(req.state, chart)
+    chart = replace(chart, caption=caption(chart, criteria))
+    figure = draw_metrics(chart, folder, criteria=criteria)
     report = StudyReport.model_validate({
         **req.state.model_dump(), "status": req.status, "reason": req.reason,
         "started_at": req.started_at,
         "finished_at": req.finished_at, "reports": reports,
-        "figures": [figure] if figure else [], "chart_metric": chart.metric})
+        "figures": [figure] if figure else [], "chart_metric": chart.metric,
+        "sweeps": sweeps})
     paths = ReportPaths(results_json=str(folder / STUDY_JSON),
                         summary_md=str(folder / STUDY_MD))
     write_atomic(folder / STUDY_JSON, report.model_dump_json(indent=2))
-    write_atomic(folder / STUDY_MD, render_study(report, chart, latest, folder))
+    write_atomic(folder / STUDY_MD, render_study(report, chart, latest, folder)
+                 + _sweeps_markdown(sweeps))
     return paths
 
 
@@ -180,3 +195,15 @@ def _criteria(state: StudyState, chart: Chart) -> list[tuple[str, float]]:
     return [(test.describe(), float(test.threshold)) for test in state.policy.acceptance
             if test.metric == chart.metric.name and isinstance(test.threshold, int | float)
             and not isinstance(test.threshold, bool)]
+
+
+def _sweeps_markdown(sweeps: dict[int, list[SweepTable]]) -> str:
+    """The cycles' sweep tables as a Markdown section (empty: no cycle branched)."""
+    if not sweeps:
+        return ""
+    lines = ["", "## Sweeps", "", "Every line of each cycle's groups of branches: what it "
+             "changed, its metrics with their intervals, its status and cost, and which line "
+             "was kept and why."]
+    for cycle, tables in sorted(sweeps.items()):
+        lines += sweep_markdown(tables, heading=f"### Cycle {cycle}:")
+    return "\n".join(lines) + "\n"

@@ -24,10 +24,13 @@ from activities.metrics import record
 from activities.reports.keep import ARTIFACT_BUDGET, ArtifactKeeper
 from activities.reports.ledger import LedgerError, append_ledger, ledger_entries
 from activities.reports.markdown import render_markdown
+from activities.reports.sweeps import sweep_tables
 from activities.reports.timeline import draw_timeline
+from activities.reports.verified import ANSWERED_BY, verified_answer
 from workflows.catalogue import WRITE_REPORT, WRITE_TASK_REPORT
 from workflows.common.errors import ErrorType
 from workflows.common.validation import path_component
+from workflows.contracts.branches import MAIN_LINE
 from workflows.contracts.results import (
     ReportPaths,
     RunReport,
@@ -138,7 +141,14 @@ class ReportWriter:
         paths = ReportPaths(results_json=str(json_path), summary_md=str(md_path),
                             ledger=str(ledger))
         tasks = [self._whole(report.run_id, task) for task in report.tasks]
-        final = report.model_copy(update={"report": paths, "tasks": tasks})
+        sweeps = (sweep_tables(report.branches, lambda line, tid: self._point(
+            report.run_id, tid, None if line == MAIN_LINE else line))
+            if report.branches is not None else [])
+        final = report.model_copy(update={"report": paths, "tasks": tasks, "sweeps": sweeps})
+        if final.answer is not None:
+            final.answer_by = "output processor"
+        elif any(t.status == "completed" for t in tasks):
+            final.answer, final.answer_by = verified_answer(tasks), ANSWERED_BY
         files = self.keeper.keep(folder, tasks)
         figure = draw_timeline(final, folder)
         files.figures = [figure] if figure else []
@@ -160,6 +170,14 @@ class ReportWriter:
         results = self.store.put(Path(paths.results_json)).sha256
         summary = self.store.put(Path(paths.summary_md)).sha256
         return paths.model_copy(update={"results_sha256": results, "summary_sha256": summary})
+
+    def _point(self, run_id: str, task_id: str, branch: str | None) -> TaskResult | None:
+        """A line's branch-point task as it wrote itself (None: no file, or unreadable)."""
+        try:
+            path = self.task_path(run_id, scoped(task_id, branch))
+            return TaskResult.model_validate_json(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
 
     def _whole(self, run_id: str, task: TaskResult) -> TaskResult:
         """The task's whole result from the file it wrote, with the status it ended with.

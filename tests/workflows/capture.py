@@ -26,6 +26,7 @@ from temporalio.testing import WorkflowEnvironment
 
 from tests.conftest import binary, register_search_attributes
 from tests.workflows.agents_fakes import goal_agents, job, probe_environment
+from tests.workflows.capture_answers import run_answered
 from tests.workflows.capture_bounds import run_bounds
 from tests.workflows.capture_branches import SCENARIOS as BRANCH_SCENARIOS
 from tests.workflows.capture_decisions import run_decisions, run_decisions_study
@@ -202,6 +203,8 @@ async def capture() -> None:
             runs.append(("bounds", await run_bounds(env, Path(tmp))))
         with tempfile.TemporaryDirectory() as tmp:
             runs.append(("plans", await run_plans(env, Path(tmp))))
+        with tempfile.TemporaryDirectory() as tmp:
+            runs.append(("answered", await run_answered(env, Path(tmp))))
         with tempfile.TemporaryDirectory() as tmp:
             runs.append(("coalesced", await run_coalesced(env, Path(tmp))))
         with tempfile.TemporaryDirectory() as tmp:

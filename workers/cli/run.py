@@ -84,11 +84,15 @@ def run(
     environment: Annotated[str | None, typer.Option(
         help="The job environment (e.g. science) of every job that names none, the coder's "
              "included; for a plan, it overrides the plan's `environment`.")] = None,
+    allow_test_selection: Annotated[bool, typer.Option(
+        "--allow-test-selection", help="Let branches be compared on a held-out metric (test_ "
+        "or the plan's held_out); the report says so.")] = False,
 ) -> None:
     """Start a run of a plan file or of a research goal; with --wait, follow it to the end."""
     from workers.intake.goalfile import GoalError
     from workers.intake.planfile import PlanFileError
     from workers.intake.runpolicy import PolicyError, build_policy
+    from workflows.branching.selection import plan_problem
 
     settings = Settings()
     if GateName.CYCLE in (human_gate or []):
@@ -110,9 +114,13 @@ def run(
                               agents=flags, memory=memory, skills=skills,
                               environment=environment,
                               known_environments=known)
+        if allow_test_selection:
+            policy.branching.allow_test_selection = True
         req = build_request(target, data or [], settings, policy)
     except (PlanFileError, PolicyError, GoalError) as err:
         fail(str(err), EXIT_BAD_INPUT)
+    if held := plan_problem(req.plan, req.policy.branching):
+        fail(held, EXIT_BAD_INPUT)
     if note := unknown_environments_note(req, known):
         typer.echo(note, err=True)
     if req.plan is None and not req.policy.agents.enabled:

@@ -124,13 +124,14 @@ def cycle_row(summary: CycleSummary, policy: StudyPolicy) -> list[str]:
 
 
 def key_text(summary: CycleSummary, policy: StudyPolicy) -> str:
-    """``name = value`` of the cycle's key metric (``-``: none reported or none set)."""
+    """``name = value (task T)`` of the cycle's key metric (``-``: none reported or none set)."""
     from workflows.study.verdicts import shown
 
     if summary.key_value is None:
         return "-"
     name = policy.key_metric.name if policy.key_metric else "key"
-    return f"{name} = {shown(summary.key_value)}"
+    source = f" (task {summary.key_task})" if summary.key_task else ""
+    return f"{name} = {shown(summary.key_value)}{source}"
 
 
 def cycle_line(summary: CycleSummary, policy: StudyPolicy) -> str:

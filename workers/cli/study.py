@@ -71,6 +71,7 @@ class StudyOptions:
     agents: bool | None = None
     record: Path | None = None
     replay: Path | None = None
+    allow_test_selection: bool = False
 
 
 @study_app.command("start")
@@ -115,6 +116,9 @@ def start(
         help="Record the model exchanges to this JSONL file.")] = None,
     replay: Annotated[Path | None, typer.Option(
         help="Answer model calls only from this recording.")] = None,
+    allow_test_selection: Annotated[bool, typer.Option(
+        "--allow-test-selection", help="Let the key metric, and branches, be a held-out "
+        "metric (test_ or a plan's held_out); the report says so.")] = False,
 ) -> None:
     """Start a study of a goal or a plan; with --wait, follow it cycle by cycle to the end."""
     from workers.cli.run import refuse_other_store
@@ -127,7 +131,8 @@ def start(
                         budget_usd=budget_usd, human_gates=human_gate or [],
                         approvers=approver or [], gate_timeout=gate_timeout,
                         key_metric=key_metric, accept=accept or [], policy_file=policy_file,
-                        agents=agents, record=record, replay=replay)
+                        agents=agents, record=record, replay=replay,
+                        allow_test_selection=allow_test_selection)
     refuse_other_store(settings)
     try:
         inp = study_input(target, opts, settings)
@@ -145,6 +150,7 @@ def study_input(target: str, opts: StudyOptions, settings: Settings) -> StudyInp
         InputError, PlanFileError, GoalError, PolicyError: what is wrong, and where.
     """
     from workers.cli.run import build_request
+    from workflows.branching.selection import study_problem
     from workflows.contracts.cycles import CyclePlan, StudyInput
     from workflows.contracts.study import StudyState
 
@@ -154,6 +160,9 @@ def study_input(target: str, opts: StudyOptions, settings: Settings) -> StudyInp
     first = [] if req.plan is None else [CyclePlan(
         plan_name=req.plan_name, plan_sha256=req.plan_sha256, plan=req.plan, by=opts.by)]
     plans = [*first, *cycle_plans(opts.plans, settings, policy, opts.by)]
+    if not study.allow_test_selection and (
+            held := study_problem(study.key_metric, [p.plan for p in plans], policy.branching)):
+        raise InputError(held)
     if len(plans) > study.max_cycles:
         raise InputError(f"{len(plans)} plans given for at most {study.max_cycles} cycles; "
                          f"pass --cycles {len(plans)} or more, or give fewer plans")
@@ -181,7 +190,8 @@ def study_policy(opts: StudyOptions) -> StudyPolicy:
     values: dict[str, Any] = {
         "acceptance": [parse_criterion(text) for text in opts.accept],
         "key_metric": parse_metric(opts.key_metric, "--key-metric") if opts.key_metric
-        else None, "budget_usd": opts.budget_usd}
+        else None, "budget_usd": opts.budget_usd,
+        "allow_test_selection": opts.allow_test_selection}
     if opts.cycles is not None:
         values["max_cycles"] = opts.cycles
     try:
@@ -221,6 +231,7 @@ def run_policy(opts: StudyOptions, settings: Settings) -> RunPolicy:
                           known_environments=settings.environments().catalog.names())
     if opts.gate_timeout is not None:
         policy.gates.cycle.timeout_s = opts.gate_timeout
+    policy.branching.allow_test_selection |= opts.allow_test_selection
     return policy
 
 

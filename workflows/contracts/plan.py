@@ -45,6 +45,8 @@ PRIORITY_RANK: dict[str, int] = {"HIGH": 0, "MEDIUM": 1, "LOW": 2}
 MAX_TASKS = 1000
 """Most tasks a plan may have. A run's result stays small at any size (each task's status and
 reason, ~200 bytes; ``workflows.common.sizes``), and 1 000 tasks fit its history with room."""
+MAX_HELD_OUT = 100
+"""Most metrics a plan may list as held out."""
 
 
 class Resources(StrictModel):
@@ -221,11 +223,15 @@ class Plan(StrictModel):
     hypotheses: list[Hypothesis] = Field(default_factory=list[Hypothesis],
                                          max_length=MAX_HYPOTHESES)
     """Hypotheses the plan proposes (always ``open``: verdicts come from verified metrics)."""
+    held_out: list[Annotated[str, Field(min_length=1, max_length=128)]] = Field(
+        default_factory=list[str], max_length=MAX_HELD_OUT)
+    """Metrics measured on held-out data (besides every ``test_`` one): lines and a study's
+    progress are never chosen by them unless selection on them is allowed."""
 
     @model_serializer(mode="wrap")
     def _without_unset_metric(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        """Leave out an unset ``metric`` and no ``hypotheses`` (digests stay as before)."""
-        return _without_unset(handler(self), metric=None, hypotheses=[])
+        """Leave out an unset ``metric``, no ``hypotheses`` or ``held_out`` (digests stay)."""
+        return _without_unset(handler(self), metric=None, hypotheses=[], held_out=[])
 
     @model_validator(mode="after")
     def _hypotheses_linked(self) -> Plan:

@@ -12,7 +12,7 @@ from typing import Annotated, Literal
 from pydantic import Field, field_validator
 
 from workflows.constants import Pool
-from workflows.contracts.alternatives import BranchSpec, Metric
+from workflows.contracts.alternatives import BranchSpec, Metric, TieRule
 from workflows.contracts.base import StrictModel
 from workflows.contracts.environments import EnvironmentName
 
@@ -199,6 +199,12 @@ class BranchingPolicy(StrictModel):
     approvers: list[str] = Field(default_factory=list[str], max_length=100)
     metric: Metric | None = None
     """The key metric lines are compared on (a plan's or a request's wins over it)."""
+    ties: TieRule = "simplest"
+    """Which line is kept among lines tied within the key metric's intervals: ``simplest``
+    (fewest parameters changed, then the earliest), ``cheapest`` or ``person``."""
+    allow_test_selection: bool = False
+    """Compare lines on a held-out metric (``test_`` prefix, a plan's ``held_out``) all the
+    same (``assay run --allow-test-selection``); the report says so."""
     recover: list[BranchSpec] = Field(default_factory=list[BranchSpec], max_length=20)
     """Recovery branches (``BranchSpec`` fields) started from a failed job's checkpoint."""
 

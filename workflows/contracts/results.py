@@ -20,7 +20,7 @@ from workflows.agents.goal import DataFile, RunAnswer
 from workflows.agents.spend import Budget, ModelSpend
 from workflows.contracts.alternatives import BranchSpec
 from workflows.contracts.base import Model, PlainText
-from workflows.contracts.branches import BranchRequest, BranchTree, TaskStart
+from workflows.contracts.branches import BranchRequest, BranchTree, SweepTable, TaskStart
 from workflows.contracts.execution import (
     Artifact,
     CheckResult,
@@ -310,6 +310,10 @@ class RunReport(RunBase):
         """Whether a reset execution (not the run's first) wrote this report."""
         return bool(self.execution and self.first_execution
                     and self.execution != self.first_execution)
+    sweeps: list[SweepTable] = Field(default_factory=list[SweepTable])
+    """Each group of branches as one table of every line (written with the report)."""
+    answer_by: str = ""
+    """Who wrote ``answer``: the output processor, or the verified evidence alone (no model)."""
 
 
 class WriteReportInput(Model):

@@ -156,6 +156,8 @@ class CycleSummary(Model):
     wall_s: float = 0.0
     key_value: float | None = None
     """The best verified value of the study's key metric in this cycle (none: not reported)."""
+    key_task: str = ""
+    """The task of this cycle whose verified value ``key_value`` is (empty: none)."""
     results_json: str = Field(default="", max_length=4096)
     """The cycle's results JSON (its report), for the study's report."""
     results_sha256: str = Field(default="", max_length=64)
@@ -196,6 +198,9 @@ class StudyPolicy(StrictModel):
     """The goal's acceptance criteria: metric tests that must all hold to stop."""
     key_metric: Metric | None = None
     """The metric progress is measured on, and which way is better."""
+    allow_test_selection: bool = False
+    """The key metric may be a held-out one (``test_``, a plan's ``held_out``); the report
+    says it was."""
 
     @model_validator(mode="after")
     def _metric_criteria(self) -> StudyPolicy:

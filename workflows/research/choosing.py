@@ -5,8 +5,10 @@ and each branch's) is scored with the comparator (``workflows.branching.compare`
 group's selection decides: ``best`` keeps the first line, ``keep_all`` the main line,
 ``person`` opens a ``branch`` gate whose ``choice`` names the line (a timeout follows the
 gate's policy: approve takes the best, reject the main line; a cancel keeps the main line).
-The kept line's results replace the run's for those tasks. ``Branches`` (``lines``) builds on
-this. Deterministic workflow code only.
+Lines whose key metric is tied within its intervals are a tie, and the group's tie rule keeps
+one of them (``workflows.branching.selection``; a person's rule opens the gate on the tied
+lines). The kept line's results replace the run's for those tasks. ``Branches`` (``lines``)
+builds on this. Deterministic workflow code only.
 """
 
 from __future__ import annotations
@@ -15,11 +17,16 @@ from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
     from workflows.branching.compare import explain, rank, score
+    from workflows.branching.selection import allowed_note, tie_choice, tie_reason, ties
     from workflows.common.gates import GateKeeper
     from workflows.contracts.branches import MAIN_LINE, BranchRecord, LineScore
     from workflows.contracts.executive import GateDecision
     from workflows.contracts.results import TaskResult
     from workflows.research.state import RunState
+
+TIES_PATCH = "selection-ties"
+"""A group whose lines tie within their intervals keeps one by its tie rule (before: the
+ranking's first, or a person choosing among every line)."""
 
 
 class Choosing:
@@ -38,6 +45,8 @@ class Choosing:
         self.decided: set[str] = set()
         self.main: dict[str, LineScore] = {}
         self.kept: dict[str, str] = {}
+        self.tied: dict[str, list[str]] = {}
+        self.why: dict[str, str] = {}
         self._lines: dict[str, list[TaskResult]] = {}
         """Each finished branch's task results, by branch name."""
         self._deciding: str | None = None
@@ -57,8 +66,19 @@ class Choosing:
         order = rank(lines, first.metric)
         self.main[group] = lines[MAIN_LINE]
         why = explain(order, lines, first.metric)
-        kept = await self._choose(first, order, why)
+        tied = ties(order, lines) if first.metric is not None else []
+        if tied and workflow.patched(TIES_PATCH):
+            self.tied[group] = tied
+            kept = tie_choice(members, tied, lines) or await self._choose(
+                first.model_copy(update={"selection": "person"}), tied,
+                f"tied within intervals: {why}")
+            why = tie_reason(tied, kept, first.ties, first.metric.name if first.metric else "?")
+        else:
+            kept = await self._choose(first, order, why)
         self.kept[group] = kept
+        if first.held_out_allowed:
+            why = f"{why}; {allowed_note(first.metric, state.plan.held_out if state.plan else [])}"
+        self.why[group] = why
         if kept != MAIN_LINE:
             self.records[kept].selected = True
             how = "a person's choice" if first.selection == "person" else first.selection

@@ -8,7 +8,8 @@ wait for it (``release``). A branch whose handling raises ends ``failed`` with t
 so nothing strands the run. When a group of siblings has finished, ``settle`` decides it
 (``workflows.research.choosing``): the kept line's results replace the run's for those
 tasks; the others stay in the tree. A cancel drops the waiting branches and withdraws the
-run's waiting gate.
+run's waiting gate. Lines whose key metric is tied within its intervals are a tie, and
+the group's tie rule keeps one of them (``workflows.branching.selection``).
 """
 
 from __future__ import annotations
@@ -290,5 +291,6 @@ class Branches(Choosing):
         return BranchTree(run_id=self.state.req.run_id, paused=self.state.paused,
                           holding=self.holding, branches=list(self.records.values()),
                           main=dict(self.main), kept=dict(self.kept),
+                          tied=dict(self.tied), why=dict(self.why),
                           refused=list(self.refused),
                           steering=list(self.steering))

@@ -54,7 +54,13 @@ with workflow.unsafe.imports_passed_through():
     from workflows.research.lines import Branches
     from workflows.research.memory import consult_memory
     from workflows.research.planning import PLAN_WAIT_PATCH, Planning
-    from workflows.research.report import answer_goal, run_report, run_result, write_report
+    from workflows.research.report import (
+        answer_goal,
+        answer_run,
+        run_report,
+        run_result,
+        write_report,
+    )
     from workflows.research.skills import plan_from_skill, replan_needed, supply_jobs
     from workflows.research.state import UNHUNG_PATCH, RunState
     from workflows.research.steering import (
@@ -341,8 +347,7 @@ class ResearchWorkflow:
             state.set_phase("execute")
             await self.tasks.run_all(plan, order)
             await self.steering.after_tasks()
-            if req.goal:
-                await answer_goal(state, self.agents)
+            await answer_run(state, self.agents, plan)
 
     async def _replan_if_deviated(self) -> None:
         """A skill's plan that failed its promise: plan the goal as if there were no skill."""

@@ -74,7 +74,15 @@ def summarize(report: RunReport, cycle: int, key_metric: Metric | None = None,
                   for o in unfinished[:MAX_BLOCKERS]],
         deferred=deferred[:MAX_DEFERRED], cost_usd=report.model.usage.cost_usd,
         wall_s=max(0.0, (report.finished_at - report.started_at).total_seconds()),
-        key_value=_key_value(outcomes, key_metric), omitted=omitted)
+        key_value=(key := _key_value(outcomes, key_metric)),
+        key_task=_key_task(outcomes, key_metric, key), omitted=omitted)
+
+
+def _key_task(outcomes: list[TaskOutcome], metric: Metric | None, value: float | None) -> str:
+    """The first task whose verified value of ``metric`` is ``value`` (empty: none)."""
+    if metric is None or value is None:
+        return ""
+    return next((o.task_id for o in outcomes if number(o.metrics.get(metric.name)) == value), "")
 
 
 def carry_forward(carried: list[CarriedTask], summary: CycleSummary,

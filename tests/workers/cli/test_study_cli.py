@@ -254,7 +254,7 @@ async def test_a_study_driven_from_the_command_line(
                 "[--choose iterate|fix|stop|pivot:H] [--reject]") in out
         row = next(line for line in out.splitlines() if line.startswith("1 "))
         assert cycle_run_id(study, 1) in row and "completed" in row
-        assert "score = 0.5" in row and "pivot (rules)" in row
+        assert "score = 0.5 (task fit1)" in row and "pivot (rules)" in row
         code, out, err = await cli(study_env, "gates")
         assert code == 0 and f"{study}  waiting at the cycle gate since" in out, err
         assert f"decided by ada: assay approve {study} --gate cycle --by ada" in out
@@ -299,10 +299,10 @@ async def test_a_study_driven_from_the_command_line(
         out_b, err_b = await asyncio.wait_for(follower.communicate(), timeout=90)
         followed, shown = out_b.decode(), err_b.decode()
         assert follower.returncode == 0, shown
-        assert (f"cycle 1 ({cycle_run_id(study, 1)}): completed, score = 0.5; pivot (ada via "
-                "cli, ") in shown and " UTC): ada chose pivot:H2" in shown
-        assert f"cycle 2 ({cycle_run_id(study, 2)}): completed, score = 0.95; iterate" \
-            in shown
+        assert (f"cycle 1 ({cycle_run_id(study, 1)}): completed, score = 0.5 (task fit1); "
+                "pivot (ada via cli, ") in shown and " UTC): ada chose pivot:H2" in shown
+        assert (f"cycle 2 ({cycle_run_id(study, 2)}): completed, score = 0.95 (task fit2); "
+                "iterate") in shown
         assert f"waiting for the plan of cycle 3: assay plan {study}" in shown
         assert f"study {study}: completed after 2 cycles: stopped by ada (enough)" in followed
         code, out, err = await cli(study_env, "study", "report", study)

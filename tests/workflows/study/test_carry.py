@@ -117,3 +117,15 @@ def test_a_summary_keeps_estimates_whole_and_reads_the_key_value_from_their_poin
     assert got.key_value == 0.01145
     again = CycleSummary.model_validate_json(got.model_dump_json())
     assert again.tasks[0].metrics == outcome.metrics
+
+
+def test_the_key_value_names_the_task_it_came_from() -> None:
+    tasks = [result("ols", metrics={"test_r2": 0.4823}),
+             result("ridge", metrics={"test_r2": 0.4881}),
+             result("lasso", metrics={"test_r2": 0.4861}), result("failed", status="failed")]
+    got = summarize(report(tasks), 2, Metric(name="test_r2"))
+    assert (got.key_value, got.key_task) == (0.4881, "ridge")
+    low = summarize(report(tasks), 2, Metric(name="test_r2", direction="minimize"))
+    assert (low.key_value, low.key_task) == (0.4823, "ols")
+    assert summarize(report(tasks), 2, None).key_task == ""
+    assert summarize(report(tasks), 2, Metric(name="auc")).key_task == ""
