@@ -149,12 +149,20 @@ def _cycles(report: StudyReport, chart: Chart) -> list[str]:
     for s in report.summaries:
         v = chart.values.get(s.cycle)
         reason = md(s.decision.reason, REASON_CHARS) if s.decision else NONE
+        key = NONE if v is None else number(v) + _interval(chart, s.cycle) + _source(s)
         lines.append(f"| {s.cycle} | {md(s.run_id, 80)} | {s.status} "
-                     f"| {s.tasks_total - s.unfinished}/{s.tasks_total} "
-                     f"| {NONE if v is None else number(v) + _source(s)} | {s.cost_usd:.4f} "
+                     f"| {s.tasks_total - s.unfinished}/{s.tasks_total} | {key} | {s.cost_usd:.4f} "
                      f"| {duration(s.wall_s)} | {_decision(s.decision)} | {reason} |")
     lines += _figure_notes(report, chart)
     return lines
+
+
+def _interval(chart: Chart, cycle: int) -> str:
+    """`` [0.42, 0.55]``: the interval of the cycle's charted value (empty: it has none)."""
+    ci = chart.intervals.get(cycle)
+    if ci is None:
+        return ""
+    return " " + md(f"[{number(ci[0])}, {number(ci[1])}]")
 
 
 def _source(summary: CycleSummary) -> str:

@@ -124,14 +124,17 @@ def cycle_row(summary: CycleSummary, policy: StudyPolicy) -> list[str]:
 
 
 def key_text(summary: CycleSummary, policy: StudyPolicy) -> str:
-    """``name = value (task T)`` of the cycle's key metric (``-``: none reported or none set)."""
-    from workflows.study.verdicts import shown
+    """``name = value [low, high] (task T)`` of the cycle's key metric (``-``: none reported).
+
+    The interval is there when the key value's task wrote it as an estimate.
+    """
+    from workflows.study.rules import key_shown
 
     if summary.key_value is None:
         return "-"
     name = policy.key_metric.name if policy.key_metric else "key"
     source = f" (task {summary.key_task})" if summary.key_task else ""
-    return f"{name} = {shown(summary.key_value)}{source}"
+    return f"{name} = {key_shown(summary)}{source}"
 
 
 def cycle_line(summary: CycleSummary, policy: StudyPolicy) -> str:

@@ -26,6 +26,7 @@ from collections.abc import Collection, Sequence
 
 from workflows.contracts.alternatives import Metric, TieRule
 from workflows.contracts.branches import MAIN_LINE, BranchRecord, LineScore
+from workflows.contracts.estimates import within_intervals
 from workflows.contracts.plan import Plan
 from workflows.contracts.policy import BranchingPolicy
 
@@ -101,9 +102,9 @@ def tied(a: LineScore, b: LineScore) -> bool:
     Either's value lies within the other's interval; lines without an interval never tie
     (a point difference is all there is to go by).
     """
-    if a.metric is None or b.metric is None or (a.interval is None and b.interval is None):
+    if a.metric is None or b.metric is None:
         return False
-    return _inside(a.metric, b.interval) or _inside(b.metric, a.interval)
+    return within_intervals(a.metric, a.interval, b.metric, b.interval)
 
 
 def ties(order: Sequence[str], lines: dict[str, LineScore]) -> list[str]:
@@ -167,10 +168,6 @@ def tie_reason(tied_lines: Sequence[str], kept: str, rule: TieRule, metric: str)
            "person": "a person's choice"}[rule]
     return (f"tie on {metric}: {names} differ within their intervals; {kept} kept as "
             f"{how}")
-
-
-def _inside(value: float, interval: tuple[float, float] | None) -> bool:
-    return interval is not None and interval[0] <= value <= interval[1]
 
 
 def _level(score: LineScore) -> tuple[bool, float]:

@@ -226,6 +226,20 @@ def judge_interval(low: float, high: float, op: CheckOp, threshold: float) -> Ju
     return "supported" if everyone else "refuted" if nobody else "inconclusive"
 
 
+def within_intervals(a: float, a_ci: tuple[float, float] | None, b: float,
+                     b_ci: tuple[float, float] | None) -> bool:
+    """Whether ``a`` and ``b`` differ within their intervals: a tie, not a difference.
+
+    Either value lies within the other's interval; two values without an interval never tie
+    (a point difference is all there is to go by).
+    """
+    return _inside(a, b_ci) or _inside(b, a_ci)
+
+
+def _inside(value: float, ci: tuple[float, float] | None) -> bool:
+    return ci is not None and ci[0] <= value <= ci[1]
+
+
 def _finite(raw: object) -> bool:
     return isinstance(raw, int | float) and not isinstance(raw, bool) and math.isfinite(raw)
 

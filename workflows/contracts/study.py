@@ -158,6 +158,8 @@ class CycleSummary(Model):
     """The best verified value of the study's key metric in this cycle (none: not reported)."""
     key_task: str = ""
     """The task of this cycle whose verified value ``key_value`` is (empty: none)."""
+    key_ci: tuple[float, float] | None = None
+    """The interval of ``key_value``, where its task wrote the metric as an estimate."""
     results_json: str = Field(default="", max_length=4096)
     """The cycle's results JSON (its report), for the study's report."""
     results_sha256: str = Field(default="", max_length=64)

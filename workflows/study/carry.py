@@ -21,7 +21,13 @@ from typing import Any
 
 from workflows.common.bounds import clip
 from workflows.contracts.alternatives import Metric
-from workflows.contracts.estimates import MetricValue, estimate_of, number, split_name
+from workflows.contracts.estimates import (
+    MetricValue,
+    estimate_of,
+    interval,
+    number,
+    split_name,
+)
 from workflows.contracts.hypotheses import HypothesisTree
 from workflows.contracts.plan import Decision
 from workflows.contracts.results import RunReport, TaskResult
@@ -75,7 +81,8 @@ def summarize(report: RunReport, cycle: int, key_metric: Metric | None = None,
         deferred=deferred[:MAX_DEFERRED], cost_usd=report.model.usage.cost_usd,
         wall_s=max(0.0, (report.finished_at - report.started_at).total_seconds()),
         key_value=(key := _key_value(outcomes, key_metric)),
-        key_task=_key_task(outcomes, key_metric, key), omitted=omitted)
+        key_task=(source := _key_task(outcomes, key_metric, key)),
+        key_ci=_key_ci(outcomes, key_metric, source), omitted=omitted)
 
 
 def _key_task(outcomes: list[TaskOutcome], metric: Metric | None, value: float | None) -> str:
@@ -83,6 +90,15 @@ def _key_task(outcomes: list[TaskOutcome], metric: Metric | None, value: float |
     if metric is None or value is None:
         return ""
     return next((o.task_id for o in outcomes if number(o.metrics.get(metric.name)) == value), "")
+
+
+def _key_ci(outcomes: list[TaskOutcome], metric: Metric | None,
+            task_id: str) -> tuple[float, float] | None:
+    """The interval of the key value, where its task wrote the metric as an estimate."""
+    if metric is None or not task_id:
+        return None
+    raw = next(o.metrics.get(metric.name) for o in outcomes if o.task_id == task_id)
+    return interval(raw)
 
 
 def carry_forward(carried: list[CarriedTask], summary: CycleSummary,

@@ -11,7 +11,9 @@
 4. **No progress** — none of the last ``no_progress_cycles`` cycles made progress → ``stop``.
    A cycle made progress when, against the cycles before it, a hypothesis was decided in it
    (a verdict ``settled`` it), or the key metric's best value improved (in its direction), or
-   fewer tasks were left unfinished than in the cycle before. The first cycle has nothing to
+   fewer tasks were left unfinished than in the cycle before. A key value better than the best
+   but within their intervals (either value inside the other's interval) is a tie, not an
+   improvement, and the stop's reason says so. The first cycle has nothing to
    compare with, so the rule needs ``no_progress_cycles + 1`` cycles.
 5. **Fix** — a task linked to a hypothesis did not complete, or a hypothesis came out
    ``inconclusive`` → ``fix``: retry what failed, with its diagnosis. When no task of the cycle
@@ -33,6 +35,7 @@ from __future__ import annotations
 
 from workflows.common.bounds import clip
 from workflows.contracts.base import COMMENT_CHARS
+from workflows.contracts.estimates import within_intervals
 from workflows.contracts.hypotheses import HypothesisTree, Verdict
 from workflows.contracts.study import Action, CycleDecision, CycleSummary, StudyPolicy
 from workflows.study.verdicts import acceptance, shown
@@ -89,13 +92,32 @@ def progress(summaries: list[CycleSummary], index: int, policy: StudyPolicy) -> 
     settled = [v.hypothesis for v in current.verdicts if v.settled]
     if settled:
         return f"hypothesis {', '.join(settled)} decided"
-    best = _best([s.key_value for s in before], policy)
-    if current.key_value is not None and (best is None or _better(current.key_value, best,
-                                                                  policy)):
-        return f"key metric improved to {shown(current.key_value)}"
+    if key_change(before, current, policy)[0]:
+        return f"key metric improved to {key_shown(current)}"
     if before and current.unfinished < before[-1].unfinished:
         return f"unfinished tasks down from {before[-1].unfinished} to {current.unfinished}"
     return ""
+
+
+def key_change(before: list[CycleSummary], current: CycleSummary,
+               policy: StudyPolicy) -> tuple[bool, str]:
+    """Whether ``current``'s key value improved on the best before it, and a tie said.
+
+    A value better than the best in its direction is no improvement when the two differ within
+    their intervals (:func:`~workflows.contracts.estimates.within_intervals`); the text then
+    says so. Without a key value, or without a better one, nothing is said.
+    """
+    if current.key_value is None:
+        return False, ""
+    best = _best_cycle(before, policy)
+    if best is None or best.key_value is None:
+        return True, ""
+    if not _better(current.key_value, best.key_value, policy):
+        return False, ""
+    if within_intervals(current.key_value, current.key_ci, best.key_value, best.key_ci):
+        return False, (f"key metric {key_shown(current)} vs best {key_shown(best)}: within "
+                       "intervals, not an improvement")
+    return True, ""
 
 
 def _stalled(policy: StudyPolicy, summaries: list[CycleSummary]) -> str:
@@ -107,8 +129,9 @@ def _stalled(policy: StudyPolicy, summaries: list[CycleSummary]) -> str:
         return ""
     cycles = [summaries[i] for i in window]
     best = _best([s.key_value for s in summaries], policy)
+    ties = [said for i in window if (said := key_change(summaries[:i], summaries[i], policy)[1])]
     key = (f"key metric best {shown(best)} not improved "
-           f"({', '.join(shown(s.key_value) for s in cycles)})"
+           f"({', '.join(shown(s.key_value) for s in cycles)}{''.join(f'; {t}' for t in ties)})"
            if best is not None else "no key metric reported")
     unfinished = " → ".join(str(s.unfinished) for s in [summaries[window[0] - 1], *cycles])
     return (f"no progress in the last {n} cycles ({cycles[0].cycle} to {cycles[-1].cycle}): no "
@@ -191,6 +214,20 @@ def _best(values: list[float | None], policy: StudyPolicy) -> float | None:
     if not present:
         return None
     return min(present) if _minimize(policy) else max(present)
+
+
+def _best_cycle(summaries: list[CycleSummary], policy: StudyPolicy) -> CycleSummary | None:
+    """The earliest cycle with the best key value (none: no cycle reported one)."""
+    best = _best([s.key_value for s in summaries], policy)
+    return next((s for s in summaries if s.key_value == best), None) if best is not None \
+        else None
+
+
+def key_shown(summary: CycleSummary) -> str:
+    """A cycle's key value with its interval: ``0.4905 [0.42, 0.55]``."""
+    ci = summary.key_ci
+    interval = f" [{shown(ci[0])}, {shown(ci[1])}]" if ci is not None else ""
+    return f"{shown(summary.key_value)}{interval}"
 
 
 def _better(value: float, than: float, policy: StudyPolicy) -> bool:

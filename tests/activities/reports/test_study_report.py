@@ -73,10 +73,12 @@ def three_cycles() -> list[RunReport]:
     ]
 
 
-async def study_of(runs_dir: Path, runs: list[RunReport], max_cycles: int = 5) -> StudyState:
+async def study_of(runs_dir: Path, runs: list[RunReport], max_cycles: int = 5,
+                   no_progress_cycles: int = 2) -> StudyState:
     """The study's state after ``runs``, each written by the run report writer."""
     state = StudyState(study_id="study-1", goal="Does smoothing make the classes separable?",
                        policy=StudyPolicy(max_cycles=max_cycles, key_metric=Metric(name="f1"),
+                                          no_progress_cycles=no_progress_cycles,
                                           acceptance=[metric_test("f1", ">=", 0.7)]))
     writer = ReportWriter(runs_dir)
     for run in runs:
@@ -376,6 +378,26 @@ async def test_an_interval_that_includes_the_threshold_is_said_and_warned_of(
     assert "- Hypothesis H2's test f1 \\>= 0.7 is written on a point estimate" in answer
     hypotheses = section(markdown, "Hypotheses")
     assert "| inconclusive | f1 | 0.72 \\[0.66, 0.78\\] 95 % | 1 | fit |" in hypotheses
+
+
+async def test_a_key_metric_better_within_its_intervals_stops_for_no_progress_and_says_why(
+        tmp_path: Path) -> None:
+    higher = {**F1, "value": 0.725, "ci": [0.66, 0.79]}
+    runs = [cycle_report(n, [result("prep"), result("fit", metrics={"f1": f1})], 1.0)
+            for n, f1 in ((2, F1), (3, higher))]
+    state = await study_of(tmp_path / "runs", runs, no_progress_cycles=1)
+    tie = ("key metric 0.725 [0.66, 0.79] vs best 0.72 [0.66, 0.78]: within intervals, not an "
+           "improvement")
+    last = state.summaries[-1]
+    assert last.decision is not None and last.decision.action == "stop"
+    assert tie in last.decision.reason
+    markdown = Path((await write(tmp_path, state, status="completed")).summary_md).read_text(
+        encoding="utf-8")
+    assert md(tie) in markdown
+    rows = [line for line in section(markdown, "Cycles").splitlines()
+            if re.match(r"\| \d+ \|", line)]
+    assert [row.split(" | ")[4] for row in rows] == [
+        "0.72 \\[0.66, 0.78\\] (task fit)", "0.725 \\[0.66, 0.79\\] (task fit)"]
 
 
 async def test_a_held_out_key_metric_allowed_by_the_flag_is_said(tmp_path: Path) -> None:

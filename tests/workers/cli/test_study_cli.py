@@ -28,11 +28,15 @@ from tests.e2e_support import ROOT, wait_for, worker_env
 from tests.workers.cli.test_cli import cli
 from tests.workers.cli.test_cli import nowhere as nowhere  # a fixture
 from tests.workflows.harness import Harness
+from tests.workflows.study.factories import summary
 from workers.cli.main import app
+from workers.cli.studies import key_text
 from workers.cli.study import StudyOptions, study_input
 from workers.settings import Settings
 from workflows.constants import Pool, cycle_run_id
+from workflows.contracts.alternatives import Metric
 from workflows.contracts.cycles import StudyProgress
+from workflows.contracts.study import StudyPolicy
 from workflows.study_client import StudyClient, start_key
 
 close_cycle = StudyCycles().close_cycle  # reports on this host only
@@ -340,3 +344,11 @@ def test_a_hypothesis_row_gives_its_evidence_with_its_interval() -> None:
                      {"task_id": "fit", "metric": "r2_gain", "value": 0.5, "cycle": 2}]})
     assert hypothesis_row(item)[4] == ("r2_gain=0.01145 [-0.0087, 0.0316] 95 % (compare, cycle 1), "
                                        "r2_gain=0.5 (fit, cycle 2)")
+
+
+def test_status_shows_the_key_value_with_its_interval_and_task() -> None:
+    policy = StudyPolicy(key_metric=Metric(name="r2"))
+    tie = summary(2, key_value=0.4905, key_ci=(0.42, 0.55)).model_copy(
+        update={"key_task": "ridge"})
+    assert key_text(tie, policy) == "r2 = 0.4905 [0.42, 0.55] (task ridge)"
+    assert key_text(summary(1, key_value=0.4897), policy) == "r2 = 0.4897"

@@ -32,11 +32,13 @@ def outcome(task_id: str, status: str = "completed", hypothesis: str | None = No
 
 
 def summary(cycle: int, *tasks: TaskOutcome, verdicts: list[Verdict] | None = None,
-            key_value: float | None = None, cost: float = 0.0) -> CycleSummary:
+            key_value: float | None = None, cost: float = 0.0,
+            key_ci: tuple[float, float] | None = None) -> CycleSummary:
     return CycleSummary(cycle=cycle, run_id=f"run-{cycle}", plan_sha256="0" * 64,
                         status="completed", tasks=list(tasks), tasks_total=len(tasks),
                         unfinished=sum(t.status != "completed" for t in tasks),
-                        verdicts=verdicts or [], key_value=key_value, cost_usd=cost)
+                        verdicts=verdicts or [], key_value=key_value, cost_usd=cost,
+                        key_ci=key_ci)
 
 
 def verdict(hid: str, status: str, settled: bool = True) -> Verdict:

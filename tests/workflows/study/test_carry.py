@@ -114,7 +114,7 @@ def test_a_summary_keeps_estimates_whole_and_reads_the_key_value_from_their_poin
     assert list(outcome.metrics) == ["r2_gain"], "a malformed estimate or other object is not kept"
     kept = outcome.metrics["r2_gain"]
     assert isinstance(kept, Estimate) and kept.ci == (-0.0087, 0.0316) and kept.n == 442
-    assert got.key_value == 0.01145
+    assert (got.key_value, got.key_ci) == (0.01145, (-0.0087, 0.0316))
     again = CycleSummary.model_validate_json(got.model_dump_json())
     assert again.tasks[0].metrics == outcome.metrics
 
@@ -129,3 +129,4 @@ def test_the_key_value_names_the_task_it_came_from() -> None:
     assert (low.key_value, low.key_task) == (0.4823, "ols")
     assert summarize(report(tasks), 2, None).key_task == ""
     assert summarize(report(tasks), 2, Metric(name="auc")).key_task == ""
+    assert got.key_ci is None, "a plain value has no interval"

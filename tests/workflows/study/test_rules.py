@@ -9,7 +9,7 @@ import pytest
 from tests.workflows.study.factories import hypothesis, metric_test, outcome, summary, tree, verdict
 from workflows.contracts.alternatives import Metric
 from workflows.contracts.study import CycleSummary, StudyPolicy
-from workflows.study.rules import decide, progress
+from workflows.study.rules import decide, key_change, progress
 
 TREE = tree(hypothesis("H1"), hypothesis("H2"), hypothesis("H1a", parent="H1"),
             hypothesis("H1b", parent="H1"))
@@ -74,6 +74,28 @@ def test_no_progress_needs_its_window_plus_one_and_follows_the_metric_direction(
     runs = [summary(1, key_value=0.5), summary(2, key_value=0.4)]
     assert progress(runs, 1, lower) == "key metric improved to 0.4"
     assert progress(runs, 1, policy(key_metric=Metric(name="auc"))) == ""
+
+
+def test_a_key_metric_better_within_the_intervals_is_no_improvement() -> None:
+    best = summary(1, FAILING, key_value=0.4897, key_ci=(0.43, 0.55))
+    tie = summary(2, FAILING, key_value=0.4905, key_ci=(0.42, 0.55))
+    said = ("key metric 0.4905 [0.42, 0.55] vs best 0.4897 [0.43, 0.55]: within intervals, not "
+            "an improvement")
+    assert key_change([best], tie, policy(key_metric=Metric(name="r2"))) == (False, said)
+    assert progress([best, tie], 1, policy(key_metric=Metric(name="r2"))) == ""
+    reason = stalled(best, tie, summary(3, FAILING, key_value=0.48, key_ci=(0.41, 0.54)))
+    assert reason == ("no progress in the last 2 cycles (2 to 3): no hypothesis decided, key "
+                      f"metric best 0.4905 not improved (0.4905, 0.48; {said}), unfinished "
+                      "tasks 1 → 1 → 1")
+
+
+def test_a_key_metric_better_beyond_the_intervals_or_without_them_is_progress() -> None:
+    key = policy(key_metric=Metric(name="r2"))
+    best = summary(1, FAILING, key_value=0.49, key_ci=(0.47, 0.51))
+    clear = summary(2, FAILING, key_value=0.55, key_ci=(0.52, 0.58))
+    assert progress([best, clear], 1, key) == "key metric improved to 0.55 [0.52, 0.58]"
+    plain = [summary(1, FAILING, key_value=0.4897), summary(2, FAILING, key_value=0.4905)]
+    assert progress(plain, 1, key) == "key metric improved to 0.4905"
 
 
 def test_a_failed_linked_task_asks_for_a_fix_with_its_diagnosis() -> None:
