@@ -91,9 +91,11 @@ class FakeSandbox:
                                     workspace=str(workspace))
         if behave.startswith("oom_above:") and int(req.job.args["batch_size"]) > int(
                 behave.split(":")[1]):
+            written = req.job.args.get("oom_score")  # what it wrote before running out
             return ExecutionOutcome(outcome="out_of_memory", exit_code=1, workspace=str(workspace),
                                     reason="MemoryError: the job ran out of memory",
-                                    stderr_tail="MemoryError")
+                                    stderr_tail="MemoryError", metrics={} if written is None else
+                                    {"score": _estimate(float(written), req.job.args.get("ci"))})
         artifacts: list[Artifact] = []
         if behave == "misplaced":
             (workspace / "sub").mkdir()

@@ -24,12 +24,15 @@ with workflow.unsafe.imports_passed_through():
     from workflows.contracts.policy import GateKind
     from workflows.task.phases import Phase
     from workflows.task.reflecting import Reflector
-    from workflows.task.regression import regressed_metrics
+    from workflows.task.regression import has_estimates, regressed_metrics
     from workflows.task.state import Finish, TaskState
     from workflows.task.subagent import SubagentMemory
 
 DEFER_WORDS_PATCH = "defer-words-by-context"
 """A deferred patch says "deferred to the next cycle" only in a study's cycle."""
+
+ESTIMATES_PATCH = "estimates-in-regression"
+"""A retry's metrics written as estimates are judged for regression (by point, ties aside)."""
 
 FAILED_PHASE: dict[FailureKind, Phase] = {
     "rejected": Phase.REVIEW, "execution": Phase.EXECUTE, "verification": Phase.VERIFY}
@@ -209,12 +212,21 @@ class Recovery:
 
     def roll_back_if_regressed(self, previous: tuple[JobSpec, ExecutionOutcome],
                                outcome: ExecutionOutcome) -> None:
-        """Undo a retry whose declared metrics regress against the attempt before it."""
+        """Undo a retry whose declared metrics regress against the attempt before it.
+
+        Estimates are judged only in workflows that started with :data:`ESTIMATES_PATCH`, and
+        the marker is asked for only when a declared metric is an estimate.
+        """
         state = self.state
         old_job, old_outcome = previous
-        regressions = regressed_metrics(old_outcome.metrics, outcome.metrics,
-                                        old_job.expected_metrics, state.task.decision.checks,
-                                        directional=old_outcome.outcome == "succeeded")
+        declared = old_job.expected_metrics
+        estimates = (has_estimates(old_outcome.metrics, declared)
+                     or has_estimates(outcome.metrics, declared)) \
+            and workflow.patched(ESTIMATES_PATCH)
+        regressions = regressed_metrics(old_outcome.metrics, outcome.metrics, declared,
+                                        state.task.decision.checks,
+                                        directional=old_outcome.outcome == "succeeded",
+                                        estimates=estimates)
         if not regressions:
             return
         state.job, state.outcome = old_job, old_outcome

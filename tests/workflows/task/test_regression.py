@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from workflows.contracts.plan import Check
 from workflows.task.regression import regressed_metrics as regressed
 
@@ -35,3 +37,35 @@ def test_metrics_without_a_direction_or_without_a_before_do_not_regress() -> Non
     assert regressed({"rows": 90}, {"rows": 120}, [], [EXACT]) == []  # no direction
     assert regressed({}, {"auc": 0.1}, ["auc"], [AUC]) == []
     assert regressed({"auc": "high"}, {"auc": "low"}, [], [AUC]) == []
+
+
+GAIN = Check(metric="r2", op=">=", value=0.45)
+
+
+def estimate(value: float, low: float, high: float) -> dict[str, Any]:
+    return {"value": value, "ci": [low, high], "level": 0.95, "n": 442, "method": "cv"}
+
+
+def test_an_estimate_is_judged_by_its_point_value() -> None:
+    old, new = {"r2": estimate(0.49, 0.47, 0.51)}, {"r2": estimate(0.40, 0.38, 0.42)}
+    assert regressed(old, new, ["r2"], [GAIN], estimates=True) == [
+        "metric 'r2' held before the retry (0.49 [0.47, 0.51] 95 %) and now fails r2 >= 0.45 "
+        "(0.4 [0.38, 0.42] 95 %)"]
+    lower = {"r2": estimate(0.46, 0.455, 0.465)}
+    assert regressed(old, lower, ["r2"], [GAIN], estimates=True) == [
+        "metric 'r2' moved from 0.49 [0.47, 0.51] 95 % to 0.46 [0.455, 0.465] 95 %; "
+        "r2 >= 0.45 wants it higher"]
+    assert regressed(old, {"r2": 0.40}, ["r2"], [GAIN], estimates=True) != [], \
+        "an estimate against a plain number is judged too"
+
+
+def test_a_move_within_the_intervals_is_no_regression() -> None:
+    old, new = {"r2": estimate(0.4897, 0.43, 0.55)}, {"r2": estimate(0.44, 0.39, 0.50)}
+    assert regressed(old, new, ["r2"], [GAIN], estimates=True) == [], \
+        "0.4897 lies in the new interval: a noisy re-run, not a worse one"
+    assert regressed(old, {"r2": 0.44}, ["r2"], [GAIN], estimates=True) == []
+
+
+def test_without_the_flag_estimates_are_not_judged_as_before() -> None:
+    old, new = {"r2": estimate(0.49, 0.47, 0.51)}, {"r2": estimate(0.40, 0.38, 0.42)}
+    assert regressed(old, new, ["r2"], [GAIN]) == []

@@ -164,3 +164,30 @@ async def test_events_the_store_refuses_do_not_stop_the_run(
                       overrides={"record_events": refusing_store})
     result = await harness.run([task("a")])
     assert result.status == "completed"
+
+
+SCORE_CHECK = [{"metric": "score", "op": ">=", "value": 0.8}]
+
+
+async def test_a_retry_whose_estimate_got_worse_beyond_its_interval_is_rolled_back(
+        time_env: WorkflowEnvironment, task_queue: str, tmp_path: Path) -> None:
+    harness = Harness(time_env, task_queue, tmp_path)
+    result = await harness.run([task("a", behave="oom_above:32", batch_size=64, oom_score=0.9,
+                                     score=0.7, ci=0.02, checks=SCORE_CHECK)])
+    only = result.tasks[0]
+    assert only.status == "failed_retry"
+    assert only.status_reason == (
+        "the retry regressed metric 'score' held before the retry (0.9 [0.88, 0.92] 95 %) and "
+        "now fails score >= 0.8 (0.7 [0.68, 0.72] 95 %); its patch was rolled back")
+    assert only.provenance.patches[-1].outcome.startswith("rolled_back: metric 'score'")
+
+
+async def test_a_retry_whose_estimate_moved_within_the_intervals_is_kept(
+        time_env: WorkflowEnvironment, task_queue: str, tmp_path: Path) -> None:
+    harness = Harness(time_env, task_queue, tmp_path)
+    result = await harness.run([task("a", behave="oom_above:32", batch_size=64, oom_score=0.81,
+                                     score=0.79, ci=0.05, checks=SCORE_CHECK)])
+    only = result.tasks[0]
+    assert [a["batch_size"] for a in harness.sandbox.args_seen] == [64, 32]
+    assert "regressed" not in only.status_reason
+    assert only.provenance.patches[-1].outcome == "applied"
