@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from skills.extract.cases import Case, action_type, cases_of, clip
+from skills.extract.cases import Case, cases_of, clip
 from skills.extract.contrast import needed_repair
 from skills.maintain import judge, merge, order_pair, scores
 from workflows.library.contracts import TaskOutcome
@@ -49,11 +49,11 @@ def brief(skill: Skill, cases: Sequence[Case] = ()) -> PatternBrief:
 
 
 def briefs(skills: Sequence[Skill], outcomes: Sequence[TaskOutcome]) -> list[PatternBrief]:
-    """Briefs of the patterns an extraction made, each with its task type's cases."""
+    """Briefs of the patterns an extraction made, each with its task kind's cases."""
     cases, _ = cases_of(outcomes)
     by_name: dict[str, list[Case]] = {}
     for case in cases:
-        by_name.setdefault(slug(action_type(case.outcome)), []).append(case)
+        by_name.setdefault(slug(case.task_type), []).append(case)
     return [brief(s, by_name.get(s.pattern.name, [])) for s in skills]
 
 
