@@ -15,11 +15,11 @@ from datetime import UTC, datetime
 import pytest
 
 from skills.builtin import builtin_skills
+from skills.extract.cases import action_type
 from skills.library import SkillLibrary
 from skills.maintain import choose_version
 from skills.store import SkillStore
 from tests.data.skills.library import anchor_skills
-from workflows.contracts.memory import task_type
 from workflows.contracts.plan import Check, JobSpec, Scalar
 from workflows.contracts.policy import SkillPolicy
 from workflows.library.contracts import (
@@ -41,6 +41,7 @@ from workflows.library.patterns import (
     SkillPattern,
     SkillSignature,
     SkillStatus,
+    slug,
 )
 
 pytestmark = pytest.mark.integration
@@ -547,7 +548,7 @@ def site_outcome(n: int) -> TaskOutcome:
         checks=[Check(metric="rows", op=">", value=0)], duration_s=2.0)
 
 
-SITE_SKILL = f"{task_type(SITE_ACTION.format(n=1))}@v1"
+SITE_SKILL = f"{slug(action_type(site_outcome(1)))}@v1"
 
 
 async def test_ten_similar_outcomes_make_one_candidate_and_a_retry_adds_no_duplicate(

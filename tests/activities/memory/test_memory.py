@@ -22,6 +22,7 @@ from activities.memory.store import MemoryStore, MemoryStoreUnavailable, job_che
 from activities.reflection.reflection import MemoryView, Reflection, diagnose
 from workflows.contracts.execution import ExecutionOutcome
 from workflows.contracts.executive import DiagnoseInput, PatchChange
+from workflows.contracts.kinds import task_kind
 from workflows.contracts.memory import (
     AttemptRecord,
     ConsultAnswer,
@@ -35,7 +36,6 @@ from workflows.contracts.memory import (
     RememberInput,
     rule_confidence,
 )
-from workflows.contracts.kinds import task_kind
 from workflows.contracts.plan import JobSpec, Scalar
 
 db = pytest.mark.integration

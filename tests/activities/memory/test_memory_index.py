@@ -14,13 +14,13 @@ from activities.memory.index import LAYOUT, TaskTypeIndex, word_vector
 from activities.memory.memory import Memory, rule_id_for
 from activities.memory.store import MemoryStore
 from activities.vectors import EdgeIndex
+from workflows.contracts.kinds import task_kind
 from workflows.contracts.memory import (
     ConsultInput,
     ConsultTask,
     MemoryRule,
     Recommendation,
 )
-from workflows.contracts.kinds import task_kind
 from workflows.contracts.plan import JobSpec
 
 TRAIN = "Train the model in batches"

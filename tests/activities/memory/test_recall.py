@@ -58,7 +58,8 @@ async def test_a_goal_is_told_the_rules_and_failures_of_its_kind_of_work(
     unrelated = await Recall(store).recall_memory(RecallInput(
         run_id="r", goal="Does the poster render?"))
     assert unrelated.rules == [] and unrelated.notes == [
-        "tasks like 'task.poster-render-talk:-|-|-' failed 1 time with root cause timeout: 0 fixed, 1 not."]
+        "tasks like 'task.poster-render-talk:-|-|-' failed 1 time with root cause timeout: "
+        "0 fixed, 1 not."]
     topical = await Recall(store).recall_memory(RecallInput(
         run_id="r", goal="Is it fast?", topics=["the classifier trains on the full data"]))
     assert topical.rules == [OOM_RULE]
