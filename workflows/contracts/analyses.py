@@ -68,6 +68,15 @@ SUPPORT = frozenset({
 })
 """Libraries that load, shape, save or draw data: they name no analysis."""
 
+LIBRARIES = SUPPORT | frozenset({
+    "scipy", "statsmodels", "sklearn", "xgboost", "lightgbm", "catboost", "pygam", "astropy",
+    "torch", "tensorflow", "keras", "jax", "lifelines", "prophet", "umap", "hdbscan",
+    "networkx", "sympy", "pymc", "arviz", "emcee", "patsy", "linearmodels", "pingouin",
+    "shap", "skimage", "cv2", "PIL", "h5py", "netCDF4", "xarray", "geopandas", "shapely",
+    "rdkit", "Bio", "pysam", "scanpy", "anndata", "numba", "dask", "duckdb", "sqlalchemy",
+})
+"""Libraries a text may name (``scipy``, ``statistics``): a prose guideline's key terms."""
+
 METRIC_NAMES = {
     "r_squared": "r2", "rsquared": "r2", "r2_score": "r2", "r_2": "r2", "adj_r2": "r2-adj",
     "adjusted_r2": "r2-adj", "rsquared_adj": "r2-adj", "root_mean_squared_error": "rmse",
