@@ -1,20 +1,21 @@
-"""Whether a task used the skill or guideline it was offered: the seed's alpha_match and beta_util.
+"""Whether a task used the skill or guideline it was offered: alpha_match and beta_util.
 
 A skill offered to a task counts as retrieved; it counts as *used* (u) only when the job the
 task ran shows it, and as *helped* (s) when it was used and the task completed (seed 003,
 appendix F). The rule, with no model:
 
-- alpha_match of a **job skill** (or subagent) is the share of the analysis calls of the skill's
-  job (its imported, called names, :func:`workflows.contracts.kinds.job_calls`) that the
-  task's final job still calls; 1 when it ran the skill's source unchanged, and 0 when the job
-  never ran. A job with no call to compare is used only when its source ran unchanged.
+- alpha_match of a **job skill** (or subagent) is the share of the analysis calls of the
+  skill's job (its imported, called names, :func:`workflows.contracts.kinds.job_calls`) that
+  the task's final job still calls; 1 when it ran the skill's source unchanged, and 0 when
+  the job never ran. A job with no call to compare is used only when its source ran unchanged.
 - alpha_match of a **guideline** is the share of the calls its text names (in code blocks,
-  backticks, or dotted or snake_case ``name(`` in prose, compared by their last name: ``smf.mixedlm`` and
-  ``statsmodels.formula.api.mixedlm`` are one) that the task's final job calls; a guideline
-  naming no call is judged by the modules its preconditions import, and one naming neither
-  (prose) by the libraries (``statistics``, ``scipy``) and files (``metrics.json``) its text
-  names: the share the job imports or names.
-- A pattern is used when alpha_match ≥ theta = 0.3 (the seed's threshold for a partial match).
+  backticks, or dotted or snake_case ``name(`` in prose; compared by their last name:
+  ``smf.mixedlm`` and ``statsmodels.formula.api.mixedlm`` are one) that the task's final
+  job calls; a guideline naming no call is judged by the modules its preconditions import,
+  and one naming neither (prose) by the libraries (``statistics``, ``scipy``) and files
+  (``metrics.json``) its text names: the share the job imports or names.
+- A pattern is used when alpha_match >= theta = 0.3 (the seed's threshold for a partial
+  match).
   beta_util of a task is the share of the patterns offered to it that it used.
 
 Pure functions: the library's ``record_outcomes`` reads the patterns and writes the counts.
