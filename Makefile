@@ -88,4 +88,4 @@ check: $(STAMP)
 	$(BIN)/assay check
 
 clean:
-	rm -rf .assay .pytest_cache .ruff_cache
+	rm -rf .pytest_cache .ruff_cache

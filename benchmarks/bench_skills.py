@@ -1,8 +1,8 @@
 """Skill retrieval at 1 000 and 10 000 skills: latency and quality beside a plain dense search.
 
-Assay's search (``SkillIndex.search``) embeds 4 reformulations of a goal, runs one hybrid
-Qdrant query per reformulation (dense + BM25 prefetches fused by RRF, in one batch), pools the
-candidates, applies θ and picks the top 20 by MMR. The baseline, timed in the same run on the
+Assay's search (``SkillIndex.search``) embeds 4 reformulations of a goal, runs a dense and a
+field-weighted BM25 Qdrant query per reformulation (in one batch), fuses their ranks by
+weighted RRF, applies θ and picks the top 20 by MMR. The baseline, timed in the same run on the
 same shard, embeds the goal as it is and asks Qdrant for its 20 nearest dense vectors. Both
 are timed end to end, embedding included, on the labelled queries of
 ``tests/data/skills/queries.json`` repeated to at least 200 searches each, after one uncounted

@@ -6,6 +6,7 @@ unique workflow IDs, task queues and database names.
 
 from __future__ import annotations
 
+import os
 import shutil
 import sys
 import tempfile
@@ -156,6 +157,21 @@ def skill_library(skill_store: SkillStore, tmp_path: Path) -> Iterator[SkillLibr
 def task_queue() -> str:
     """A task queue of its own for one test, so tests never steal each other's tasks."""
     return f"test-{uuid.uuid4().hex[:12]}"
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _no_data_in_the_users_home() -> Iterator[None]:
+    """The default data directory (the user's data home) is a temporary one in tests, so a
+    test that sets no ``ASSAY_DATA_DIR`` (or a process it starts) never writes the user's."""
+    home = Path(tempfile.mkdtemp(prefix="assay-data-home-"))
+    before = os.environ.get("XDG_DATA_HOME")
+    os.environ["XDG_DATA_HOME"] = str(home)
+    yield
+    if before is None:
+        os.environ.pop("XDG_DATA_HOME", None)
+    else:
+        os.environ["XDG_DATA_HOME"] = before
+    shutil.rmtree(home, ignore_errors=True)
 
 
 @pytest.fixture(autouse=True)

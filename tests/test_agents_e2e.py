@@ -125,7 +125,7 @@ async def test_a_goal_is_planned_coded_repaired_answered_and_replayed(
     assert "Welch's two-sided t-test gives t = 7.549" in summary
     assert "`p_value` = 2.838e-07" in summary
     assert "![comparison.png](artifacts/compare/comparison.png)" in summary
-    assert "  > Group b's mean exceeds group a's by 1.04 (Welch's t = 7.55" in summary
+    assert "  Group b's mean exceeds group a's by 1.04 (Welch's t = 7.55" in summary
     assert "![Timeline of the tasks by phase](figures/timeline.png)" in summary
     assert '["compare<br/>completed"]:::completed' in summary
     folder = Path(result.report.summary_md).parent

@@ -15,6 +15,7 @@ from workflows.client import AssayClient
 
 pytestmark = pytest.mark.integration
 SWEEP = ROOT / "examples" / "sweep" / "pending_actions.json"
+CLOSE = ROOT / "examples" / "sweep" / "close_rates.json"
 
 
 @pytest.mark.timeout(300)
@@ -46,3 +47,37 @@ async def test_the_sweep_example_runs_its_branches_and_keeps_the_best_line(
     for task in main.values():
         assert task.execution is not None
         assert 0 < task.execution.cpu_s < 30, task.execution
+
+
+@pytest.mark.timeout(300)
+async def test_a_sweep_within_its_intervals_is_reported_as_a_tie_in_one_table(
+        dev_env: WorkflowEnvironment, fresh_database_url: str, tmp_path: Path,
+        task_queue: str) -> None:
+    settings = isolated_settings(tmp_path / "assay", task_queue)
+    queues = queues_from(settings)
+    async with pools_serving(settings, fresh_database_url, dev_env.client):
+        client = AssayClient(dev_env.client, task_queue=queues.orchestration)
+        req = load_plan(CLOSE, max_bytes=settings.max_plan_bytes, queues=queues,
+                        store=store_of(settings))
+        result = report_of(await client.result(await client.start_run(req, again=True)))
+
+    assert result.branches is not None and len(result.sweeps) == 1, result.status_reason
+    table = result.sweeps[0]
+    # lr 0.35 ranks first on its point r², but every line lies within the others' intervals
+    assert [line.line for line in table.lines] == ["lr-0.35", "lr-0.3", "main"]
+    assert table.tie and all(line.tied for line in table.lines)
+    assert table.kept == "main" and [line.line for line in table.lines if line.kept] == ["main"]
+    assert table.why.startswith("tie on r2: lr-0.35, lr-0.3, main differ within their intervals")
+    by_line = {line.line: line for line in table.lines}
+    assert by_line["lr-0.3"].parameters == {"args.lr": 0.3} and by_line["main"].parameters == {}
+    r2 = by_line["main"].metrics["r2"]
+    assert r2["value"] == pytest.approx(0.9285, abs=1e-4) and r2["level"] == 0.95
+    assert set(by_line["lr-0.35"].metrics) >= {"r2", "loss", "w", "b", "lr"}
+    assert all(line.status == "completed" and line.cpu_s > 0 for line in table.lines)
+    fit = {t.task_id: t for t in result.tasks}["fit"]
+    assert fit.branch is None  # the main line stays the run's
+    assert result.report is not None
+    summary = Path(result.report.summary_md).read_text(encoding="utf-8")
+    assert "## Sweeps" in summary and "Kept: **main** (a tie; selection best, tie rule " \
+        "simplest)" in summary
+    assert "| lr-0.3 | args.lr=0.3 | completed | 0.9294 \\[0.9131, 0.9398\\] 95 % |" in summary

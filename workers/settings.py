@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import getpass
+import os
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
+from platformdirs import user_data_dir
 from pydantic import (
     AliasChoices,
     Field,
@@ -36,7 +38,9 @@ class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="ASSAY_", env_file=None, extra="ignore",
                                       populate_by_name=True)
 
-    data_dir: Path = Field(default=Path(".assay"))
+    data_dir: Path = Field(default_factory=lambda: Path(user_data_dir("assay")))
+    """Where the stack keeps everything: ``ASSAY_DATA_DIR`` made absolute, else the user's data
+    home (``~/.local/share/assay`` on Linux), the same from any working directory."""
     temporal_address: str = "127.0.0.1:7233"
     temporal_namespace: str = "default"
     temporal_ui_port: int = 8233
@@ -59,9 +63,9 @@ class Settings(BaseSettings):
     encrypts, all decrypt (so an old key can stay while its payloads live)."""
     codec_key_file: Path | None = None
     """A file of payload keys, one ``ID=BASE64`` a line (``#`` comments), the first current."""
-    codec_origins: list[str] = Field(default_factory=lambda: ["http://localhost:8233",
-                                                              "http://127.0.0.1:8233"])
-    """Web UI origins allowed to call ``assay codec-server``."""
+    codec_origins: list[str] | None = None
+    """Web UI origins allowed to call ``assay codec-server`` (default: the embedded Web UI's,
+    ``http://localhost:<temporal_ui_port>`` and ``http://127.0.0.1:<temporal_ui_port>``)."""
     temporal_ui_codec_endpoint: str | None = Field(default=None, pattern=r"^https?://")
     """Where the embedded stack's Web UI sends payloads to decode (``assay codec-server``'s
     URL, e.g. ``http://127.0.0.1:8081``)."""
@@ -86,6 +90,9 @@ class Settings(BaseSettings):
     """S3 credentials (unset: ``AWS_*`` from the environment); never in any payload."""
     store_secret_access_key: SecretStr | None = None
     metrics_port: int | None = None
+    metrics_host: str = "127.0.0.1"
+    """The address the workers' metrics exporter listens on (``0.0.0.0``: every interface, for
+    a Prometheus on another host)."""
     worker_versioning: bool = True
     """Workers poll as a version of a Worker Deployment (Temporal ≥ 1.28 and the dev server
     offer them); turn off for a server without Worker Deployments."""
@@ -195,6 +202,11 @@ class Settings(BaseSettings):
             raise ValueError(f"ASSAY_{(info.field_name or '').upper()}: no file at {path}")
         return path.resolve()
 
+    @field_validator("data_dir")
+    @classmethod
+    def _absolute(cls, path: Path) -> Path:
+        return path.expanduser().resolve()
+
     @field_validator("store_url")
     @classmethod
     def _store_url(cls, url: str | None) -> str | None:
@@ -224,6 +236,24 @@ class Settings(BaseSettings):
         return self.data_dir.expanduser().resolve()
 
     @property
+    def allowed_origins(self) -> list[str]:
+        """``codec_origins``, else the origins of the Web UI on ``temporal_ui_port``."""
+        if self.codec_origins is not None:
+            return self.codec_origins
+        return [f"http://{host}:{self.temporal_ui_port}" for host in ("localhost", "127.0.0.1")]
+
+    def make_root(self) -> Path:
+        """Create the data directory if it is missing: 0700, or 0711 as root.
+
+        As root, embedded PostgreSQL runs as its own system user and sandboxed jobs as their
+        own uids: each must pass through to its own private folder. Search lists nothing.
+        """
+        if not self.root.is_dir():
+            self.root.mkdir(parents=True, exist_ok=True)
+            self.root.chmod(0o711 if os.geteuid() == 0 else 0o700)
+        return self.root
+
+    @property
     def temporal_db(self) -> Path:
         """SQLite file of the embedded Temporal dev server."""
         return self.root / "temporal.db"
@@ -249,6 +279,8 @@ class Settings(BaseSettings):
         from activities.artifacts.location import store_at
 
         if not (self.store_url or "").startswith("s3:"):
+            if self.store_dir.is_relative_to(self.root):
+                self.make_root()  # the store would otherwise create it open to all
             return store_at(self.store_url, default_dir=self.store_dir)
         from activities.artifacts.s3 import S3Options  # the S3 client only where it is used
 

@@ -24,6 +24,7 @@ from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.exceptions import ApplicationError, WorkflowAlreadyStartedError
 from temporalio.service import RPCError, RPCStatusCode
 
+from workflows.branching.selection import plan_problem
 from workflows.constants import (
     PHASE_KEY,
     branch_task_workflow_id,
@@ -33,6 +34,8 @@ from workflows.constants import (
 from workflows.contracts.base import via
 from workflows.contracts.environments import BASE
 from workflows.contracts.executive import GateDecision, GateRecord
+from workflows.contracts.policy import HostPathError as HostPathError
+from workflows.contracts.policy import refuse_host_paths as refuse_host_paths
 from workflows.contracts.results import (
     ResearchInput,
     ResearchResult,
@@ -95,6 +98,10 @@ class UnknownEnvironmentError(ValueError):
         self.known = sorted(known)
 
 
+class HeldOutSelectionError(ValueError):
+    """A run would compare branches on a held-out metric and its policy does not allow it."""
+
+
 class RunNotFoundError(LookupError):
     """No run with that ID exists on the server."""
 
@@ -131,12 +138,17 @@ class AssayClient:
         refused with :class:`RunExistsError`; with ``again`` the next free ``-rN`` ID is used.
         With ``environments`` (the named sets the workers know: ``Catalog.names()``), a run
         naming another environment (``policy.environment``) than those or ``base`` is refused
-        with :class:`UnknownEnvironmentError` before it starts.
+        with :class:`UnknownEnvironmentError` before it starts, a model recording named by
+        a host path with :class:`HostPathError`, and a plan comparing branches on a held-out
+        metric its policy does not allow with :class:`HeldOutSelectionError`.
         """
+        refuse_host_paths(req.policy)
         wanted = req.policy.environment
         if (wanted is not None and wanted != BASE and environments is not None
                 and wanted not in environments):
             raise UnknownEnvironmentError(wanted, environments)
+        if held := plan_problem(req.plan, req.policy.branching):
+            raise HeldOutSelectionError(held)
         memo, summary = describe_input(req)
         for attempt in range(1, MAX_AGAIN + 1):
             run_id = run_workflow_id(req.plan_name, req.plan_sha256, attempt)

@@ -2,8 +2,9 @@
 
 Temporal cannot add a child to a closed workflow, so ``assay branch`` on a closed run starts a
 new run with a :class:`ParentLink`: the closed run's input (from the first event of its
-history), the plan that ran, and each task's :class:`TaskResult` (from its task workflow, or
-from the run's result for a task that never had one, such as a blocked task). The request is
+history), the plan that ran, and each task's :class:`TaskResult` as the run kept it (from the
+task workflow of the line the run kept for it, a branch's where a branch was kept, or from
+the run's result for a task that never had one, such as a blocked task). The request is
 checked here first, as the run checks one (``workflows.branching.requests``), so a request
 the new run could never take does not start it.
 """
@@ -17,8 +18,8 @@ from temporalio.service import RPCError, RPCStatusCode
 
 from workflows.branching.requests import BranchRefusedError, RunView, plan_request
 from workflows.common.sizes import json_size
-from workflows.constants import task_workflow_id
-from workflows.contracts.branches import BranchRequest
+from workflows.constants import branch_task_workflow_id, task_workflow_id
+from workflows.contracts.branches import MAIN_LINE, BranchRequest, BranchTree
 from workflows.contracts.plan import Plan, check_graph
 from workflows.contracts.results import (
     ResearchInput,
@@ -82,7 +83,9 @@ def linked_input(original: ResearchInput, result: ResearchResult, reused: list[T
 
 async def reused_tasks(client: Client, run_id: str, result: ResearchResult,
                        plan: Plan | None) -> list[TaskResult]:
-    """Each task's result in closed run ``run_id``, in the plan's order.
+    """Each task's result in closed run ``run_id`` as the run kept it, in the plan's order.
+
+    A task whose kept line is a branch's reuses that branch's result, not the main line's.
 
     Raises:
         LinkRefusedError: together they are too large for a run's input.
@@ -91,7 +94,9 @@ async def reused_tasks(client: Client, run_id: str, result: ResearchResult,
     ids = list(summaries)
     if not ids and plan is not None:  # the run's result had to leave its task list out
         ids = [d.task_id for d in plan.decisions]
-    reused = [await task_result(client, run_id, tid, summaries.get(tid)) for tid in ids]
+    lines = kept_lines(result.branches)
+    reused = [await task_result(client, run_id, tid, summaries.get(tid), lines.get(tid))
+              for tid in ids]
     size = sum(json_size(t) for t in reused)
     if size > LINK_LIMIT:
         raise LinkRefusedError(
@@ -101,13 +106,37 @@ async def reused_tasks(client: Client, run_id: str, result: ResearchResult,
     return reused
 
 
+def kept_lines(tree: BranchTree | None) -> dict[str, str]:
+    """The branch whose line the run kept for each task (a task absent: the main line's).
+
+    Groups are decided in order, and a later group's kept branch replaces an earlier one's;
+    a later group that keeps the main line keeps what the main line then was.
+    """
+    if tree is None:
+        return {}
+    records = {b.name: b for b in tree.branches}
+    lines: dict[str, str] = {}
+    for kept in tree.kept.values():
+        if kept != MAIN_LINE and kept in records:
+            lines.update(dict.fromkeys(records[kept].tasks, kept))
+    return lines
+
+
 async def task_result(client: Client, run_id: str, task_id: str,
-                      summary: TaskSummary | None) -> TaskResult:
-    """A task's result from its workflow; its summary in the run's result if it has none."""
-    handle = client.get_workflow_handle(task_workflow_id(run_id, task_id),
-                                        result_type=TaskResult)
+                      summary: TaskSummary | None, branch: str | None = None) -> TaskResult:
+    """A task's result from its workflow in ``branch``, as the run kept it.
+
+    ``branch`` none is the main line. A task with no workflow result gets its summary in the
+    run's result.
+    """
+    wf_id = (branch_task_workflow_id(run_id, branch, task_id) if branch
+             else task_workflow_id(run_id, task_id))
+    handle = client.get_workflow_handle(wf_id, result_type=TaskResult)
     try:
-        return await handle.result()
+        found = await handle.result()
+        if branch and summary is not None:  # the reason the run gave: which line, kept how
+            found = found.model_copy(update={"status_reason": summary.status_reason})
+        return found
     except WorkflowFailureError:
         pass  # it ended abnormally: the run's result says how
     except RPCError as err:

@@ -27,6 +27,7 @@ from workflows.client import (
     PlanSupplyError,
     RunExistsError,
     RunNotFoundError,
+    refuse_host_paths,
 )
 from workflows.common.canonical import canonical_json
 from workflows.common.words import plural
@@ -73,8 +74,10 @@ class StudyClient:
 
         The ID derives from the study's start (its goal and data, or its first plan, and its
         cycle plans), so the same start is refused with :class:`StudyExistsError`; with
-        ``again`` the next free ``-rN`` ID is used. ``inp.state.study_id`` is replaced.
+        ``again`` the next free ``-rN`` ID is used. ``inp.state.study_id`` is replaced. A model
+        recording named by a host path is refused with ``HostPathError``.
         """
+        refuse_host_paths(inp.policy)
         name, key = start_key(inp)
         memo, summary = _describe(inp)
         for attempt in range(1, MAX_AGAIN + 1):

@@ -14,7 +14,6 @@ its digest first).
 from __future__ import annotations
 
 from collections.abc import Iterable
-from pathlib import Path
 
 from activities.artifacts.store import ArtifactStore, StoreError
 from workflows.agents.context import TaskDigest
@@ -27,16 +26,6 @@ UTF8_LONGEST = 4
 
 Previews = dict[tuple[str, str], str]
 """First lines by (task id, artifact name)."""
-
-
-def first_lines(path: Path) -> str | None:
-    """The first lines of a text file; None when it is missing, unreadable or not text."""
-    try:
-        with path.open("rb") as handle:
-            chunk = handle.read(PREVIEW_BYTES)
-    except OSError:
-        return None
-    return _text(chunk)
 
 
 def stored_lines(store: ArtifactStore, sha256: str) -> str | None:
@@ -67,8 +56,8 @@ def previews(digests: Iterable[TaskDigest], store: ArtifactStore | None = None) 
     found: Previews = {}
     for digest in digests:
         for ref in digest.files:
-            text = (stored_lines(store, ref.sha256) if store is not None
-                    else first_lines(Path(ref.path)))
+            # by digest only: ``ref.path`` is the sandbox host's, and any client may set it
+            text = stored_lines(store, ref.sha256) if store is not None else None
             if text:
                 found[(ref.task_id, ref.name)] = text
     return found

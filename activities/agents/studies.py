@@ -51,7 +51,11 @@ HOW = (
     "Set each task's `hypothesis` to the one its verified metrics are evidence for. A "
     "hypothesis already in the tree is linked by its id alone; a changed one needs a new id. "
     "Verdicts are computed from verified metrics, never from words: have each linked task "
-    "report its hypothesis's metric, best as a check. Retry a carried task only with a "
+    "report its hypothesis's metric, best as a check, and with its interval where the "
+    "analysis has one: a test is then judged on the interval, and one whose interval "
+    "includes the threshold is inconclusive; settle it with more evidence (more data, more "
+    "resamples or folds, a paired comparison), not by running the same job again. "
+    "Retry a carried task only with a "
     "change that answers its diagnosis. Do not run an earlier completed task again to use "
     "what it wrote: list it in the reading task's `reuse` (`c1.data` is task data of cycle "
     "1, one of those offered above), and that task's job reads its verified files at "
@@ -207,7 +211,7 @@ def _hypothesis_text(h: Hypothesis) -> str:
     text = (f"{h.id} ({where}) [{status}]: {clip(h.statement, STATEMENT_CHARS)}; test: "
             f"{h.test.describe()}")
     if h.evidence:
-        text += "; evidence: " + ", ".join(f"{e.task_id}.{e.metric} = {shown(e.value)} "
+        text += "; evidence: " + ", ".join(f"{e.task_id}.{e.shown()} "
                                            f"(cycle {e.cycle})" for e in h.evidence)
     return text
 

@@ -8,6 +8,8 @@ copied or counted on the way, :func:`drain` hashes them as they pass.
 from __future__ import annotations
 
 import hashlib
+import os
+import stat
 from collections.abc import Callable
 from pathlib import Path
 from typing import BinaryIO
@@ -41,3 +43,16 @@ def drain(reader: BinaryIO, write: Callable[[bytes], object] | None = None) -> t
         if write is not None:
             write(chunk)
     return size, digest.hexdigest()
+
+
+def hash_file(path: str | Path) -> tuple[int, str]:
+    """Size and streamed sha256 of a regular file, refusing to follow a symlink.
+
+    Raises:
+        OSError: ``path`` is a link, not a regular file, or cannot be read.
+    """
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(f"{path} is not a regular file")
+        return drain(handle)

@@ -24,27 +24,34 @@ from activities.common.heartbeat import Heartbeats
 from activities.reports.numbers import value
 from activities.sandbox.sources import store_unreachable
 from workflows.catalogue import VERIFY_EVIDENCE
+from workflows.contracts.estimates import estimate_problem, part_of, point, reading
 from workflows.contracts.execution import Artifact, CheckResult, Verification, VerifyEvidenceInput
 from workflows.contracts.plan import Check
 
 
 def evaluate_check(check: Check, metrics: dict[str, Any]) -> CheckResult:
-    """Evaluate one ``checks`` entry against the job's metrics."""
-    if check.metric not in metrics:
+    """Evaluate one ``checks`` entry against the job's metrics.
+
+    An estimate is compared by its point value; a check may name one of its numbers
+    (``r2.ci_low >= 0.4``: see :mod:`workflows.contracts.estimates`).
+    """
+    raw, part = reading(metrics, check.metric)
+    if raw is None:
         return CheckResult(check=check, passed=False, reason=f"metric {check.metric!r} missing")
-    actual = metrics[check.metric]
-    if not isinstance(actual, str | int | float | bool) or (
-        isinstance(actual, float) and math.isnan(actual)
-    ):
+    actual = point(raw) if part is None else part_of(raw, part)
+    if actual is None and part is not None:
         return CheckResult(check=check, passed=False,
-                           reason=f"metric {check.metric!r} is {actual!r}, not a comparable value")
+                           reason=f"metric {check.metric!r}: {value(raw)} has no {part}")
+    if actual is None or (isinstance(actual, float) and math.isnan(actual)):
+        return CheckResult(check=check, passed=False,
+                           reason=f"metric {check.metric!r} is {raw!r}, not a comparable value")
     try:
         passed = check.holds(actual)
     except TypeError:
         return CheckResult(check=check, passed=False, actual=actual,
                            reason=f"cannot compare {actual!r} {check.op} {check.value!r}")
-    reason = "" if passed else (f"{check.metric} = {value(actual)}, expected {check.op} "
-                                f"{value(check.value)}")
+    reason = "" if passed else (f"{check.metric} = {value(raw if part is None else actual)}, "
+                                f"expected {check.op} {value(check.value)}")
     return CheckResult(check=check, passed=passed, actual=actual, reason=reason)
 
 
@@ -116,6 +123,8 @@ def verify(req: VerifyEvidenceInput, store: ArtifactStore) -> Verification:
     metrics = req.outcome.metrics
     if req.outcome.metrics_error:
         missing.append(f"metrics.json unusable: {req.outcome.metrics_error}")
+    missing.extend(problem for name, raw in metrics.items()
+                   if (problem := estimate_problem(name, raw)))
     missing.extend(
         f"metric {name!r} missing from metrics.json"
         for name in req.job.expected_metrics

@@ -37,7 +37,13 @@ from activities.llm.output import (
     repair_turn,
 )
 from activities.llm.pricing import usage_of
-from activities.llm.recording import Recorder, Recordings, Replay
+from activities.llm.recording import (
+    Recorder,
+    Recordings,
+    Replay,
+    recorded_path,
+    refuse_recording,
+)
 from activities.llm.request import Conversation
 from activities.llm.reserve import claim_for
 from workflows.agents.spend import Budget, ModelAnswer, ModelCall, Usage
@@ -205,18 +211,32 @@ class ModelGateway:
     async def _source(self, recording: ModelRecording | None) -> Source:
         """The run's recording if it names one, else the worker's settings.
 
-        A replay put in the artifact store at submission is read from there (by its digest),
-        not from the submitting machine's path.
+        A run names no host path: a replay is fetched from the artifact store by its digest
+        into this worker's recordings folder, a record is written there under its name.
+
+        Raises:
+            ApplicationError: ``RecordingRefused`` for a recording that names a path, or
+                lacks its name or digest, or when this worker has no folder or store for it.
         """
         if recording is None:
             return self._settings_source
-        path = Path(recording.path).expanduser()
+        folder = self._recordings_dir
+        if recording.path is not None:
+            raise refuse_recording(recording, "it names a host path")
         if recording.mode == "replay":
-            if (recording.sha256 is not None and self._store is not None
-                    and self._recordings_dir is not None):
-                path = await self._recordings.fetched(self._store, recording.sha256,
-                                                      self._recordings_dir)
+            if recording.sha256 is None:
+                raise refuse_recording(recording, "a replay names its recording's sha256")
+            if self._store is None or folder is None:
+                raise refuse_recording(recording, "this worker has no artifact store")
+            path = await self._recordings.fetched(self._store, recording.sha256, folder)
             return Source(replay=self._recordings.replay(path))
+        if recording.name is None or folder is None:
+            raise refuse_recording(recording, "a record names its recording"
+                                   if folder is not None else "this worker has no data folder")
+        try:
+            path = recorded_path(folder, recording.name)
+        except ValueError as err:
+            raise refuse_recording(recording, str(err)) from None
         return Source(recorder=self._recordings.recorder(path))
 
     def _contract(self, call: ModelCall) -> OutputContract:

@@ -24,6 +24,7 @@ from activities.artifacts.store import ArtifactStore, StoreError, StoreUnavailab
 from activities.llm.output import as_object
 from workflows.common.canonical import canonical_json
 from workflows.common.errors import ErrorType
+from workflows.contracts.policy import ModelRecording, check_recording_name
 
 FORMAT_VERSION = 1
 MAX_OPEN_RECORDINGS = 64
@@ -32,8 +33,10 @@ MAX_RECORDING_BYTES = 512 * 1024 * 1024
 _T = TypeVar("_T")
 SETTINGS_HINT = ("record a run first (ASSAY_MODEL_RECORD_PATH) or point ASSAY_MODEL_REPLAY_PATH "
                  "at a recording")
-POLICY_HINT = ("record the run first (its policy's agents.recording with mode \"record\") or "
-               "point agents.recording.path at an existing recording")
+POLICY_HINT = ("record a run first (assay run --record FILE) and replay that file "
+               "(assay run --replay FILE), which puts it in the artifact store")
+RECORDED_FOLDER = "recorded"
+"""Where, in the agents worker's recordings folder, runs' named recordings are written."""
 
 
 def request_key(*, model: str, system: str, messages: list[dict[str, Any]], tool_name: str,
@@ -149,6 +152,26 @@ class Recordings:
                         f"store: {err}; {POLICY_HINT}", type=ErrorType.REPLAY_MISS,
                         non_retryable=True) from err
         return dest
+
+
+def recorded_path(folder: Path, name: str) -> Path:
+    """Where a run's recording named ``name`` is written: ``<folder>/recorded/<name>.jsonl``.
+
+    Raises:
+        ValueError: ``name`` is not a plain file name (a separator, ``..``, hidden).
+    """
+    return folder / RECORDED_FOLDER / f"{check_recording_name(name)}.jsonl"
+
+
+def refuse_recording(recording: ModelRecording, why: str) -> ApplicationError:
+    """The non-retryable error for a run's recording the agents worker will not use."""
+    named = f" (path {recording.path[:80]!r})" if recording.path else ""
+    return ApplicationError(
+        f"the run's model recording{named} is refused: {why}; the agents worker opens no "
+        "host path a run names. Record with `assay run --record FILE` (the run names a "
+        "recording, written in the agents worker's data directory) and replay with "
+        "`assay run --replay FILE` (the run names the recording's sha256 in the artifact "
+        "store)", type=ErrorType.RECORDING_REFUSED, non_retryable=True)
 
 
 def _fetch(store: ArtifactStore, sha256: str, dest: Path) -> None:

@@ -30,6 +30,7 @@ from activities.memory.store import LedgerEntry, MemoryStore
 from activities.metrics import record
 from workflows.catalogue import CONSULT_MEMORY, REMEMBER_TASK
 from workflows.common.words import slug_words
+from workflows.contracts.estimates import point
 from workflows.contracts.kinds import kind_covers, task_kind
 from workflows.contracts.memory import (
     CACHE_AFTER,
@@ -290,9 +291,9 @@ def _job_sha(req: RememberInput) -> str:
 
 
 def _plain_metrics(req: RememberInput) -> dict[str, Scalar]:
-    """Scalar metrics only, at most 50: episodes stay small."""
-    plain = {k: v for k, v in req.metrics.items()
-             if isinstance(v, int | float | str | bool) and len(k) <= 128}
+    """Scalar metrics only (an estimate by its point value), at most 50: episodes stay small."""
+    plain = {k: v for k, raw in req.metrics.items()
+             if (v := point(raw)) is not None and len(k) <= 128}
     return dict(list(plain.items())[:50])
 
 

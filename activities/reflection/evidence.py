@@ -8,7 +8,10 @@ metric the job did report is different: running the same job again gives the sam
 
 from __future__ import annotations
 
+from typing import Any
+
 from activities.reflection.rules import Diagnosis, unknown
+from workflows.contracts.estimates import estimate_problem, reading
 from workflows.contracts.execution import ExecutionOutcome, Verification
 from workflows.contracts.executive import DiagnoseInput
 
@@ -25,7 +28,12 @@ def diagnose_verification(req: DiagnoseInput) -> Diagnosis:
         return unknown(f"verification ran on a job that ended as {outcome.outcome}; a person "
                        "has to look", evidence)
     metrics = outcome.metrics if outcome is not None else {}
-    failed = [r for r in ver.checks if not r.passed and r.check.metric in metrics]
+    malformed = [p for name, raw in metrics.items() if (p := estimate_problem(name, raw))]
+    if malformed:
+        return Diagnosis("invalid_metrics", "fix_metrics_output", evidence=evidence,
+                         reason=(f"{'; '.join(malformed[:3])}; the job's code must write each "
+                                 "estimate as {\"value\", \"ci\": [low, high], \"level\", ...}"))
+    failed = [r for r in ver.checks if not r.passed and _reported(metrics, r.check.metric)]
     if failed:
         said = "; ".join(r.reason or r.check.describe() for r in failed)
         return Diagnosis("acceptance_not_met", "revise_method_or_criteria", evidence=evidence,
@@ -50,7 +58,7 @@ def _missing(req: DiagnoseInput, ver: Verification, outcome: ExecutionOutcome | 
     metrics = outcome.metrics if outcome is not None else {}
     absent_metrics = [m for m in req.job.expected_metrics if m not in metrics]
     absent_metrics += [r.check.metric for r in ver.checks
-                       if not r.passed and r.check.metric not in metrics
+                       if not r.passed and not _reported(metrics, r.check.metric)
                        and r.check.metric not in absent_metrics]
     absent_files = [n for n in req.job.expected_artifacts if n not in verified]
     if absent_metrics and METRICS_FILE in produced:
@@ -68,3 +76,8 @@ def _missing(req: DiagnoseInput, ver: Verification, outcome: ExecutionOutcome | 
                      reason=(f"the job succeeded but {', '.join(relink)} "
                              f"{'is' if len(relink) == 1 else 'are'} not where expected; "
                              "re-scanning its working directory and verifying again"))
+
+
+def _reported(metrics: dict[str, Any], name: str) -> bool:
+    """Whether the job reported the metric a check names (``r2.ci_low`` reads ``r2``)."""
+    return reading(metrics, name)[0] is not None

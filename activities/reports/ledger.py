@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -57,7 +58,8 @@ def append_ledger(path: Path, entries: list[dict[str, Any]]) -> int:
     known = {json.loads(line)["entry_id"] for line in lines}
     prev = sha256_hex(lines[-1]) if lines else GENESIS
     fresh = chain((e for e in entries if e["entry_id"] not in known), prev, _line)
-    with path.open("a", encoding="utf-8") as out:
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)  # its user's only
+    with os.fdopen(fd, "a", encoding="utf-8") as out:
         for linked in fresh:
             out.write(linked.text + "\n")
     return len(fresh)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from activities.reports.branches import markdown_section as branches_section
 from activities.reports.figures import mermaid
 from activities.reports.numbers import duration
+from activities.reports.sweeps import sweep_markdown
 from activities.reports.tasks import (
     isolation_parts,
     link,
@@ -61,6 +62,9 @@ def render_markdown(result: RunReport) -> str:
         *_answer_section(result),
         *_overview_section(result),
         *branches_section(result),
+        *(["", "## Sweeps", "", "Every line of each group of branches: what it changed, its "
+            "metrics with their intervals, its status and cost, and which line was kept and "
+            "why.", *sweep_markdown(result.sweeps)] if result.sweeps else []),
         "",
         "## Completion by priority",
         "",
@@ -162,7 +166,10 @@ def _answer_section(result: RunReport) -> list[str]:
     answer = result.answer
     if answer is None:
         return []
-    lines = ["", "## Answer", "", *quoted(answer.answer)]
+    lines = ["", "## Answer", ""]
+    if result.answer_by:
+        lines += [f"Written by the {one_line(result.answer_by)}.", ""]
+    lines += quoted(answer.answer)
     if answer.analysis:
         lines += ["", "### Analysis", "", *quoted(answer.analysis)]
     if answer.caveats:

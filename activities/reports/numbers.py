@@ -13,6 +13,8 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
+from workflows.contracts.estimates import estimate_of, is_estimate, shown
+
 SIGNIFICANT = 4
 """Significant digits of a printed float."""
 
@@ -27,13 +29,18 @@ def number(value: float | int) -> str:
 
 
 def value(item: Any) -> str:
-    """Any metric value: numbers formatted, strings quoted, lists and mappings item by item."""
+    """Any metric value: numbers formatted, strings quoted, lists and mappings item by item.
+
+    An estimate reads ``0.49 [0.421, 0.55] 95 %`` (a malformed one as the job wrote it).
+    """
     if isinstance(item, bool):
         return str(item).lower()
     if isinstance(item, int | float):
         return number(item)
     if isinstance(item, str):
         return repr(item)
+    if is_estimate(item):
+        return shown(item) if estimate_of(item) is not None else repr(item)
     if isinstance(item, Mapping):
         pairs = cast("Mapping[Any, Any]", item).items()
         return "{" + ", ".join(f"{k}: {value(v)}" for k, v in pairs) + "}"

@@ -6,26 +6,33 @@ study's :class:`StudyState` (it reads back as one) with its status, times, each 
 report files and the chart's metric. Each cycle's own report (a run's results JSON, named in
 its summary) is read for its branches and, for the latest cycle, its plan's DAG; a cycle
 report that is missing or unreadable leaves its points out of the chart and is named in the
-Markdown, never failing the study's report. Files are written like a run's report: to a
+Markdown, never failing the study's report. Each cycle's sweep tables (every line of a group of
+branches: ``activities.reports.sweeps``) are copied into ``study.json`` and shown in the
+Markdown. Files are written like a run's report: to a
 temporary name, then renamed.
 """
 
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 
 from pydantic import Field, ValidationError
 from temporalio.exceptions import ApplicationError
 
+from activities.reports.study_axis import caption
 from activities.reports.study_figures import Chart, CycleFacts, chart_of, draw_metrics, facts_of
 from activities.reports.study_markdown import render_study
-from activities.reports.writer import write_atomic
+from activities.reports.sweeps import sweep_markdown
+from activities.reports.writer import private_dirs, write_atomic
 from workflows.catalogue import WRITE_STUDY_REPORT
 from workflows.common.errors import ErrorType
+from workflows.common.validation import path_component
 from workflows.contracts.alternatives import Metric
 from workflows.contracts.base import Model
+from workflows.contracts.branches import SweepTable
 from workflows.contracts.cycles import StudyReportInput, StudyStatus
 from workflows.contracts.results import ReportPaths, RunReport
 from workflows.contracts.study import CycleSummary, StudyState
@@ -63,6 +70,8 @@ class StudyReport(StudyState):
     """Figures drawn for the report, relative to its folder."""
     chart_metric: Metric | None = None
     """The metric the chart follows (the policy's key metric, or the one most reported)."""
+    sweeps: dict[int, list[SweepTable]] = Field(default_factory=dict[int, list[SweepTable]])
+    """Each cycle's groups of branches, every line in one table (cycles without: absent)."""
 
 
 STUDIES = "studies"
@@ -80,13 +89,32 @@ class StudyReportWriter:
     def __init__(self, root: Path) -> None:
         self.root = root
 
+    def folder(self, req: StudyReportInput) -> Path:
+        """The study's report folder: ``req.folder`` inside the root, or the study's own.
+
+        Raises:
+            ValueError: a folder or study id that would leave the root.
+        """
+        given = req.folder.strip()
+        if not given:
+            return self.root / STUDIES / path_component(req.state.study_id, "study id")
+        parts = given.split("/")
+        for part in parts:
+            path_component(part, "report folder part")
+        return self.root.joinpath(*parts)
+
     @WRITE_STUDY_REPORT.defn
     async def write_study_report(self, req: StudyReportInput) -> ReportPaths:
         """Write ``study.json``, ``study.md`` and ``figures/metrics.png`` into the folder.
 
         Reading the cycles' reports and drawing run in a thread, off the worker's loop.
         """
-        folder = self.root / (req.folder.strip() or f"{STUDIES}/{req.state.study_id}")
+        try:
+            folder = self.folder(req)
+        except ValueError as err:  # any client can start a study: its id is not trusted
+            raise ApplicationError(
+                f"will not write the report of a study: {err}",
+                type=ErrorType.REPORT_UNWRITABLE, non_retryable=True) from None
         try:
             return await asyncio.to_thread(write_study, req, folder, self.root)
         except OSError as err:
@@ -98,26 +126,36 @@ class StudyReportWriter:
 
 def write_study(req: StudyReportInput, folder: Path, root: Path) -> ReportPaths:
     """Write the study's report files into ``folder``; return their paths."""
-    folder.mkdir(parents=True, exist_ok=True)
+    if folder.is_relative_to(root):
+        private_dirs(root, folder)  # run data: its user's only
+    else:
+        folder.mkdir(parents=True, exist_ok=True)
     reports: list[CycleReport] = []
     facts: list[CycleFacts] = []
     latest: RunReport | None = None
+    sweeps: dict[int, list[SweepTable]] = {}
     for summary in req.state.summaries:
         found, run = read_cycle(summary, root)
         reports.append(found)
         facts.append(facts_of(summary, run))
         latest = run
+        if run is not None and run.sweeps:
+            sweeps[summary.cycle] = run.sweeps
     chart = chart_of(req.state, facts)
-    figure = draw_metrics(chart, folder, criteria=_criteria(req.state, chart))
+    criteria = _criteria(req.state, chart)
+    chart = replace(chart, caption=caption(chart, criteria))
+    figure = draw_metrics(chart, folder, criteria=criteria)
     report = StudyReport.model_validate({
         **req.state.model_dump(), "status": req.status, "reason": req.reason,
         "started_at": req.started_at,
         "finished_at": req.finished_at, "reports": reports,
-        "figures": [figure] if figure else [], "chart_metric": chart.metric})
+        "figures": [figure] if figure else [], "chart_metric": chart.metric,
+        "sweeps": sweeps})
     paths = ReportPaths(results_json=str(folder / STUDY_JSON),
                         summary_md=str(folder / STUDY_MD))
     write_atomic(folder / STUDY_JSON, report.model_dump_json(indent=2))
-    write_atomic(folder / STUDY_MD, render_study(report, chart, latest, folder))
+    write_atomic(folder / STUDY_MD, render_study(report, chart, latest, folder)
+                 + _sweeps_markdown(sweeps))
     return paths
 
 
@@ -157,3 +195,15 @@ def _criteria(state: StudyState, chart: Chart) -> list[tuple[str, float]]:
     return [(test.describe(), float(test.threshold)) for test in state.policy.acceptance
             if test.metric == chart.metric.name and isinstance(test.threshold, int | float)
             and not isinstance(test.threshold, bool)]
+
+
+def _sweeps_markdown(sweeps: dict[int, list[SweepTable]]) -> str:
+    """The cycles' sweep tables as a Markdown section (empty: no cycle branched)."""
+    if not sweeps:
+        return ""
+    lines = ["", "## Sweeps", "", "Every line of each cycle's groups of branches: what it "
+             "changed, its metrics with their intervals, its status and cost, and which line "
+             "was kept and why."]
+    for cycle, tables in sorted(sweeps.items()):
+        lines += sweep_markdown(tables, heading=f"### Cycle {cycle}:")
+    return "\n".join(lines) + "\n"

@@ -6,7 +6,9 @@ comparison on it, else higher is shown as better, and the report says so). Each 
 value is the best verified value of its main line (the summary's ``key_value`` when the
 policy names the metric). A cycle that compared branches on that metric adds its lines as
 points just right of the cycle, the line it kept drawn as a star. A cycle whose report could
-not be read has no branch points; the Markdown says which and why.
+not be read has no branch points; the Markdown says which and why. What keeps the chart honest
+(each value's interval as a bar, the baseline, the acceptance thresholds, an axis from the
+reference 0, and the caption saying so) is ``activities.reports.study_axis``.
 """
 
 # matplotlib types its drawing calls' **kwargs as unknown, so every call would need an ignore:
@@ -23,8 +25,10 @@ from typing import TYPE_CHECKING
 
 from activities.reports.branches import group_metric, groups, main_kept, text
 from activities.reports.figures import FIGURES_FOLDER
+from activities.reports.study_axis import draw_honest
 from workflows.contracts.alternatives import Metric
 from workflows.contracts.branches import MAIN_LINE, BranchTree
+from workflows.contracts.estimates import interval, number
 from workflows.contracts.results import RunReport
 from workflows.contracts.study import CycleSummary, StudyState
 
@@ -47,7 +51,10 @@ class CycleFacts:
 
     cycle: int
     tasks: list[dict[str, float]] = field(default_factory=list[dict[str, float]])
-    """Each completed main-line task's finite numeric verified metrics."""
+    """Each completed main-line task's finite numeric verified metrics (an estimate's value)."""
+    intervals: list[dict[str, tuple[float, float]]] = field(
+        default_factory=list[dict[str, tuple[float, float]]])
+    """The same tasks' intervals, for the metrics written as estimates with one."""
     branches: BranchTree | None = None
     readable: bool = True
     """The cycle's report was read (when not, ``tasks`` come from its summary)."""
@@ -60,6 +67,7 @@ class LinePoint:
     name: str
     value: float
     kept: bool
+    interval: tuple[float, float] | None = None
 
 
 @dataclass(frozen=True)
@@ -77,22 +85,32 @@ class Chart:
     """Branch comparisons on another metric, not drawn."""
     decisions: dict[int, str] = field(default_factory=dict[int, str])
     """Each decided cycle's action (``pivot``...), written under its tick."""
+    intervals: dict[int, tuple[float, float]] = field(
+        default_factory=dict[int, tuple[float, float]])
+    """Each cycle's value's interval, where the task it came from wrote one."""
+    caption: str = ""
+    """What the chart shows and from which reference its axis starts (drawn under it)."""
 
 
 def facts_of(summary: CycleSummary, report: RunReport | None) -> CycleFacts:
     """The chart's facts of a cycle: from its report when read, else from its summary."""
     if report is None:
-        return CycleFacts(cycle=summary.cycle, readable=False,
-                          tasks=[_numbers(o.metrics) for o in summary.tasks
-                                 if o.status == "completed"])
+        done: list[Mapping[str, object]] = [o.metrics for o in summary.tasks
+                                            if o.status == "completed"]
+        return CycleFacts(cycle=summary.cycle, readable=False, tasks=list(map(_numbers, done)),
+                          intervals=list(map(_intervals, done)))
+    done = [t.metrics for t in report.tasks if t.status == "completed" and t.branch is None]
     return CycleFacts(cycle=summary.cycle, branches=report.branches,
-                      tasks=[_numbers(t.metrics) for t in report.tasks
-                             if t.status == "completed" and t.branch is None])
+                      tasks=list(map(_numbers, done)), intervals=list(map(_intervals, done)))
 
 
 def _numbers(metrics: Mapping[str, object]) -> dict[str, float]:
-    return {name: float(v) for name, v in metrics.items()
-            if isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)}
+    """Each finite numeric metric's value (an estimate's point value)."""
+    return {name: v for name, raw in metrics.items() if (v := number(raw)) is not None}
+
+
+def _intervals(metrics: Mapping[str, object]) -> dict[str, tuple[float, float]]:
+    return {name: ci for name, raw in metrics.items() if (ci := interval(raw)) is not None}
 
 
 def choose_metric(state: StudyState, facts: list[CycleFacts]) -> tuple[Metric | None, str]:
@@ -125,15 +143,20 @@ def chart_of(state: StudyState, facts: list[CycleFacts]) -> Chart:
     values: dict[int, float | None] = {}
     lines: dict[int, list[LinePoint]] = {}
     other = 0
+    intervals: dict[int, tuple[float, float]] = {}
     for f in facts:
         values[f.cycle] = key.get(f.cycle) if key.get(f.cycle) is not None \
             else _best(metric, [t[metric.name] for t in f.tasks if metric.name in t])
+        found = [ci.get(metric.name) for t, ci in zip(f.tasks, f.intervals, strict=False)
+                 if t.get(metric.name) == values[f.cycle]]
+        if (ci := next((c for c in found if c is not None), None)) is not None:
+            intervals[f.cycle] = ci
         drawn, skipped = _lines(f.branches, metric)
         other += skipped
         if drawn:
             lines[f.cycle] = drawn
     return Chart(metric=metric, why=why, values=values, lines=lines, other_groups=other,
-                 decisions=decisions)
+                 decisions=decisions, intervals=intervals)
 
 
 def _best(metric: Metric, values: list[float]) -> float | None:
@@ -156,8 +179,10 @@ def _lines(tree: BranchTree | None, metric: Metric) -> tuple[list[LinePoint], in
         main = tree.main.get(group)
         if main is not None and main.metric is not None:
             kept = main_kept(tree, group, final=True, choosing=False)
-            points.append(LinePoint(name=MAIN_LINE, value=main.metric, kept=bool(kept)))
-        points += [LinePoint(name=b.name, value=b.score.metric, kept=b.selected)
+            points.append(LinePoint(name=MAIN_LINE, value=main.metric, kept=bool(kept),
+                                    interval=main.interval))
+        points += [LinePoint(name=b.name, value=b.score.metric, kept=b.selected,
+                             interval=b.score.interval)
                    for b in members if b.score.metric is not None]
     return points, other
 
@@ -187,6 +212,7 @@ def draw_metrics(chart: Chart, folder: Path, *, criteria: list[tuple[str, float]
         axes.axhline(threshold, color=_CRITERION, linestyle="--", linewidth=1.2,
                      label=f"acceptance: {text(label, 60)}")
     _label_axes(axes, chart)
+    draw_honest(figure, axes, chart, criteria)
     if drawn or chart.lines:
         for text_item in axes.legend(loc="best", fontsize=9).get_texts():
             text_item.set_parse_math(False)

@@ -17,13 +17,14 @@ from typing import TYPE_CHECKING
 
 from activities.reports.branches import label, md
 from activities.reports.figures import mermaid
-from activities.reports.numbers import duration, number, value
+from activities.reports.numbers import duration, number
+from activities.reports.study_criteria import criteria, warnings
 from activities.reports.study_figures import Chart, LinePoint
 from activities.reports.tasks import link
+from workflows.branching.selection import ALLOW_FLAG, held_out
 from workflows.common.words import plural
 from workflows.contracts.results import RunReport
 from workflows.contracts.study import CarriedTask, CycleDecision, CycleSummary
-from workflows.study.verdicts import criteria_hold
 
 if TYPE_CHECKING:
     from activities.reports.study import StudyReport
@@ -123,9 +124,11 @@ def _ending(report: StudyReport, chart: Chart) -> str:
     numbers = ""
     if chart.metric and trend:
         best = (min if chart.metric.direction == "minimize" else max)(trend, key=lambda p: p[1])
+        tasks = {s.cycle: s.key_task for s in report.summaries if s.key_task}
+        source = f", task {md(tasks[best[0]], 60)}" if best[0] in tasks else ""
         numbers = (f" {md(chart.metric.name)}: {number(trend[0][1])} in cycle {trend[0][0]} → "
                    f"{number(trend[-1][1])} in cycle {trend[-1][0]} (best {number(best[1])}, "
-                   f"cycle {best[0]}).")
+                   f"cycle {best[0]}{source}).")
     head = "Final decision" if report.status != "running" else "Latest decision"
     return (f"{head}, after cycle {last.cycle}: {_decision(last.decision)}"
             + (f" — {md(last.decision.reason, REASON_CHARS)}" if last.decision else "")
@@ -134,7 +137,12 @@ def _ending(report: StudyReport, chart: Chart) -> str:
 
 def _cycles(report: StudyReport, chart: Chart) -> list[str]:
     name = md(chart.metric.name, 40) if chart.metric else "key metric"
-    lines = ["", "## Cycles", "",
+    key = report.policy.key_metric
+    allowed = ([f"The key metric {md(key.name, 40)} is held out: selecting on it was allowed by "
+                f"{ALLOW_FLAG}, so its best value is optimistic.", ""]
+               if key is not None and report.policy.allow_test_selection
+               and held_out(key.name) else [])
+    lines = ["", "## Cycles", "", *allowed,
              f"| cycle | run | status | tasks completed | {name} | cost (USD) | wall time "
              "| decision | reason |",
              "| ---: | --- | --- | ---: | ---: | ---: | ---: | --- | --- |"]
@@ -143,17 +151,23 @@ def _cycles(report: StudyReport, chart: Chart) -> list[str]:
         reason = md(s.decision.reason, REASON_CHARS) if s.decision else NONE
         lines.append(f"| {s.cycle} | {md(s.run_id, 80)} | {s.status} "
                      f"| {s.tasks_total - s.unfinished}/{s.tasks_total} "
-                     f"| {NONE if v is None else number(v)} | {s.cost_usd:.4f} "
+                     f"| {NONE if v is None else number(v) + _source(s)} | {s.cost_usd:.4f} "
                      f"| {duration(s.wall_s)} | {_decision(s.decision)} | {reason} |")
     lines += _figure_notes(report, chart)
     return lines
+
+
+def _source(summary: CycleSummary) -> str:
+    """`` (task fit)``: the task the cycle's key value came from (empty: not known)."""
+    return f" (task {md(summary.key_task, 60)})" if summary.key_task else ""
 
 
 def _figure_notes(report: StudyReport, chart: Chart) -> list[str]:
     """The chart, each branch comparison drawn in it, and what it leaves out and why."""
     lines = ["", *(f"!{link('Key metric across cycles and branches', f)}"
                    for f in report.figures)]
-    notes = [_compared(cycle, points, chart) for cycle, points in sorted(chart.lines.items())]
+    notes = [f"Chart: {md(chart.caption, 600)}"] if chart.caption else []
+    notes += [_compared(cycle, points, chart) for cycle, points in sorted(chart.lines.items())]
     notes += [f"Chart: cycle {r.cycle}: {md(r.problem, 400)} — its branches are not in the "
               "chart" for r in report.reports if r.problem]
     missing = [c for c, v in sorted(chart.values.items()) if v is None]
@@ -201,7 +215,7 @@ def _hypotheses(report: StudyReport) -> list[str]:
         for n, e in enumerate(items):
             first = head if n == 0 else "| | | | |"
             rows.append(f"{first} | {NONE} | {NONE} | {NONE} | {NONE} |" if e is None else
-                        f"{first} | {md(e.metric)} | {md(value(e.value))} | {e.cycle} "
+                        f"{first} | {md(e.metric)} | {md(e.value_text())} | {e.cycle} "
                         f"| {md(e.task_id)} |")
     return ["", "## Hypotheses", "", *chart, "```", "", *rows]
 
@@ -228,26 +242,11 @@ def _answer(report: StudyReport) -> list[str]:
              + (f" — {md(decision.reason, 2 * REASON_CHARS)}" if decision else ""), ""]
     for h in report.tree.hypotheses:
         if h.status == "supported" and h.evidence:
-            found = ", ".join(f"{md(e.metric)} = {md(value(e.value))} (task {md(e.task_id)}, "
+            found = ", ".join(f"{md(e.shown())} (task {md(e.task_id)}, "
                               f"cycle {e.cycle})" for e in h.evidence)
             lines.append(f"- Supported {md(h.id)}: {md(h.statement, STATEMENT_CHARS)} — {found}")
-    return [*lines, *_criteria(report, last)]
-
-
-def _criteria(report: StudyReport, last: CycleSummary) -> list[str]:
-    tests = report.policy.acceptance
-    if not tests:
-        return ["", "No acceptance criteria were set: the study stops by its cycle limit, "
-                "budget, lack of progress or a person."]
-    lines = ["", f"Acceptance criteria on cycle {last.cycle}:", "",
-             "| criterion | holds | values | why |", "| --- | --- | --- | --- |"]
-    for test in tests:
-        held, why = criteria_hold([test], last)
-        values = [f"{value(t.metrics[test.metric])} (task {t.task_id})" for t in last.tasks
-                  if test.metric in t.metrics and (test.task_id in (None, t.task_id))]
-        lines.append(f"| {md(test.describe())} | {'yes' if held else 'no'} "
-                     f"| {md(', '.join(values)) if values else NONE} | {md(why, REASON_CHARS)} |")
-    return lines
+    return [*lines, *criteria(report.policy.acceptance, last),
+            *warnings(report.policy.acceptance, report.tree, last)]
 
 
 def _carried(report: StudyReport) -> list[str]:

@@ -189,8 +189,9 @@ def _artifacts(task: TaskResult, kept: dict[str, KeptArtifact]) -> list[str]:
         if copy.kind == "image":
             lines += ["", f"  !{link(artifact.name, copy.path)}", ""]
         elif copy.kind == "text" and copy.excerpt.strip():
-            text = copy.excerpt.replace("&", "&amp;").replace("<", "&lt;")  # no raw HTML
-            lines += ["", *(f"  {line}" for line in quoted(text))]
+            # fenced, not escaped: shown as written in a terminal and a renderer alike
+            # (``<`` stays ``<``), and no renderer reads HTML or markup inside a fence
+            lines += ["", *(f"  {line}" for line in fenced(copy.excerpt.rstrip("\n"), ""))]
             if copy.truncated:
                 lines.append(f"  > … (truncated; full file: {link(artifact.name, copy.path)})")
             lines.append("")

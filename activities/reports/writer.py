@@ -24,9 +24,13 @@ from activities.metrics import record
 from activities.reports.keep import ARTIFACT_BUDGET, ArtifactKeeper
 from activities.reports.ledger import LedgerError, append_ledger, ledger_entries
 from activities.reports.markdown import render_markdown
+from activities.reports.sweeps import sweep_tables
 from activities.reports.timeline import draw_timeline
+from activities.reports.verified import ANSWERED_BY, verified_answer
 from workflows.catalogue import WRITE_REPORT, WRITE_TASK_REPORT
 from workflows.common.errors import ErrorType
+from workflows.common.validation import path_component
+from workflows.contracts.branches import MAIN_LINE
 from workflows.contracts.results import (
     ReportPaths,
     RunReport,
@@ -71,6 +75,8 @@ class ReportWriter:
             raise ApplicationError(f"the report of {req.report.run_id} is written but could "
                                    f"not be put in the artifact store: {err}",
                                    type=ErrorType.STORE_UNAVAILABLE) from err
+        except ValueError as err:
+            raise _refused("the report of a run", err) from None
         except (OSError, LedgerError, StoreError) as err:
             raise _unwritable(f"the report of {req.report.run_id}", self.runs_dir,
                               err) from err
@@ -83,10 +89,12 @@ class ReportWriter:
 
         The task is counted in Assay's metrics (status, phase durations, retries, gates).
         """
-        path = self.task_path(req.run_id, scoped(req.result.task_id, req.result.branch))
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            path = self.task_path(req.run_id, scoped(req.result.task_id, req.result.branch))
+            private_dirs(self.runs_dir, path.parent)
             write_atomic(path, req.result.model_dump_json(indent=2))
+        except ValueError as err:
+            raise _refused(f"the result of task {req.result.task_id[:80]}", err) from None
         except OSError as err:
             raise _unwritable(f"the result of task {req.result.task_id} of {req.run_id}",
                               self.runs_dir, err) from err
@@ -94,29 +102,53 @@ class ReportWriter:
         return str(path)
 
     def task_path(self, run_id: str, task_id: str) -> Path:
-        """Where a task of a run keeps its whole result."""
-        return self.runs_dir / run_id / TASKS_FOLDER / f"{task_id}.json"
+        """Where a task of a run keeps its whole result.
+
+        Raises:
+            ValueError: an id that would leave the runs folder (any client can start a run).
+        """
+        return (self.run_folder(run_id) / TASKS_FOLDER
+                / f"{path_component(task_id, 'task id')}.json")
+
+    def run_folder(self, run_id: str) -> Path:
+        """The run's report folder, ``<runs dir>/<run id>``.
+
+        Raises:
+            ValueError: a run id that would leave the runs folder.
+        """
+        return self.runs_dir / path_component(run_id, "run id")
 
     def folder(self, report: RunReport) -> Path:
         """Where a run's report goes: the run's folder, or ``reset-<execution>`` inside it.
 
         The latter for an execution that ``temporal workflow reset`` started.
+
+        Raises:
+            ValueError: a run id that would leave the runs folder (any client can start a run).
         """
-        folder = self.runs_dir / report.run_id
+        folder = self.run_folder(report.run_id)
         if report.reset():
-            folder = folder / f"{RESET_PREFIX}{short_execution(report.execution)}"
+            folder = folder / path_component(
+                f"{RESET_PREFIX}{short_execution(report.execution)}", "execution")
         return folder
 
     def _write(self, report: RunReport) -> ReportPaths:
         folder = self.folder(report)
-        folder.mkdir(parents=True, exist_ok=True)
+        private_dirs(self.runs_dir, folder)
         json_path = folder / f"execution_results_{report.timestamp}.json"
         md_path = folder / f"execution_summary_{report.timestamp}.md"
         ledger = folder / "ledger.jsonl"
         paths = ReportPaths(results_json=str(json_path), summary_md=str(md_path),
                             ledger=str(ledger))
         tasks = [self._whole(report.run_id, task) for task in report.tasks]
-        final = report.model_copy(update={"report": paths, "tasks": tasks})
+        sweeps = (sweep_tables(report.branches, lambda line, tid: self._point(
+            report.run_id, tid, None if line == MAIN_LINE else line))
+            if report.branches is not None else [])
+        final = report.model_copy(update={"report": paths, "tasks": tasks, "sweeps": sweeps})
+        if final.answer is not None:
+            final.answer_by = "output processor"
+        elif any(t.status == "completed" for t in tasks):
+            final.answer, final.answer_by = verified_answer(tasks), ANSWERED_BY
         files = self.keeper.keep(folder, tasks)
         figure = draw_timeline(final, folder)
         files.figures = [figure] if figure else []
@@ -139,6 +171,14 @@ class ReportWriter:
         summary = self.store.put(Path(paths.summary_md)).sha256
         return paths.model_copy(update={"results_sha256": results, "summary_sha256": summary})
 
+    def _point(self, run_id: str, task_id: str, branch: str | None) -> TaskResult | None:
+        """A line's branch-point task as it wrote itself (None: no file, or unreadable)."""
+        try:
+            path = self.task_path(run_id, scoped(task_id, branch))
+            return TaskResult.model_validate_json(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+
     def _whole(self, run_id: str, task: TaskResult) -> TaskResult:
         """The task's whole result from the file it wrote, with the status it ended with.
 
@@ -158,6 +198,14 @@ class ReportWriter:
                                         "detail": task.detail})
 
 
+def private_dirs(top: Path, path: Path) -> None:
+    """Create ``top`` and each folder from it down to ``path`` as 0700: they hold run data."""
+    top.mkdir(mode=0o700, parents=True, exist_ok=True)
+    for part in path.relative_to(top).parts:
+        top = top / part
+        top.mkdir(mode=0o700, exist_ok=True)
+
+
 def write_atomic(path: Path, text: str) -> None:
     """Write ``text`` to a fresh temporary file beside ``path``, then rename it over ``path``.
 
@@ -173,6 +221,12 @@ def write_atomic(path: Path, text: str) -> None:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+
+
+def _refused(what: str, err: ValueError) -> ApplicationError:
+    """An id that would put a report outside the runs folder (any client can start a run)."""
+    return ApplicationError(f"will not write {what}: {err}", type=ErrorType.REPORT_UNWRITABLE,
+                            non_retryable=True)
 
 
 def _unwritable(what: str, runs_dir: Path, err: Exception) -> ApplicationError:

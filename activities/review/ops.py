@@ -20,6 +20,7 @@ from activities.review.args import (
     flag_text,
 )
 from activities.review.common import MAX_SOURCE_BYTES, Findings, ParseFailure, parse_job, verdict
+from workflows.contracts.estimates import split_name
 from workflows.contracts.executive import ReviewInput, ReviewVerdict
 
 OPS_CHECKS = ("spec_complete", "args_valid", "metrics_declared", "artifacts_declared",
@@ -147,9 +148,10 @@ def _required(option: Option, req: ReviewInput, findings: Findings) -> None:
 
 
 def _metrics(req: ReviewInput, findings: Findings) -> None:
-    declared = set(req.job.expected_metrics)
+    """Every check names a declared metric (or one number of it: ``r2.ci_low`` of ``r2``)."""
+    declared = dict.fromkeys(req.job.expected_metrics)
     for check in req.checks:
-        if check.metric not in declared:
+        if split_name(check.metric, declared)[0] not in declared:
             findings.fail("metrics_declared", "undeclared_metric",
                           f"check on undeclared metric {check.metric!r} "
                           f"({check.describe()}) — add it to expected_metrics")

@@ -12,13 +12,12 @@ reads a sparse file's holes back as real bytes.
 from __future__ import annotations
 
 import os
-import stat
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from activities.artifacts.store import ArtifactStore, StoreError, StoreUnavailableError
-from activities.common.digests import drain
+from activities.common.digests import hash_file
 from activities.common.trees import Found, walk
 from activities.sandbox.limits import Limits
 from activities.sandbox.sources import store_unreachable
@@ -121,15 +120,6 @@ def store_artifacts(store: ArtifactStore, artifacts: list[Artifact]) -> None:
                 pass
         except StoreUnavailableError as err:
             raise store_unreachable("putting the job's artifacts in the store", err) from err
-
-
-def hash_file(path: str) -> tuple[int, str]:
-    """Size and streamed sha256 of a regular file, refusing to follow a symlink."""
-    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    with os.fdopen(fd, "rb") as handle:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise OSError(f"{path} is not a regular file")
-        return drain(handle)
 
 
 def _encodable(name: str) -> bool:

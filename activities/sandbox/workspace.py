@@ -29,19 +29,20 @@ from temporalio import activity
 
 from activities.common.trees import remove_tree, walk
 from activities.sandbox.sources import DEPS, Sources, invalid_job
+from workflows.common.validation import path_component
+from workflows.contracts.arguments import check_job_args
 from workflows.contracts.execution import ExecuteJobInput
 from workflows.runs import short_execution
 
 CONTROL = ".assay"
 RESERVED = frozenset({CONTROL, DEPS})
-_NAME_MAX = 255
 
 
 def _component(value: str, what: str) -> str:
-    if (not value or value in (".", "..") or "/" in value or "\0" in value
-            or len(value) > _NAME_MAX):
-        raise invalid_job(f"{what} {value!r} must be a single path component (no '/', '..')")
-    return value
+    try:
+        return path_component(value, what)
+    except ValueError as err:
+        raise invalid_job(str(err)) from None
 
 
 def _relative(value: str, what: str) -> str:
@@ -101,6 +102,10 @@ def plan_layout(work_dir: Path, req: ExecuteJobInput, execution: str = "") -> La
                           "plan through `assay run` so the job's code is embedded in it")
     if req.attempt < 1:
         raise invalid_job(f"task {req.task_id}: attempt must be >= 1, got {req.attempt}")
+    try:
+        check_job_args(job.args)  # any client may send a job: E2BIG must not wait for exec
+    except ValueError as err:
+        raise invalid_job(f"task {req.task_id}: {err}") from None
     filename = _component(job.filename, "job filename")
     if filename in RESERVED or filename.startswith("."):
         raise invalid_job(f"job filename {filename!r} is reserved or hidden; use e.g. job.py")

@@ -1,6 +1,6 @@
 """The Markdown body of an exported ``SKILL.md``: what the skill does, when, how, and whence.
 
-The front matter carries the pattern for Assay; the body is for the person or agent reading
+The side file carries the pattern for Assay; the body is for the person or agent reading
 the folder. It is rendered from the pattern alone, so exporting the same skill twice writes the
 same bytes, and an import ignores it for Assay's own folders (the pattern wins).
 """

@@ -1,46 +1,56 @@
 """Export: one Agent Skills folder per skill family, written whole or not at all.
 
-Assay writes its whole pattern into the front matter's ``metadata`` (``assay-pattern``, compact
-JSON without the job's source, which lives in ``scripts/``, and without the referenced files,
-which live in ``references/``), so an export imports back to an
-equal pattern. Every folder is built in memory and checked before the first is written, and
-each is written to a staging folder that is then renamed, so a failed export leaves nothing
-half-written behind.
+``SKILL.md`` holds the spec's fields (name, description, licence, compatibility) and the body
+once: rendered from the pattern, or, for a skill imported from another tool, its body as
+written (with the optional fields it had). Assay's own data goes to the side file
+``assay.json`` (the pattern without the job's source, which lives in ``scripts/``, and without
+the referenced files), and every file the import kept comes back from the artifact store byte
+for byte, so an export imports back to an equal pattern. Every folder is built in memory and
+checked before the first is written, and each is written to a staging folder that is then
+renamed, so a failed export leaves nothing half-written behind.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from skills.folders.body import render_body
 from skills.folders.errors import Problem, SkillFileError
-from skills.folders.frontmatter import render_front_matter
+from skills.folders.frontmatter import (
+    load_front_matter,
+    render_front_matter,
+    split_front_matter,
+)
+from skills.folders.keep import stored_bytes
 from skills.folders.limits import (
     MAX_COMPATIBILITY,
-    METRICS_KEY,
-    PATTERN_KEY,
-    REFERENCES,
     SCRIPTS,
+    SIDE_FILE,
     SKILL_FILE,
     plain_name,
     plain_relative,
     script_name,
 )
+from skills.folders.side import KEPT_BODY, side_bytes
 from workflows.contracts.plan import JobSpec
 from workflows.library.patterns import Skill, SkillStatus, name_problem
 
+if TYPE_CHECKING:
+    from activities.artifacts.store import ArtifactStore
+
+SPEC_FIELDS = ("license", "compatibility", "allowed-tools", "metadata")
+"""The optional Agent Skills fields an imported ``SKILL.md`` had, written back on export."""
 STATUS_ORDER: tuple[SkillStatus, ...] = ("active", "trial", "candidate", "retired")
 """Which version of a family an export writes: the first status present, newest version."""
 
 
-def export_skills(skills: Sequence[Skill], directory: Path, *, overwrite: bool = False
-                  ) -> list[Path]:
+def export_skills(skills: Sequence[Skill], directory: Path, *, overwrite: bool = False,
+                  store: ArtifactStore | None = None) -> list[Path]:
     """Write one Agent Skills folder per skill family (name) into ``directory``.
 
     The family's active version is written, else its trial, else its newest candidate; a
@@ -50,6 +60,7 @@ def export_skills(skills: Sequence[Skill], directory: Path, *, overwrite: bool =
         skills: library rows, any number of versions per name.
         directory: where the folders go (created if missing).
         overwrite: replace folders that already exist (each folder is replaced whole).
+        store: the artifact store holding imported skills' files (needed for those only).
 
     Returns:
         The folders written, in name order.
@@ -67,7 +78,7 @@ def export_skills(skills: Sequence[Skill], directory: Path, *, overwrite: bool =
     for skill in chosen:
         target = directory / skill.pattern.name
         try:
-            files = _skill_files(skill)
+            files = _skill_files(skill, store)
         except Problem as err:
             problems.append(f"{target}: {err}")
             continue
@@ -90,48 +101,68 @@ def _representative(versions: list[Skill]) -> Skill:
     raise AssertionError("a family has at least one version")  # pragma: no cover
 
 
-def _skill_files(skill: Skill) -> dict[str, bytes]:
+def _skill_files(skill: Skill, store: ArtifactStore | None) -> dict[str, bytes]:
     """The files of ``skill``'s folder: relative path -> content.
 
+    The kept files come back from the store byte for byte; the referenced files and the job's
+    script are written from the pattern (the same bytes, unless the skill was revised since).
+
     Raises:
-        Problem: the name is invalid, or the job has no source or an unsafe file name.
+        Problem: the name is invalid, a kept file is not in the store, or the job has no
+            source or an unsafe file name.
     """
     pattern = skill.pattern
     why = name_problem(pattern.name)
     if why:
         raise Problem(why)
-    data = pattern.model_dump(mode="json")
-    data.pop("references", None)  # written as files; import reads them back
-    files: dict[str, bytes] = {}
+    data = pattern.model_dump(mode="json", exclude={
+        "name", "description", "license", "references", "files", "flags"})
+    original = next((f for f in pattern.files if f.path == SKILL_FILE), None)
+    written = {*pattern.references, *([f"{SCRIPTS}/{script_name(pattern.job)}"]
+                                      if pattern.job else [])}
+    files = stored_bytes([f for f in pattern.files if f.path not in written], store,
+                         pattern.skill_id)
     for relative, text in pattern.references.items():
-        if not relative.startswith(f"{REFERENCES}/") or not plain_relative(relative):
-            raise Problem(f"the referenced file {relative!r} is not a plain path under "
-                          f"{REFERENCES}/")
+        if not plain_relative(relative) or relative in (SKILL_FILE, SIDE_FILE):
+            raise Problem(f"the referenced file {relative!r} is not a plain path in the folder")
         files[relative] = text.encode()
-    compatibility: str | None = None
+    front: dict[str, Any] = {"name": pattern.name, "description": pattern.description}
+    if pattern.license:
+        front["license"] = pattern.license
     if pattern.job is not None:
         filename, source = _job_script(pattern.job)
-        job = cast("dict[str, Any]", data["job"])
-        job.pop("source", None)
-        job.pop("code", None)  # an inline job's code is the script; import restores it
-        job["filename"] = filename
+        _trim_job(cast("dict[str, Any]", data["job"]), filename)
         files[f"{SCRIPTS}/{filename}"] = source.encode()
-        compatibility = _compatibility(pattern.job, filename)
-    metadata = {
-        "assay-version": str(pattern.version),
-        "assay-kind": pattern.kind,
-        "assay-status": skill.status,
-        "assay-origin": skill.origin,
-        "assay-confidence": repr(skill.confidence),
-        PATTERN_KEY: json.dumps(data, separators=(",", ":"), ensure_ascii=False),
-        METRICS_KEY: json.dumps(skill.metrics.model_dump(mode="json"), separators=(",", ":")),
-    }
-    front: dict[str, Any] = {"name": pattern.name, "description": pattern.description}
-    if compatibility:
-        front["compatibility"] = compatibility
-    front["metadata"] = metadata
-    files[SKILL_FILE] = f"{render_front_matter(front)}\n{render_body(skill)}".encode()
+        front["compatibility"] = _compatibility(pattern.job, filename)
+    side: dict[str, Any] = {"pattern": data}
+    if original is None:
+        body = "\n" + render_body(skill)
+    else:
+        body = _kept_body(files.pop(SKILL_FILE), front)
+        side["body"] = KEPT_BODY
+    files[SIDE_FILE] = side_bytes(skill, side)
+    files[SKILL_FILE] = f"{render_front_matter(front)}{body}".encode()
     return files
+
+
+def _trim_job(job: dict[str, Any], filename: str) -> None:
+    """The job as the side file holds it: its code is the script, which import restores."""
+    job.pop("source", None)
+    job.pop("code", None)
+    job["filename"] = filename
+
+
+def _kept_body(original: bytes, front: dict[str, Any]) -> str:
+    """The body of an imported ``SKILL.md`` as written; its other spec fields join ``front``."""
+    try:
+        front_text, body = split_front_matter(original.decode("utf-8"))
+        written = load_front_matter(front_text)
+    except (Problem, UnicodeDecodeError) as err:
+        raise Problem(f"the kept {SKILL_FILE} cannot be read again ({err})") from err
+    for key in SPEC_FIELDS:
+        if key in written and key not in front:
+            front[key] = written[key]
+    return body
 
 
 def _job_script(job: JobSpec) -> tuple[str, str]:

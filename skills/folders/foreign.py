@@ -1,12 +1,13 @@
-"""Import of a folder another tool wrote: a guideline skill, with a job for one Python script.
+"""Import of a folder another tool wrote: a guideline skill, with a job only where declared.
 
 The Markdown body becomes the guideline (whole, up to ``MAX_GUIDELINE``: a prompt takes a bounded
-part of it, see :mod:`skills.guidance`) and its first paragraph the context; the text files
-under ``references/`` are kept with the pattern to be loaded on demand, and the files Assay keeps
-but does not run are listed after the body. A description longer than the index holds is cut
-at a word for the index and kept whole at the head of the guideline. A folder with exactly one
-Python script under ``scripts/`` gets it as an inline job whose imports become preconditions;
-any other scripts leave the skill a guideline only, and the note says why.
+part of it, see :mod:`skills.guidance`) and its first paragraph the context; its text documents
+(``references/`` and Markdown or text files elsewhere) are kept with the pattern to be loaded on
+demand, and the scripts Assay keeps but does not run are listed after the body. A description
+longer than the index holds is cut at a word for the index and kept whole at the head of the
+guideline. The front matter's ``license`` is kept. A script becomes an inline job, whose imports
+become preconditions, only when the side file declares how to run it (:mod:`side`); otherwise
+it is kept as a file, and the note says so.
 """
 
 from __future__ import annotations
@@ -17,8 +18,9 @@ from pydantic import ValidationError
 
 from skills.folders.errors import Problem
 from skills.folders.frontmatter import index_description
-from skills.folders.limits import MAX_CONTEXT, REFERENCES, SCRIPTS, plain_name
+from skills.folders.limits import MAX_CONTEXT, SCRIPTS, SIDE_FILE
 from skills.folders.scan import Source
+from skills.folders.side import declared_job
 from workflows.contracts.plan import JobSpec
 from workflows.library.patterns import (
     MAX_GUIDELINE,
@@ -30,36 +32,43 @@ from workflows.library.patterns import (
 )
 
 
-def foreign_skill(src: Source, status: SkillStatus | None, origin: str
+def foreign_skill(src: Source, status: SkillStatus | None, origin: str, run: object = None
                   ) -> tuple[Skill | None, list[str]]:
-    """A folder another tool wrote: a guideline skill, with a job if it has one Python script."""
+    """A folder another tool wrote: a guideline skill, with a job if its side file declares one.
+
+    Args:
+        src: the folder.
+        status: the status the skill gets (``None``: candidate).
+        origin: the skill's origin.
+        run: the side file's ``run`` declaration, if any (:func:`declared_job`).
+    """
     name, full = str(src.front["name"]), str(src.front["description"]).strip()
     description = index_description(full)
     scripts = sorted(f for f in src.files if f.startswith(f"{SCRIPTS}/"))
-    references = sorted(f for f in src.files if f.startswith(f"{REFERENCES}/"))
     job: JobSpec | None = None
     imports: list[str] = []
     notes = [f"{origin} from {src.folder} (written by another tool)"]
-    single = scripts[0].removeprefix(f"{SCRIPTS}/") if len(scripts) == 1 else ""
-    if single.endswith(".py") and plain_name(single):
+    if run is not None:
         try:
-            job, imports = _script_job(src, single)
+            job, source = declared_job(src, run)
+            imports = _imports(src, job.filename or "", source)
         except Problem as err:
             return None, [str(err)]
-    unused = scripts if job is None else []
+    unused = [f for f in scripts if job is None or f != f"{SCRIPTS}/{job.filename}"]
     if unused:
-        notes.append(f"guideline only: a job template needs exactly one Python script, "
-                     f"found {', '.join(unused)}")
-    if "license" in src.front:
-        notes.append(f"license: {src.front['license']}")
-    guideline = _guideline(src.body, full, description != full, references, unused)
+        notes.append(f"kept as files, not run: {', '.join(unused[:5])}"
+                     + (" …" if len(unused) > 5 else "")
+                     + ("" if job else f" (a script runs only when {SIDE_FILE} declares `run`)"))
+    references = src.references()
+    guideline = _guideline(src.body, full, description != full, sorted(references), unused)
     if len(guideline) > MAX_GUIDELINE:
         return None, [f"{src.where}: the body and file list have {len(guideline)} characters; "
                       f"a guideline holds at most {MAX_GUIDELINE}"]
     try:
         pattern = SkillPattern(
             name=name, description=description, context=_context(full, src.body),
-            guideline=guideline, job=job, references=src.references(),
+            guideline=guideline, job=job, references=references,
+            license=str(src.front.get("license") or ""),
             signature=SkillSignature(keywords=list(dict.fromkeys(name.split("-")))),
             preconditions=Preconditions(imports=imports))
     except ValidationError as err:
@@ -68,9 +77,8 @@ def foreign_skill(src: Source, status: SkillStatus | None, origin: str
                  note="; ".join(notes)), []
 
 
-def _script_job(src: Source, filename: str) -> tuple[JobSpec, list[str]]:
-    """The one Python script as an inline job, and the top-level modules it imports."""
-    source = src.script(filename)
+def _imports(src: Source, filename: str, source: str) -> list[str]:
+    """The top-level modules the declared script imports (its preconditions)."""
     try:
         tree = ast.parse(source, filename=filename)
     except (SyntaxError, ValueError, RecursionError, MemoryError) as err:
@@ -83,8 +91,7 @@ def _script_job(src: Source, filename: str) -> tuple[JobSpec, list[str]]:
             modules += [alias.name.split(".")[0] for alias in node.names]
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             modules.append(node.module.split(".")[0])
-    imports = [m for m in dict.fromkeys(modules) if m != "__future__"][:64]
-    return JobSpec(code=source, source=source, filename=filename), imports
+    return [m for m in dict.fromkeys(modules) if m != "__future__"][:64]
 
 
 def _guideline(body: str, full: str, shortened: bool, references: list[str],
@@ -97,7 +104,7 @@ def _guideline(body: str, full: str, shortened: bool, references: list[str],
     if references:
         parts.append("References (read, not run): " + ", ".join(references))
     if unused:
-        parts.append("Scripts of the original skill (not run): " + ", ".join(unused))
+        parts.append("Scripts kept with the skill (not run): " + ", ".join(unused))
     return "\n\n".join(p for p in parts if p)
 
 

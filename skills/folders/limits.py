@@ -14,16 +14,24 @@ from workflows.contracts.plan import JobSpec
 SKILL_FILE = "SKILL.md"
 SCRIPTS = "scripts"
 REFERENCES = "references"
+SIDE_FILE = "assay.json"
+"""Assay's own data beside ``SKILL.md``: the pattern, its metrics, or how to run a script."""
+MAX_SIDE_FILE = 2 * 1024 * 1024
+"""Bytes of the side file."""
 PATTERN_KEY = "assay-pattern"
-"""The metadata key holding an exported pattern as compact JSON (the job's source aside)."""
+"""The metadata key in which earlier versions exported the pattern (still read on import)."""
 METRICS_KEY = "assay-metrics"
-"""The metadata key holding an exported skill's metrics as compact JSON."""
+"""The metadata key in which earlier versions exported the metrics (still read on import)."""
+DOCUMENTS = (".md", ".markdown", ".txt", ".rst")
+"""Endings of the text files kept as references an agent can open (scripts/ aside)."""
+LICENCES = ("license", "licence", "copying", "notice")
+"""How licence files' names start (any case); they are kept as files, never indexed."""
 MAX_SKILL_FILE = 2 * 1024 * 1024
 """Bytes of ``SKILL.md`` (an exported long guideline is in its front matter and its body)."""
 MAX_FRONT_MATTER = 1024 * 1024
 """Bytes of its front matter, checked before the YAML is parsed."""
 MAX_FILE = 16 * 1024 * 1024
-"""Bytes of any one file in a folder (only ``SKILL.md``, scripts and references are read)."""
+"""Bytes of any one file in a folder (every file is kept in the artifact store)."""
 MAX_FOLDER = 64 * 1024 * 1024
 """Bytes of all of a folder's files together."""
 MAX_FILES = 1000

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from skills.folders.assay import assay_skill
 from skills.folders.errors import Problem, SkillFileError
@@ -22,9 +23,15 @@ from skills.folders.frontmatter import (
     loose_fields,
     split_front_matter,
 )
-from skills.folders.limits import MAX_SKILL_FILE, PATTERN_KEY, SKILL_FILE
+from skills.folders.keep import keep_files, source_flags
+from skills.folders.limits import MAX_SKILL_FILE, PATTERN_KEY, SIDE_FILE, SKILL_FILE
 from skills.folders.scan import Source, discover, read_text, scan
+from skills.folders.side import KEPT_BODY, read_side
+from workflows.common.words import plural
 from workflows.library.patterns import Skill, SkillStatus
+
+if TYPE_CHECKING:
+    from activities.artifacts.store import ArtifactStore
 
 
 @dataclass
@@ -35,12 +42,14 @@ class ImportReport:
         skills: the valid skills, in name order.
         refused: folder (or the directory) -> every reason it was refused.
         warnings: what was taken with a conversion (a long description, non-text metadata,
-            referenced files listed but not kept), each line naming its folder.
+            documents kept as files only) or flagged, each line naming its folder.
+        skipped: one line per folder skipped because an earlier folder has its name.
     """
 
     skills: list[Skill] = field(default_factory=list[Skill])
     refused: dict[str, list[str]] = field(default_factory=dict[str, list[str]])
     warnings: list[str] = field(default_factory=list[str])
+    skipped: list[str] = field(default_factory=list[str])
 
     @property
     def problems(self) -> list[str]:
@@ -49,17 +58,20 @@ class ImportReport:
 
 
 def read_skills(directory: Path, *, status: SkillStatus | None = None,
-                origin: str = "imported") -> ImportReport:
+                origin: str = "imported", store: ArtifactStore | None = None) -> ImportReport:
     """Read every skill folder in ``directory`` (or ``directory`` itself if it is one).
 
     Skill folders may sit up to three levels below ``directory`` (grouped in subfolders);
     hidden entries are skipped. Each folder is validated in full and taken or refused on its
-    own; folders sharing a name are all refused.
+    own; of folders sharing a name the first (in path order) is taken, the others skipped.
+    Every file of a taken folder is listed in its pattern (``files``) and, with a store,
+    kept there by digest.
 
     Args:
         directory: one skill folder (holding ``SKILL.md``) or a folder of them.
         status: the status the skills get; ``None``: ``candidate`` (a person approves).
         origin: the skills' origin (``imported``; ``builtin`` for the starting library).
+        store: the artifact store the folders' files go to; ``None``: listed, not kept.
     """
     report = ImportReport()
     folders, problems = discover(directory)
@@ -67,21 +79,17 @@ def read_skills(directory: Path, *, status: SkillStatus | None = None,
         report.refused.setdefault(problem.split(": ", 1)[0], []).append(problem)
     by_name: dict[str, list[tuple[Path, Skill]]] = {}
     for folder in folders:
-        skill, found, warnings = _read_folder(folder, status, origin)
+        skill, found, warnings = _read_folder(folder, status, origin, store)
         if skill is None:
             report.refused[str(folder)] = found
             continue
         report.warnings += warnings
         by_name.setdefault(skill.pattern.name, []).append((folder, skill))
     for name, places in sorted(by_name.items()):
-        if len(places) == 1:
-            report.skills.append(places[0][1])
-            continue
-        where = ", ".join(str(p) for p, _ in places)
-        for folder, _ in places:
-            report.refused[str(folder)] = [
-                f"the name {name!r} is used by {len(places)} folders: {where}; skill names "
-                "must be unique"]
+        first = min(places, key=lambda place: str(place[0]))
+        report.skills.append(first[1])
+        report.skipped += [f"skipped {folder}: the name {name!r} is already taken by "
+                           f"{first[0]}" for folder, _ in places if folder != first[0]]
     if not folders and not report.refused:
         report.refused[str(directory)] = [
             f"{directory}: no skill folders (folders holding {SKILL_FILE}) found"]
@@ -89,7 +97,7 @@ def read_skills(directory: Path, *, status: SkillStatus | None = None,
 
 
 def import_skills(directory: Path, *, status: SkillStatus | None = None,
-                  origin: str = "imported") -> list[Skill]:
+                  origin: str = "imported", store: ArtifactStore | None = None) -> list[Skill]:
     """Every skill folder in ``directory``, all or nothing (:func:`read_skills`, strictly).
 
     Returns:
@@ -98,14 +106,14 @@ def import_skills(directory: Path, *, status: SkillStatus | None = None,
     Raises:
         SkillFileError: any folder has any problem, names repeat, or no folder was found.
     """
-    report = read_skills(directory, status=status, origin=origin)
-    if report.refused:
-        raise SkillFileError(list(dict.fromkeys(report.problems)))
+    report = read_skills(directory, status=status, origin=origin, store=store)
+    if report.refused or report.skipped:
+        raise SkillFileError(list(dict.fromkeys([*report.problems, *report.skipped])))
     return report.skills
 
 
-def _read_folder(folder: Path, status: SkillStatus | None, origin: str
-                 ) -> tuple[Skill | None, list[str], list[str]]:
+def _read_folder(folder: Path, status: SkillStatus | None, origin: str,
+                 store: ArtifactStore | None) -> tuple[Skill | None, list[str], list[str]]:
     """One folder as a skill and the warnings, or every problem found in it."""
     try:
         files, problems = scan(folder)
@@ -131,6 +139,45 @@ def _read_folder(folder: Path, status: SkillStatus | None, origin: str
         return None, problems, []
     warnings = [f"{where}: {w}" for w in loose_fields(front)]
     source = Source(folder, files, front, body)
-    reader = assay_skill if PATTERN_KEY in source.metadata else foreign_skill
-    skill, problems = reader(source, status, origin)
-    return skill, problems, [*warnings, *source.warnings]
+    try:
+        skill, problems = _skill(source, status, origin, store,
+                                 body_line=len(front_text.split("\n")) + 3)
+    except Problem as err:
+        return None, [str(err)], []
+    if skill is None:
+        return None, problems, []
+    flagged = skill.pattern.flags
+    if flagged:
+        warnings.append(f"{folder}: {plural(len(flagged), 'line')} may try to instruct a model "
+                        f"(`assay skills show` lists them): {flagged[0]}")
+    return skill, [], [*warnings, *source.warnings]
+
+
+def _skill(src: Source, status: SkillStatus | None, origin: str, store: ArtifactStore | None,
+           *, body_line: int) -> tuple[Skill | None, list[str]]:
+    """The folder read by the reader of its kind, whole (:func:`_whole`), or its problems."""
+    side = read_side(src)
+    assay = (side is not None and "pattern" in side) or PATTERN_KEY in src.metadata
+    if assay:
+        skill, problems = assay_skill(src, status, origin, side)
+    else:
+        skill, problems = foreign_skill(src, status, origin, (side or {}).get("run"))
+    if skill is None:
+        return None, problems
+    kept = not assay or (side or {}).get("body") == KEPT_BODY
+    return _whole(src, skill, store, kept_body=kept, body_line=body_line), []
+
+
+def _whole(src: Source, skill: Skill, store: ArtifactStore | None, *, kept_body: bool,
+           body_line: int) -> Skill:
+    """``skill`` with every file of its folder kept and its flagged lines.
+
+    A foreign folder's ``SKILL.md`` is kept too (export gives its body back as written), and
+    so is an Assay folder's that carried such a body; other Assay folders' is regenerated
+    from the pattern, and the side file always is.
+    """
+    skip = frozenset({SIDE_FILE} if kept_body else {SIDE_FILE, SKILL_FILE})
+    files = keep_files(src, store, skip)
+    pattern = skill.pattern.model_copy(update={"files": files,
+                                               "flags": source_flags(src, body_line)})
+    return skill.model_copy(update={"pattern": pattern})

@@ -16,6 +16,8 @@ from typing import Any, cast
 from activities.common.trees import MAX_DEPTH, Found, TreeLimitError, walk
 from skills.folders.errors import Problem
 from skills.folders.limits import (
+    DOCUMENTS,
+    LICENCES,
     MAX_ENTRIES,
     MAX_FILE,
     MAX_FILES,
@@ -29,6 +31,19 @@ from skills.folders.limits import (
     SKILL_FILE,
 )
 from workflows.library.patterns import MAX_REFERENCE_FILES
+
+
+def is_document(relative: str) -> bool:
+    """Whether a folder's file is a text document an agent may open as a reference.
+
+    ``references/`` files and Markdown or text files anywhere else (``reference/``,
+    ``shared/``…), but not ``SKILL.md`` itself, scripts, assets or licences (kept as files
+    only).
+    """
+    name = relative.rsplit("/", 1)[-1].lower()
+    return (relative != SKILL_FILE and not relative.startswith((f"{SCRIPTS}/", "assets/"))
+            and not name.startswith(LICENCES)
+            and (relative.startswith(f"{REFERENCES}/") or name.endswith(DOCUMENTS)))
 
 
 def _is_skill_folder(path: Path) -> bool:
@@ -155,15 +170,15 @@ class Source:
             raise Problem(f"{self.folder / relative}: {err}") from err
 
     def references(self) -> dict[str, str]:
-        """The text of the files under ``references/``, within the bounds of ``limits``.
+        """The text of the folder's documents (:func:`is_document`), within ``limits``.
 
         A file that is too large, not UTF-8 text, holds a NUL or passes the total is listed
-        in ``warnings`` and left out (its name stays in the guideline's file list).
+        in ``warnings``: it is kept as a file (``keep``), not as text an agent can open.
         """
         kept: dict[str, str] = {}
         left: list[str] = []
         total = 0
-        for relative in sorted(f for f in self.files if f.startswith(f"{REFERENCES}/")):
+        for relative in sorted(f for f in self.files if is_document(f)):
             size = self.files[relative]
             if (size > MAX_REFERENCE or total + size > MAX_REFERENCES
                     or len(kept) >= MAX_REFERENCE_FILES):
@@ -181,7 +196,8 @@ class Source:
             total += size
         if left:
             self.warnings.append(
-                f"{self.folder}: {len(left)} referenced file(s) listed but not kept (binary, "
+                f"{self.folder}: {len(left)} referenced file(s) kept as files only, not as text an "
+                f"agent opens (binary, "
                 f"over {MAX_REFERENCE} bytes each or {MAX_REFERENCES} in all, or over "
                 f"{MAX_REFERENCE_FILES} files): {', '.join(left[:5])}"
                 + (" …" if len(left) > 5 else ""))

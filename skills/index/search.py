@@ -1,11 +1,13 @@
-"""Retrieval of skill patterns: dense and BM25 vectors in a vector index, searched hybrid.
+"""Retrieval of skill patterns: dense and BM25 rankings from a vector index, fused by rank.
 
 A goal or a task's action is matched against the library's patterns (DESIGN §8): several
-reformulations of it are searched, each as one hybrid Qdrant query whose dense (static word
-embeddings) and sparse (BM25) candidates Qdrant fuses by reciprocal rank. The candidates of
-every reformulation are pooled; a pattern's similarity is its best dense cosine to any
-reformulation; those under θ are dropped and maximal marginal relevance picks the top k, so
-near-duplicate patterns do not crowd out the alternatives.
+reformulations of it are searched, each ranked by meaning (static word embeddings) and by
+words (field-weighted BM25, ``lexical``), all in one batch. A pattern's score sums
+``WEIGHTS[ranking] / (RRF_K + rank)`` over every ranking it appears in (reciprocal rank
+fusion); its similarity is its best dense cosine to any reformulation. Those under θ are
+dropped (but a best match by words needs only half of θ), maximal marginal relevance picks
+the top k, so near-duplicate patterns do not crowd out the alternatives, and the hits are
+returned by score.
 
 The points live in an ``activities.vectors`` index: a Qdrant Edge shard in a directory (the
 real engine, in this process, with no server) or a Qdrant server's collection shared by every
@@ -15,6 +17,7 @@ replaces its point.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,7 +25,6 @@ from types import TracebackType
 
 import numpy as np
 import numpy.typing as npt
-import qdrant_edge as qe
 
 from activities.vectors import (
     EdgeIndex,
@@ -31,9 +33,11 @@ from activities.vectors import (
     Point,
     Query,
     Sparse,
+    Vector,
     VectorIndex,
     stable_id,
 )
+from skills.index import lexical
 from skills.index.embed import DIM, Embedder, Vectors
 from skills.index.text import clean, skill_text
 from workflows.library.patterns import Skill
@@ -44,8 +48,12 @@ CANDIDATES = 50
 """Fused candidates per reformulation (at least twice ``top_k``)."""
 RRF_K = 60
 """k of reciprocal rank fusion: 1 / (k + rank)."""
-AVG_TOKENS = 40
-"""Typical length of a pattern's text in BM25 tokens (its length normalisation)."""
+WEIGHTS = {DENSE: 0.5, SPARSE: 1.0}
+"""Weight of each ranking in the fusion: ``WEIGHTS[name] / (RRF_K + rank)``, ranks from 0.
+Words count double: a name or description that says what was asked is the surer sign."""
+LEXICAL_TOP = 3
+"""The best this many by words of the query as written need only half of θ: a name or
+description that says what was asked is a match even when its long text dilutes the cosine."""
 COLLECTION = "assay_skills"
 """The skill index's collection on a Qdrant server."""
 LAYOUT = Layout(dense={DENSE: DIM}, sparse={SPARSE: True}, keywords=("status",))
@@ -60,8 +68,8 @@ class Hit:
     Attributes:
         skill_id: the pattern's ``name@vN``.
         similarity: its best dense cosine to any of the queries (what θ and MMR use).
-        fused: its best reciprocal-rank-fusion score from Qdrant over the queries: the sum of
-            ``1 / (RRF_K + rank)`` over the dense and the BM25 rankings it appears in.
+        fused: its score, by which hits are ordered: ``WEIGHTS[ranking] / (RRF_K + rank)``
+            summed over the dense and the BM25 ranking of every query it appears in.
     """
 
     skill_id: str
@@ -89,7 +97,6 @@ class SkillIndex:
     def __init__(self, where: Path | VectorIndex, *, embedder: Embedder | None = None) -> None:
         self.vectors: VectorIndex = EdgeIndex(where, LAYOUT) if isinstance(where, Path) else where
         self.embedder = embedder or Embedder()
-        self._bm25 = qe.Bm25(qe.Bm25Config(avg_len=AVG_TOKENS))
 
     def close(self) -> None:
         """Close the index (a second close does nothing)."""
@@ -115,13 +122,12 @@ class SkillIndex:
         latest = {skill.skill_id: skill for skill in skills}
         if not latest:
             return
-        texts = [skill_text(skill.pattern) for skill in latest.values()]
-        dense = self.embedder.embed(texts)
+        dense = self.embedder.embed([skill_text(skill.pattern) for skill in latest.values()])
         self.vectors.upsert([Point(point_id(sid), {
-            DENSE: vector.tolist(), SPARSE: _sparse(self._bm25.embed_document(text))}, {
+            DENSE: vector.tolist(), SPARSE: Sparse(*lexical.document(skill.pattern))}, {
                 "skill_id": sid, "name": skill.pattern.name, "status": skill.status,
                 "kind": skill.pattern.kind})
-            for (sid, skill), text, vector in zip(latest.items(), texts, dense, strict=True)])
+            for (sid, skill), vector in zip(latest.items(), dense, strict=True)])
 
     def remove(self, skill_ids: Sequence[str]) -> None:
         """Drop these skills from the index; ids it does not hold are ignored."""
@@ -144,61 +150,87 @@ class SkillIndex:
 
     def search(self, queries: Sequence[str], *, top_k: int = 20, threshold: float = 0.5,
                mmr_lambda: float = 0.7,
-               statuses: Sequence[str] | None = ("active", "trial")) -> list[Hit]:
-        """The patterns that fit any of ``queries``, by relevance and diversity.
+               statuses: Sequence[str] | None = ("active", "trial"),
+               using: Sequence[str] = (DENSE, SPARSE)) -> list[Hit]:
+        """The patterns that fit any of ``queries``, most relevant first.
+
+        Every query is ranked by meaning (dense cosine) and by words (field-weighted BM25);
+        a pattern's score fuses its ranks in all of these rankings by reciprocal rank
+        (``WEIGHTS`` per ranking). A pattern is kept when its similarity reaches θ, or half
+        of θ when it is among the best ``LEXICAL_TOP`` by words of the query as written; maximal
+        marginal relevance picks the top k, so near-duplicate patterns do not crowd out the
+        alternatives, and they are returned by score.
 
         Args:
             queries: reformulations of one goal or action (see ``reformulate``).
             top_k: at most this many hits.
-            threshold: θ, the least similarity (best dense cosine to a query) of a hit.
-            mmr_lambda: λ of maximal marginal relevance; 1 orders by similarity alone.
+            threshold: θ, the least similarity (best dense cosine to a query) of a hit
+                found by meaning.
+            mmr_lambda: λ of maximal marginal relevance; 1 keeps the best scores alone.
             statuses: only patterns of these statuses; ``None``: any status.
+            using: the rankings fused: ``DENSE``, ``SPARSE`` or both.
 
         Returns:
-            Hits in the order MMR selected them; ties go to the smaller skill id.
+            Hits by score, best first; ties go to the smaller skill id.
 
         Raises:
             ValueError: no non-blank query, or an option out of range.
         """
         texts = [t for t in dict.fromkeys(clean(q) for q in queries) if t]
-        _check(texts, queries, top_k, mmr_lambda, statuses)
+        _check(texts, queries, top_k, mmr_lambda, statuses, using)
         asked = self.embedder.embed(texts)
-        pool = self._candidates(texts, asked, max(CANDIDATES, 2 * top_k), statuses)
+        pool, strong = self._candidates(texts, asked, max(CANDIDATES, 2 * top_k), statuses,
+                                         using)
         if not pool:
             return []
         ids = sorted(pool)
         vectors = np.stack([pool[s][0] for s in ids])
+        scores = np.array([pool[s][1] for s in ids])
         # in float64: BLAS rounds a float32 product differently by a row's place in the
         # batch, which would make equal patterns' similarities differ in the last digit
         sims = (asked.astype(np.float64) @ vectors.astype(np.float64).T).max(axis=0)
-        keep = [int(i) for i in np.flatnonzero(sims >= threshold)]
-        chosen = [keep[i] for i in _mmr(sims[keep], vectors[keep], top_k, mmr_lambda)]
-        return [Hit(ids[i], round(float(sims[i]), 6), pool[ids[i]][1]) for i in chosen]
+        keep = [i for i, sid in enumerate(ids) if sims[i] >= threshold or DENSE not in using
+                or (sid in strong and sims[i] >= threshold / 2)]
+        relevance = scores[keep] / scores.max()
+        chosen = [keep[i] for i in _mmr(relevance, vectors[keep], top_k, mmr_lambda)]
+        chosen.sort(key=lambda i: (-scores[i], ids[i]))
+        return [Hit(ids[i], round(float(sims[i]), 6), round(float(scores[i]), 6))
+                for i in chosen]
 
     def _candidates(self, texts: list[str], dense: Vectors, limit: int,
-                    statuses: Sequence[str] | None) -> dict[str, tuple[Vectors, float]]:
-        """Each candidate's dense vector and best fused score, over one batch of hybrid queries.
+                    statuses: Sequence[str] | None, using: Sequence[str],
+                    ) -> tuple[dict[str, tuple[Vectors, float]], set[str]]:
+        """Each candidate's dense vector and fused score, over one batch of queries.
 
-        The status filter is given once, on the fusion: Qdrant applies it to both prefetches.
+        Also the best ``LEXICAL_TOP`` by words of the first query: what was asked, as written.
         """
         where = None if statuses is None else {"status": list(statuses)}
-        batch = [Query(nearest=[(DENSE, vector.tolist()),
-                                (SPARSE, _sparse(self._bm25.embed_query(text)))],
-                       limit=limit, where=where, payload=["skill_id"], vectors=[DENSE],
-                       rrf_k=RRF_K)
-                 for text, vector in zip(texts, dense, strict=True)]
+        batch: list[tuple[str, Query]] = []
+        for text, vector in zip(texts, dense, strict=True):
+            asked: list[tuple[str, Vector]] = []
+            if DENSE in using:
+                asked.append((DENSE, vector.tolist()))
+            words = Sparse(*lexical.query(text))
+            if SPARSE in using and words.indices:
+                asked.append((SPARSE, words))
+            batch += [(name, Query(nearest=[(name, v)], limit=limit, where=where,
+                                   payload=["skill_id"], vectors=[DENSE])) for name, v in asked]
         pool: dict[str, tuple[Vectors, float]] = {}
-        for result in self.vectors.query(batch):
-            for point in result:
+        strong: set[str] = set()
+        first_words = True
+        for (name, _), result in zip(batch, self.vectors.query([q for _, q in batch]),
+                                     strict=True):
+            rank, last = 0, float("nan")
+            for place, point in enumerate(result):  # equal scores share a rank
+                if not math.isclose(point.score, last, rel_tol=1e-5):
+                    rank, last = place, point.score
                 sid = str(point.payload["skill_id"])
-                best = max(point.score, pool[sid][1]) if sid in pool else point.score
-                pool[sid] = (_dense(point), best)
-        return pool
-
-
-def _sparse(vector: qe.SparseVector) -> Sparse:
-    """The engine's BM25 vector as the index's sparse vector."""
-    return Sparse(list(vector.indices), list(vector.values))
+                add = WEIGHTS[name] / (RRF_K + rank)
+                pool[sid] = (_dense(point), pool[sid][1] + add if sid in pool else add)
+                if name == SPARSE and first_words and rank < LEXICAL_TOP:
+                    strong.add(sid)
+            first_words = first_words and name != SPARSE
+        return pool, strong
 
 
 def _dense(point: Found) -> Vectors:
@@ -207,7 +239,7 @@ def _dense(point: Found) -> Vectors:
 
 
 def _check(texts: list[str], queries: Sequence[str], top_k: int, mmr_lambda: float,
-           statuses: Sequence[str] | None) -> None:
+           statuses: Sequence[str] | None, using: Sequence[str]) -> None:
     if isinstance(queries, str):
         raise ValueError("search takes a list of queries, not one string: wrap it in a list")
     if not texts:
@@ -219,6 +251,9 @@ def _check(texts: list[str], queries: Sequence[str], top_k: int, mmr_lambda: flo
     if statuses is not None and (isinstance(statuses, str) or not statuses):
         raise ValueError(f"statuses must be a non-empty list of statuses or None, "
                          f"not {statuses!r}")
+    if not using or any(name not in WEIGHTS for name in using):
+        raise ValueError(f"using names the rankings to fuse: {DENSE!r}, {SPARSE!r} or both, "
+                         f"not {list(using)!r}")
 
 
 def _mmr(sims: npt.NDArray[np.float64], vectors: Vectors, top_k: int,

@@ -54,6 +54,12 @@ def keywords(text: str) -> list[str]:
     return [w for w in _WORD.findall(text.lower()) if w not in STOP_WORDS]
 
 
+def _significant(text: str) -> list[str]:
+    """The significant words of ``text`` as written: an acronym keeps its capitals."""
+    return [w if w.isupper() and len(w) > 1 else w.lower() for w in _WORD.findall(text)
+            if w.lower() not in STOP_WORDS]
+
+
 def _with_file_kinds(text: str) -> str:
     """``text`` with file names and extensions said as data (``sales.csv`` → a csv table)."""
     return _FILE.sub(lambda m: ("a " + FILE_KINDS[m.group(1).lower()]) if m.group(1)
@@ -80,7 +86,7 @@ def reformulate(text: str, n: int, *, data: Sequence[str] = ()) -> list[str]:
     pieces = [clean(clause) for sentence in _SENTENCE.split(base)
               for clause in _CLAUSE.split(sentence)]
     pieces = [p.strip(" .;:!?") for p in pieces if len(keywords(p)) >= 2]
-    forms = [base, _with_file_kinds(base), " ".join(keywords(_with_file_kinds(base))),
+    forms = [base, _with_file_kinds(base), " ".join(_significant(_with_file_kinds(base))),
              _with_data(base, data), *(pieces if len(pieces) > 1 else [])]
     out: list[str] = []
     seen: set[str] = set()

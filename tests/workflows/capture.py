@@ -6,7 +6,8 @@ say in the commit why old histories no longer replay, or keep both workflow vers
 Some scenarios live in modules of their own (``capture_bounds``, ``capture_plans``,
 ``capture_refusals``, ``capture_goalenv``, ``capture_study``, ``capture_study_cycle``,
 ``capture_branches``, ``capture_learning``, ``capture_subagent``, ``capture_guided``,
-``capture_reflector``, ``capture_upserts``, ``capture_flushes``, ``capture_decisions``); each
+``capture_reflector``, ``capture_upserts``, ``capture_flushes``, ``capture_decisions``,
+``capture_unhung``); each
 one's ``python -m`` re-captures only its own histories, leaving the others as they are: ``python -m
 tests.workflows.capture_branches`` those of branches and steering (``branched``,
 ``steered``, ``cancelled``, ``withdrawn``).
@@ -25,6 +26,7 @@ from temporalio.testing import WorkflowEnvironment
 
 from tests.conftest import binary, register_search_attributes
 from tests.workflows.agents_fakes import goal_agents, job, probe_environment
+from tests.workflows.capture_answers import run_answered
 from tests.workflows.capture_bounds import run_bounds
 from tests.workflows.capture_branches import SCENARIOS as BRANCH_SCENARIOS
 from tests.workflows.capture_decisions import run_decisions, run_decisions_study
@@ -37,6 +39,7 @@ from tests.workflows.capture_refusals import run_library_refusals, run_refusals
 from tests.workflows.capture_study import run_cancelled_study, run_study, save_study
 from tests.workflows.capture_study_cycle import run_study_cycle, run_study_reuse
 from tests.workflows.capture_subagent import run_subagents
+from tests.workflows.capture_unhung import run_gate_withdrawn, run_siblings, save_unhung
 from tests.workflows.capture_upserts import run_coalesced
 from tests.workflows.capture_writer import Recorder, Reformulating, run_library, run_reformulated
 from tests.workflows.harness import Harness, task
@@ -202,6 +205,8 @@ async def capture() -> None:
         with tempfile.TemporaryDirectory() as tmp:
             runs.append(("plans", await run_plans(env, Path(tmp))))
         with tempfile.TemporaryDirectory() as tmp:
+            runs.append(("answered", await run_answered(env, Path(tmp))))
+        with tempfile.TemporaryDirectory() as tmp:
             runs.append(("coalesced", await run_coalesced(env, Path(tmp))))
         with tempfile.TemporaryDirectory() as tmp:
             runs.append(("flushes", await run_coalesced(env, Path(tmp))))
@@ -239,6 +244,9 @@ async def capture() -> None:
         await save_one(env, "learning.library", learning_library)
         with tempfile.TemporaryDirectory() as tmp:
             await save(env, "subagent", await run_subagents(env, Path(tmp)))
+        with tempfile.TemporaryDirectory() as tmp, tempfile.TemporaryDirectory() as other:
+            await save_unhung(env, await run_siblings(env, Path(tmp)),
+                              await run_gate_withdrawn(env, Path(other)))
         with tempfile.TemporaryDirectory() as tmp:
             guided, guided_library = await run_guided(env, Path(tmp))
         await save(env, "guided", guided)

@@ -17,6 +17,9 @@ something else.
   the run ends ``cancelled`` and its report is written.
 - ``withdrawn``: the same run cancelled by Temporal (``temporal workflow cancel``) instead:
   it winds its tasks and branches down alike, writes its report and ends cancelled.
+- ``tied``: the branched plan whose task 2 writes its score as an estimate (± 0.1); a sweep of
+  two branches within that interval ties with the main line, and the ``simplest`` rule keeps
+  the main line (patch ``selection-ties``).
 - ``held``: a one-task run with a human ``result`` gate: the gate approved, the run is held
   open for branches, then closed.
 
@@ -93,6 +96,23 @@ async def run_branched(env: WorkflowEnvironment, root: Path) -> ResearchResult:
         ["1", "2", "3", *(f"{t}.branch-{n}" for n in by_name for t in ("2", "3"))])
     second = {t.task_id: t for t in harness.report_of(result).tasks}["2"]
     assert second.branch == "high" and second.metrics["score"] == 0.95
+    return result
+
+
+async def run_tied(env: WorkflowEnvironment, root: Path) -> ResearchResult:
+    """The tied scenario (see the module's docstring)."""
+    harness = Harness(env, f"capture-{uuid.uuid4().hex[:8]}", root)
+    plan = [task("1"), task("2", deps=["1"], score=0.5, ci=0.1), task("3", deps=["2"])]
+    async with harness.worker():
+        run = await start(harness, plan, branching=HOLD)
+        await until(run, lambda p: p.phase == "open", "the run to be held open")
+        await update(run, "start_branches", branches("execute", low=0.52, high=0.55))
+        await update(run, "steer_run", {"action": "close", "by": "ada"})
+        result = await run.result()
+    assert result.status == "completed", result.model_dump_json(indent=1)
+    assert result.branches is not None
+    assert list(result.branches.tied.values()) == [["high", "low", "main"]], result.branches
+    assert list(result.branches.kept.values()) == ["main"], result.branches
     return result
 
 
@@ -201,7 +221,7 @@ async def run_held(env: WorkflowEnvironment, root: Path) -> ResearchResult:
 SCENARIOS: dict[str, Callable[[WorkflowEnvironment, Path],
                               Awaitable[ResearchResult | RunReport]]] = {
     "branched": run_branched, "steered": run_steered, "cancelled": run_cancelled,
-    "withdrawn": run_withdrawn, "held": run_held}
+    "withdrawn": run_withdrawn, "held": run_held, "tied": run_tied}
 
 
 async def capture_alone(names: list[str] | None = None) -> None:

@@ -106,13 +106,22 @@ class FakeSandbox:
                                       sha256=hashlib.sha256(path.read_bytes()).hexdigest()))
         score = float(req.job.args.get("score") or _marker(req.job.source, "score") or 0.9)
         return ExecutionOutcome(outcome="succeeded", exit_code=0, artifacts=artifacts,
-                                metrics={"score": score}, workspace=str(workspace))
+                                metrics={"score": _estimate(score, req.job.args.get("ci"))},
+                                workspace=str(workspace))
 
 
 async def no_reflector(req: ReflectRequest) -> ReflectAnswer:
     """The reflector role unless a test scripts one: it gives no answer, at once."""
     raise ApplicationError(f"no reflector is scripted for task {req.task_id}",
                            type=ErrorType.MODEL_NOT_CONFIGURED, non_retryable=True)
+
+
+def _estimate(score: float, half: Any) -> Any:
+    """``score``, or with a ``ci`` argument the estimate ``score ± ci`` at 95 %."""
+    if half is None:
+        return score
+    low, high = round(score - float(half), 6), round(score + float(half), 6)
+    return {"value": score, "ci": [low, high], "level": 0.95, "n": 100, "method": "bootstrap"}
 
 
 def _marker(source: str | None, name: str) -> str | None:

@@ -82,3 +82,23 @@ async def test_a_run_that_ran_no_plan_has_nothing_to_branch_from(
     with pytest.raises(LinkRefusedError, match="ran no plan; there is no task to branch"):
         linked_input(original.model_copy(update={"plan": None}),
                      result.model_copy(update={"plan": None}), [], request())
+
+
+async def test_the_tasks_come_from_the_line_the_closed_run_kept(
+        time_env: WorkflowEnvironment, task_queue: str, tmp_path: Path) -> None:
+    harness = Harness(time_env, task_queue, tmp_path)
+    second = task("2", deps=["1"], score=0.5)
+    second["branches"] = [{"name": "high", "kind": "optimisation", "set": {"args.score": 0.95}}]
+    req = harness.request([task("1"), second, task("3", deps=["2"])],
+                          branching={"metric": {"name": "score", "direction": "maximize"}})
+    async with harness.worker():
+        result = await time_env.client.execute_workflow(
+            "ResearchWorkflow", req, id=req.run_id, task_queue=task_queue,
+            result_type=ResearchResult)
+    assert result.branches is not None and result.branches.kept == {"2:planned#1": "high"}
+    reused = await reused_tasks(time_env.client, req.run_id, result, req.plan)
+    by_id = {t.task_id: t for t in reused}
+    assert (by_id["1"].branch, by_id["2"].branch, by_id["3"].branch) == (None, "high", "high")
+    assert by_id["2"].metrics["score"] == 0.95, "the kept line's result, not the main line's"
+    assert by_id["2"].status_reason.endswith("(line high, kept by best)")
+    assert by_id["3"].artifacts and by_id["3"].job is not None

@@ -32,6 +32,7 @@ from workers.cli.fields import (
     value_name,
 )
 from workers.settings import Settings
+from workflows.branching.selection import held_out_problem
 from workflows.common.validation import field_errors
 from workflows.common.words import plural
 from workflows.contracts.base import Scalar
@@ -73,6 +74,7 @@ class BranchOptions:
     metric: str | None = None
     select: str | None = None
     comment: str = ""
+    allow_test_selection: bool = False
 
 
 def branch_request(opts: BranchOptions, taken: Collection[str] = ()) -> BranchRequest:
@@ -87,14 +89,17 @@ def branch_request(opts: BranchOptions, taken: Collection[str] = ()) -> BranchRe
     plain(opts.by, "--by")
     plain(opts.hypothesis, "--hypothesis", lines=True)
     plain(opts.comment, "--comment", lines=True)
+    metric = parse_metric(opts.metric) if opts.metric else None
+    if not opts.allow_test_selection and (held := held_out_problem(metric, (), "branch selection")):
+        raise InputError(held)
     variants = _variants(opts, sets)
     spec = {"kind": opts.kind, "hypothesis": opts.hypothesis, "code": code}
     names = _names(opts, variants, taken)
     try:
         return BranchRequest.model_validate({
             "from_task": task, "from_phase": phase, "by": opts.by, "comment": opts.comment,
-            "metric": parse_metric(opts.metric) if opts.metric else None,
-            "selection": opts.select, "channel": "cli",
+            "metric": metric, "selection": opts.select, "channel": "cli",
+            "allow_test_selection": opts.allow_test_selection,
             "branches": [{**spec, "name": name, "set": changes}
                          for name, (_, changes) in zip(names, variants, strict=True)]})
     except ValidationError as err:
@@ -159,6 +164,9 @@ def branch(
         "--metric", help="NAME[:maximize|minimize]: what to compare on.")] = None,
     select: Annotated[SelectName | None, typer.Option(
         "--select", help="best, keep_all or person (default: the run's policy).")] = None,
+    allow_test_selection: Annotated[bool, typer.Option(
+        "--allow-test-selection", help="Compare on a held-out metric (test_ or the plan's "
+        "held_out) all the same; the report says so.")] = False,
     by: ByOption = None,
     comment: Annotated[str, typer.Option("--comment", "-m")] = "",
     as_json: Annotated[bool, typer.Option("--json")] = False,
@@ -170,7 +178,7 @@ def branch(
     opts = BranchOptions(start=start, by=by or settings.user, sets=sets or [], sweep=sweep,
                          name=name, kind=kind.value, hypothesis=hypothesis, code=code,
                          metric=metric, select=select.value if select else None,
-                         comment=comment)
+                         comment=comment, allow_test_selection=allow_test_selection)
     try:
         request = branch_request(opts)
     except InputError as err:

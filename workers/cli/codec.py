@@ -20,12 +20,17 @@ def codec_server(
     """Serve the Web UI's remote codec endpoint (POST /decode, /encode) with the payload keys.
 
     Point the UI at it (`temporal server start-dev --ui-codec-endpoint URL`, or the namespace's
-    Codec Server setting in Temporal Cloud). Only ASSAY_CODEC_ORIGINS may call it; with
-    ASSAY_CODEC_TOKEN set, only requests bearing that token.
+    Codec Server setting in Temporal Cloud), or the `temporal` CLI (`--codec-endpoint URL`).
+    Only ASSAY_CODEC_ORIGINS may call it from a browser (default: the Web UI on
+    ASSAY_TEMPORAL_UI_PORT), and each origin refused is logged; with ASSAY_CODEC_TOKEN set, only
+    requests bearing that token.
     """
+    import logging
+
     from workers.connection import CodecKeyError, EncryptionCodec, key_ring
     from workers.connection.codec_server import CodecServer
 
+    logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(message)s")
     settings = Settings()
     try:
         ring = key_ring(settings)
@@ -36,7 +41,7 @@ def codec_server(
              "workers encrypt with", EXIT_BAD_INPUT)
     token = settings.codec_token.get_secret_value() if settings.codec_token else None
     server = CodecServer(EncryptionCodec(ring), host=host, port=port,
-                         origins=settings.codec_origins, token=token)
+                         origins=settings.allowed_origins, token=token)
     typer.echo(f"codec server on {server.url} (keys {', '.join(ring.ids)}; origins "
                f"{', '.join(sorted(server.origins))}; "
                f"{'token required' if token else 'no token: anyone who can reach it'})")

@@ -30,7 +30,9 @@ def up(detach: Annotated[bool, typer.Option(
                                "exit 1 with the reason.")] = False) -> None:
     """Start (or reuse) the embedded stack: Temporal, PostgreSQL, Qdrant and all worker pools."""
     from workers.stack import launcher as stack
+    from workers.stack.process import receive_secrets
 
+    receive_secrets()
     raise typer.Exit(stack.up(Settings(), detach=detach))
 
 
@@ -50,7 +52,8 @@ def check() -> None:
     items = stack.check(Settings())
     width = max(len(item.name) for item in items)
     for item in items:
-        typer.echo(f"{'ok  ' if item.ok else 'DOWN'}  {item.name:<{width}}  {item.detail}")
+        mark = "DOWN" if not item.ok else "warn" if item.warning else "ok  "
+        typer.echo(f"{mark}  {item.name:<{width}}  {item.detail}")
     raise typer.Exit(0 if all(item.ok for item in items) else 1)
 
 

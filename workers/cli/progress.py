@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -25,6 +24,7 @@ from activities.events.format import short
 from activities.reports.numbers import byte_size, duration
 from workers.cli.reconnect import await_result
 from workers.cli.show import decide_hint, plan_hint
+from workflows.common.plaintext import plain_text
 from workflows.contracts.results import ResearchResult, RunProgress
 from workflows.runs import TaskLive, TaskTally, waiting_for_plan
 
@@ -39,9 +39,6 @@ after it was first seen without one), then at most this often."""
 LAST_LINE_CHARS = 200
 """The most of a job's last printed line shown."""
 TICK_S = 1.0
-ESCAPES = re.compile(r"\x1b(\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)?|.)")
-"""Terminal escape sequences (colours, cursor moves, titles): a job's line is shown without
-them; whatever else is not printable becomes a space."""
 
 
 def clock(at: datetime) -> str:
@@ -77,12 +74,12 @@ def beat_text(live: TaskLive, now: datetime | None = None) -> str:
                       else [f"{byte_size(out)} out"])
     text = " ".join(parts)
     line = beat.get("last_line")
-    if isinstance(line, str) and (shown := short(ESCAPES.sub("", line), LAST_LINE_CHARS)):
+    if isinstance(line, str) and (shown := short(plain_text(line), LAST_LINE_CHARS)):
         age = ("" if now is None or live.beat_at is None
                else f" {duration((now - live.beat_at).total_seconds(), whole=True)} ago")
         text += f"; last output{age}: {shown}"
     if live.last_failure:
-        failed = short(ESCAPES.sub("", live.last_failure), LAST_LINE_CHARS)
+        failed = short(plain_text(live.last_failure), LAST_LINE_CHARS)
         text += f"; attempt {max(live.attempt - 1, 1)} failed: {failed}"
     return text
 

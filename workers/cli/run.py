@@ -84,11 +84,15 @@ def run(
     environment: Annotated[str | None, typer.Option(
         help="The job environment (e.g. science) of every job that names none, the coder's "
              "included; for a plan, it overrides the plan's `environment`.")] = None,
+    allow_test_selection: Annotated[bool, typer.Option(
+        "--allow-test-selection", help="Let branches be compared on a held-out metric (test_ "
+        "or the plan's held_out); the report says so.")] = False,
 ) -> None:
     """Start a run of a plan file or of a research goal; with --wait, follow it to the end."""
     from workers.intake.goalfile import GoalError
     from workers.intake.planfile import PlanFileError
     from workers.intake.runpolicy import PolicyError, build_policy
+    from workflows.branching.selection import plan_problem
 
     settings = Settings()
     if GateName.CYCLE in (human_gate or []):
@@ -101,6 +105,7 @@ def run(
                        debuggers=False if no_debuggers else None,
                        plan_review_rounds=plan_review_rounds)
     known = settings.environments().catalog.names()
+    refuse_other_store(settings)
     try:
         policy = build_policy(settings, policy_file=policy_file, max_parallel=max_parallel,
                               human_gates=[g.kind for g in human_gate or []],
@@ -109,14 +114,31 @@ def run(
                               agents=flags, memory=memory, skills=skills,
                               environment=environment,
                               known_environments=known)
+        if allow_test_selection:
+            policy.branching.allow_test_selection = True
         req = build_request(target, data or [], settings, policy)
     except (PlanFileError, PolicyError, GoalError) as err:
         fail(str(err), EXIT_BAD_INPUT)
+    if held := plan_problem(req.plan, req.policy.branching):
+        fail(held, EXIT_BAD_INPUT)
     if note := unknown_environments_note(req, known):
         typer.echo(note, err=True)
     if req.plan is None and not req.policy.agents.enabled:
         typer.echo(no_model_note(req.policy.agents, switched_off=agents is False), err=True)
     run_async(_start(settings, req, again=again, wait=wait, as_json=as_json))
+
+
+def refuse_other_store(settings: Settings) -> None:
+    """Exit 2 before any input is stored when the stack that answers reads another store."""
+    import asyncio
+
+    from workers.connection.identity import StoreMismatchError
+    from workers.connection.identity import refuse_other_store as check
+
+    try:
+        asyncio.run(check(settings))
+    except StoreMismatchError as err:
+        fail(str(err), EXIT_BAD_INPUT)
 
 
 def build_request(target: str, data: list[Path], settings: Settings,

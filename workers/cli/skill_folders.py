@@ -1,15 +1,16 @@
 """``assay skills export``, ``import`` and ``reference``: skills as Agent Skills folders.
 
 Export writes the library's skills as folders; import reads folders anyone wrote, takes the
-valid ones as candidates and lists each refused folder with its reasons (``--strict``: all or
-nothing); ``reference`` prints a guideline, or one of its referenced files, as an agent gets it
-(within a character budget). Registered on ``skills_app`` by :mod:`workers.cli.skills`.
+valid ones as candidates, with every file of each kept in the artifact store, and lists each
+refused or skipped folder (``--strict``: all or nothing); ``reference`` prints a guideline,
+or one of its referenced files, as an agent gets it (within a character budget). Registered
+on ``skills_app`` by :mod:`workers.cli.skills`.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -17,6 +18,10 @@ from workers.cli.common import EXIT_BAD_INPUT, ByOption, fail
 from workers.cli.skills import IN_USE, STATUSES, IdArgument, skills_app, with_store
 from workers.settings import Settings
 from workflows.common.words import plural
+
+if TYPE_CHECKING:
+    from skills.store import SkillStore
+    from workflows.library.patterns import Skill
 
 
 @skills_app.command("export")
@@ -27,7 +32,7 @@ def export(
     show_all: Annotated[bool, typer.Option("--all", help="Also export retired skills.")]
     = False,
 ) -> None:
-    """Write skills as Agent Skills folders (SKILL.md with front matter, scripts/)."""
+    """Write skills as Agent Skills folders (SKILL.md, assay.json, every file kept)."""
     from skills.folders import SkillFileError, export_skills
 
     if directory.exists() and not directory.is_dir():
@@ -39,7 +44,8 @@ def export(
         fail("nothing to export: the library has no skills" +
              ("" if show_all else " that are not retired (--all exports those too)"))
     try:
-        paths = export_skills(found, directory, overwrite=overwrite)
+        paths = export_skills(found, directory, overwrite=overwrite,
+                              store=Settings().artifact_store())
     except SkillFileError as err:
         fail("nothing exported: " + "; ".join(err.problems or [str(err)]), EXIT_BAD_INPUT)
     except FileExistsError as err:
@@ -61,15 +67,18 @@ def import_(
 ) -> None:
     """Add the valid skills of a folder as candidates and list each folder refused, and why.
 
-    Exit 0 when at least one skill was imported (refusals and warnings are listed); exit 2
-    when nothing could be imported, or with --strict when any folder is refused (then nothing
-    is imported). A skill id already in the library imports nothing (exit 1).
+    Every file of a folder is kept in the artifact store and exported back with the skill.
+    A folder whose name an earlier folder took, or a skill id already in the library, is
+    skipped with a line saying so. Exit 0 when the folders were read (refusals, skips and
+    warnings are listed); exit 2 when nothing could be imported, or with --strict when any
+    folder is refused (then nothing is imported).
     """
     from skills.folders.read import read_skills
 
     if not directory.is_dir():
         fail(f"{directory} is not a directory of skills", EXIT_BAD_INPUT)
-    report = read_skills(directory)
+    settings = Settings()
+    report = read_skills(directory, store=settings.artifact_store())
     if list(report.refused) == [str(directory)] and not report.skills:
         fail("nothing imported: " + "; ".join(report.refused[str(directory)]), EXIT_BAD_INPUT)
     for warning in report.warnings:
@@ -81,19 +90,44 @@ def import_(
             typer.echo(line, err=True)
         fail(f"nothing imported: {plural(len(report.refused), 'folder')} refused"
              + (" (--strict)" if strict and report.skills else ""), EXIT_BAD_INPUT)
-    who = by or Settings().user
+    who = by or settings.user
     candidates = [s.model_copy(update={"status": "candidate", "origin": "imported",
-                                       "share": 0.0,
-                                       "note": f"imported from {directory.name} by {who}"})
+                                       "share": 0.0, "note": _note(s, directory.name, who)})
                   for s in report.skills]
-    added = with_store(lambda store: store.add_many(candidates, by=who, action="imported"))
-    typer.echo(f"imported {plural(len(added), 'skill')} as candidates: "
-               + ", ".join(s.skill_id for s in added))
+    added, taken = with_store(lambda store: _add_new(store, candidates, who))
+    for line in [*report.skipped, *(f"skipped {i}: already in the library" for i in taken)]:
+        typer.echo(line)
+    typer.echo(f"imported {plural(len(added), 'skill')} as candidates"
+               + (": " + ", ".join(s.skill_id for s in added) if added else ""))
     for line in refusals:
         typer.echo(line)
     if refusals:
         typer.echo(f"{plural(len(refusals), 'folder')} refused (listed above)")
     typer.echo("approve one with `assay skills approve ID`")
+
+
+def _note(skill: Skill, directory: str, who: str) -> str:
+    """Who imported ``skill`` from where, then what the reader noted after its first part."""
+    _, _, rest = skill.note.partition("; ")
+    return f"imported from {directory} by {who}" + (f"; {rest}" if rest else "")
+
+
+async def _add_new(store: SkillStore, skills: list[Skill], who: str
+                   ) -> tuple[list[Skill], list[str]]:
+    """Add the skills whose id the library does not hold yet: those added, and the ids taken."""
+    from skills.store import SkillExists
+
+    taken: list[str] = []
+    while True:
+        fresh = [s for s in skills if s.skill_id not in taken]
+        if not fresh:
+            return [], taken
+        try:
+            return await store.add_many(fresh, by=who, action="imported"), taken
+        except SkillExists as err:
+            if not set(err.skill_ids) - set(taken):
+                raise
+            taken += [i for i in err.skill_ids if i not in taken]
 
 
 @skills_app.command("reference")

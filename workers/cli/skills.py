@@ -1,4 +1,4 @@
-"""``assay skills``: see, search, approve and retire skills (folders: ``skill_folders``).
+"""``assay skills``: see, approve and retire skills (``skill_folders``: folders; ``skill_search``).
 
 Extraction adds candidates; nothing is applied to a task until a person (or a confident
 extraction) approves it. People review candidates here, approve one as the active version or
@@ -10,10 +10,7 @@ skills between libraries as Agent Skills folders. Every change is made in the na
 from __future__ import annotations
 
 import json
-import tempfile
 from collections.abc import Awaitable, Callable, Sequence
-from datetime import UTC, datetime
-from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, TypeVar
 
 import typer
@@ -29,8 +26,7 @@ from workers.cli.common import (
 )
 from workers.settings import Settings
 from workflows.contracts.plan import Scalar
-from workflows.contracts.policy import SkillPolicy
-from workflows.library.formulas import match_confidence, utility
+from workflows.library.formulas import utility
 from workflows.library.patterns import SkillStatus
 
 if TYPE_CHECKING:
@@ -136,6 +132,19 @@ def pattern_lines(p: SkillPattern) -> list[str]:
                                  + (f" ({c.reason})" if c.reason else "") for c in p.recovery)]
     lines += [field(name, value) for name, value in (
         ("contrast", p.contrast), ("source runs", ", ".join(p.source_runs))) if value]
+    return lines + folder_lines(p)
+
+
+def folder_lines(p: SkillPattern) -> list[str]:
+    """An imported folder's licence, the files kept with it and its flagged lines."""
+    lines = [field("license", p.license)] if p.license else []
+    if p.files:
+        names = ", ".join(f.path for f in p.files[:8]) + (" …" if len(p.files) > 8 else "")
+        lines.append(field("files", f"{len(p.files)} kept ({sum(f.size for f in p.files)} "
+                                    f"bytes): {names}"))
+    if p.flags:
+        lines += [f"flags:            {len(p.flags)} line(s) may try to instruct a model",
+                  *(f"  ! {flag}" for flag in p.flags)]
     return lines
 
 
@@ -236,44 +245,6 @@ def show(skill_id: IdArgument,
         typer.echo(line)
 
 
-@skills_app.command("search")
-def search(
-    query: Annotated[str, typer.Argument(help="A goal or task, in words.")],
-    k: Annotated[int, typer.Option("--k", min=1, max=100, help="At most this many.")] = 5,
-    threshold: Annotated[float, typer.Option(min=0, max=1, help="Minimum similarity.")]
-    = SkillPolicy().threshold,
-    all_statuses: Annotated[bool, typer.Option(
-        "--all-statuses", help="Also candidates and retired skills (by default only the "
-        "active and trial ones a run would apply).")] = False,
-) -> None:
-    """Find the skills a run would retrieve for a goal or task, most similar first."""
-    from skills.index import SkillIndex, reformulate
-
-    if not query.strip():
-        fail("the query is empty: give a goal or task in words", EXIT_BAD_INPUT)
-    skills = with_store(lambda store: store.list())
-    by_id = {skill.skill_id: skill for skill in skills}
-    statuses = STATUSES if all_statuses else MATCHED
-
-    hits: list[tuple[str, float]] = []
-    if skills:
-        with tempfile.TemporaryDirectory(prefix="assay-skill-search-") as tmp, \
-                SkillIndex(Path(tmp)) as index:
-            index.upsert(skills)
-            hits = [(hit.skill_id, hit.similarity) for hit in index.search(
-                reformulate(query, SkillPolicy().queries), top_k=k, threshold=threshold,
-                statuses=statuses) if hit.skill_id in by_id]
-    if not hits:
-        typer.echo("no skills match" + ("" if all_statuses else
-                                         " (--all-statuses also searches candidates)"))
-        return
-    now = datetime.now(UTC)
-    rows = [[sid, by_id[sid].status, f"{sim:.2f}",
-             f"{_confidence(by_id[sid], sim, now):.2f}",
-             by_id[sid].pattern.description[:60]] for sid, sim in hits]
-    print_table(["id", "status", "similarity", "confidence", "description"], rows)
-
-
 @skills_app.command("approve")
 def approve(
     skill_id: IdArgument,
@@ -319,11 +290,9 @@ def retire(skill_id: IdArgument, by: ByOption = None,
     typer.echo(f"skill {skill.skill_id} {skill.note}")
 
 
-def _confidence(skill: Skill, similarity: float, now: datetime) -> float:
-    """The confidence a run would give this match, its preconditions taken as holding."""
-    return match_confidence(similarity, 1.0, skill.metrics, now, prior=skill.confidence)
+from workers.cli import (  # noqa: E402  (register export, import, reference; search)
+    skill_folders,
+    skill_search,
+)
 
-
-from workers.cli import skill_folders  # noqa: E402  (registers export, import, reference)
-
-__all__ = ["skill_folders", "skills_app"]
+__all__ = ["skill_folders", "skill_search", "skills_app"]

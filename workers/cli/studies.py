@@ -124,13 +124,14 @@ def cycle_row(summary: CycleSummary, policy: StudyPolicy) -> list[str]:
 
 
 def key_text(summary: CycleSummary, policy: StudyPolicy) -> str:
-    """``name = value`` of the cycle's key metric (``-``: none reported or none set)."""
+    """``name = value (task T)`` of the cycle's key metric (``-``: none reported or none set)."""
     from workflows.study.verdicts import shown
 
     if summary.key_value is None:
         return "-"
     name = policy.key_metric.name if policy.key_metric else "key"
-    return f"{name} = {shown(summary.key_value)}"
+    source = f" (task {summary.key_task})" if summary.key_task else ""
+    return f"{name} = {shown(summary.key_value)}{source}"
 
 
 def cycle_line(summary: CycleSummary, policy: StudyPolicy) -> str:
@@ -181,8 +182,8 @@ def hypothesis_row(item: Hypothesis) -> list[str]:
     """One hypothesis as ``assay hypotheses`` lists it."""
     from workers.cli.show import short
 
-    evidence = ", ".join(f"{e.metric}={e.value} ({e.task_id}, cycle {e.cycle})"
-                         for e in item.evidence)
+    evidence = ", ".join(f"{e.metric}={e.value if e.ci is None else e.value_text()} "
+                         f"({e.task_id}, cycle {e.cycle})" for e in item.evidence)
     decided = f" in cycle {item.decided_in}" if item.decided_in else ""
     return [item.id, item.parent or "-", f"{item.status}{decided}", item.test.describe(),
             evidence or "-", short(item.statement, 80)]

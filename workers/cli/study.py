@@ -71,6 +71,7 @@ class StudyOptions:
     agents: bool | None = None
     record: Path | None = None
     replay: Path | None = None
+    allow_test_selection: bool = False
 
 
 @study_app.command("start")
@@ -96,7 +97,9 @@ def start(
     key_metric: Annotated[str | None, typer.Option(
         help="NAME[:maximize|minimize]: the metric progress is measured on.")] = None,
     accept: Annotated[list[str] | None, typer.Option(
-        help='"METRIC OP VALUE" (e.g. "auc >= 0.8"): all must hold to stop (repeatable).')]
+        help='"METRIC OP VALUE" (e.g. "auc >= 0.8"): all must hold to stop (repeatable). A '
+             'metric with an interval holds only when all of it does; METRIC may name one '
+             'of its numbers: "r2_gain.ci_low >= 0.01".')]
     = None,
     wait: Annotated[bool, typer.Option(help="Follow the study until it ends.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the study's ID, or with "
@@ -113,8 +116,12 @@ def start(
         help="Record the model exchanges to this JSONL file.")] = None,
     replay: Annotated[Path | None, typer.Option(
         help="Answer model calls only from this recording.")] = None,
+    allow_test_selection: Annotated[bool, typer.Option(
+        "--allow-test-selection", help="Let the key metric, and branches, be a held-out "
+        "metric (test_ or a plan's held_out); the report says so.")] = False,
 ) -> None:
     """Start a study of a goal or a plan; with --wait, follow it cycle by cycle to the end."""
+    from workers.cli.run import refuse_other_store
     from workers.intake.goalfile import GoalError
     from workers.intake.planfile import PlanFileError
     from workers.intake.runpolicy import PolicyError
@@ -124,7 +131,9 @@ def start(
                         budget_usd=budget_usd, human_gates=human_gate or [],
                         approvers=approver or [], gate_timeout=gate_timeout,
                         key_metric=key_metric, accept=accept or [], policy_file=policy_file,
-                        agents=agents, record=record, replay=replay)
+                        agents=agents, record=record, replay=replay,
+                        allow_test_selection=allow_test_selection)
+    refuse_other_store(settings)
     try:
         inp = study_input(target, opts, settings)
     except (PlanFileError, PolicyError, GoalError, InputError) as err:
@@ -141,6 +150,7 @@ def study_input(target: str, opts: StudyOptions, settings: Settings) -> StudyInp
         InputError, PlanFileError, GoalError, PolicyError: what is wrong, and where.
     """
     from workers.cli.run import build_request
+    from workflows.branching.selection import study_problem
     from workflows.contracts.cycles import CyclePlan, StudyInput
     from workflows.contracts.study import StudyState
 
@@ -150,6 +160,9 @@ def study_input(target: str, opts: StudyOptions, settings: Settings) -> StudyInp
     first = [] if req.plan is None else [CyclePlan(
         plan_name=req.plan_name, plan_sha256=req.plan_sha256, plan=req.plan, by=opts.by)]
     plans = [*first, *cycle_plans(opts.plans, settings, policy, opts.by)]
+    if not study.allow_test_selection and (
+            held := study_problem(study.key_metric, [p.plan for p in plans], policy.branching)):
+        raise InputError(held)
     if len(plans) > study.max_cycles:
         raise InputError(f"{len(plans)} plans given for at most {study.max_cycles} cycles; "
                          f"pass --cycles {len(plans)} or more, or give fewer plans")
@@ -177,7 +190,8 @@ def study_policy(opts: StudyOptions) -> StudyPolicy:
     values: dict[str, Any] = {
         "acceptance": [parse_criterion(text) for text in opts.accept],
         "key_metric": parse_metric(opts.key_metric, "--key-metric") if opts.key_metric
-        else None, "budget_usd": opts.budget_usd}
+        else None, "budget_usd": opts.budget_usd,
+        "allow_test_selection": opts.allow_test_selection}
     if opts.cycles is not None:
         values["max_cycles"] = opts.cycles
     try:
@@ -217,6 +231,7 @@ def run_policy(opts: StudyOptions, settings: Settings) -> RunPolicy:
                           known_environments=settings.environments().catalog.names())
     if opts.gate_timeout is not None:
         policy.gates.cycle.timeout_s = opts.gate_timeout
+    policy.branching.allow_test_selection |= opts.allow_test_selection
     return policy
 
 

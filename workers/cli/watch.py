@@ -194,20 +194,30 @@ class Refusals:
 
     _counts: dict[tuple[str, str], int] = field(default_factory=dict[tuple[str, str], int])
     _early: set[tuple[str, str]] = field(default_factory=set[tuple[str, str]])
+    _late: set[tuple[str, str]] = field(default_factory=set[tuple[str, str]])
 
     def new(self, node_id: str, gate: GateRecord | None) -> list[str]:
-        """The refusals of ``gate`` (open on ``node_id``) not shown yet."""
+        """The refusals of ``gate`` (open on ``node_id``) not shown yet (nor as events)."""
         if gate is None:
             return []
         key = (node_id, gate.gate)
         fresh = gate.refused_count - self._counts.get(key, 0)
         self._counts[key] = gate.refused_count
-        shown = gate.refused[-fresh:] if fresh > 0 else []
+        shown: list[str] = []
+        for line in gate.refused[-fresh:] if fresh > 0 else []:
+            if (node_id, line) in self._late:  # its event came first and was shown
+                self._late.discard((node_id, line))
+            else:
+                shown.append(line)
         self._early.update((node_id, line) for line in shown)
         return shown
 
     def seen(self, stored: StoredEvent) -> bool:
-        """Whether ``stored`` is a refusal already shown from a query."""
+        """Whether ``stored`` is a refusal already shown from a query.
+
+        A refusal whose event comes first is shown as the event, and not again when a query
+        shows it.
+        """
         ev = stored.event
         if ev.event_type != "approval" or ev.status != "refused":
             return False
@@ -215,6 +225,7 @@ class Refusals:
         if (ev.node_id, line) in self._early:
             self._early.discard((ev.node_id, line))
             return True
+        self._late.add((ev.node_id, line))
         return False
 
 

@@ -62,7 +62,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_OPTIONS(self) -> None:
         if self._origin() is None:
-            self._reply(HTTPStatus.FORBIDDEN, {"error": "this origin may not use the codec"})
+            self._refuse_origin()
             return
         self.send_response(HTTPStatus.NO_CONTENT)
         self._cors()
@@ -72,6 +72,9 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
 
     def do_POST(self) -> None:
+        if self.headers.get("Origin") is not None and self._origin() is None:
+            self._refuse_origin()  # a browser page of another origin: never answered
+            return
         action = self.path.split("?", 1)[0].rstrip("/").rsplit("/", 1)[-1]
         if action not in ("encode", "decode"):
             self._reply(HTTPStatus.NOT_FOUND, {"error": "POST /encode or /decode"})
@@ -102,6 +105,14 @@ class _Handler(BaseHTTPRequestHandler):
     def _origin(self) -> str | None:
         origin = (self.headers.get("Origin") or "").rstrip("/")
         return origin if origin in self.server.origins else None
+
+    def _refuse_origin(self) -> None:
+        origin = self.headers.get("Origin") or "(none)"
+        log.warning("refused a request from origin %s: it is not one of ASSAY_CODEC_ORIGINS "
+                    "(%s); add it there if the Web UI is served from it",
+                    origin[:200], ", ".join(sorted(self.server.origins)))
+        self._reply(HTTPStatus.FORBIDDEN, {"error": f"origin {origin[:200]} may not use the "
+                                                    "codec: it is not in ASSAY_CODEC_ORIGINS"})
 
     def _authorized(self) -> bool:
         token = self.server.token

@@ -8,7 +8,6 @@ here from settings, and the key itself stays with the agents workers.
 from __future__ import annotations
 
 import math
-import os
 import re
 from collections.abc import Collection
 from dataclasses import dataclass
@@ -16,10 +15,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import ValidationError
-from temporalio.exceptions import ApplicationError
 
-from activities.artifacts.store import StoreError
 from workers.intake.jsonfile import JsonFileError, read_json
+from workers.intake.recordings import PolicyError, recording_for_run
 from workers.settings import Settings
 from workflows.common.validation import field_errors
 from workflows.constants import Pool
@@ -28,7 +26,6 @@ from workflows.contracts.policy import (
     AgentsPolicy,
     GateKind,
     GateRule,
-    ModelRecording,
     Queues,
     ReviewPolicy,
     RunPolicy,
@@ -38,10 +35,6 @@ from workflows.contracts.policy import (
 NoModelAction = Literal["wait", "defer"]
 MAX_POLICY_BYTES = 1_000_000
 """A policy is a few hundred bytes; a file over this is refused before it is read."""
-
-
-class PolicyError(ValueError):
-    """A policy file or flag is wrong; the message says what and where."""
 
 
 def queues_from(settings: Settings) -> Queues:
@@ -111,9 +104,7 @@ def build_policy(settings: Settings, *, policy_file: Path | None = None,
         if on_timeout is not None:
             rule.on_timeout = on_timeout
     policy.agents = _agents(policy.agents, agents or AgentFlags())
-    recording = policy.agents.recording
-    if recording is not None and recording.mode == "replay":
-        recording.sha256 = _stored(settings, Path(recording.path))
+    policy.agents.recording = recording_for_run(settings, policy.agents.recording)
     if memory is not None:
         policy.memory.enabled = memory
     if skills is not None:
@@ -123,15 +114,6 @@ def build_policy(settings: Settings, *, policy_file: Path | None = None,
     elif policy.environment is not None and known_environments is not None:
         check_environment(policy.environment, known_environments)
     return policy
-
-
-def _stored(settings: Settings, path: Path) -> str:
-    """Put a replay's recording in the artifact store, so agents on any host can read it."""
-    try:
-        return settings.artifact_store().put(path).sha256
-    except (StoreError, OSError) as err:
-        raise PolicyError(f"--replay {path}: could not be put in the artifact store: "
-                          f"{err}") from err
 
 
 def check_environment(name: str, known: Collection[str] | None = None) -> str:
@@ -177,58 +159,7 @@ def _agents(current: AgentsPolicy, flags: AgentFlags) -> AgentsPolicy:
     if agents.budget_usd is not None and not math.isfinite(agents.budget_usd):
         raise PolicyError(f"agents.budget_usd: {agents.budget_usd} is not a number of dollars; "
                           "give a finite amount such as 2.50")
-    if agents.recording is not None:
-        agents.recording = check_recording(agents.recording)
     return agents
-
-
-def check_recording(recording: ModelRecording) -> ModelRecording:
-    """The recording with an absolute path, once it is known to be usable.
-
-    A replay must be an existing, well-formed recording with at least one exchange; a record
-    file must be creatable (its folder exists and is writable) and not a directory.
-    """
-    path = Path(recording.path).expanduser().absolute()
-    if recording.mode == "replay":
-        _check_replay(path)
-    else:
-        _check_record(path)
-    return ModelRecording(mode=recording.mode, path=str(path))
-
-
-def _check_replay(path: Path) -> None:
-    from activities.llm.recording import parse_recording
-
-    if not path.is_file():
-        what = "is a directory" if path.is_dir() else "does not exist"
-        raise PolicyError(f"--replay {path}: {what}; give a recording made with --record")
-    try:
-        exchanges = parse_recording(path)
-    except ApplicationError as err:
-        raise PolicyError(f"--replay: {err.message}") from err
-    except UnicodeDecodeError as err:
-        raise PolicyError(f"--replay {path}: not a recording (not UTF-8 text at byte "
-                          f"{err.start})") from err
-    except OSError as err:
-        raise PolicyError(f"--replay {path}: cannot read it ({err.strerror})") from err
-    except (RecursionError, MemoryError) as err:  # a hostile line: nested or huge
-        raise PolicyError(f"--replay {path}: not a recording: a line is too deeply nested "
-                          f"or too large to parse ({type(err).__name__}); give a recording "
-                          "made with --record") from None
-    if not exchanges:
-        raise PolicyError(f"--replay {path}: the recording holds no exchanges; record a run "
-                          "with --record first")
-
-
-def _check_record(path: Path) -> None:
-    if path.is_dir():
-        raise PolicyError(f"--record {path}: is a directory; name a file to record into")
-    folder = path.parent
-    if not folder.is_dir():
-        raise PolicyError(f"--record {path}: the folder {folder} does not exist")
-    if not os.access(folder, os.W_OK | os.X_OK) or (path.exists()
-                                                    and not os.access(path, os.W_OK)):
-        raise PolicyError(f"--record {path}: cannot write there (permission denied)")
 
 
 def _read(path: Path) -> dict[str, Any]:

@@ -326,7 +326,7 @@ def make_runtime(settings: Settings) -> Runtime | None:
         return None
     sdk_port = free_loopback_port()
     exporter = MetricsExporter(settings.metrics_port, f"http://127.0.0.1:{sdk_port}/metrics",
-                               REGISTRY)
+                               REGISTRY, host=settings.metrics_host)
     try:
         return Runtime(telemetry=TelemetryConfig(metrics=PrometheusConfig(
             bind_address=f"127.0.0.1:{sdk_port}",

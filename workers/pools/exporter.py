@@ -46,10 +46,10 @@ class MetricsExporter:
     """Serves ``registry`` and the text at ``sdk_url`` on ``port`` until :meth:`close`.
 
     Args:
-        port: the worker's metrics port (bound on every interface, like the SDK's was).
+        port: the worker's metrics port.
         sdk_url: the SDK exporter's loopback URL (None: Assay's metrics alone).
         registry: the metrics of Assay's own.
-        host: the address to bind.
+        host: the address to bind (``settings.metrics_host``; loopback unless told).
         health: what ``/healthz`` answers from.
 
     Raises:
@@ -57,7 +57,7 @@ class MetricsExporter:
     """
 
     def __init__(self, port: int, sdk_url: str | None, registry: CollectorRegistry, *,
-                 host: str = "0.0.0.0", health: WorkerHealth = HEALTH) -> None:
+                 host: str = "127.0.0.1", health: WorkerHealth = HEALTH) -> None:
         self.sdk_url = sdk_url
         self.health = health
         self.registry = registry

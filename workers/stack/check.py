@@ -1,7 +1,9 @@
 """``assay check``: the health of every part of the stack, one line each.
 
 It only looks: it starts nothing, so it is safe in a container health check and while a
-stack is starting. Each item says what is wrong and what to do about it.
+stack is starting (it writes only a missing data directory, created private, and a dead
+stack's ``stack.json``, to forget the pids of services that are gone). Each item says what is
+wrong and what to do about it.
 
 A pool is served when a worker polled its queue recently (Temporal records each poller's last
 access). For the embedded stack the recorded pids say more, and at once: a stack or worker
@@ -12,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-from dataclasses import dataclass
 
 from sqlalchemy import text
 from sqlalchemy.engine import make_url
@@ -24,12 +25,14 @@ from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
 from temporalio.client import Client
 from temporalio.service import RPCError
 
+from workers.connection.identity import claimed
 from workers.pools.builders import SERVED_POOLS
 from workers.pools.versioning import Routing, routing
 from workers.settings import Settings
 from workers.stack.embedded import EmbeddedPostgres, QdrantInUseError, QdrantLocal
+from workers.stack.host import HealthItem, host_items
 from workers.stack.process import StackError, is_alive
-from workers.stack.state import StackInfo, read_state, running_stack
+from workers.stack.state import StackInfo, forget_gone, read_state, running_stack
 from workers.stack.temporal import (
     LONG_POLL_S,
     TemporalDevServer,
@@ -48,15 +51,6 @@ KINDS = {"workflow": TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
          "activity": TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY}
 
 
-@dataclass(frozen=True)
-class HealthItem:
-    """One line of ``assay check``."""
-
-    name: str
-    ok: bool
-    detail: str
-
-
 def check(settings: Settings) -> list[HealthItem]:
     """Check every part of the stack (see :func:`acheck`)."""
     return asyncio.run(acheck(settings))
@@ -64,23 +58,28 @@ def check(settings: Settings) -> list[HealthItem]:
 
 async def acheck(settings: Settings) -> list[HealthItem]:
     """The stack's process, Temporal, search attributes, pools, PostgreSQL, Qdrant, sandbox."""
+    settings.make_root()  # Qdrant's check would create it, open to all
     stack = read_state(settings)
-    items = [] if stack is None else [stack_item(stack)]
+    gone = forget_gone(settings)
+    items = [] if stack is None else [stack_item(stack, gone)]
     items += await _temporal_items(settings, stack)
     items.append(await postgres_item(settings))
     items.append(await asyncio.to_thread(qdrant_item, settings))
-    items.append(await asyncio.to_thread(sandbox_item, settings))
-    items.append(await asyncio.to_thread(environments_item, settings))
+    items += await asyncio.to_thread(host_items, settings)
     return items
 
 
-def stack_item(stack: StackInfo) -> HealthItem:
-    """Whether the recorded ``assay up`` process still runs (its pid, not its services)."""
+def stack_item(stack: StackInfo, gone: list[str] | None = None) -> HealthItem:
+    """Whether the recorded ``assay up`` process still runs, and the services it recorded."""
+    dead = f"; {', '.join(gone)} recorded in stack.json no longer run" if gone else ""
     if not stack.alive():
         return HealthItem("stack", False, f"the stack (pid {stack.pid}) is not running: it "
-                          "ended without `assay down`; run `assay down` to stop what it left "
-                          "behind, then `assay up`")
+                          f"ended without `assay down`{dead}; run `assay down` to stop what it "
+                          "left behind, then `assay up`")
     since = f"pid {stack.pid}, since {stack.started_at}"
+    if gone:
+        return HealthItem("stack", False, f"{since}{dead}: the stack restarts them; if this "
+                          f"persists see {stack.data_dir}/logs/stack.log")
     if stack.status != "running":
         return HealthItem("stack", False, f"{since}: still starting")
     restarts = (f", restarted {stack.workers_restarts} time"
@@ -138,7 +137,14 @@ async def _temporal_items(settings: Settings, stack: StackInfo | None) -> list[H
         return [HealthItem("temporal", False, f"{err}; start it with `assay up`"),
                 HealthItem("search attributes", False, down),
                 *(HealthItem(f"queue {settings.queue(p)}", False, down) for p in Pool)]
-    items = [HealthItem("temporal", True, f"{address}, namespace {namespace}")]
+    owner = await claimed(client)
+    if owner is not None and owner.data_dir != str(settings.root):
+        items = [HealthItem("temporal", False, f"{address}, namespace {namespace}, serves the "
+                            f"stack of data directory {owner.data_dir}, not {settings.root}: "
+                            f"set ASSAY_DATA_DIR={owner.data_dir} to use that stack")]
+    else:
+        items = [HealthItem("temporal", True, f"{address}, namespace {namespace}"
+                            + (f", stack of {owner.data_dir}" if owner else ""))]
     try:
         missing = await missing_search_attributes(client)
     except StackError as err:
@@ -270,29 +276,3 @@ def qdrant_item(settings: Settings) -> HealthItem:
     finally:
         qdrant.close()
     return HealthItem("qdrant", True, f"{qdrant.where}, {count} collections")
-
-
-def sandbox_item(settings: Settings) -> HealthItem:
-    """Which isolation sandboxed jobs get here, measured by running a probe job."""
-    from activities.sandbox.job import isolation_status  # its probe imports are not needed above
-
-    status = isolation_status(settings.sandbox_isolation)
-    return HealthItem("sandbox", status.ok, status.summary)
-
-
-def environments_item(settings: Settings) -> HealthItem:
-    """Job environments: the named sets, how many are provisioned and their size, and uv."""
-    import uv
-
-    environments = settings.environments()
-    names = ", ".join(environments.catalog.names()) or "none"
-    records = environments.records()
-    size = sum(int(r.get("size", 0)) for r in records) / 2**20
-    detail = (f"named sets: {names}; {len(records)} provisioned ({size:.1f} MiB) in "
-              f"{environments.root}")
-    try:
-        found = uv.find_uv_bin()
-    except FileNotFoundError:
-        return HealthItem("environments", False, f"{detail}; uv is missing, so jobs naming an "
-                          "environment are refused: reinstall Assay (uv is a dependency)")
-    return HealthItem("environments", True, f"{detail}; uv at {found}")

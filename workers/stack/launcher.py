@@ -9,6 +9,8 @@ or a Qdrant server replace the embedded service of the same kind.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import json
 import subprocess
 import sys
 import time
@@ -19,10 +21,26 @@ import typer
 from workers.settings import Settings
 from workers.stack.check import HealthItem, acheck, check
 from workers.stack.embedded import ASSAY_DATABASE, EmbeddedPostgres, TemporalDevServer
+from workers.stack.files import open_private_log
 from workers.stack.pools import STOP_GRACE_S
-from workers.stack.process import StackError, child_env, is_alive, log_tail, terminate
+from workers.stack.process import (
+    SECRETS_ON_STDIN,
+    StackError,
+    child_env,
+    is_alive,
+    log_tail,
+    split_secrets,
+    terminate,
+)
 from workers.stack.serve import serve
-from workers.stack.state import StackInfo, read_state, remove_state, running_stack, state_path
+from workers.stack.state import (
+    StackInfo,
+    forget_gone,
+    read_state,
+    remove_state,
+    running_stack,
+    state_path,
+)
 
 __all__ = ["HealthItem", "StackError", "acheck", "check", "database_url", "down", "serve", "up"]
 
@@ -85,12 +103,17 @@ def _start_detached(settings: Settings, command: list[str], say: Say, timeout: f
         say(f"Assay is already running on {settings.root} (pid {info.pid}, Web UI "
             f"{info.ui_url}); reusing it (stop it with `assay down`)")
         return
-    settings.logs_dir.mkdir(parents=True, exist_ok=True)
+    if gone := forget_gone(settings):
+        say(f"stack.json recorded {', '.join(gone)}, no longer running: the last stack ended "
+            "without `assay down`")
+    settings.make_root()
     log_path = settings.logs_dir / "stack.log"
-    with log_path.open("ab") as log:
-        proc = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log,
+    env, secrets = split_secrets(child_env(settings))
+    with open_private_log(log_path) as log:
+        proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=log,
                                 stderr=subprocess.STDOUT, start_new_session=True,
-                                env=child_env(settings))
+                                env=env | {SECRETS_ON_STDIN: "1"})
+    _hand_over(proc, secrets)
     deadline = time.monotonic() + timeout
     while (info := read_state(settings)) is None or info.pid != proc.pid or (
             info.status != "running"):
@@ -105,7 +128,17 @@ def _start_detached(settings: Settings, command: list[str], say: Say, timeout: f
     proc.returncode = 0  # it runs on by design; do not warn that it outlives this handle
     say(f"Assay is running in the background (pid {proc.pid}), every pool served; Temporal "
         f"Web UI: {info.ui_url}")
+    say(f"data directory: {settings.root}")
     say(f"logs: {log_path}; stop it with `assay down`")
+
+
+def _hand_over(proc: subprocess.Popen[bytes], secrets: dict[str, str]) -> None:
+    """Send the detached stack its secrets on stdin (its environment shows none of them)."""
+    assert proc.stdin is not None
+    with contextlib.suppress(BrokenPipeError):  # it ended at once: its log says why
+        proc.stdin.write(json.dumps(secrets).encode())
+    with contextlib.suppress(BrokenPipeError):
+        proc.stdin.close()
 
 
 def down(settings: Settings, *, say: Say = say_stderr, timeout: float = 60.0) -> int:

@@ -61,12 +61,15 @@ class WorkerProcess:
     """The stack's child process running the pools: started, watched, restarted, stopped."""
 
     def __init__(self, settings: Settings, pools: list[Pool], *, database_url: str,
-                 info: StackInfo, say: Say) -> None:
+                 info: StackInfo, say: Say, secrets: dict[str, str] | None = None) -> None:
         self.settings = settings
         self.served = [p for p in pools if p in SERVED_POOLS]
         self.command = [sys.executable, "-m", "workers.stack.worker_main",
                         *(p.value for p in self.served)]
-        self.env = child_env(settings) | {"ASSAY_DATABASE_URL": database_url}
+        # The secrets the stack withheld from its services (``AWS_*`` credentials...) come
+        # back here, where the pools use them; Assay's own come from its settings.
+        given = {k: v for k, v in (secrets or {}).items() if not k.startswith("ASSAY_")}
+        self.env = given | child_env(settings) | {"ASSAY_DATABASE_URL": database_url}
         # The stack's workers are this machine's only version: each start promotes it.
         self.env["ASSAY_DEPLOYMENT_SET_CURRENT"] = settings.deployment_set_current or "always"
         self.info = info

@@ -12,10 +12,13 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
+from typing import get_args
 
 import psutil
 from pydantic import SecretStr
@@ -113,6 +116,55 @@ def stop_child(proc: subprocess.Popen[bytes], *, grace: float) -> None:
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.wait(5.0)
+
+
+SECRET_NAME = re.compile(r"API_KEY|SECRET|TOKEN|PASSWORD|CREDENTIAL|ACCESS_KEY", re.IGNORECASE)
+"""Names of environment variables that may hold a secret (``ANTHROPIC_API_KEY``, ``AWS_*``)."""
+
+
+SECRETS_ON_STDIN = "ASSAY_SECRETS_ON_STDIN"
+"""Set in a detached stack's environment: its secrets come on stdin, not in its environment."""
+
+
+def is_secret(name: str) -> bool:
+    """Whether an environment variable may hold a secret.
+
+    That is one of Assay's secret settings (``ASSAY_ANTHROPIC_API_KEY``, ``ASSAY_CODEC_KEYS``...)
+    or any variable whose name says it holds one.
+    """
+    secret_settings = {f"ASSAY_{name.upper()}" for name, field in Settings.model_fields.items()
+                       if SecretStr in (field.annotation, *get_args(field.annotation))}
+    return name in secret_settings or SECRET_NAME.search(name) is not None
+
+
+def split_secrets(env: dict[str, str]) -> tuple[dict[str, str], dict[str, str]]:
+    """``env`` without its secrets, and the secrets."""
+    secrets = {name: value for name, value in env.items() if is_secret(name)}
+    return {k: v for k, v in env.items() if k not in secrets}, secrets
+
+
+def withhold_secrets() -> dict[str, str]:
+    """Take every secret out of this process's environment, and return them.
+
+    The stack calls it once its settings are read: the services it starts (the Temporal dev
+    server, PostgreSQL) inherit its environment and need none of them; only the worker process
+    gets them back.
+    """
+    _, taken = split_secrets(dict(os.environ))
+    for name in taken:
+        del os.environ[name]
+    return taken
+
+
+def receive_secrets() -> None:
+    """Put the secrets a detached start sent on stdin into this environment, if it sent any.
+
+    A detached stack gets them so (see ``launcher``), so they are never part of its process's
+    environment as the system shows it.
+    """
+    if os.environ.pop(SECRETS_ON_STDIN, None) != "1":
+        return
+    os.environ.update({str(k): str(v) for k, v in json.loads(sys.stdin.read() or "{}").items()})
 
 
 def child_env(settings: Settings) -> dict[str, str]:

@@ -22,8 +22,15 @@ from workers.settings import Settings
 from workers.stack.check import postgres_item, qdrant_item
 from workers.stack.embedded import ASSAY_DATABASE, EmbeddedPostgres, TemporalDevServer
 from workers.stack.pools import WorkerProcess
-from workers.stack.process import StackError, is_alive
-from workers.stack.state import StackInfo, StackLock, redact, remove_state, write_state
+from workers.stack.process import StackError, is_alive, start_time, withhold_secrets
+from workers.stack.state import (
+    StackInfo,
+    StackLock,
+    read_state,
+    redact,
+    remove_state,
+    write_state,
+)
 from workflows.constants import Pool
 
 log = logging.getLogger("assay.stack")
@@ -34,29 +41,34 @@ WATCH_INTERVAL_S = 1.0
 class Stack:
     """The embedded services of one data directory, started in order and stopped in reverse."""
 
-    def __init__(self, settings: Settings, say: Say) -> None:
+    def __init__(self, settings: Settings, say: Say,
+                 secrets: dict[str, str] | None = None) -> None:
         self.settings = settings
         self.say = say
+        self.secrets = secrets or {}
+        """What :func:`withhold_secrets` took from the environment: the worker process's."""
         self.temporal = TemporalDevServer(settings)
         self.postgres = (EmbeddedPostgres(settings.postgres_dir)
                          if settings.database_url is None else None)
         self.database_url = ""
         self.workers: WorkerProcess | None = None
         self._pg_starting: asyncio.Future[str] | None = None
+        self.info: StackInfo | None = None
 
     async def start(self, info: StackInfo) -> None:
         """Start or reuse each service, recording where it is in ``info``."""
+        self.info = info
         began = time.monotonic()
         await self.temporal.start()
         verb = "reused" if self.temporal.reused else "started"
         self.say(f"Temporal {verb} at {self.temporal.address} ({_since(began)})")
-        info.temporal_address, info.temporal_pid = self.temporal.address, self.temporal.pid
+        info.temporal_address = self.temporal.address
         info.temporal_namespace, info.ui_url = self.temporal.namespace, self.temporal.ui_url
         began = time.monotonic()
         self._pg_starting = asyncio.ensure_future(asyncio.to_thread(self._start_postgres))
         self.database_url = await self._pg_starting
         info.database_url = redact(self.database_url)
-        info.postgres_pid = self.postgres.pid if self.postgres is not None else None
+        self._record_pids()
         self.say(f"PostgreSQL ready: {info.database_url} ({_since(began)})")
         # Qdrant's local mode admits one process; the pools open it in this process, so
         # here it is only proven usable, then released for them.
@@ -65,6 +77,17 @@ class Stack:
             raise StackError(item.detail)
         info.qdrant = self.settings.qdrant_url or str(self.settings.qdrant_dir)
         self.say(f"Qdrant ready: {item.detail}")
+
+    def _record_pids(self) -> None:
+        """Write the services' current pids (and start times) into ``stack.json``."""
+        if self.info is None:
+            return
+        info = self.info
+        info.temporal_pid = self.temporal.pid
+        info.temporal_started = _started(info.temporal_pid)
+        info.postgres_pid = self.postgres.pid if self.postgres is not None else None
+        info.postgres_started = _started(info.postgres_pid)
+        write_state(self.settings, info)
 
     def _start_postgres(self) -> str:
         if self.postgres is None:
@@ -86,7 +109,7 @@ class Stack:
         """Start the worker process for ``pools`` and wait until it polls every queue."""
         began = time.monotonic()
         self.workers = WorkerProcess(self.settings, pools, database_url=self.database_url,
-                                     info=info, say=self.say)
+                                     info=info, say=self.say, secrets=self.secrets)
         self.say(f"starting the worker process: {', '.join(p.value for p in pools)}")
         self.workers.start()
         await self.workers.wait_serving()
@@ -103,9 +126,11 @@ class Stack:
                 self.say(f"the Temporal dev server (pid {pid}) exited; restarting it")
                 self.temporal.stop(grace=0)
                 await self.temporal.start()
+                self._record_pids()
             if self.postgres is not None and self.postgres.pid is None:
                 self.say("PostgreSQL exited; restarting it")
                 await asyncio.to_thread(self.postgres.start)
+                self._record_pids()
 
     async def stop(self, *, force: bool) -> None:
         """Stop the worker process, PostgreSQL, then Temporal (each even if another fails).
@@ -178,11 +203,15 @@ async def serve(settings: Settings, pools: Sequence[Pool] | None = None, *,
     """
     lock = StackLock(settings)
     lock.acquire()
+    say(f"data directory: {settings.root}")
+    if (stale := read_state(settings)) is not None and (gone := stale.gone()):
+        say(f"stack.json recorded {', '.join(gone)}, no longer running: the last stack "
+            "ended without `assay down`; writing a new record")
     info = StackInfo.for_this_process(settings)
     info.pools = [p.value for p in (list(Pool) if pools is None else pools)]
     write_state(settings, info)
     signals = _Signals(say)
-    stack = Stack(settings, say)
+    stack = Stack(settings, say, withhold_secrets())
     try:
         await _run(stack, info, signals)
     except asyncio.CancelledError:
@@ -237,6 +266,10 @@ def _uncancel() -> None:
     task = asyncio.current_task()
     if task is not None:
         task.uncancel()
+
+
+def _started(pid: int | None) -> float:
+    return (start_time(pid) or 0.0) if pid is not None else 0.0
 
 
 def _since(began: float) -> str:

@@ -35,10 +35,13 @@ class StackInfo:
     temporal_address: str = ""
     temporal_namespace: str = ""
     temporal_pid: int | None = None
+    temporal_started: float = 0.0
+    """The dev server's start time, so a reused pid is not taken for it."""
     ui_url: str = ""
     database_url: str = ""
     """Without its password."""
     postgres_pid: int | None = None
+    postgres_started: float = 0.0
     qdrant: str = ""
     pools: list[str] = field(default_factory=list[str])
     workers_pid: int | None = None
@@ -60,6 +63,22 @@ class StackInfo:
     def alive(self) -> bool:
         """Whether the recorded process is still running (not merely a reused pid)."""
         return is_alive(self.pid, self.pid_started)
+
+    def gone(self) -> list[str]:
+        """The recorded service processes that no longer run, each as ``name (pid N)``."""
+        recorded = (("the Temporal dev server", self.temporal_pid, self.temporal_started),
+                    ("PostgreSQL", self.postgres_pid, self.postgres_started))
+        return [f"{name} (pid {pid})" for name, pid, started in recorded
+                if pid is not None and not is_alive(pid, started or None)]
+
+    def forget_gone(self) -> None:
+        """Clear the pids of recorded service processes that no longer run."""
+        if self.temporal_pid is not None and not is_alive(self.temporal_pid,
+                                                          self.temporal_started or None):
+            self.temporal_pid, self.temporal_started = None, 0.0
+        if self.postgres_pid is not None and not is_alive(self.postgres_pid,
+                                                          self.postgres_started or None):
+            self.postgres_pid, self.postgres_started = None, 0.0
 
 
 def state_path(settings: Settings) -> Path:
@@ -83,11 +102,32 @@ def running_stack(settings: Settings) -> StackInfo | None:
 
 
 def write_state(settings: Settings, info: StackInfo) -> None:
-    """Write ``stack.json`` atomically, so a reader never sees half a record."""
+    """Write ``stack.json`` atomically, readable by its user only: no reader sees half a record."""
     path = state_path(settings)
     tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(asdict(info), indent=2) + "\n")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as out:
+        out.write(json.dumps(asdict(info), indent=2) + "\n")
     tmp.replace(path)
+
+
+def forget_gone(settings: Settings) -> list[str]:
+    """Note in ``stack.json`` that the services it records as running are gone.
+
+    Only a record whose stack is gone is rewritten (a live stack keeps its own record, and
+    restarts its services itself).
+
+    Returns:
+        The gone processes, each as ``name (pid N)``; empty when none is.
+    """
+    info = read_state(settings)
+    if info is None:
+        return []
+    gone = info.gone()
+    if gone and not info.alive():
+        info.forget_gone()
+        write_state(settings, info)
+    return gone
 
 
 def remove_state(settings: Settings, pid: int) -> None:
@@ -117,7 +157,7 @@ class StackLock:
         Raises:
             StackError: another ``assay up`` holds it; the message names its pid.
         """
-        self.settings.root.mkdir(parents=True, exist_ok=True)
+        self.settings.make_root()
         handle = self.path.open("a")
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)

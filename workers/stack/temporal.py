@@ -8,6 +8,7 @@ Ctrl-C in the terminal reaches ``assay up`` (which stops things in order) and no
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import socket
 import subprocess
@@ -23,9 +24,12 @@ from temporalio.api.operatorservice.v1 import (
 )
 from temporalio.api.workflowservice.v1 import DescribeNamespaceRequest
 from temporalio.client import Client
+from temporalio.service import RPCError
 
 from workers.connection import connect as connect_client
+from workers.connection.identity import claim, claimed, other_stack_message
 from workers.settings import Settings
+from workers.stack.files import open_private_log
 from workers.stack.process import (
     StackError,
     is_alive,
@@ -224,7 +228,24 @@ class TemporalDevServer:
         else:
             self._launch()
             client = await self._wait_healthy()
+        await self._claim(client, ours=self.pid is not None)
         await register_search_attributes(client)
+
+    async def _claim(self, client: Client, *, ours: bool) -> None:
+        """Record this data directory as the namespace's stack, unless another one is.
+
+        A server this data directory launched (``ours``) is its own, whatever it recorded
+        before (the directory may have moved); one found answering belongs to whoever claimed
+        it.
+
+        Raises:
+            StackError: the namespace already serves another data directory's stack.
+        """
+        other = None if ours else await claimed(client)
+        if other is not None and other.data_dir != str(self.settings.root):
+            raise StackError(other_stack_message(self.settings, other))
+        with contextlib.suppress(RPCError):  # a cluster may let no worker update a namespace
+            await claim(client, self.settings)
 
     async def _attach(self) -> Client | None:
         """Connect to the Temporal listening on the address; None if the port closes meanwhile.
@@ -258,11 +279,11 @@ class TemporalDevServer:
         return pid if is_alive(pid, started) else None
 
     def _launch(self) -> None:
-        self.settings.logs_dir.mkdir(parents=True, exist_ok=True)
-        with self.log_path.open("ab") as log:
+        # umask 077: its SQLite files (every run's history) are its user's only.
+        with open_private_log(self.log_path) as log:
             self._proc = subprocess.Popen(
                 self.command(), stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                start_new_session=True)
+                start_new_session=True, umask=0o077)
         self.pid = self._proc.pid
         record = {"pid": self.pid, "started": start_time(self.pid), "address": self.address}
         self.pid_path.write_text(json.dumps(record))

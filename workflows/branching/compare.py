@@ -5,17 +5,18 @@ Lines are ordered by, in turn: every task completed; the share of declared check
 the key metric in its direction (a line without it comes after those with it); wall time;
 model cost; sandbox CPU time; and the name, so equal lines always rank the same way. The
 metric is the branch-point task's (the first of the line), where the variation is; failing
-that, the last downstream task's whose verified metrics hold it as a number. Pure code: the
-workflow ranks, and the tests check the ranking, with the same function.
+that, the last downstream task's whose verified metrics hold it as a number or an estimate
+(its value ranks; its interval is kept for ties: ``workflows.branching.selection``). Pure
+code: the workflow ranks, and the tests check the ranking, with the same function.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
 from workflows.contracts.alternatives import Metric
 from workflows.contracts.branches import LineScore
+from workflows.contracts.estimates import interval, number
 from workflows.contracts.results import TaskResult
 
 
@@ -24,28 +25,31 @@ def score(tasks: Sequence[TaskResult], declared: int, metric: Metric | None) -> 
     started = [t.started_at for t in tasks if t.started_at is not None]
     finished = [t.finished_at for t in tasks if t.finished_at is not None]
     wall = (max(finished) - min(started)).total_seconds() if started and finished else 0.0
+    found = key_metric(tasks, metric)
     return LineScore(
         completed=bool(tasks) and all(t.status == "completed" for t in tasks),
         checks_passed=sum(c.passed for t in tasks for c in t.checks),
         checks_declared=declared,
-        metric=metric_value(tasks, metric),
+        metric=number(found) if found is not None else None,
+        interval=interval(found) if found is not None else None,
         wall_s=round(max(wall, 0.0), 3),
         cost_usd=round(sum(t.model.usage.cost_usd for t in tasks), 6),
         cpu_s=round(sum(t.execution.cpu_s for t in tasks if t.execution is not None), 3))
 
 
-def metric_value(tasks: Sequence[TaskResult], metric: Metric | None) -> float | None:
-    """The key metric of the branch point, else of the last downstream task holding it.
+def key_metric(tasks: Sequence[TaskResult], metric: Metric | None) -> object:
+    """The key metric as written (a number or an estimate), the branch point's or another's.
 
-    Only a completed task's finite numbers count.
+    The branch point's, else the last downstream task's holding it.
+
+    ``None``: no completed task of the line has it as a finite number (or an estimate of one).
     """
     if metric is None:
         return None
     for task in [*tasks[:1], *reversed(tasks[1:])]:
         value = task.metrics.get(metric.name)
-        if (task.status == "completed" and isinstance(value, int | float)
-                and not isinstance(value, bool) and math.isfinite(value)):
-            return float(value)
+        if task.status == "completed" and number(value) is not None:
+            return value
     return None
 
 
@@ -76,5 +80,7 @@ def explain(order: list[str], lines: dict[str, LineScore], metric: Metric | None
              f"{best.checks_passed}/{best.checks_declared} checks passed"]
     if metric is not None:
         shown = "missing" if best.metric is None else f"{best.metric:.4g}"
+        if best.interval is not None:
+            shown += f" [{best.interval[0]:.4g}, {best.interval[1]:.4g}]"
         parts.append(f"{metric.name} ({metric.direction}) {shown}")
     return f"{order[0]} ranks first of {len(order)}: {', '.join(parts)}"

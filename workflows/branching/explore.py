@@ -12,6 +12,7 @@ from __future__ import annotations
 from workflows.branching.graph import downstream
 from workflows.common.changes import ChangeRefusedError, apply_sets, split_path
 from workflows.contracts.alternatives import MAX_BRANCHES, BranchSpec
+from workflows.contracts.arguments import check_job_args
 from workflows.contracts.base import Scalar
 from workflows.contracts.branches import MAIN_LINE
 from workflows.contracts.plan import Decision, Plan, PlanError
@@ -108,8 +109,12 @@ def _check_applies(decision: Decision, sets: dict[str, Scalar], where: str) -> N
         raise PlanError(f"{where}: cannot set {', '.join(sets)} of task {decision.task_id}: "
                         + _AFTER_THE_RUN.format(task=decision.task_id))
     try:
-        apply_sets(decision.job, sets, decision.task_id)
+        changed, _ = apply_sets(decision.job, sets, decision.task_id)
+        check_job_args(changed.args)
     except ChangeRefusedError as err:
         detail = str(err).removeprefix(f"task {decision.task_id}: ")
         raise PlanError(f"{where}: cannot set {', '.join(sets)} of task {decision.task_id}: "
                         f"{detail}") from None
+    except ValueError as err:  # arguments no program could be started with
+        raise PlanError(f"{where}: cannot set {', '.join(sets)} of task {decision.task_id}: "
+                        f"{err}") from None

@@ -2,9 +2,11 @@
 
 Who may branch (the policy's ``branching.approvers``), from where (a task of the plan at a
 checkpoint it has reached: upstream completed for ``planned``, a job it ran for ``execute``, a
-succeeded execution for ``verify``; never a cancelled or blocked task), under which names
-(unique in the run, ``main`` reserved) and with which changes (each applying to a task of the
-branch, within the guardrails). Everything is checked before anything starts: a request is
+succeeded execution for ``verify``; never a cancelled or blocked task; and only once every
+task it reuses has finished, ``unfinished`` says which have not), under which names
+(unique in the run, ``main`` reserved), compared on which metric (never a held-out one unless
+allowed: ``workflows.branching.selection``) and with which changes (each applying to a task of
+the branch, within the guardrails). Everything is checked before anything starts: a request is
 refused whole, with every reason. Deterministic, pure code.
 """
 
@@ -13,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from workflows.branching.graph import downstream, upstream
+from workflows.branching.selection import held_out_problem
 from workflows.common.changes import ChangeRefusedError, by_task, modified
 from workflows.constants import branch_workflow_id, digest
 from workflows.contracts.alternatives import BranchSpec, Metric
@@ -73,12 +76,20 @@ def plan_request(req: BranchRequest, view: RunView, policy: RunPolicy) -> list[P
         raise BranchRefusedError("; ".join([*problems, f"unknown task {req.from_task!r} "
                                             f"(the plan's tasks: {known})"]))
     problems.extend(_checkpoint(req, view))
+    waiting = unfinished(req, view)
+    if waiting:
+        problems.append(f"the branch reuses tasks {', '.join(waiting)}, which have not "
+                        "finished: ask again once they have")
     if problems:
         raise BranchRefusedError("; ".join(problems))
     tasks = downstream(view.plan, view.order, req.from_task)
     reused = [view.results[t] for t in upstream(view.plan, tasks)]
     metric = (req.metric or decisions[req.from_task].metric or view.plan.metric
               or policy.branching.metric)
+    allowed = req.allow_test_selection or policy.branching.allow_test_selection
+    held = held_out_problem(metric, view.plan.held_out, "branch selection")
+    if held and not allowed:
+        raise BranchRefusedError(held)
     group = f"{req.from_task}:{req.from_phase}#{view.groups + 1}"
     planned: list[Planned] = []
     for spec in req.branches:
@@ -89,6 +100,19 @@ def plan_request(req: BranchRequest, view: RunView, policy: RunPolicy) -> list[P
     if problems:
         raise BranchRefusedError("; ".join(problems))
     return planned
+
+
+def unfinished(req: BranchRequest, view: RunView) -> list[str]:
+    """The tasks a branch from ``req.from_task`` reuses that have no result yet.
+
+    A branch reuses every task upstream of the tasks it runs, its branch point's siblings
+    included (a task beside it that a task downstream of it depends on): until each has
+    finished, the branch cannot start. A task the plan does not have waits for nothing.
+    """
+    if req.from_task not in view.plan.by_id():
+        return []
+    tasks = downstream(view.plan, view.order, req.from_task)
+    return [t for t in upstream(view.plan, tasks) if t not in view.results]
 
 
 def _who_and_names(req: BranchRequest, view: RunView, policy: RunPolicy) -> list[str]:
@@ -167,7 +191,9 @@ def _one(spec: BranchSpec, req: BranchRequest, view: RunView, tasks: list[str],
         code_sha256=digest(spec.code.encode()) if spec.code else "",
         workflow_id=branch_workflow_id(view.run_id, spec.name),
         tasks=dict.fromkeys(tasks, "pending"), reused=[r.task_id for r in reused],
-        metric=metric, selection=req.selection or policy.branching.selection)
+        metric=metric, selection=req.selection or policy.branching.selection,
+        ties=policy.branching.ties, held_out_allowed=bool(
+            held_out_problem(metric, view.plan.held_out, "branch selection")))
     sub = view.plan.model_copy(update={"decisions": [changed[t] for t in tasks]})
     return Planned(record=record, plan=sub, order=tasks, reused=reused, start=start)
 

@@ -43,6 +43,9 @@ class ErrorType(StrEnum):
     BUDGET_EXHAUSTED = "BudgetExhausted"
     REPLAY_MISS = "ReplayMiss"
     REPLAY_UNREADABLE = "ReplayUnreadable"
+    RECORDING_REFUSED = "RecordingRefused"
+    """A run's model recording names a host path, or no name or digest: the agents worker
+    opens nothing a run chooses outside its own data directory and the artifact store."""
     # passing conditions: retried with backoff
     DISK_FULL = "DiskFull"
     JOB_INTERPRETER_MISSING = "JobInterpreterMissing"

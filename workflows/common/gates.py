@@ -74,6 +74,8 @@ class GateKeeper:
         """Refusals that came while no gate had ever opened (kept in ``stray``)."""
         self.stray: list[str] = []
         """The latest of those refusals (who: why), for ``progress``."""
+        self._withdrawn = ""
+        """Who ended the run (``withdraw``): no gate waits for a person any more."""
 
     @property
     def waiting(self) -> GateRecord | None:
@@ -131,6 +133,18 @@ class GateKeeper:
         """The latest refused decisions (who: why), on any gate or none, oldest first."""
         kept = [line for record in self.records for line in record.refused]
         return [*kept, *self.stray][-REFUSALS_KEPT:]
+
+    def withdraw(self, by: str) -> None:
+        """Reject the gate waiting here, and every later one, because the run ends (``by``)."""
+        self._withdrawn = by
+        if self._open is not None and self._open.status == "waiting":
+            self._reject_withdrawn(self._open)
+
+    def _reject_withdrawn(self, gate: GateRecord) -> None:
+        gate.status, gate.by, gate.decided_at = "rejected", self._withdrawn, workflow.now()
+        gate.comment = "withdrawn: the run was cancelled"
+        self.log.add("approval", "complete", agent=self._withdrawn, status="withdrawn",
+                     inputs={"gate": gate.gate, "task_id": self.task_id})
 
     def refuse(self, decision: GateDecision, reason: str) -> None:
         """Record a refused decision on the open gate (or the last one) and as an event."""
@@ -256,15 +270,18 @@ class GateKeeper:
         gate = GateRecord(gate=kind, task_id=self.task_id, opened_at=workflow.now(),
                           question=question)
         self.records.append(gate)
+        if self._withdrawn:  # the run is ending: nobody is asked any more
+            self._reject_withdrawn(gate)
+            return gate
         self._open = gate
+        summarized = workflow.patched(DECISIONS_PATCH)  # before the flush (a local activity)
         self.log.add("approval", "pending", status="waiting",
                      inputs={"gate": kind, "task_id": self.task_id, "question": question,
                              "approvers": rule.approvers, "timeout_s": rule.timeout_s})
         self.log.details.set("gate", self._waiting_text(rule.timeout_s, rule.on_timeout))
         await self.log.flush()
         what = f"{kind} gate" + (f" of task {self.task_id}" if self.task_id else "")
-        summary = (wait_summary(what, rule.approvers, rule.timeout_s)
-                   if workflow.patched(DECISIONS_PATCH) else None)
+        summary = wait_summary(what, rule.approvers, rule.timeout_s) if summarized else None
         try:
             await workflow.wait_condition(lambda: gate.status != "waiting",
                                           timeout=timedelta(seconds=rule.timeout_s),

@@ -75,3 +75,23 @@ def worded_errors(err: ValidationError, model: type[BaseModel], *, whole: str = 
         else:
             words.append(f"{where}: {e['msg'].removeprefix(VALUE_ERROR)}")
     return words
+
+
+NAME_MAX = 255
+"""The longest file name a filesystem takes."""
+
+
+def path_component(value: str, what: str) -> str:
+    """``value`` if it names one entry of one folder: not empty, ``.`` or ``..``, no ``/``.
+
+    Ids that become folder names on a worker (run, task, study) arrive from any Temporal
+    client; this is the one check that keeps them inside the folder they are joined to.
+
+    Raises:
+        ValueError: naming ``what`` and the rule it breaks.
+    """
+    if (not value or value in (".", "..") or "/" in value or "\0" in value
+            or len(value) > NAME_MAX):
+        raise ValueError(f"{what} {value[:80]!r} must be a single path component (no '/', "
+                         "not '.' or '..', at most 255 characters)")
+    return value

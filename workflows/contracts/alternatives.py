@@ -18,6 +18,10 @@ from workflows.contracts.base import Scalar, StrictModel
 
 BranchKind = Literal["recovery", "optimisation", "hypothesis", "human"]
 Direction = Literal["maximize", "minimize"]
+TieRule = Literal["simplest", "cheapest", "person"]
+"""How a line is kept among lines whose key metric is tied within its intervals: the fewest
+parameters changed (then the earliest line), the lowest cost, or a person's choice
+(``workflows.branching.selection``)."""
 
 BranchName = Annotated[str, Field(min_length=1, max_length=48,
                                   pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")]

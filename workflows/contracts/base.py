@@ -13,6 +13,8 @@ from typing import Annotated, Literal, TypeVar, cast
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
+from workflows.common.plaintext import plain_text
+
 T = TypeVar("T")
 Scalar = str | int | float | bool
 """A plain value: a job argument, a metric checked, a modification."""
@@ -47,6 +49,16 @@ TaskId = Annotated[
 """A task's id (a hypothesis's too): numbers as the seed plans write them are kept as text."""
 
 
+def _plain(value: object) -> object:
+    return plain_text(value) if isinstance(value, str) else value
+
+
+PlainText = Annotated[str, BeforeValidator(_plain)]
+"""Free text from outside (a plan, a goal, a signal): stored without escape sequences or
+control characters, so every terminal and report downstream may show it as it is. Made plain
+before its length is checked: an action of escape sequences alone is an empty action."""
+
+
 class Model(BaseModel):
     """Base for contracts: unknown fields from newer writers are ignored, not fatal."""
 
@@ -74,9 +86,9 @@ def via(request: T, channel: Channel) -> T:
 class Decided(Model):
     """A person's mark on a decision: who, when, what they said, and through which channel."""
 
-    by: str
+    by: PlainText
     at: datetime | None = None
-    comment: str = ""
+    comment: PlainText = ""
     channel: Channel = "temporal"
 
     def text(self, comment_chars: int = 300) -> str:

@@ -17,12 +17,12 @@ Pure models only.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field
 
-from workflows.contracts.alternatives import MAX_BRANCHES, BranchKind, BranchSpec, Metric
-from workflows.contracts.base import BY_CHARS, COMMENT_CHARS, Channel, Model, StrictModel
+from workflows.contracts.alternatives import MAX_BRANCHES, BranchKind, BranchSpec, Metric, TieRule
+from workflows.contracts.base import BY_CHARS, COMMENT_CHARS, Channel, Model, PlainText, StrictModel
 from workflows.contracts.execution import ExecutionOutcome, TaskStatus
 from workflows.contracts.plan import JobSpec, Scalar, TaskId
 
@@ -53,22 +53,24 @@ class BranchRequest(StrictModel):
     from_task: TaskId
     from_phase: CheckpointPhase = "planned"
     branches: list[BranchSpec] = Field(min_length=1, max_length=MAX_BRANCHES)
-    by: str = Field(min_length=1, max_length=BY_CHARS)
-    comment: str = Field(default="", max_length=COMMENT_CHARS)
+    by: PlainText = Field(min_length=1, max_length=BY_CHARS)
+    comment: PlainText = Field(default="", max_length=COMMENT_CHARS)
     metric: Metric | None = None
     """The key metric to compare these branches on (default: the plan's or the task's)."""
     selection: Selection | None = None
     """How to decide among them (default: the run policy's ``branching.selection``)."""
     channel: Channel | None = None
     """How it was sent (``cli``, ``python``; none: ``temporal``)."""
+    allow_test_selection: bool = False
+    """Compare on a held-out metric (``test_`` or the plan's ``held_out``) all the same."""
 
 
 class SteerRequest(StrictModel):
     """The payload of a run's ``steer`` signal: pause, resume, cancel or close it."""
 
     action: SteerAction
-    by: str = Field(min_length=1, max_length=BY_CHARS)
-    comment: str = Field(default="", max_length=COMMENT_CHARS)
+    by: PlainText = Field(min_length=1, max_length=BY_CHARS)
+    comment: PlainText = Field(default="", max_length=COMMENT_CHARS)
     channel: Channel | None = None
     """How it was sent (``cli``, ``python``; none: ``temporal``)."""
 
@@ -91,6 +93,8 @@ class LineScore(Model):
     checks_declared: int = 0
     metric: float | None = None
     """The key metric's value: the branch point's, else the last downstream task's."""
+    interval: tuple[float, float] | None = None
+    """The key metric's interval, where the task wrote it as an estimate."""
     wall_s: float = 0.0
     cost_usd: float = 0.0
     cpu_s: float = 0.0
@@ -124,6 +128,10 @@ class BranchRecord(Model):
     """Upstream tasks whose verified results the branch reused instead of re-running."""
     metric: Metric | None = None
     selection: Selection = "best"
+    ties: TieRule = "simplest"
+    """How a line is kept among lines tied within the key metric's intervals."""
+    held_out_allowed: bool = False
+    """The key metric is held out and the request or policy allowed selecting on it."""
     score: LineScore = Field(default_factory=LineScore)
     selected: bool = False
     started_at: datetime | None = None
@@ -154,7 +162,47 @@ class BranchTree(Model):
     """The main line's score in each group it was compared in."""
     kept: dict[str, str] = Field(default_factory=dict[str, str])
     """The line kept in each decided group (a branch's name, or ``main``)."""
+    tied: dict[str, list[str]] = Field(default_factory=dict[str, list[str]])
+    """Each group's lines tied within the key metric's intervals (none: no tie)."""
+    why: dict[str, str] = Field(default_factory=dict[str, str])
+    """Why each decided group's line was kept (the ranking, a tie and its rule, a person)."""
     refused: list[str] = Field(default_factory=list[str])
     """The latest refused branch or steering requests (who: why)."""
     steering: list[str] = Field(default_factory=list[str])
     """What people did to the run, in order (``ada paused``, ``bo resumed``)."""
+
+
+class SweepLine(Model):
+    """One line of a group in the sweep table: what it changed, measured and cost."""
+
+    line: str
+    """``main`` or a branch's name."""
+    parameters: dict[str, Scalar | None] = Field(default_factory=dict[str, Scalar | None])
+    """What the line changed (``2:args.alpha`` → its value); the main line: nothing."""
+    status: str = ""
+    metrics: dict[str, Any] = Field(default_factory=dict[str, Any])
+    """The branch-point task's verified metrics (numbers and estimates), as the job wrote them."""
+    rank: int = 0
+    cost_usd: float = 0.0
+    cpu_s: float = 0.0
+    wall_s: float = 0.0
+    kept: bool = False
+    tied: bool = False
+    """Tied with the first line within the key metric's intervals."""
+
+
+class SweepTable(Model):
+    """Every line of one group of siblings in one table: the report's and results JSON's."""
+
+    group: str
+    from_task: str
+    from_phase: CheckpointPhase = "planned"
+    metric: Metric | None = None
+    selection: Selection = "best"
+    ties: TieRule = "simplest"
+    kept: str = ""
+    """The kept line (empty: not decided)."""
+    why: str = ""
+    """Why it was kept: the ranking, a tie and its rule, a person, a held-out metric allowed."""
+    tie: bool = False
+    lines: list[SweepLine] = Field(default_factory=list[SweepLine])

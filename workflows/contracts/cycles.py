@@ -17,7 +17,7 @@ from pydantic import Field
 
 from workflows.agents.goal import DataFile
 from workflows.constants import Pool
-from workflows.contracts.base import BY_CHARS, COMMENT_CHARS, Channel, Model, StrictModel
+from workflows.contracts.base import BY_CHARS, COMMENT_CHARS, Channel, Model, PlainText, StrictModel
 from workflows.contracts.executive import GateRecord
 from workflows.contracts.plan import Plan
 from workflows.contracts.policy import Queues, RunPolicy
@@ -34,14 +34,14 @@ class CyclePlan(Model):
     plan_name: str
     plan_sha256: str
     plan: Plan
-    by: str = ""
+    by: PlainText = ""
 
 
 class StudyStop(StrictModel):
     """The payload of a study's ``stop`` signal: it ends after the cycle that runs."""
 
-    by: str = Field(min_length=1, max_length=BY_CHARS)
-    comment: str = Field(default="", max_length=COMMENT_CHARS)
+    by: PlainText = Field(min_length=1, max_length=BY_CHARS)
+    comment: PlainText = Field(default="", max_length=COMMENT_CHARS)
     channel: Channel | None = None
     """How it was sent (``cli``, ``python``; none: ``temporal``)."""
 

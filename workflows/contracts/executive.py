@@ -14,7 +14,7 @@ from pydantic import Field
 from workflows.contracts.alternatives import BranchSpec, FieldPath
 from workflows.contracts.base import BY_CHARS as BY_CHARS
 from workflows.contracts.base import COMMENT_CHARS as COMMENT_CHARS
-from workflows.contracts.base import Channel, Decided, Model, StrictModel
+from workflows.contracts.base import Channel, Decided, Model, PlainText, StrictModel
 from workflows.contracts.execution import ExecutionOutcome, Verification
 from workflows.contracts.plan import Check, JobSpec, Scalar
 from workflows.contracts.policy import GateKind, ReviewPolicy
@@ -218,8 +218,8 @@ class GateDecision(StrictModel):
     branch: str | None = Field(default=None, max_length=48)
     """The branch whose task's gate this decides (none: the run's main line)."""
     decision: Literal["approve", "reject", "modify", "branch"]
-    by: str = Field(min_length=1, max_length=BY_CHARS)
-    comment: str = Field(default="", max_length=COMMENT_CHARS)
+    by: PlainText = Field(min_length=1, max_length=BY_CHARS)
+    comment: PlainText = Field(default="", max_length=COMMENT_CHARS)
     choice: str | None = Field(default=None, min_length=1, max_length=48)
     """At a ``branch`` gate: the line to keep (a branch's name, or ``main``); at a study's
     ``cycle`` gate: the decision instead of the rules' (``iterate``, ``fix``, ``stop`` or

@@ -13,7 +13,8 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from workflows.contracts.base import CheckOp, Model, Scalar, StrictModel, TaskId
+from workflows.contracts.base import CheckOp, Model, PlainText, Scalar, StrictModel, TaskId
+from workflows.contracts.estimates import Estimate, shown
 
 HypothesisStatus = Literal["open", "supported", "refuted", "inconclusive"]
 DECIDED: frozenset[str] = frozenset({"supported", "refuted"})
@@ -33,7 +34,9 @@ class HypothesisTest(StrictModel):
     """What decides a hypothesis: a metric test, or a reference to a plan check.
 
     A metric test is ``metric op threshold`` (``auc >= 0.8``) on the verified metrics of the
-    tasks linked to the hypothesis, or of ``task_id`` alone when given. A check reference
+    tasks linked to the hypothesis, or of ``task_id`` alone when given. A metric reported
+    with an interval is judged on it; ``metric`` may name the interval (``r2.ci``) or one
+    of its numbers (``r2.ci_low``: see ``workflows.contracts.estimates``). A check reference
     (``check`` = the metric of one of ``task_id``'s plan checks) is resolved against the plan
     into that check's metric test. A failed plan check fails its task's verification, so a
     check reference can support a hypothesis but never refute it: write a metric test for one
@@ -70,12 +73,24 @@ class HypothesisTest(StrictModel):
 
 
 class Evidence(Model):
-    """One verified value a verdict rests on."""
+    """One verified value a verdict rests on (with its interval, when the job gave one)."""
 
     task_id: str
     metric: str
     value: Scalar
     cycle: int
+    ci: tuple[float, float] | None = None
+    level: float | None = None
+
+    def value_text(self) -> str:
+        """``0.49``, or with its interval ``0.49 [0.421, 0.55] 95 %``."""
+        if self.ci is None or isinstance(self.value, str):
+            return shown(self.value)
+        return Estimate(value=float(self.value), ci=self.ci, level=self.level).shown()
+
+    def shown(self) -> str:
+        """``r2 = 0.49`` or ``r2 = 0.49 [0.421, 0.55] 95 %``."""
+        return f"{self.metric} = {self.value_text()}"
 
 
 class Hypothesis(StrictModel):
@@ -83,7 +98,7 @@ class Hypothesis(StrictModel):
 
     id: TaskId
     parent: TaskId | None = None
-    statement: str = Field(min_length=1, max_length=STATEMENT_CHARS)
+    statement: PlainText = Field(min_length=1, max_length=STATEMENT_CHARS)
     test: HypothesisTest
     status: HypothesisStatus = "open"
     evidence: list[Evidence] = Field(default_factory=list[Evidence], max_length=MAX_EVIDENCE)

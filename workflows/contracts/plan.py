@@ -25,9 +25,10 @@ from pydantic import (
 )
 
 from workflows.contracts.alternatives import BranchSpec, Metric
+from workflows.contracts.arguments import check_job_args
 from workflows.contracts.base import CheckOp as CheckOp
+from workflows.contracts.base import PlainText, StrictModel
 from workflows.contracts.base import Scalar as Scalar
-from workflows.contracts.base import StrictModel
 from workflows.contracts.base import TaskId as TaskId
 from workflows.contracts.environments import (
     MAX_REQUIREMENTS,
@@ -44,6 +45,8 @@ PRIORITY_RANK: dict[str, int] = {"HIGH": 0, "MEDIUM": 1, "LOW": 2}
 MAX_TASKS = 1000
 """Most tasks a plan may have. A run's result stays small at any size (each task's status and
 reason, ~200 bytes; ``workflows.common.sizes``), and 1 000 tasks fit its history with room."""
+MAX_HELD_OUT = 100
+"""Most metrics a plan may list as held out."""
 
 
 class Resources(StrictModel):
@@ -108,9 +111,7 @@ class JobSpec(StrictModel):
             if not _is_plain_relative(name):
                 raise ValueError(f"expected artifact {name!r} must be a relative path inside "
                                  "the working directory")
-        for key in self.args:
-            if not key.replace("_", "").replace("-", "").isalnum():
-                raise ValueError(f"argument name {key!r} may hold only letters, digits, - and _")
+        check_job_args(self.args)
         return self
 
 
@@ -183,14 +184,14 @@ class Decision(StrictModel):
 
     task_id: TaskId
     priority: Priority
-    action: str = Field(min_length=1, max_length=4000)
-    acceptance_criteria: list[str] = Field(min_length=1)
+    action: PlainText = Field(min_length=1, max_length=4000)
+    acceptance_criteria: list[PlainText] = Field(min_length=1)
     dependencies: list[TaskId] = Field(default_factory=list[str])
     estimated_resources: dict[str, Any] | None = None
     context: dict[str, Any] | None = None
     deadline: datetime | None = None
-    owner: str | None = None
-    rationale: str | None = None
+    owner: PlainText | None = None
+    rationale: PlainText | None = None
     job: JobSpec | None = None
     checks: list[Check] = Field(default_factory=list[Check])
     inputs: list[str] = Field(default_factory=list[str])
@@ -220,7 +221,7 @@ class Plan(StrictModel):
 
     meeting_id: str | None = Field(default=None, max_length=200)
     generated_at: datetime | None = None
-    context: str | None = None
+    context: PlainText | None = None
     decisions: list[Decision] = Field(min_length=1, max_length=MAX_TASKS)
     environment: EnvironmentName | None = None
     """Default environment of every job of the plan that names none."""
@@ -229,11 +230,15 @@ class Plan(StrictModel):
     hypotheses: list[Hypothesis] = Field(default_factory=list[Hypothesis],
                                          max_length=MAX_HYPOTHESES)
     """Hypotheses the plan proposes (always ``open``: verdicts come from verified metrics)."""
+    held_out: list[Annotated[str, Field(min_length=1, max_length=128)]] = Field(
+        default_factory=list[str], max_length=MAX_HELD_OUT)
+    """Metrics measured on held-out data (besides every ``test_`` one): lines and a study's
+    progress are never chosen by them unless selection on them is allowed."""
 
     @model_serializer(mode="wrap")
     def _without_unset_metric(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        """Leave out an unset ``metric`` and no ``hypotheses`` (digests stay as before)."""
-        return _without_unset(handler(self), metric=None, hypotheses=[])
+        """Leave out an unset ``metric``, no ``hypotheses`` or ``held_out`` (digests stay)."""
+        return _without_unset(handler(self), metric=None, hypotheses=[], held_out=[])
 
     @model_validator(mode="after")
     def _hypotheses_linked(self) -> Plan:

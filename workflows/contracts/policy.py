@@ -6,12 +6,13 @@ workflows never read settings.
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from workflows.constants import Pool
-from workflows.contracts.alternatives import BranchSpec, Metric
+from workflows.contracts.alternatives import BranchSpec, Metric, TieRule
 from workflows.contracts.base import StrictModel
 from workflows.contracts.environments import EnvironmentName
 
@@ -85,14 +86,50 @@ class Queues(StrictModel):
     skills: str = Pool.SKILLS.value
 
 
+RECORDING_NAME_CHARS = 100
+"""The longest recording name (the file is ``<name>.jsonl``)."""
+
+
 class ModelRecording(StrictModel):
-    """Record every model exchange of a run to ``path``, or answer only from it (replay)."""
+    """Record every model exchange of a run under a name, or answer only from a stored one.
+
+    Nothing here is a host path: any Temporal client can start a run, so a run may only name
+    a file inside the agents worker's own data directory (``record``) or a recording the
+    artifact store holds (``replay``). The CLI turns ``--record PATH`` and ``--replay PATH``
+    into these on the submitting machine.
+    """
 
     mode: Literal["record", "replay"]
-    path: str = Field(min_length=1, max_length=4096)
+    name: str | None = Field(default=None, min_length=1, max_length=RECORDING_NAME_CHARS)
+    """``record``: the agents worker appends to ``<its data dir>/recordings/recorded/<name>.jsonl``
+    (letters, digits, ``.``, ``-`` and ``_``; no separator, no ``..``)."""
     sha256: str | None = Field(default=None, pattern=r"^[0-9a-f]{64}$")
-    """A replay's recording as put in the artifact store at submission: the agents workers
-    fetch it by this digest, so they need not see the submitting machine's ``path``."""
+    """``replay``: the recording put in the artifact store at submission, fetched by digest."""
+    path: str | None = Field(default=None, max_length=4096)
+    """A host path, as runs named their recording before names: never opened, and refused
+    (``RecordingRefused``) by the agents worker. A policy file may still say it: the CLI turns
+    it into a name or a digest before the run starts."""
+
+    @field_validator("name")
+    @classmethod
+    def _plain_name(cls, name: str | None) -> str | None:
+        if name is not None:
+            check_recording_name(name)
+        return name
+
+
+def check_recording_name(name: str) -> str:
+    """``name`` if it names a file inside one folder: no separator, no ``..``, not hidden.
+
+    Raises:
+        ValueError: saying which rule it breaks.
+    """
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", name) or ".." in name:
+        raise ValueError(f"recording name {name[:60]!r} is not a plain file name (letters, "
+                         "digits, '.', '-' and '_', starting with a letter or digit, no '..')")
+    if len(name) > RECORDING_NAME_CHARS:
+        raise ValueError(f"recording name is over {RECORDING_NAME_CHARS} characters")
+    return name
 
 
 class AgentsPolicy(StrictModel):
@@ -162,6 +199,12 @@ class BranchingPolicy(StrictModel):
     approvers: list[str] = Field(default_factory=list[str], max_length=100)
     metric: Metric | None = None
     """The key metric lines are compared on (a plan's or a request's wins over it)."""
+    ties: TieRule = "simplest"
+    """Which line is kept among lines tied within the key metric's intervals: ``simplest``
+    (fewest parameters changed, then the earliest), ``cheapest`` or ``person``."""
+    allow_test_selection: bool = False
+    """Compare lines on a held-out metric (``test_`` prefix, a plan's ``held_out``) all the
+    same (``assay run --allow-test-selection``); the report says so."""
     recover: list[BranchSpec] = Field(default_factory=list[BranchSpec], max_length=20)
     """Recovery branches (``BranchSpec`` fields) started from a failed job's checkpoint."""
 
@@ -185,3 +228,27 @@ class RunPolicy(StrictModel):
     """The job environment of every job of the run that names none (``assay run
     --environment``); none: such jobs run in the worker's own interpreter."""
 
+
+class HostPathError(ValueError):
+    """A run's policy names a host path for its model recording; the workers open none."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__(
+            f"policy.agents.recording names the host path {path[:80]!r}: the agents workers "
+            "open no path a run names. Name the recording instead: {\"mode\": \"record\", "
+            "\"name\": \"NAME\"} (written in the agents worker's data directory, "
+            "recordings/recorded/NAME.jsonl), or replay by digest: {\"mode\": \"replay\", "
+            "\"sha256\": ...} of a recording put in the artifact store (the CLI's --record "
+            "and --replay do both)")
+        self.path = path
+
+
+def refuse_host_paths(policy: RunPolicy) -> None:
+    """Refuse, before a start, a policy the workers would refuse (see :class:`HostPathError`).
+
+    Raises:
+        HostPathError: the run's model recording names a host path.
+    """
+    recording = policy.agents.recording
+    if recording is not None and recording.path is not None:
+        raise HostPathError(recording.path)

@@ -19,8 +19,8 @@ from workflows.agents.context import TaskDigest
 from workflows.agents.goal import DataFile, RunAnswer
 from workflows.agents.spend import Budget, ModelSpend
 from workflows.contracts.alternatives import BranchSpec
-from workflows.contracts.base import Model
-from workflows.contracts.branches import BranchRequest, BranchTree, TaskStart
+from workflows.contracts.base import Model, PlainText
+from workflows.contracts.branches import BranchRequest, BranchTree, SweepTable, TaskStart
 from workflows.contracts.execution import (
     Artifact,
     CheckResult,
@@ -60,7 +60,7 @@ class TaskInput(Model):
     )
     upstream: list[TaskDigest] = Field(default_factory=list[TaskDigest])
     """What the tasks this one depends on found, for its coder (``workflows.research.context``)."""
-    goal: str | None = None
+    goal: PlainText | None = None
     data: list[DataFile] = Field(default_factory=list[DataFile])
     """The goal's data files this task reads (with their first lines, for the coder)."""
     budget: Budget | None = None
@@ -97,7 +97,7 @@ class TaskOutline(Model):
 
     task_id: str
     priority: str = "MEDIUM"
-    action: str = ""
+    action: PlainText = ""
     status: TaskStatus
     status_reason: str
     attempts_total: int = 0
@@ -172,7 +172,7 @@ class ResearchInput(Model):
     plan_name: str
     plan_sha256: str
     plan: Plan | None = None
-    goal: str | None = None
+    goal: PlainText | None = None
     data: list[DataFile] = Field(default_factory=list[DataFile])
     policy: RunPolicy = Field(default_factory=RunPolicy)
     queues: Queues = Field(default_factory=Queues)
@@ -227,7 +227,7 @@ class RunBase(Model):
         default_factory=dict[str, dict[str, float]]
     )
     gates: list[GateRecord] = Field(default_factory=list[GateRecord])
-    goal: str | None = None
+    goal: PlainText | None = None
     status_reason: str = ""
     plan: Plan | None = None
     """The plan that ran: the planner's for a goal, or a supplied plan memory changed."""
@@ -310,6 +310,10 @@ class RunReport(RunBase):
         """Whether a reset execution (not the run's first) wrote this report."""
         return bool(self.execution and self.first_execution
                     and self.execution != self.first_execution)
+    sweeps: list[SweepTable] = Field(default_factory=list[SweepTable])
+    """Each group of branches as one table of every line (written with the report)."""
+    answer_by: str = ""
+    """Who wrote ``answer``: the output processor, or the verified evidence alone (no model)."""
 
 
 class WriteReportInput(Model):
@@ -360,7 +364,7 @@ class SuppliedPlan(Model):
     plan_name: str
     plan_sha256: str
     plan: Plan
-    by: str = ""
+    by: PlainText = ""
 
 
 def outline_report(result: ResearchResult) -> RunReport:

@@ -23,10 +23,11 @@ from workflows.contracts.base import (
     MAX_GOAL_CHARS,
     Decided,
     Model,
-    Scalar,
+    PlainText,
     StrictModel,
     TaskId,
 )
+from workflows.contracts.estimates import MetricValue
 from workflows.contracts.execution import RunStatus, TaskStatus
 from workflows.contracts.hypotheses import (
     MAX_HYPOTHESES,
@@ -43,8 +44,8 @@ MAX_CYCLES = 100
 MAX_OUTCOMES = 60
 """Tasks a cycle summary lists (the rest are counted in ``tasks_total``)."""
 MAX_METRICS = 8
-"""Verified metrics a task outcome keeps (plain values; names cut to 64 characters, text
-values to 64)."""
+"""Verified metrics a task outcome keeps (plain values or estimates; names cut to 64
+characters, text values to 64)."""
 TEXT_CHARS = 300
 """The longest reason, diagnosis, blocker or action a summary keeps."""
 MAX_BLOCKERS = 20
@@ -73,8 +74,9 @@ class TaskOutcome(Model):
     reason: str = ""
     hypothesis: str | None = None
     """The hypothesis the plan linked this task to."""
-    metrics: dict[str, Scalar] = Field(default_factory=dict[str, Scalar])
-    """Verified metrics: a completed task's only (a failed task's numbers are not evidence)."""
+    metrics: dict[str, MetricValue] = Field(default_factory=dict[str, MetricValue])
+    """Verified metrics: a completed task's only (a failed task's numbers are not evidence);
+    plain values, or estimates with their interval (``workflows.contracts.estimates``)."""
     checks_passed: int = 0
     checks_declared: int = 0
     wall_s: float | None = None
@@ -154,6 +156,8 @@ class CycleSummary(Model):
     wall_s: float = 0.0
     key_value: float | None = None
     """The best verified value of the study's key metric in this cycle (none: not reported)."""
+    key_task: str = ""
+    """The task of this cycle whose verified value ``key_value`` is (empty: none)."""
     results_json: str = Field(default="", max_length=4096)
     """The cycle's results JSON (its report), for the study's report."""
     results_sha256: str = Field(default="", max_length=64)
@@ -194,6 +198,9 @@ class StudyPolicy(StrictModel):
     """The goal's acceptance criteria: metric tests that must all hold to stop."""
     key_metric: Metric | None = None
     """The metric progress is measured on, and which way is better."""
+    allow_test_selection: bool = False
+    """The key metric may be a held-out one (``test_``, a plan's ``held_out``); the report
+    says it was."""
 
     @model_validator(mode="after")
     def _metric_criteria(self) -> StudyPolicy:
@@ -208,7 +215,7 @@ class StudyState(Model):
     """What a study carries across continue-as-new: small, bounded (see :data:`STATE_BYTES`)."""
 
     study_id: str
-    goal: str | None = Field(default=None, max_length=MAX_GOAL_CHARS)
+    goal: PlainText | None = Field(default=None, max_length=MAX_GOAL_CHARS)
     first_plan: str | None = Field(default=None, max_length=TEXT_CHARS)
     """The first plan's name and digest (``name@sha256``), for a study started from a plan."""
     policy: StudyPolicy = Field(default_factory=StudyPolicy)

@@ -32,6 +32,10 @@ MAX_GUIDELINE = 200_000
 """Characters of a guideline: a whole imported ``SKILL.md`` body (prompts take a bounded part)."""
 MAX_REFERENCE_FILES = 256
 """Referenced files a pattern keeps (``references/…`` text, loaded on demand)."""
+MAX_KEPT_FILES = 1000
+"""Files of an imported folder a pattern lists (kept by digest in the artifact store)."""
+MAX_FLAGS = 32
+"""Lines of imported text flagged as trying to instruct a model, kept with a pattern."""
 NAME_PATTERN = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 
 PatternKind = Literal["skill", "subagent"]
@@ -71,6 +75,16 @@ def slug(text: str, *, limit: int = MAX_NAME) -> str:
 
 
 # --- the pattern ---------------------------------------------------------------------------
+
+
+class KeptFile(Model):
+    """One file of an imported skill folder, kept by its digest in the artifact store."""
+
+    path: str = Field(min_length=1, max_length=1024)
+    """Its path in the folder, with ``/`` separators (``scripts/fit.py``, ``LICENSE.txt``)."""
+    sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
+    size: int = Field(ge=0)
+
 
 
 class SkillParameter(Model):
@@ -179,6 +193,14 @@ class SkillPattern(Model):
     """Why successes succeeded and failures failed, in the batch it came from."""
     tags: list[str] = Field(default_factory=list[str], max_length=32)
     source_runs: list[str] = Field(default_factory=list[str], max_length=200)
+    license: str = Field(default="", max_length=4000, exclude_if=lambda v: not v)
+    """The licence the skill's folder declared (its front matter's ``license``)."""
+    files: list[KeptFile] = Field(default_factory=list[KeptFile], max_length=MAX_KEPT_FILES,
+                                  exclude_if=lambda v: not v)
+    """Every file of the imported folder but its side file, exported back byte for byte."""
+    flags: list[str] = Field(default_factory=list[str], max_length=MAX_FLAGS,
+                             exclude_if=lambda v: not v)
+    """Lines of the imported text that try to instruct a model (``file:line: why: text``)."""
 
     @property
     def skill_id(self) -> str:

@@ -1,13 +1,15 @@
 """A run's branches: started as child workflows, followed, compared and selected.
 
-``request`` checks a branch request against the run (``workflows.branching.requests``) and
-starts each branch as a ``BranchWorkflow`` child (ID ``RUN.branch-NAME``, search attributes
-``AssayKind=branch`` and ``AssayParent=RUN``). When a group of siblings has finished,
-``settle`` scores every line (the main line's results for the same tasks, and each branch's)
-with the comparator and decides by the group's selection: ``best`` makes the first line the
-run's, ``keep_all`` keeps the main line, ``person`` opens a ``branch`` gate whose ``choice``
-names the line (a timeout follows the gate's policy: approve takes the best, reject the main
-line). The kept line's results replace the run's for those tasks; the others stay in the tree.
+``plan`` checks a branch request against the run (``workflows.branching.requests``) and
+``start`` starts each branch as a ``BranchWorkflow`` child (ID ``RUN.branch-NAME``, search
+attributes ``AssayKind=branch`` and ``AssayParent=RUN``). The branches a plan writes start
+with their task, or, while a task they reuse still runs (a sibling of the branch point),
+wait for it (``release``). A branch whose handling raises ends ``failed`` with the reason,
+so nothing strands the run. When a group of siblings has finished, ``settle`` decides it
+(``workflows.research.choosing``): the kept line's results replace the run's for those
+tasks; the others stay in the tree. A cancel drops the waiting branches and withdraws the
+run's waiting gate. Lines whose key metric is tied within its intervals are a tie, and
+the group's tie rule keeps one of them (``workflows.branching.selection``).
 """
 
 from __future__ import annotations
@@ -20,32 +22,36 @@ from temporalio.exceptions import ApplicationError
 
 with workflow.unsafe.imports_passed_through():
     from workflows.agents.calls import AgentCalls
-    from workflows.branching.compare import explain, rank, score
-    from workflows.branching.requests import BranchRefusedError, Planned, RunView, plan_request
+    from workflows.branching.requests import (
+        BranchRefusedError,
+        Planned,
+        RunView,
+        plan_request,
+        unfinished,
+    )
     from workflows.common.bounds import clip
     from workflows.common.failures import root_message
     from workflows.common.gates import DECISIONS_PATCH, GateKeeper
     from workflows.contracts.base import BY_CHARS
     from workflows.contracts.branches import (
-        MAIN_LINE,
         BranchRecord,
         BranchRequest,
         BranchTree,
-        LineScore,
         SteerRequest,
     )
-    from workflows.contracts.executive import REFUSAL_CHARS, REFUSALS_KEPT, GateDecision
+    from workflows.contracts.executive import REFUSAL_CHARS, REFUSALS_KEPT
     from workflows.contracts.lines import BranchInput, BranchResult
     from workflows.contracts.plan import Decision
     from workflows.contracts.results import TaskResult
     from workflows.research.branch import BranchWorkflow
-    from workflows.research.state import RunState
+    from workflows.research.choosing import Choosing
+    from workflows.research.state import UNHUNG_PATCH, RunState
 
 ANSWER_LOG = 20
 """The latest steering and refusal lines an update's answer carries."""
 
 
-class Branches:
+class Branches(Choosing):
     """The branches of one run.
 
     Args:
@@ -55,21 +61,15 @@ class Branches:
     """
 
     def __init__(self, state: RunState, gates: GateKeeper, agents: AgentCalls) -> None:
-        self.state = state
-        self.gates = gates
+        super().__init__(state, gates)
         self.agents = agents
-        self.records: dict[str, BranchRecord] = {}
-        self.groups: list[str] = []
-        self.decided: set[str] = set()
-        self.main: dict[str, LineScore] = {}
-        self.kept: dict[str, str] = {}
         self.refused: list[str] = []
         self.steering: list[str] = []
         self.holding = False
         self.closed = False
-        self._lines: dict[str, list[TaskResult]] = {}
         self._children: list[asyncio.Task[None]] = []
-        self._deciding: str | None = None
+        self.waiting: list[BranchRequest] = []
+        """Branches a plan writes whose reused tasks (the branch point's siblings) still run."""
 
     # --- starting ----------------------------------------------------------------------------
 
@@ -84,15 +84,17 @@ class Branches:
             if self.closed or state.cancelling:
                 raise BranchRefusedError("the run is closing: start a new run from it instead "
                                          "(`assay branch` does so for a closed run)")
-            if state.plan is None:
-                raise BranchRefusedError("the run has no plan yet to branch from")
-            view = RunView(run_id=state.req.run_id, plan=state.plan, order=state.order,
-                           results=state.results, names=set(self.records),
-                           groups=len(self.groups))
-            return plan_request(req, view, state.req.policy)
+            return plan_request(req, self._view(), state.req.policy)
         except BranchRefusedError as err:
             self.refuse(req.by, str(err))
             raise
+
+    def _view(self) -> RunView:
+        state = self.state
+        if state.plan is None:
+            raise BranchRefusedError("the run has no plan yet to branch from")
+        return RunView(run_id=state.req.run_id, plan=state.plan, order=state.order,
+                       results=state.results, names=set(self.records), groups=len(self.groups))
 
     def start(self, planned: list[Planned]) -> list[BranchRecord]:
         """Start each planned branch as a child workflow; their records."""
@@ -120,6 +122,24 @@ class Branches:
         return [one.record for one in planned]
 
     async def _run(self, inp: BranchInput) -> None:
+        """Run one branch; whatever goes wrong here ends it failed, with the reason."""
+        if not workflow.patched(UNHUNG_PATCH):
+            await self._follow(inp)
+            return
+        try:
+            await self._follow(inp)
+        except Exception as err:  # a branch must end with a reason, never strand the run
+            record = inp.record
+            if record.status == "running":
+                record.status = "failed"
+                record.reason = clip(f"the run's handling of the branch failed: "
+                                     f"{root_message(err)}", 500)
+                record.finished_at = workflow.now()
+            self.state.log.add("error", "error", status="branch_failed",
+                               inputs={"branch": record.name},
+                               outputs={"reason": clip(f"{type(err).__name__}: {err}", 500)})
+
+    async def _follow(self, inp: BranchInput) -> None:
         record = inp.record
         try:
             result = await workflow.execute_child_workflow(
@@ -146,14 +166,54 @@ class Branches:
         return [n for n, r in self.records.items() if r.status == "running"]
 
     def explore(self, decision: Decision) -> None:
-        """The alternatives a plan writes for a task start with it, as branches."""
+        """The alternatives a plan writes for a task start with it, as branches.
+
+        When a task they reuse still runs (a sibling of the task that a task downstream of it
+        depends on), they wait for it: ``release`` starts them once it has finished.
+        """
         if decision.branches and not self.state.cancelling:
-            self.start_quietly(BranchRequest(
-                from_task=decision.task_id, branches=decision.branches, by="plan",
-                metric=decision.metric))
+            self._start_or_wait(BranchRequest(from_task=decision.task_id,
+                                              branches=decision.branches, by="plan",
+                                              metric=decision.metric))
+
+    def _start_or_wait(self, req: BranchRequest) -> None:
+        """Start branches the run itself asks for, or keep them until what they reuse ends."""
+        waiting = unfinished(req, self._view()) if workflow.patched(UNHUNG_PATCH) else []
+        if not waiting:
+            self.start_quietly(req)
+            return
+        self.waiting.append(req)
+        self.state.log.add("handoff", "info", status="branch_waiting",
+                           agent=clip(req.by, BY_CHARS),
+                           inputs={"from": req.from_task,
+                                   "branches": [b.name for b in req.branches]},
+                           outputs={"waiting_for": waiting})
+
+    def release(self) -> None:
+        """Start the waiting branches whose reused tasks have all finished.
+
+        A cancelled run starts none: each waiting request is refused, with the reason.
+        """
+        for req in list(self.waiting):
+            if self.state.cancelling:
+                self.waiting.remove(req)
+                names = ", ".join(b.name for b in req.branches)
+                self.refuse(req.by, f"branches {names} from task {req.from_task} never "
+                                    "started: the run was cancelled while they waited")
+            elif not unfinished(req, self._view()):
+                self.waiting.remove(req)
+                self.start_quietly(req)
+
+    def finished(self, result: TaskResult) -> None:
+        """A task ended: start the branches that waited for it, and its recovery branches."""
+        self.release()
+        self.recover(result)
 
     def recover(self, result: TaskResult) -> None:
-        """Branches a person asked for at an error gate, or the policy's, from a failed job."""
+        """Branches a person asked for at an error gate, or the policy's, from a failed job.
+
+        Like a plan's, they wait for the tasks they reuse that still run.
+        """
         recover = self.state.req.policy.branching.recover
         failed = (result.status not in ("completed", "cancelled", "blocked")
                   and result.job is not None and result.execution is not None)
@@ -166,7 +226,7 @@ class Branches:
                                           "kind": "recovery"}) for s in recover]
         else:
             return
-        self.start_quietly(BranchRequest(from_task=result.task_id, from_phase="execute",
+        self._start_or_wait(BranchRequest(from_task=result.task_id, from_phase="execute",
                                           branches=specs, by=by))
 
     def start_quietly(self, req: BranchRequest) -> None:
@@ -178,6 +238,7 @@ class Branches:
 
     async def settle(self) -> None:
         """Wait for every running branch, then decide each group not yet decided."""
+        self.release()
         await workflow.wait_condition(lambda: not self.running())
         await asyncio.gather(*self._children)
         for group in list(self.groups):
@@ -185,67 +246,19 @@ class Branches:
                 self.decided.add(group)
                 await self._decide(group)
 
-    async def _decide(self, group: str) -> None:
-        state = self.state
-        members = [r for r in self.records.values() if r.group == group]
-        first = members[0]
-        tasks = list(first.tasks)
-        declared = sum(len(d.checks) for d in (state.plan.decisions if state.plan else [])
-                       if d.task_id in first.tasks)
-        lines = {MAIN_LINE: score([state.results[t] for t in tasks if t in state.results],
-                                  declared, first.metric)}
-        for record in members:
-            record.score = score(self._lines.get(record.name, []), declared, first.metric)
-            lines[record.name] = record.score
-        order = rank(lines, first.metric)
-        self.main[group] = lines[MAIN_LINE]
-        why = explain(order, lines, first.metric)
-        kept = await self._choose(first, order, why)
-        self.kept[group] = kept
-        if kept != MAIN_LINE:
-            self.records[kept].selected = True
-            how = "a person's choice" if first.selection == "person" else first.selection
-            for result in self._lines[kept]:
-                state.results[result.task_id] = result.model_copy(update={
-                    "status_reason": f"{result.status_reason} (line {kept}, kept by {how})"})
-                state.states[result.task_id] = result.status
-        state.log.add("checkpoint", "complete", status="selected",
-                      inputs={"group": group, "ranking": order},
-                      outputs={"kept": kept, "why": why, "selection": first.selection})
-        await state.log.flush()
-
-    async def _choose(self, first: BranchRecord, order: list[str], why: str) -> str:
-        if first.selection == "keep_all":
-            return MAIN_LINE
-        if first.selection == "best":
-            return order[0]
-        listing = "; ".join(f"{i}. {name}" for i, name in enumerate(order, start=1))
-        self._deciding = first.group
-        try:
-            gate = await self.gates.ask("branch", f"keep which line from task "
-                                                  f"{first.from_task}:{first.from_phase}? "
-                                                  f"{listing} ({why})")
-        finally:
-            self._deciding = None
-        if gate.status == "timed_out":
-            return order[0] if self.gates.approved(gate) else MAIN_LINE
-        return (gate.choice or order[0]) if gate.status == "approved" else MAIN_LINE
-
-    def check_choice(self, decision: GateDecision) -> str | None:
-        """Why a ``branch`` gate decision names no line it can keep (None: it can)."""
-        if decision.gate != "branch" or decision.choice is None or self._deciding is None:
-            return None
-        names = [MAIN_LINE, *(n for n, r in self.records.items() if r.group == self._deciding)]
-        if decision.choice not in names:
-            return f"no line {decision.choice!r} to keep here (lines: {', '.join(names)})"
-        return None
-
     # --- steering and reading ----------------------------------------------------------------
 
     async def steer(self, req: SteerRequest) -> None:
-        """Pass pause, resume or cancel on to every running branch."""
+        """Pass pause, resume or cancel on to every running branch.
+
+        A cancel also drops the branches still waiting to start and withdraws the run's gate
+        that waits for a person (the plan's or a branch choice), so nothing keeps the run.
+        """
         if req.action not in ("pause", "resume", "cancel"):
             return
+        if req.action == "cancel" and workflow.patched(UNHUNG_PATCH):
+            self.release()
+            self.gates.withdraw(f"cancel:{clip(req.by, BY_CHARS)}")
         for name in self.running():
             handle = workflow.get_external_workflow_handle(self.records[name].workflow_id)
             with contextlib.suppress(ApplicationError):  # it ended meanwhile: nothing to steer
@@ -278,5 +291,6 @@ class Branches:
         return BranchTree(run_id=self.state.req.run_id, paused=self.state.paused,
                           holding=self.holding, branches=list(self.records.values()),
                           main=dict(self.main), kept=dict(self.kept),
+                          tied=dict(self.tied), why=dict(self.why),
                           refused=list(self.refused),
                           steering=list(self.steering))

@@ -41,7 +41,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.contracts.recall import RECALL_PATCH
     from workflows.contracts.results import PlanSource, SuppliedPlan, TaskResult
     from workflows.research.memory import recall_notes, recalls
-    from workflows.research.state import RunState
+    from workflows.research.state import UNHUNG_PATCH, RunState
 
 SUPPLIED_PLAN_MAX_BYTES = 1_500_000
 """The largest plan ``supply_plan`` reads: the default limit on a run's input
@@ -190,6 +190,8 @@ class Planning:
         if req.policy.agents.no_model != "wait":
             return None, f"deferred: {reason}"
         supplied = await self._wait_for_plan(reason)
+        if supplied is None and self.state.cancelling:
+            return None, f"deferred: {reason}; the run was cancelled while it waited for a plan"
         if supplied is None:
             return None, (f"deferred: {reason}; no plan was supplied within "
                           f"{req.policy.gates.plan.timeout_s:g} s")
@@ -280,12 +282,15 @@ class Planning:
                       outputs={"reason": reason,
                                "how": "supply a plan with `assay plan RUN FILE`"})
         await state.log.flush()
+        cancels = workflow.patched(UNHUNG_PATCH)  # a cancel ends the wait (older runs wait on)
         try:
             await workflow.wait_condition(
-                lambda: self.supplied is not None,
+                lambda: self.supplied is not None or (state.cancelling and cancels),
                 timeout=timedelta(seconds=state.req.policy.gates.plan.timeout_s))
         except TimeoutError:
             self.awaiting = False
+        if self.supplied is None:
+            self.awaiting = False  # timed out, or the run was cancelled
         state.set_status("running")
         return self.supplied
 

@@ -1,5 +1,9 @@
 """How a run ends: the output processor's answer to the goal, the report, the result.
 
+A plan run with a model is answered too: the output processor is asked what the plan's verified
+results show (its context and hypotheses are the question; patch ``plan-answer``). Without a
+model, the report writer answers from the verified metrics and checks alone.
+
 The report (results JSON and Markdown) has every task's full result; its timestamp is the
 run's start in workflow time, so writing it again (a retried activity or workflow task)
 replaces its files. The workflow's result is cut to fit (``workflows.common.sizes``): each
@@ -23,7 +27,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.common.sizes import fit_run, task_summary
     from workflows.contracts.branches import BranchTree
     from workflows.contracts.executive import GateRecord
-    from workflows.contracts.plan import PRIORITY_RANK
+    from workflows.contracts.plan import PRIORITY_RANK, Plan
     from workflows.contracts.results import (
         ResearchResult,
         RunReport,
@@ -42,12 +46,38 @@ DIGEST_TAIL, DIGEST_TAIL_MIN, DIGEST_BUDGET = 1500, 200, 200_000
 that all of them would pass 200 000 (never under 200)."""
 
 
-async def answer_goal(state: RunState, agents: AgentCalls) -> None:
-    """The output processor's answer to the goal, when a model and a completed task exist."""
+PLAN_ANSWER_PATCH = "plan-answer"
+"""A plan run with a model ends with the output processor's answer (before: goal runs only)."""
+QUESTION_CHARS = 4000
+
+
+def plan_question(name: str, plan: Plan) -> str:
+    """What a plan run's answer answers: what its verified results show, given its context."""
+    parts = [f"What do the verified results of the plan {name!r} show?"]
+    if plan.context:
+        parts.append(f"Its context: {plan.context}")
+    parts += [f"Hypothesis {h.id}: {h.statement}" for h in plan.hypotheses]
+    return "\n".join(parts)[:QUESTION_CHARS]
+
+
+async def answer_run(state: RunState, agents: AgentCalls, plan: Plan) -> None:
+    """The goal's answer; a plan run's too, when a model and a completed task exist."""
+    if state.req.goal:
+        await answer_goal(state, agents)
+    elif (agents.enabled and any(t.status == "completed" for t in state.tasks())
+          and workflow.patched(PLAN_ANSWER_PATCH)):
+        await answer_goal(state, agents, plan_question(state.req.plan_name, plan))
+
+
+async def answer_goal(state: RunState, agents: AgentCalls, question: str | None = None) -> None:
+    """The output processor's answer to the goal, or to ``question`` (a plan run's).
+
+    Asked only when a model is configured and a task completed.
+    """
     tasks = state.tasks()
     if not agents.enabled or not any(t.status == "completed" for t in tasks):
         return
-    goal = state.req.goal
+    goal = question or state.req.goal
     assert goal is not None
     state.set_phase("summarize")
     tail = max(DIGEST_TAIL_MIN, min(DIGEST_TAIL, DIGEST_BUDGET // len(tasks)))
@@ -76,6 +106,8 @@ def run_report(state: RunState, started: datetime, *, gates: list[GateRecord],
         status = "deferred"
     if state.cancelling:
         status = "cancelled"
+    if state.broken:
+        status = "failed"
     return RunReport(
         run_id=req.run_id, plan_name=req.plan_name, plan_sha256=req.plan_sha256,
         status=status, timestamp=started.strftime("%Y%m%d_%H%M%S"),

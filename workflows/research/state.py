@@ -24,6 +24,11 @@ with workflow.unsafe.imports_passed_through():
     from workflows.research.memory import MemoryAdvice
 
 
+UNHUNG_PATCH = "branches-cannot-hang"
+"""Runs whose task and branch coroutines end with a reason when they raise, whose plan
+branches wait for the siblings they reuse, and whose cancel withdraws a waiting gate."""
+
+
 class RunState:
     """Everything a run knows about itself.
 
@@ -62,6 +67,8 @@ class RunState:
         """No new task starts while set (running ones finish; gates keep waiting)."""
         self.cancelling = False
         """The run is being cancelled: nothing new starts and running tasks are cancelled."""
+        self.broken = ""
+        """What raised inside the run's own code (empty: nothing): it ends ``failed``."""
 
     def steer(self, action: SteerAction) -> None:
         """Pause, resume or cancel this line's tasks (``close`` is the run's, not a line's)."""

@@ -3,8 +3,9 @@
 ``steer`` checks who (the policy's ``branching.approvers``; empty: anyone) and when (nothing
 resumes a run that is not paused, nothing steers one that is closing), then applies it:
 ``pause`` stops new tasks and branches from starting (running jobs finish, gates keep
-waiting), ``resume`` lets them start again, ``cancel`` cancels every running task and branch
-and gives every task a final status (the report is still written), ``close`` ends a run held
+waiting), ``resume`` lets them start again, ``cancel`` cancels every running task and branch,
+drops the branches waiting to start, withdraws a gate or plan wait of the run's and gives
+every task a final status (the report is still written), ``close`` ends a run held
 open for branching (policy ``branching.hold_open``, or a human ``result`` gate). Each is
 recorded as an event and kept in the branch tree's steering log.
 Requests arrive raw: their size is checked before they are decoded (``read``).

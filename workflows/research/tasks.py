@@ -18,6 +18,7 @@ from temporalio.exceptions import ApplicationError, CancelledError
 
 with workflow.unsafe.imports_passed_through():
     from workflows.agents.calls import AgentCalls
+    from workflows.common.bounds import clip
     from workflows.common.events import FLUSHES_PATCH
     from workflows.common.failures import root_message
     from workflows.common.metadata import task_details, task_summary
@@ -26,7 +27,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.contracts.plan import Decision, Plan
     from workflows.contracts.results import TaskInput, TaskResult
     from workflows.research.context import upstream
-    from workflows.research.state import RunState
+    from workflows.research.state import UNHUNG_PATCH, RunState
     from workflows.task.workflow import TaskWorkflow
 
 
@@ -142,6 +143,31 @@ class TaskRunner:
         await workflow.wait_condition(lambda: not state.running)
 
     async def _run_task(self, decision: Decision) -> None:
+        """Run one task; whatever goes wrong here ends it failed, with the reason."""
+        if not workflow.patched(UNHUNG_PATCH):
+            await self._task(decision)
+            return
+        try:
+            await self._task(decision)
+        except Exception as err:  # a task must end with a reason, never strand the run
+            self._ended_inside(decision, err)
+
+    def _ended_inside(self, decision: Decision, err: Exception) -> None:
+        """Record a task whose handling in this run raised ``err`` as failed, if it is not."""
+        state, tid = self.state, decision.task_id
+        state.running.discard(tid)
+        what = clip(f"{type(err).__name__}: {err}", 500)
+        state.log.add("error", "error", status="task_handling_failed", inputs={"task_id": tid},
+                      outputs={"reason": what})
+        if tid in state.results:
+            return
+        state.results[tid] = TaskResult(
+            task_id=tid, priority=decision.priority, action=decision.action, status="failed",
+            status_reason=f"the run's handling of task {tid} failed ({what}); its workflow "
+                          f"{self.workflow_id(tid)}, if it started, says how far it got")
+        state.states[tid] = "failed"
+
+    async def _task(self, decision: Decision) -> None:
         state, req, tid = self.state, self.state.req, decision.task_id
         if self.on_start is not None:
             self.on_start(decision)

@@ -17,11 +17,12 @@ from typing import TypeVar
 
 from temporalio import workflow
 from temporalio.common import RawValue
-from temporalio.exceptions import ApplicationError
+from temporalio.exceptions import ApplicationError, FailureError
 
 with workflow.unsafe.imports_passed_through():
     from workflows.agents.calls import AgentCalls, budget_for
     from workflows.branching.requests import BranchRefusedError
+    from workflows.common.bounds import clip
     from workflows.common.details import outcome_text
     from workflows.common.errors import ErrorType
     from workflows.common.events import FLUSHES_PATCH, upsert_keywords
@@ -53,9 +54,15 @@ with workflow.unsafe.imports_passed_through():
     from workflows.research.lines import Branches
     from workflows.research.memory import consult_memory
     from workflows.research.planning import PLAN_WAIT_PATCH, Planning
-    from workflows.research.report import answer_goal, run_report, run_result, write_report
+    from workflows.research.report import (
+        answer_goal,
+        answer_run,
+        run_report,
+        run_result,
+        write_report,
+    )
     from workflows.research.skills import plan_from_skill, replan_needed, supply_jobs
-    from workflows.research.state import RunState
+    from workflows.research.state import UNHUNG_PATCH, RunState
     from workflows.research.steering import (
         STEER_MAX_BYTES,
         RequestRefusedError,
@@ -83,7 +90,7 @@ class ResearchWorkflow:
         self.tasks = TaskRunner(state, self.agents)
         self.branches = Branches(state, self.gates, self.agents)
         self.steering = Steering(state, self.branches)
-        self.tasks.on_start, self.tasks.on_finish = self.branches.explore, self.branches.recover
+        self.tasks.on_start, self.tasks.on_finish = self.branches.explore, self.branches.finished
 
     # --- steering ------------------------------------------------------------------------
 
@@ -253,9 +260,14 @@ class ResearchWorkflow:
                 await self._pipeline()
         except asyncio.CancelledError:  # `temporal workflow cancel`: wind down, then report
             cancelled = True
-            await self.tasks.wind_down(state.order)
-            await self.branches.steer(SteerRequest(action="cancel", by="temporal"))
-            await self.branches.settle()
+            await self._wind_down("temporal")
+        except Exception as err:  # a bug in the run's own code ends it failed, with the reason
+            if isinstance(err, FailureError) or not workflow.patched(UNHUNG_PATCH):
+                raise
+            what = clip(f"{type(err).__name__}: {err}", 500)
+            state.broken = state.reason = (f"the run failed inside ({what}); its unfinished "
+                                           "tasks were cancelled")
+            await self._wind_down("run")
         state.set_phase("report")
         tree = self.branches.tree() if self.branches.records else None
         report = run_report(state, started, gates=self.gates.records, model=self.agents.spend,
@@ -268,6 +280,12 @@ class ResearchWorkflow:
         if cancelled:
             raise asyncio.CancelledError("the run was cancelled; its report is written")
         return result
+
+    async def _wind_down(self, by: str) -> None:
+        """Cancel what still runs or waits, so every task and branch ends."""
+        await self.tasks.wind_down(self.state.order)
+        await self.branches.steer(SteerRequest(action="cancel", by=by))
+        await self.branches.settle()
 
     async def _pipeline(self) -> None:
         state, req = self.state, self.state.req
@@ -329,8 +347,7 @@ class ResearchWorkflow:
             state.set_phase("execute")
             await self.tasks.run_all(plan, order)
             await self.steering.after_tasks()
-            if req.goal:
-                await answer_goal(state, self.agents)
+            await answer_run(state, self.agents, plan)
 
     async def _replan_if_deviated(self) -> None:
         """A skill's plan that failed its promise: plan the goal as if there were no skill."""

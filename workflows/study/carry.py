@@ -21,7 +21,7 @@ from typing import Any
 
 from workflows.common.bounds import clip
 from workflows.contracts.alternatives import Metric
-from workflows.contracts.base import Scalar
+from workflows.contracts.estimates import MetricValue, estimate_of, number, split_name
 from workflows.contracts.hypotheses import HypothesisTree
 from workflows.contracts.plan import Decision
 from workflows.contracts.results import RunReport, TaskResult
@@ -74,7 +74,15 @@ def summarize(report: RunReport, cycle: int, key_metric: Metric | None = None,
                   for o in unfinished[:MAX_BLOCKERS]],
         deferred=deferred[:MAX_DEFERRED], cost_usd=report.model.usage.cost_usd,
         wall_s=max(0.0, (report.finished_at - report.started_at).total_seconds()),
-        key_value=_key_value(outcomes, key_metric), omitted=omitted)
+        key_value=(key := _key_value(outcomes, key_metric)),
+        key_task=_key_task(outcomes, key_metric, key), omitted=omitted)
+
+
+def _key_task(outcomes: list[TaskOutcome], metric: Metric | None, value: float | None) -> str:
+    """The first task whose verified value of ``metric`` is ``value`` (empty: none)."""
+    if metric is None or value is None:
+        return ""
+    return next((o.task_id for o in outcomes if number(o.metrics.get(metric.name)) == value), "")
 
 
 def carry_forward(carried: list[CarriedTask], summary: CycleSummary,
@@ -162,24 +170,28 @@ def _diagnosis(result: TaskResult) -> str:
     return clip(result.status_reason, TEXT_CHARS)
 
 
-def _plain(metrics: dict[str, Any], wanted: frozenset[str]) -> dict[str, Scalar]:
-    """At most :data:`MAX_METRICS` plain values (text cut): the wanted first, then by name."""
-    kept: dict[str, Scalar] = {}
+def _plain(metrics: dict[str, Any], wanted: frozenset[str]) -> dict[str, MetricValue]:
+    """At most :data:`MAX_METRICS` plain values (text cut) or well-formed estimates.
+
+    The wanted first (a test's ``r2.ci_low`` wants ``r2``), then by name.
+    """
+    wanted = wanted | {split_name(n, metrics)[0] for n in wanted}
+    kept: dict[str, MetricValue] = {}
     for name in sorted(metrics, key=lambda n: (n not in wanted, n))[:MAX_METRICS]:
         value = metrics[name]
         if isinstance(value, str):
             kept[clip(name, 64)] = clip(value, 64)
         elif isinstance(value, bool | int | float):
             kept[clip(name, 64)] = value
+        elif (estimate := estimate_of(value)) is not None:
+            kept[clip(name, 64)] = estimate
     return kept
 
 
 def _key_value(outcomes: list[TaskOutcome], metric: Metric | None) -> float | None:
     if metric is None:
         return None
-    values = [float(v) for o in outcomes
-              if isinstance(v := o.metrics.get(metric.name), int | float)
-              and not isinstance(v, bool) and v == v]
+    values = [v for o in outcomes if (v := number(o.metrics.get(metric.name))) is not None]
     if not values:
         return None
     return min(values) if metric.direction == "minimize" else max(values)

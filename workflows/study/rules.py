@@ -1,9 +1,13 @@
 """Go / no-go after a cycle, by rules, in this fixed order (the first that applies decides).
 
 1. **Acceptance** — the policy's acceptance criteria all hold on the cycle's verified
-   metrics → ``stop`` ("acceptance criteria met: …").
+   metrics → ``stop`` ("acceptance criteria met: …"). A criterion on a metric with an
+   interval holds only when the whole interval clears its threshold.
 2. **Cycle limit** — ``max_cycles`` cycles have run → ``stop``.
 3. **Budget** — the study has spent ``budget_usd`` or more → ``stop``.
+   When acceptance is *inconclusive* (no criterion fails, but an interval includes a
+   threshold), a stop by rules 2 to 4 says "acceptance not established" and why: it is
+   never "met".
 4. **No progress** — none of the last ``no_progress_cycles`` cycles made progress → ``stop``.
    A cycle made progress when, against the cycles before it, a hypothesis was decided in it
    (a verdict ``settled`` it), or the key metric's best value improved (in its direction), or
@@ -18,7 +22,9 @@
    alternative is left.
 7. **Supported** — a hypothesis was supported → ``iterate``: on its first open child, else the
    tree's first open hypothesis, else the next question.
-8. Otherwise → ``iterate``: nothing was decided and nothing failed.
+8. **Acceptance inconclusive** → ``iterate``: gather more evidence (another cycle), the
+   reason naming the interval that includes the threshold (rules 5 to 7 say it too).
+9. Otherwise → ``iterate``: nothing was decided and nothing failed.
 
 Consecutive fixes that change nothing stop at rule 4 (fail fast rather than retry forever).
 """
@@ -29,7 +35,7 @@ from workflows.common.bounds import clip
 from workflows.contracts.base import COMMENT_CHARS
 from workflows.contracts.hypotheses import HypothesisTree, Verdict
 from workflows.contracts.study import Action, CycleDecision, CycleSummary, StudyPolicy
-from workflows.study.verdicts import criteria_hold, shown
+from workflows.study.verdicts import acceptance, shown
 
 
 def decide(policy: StudyPolicy, tree: HypothesisTree, summaries: list[CycleSummary],
@@ -42,20 +48,39 @@ def decide(policy: StudyPolicy, tree: HypothesisTree, summaries: list[CycleSumma
     if not summaries:
         raise ValueError("no cycle has run: nothing to decide on")
     latest = summaries[-1]
-    met, why = criteria_hold(policy.acceptance, latest)
-    if met:
+    met, why = acceptance(policy.acceptance, latest)
+    if met == "met":
         return _stop(f"acceptance criteria met: {why}")
+    unsettled = f"acceptance not established: {why}" if met == "inconclusive" else ""
+    stop = _limits(policy, summaries, spent_usd)
+    if stop:
+        return _stop(f"{stop}; {unsettled}" if unsettled else stop)
+    decided = _fix(latest) or _refuted(tree, latest.verdicts) or _supported(tree, latest.verdicts)
+    if decided is not None:
+        return _also(decided, unsettled)
+    if unsettled:
+        return _decision(action="iterate",
+                         reason=f"{unsettled}; gather more evidence (another cycle)")
+    return _decision(action="iterate",
+                     reason=f"cycle {latest.cycle}: no hypothesis decided and every task "
+                            f"completed ({latest.tasks_total} tasks): iterate")
+
+
+def _also(decision: CycleDecision, unsettled: str) -> CycleDecision:
+    """``decision`` with the inconclusive acceptance said too (nothing to say: as it is)."""
+    if not unsettled:
+        return decision
+    return _decision(action=decision.action, reason=f"{decision.reason}; {unsettled}",
+                     hypotheses=decision.hypotheses, pursue=decision.pursue)
+
+
+def _limits(policy: StudyPolicy, summaries: list[CycleSummary], spent_usd: float) -> str:
+    """Why the study stops by its cycle limit, budget or lack of progress (empty: it does not)."""
     if len(summaries) >= policy.max_cycles:
-        return _stop(f"cycle limit reached: {len(summaries)} of {policy.max_cycles} cycles run")
+        return f"cycle limit reached: {len(summaries)} of {policy.max_cycles} cycles run"
     if policy.budget_usd is not None and spent_usd >= policy.budget_usd:
-        return _stop(f"budget spent: ${spent_usd:.2f} of ${policy.budget_usd:.2f}")
-    stalled = _stalled(policy, summaries)
-    if stalled:
-        return _stop(stalled)
-    return _fix(latest) or _refuted(tree, latest.verdicts) or _supported(tree, latest.verdicts) \
-        or _decision(action="iterate",
-                         reason=f"cycle {latest.cycle}: no hypothesis decided and every task "
-                                f"completed ({latest.tasks_total} tasks): iterate")
+        return f"budget spent: ${spent_usd:.2f} of ${policy.budget_usd:.2f}"
+    return _stalled(policy, summaries)
 
 
 def progress(summaries: list[CycleSummary], index: int, policy: StudyPolicy) -> str:

@@ -232,6 +232,9 @@ class StudyWorkflow:
         """The next cycle's plan; None when the planner plans it (or none came in time)."""
         if self.plans or self._planner_plans():
             return self.plans.pop(0) if self.plans else None
+        # Asked before the flush: a patch marker after a local activity may fall in a later
+        # workflow task than a replay expects it (the marker is then not found).
+        summarized = workflow.patched(DECISIONS_PATCH)
         self._set_phase("waiting")
         self.needs_plan = True
         self.log.details.set("gate", f"**Waiting** for a person's plan for cycle "
@@ -242,7 +245,7 @@ class StudyWorkflow:
         await self.log.flush()
         timeout = self.inp.policy.gates.cycle.timeout_s
         summary = (wait_summary(f"cycle {self.state.cycles + 1} plan", [], timeout)
-                   if workflow.patched(DECISIONS_PATCH) else None)
+                   if summarized else None)
         with contextlib.suppress(TimeoutError):
             await workflow.wait_condition(
                 lambda: bool(self.plans) or self.stop_asked is not None,

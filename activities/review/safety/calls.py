@@ -30,6 +30,7 @@ from activities.review.safety.rules import (
     PROCESS_PREFIXES,
     RECEIVER_DELETES,
     RECEIVER_WRITES,
+    REFLECTED_MODULES,
     SECRET_FILE,
     SECRET_KEY,
     URL,
@@ -105,6 +106,26 @@ def capability_call(scan: Scan, call: ast.Call, name: str) -> None:
         scan.fail("no_network", "network_call",
                   f"calls {name}(): jobs run without network; put the data in the task's "
                   "inputs instead", call)
+
+
+def reflected_call(scan: Scan, call: ast.Call) -> None:
+    """``getattr(os, "fork")``: an attribute of a process or network module fetched by name.
+
+    A literal name is judged as the direct use would be (``os.fork``); a name computed at run
+    time is a warning, since this review cannot see what it fetches.
+    """
+    target = argument(call, 0, "")
+    base = scan.flow.qualname(target) if target is not None else None
+    if base is None or module_hits(base, REFLECTED_MODULES) is None:
+        return
+    named = argument(call, 1, "")
+    attribute = literal_text(named)
+    if attribute is not None:
+        capability_call(scan, call, f"{base}.{attribute}")
+    elif named is not None:
+        scan.warn("no_dynamic_code", "dynamic_attribute",
+                  f"getattr() fetches an attribute of {base} named at run time "
+                  f"({ast.unparse(named)[:60]}), which this review cannot see", call)
 
 
 def _write_target(call: ast.Call, name: str, method: str | None) -> ast.expr | None:

@@ -3,9 +3,10 @@
 A pure, static reading of the job's Python source with :mod:`ast`; nothing is executed.
 Every finding names the line and why it matters: network use, starting programs, forking,
 writing or deleting outside the working directory, reading secrets, running code read at run
-time, and resource requests without bound. The sandbox enforces most of these limits anyway;
-the review refuses a job that would hit them before it spends a run doing so, and tells the
-author which line to change.
+time, native code, and resource requests without bound. It is a first filter, not the
+boundary: code it cannot see (built at run time, fetched by a computed name) passes it, and the
+sandbox enforces the limits whatever it said. It refuses a job that would hit them before it
+spends a run doing so, and tells the author which line to change; every verdict says so.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from activities.review.safety.calls import (
     limits_call,
     literal_arguments,
     literal_text,
+    reflected_call,
     write_call,
 )
 from activities.review.safety.flow import Flow
@@ -48,6 +50,11 @@ from workflows.contracts.executive import ReviewInput, ReviewVerdict
 SAFETY_CHECKS = ("source_parses", "no_network", "no_subprocess", "no_privilege_change",
                  "writes_inside_workspace", "deletes_inside_workspace", "no_secret_access",
                  "no_dynamic_code", "bounded_resources", "no_native_code")
+SCOPE = ("Static review is a first filter: it reads the source for what it can name (network, "
+         "programs, forks, native code, writes and deletions outside the working directory, "
+         "secrets, dynamic code, unbounded resources) and can be evaded by code it cannot "
+         "see; the sandbox is the boundary, and enforces the limits whatever the review said.")
+"""What this review claims, said in every verdict it gives."""
 MAX_NESTED_CODE = 2
 """How deep literal code passed to exec/eval is itself analysed."""
 
@@ -59,7 +66,7 @@ def review_quality_safety_source(req: ReviewInput) -> ReviewVerdict:
     findings = Findings()
     findings.start(*SAFETY_CHECKS)
     source = req.job.source or ""
-    details: dict[str, object] = {"source_bytes": len(source.encode())}
+    details: dict[str, object] = {"source_bytes": len(source.encode()), "scope": SCOPE}
     tree = _parse(req, findings)
     if tree is not None:
         scan = Scan(flow=Flow(tree), findings=findings,
@@ -71,7 +78,9 @@ def review_quality_safety_source(req: ReviewInput) -> ReviewVerdict:
                           "the job source nests expressions too deeply to be reviewed; split "
                           "long expressions into steps")
         details["lines"] = source.count("\n") + 1
-    return verdict("quality_safety", findings, "the job's source", details=details)
+    given = verdict("quality_safety", findings, "the job's source", details=details)
+    given.reasoning = f"{given.reasoning} {SCOPE}"
+    return given
 
 
 def _parse(req: ReviewInput, findings: Findings) -> ast.Module | None:
@@ -123,9 +132,9 @@ class SafetyVisitor(ast.NodeVisitor):
                            f"imports {hit}, which starts other programs; jobs may run only "
                            "Python code", node)
         if hit := module_hits(name, NATIVE_MODULES):
-            self.scan.warn("no_native_code", "native_code",
-                           f"imports {hit}: native calls bypass Python's checks; prefer a "
-                           "packaged library", node)
+            self.scan.fail("no_native_code", "native_code",
+                           f"imports {hit}: native calls bypass everything this review "
+                           "checks; use a packaged library instead", node)
 
     # --- scopes and bindings -------------------------------------------------------------
 
@@ -205,6 +214,8 @@ class SafetyVisitor(ast.NodeVisitor):
         name = self.flow.qualname(node.func) or ""
         method = node.func.attr if isinstance(node.func, ast.Attribute) else None
         capability_call(self.scan, node, name)
+        if name == "getattr":
+            reflected_call(self.scan, node)
         write_call(self.scan, node, name, method)
         delete_call(self.scan, node, name, method)
         env_call(self.scan, node, name, method)

@@ -16,22 +16,26 @@ NETWORK_MODULES = frozenset({
     "http.server", "http.cookiejar", "requests", "httpx", "aiohttp", "ftplib", "smtplib",
     "poplib", "imaplib", "nntplib", "telnetlib", "websocket", "websockets", "xmlrpc.client",
     "xmlrpc.server", "paramiko", "pycurl", "grpc", "asyncssh", "zmq", "tornado", "twisted",
-    "mechanize", "webbrowser",
+    "mechanize", "webbrowser", "_socket", "_ssl",
 })
 NETWORK_CALLS = frozenset({"asyncio.open_connection", "asyncio.start_server",
                            "asyncio.open_unix_connection", "asyncio.start_unix_server"})
 
 PROCESS_MODULES = frozenset({"subprocess", "pty", "pexpect", "sh", "plumbum",
-                             "asyncio.subprocess"})
+                             "asyncio.subprocess", "_posixsubprocess"})
 PROCESS_CALLS = frozenset({"os.system", "os.popen", "os.posix_spawn", "os.posix_spawnp",
                            "os.startfile", "pty.spawn", "pty.fork", "platform.popen",
                            "asyncio.create_subprocess_exec", "asyncio.create_subprocess_shell"})
-PROCESS_PREFIXES = ("os.exec", "os.spawn", "subprocess.")
-FORK_CALLS = frozenset({"os.fork", "os.forkpty"})
+PROCESS_PREFIXES = ("os.exec", "os.spawn", "posix.exec", "posix.spawn", "posix.system",
+                    "posix.posix_spawn", "subprocess.", "_posixsubprocess.")
+FORK_CALLS = frozenset({"os.fork", "os.forkpty", "posix.fork", "posix.forkpty"})
 PRIVILEGE_CALLS = frozenset({"os.setuid", "os.setgid", "os.seteuid", "os.setegid",
                              "os.setreuid", "os.setregid", "os.setresuid", "os.setresgid",
                              "os.setgroups", "os.chroot", "os.unshare", "os.setns"})
-NATIVE_MODULES = frozenset({"ctypes", "cffi"})
+NATIVE_MODULES = frozenset({"ctypes", "_ctypes", "cffi", "_cffi_backend"})
+REFLECTED_MODULES = frozenset({"os", "posix", "socket", "_socket", "subprocess",
+                               "_posixsubprocess", "pty"})
+"""Modules whose attributes, fetched with ``getattr`` by name, are judged like a direct use."""
 LIMIT_CALLS = frozenset({"resource.setrlimit", "resource.prlimit"})
 
 OPEN_CALLS = frozenset({"open", "io.open", "codecs.open", "builtins.open"})

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 from pydantic import SecretStr
@@ -145,69 +145,80 @@ async def test_a_debugger_answer_that_is_not_an_object_fails_clearly(
 
 
 async def test_the_runs_recording_answers_a_re_run_with_the_server_gone(tmp_path: Path) -> None:
-    path = tmp_path / "run-models.jsonl"
+    folder = tmp_path / "agents-host" / "recordings"
     with FakeAnthropic() as fake:
         fake.script(Text("planning...", usage=usage(400, 30)), ToolUse(DRAFT, usage=None))
         # The worker's own replay path is overridden by the run's recording.
         gateway = ModelGateway(SecretStr(KEY), fake.base_url, {"default": MODEL},
-                               replay_path=tmp_path / "absent.jsonl")
+                               replay_path=tmp_path / "absent.jsonl", recordings_dir=folder)
         live = await Agents(gateway).plan_goal(
-            plan_request(recording=ModelRecording(mode="record", path=str(path))))
+            plan_request(recording=ModelRecording(mode="record", name="run-models")))
         await gateway.aclose()
+    path = folder / "recorded" / "run-models.jsonl"  # inside the worker's own folder
     assert len(path.read_text().splitlines()) == 2
-    offline = ModelGateway(None, GONE, {"default": MODEL})
-    replay = ModelRecording(mode="replay", path=str(path))
+    store = LocalArtifactStore(tmp_path / "store")
+    digest = store.put(path).sha256
+    cache = tmp_path / "other-host" / "recordings"
+    offline = ModelGateway(None, GONE, {"default": MODEL}, store=store, recordings_dir=cache)
+    replay = ModelRecording(mode="replay", sha256=digest)
     again = await Agents(offline).plan_goal(
         plan_request(run_id="assay-run-iris-morphology-1c0e5f0a2b-r2", recording=replay))
     assert again.draft == live.draft
     assert again.spend.replayed and not live.spend.replayed
     assert again.spend.model_copy(update={"replayed": False}) == live.spend
     assert again.spend.repairs == 1 and again.spend.exchange_ids == live.spend.exchange_ids
-
-
-async def test_a_replay_put_in_the_store_answers_where_its_path_does_not_exist(
-        tmp_path: Path) -> None:
-    path = tmp_path / "submitter" / "run-models.jsonl"
-    path.parent.mkdir()
-    with FakeAnthropic() as fake:
-        fake.script(ToolUse(DRAFT))
-        gateway = ModelGateway(SecretStr(KEY), fake.base_url, {"default": MODEL})
-        live = await Agents(gateway).plan_goal(
-            plan_request(recording=ModelRecording(mode="record", path=str(path))))
-        await gateway.aclose()
-    store = LocalArtifactStore(tmp_path / "store")
-    digest = store.put(path).sha256
-    path.unlink()  # the submitting machine's file: the agents host never sees it
-    cache = tmp_path / "agents-host" / "recordings"
-    offline = Agents(ModelGateway(None, GONE, {"default": MODEL}, store=store,
-                                  recordings_dir=cache))
-    replay = ModelRecording(mode="replay", path=str(path), sha256=digest)
-    again = await offline.plan_goal(plan_request(recording=replay))
-    assert again.draft == live.draft and again.spend.replayed
     assert (cache / f"{digest}.jsonl").is_file()
-    absent = ModelRecording(mode="replay", path=str(path), sha256="0" * 64)
-    err = await failure(offline.plan_goal(plan_request(recording=absent)))
+    absent = ModelRecording(mode="replay", sha256="0" * 64)
+    err = await failure(Agents(offline).plan_goal(plan_request(recording=absent)))
     assert err.type == "ReplayMiss" and err.non_retryable and "artifact store" in str(err)
 
 
+@pytest.mark.parametrize("mode", ["record", "replay"])
+async def test_a_recording_named_by_a_host_path_is_refused_untouched(
+        tmp_path: Path, mode: Literal["record", "replay"]) -> None:
+    created = tmp_path / "any" / "new" / "dir" / "x.jsonl"
+    secret = tmp_path / "secret"
+    secret.write_text("not a recording\n")
+    folder = tmp_path / "recordings"
+    hostile = [ModelRecording(mode=mode, path=str(created if mode == "record" else secret)),
+               ModelRecording(mode=mode, path=str(secret), sha256="0" * 64, name="x"),
+               ModelRecording(mode=mode),  # neither a name nor a digest
+               ModelRecording.model_construct(mode=mode, name="../../escape", sha256=None,
+                                              path=None)]  # past the contract's check
+    with FakeAnthropic() as fake:
+        fake.script(*[ToolUse(DRAFT)] * len(hostile))
+        gateway = ModelGateway(SecretStr(KEY), fake.base_url, {"default": MODEL},
+                               store=LocalArtifactStore(tmp_path / "store"),
+                               recordings_dir=folder)
+        for recording in hostile:
+            err = await failure(Agents(gateway).plan_goal(plan_request(recording=recording)))
+            assert err.type == "RecordingRefused" and err.non_retryable, err
+            assert "corrupt" not in str(err) and "assay run --record FILE" in str(err)
+        await gateway.aclose()
+        assert fake.requests == []
+    assert not (tmp_path / "any").exists() and not (tmp_path / "escape.jsonl").exists()
+    assert not folder.exists() or not list(folder.rglob("*.jsonl"))
+
+
 async def test_a_replay_miss_names_the_request(tmp_path: Path) -> None:
-    path = tmp_path / "run-models.jsonl"
+    folder = tmp_path / "recordings"
     with FakeAnthropic() as fake:
         fake.script(ToolUse(DRAFT))
-        gateway = ModelGateway(SecretStr(KEY), fake.base_url, {"default": MODEL})
+        gateway = ModelGateway(SecretStr(KEY), fake.base_url, {"default": MODEL},
+                               recordings_dir=folder)
         await Agents(gateway).plan_goal(
-            plan_request(recording=ModelRecording(mode="record", path=str(path))))
+            plan_request(recording=ModelRecording(mode="record", name="run-models")))
         await gateway.aclose()
-    offline = Agents(ModelGateway(None, GONE, {"default": MODEL}))
-    replay = ModelRecording(mode="replay", path=str(path))
+    store = LocalArtifactStore(tmp_path / "store")
+    digest = store.put(folder / "recorded" / "run-models.jsonl").sha256
+    offline = Agents(ModelGateway(None, GONE, {"default": MODEL}, store=store,
+                                  recordings_dir=tmp_path / "cache"))
+    replay = ModelRecording(mode="replay", sha256=digest)
     err = await failure(offline.plan_goal(
         plan_request(goal="Do penguin species differ?", recording=replay)))
-    assert err.type == "ReplayMiss" and str(path) in str(err)
+    assert err.type == "ReplayMiss" and digest in str(err)
     assert "role 'planner'" in str(err) and "schema 'PlanDraftOutput'" in str(err)
     assert "Do penguin species differ?" in str(err)
-    missing = await failure(offline.plan_goal(plan_request(
-        recording=ModelRecording(mode="replay", path=str(tmp_path / "none.jsonl")))))
-    assert missing.type == "ReplayUnreadable" and "agents.recording" in str(missing)
 
 
 async def test_no_key_and_no_recording_is_not_configured(fake: FakeAnthropic) -> None:

@@ -14,6 +14,7 @@ from temporalio.runtime import MetricBuffer, Runtime, TelemetryConfig
 from temporalio.testing import ActivityEnvironment
 
 from activities.agents.roles import Agents
+from activities.artifacts.store import LocalArtifactStore
 from activities.llm.gateway import ModelGateway
 from activities.llm.metrics import (
     CACHE_READ_TOKENS,
@@ -92,14 +93,17 @@ async def test_every_request_is_counted_with_its_tokens_and_cost(
 
 async def test_replayed_requests_are_counted_apart(
         fake: FakeAnthropic, metered: Metered, tmp_path: Path) -> None:
-    path = str(tmp_path / "models.jsonl")
+    store = LocalArtifactStore(tmp_path / "store")
+    folder = tmp_path / "recordings"
     fake.script(ToolUse(DRAFT, usage=usage(500, 50)))
-    gateway = ModelGateway(SecretStr(KEY), fake.base_url, {"default": MODEL})
+    gateway = ModelGateway(SecretStr(KEY), fake.base_url, {"default": MODEL}, store=store,
+                           recordings_dir=folder)
     agents = Agents(gateway)
-    await agents.plan_goal(plan_request(recording=ModelRecording(mode="record", path=path)))
+    await agents.plan_goal(plan_request(recording=ModelRecording(mode="record", name="models")))
+    digest = store.put(folder / "recorded" / "models.jsonl").sha256
     metered.buffer.retrieve_updates()
     await metered.env().run(
-        agents.plan_goal, plan_request(recording=ModelRecording(mode="replay", path=path)))
+        agents.plan_goal, plan_request(recording=ModelRecording(mode="replay", sha256=digest)))
     await gateway.aclose()
     got = totals(metered.buffer)
     assert got[(CALLS, "planner", MODEL, "replay")] == 1

@@ -4,6 +4,7 @@ and which model each role runs on."""
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from importlib import resources
 from typing import Any
@@ -170,3 +171,25 @@ def test_scrub_keeps_what_a_traceback_points_at() -> None:
         "./out.csv; ./job.py; workflow <run>.task-compare; <stdlib>/json/decoder.py")
     assert scrub(text, run_id=RUN_ID).startswith("./out.csv; ./job.py;")
     assert scrub("run-1 of 3", run_id="run-1") == "run-1 of 3"
+
+
+async def test_the_coder_and_debuggers_are_asked_for_intervals_in_the_estimate_format(
+        fake: FakeAnthropic, gateway: Callable[..., ModelGateway]) -> None:
+    agents = Agents(gateway())
+    await agents.write_job(code_request())
+    await agents.debug_job(debug_request("direct"))
+    await agents.debug_job(debug_request("introspect"))
+    form = ('`{"value": 0.49, "ci": [0.421, 0.55], "level": 0.95, "se": 0.033, "n": 442,\n'
+            '  "method": "bootstrap"}`')
+    for seen in fake.requests:
+        system = json.dumps(seen.body["system"])
+        assert json.dumps(form)[1:-1] in system, seen.body["tools"][0]["name"]
+        assert "interval" in system and "inconclusive, not met" in system
+
+
+async def test_the_output_processor_is_told_to_cite_intervals_and_not_overclaim(
+        fake: FakeAnthropic, gateway: Callable[..., ModelGateway]) -> None:
+    await Agents(gateway()).summarize_run(summary_request())
+    system = json.dumps(fake.requests[0].body["system"])
+    assert "cite its interval beside the value" in system
+    assert "when its interval includes zero or the threshold" in system

@@ -11,14 +11,23 @@ from activities.agents.previews import (
     PREVIEW_BYTES,
     PREVIEW_LINE_CHARS,
     PREVIEW_LINES,
-    first_lines,
     previews,
+    stored_lines,
 )
 from activities.agents.render import code_message
 from activities.artifacts.store import LocalArtifactStore
 from tests.activities.agents.test_agents import RUN_ID, code_request
 from workflows.agents.context import TaskDigest
 from workflows.contracts.execution import DependencyArtifact
+
+
+def first_lines(path: Path) -> str | None:
+    """The preview of a file as the agents worker reads it: put in a store, read by digest."""
+    store = LocalArtifactStore(path.parent / ".store")
+    try:
+        return stored_lines(store, store.put(path).sha256)
+    except OSError:
+        return None
 
 
 def test_a_text_file_shows_its_first_lines_cut_to_width(tmp_path: Path) -> None:
@@ -41,9 +50,8 @@ def test_files_that_are_not_text_are_left_out(tmp_path: Path, content: bytes,
     assert not first_lines(path), why
 
 
-def test_a_missing_or_unreadable_file_is_left_out(tmp_path: Path) -> None:
-    assert first_lines(tmp_path / "gone.txt") is None
-    assert first_lines(tmp_path) is None  # a directory
+def test_a_digest_the_store_lacks_is_left_out(tmp_path: Path) -> None:
+    assert stored_lines(LocalArtifactStore(tmp_path / "store"), "0" * 64) is None
 
 
 def test_a_read_that_ends_inside_a_character_keeps_the_text_before_it(tmp_path: Path) -> None:
@@ -66,7 +74,10 @@ def upstream(tmp_path: Path) -> TaskDigest:
 
 def test_a_dependent_tasks_coder_reads_what_its_dependency_found(tmp_path: Path) -> None:
     digest = upstream(tmp_path)
-    shown = previews([digest])
+    store = LocalArtifactStore(tmp_path / "store")
+    for ref in digest.files:
+        ref.sha256 = store.put(Path(ref.path)).sha256
+    shown = previews([digest], store)
     assert set(shown) == {("describe", "summary.json")}
     text = code_message(code_request(upstream=[digest]), shown)
     told = text[text.index("## What dependency describe found"):]
@@ -91,4 +102,10 @@ def test_with_a_store_the_preview_comes_from_it_by_digest_not_from_the_path(
     digest.files[0].sha256 = kept.sha256
     summary.unlink()  # written on the sandbox's host, not this one
     assert previews([digest], store) == {("describe", "summary.json"): '{\n  "rows": 24\n}'}
+    assert previews([digest]) == {}  # no store: no preview, and never the path
+
+
+def test_a_path_a_client_sets_is_never_read(tmp_path: Path) -> None:
+    digest = upstream(tmp_path)  # real files at the paths it names, unknown digests
+    assert previews([digest], LocalArtifactStore(tmp_path / "store")) == {}
     assert previews([digest]) == {}

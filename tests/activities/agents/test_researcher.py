@@ -17,6 +17,7 @@ from pydantic import SecretStr
 from temporalio.exceptions import ApplicationError
 
 from activities.agents.roles import Agents
+from activities.artifacts.store import LocalArtifactStore
 from activities.llm.gateway import ModelGateway
 from activities.research.tool import LOOKUP_TOOL, DocsResearcher
 from tests.activities.agents.test_agents import JOB_ANSWER, KEY, MODEL, code_request
@@ -85,16 +86,23 @@ async def test_a_model_that_only_looks_things_up_ends_after_a_bounded_number_of_
 
 
 async def test_a_recorded_conversation_with_lookups_replays_offline(
-        fake: FakeAnthropic, researching: Agents, tmp_path: Path) -> None:
-    path = tmp_path / "coder.jsonl"
+        fake: FakeAnthropic, tmp_path: Path) -> None:
+    folder = tmp_path / "recordings"
+    store = LocalArtifactStore(tmp_path / "store")
     fake.script(MEDIAN, ToolUse(JOB_ANSWER))
-    live = await researching.write_job(
-        code_request(recording=ModelRecording(mode="record", path=str(path))))
+    gateway = ModelGateway(SecretStr(KEY), fake.base_url, {"default": MODEL},
+                           recordings_dir=folder)
+    recording = Agents(gateway, researcher=DocsResearcher(limit=2, secrets=[KEY]))
+    live = await recording.write_job(
+        code_request(recording=ModelRecording(mode="record", name="coder")))
+    await gateway.aclose()
+    path = folder / "recorded" / "coder.jsonl"
     rounds = [json.loads(line)["round"] for line in path.read_text().splitlines()]
     assert rounds == [0, 1]
-    offline = Agents(ModelGateway(None, "http://127.0.0.1:9", {"default": MODEL}),
+    offline = Agents(ModelGateway(None, "http://127.0.0.1:9", {"default": MODEL}, store=store,
+                                  recordings_dir=tmp_path / "cache"),
                      researcher=DocsResearcher(limit=2))
-    replayed = await offline.write_job(
-        code_request(recording=ModelRecording(mode="replay", path=str(path))))
+    replayed = await offline.write_job(code_request(
+        recording=ModelRecording(mode="replay", sha256=store.put(path).sha256)))
     assert replayed.job == live.job and replayed.spend.replayed
     assert replayed.spend.calls == 2

@@ -100,3 +100,31 @@ async def test_verification_heartbeats_while_it_reads_artifacts_back(
     verification = await env.run(verifier.verify_evidence, req)
     assert verification.passed, verification.summary
     assert beats and all(b == ({"phase": "verify"},) for b in beats)
+
+
+ESTIMATE = {"value": 0.49, "ci": [0.421, 0.55], "level": 0.95, "n": 442, "method": "bootstrap"}
+
+
+def test_a_check_compares_an_estimate_by_its_value_or_the_bound_it_names() -> None:
+    assert evaluate_check(Check(metric="r2", op=">=", value=0.45), {"r2": ESTIMATE}).passed
+    low = evaluate_check(Check(metric="r2.ci_low", op=">=", value=0.45), {"r2": ESTIMATE})
+    assert not low.passed and low.actual == 0.421
+    assert low.reason == "r2.ci_low = 0.421, expected >= 0.45"
+    failed = evaluate_check(Check(metric="r2", op=">=", value=0.5), {"r2": ESTIMATE})
+    assert failed.reason == "r2 = 0.49 [0.421, 0.55] 95 %, expected >= 0.5"
+    none = evaluate_check(Check(metric="r2.ci_low", op=">=", value=0.4), {"r2": 0.49})
+    assert not none.passed and none.reason == "metric 'r2.ci_low': 0.49 has no ci_low"
+
+
+def test_a_malformed_estimate_fails_verification_naming_the_metric(
+        store: LocalArtifactStore, tmp_path: Path) -> None:
+    path = stored(store, tmp_path, b"x")
+    req = request(path, b"x")
+    bad = {"value": 0.7, "ci": [0.4, 0.6], "level": 0.95}
+    outcome = req.outcome.model_copy(update={"metrics": {"r2": ESTIMATE, "r2_gain": bad,
+                                                         "per_class": {"a": 1}}})
+    ver = verify(req.model_copy(update={"outcome": outcome}), store)
+    assert not ver.passed
+    assert ver.missing == ["metric 'r2_gain': value 0.7 lies outside its interval [0.4, 0.6]"]
+    good = req.outcome.model_copy(update={"metrics": {"r2": ESTIMATE, "n": 3}})
+    assert verify(req.model_copy(update={"outcome": good}), store).passed

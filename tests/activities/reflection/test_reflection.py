@@ -396,6 +396,29 @@ def test_failed_check_on_a_present_metric_is_acceptance_not_met() -> None:
     assert not note.relink and note.decision == "defer" and "0.2" in note.reason
 
 
+
+def test_a_malformed_estimate_is_invalid_metrics_naming_it() -> None:
+    bad = {"value": 0.7, "ci": [0.4, 0.6], "level": 0.95}
+    problem = "metric 'r2': value 0.7 lies outside its interval [0.4, 0.6]"
+    outcome = ExecutionOutcome(outcome="succeeded", metrics={"r2": bad},
+                               artifacts=[artifact("metrics.json")])
+    ver = Verification(passed=False, missing=[problem])
+    note = diagnose(failure("verification", job(expected_metrics=["r2"]), outcome=outcome,
+                            verification=ver))
+    assert (note.root_cause, note.likely_fix) == ("invalid_metrics", "fix_metrics_output")
+    assert problem in note.reason
+
+
+def test_a_failed_check_on_an_estimates_bound_is_acceptance_not_met() -> None:
+    check = Check(metric="r2.ci_low", op=">=", value=0.45)
+    estimate = {"value": 0.49, "ci": [0.421, 0.55], "level": 0.95}
+    outcome = ExecutionOutcome(outcome="succeeded", metrics={"r2": estimate})
+    ver = Verification(passed=False, checks=[CheckResult(check=check, passed=False,
+                                                         actual=0.421, reason="r2.ci_low")])
+    note = diagnose(failure("verification", job(expected_metrics=["r2"]), outcome=outcome,
+                            verification=ver))
+    assert note.root_cause == "acceptance_not_met"
+
 # --- the note as a whole -------------------------------------------------------------------
 
 

@@ -89,9 +89,11 @@ async def test_findings_are_inlined_and_a_long_one_is_cut_with_a_link(tmp_path: 
     work.file("data.txt", b"not a findings text\n")
     _, summary = await write(tmp_path, work)
 
-    assert "  > Group b is higher (p = 0.0002)." in summary
-    assert "  > &lt;script>x&lt;/script>" in summary and "<script>" not in summary
-    assert "  > line 0 of the summary" in summary
+    assert "  Group b is higher (p = 0.0002)." in summary
+    fence = summary.index("  ```\n  # Findings")  # inside a fence no renderer reads HTML
+    assert "  <script>x</script>\n  ```" in summary[fence:]
+    assert "&lt;" not in summary and "&amp;" not in summary
+    assert "  line 0 of the summary" in summary
     assert "line 999 of the summary" not in summary
     assert "  > … (truncated; full file: [summary.txt](artifacts/t/summary.txt))" in summary
     assert "not a findings text" not in summary

@@ -51,3 +51,13 @@ def test_a_live_duration_is_whole_seconds_under_a_minute() -> None:
     assert [duration(s, whole=True) for s in (0.4, 12.7, 59.4, 64, -3)] == [
         "0 s", "12 s", "59 s", "1 min 04 s", "0 s"]
     assert duration(12.7) == "12.7 s"  # the report keeps its tenth
+
+
+def test_an_estimate_prints_its_interval_beside_its_value() -> None:
+    estimate = {"value": 0.49, "ci": [0.421, 0.55], "level": 0.95, "se": 0.033, "n": 442,
+                "method": "bootstrap"}
+    assert value(estimate) == "0.49 [0.421, 0.55] 95 %"
+    assert value({"value": 0.5, "se": 0.01}) == "0.5 ± 0.01 se"
+    assert value({"value": 0.7, "ci": [0.4, 0.6], "level": 0.9}) == \
+        "{'value': 0.7, 'ci': [0.4, 0.6], 'level': 0.9}"  # malformed: as the job wrote it
+    assert value({"a": 0.123456}) == "{a: 0.1235}"

@@ -172,6 +172,13 @@ def test_run_and_task_durations_and_metrics_in_significant_digits() -> None:
     assert "`means` = {a: 5.012}" in text and "0.00019996" not in text
 
 
+def test_a_tasks_metric_with_an_interval_is_printed_beside_its_value() -> None:
+    r2 = {"value": 0.49, "ci": [0.421, 0.55], "level": 0.95, "se": 0.033, "n": 442,
+          "method": "bootstrap"}
+    text = render_markdown(result(tasks=[ran("t", BWRAP, metrics={"r2": r2, "rows": 442})]))
+    assert "`r2` = 0.49 [0.421, 0.55] 95 %" in text and "`rows` = 442" in text
+
+
 def test_a_supplied_plan_shows_its_sha256_and_author_beside_the_goals() -> None:
     supplied = PlanSource(sha256="cd" * 32, by="ada", name="my-plan")
     text = render_markdown(result(goal="Why?", supplied_plan=supplied))

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 from PIL import Image
+from temporalio.exceptions import ApplicationError
 from temporalio.testing import ActivityEnvironment
 
 from activities.reports.branches import md
@@ -72,10 +73,10 @@ def three_cycles() -> list[RunReport]:
     ]
 
 
-async def study_of(runs_dir: Path, runs: list[RunReport]) -> StudyState:
+async def study_of(runs_dir: Path, runs: list[RunReport], max_cycles: int = 5) -> StudyState:
     """The study's state after ``runs``, each written by the run report writer."""
     state = StudyState(study_id="study-1", goal="Does smoothing make the classes separable?",
-                       policy=StudyPolicy(max_cycles=5, key_metric=Metric(name="f1"),
+                       policy=StudyPolicy(max_cycles=max_cycles, key_metric=Metric(name="f1"),
                                           acceptance=[metric_test("f1", ">=", 0.7)]))
     writer = ReportWriter(runs_dir)
     for run in runs:
@@ -134,7 +135,8 @@ def test_the_story_says_each_decision_and_why_then_the_numbers(
         "f1 = 0.74 (task fit) \\>= 0.7" in story
     assert story.rstrip().endswith(
         "Final decision, after cycle 3: **stop** — acceptance criteria met: f1 = 0.74 "
-        "(task fit) \\>= 0.7. f1: 0.55 in cycle 1 → 0.74 in cycle 3 (best 0.74, cycle 3).")
+        "(task fit) \\>= 0.7. f1: 0.55 in cycle 1 → 0.74 in cycle 3 (best 0.74, cycle 3, "
+        "task fit).")
 
 
 def test_the_cycle_table_has_a_row_per_cycle(written: tuple[Path, StudyState, str]) -> None:
@@ -143,13 +145,15 @@ def test_the_cycle_table_has_a_row_per_cycle(written: tuple[Path, StudyState, st
         "| decision | reason |" in table
     rows = [line for line in table.splitlines() if re.match(r"\| \d+ \|", line)]
     assert [row.split(" | ")[:8] for row in rows] == [
-        ["| 1", "study-1.cycle-1", "completed", "2/2", "0.55", "1.2500", "2 min 00 s",
+        ["| 1", "study-1.cycle-1", "completed", "2/2", "0.55 (task fit)", "1.2500", "2 min 00 s",
          "**pivot** → H2"],
         ["| 2", "study-1.cycle-2", "partial", "1/2", "—", "0.5000", "4 min 00 s", "**fix**"],
-        ["| 3", "study-1.cycle-3", "completed", "2/2", "0.74", "2.0000", "6 min 00 s",
+        ["| 3", "study-1.cycle-3", "completed", "2/2", "0.74 (task fit)", "2.0000", "6 min 00 s",
          "**stop**"]]
     assert "![Key metric across cycles and branches](figures/metrics.png)" in table
     assert "- Chart: no verified f1 in cycle(s) 2: no point drawn" in table
+    assert ("- Chart: The value axis starts from 0, the reference, so changes are drawn to "
+            "scale; brown dashes: the baseline, cycle 1's value, 0.55;") in table
 
 
 def test_the_hypothesis_tree_is_drawn_with_statuses_and_tabled_with_evidence(
@@ -223,6 +227,21 @@ def test_the_json_reads_back_as_the_state_with_status_and_files(
         (1, "", True), (2, "", True), (3, "", True)]
 
 
+def test_each_cycles_sweep_table_is_in_the_study_json_and_markdown(
+        written: tuple[Path, StudyState, str]) -> None:
+    root, _, markdown = written
+    report = StudyReport.model_validate_json(
+        (root / "studies/study-1" / STUDY_JSON).read_text(encoding="utf-8"))
+    assert list(report.sweeps) == [3]
+    table = report.sweeps[3][0]
+    assert [(line.line, line.rank, line.kept) for line in table.lines] == [
+        ("deep", 1, True), (MAIN_LINE, 2, False), ("wide", 3, False)]
+    sweeps = section(markdown, "Sweeps")
+    assert "### Cycle 3: Sweep from task fit at planned on f1 (maximize)" in sweeps
+    assert "Kept: **deep** (no tie; selection best, tie rule simplest)." in sweeps
+    assert "| deep | (as planned) | completed | - | 1 |" in sweeps
+
+
 def test_the_chart_is_a_readable_png(written: tuple[Path, StudyState, str]) -> None:
     path = written[0] / "studies/study-1/figures/metrics.png"
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
@@ -260,7 +279,7 @@ async def test_a_missing_or_unreadable_cycle_report_is_said_not_fatal(tmp_path: 
         "directory — its branches are not in the chart" in markdown
     assert f"- Chart: cycle 3: {md(str(bad))} is not a run's results JSON (7 errors)" in markdown
     assert "Its report could not be read (see above), so its plan is not drawn." in markdown
-    assert "| 3 | study-1.cycle-3 | completed | 2/2 | 0.74 |" in markdown  # from the summary
+    assert "| 3 | study-1.cycle-3 | completed | 2/2 | 0.74 (task fit) |" in markdown  # summary
     assert (tmp_path / "studies/study-1/figures/metrics.png").is_file()
     report = StudyReport.model_validate_json(Path(paths.results_json).read_text("utf-8"))
     assert [bool(r.problem) for r in report.reports] == [True, False, True]
@@ -292,6 +311,15 @@ async def test_no_folder_given_means_the_studys_own(tmp_path: Path) -> None:
     assert Path(paths.summary_md) == tmp_path / "studies" / "s" / "study.md"
 
 
+async def test_a_studys_folders_and_files_are_its_users_only(tmp_path: Path) -> None:
+    req = StudyReportInput(state=StudyState(study_id="s", goal="g"), folder=" ")
+    paths = await ActivityEnvironment().run(StudyReportWriter(tmp_path).write_study_report, req)
+    for folder in (tmp_path / "studies", tmp_path / "studies" / "s"):
+        assert folder.stat().st_mode & 0o777 == 0o700
+    for written in (paths.summary_md, paths.results_json):
+        assert Path(written).stat().st_mode & 0o777 == 0o600
+
+
 async def test_a_study_before_its_first_cycle_says_so_and_draws_nothing(tmp_path: Path) -> None:
     state = StudyState(study_id="s", first_plan="plan.json@" + "b" * 64)
     paths = await write(tmp_path, state)
@@ -309,3 +337,54 @@ def test_a_study_without_numbers_has_nothing_to_chart_and_says_why() -> None:
     chart = chart_of(state, [CycleFacts(cycle=1, tasks=[{}]), CycleFacts(cycle=2)])
     assert (chart.metric, chart.values) == (None, {1: None, 2: None})
     assert chart.why == "no cycle reported a numeric verified metric"
+
+
+@pytest.mark.parametrize(("study_id", "folder"), [
+    ("../../outside", ""), ("..", ""), ("s", "/tmp/outside"), ("s", "studies/../../outside"),
+    ("s", "../outside")])
+async def test_a_study_report_never_leaves_the_data_folder(
+        tmp_path: Path, study_id: str, folder: str) -> None:
+    root = tmp_path / "data"
+    req = StudyReportInput(state=StudyState(study_id=study_id, goal="g"), folder=folder)
+    with pytest.raises(ApplicationError) as err:
+        await ActivityEnvironment().run(StudyReportWriter(root).write_study_report, req)
+    assert err.value.type == "ReportUnwritable" and err.value.non_retryable
+    assert "single path component" in err.value.message
+    assert not [p for p in tmp_path.rglob("*") if p.is_file()]
+
+
+F1 = {"value": 0.72, "ci": [0.66, 0.78], "level": 0.95, "n": 200, "method": "bootstrap"}
+"""An f1 above 0.7 on its point estimate whose 95 % interval includes 0.7."""
+
+
+async def test_an_interval_that_includes_the_threshold_is_said_and_warned_of(
+        tmp_path: Path) -> None:
+    runs = [cycle_report(n, [result("prep"), result("fit", metrics={"f1": F1})], 1.0)
+            for n in (2, 3)]
+    state = await study_of(tmp_path / "runs", runs, max_cycles=2)
+    paths = await write(tmp_path, state, status="completed")
+    markdown = Path(paths.summary_md).read_text(encoding="utf-8")
+    answer = section(markdown, "Final answer")
+    assert "acceptance criteria met" not in markdown
+    assert ("After cycle 2: **stop** — cycle limit reached: 2 of 2 cycles run; acceptance "
+            "not established: f1 \\>= 0.7: the 95 % interval \\[0.66, 0.78\\] of f1 (task "
+            "fit) includes 0.7") in answer
+    assert ("| f1 \\>= 0.7 | inconclusive | 0.72 \\[0.66, 0.78\\] 95 % (task fit) | f1 \\>= 0.7: "
+            "the 95 % interval \\[0.66, 0.78\\] of f1 (task fit) includes 0.7 |") in answer
+    assert ("- Acceptance criterion f1 \\>= 0.7 is written on a point estimate, but f1 has an "
+            "interval: it was judged on the interval") in answer
+    assert "- Hypothesis H2's test f1 \\>= 0.7 is written on a point estimate" in answer
+    hypotheses = section(markdown, "Hypotheses")
+    assert "| inconclusive | f1 | 0.72 \\[0.66, 0.78\\] 95 % | 1 | fit |" in hypotheses
+
+
+async def test_a_held_out_key_metric_allowed_by_the_flag_is_said(tmp_path: Path) -> None:
+    policy = StudyPolicy(key_metric=Metric(name="test_f1"), allow_test_selection=True)
+    paths = await write(tmp_path, StudyState(study_id="study-1", goal="g", policy=policy))
+    markdown = Path(paths.summary_md).read_text(encoding="utf-8")
+    assert ("The key metric test\\_f1 is held out: selecting on it was allowed by "
+            "--allow-test-selection, so its best value is optimistic.") in markdown
+    plain = StudyState(study_id="study-1", goal="g", policy=StudyPolicy(
+        key_metric=Metric(name="cv_f1"), allow_test_selection=True))
+    paths = await write(tmp_path, plain)
+    assert "is held out" not in Path(paths.summary_md).read_text(encoding="utf-8")

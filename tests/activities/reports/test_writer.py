@@ -6,6 +6,8 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import pytest
+from temporalio.exceptions import ApplicationError
 from temporalio.testing import ActivityEnvironment
 
 from activities.reports.writer import ReportWriter
@@ -44,6 +46,20 @@ async def test_a_report_written_again_replaces_its_files(tmp_path: Path) -> None
     results = RunReport.model_validate_json(
         (tmp_path / "run-1" / files[0]).read_text(encoding="utf-8"))
     assert results.status_reason == "written again"
+
+
+async def test_a_runs_folders_reports_and_ledger_are_its_users_only(tmp_path: Path) -> None:
+    writer = ReportWriter(tmp_path / "runs")
+    task = TaskResult(task_id="a", status="completed", status_reason="ok")
+    await ActivityEnvironment().run(writer.write_task_report,
+                                    WriteTaskReportInput(run_id="run-1", result=task))
+    await write(writer, report([task]))
+    folder = tmp_path / "runs" / "run-1"
+    for private in (tmp_path / "runs", folder, folder / "tasks"):
+        assert private.stat().st_mode & 0o777 == 0o700, private
+    for written in ("ledger.jsonl", "execution_results_20260101_000000.json",
+                    "execution_summary_20260101_000000.md", "tasks/a.json"):
+        assert (folder / written).stat().st_mode & 0o777 == 0o600, written
 
 
 async def test_a_task_written_again_keeps_one_file(tmp_path: Path) -> None:
@@ -111,3 +127,23 @@ async def test_a_reset_execution_writes_its_report_beside_the_first(tmp_path: Pa
     assert f"- Execution: `{again}`, a reset of `{first}`" in summary
     assert "- Execution:" not in (runs / "execution_summary_20260101_000000.md").read_text(
         encoding="utf-8")
+
+
+@pytest.mark.parametrize(("run_id", "task_id", "branch"), [
+    ("../../outside", "a", None), ("/tmp/outside", "a", None), ("..", "a", None),
+    ("run-1", "../../../outside", None), ("run-1", "a", "x/../../../../outside")])
+async def test_ids_a_client_chose_never_leave_the_runs_folder(
+        tmp_path: Path, run_id: str, task_id: str, branch: str | None) -> None:
+    runs = tmp_path / "deep" / "data" / "runs"
+    writer = ReportWriter(runs)
+    task = TaskResult(task_id=task_id, status="completed", status_reason="ok", branch=branch)
+    with pytest.raises(ApplicationError) as err:
+        await ActivityEnvironment().run(writer.write_task_report,
+                                        WriteTaskReportInput(run_id=run_id, result=task))
+    assert err.value.type == "ReportUnwritable" and err.value.non_retryable
+    assert "single path component" in err.value.message
+    if task_id == "a" and branch is None:
+        run = report([task]).model_copy(update={"run_id": run_id})
+        with pytest.raises(ApplicationError, match="single path component"):
+            await write(writer, run)
+    assert not [p for p in tmp_path.rglob("*") if p.is_file()]  # nothing written anywhere

@@ -138,6 +138,13 @@ def test_check_on_undeclared_metric_is_critical() -> None:
     assert "add it to expected_metrics" in found.message
 
 
+def test_a_check_on_a_number_of_a_declared_metric_passes() -> None:
+    verdict = review(checks=[Check(metric="m.ci_low", op=">=", value=0.01)])
+    assert verdict.verdict == "APPROVE" and verdict.checks["metrics_declared"]
+    refused = review(checks=[Check(metric="r2.ci_low", op=">=", value=0.01)])
+    assert "check on undeclared metric 'r2.ci_low'" in codes(refused)["undeclared_metric"].message
+
+
 def test_check_on_declared_metric_passes() -> None:
     verdict = review(checks=[Check(metric="m", op=">", value=0)])
     assert verdict.verdict == "APPROVE" and verdict.checks["metrics_declared"]

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from activities.review.safety.check import review_quality_safety_source
+from activities.review.safety.check import SCOPE, review_quality_safety_source
 from workflows.contracts.executive import Finding, ReviewInput, ReviewVerdict
 from workflows.contracts.plan import JobSpec, Resources
 
@@ -84,6 +84,27 @@ HOSTILE = [
     ("setuid", "import os\nos.setuid(0)\n", "privilege_change", "critical", 2,
      "no_privilege_change"),
     ("syntax error", "x = 1\ny = (\n", "syntax_error", "critical", 2, "source_parses"),
+    # the three ways round the review found by attack: getattr by name, _socket, ctypes
+    ("getattr fork", "import os\ngetattr(os, 'fork')()\n", "process_fork", "critical", 2,
+     "no_subprocess"),
+    ("getattr fork kept in a name", "import os as o\nf = getattr(o, 'fork')\nf()\n",
+     "process_fork", "critical", 2, "no_subprocess"),
+    ("getattr system", "import os\ngetattr(os, 'system')('id')\n", "subprocess_call",
+     "critical", 2, "no_subprocess"),
+    ("getattr subprocess", "import json, subprocess as sp\ngetattr(sp, 'Popen')(['id'])\n",
+     "subprocess_call", "critical", 2, "no_subprocess"),
+    ("getattr socket", "import socket\ns = getattr(socket, 'socket')()\n", "network_call",
+     "critical", 2, "no_network"),
+    ("import _socket", "import json\nimport _socket\n", "network_import", "critical", 2,
+     "no_network"),
+    ("from _socket", "from _socket import socket\n", "network_import", "critical", 1,
+     "no_network"),
+    ("posix.fork", "import posix\nposix.fork()\n", "process_fork", "critical", 2,
+     "no_subprocess"),
+    ("ctypes", "import ctypes\n", "native_code", "critical", 1, "no_native_code"),
+    ("cffi", "from cffi import FFI\n", "native_code", "critical", 1, "no_native_code"),
+    ("ctypes by __import__", "c = __import__('ctypes')\n", "native_code", "critical", 1,
+     "no_native_code"),
 ]
 
 
@@ -112,7 +133,8 @@ WARNINGS = [
     ("eval of a computed string", "def f(expr):\n    return eval(expr)\n", "dynamic_code", 2),
     ("import by computed name", "import importlib\nm = importlib.import_module(name)\n",
      "dynamic_import", 2),
-    ("ctypes", "import ctypes\n", "native_code", 1),
+    ("getattr of os by a computed name", "import os\ndef f(n):\n    return getattr(os, n)\n",
+     "dynamic_attribute", 3),
     ("write to /tmp", "open('/tmp/out.txt', 'w')\n", "write_tmp", 1),
     ("URL passed to a reader", "import pandas as pd\ndf = pd.read_csv('https://x.org/a.csv')\n",
      "url_argument", 2),
@@ -192,7 +214,7 @@ def main() -> None:
         log.info("home is set")
     os.environ["MPLBACKEND"] = "Agg"
     pattern = re.compile(r"\\d+")
-    label = "a/b".replace("/", "_")
+    label = "a/b".replace("/", "_") + getattr(os, "sep") + getattr(args, "out")
     total = eval("1 + 2")
     print("see https://example.org for the method", threads, config, prior, pattern, label)
     Path("metrics.json").write_text(json.dumps({"rows": len(rows), "total": total}))
@@ -207,6 +229,14 @@ def test_ordinary_analysis_code_has_no_findings() -> None:
     verdict = review(ORDINARY)
     assert findings(verdict) == []
     assert verdict.verdict == "APPROVE" and all(verdict.checks.values())
+
+
+@pytest.mark.parametrize("code", [ORDINARY, "import os\nos.fork()\n"])
+def test_the_verdict_states_its_scope(code: str) -> None:
+    verdict = review(code)
+    assert "first filter" in verdict.reasoning and "the sandbox is the boundary" in (
+        verdict.reasoning)
+    assert verdict.details["scope"] == SCOPE
 
 
 def test_reads_outside_the_working_directory_are_not_writes() -> None:

@@ -32,12 +32,16 @@ def request(code: str | None, *, task: str = "t1", inputs: list[InputFile] | Non
     ({"source": None}, "InvalidJob", "no resolved source"),
     ({"filename": "../evil.py"}, "InvalidJob", "single path component"),
     ({"task": ".."}, "InvalidJob", "task id"),
+    ({"args": {"x": "a\x00b"}}, "InvalidJob", "NUL byte"),
+    ({"args": {"x": "y" * 200_000}}, "InvalidJob", "in one argument"),
+    ({"args": {f"k{i}": "y" * 100_000 for i in range(6)}}, "InvalidJob", "in all"),
 ])
 async def test_bad_requests_fail_permanently(sandbox: Sandbox, change: dict[str, Any],
                                              kind: str, words: str) -> None:
     req = request("pass", task=change.get("task", "t1"))
     req.job.source = change.get("source", req.job.source)
     req.job.filename = change.get("filename", req.job.filename)
+    req.job.args = change.get("args", req.job.args)  # as a client may send it, unchecked
     with pytest.raises(ApplicationError) as caught:
         await ActivityEnvironment().run(sandbox.execute_job, req)
     assert caught.value.type == kind and caught.value.non_retryable

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from activities.artifacts.store import LocalArtifactStore
 from skills.folders import SkillFileError, export_skills, import_skills
 from skills.folders.read import read_skills
 from skills.guidance import PROMPT_GUIDELINE_CHARS, load_reference, prompt_guideline
@@ -53,7 +54,8 @@ def _collection(root: Path) -> None:
     (link / "scripts").mkdir()
     (link / "scripts" / "run.py").symlink_to(root / "broken-0" / "SKILL.md")
     write_folder(root, "broken-2", simple("another-name"))
-    write_folder(root, "broken-3", simple("broken-3"), {"scripts/run.py": "def (:\n"})
+    write_folder(root, "broken-3", simple("broken-3"), {
+        "scripts/run.py": "def (:\n", "assay.json": '{"run": {"script": "scripts/run.py"}}'})
 
 
 def test_a_collection_imports_every_valid_folder_and_lists_each_refusal(
@@ -85,7 +87,7 @@ def test_long_bodies_references_descriptions_and_metadata_are_kept(tmp_path: Pat
     assert _body(0).strip() in pattern.guideline and len(pattern.guideline) > 20_000
     assert len(pattern.references) == 81
     assert pattern.references["references/nested/deeper/notes.md"] == "Nested notes.\n"
-    assert pattern.job is None  # two scripts: a guideline only, nothing is run
+    assert pattern.job is None  # no run declared: a guideline only, nothing is run
     warned = [w for w in report.warnings if "science-skill-0/" in w]
     assert any("`description` has" in w for w in warned)
     assert any("metadata` values that are not text were kept as JSON text: tags, version, "
@@ -112,10 +114,14 @@ def test_strict_import_takes_nothing_from_a_collection_with_a_broken_folder(
 def test_an_imported_collection_skill_exports_and_imports_back_equal(tmp_path: Path) -> None:
     source = tmp_path / "source"
     _collection(source)
-    (skill,) = import_skills(source / "science-skill-0")
-    (folder,) = export_skills([skill], tmp_path / "out")
-    (again,) = import_skills(folder)
-    assert again.pattern == skill.pattern
+    store = LocalArtifactStore(tmp_path / "store")
+    (skill,) = import_skills(source / "science-skill-0", store=store)
+    (folder,) = export_skills([skill], tmp_path / "out", store=store)
+    (again,) = import_skills(folder, store=store)
+    regenerated = {"files": [f for f in skill.pattern.files if f.path != "SKILL.md"]}
+    assert again.pattern.model_copy(update={
+        "files": [f for f in again.pattern.files if f.path != "SKILL.md"]}
+    ) == skill.pattern.model_copy(update=regenerated)
     assert json.loads(json.dumps(again.pattern.references)) == skill.pattern.references
 
 

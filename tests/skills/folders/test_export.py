@@ -25,7 +25,9 @@ def test_round_trip_gives_back_equal_patterns(tmp_path: Path) -> None:
     assert [s.pattern.name for s in imported] == sorted(originals)
     for skill in imported:
         original = originals[skill.pattern.name]
-        assert skill.pattern == original.pattern
+        assert skill.pattern.model_copy(update={"files": []}) == original.pattern
+        assert [f.path for f in skill.pattern.files] == (
+            [f"scripts/{original.pattern.job.filename}"] if original.pattern.job else [])
         assert skill.metrics == original.metrics
         assert skill.confidence == original.confidence
         assert skill.status == "candidate"
@@ -43,7 +45,8 @@ def test_export_writes_the_active_version_else_trial_else_newest_candidate(tmp_p
     }
     for case, (versions, expected) in cases.items():
         (folder,) = export_skills(versions, tmp_path / case)
-        assert front_matter(folder)["metadata"]["assay-version"] == str(expected)
+        side = json.loads((folder / "assay.json").read_text(encoding="utf-8"))
+        assert side["pattern"]["version"] == expected
 
 
 def test_export_writes_agent_skills_front_matter_and_script(tmp_path: Path) -> None:
@@ -52,10 +55,10 @@ def test_export_writes_agent_skills_front_matter_and_script(tmp_path: Path) -> N
     front = front_matter(folder)
     assert front["name"] == folder.name
     assert front["description"].startswith("Compare | lengths")
-    assert all(isinstance(k, str) and isinstance(v, str) for k, v in front["metadata"].items())
-    pattern = json.loads(front["metadata"]["assay-pattern"])
-    assert "source" not in pattern["job"] and "code" not in pattern["job"]
-    assert front["metadata"]["assay-status"] == "active"
+    assert "metadata" not in front
+    side = json.loads((folder / "assay.json").read_text(encoding="utf-8"))
+    assert "source" not in side["pattern"]["job"] and "code" not in side["pattern"]["job"]
+    assert side["status"] == "active"
     assert "numpy>=1.26" in front["compatibility"]
     assert (folder / "scripts" / "compare.py").read_bytes() == JOB_SOURCE.encode()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["compare-lengths"]  # no staging left

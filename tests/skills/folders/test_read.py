@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from skills.folders import export_skills, import_skills
+from skills.folders.read import read_skills
 from tests.skills.folders.samples import (
     guideline_skill,
     job_skill,
@@ -38,11 +39,16 @@ def test_import_refuses_a_folder_without_skill_md(tmp_path: Path) -> None:
                                      "found"]
 
 
-def test_import_refuses_duplicate_names(tmp_path: Path) -> None:
+def test_a_duplicate_name_is_skipped_with_a_line_and_the_rest_import(tmp_path: Path) -> None:
     first = write_folder(tmp_path / "team-a", "alpha", simple("alpha"))
-    second = write_folder(tmp_path / "team-b", "alpha", simple("alpha"))
-    assert problems_of(tmp_path) == [f"the name 'alpha' is used by 2 folders: {first}, {second};"
-                                     " skill names must be unique"]
+    second = write_folder(tmp_path / "team-b", "alpha", simple("alpha", "Another thing."))
+    write_folder(tmp_path / "team-b", "beta", simple("beta"))
+    report = read_skills(tmp_path)
+    assert [s.pattern.name for s in report.skills] == ["alpha", "beta"]
+    assert report.skills[0].pattern.description == "Does one thing."
+    assert report.skipped == [f"skipped {second}: the name 'alpha' is already taken by {first}"]
+    assert not report.refused
+    assert problems_of(tmp_path) == report.skipped  # the strict form takes nothing
 
 
 def test_mixed_directory_imports_nothing_and_lists_every_bad_folder(tmp_path: Path) -> None:

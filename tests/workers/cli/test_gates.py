@@ -18,7 +18,8 @@ runner = CliRunner()
 def test_choose_at_the_branch_gate_is_a_run_gate_approval_with_a_choice() -> None:
     decision = gate_decision(DecisionOptions(gate=GateName.BRANCH, by="ada", choose="lr-0.1"))
     assert decision.model_dump(exclude_defaults=True) == {
-        "gate": "branch", "decision": "approve", "choice": "lr-0.1", "by": "ada"}
+        "gate": "branch", "decision": "approve", "choice": "lr-0.1", "by": "ada",
+        "channel": "cli"}
     assert gate_workflow_id("RUN", decision) == "RUN"
 
 
@@ -28,7 +29,7 @@ def test_modify_at_a_task_gate_carries_the_changes_and_a_branch_routes_it() -> N
         sets=["args.lr=0.1", "resources.timeout_s=600"]))
     assert decision.model_dump(exclude_defaults=True) == {
         "gate": "step", "task_id": "3", "decision": "modify", "by": "ada",
-        "set": {"args.lr": 0.1, "resources.timeout_s": 600}}
+        "set": {"args.lr": 0.1, "resources.timeout_s": 600}, "channel": "cli"}
     assert gate_workflow_id("RUN", decision) == "RUN.task-3"
     inside = gate_decision(DecisionOptions(gate=GateName.ERROR, by="ada", task="3",
                                            branch="lr-0.1", reject=True))

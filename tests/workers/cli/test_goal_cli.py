@@ -19,9 +19,11 @@ from pydantic import SecretStr
 from temporalio.testing import WorkflowEnvironment
 from typer.testing import CliRunner
 
+from activities.llm.recording import recorded_path
 from tests.e2e_support import EXAMPLE
 from workers.cli.main import app
 from workers.cli.run import build_request
+from workers.intake.recordings import recording_name, recordings_folder
 from workers.intake.runpolicy import AgentFlags, PolicyError, build_policy
 from workers.settings import Settings
 from workflows.contracts.policy import RunPolicy
@@ -160,6 +162,16 @@ def test_recording_options_are_checked(nowhere: Path) -> None:
     refused(["run", goal, "--replay", "binary.jsonl"], "not UTF-8 text")
     refused(["run", goal, "--record", "no/such/folder/r.jsonl"], "does not exist")
     refused(["run", goal, "--record", "."], "is a directory; name a file to record into")
+    hostile = {"escape": {"mode": "record", "name": "../../etc/x"},
+               "nameless": {"mode": "record"}, "digestless": {"mode": "replay"},
+               "hidden": {"mode": "record", "name": ".x"}}
+    for label, recording in hostile.items():
+        (nowhere / f"{label}.json").write_text(json.dumps({"agents": {"recording": recording}}))
+    refused(["run", goal, "--policy", "escape.json"], "is not a plain file name")
+    refused(["run", goal, "--policy", "hidden.json"], "is not a plain file name")
+    refused(["run", goal, "--policy", "nameless.json"], "a record names its recording")
+    refused(["run", goal, "--policy", "digestless.json"], "a replay names its recording's")
+    assert not (nowhere.parent.parent / "etc").exists()
     err = reaches_temporal(["run", goal, "--replay", str(good)])
     assert "note:" not in err  # a replay is a model: the goal can be planned
 
@@ -209,8 +221,8 @@ def test_agents_are_enabled_by_a_key_or_a_replay_and_never_hold_the_key(tmp_path
     assert replayed.agents.enabled
     assert replayed.agents.recording is not None
     digest = hashlib.sha256(replay.read_bytes()).hexdigest()  # put in the store for agents
-    assert replayed.agents.recording.model_dump() == {"mode": "replay", "path": str(replay),
-                                                      "sha256": digest}
+    assert replayed.agents.recording.model_dump() == {"mode": "replay", "name": None,
+                                                      "path": None, "sha256": digest}
     with local.artifact_store().open(digest) as stored:
         assert stored.read() == replay.read_bytes()
     assert not build_policy(settings(), agents=AgentFlags(replay=replay,
@@ -226,8 +238,11 @@ def test_agent_flags_override_the_policy_file(tmp_path: Path, monkeypatch: pytes
                                                                 "path": "rec.jsonl"}}}))
     from_file = build_policy(settings(), policy_file=policy_file).agents
     assert (from_file.budget_tokens, from_file.no_model) == (10, "wait")
-    assert from_file.recording is not None
-    assert from_file.recording.path == str(tmp_path / "rec.jsonl")  # made absolute
+    assert from_file.recording is not None and from_file.recording.path is None
+    name = recording_name(tmp_path / "rec.jsonl")  # of the absolute path
+    assert from_file.recording.name == name
+    assert (tmp_path / "rec.jsonl").readlink() == recorded_path(recordings_folder(settings()),
+                                                                name)
     flags = AgentFlags(budget_tokens=500, budget_usd=1.5, no_model="defer", model_review=False,
                        debuggers=False, plan_review_rounds=0)
     agents = build_policy(settings(), policy_file=policy_file, agents=flags).agents

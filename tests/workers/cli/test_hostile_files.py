@@ -141,3 +141,22 @@ def test_a_plan_whose_alternatives_cannot_run_is_refused_by_run(nowhere: None,
         {**fit, "job": {"code": "print(1)"}, "branches": sweep},
         {**fit, "task_id": "again", "job": {"code": "print(2)"}, "branches": sweep}]}))
     refused(["run", str(plan)], "task again: branch 'lr-0': the name is already taken")
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    ({"x": "a\u0000b"}, "argument 'x' contains a NUL byte"),
+    ({"x": "y" * 200_000}, "over the 131,071 bytes a program accepts in one argument"),
+    ({f"k{i}": "y" * 100_000 for i in range(6)}, "over the 524,288-byte limit"),
+])
+def test_job_arguments_no_program_could_be_given_are_refused(
+        nowhere: None, tmp_path: Path, args: dict[str, str], message: str) -> None:
+    plan = tmp_path / "plan.json"
+    plan.write_text(json.dumps({"decisions": [{
+        "task_id": "1", "priority": "HIGH", "action": "x", "acceptance_criteria": ["y"],
+        "job": {"code": "print(1)\n", "args": args}}]}))
+    refused(["run", str(plan)], message)
+    branched = {"task_id": "1", "priority": "HIGH", "action": "x", "acceptance_criteria": ["y"],
+                "job": {"code": "print(1)\n", "args": {"x": "1"}},
+                "branches": [{"name": "b", "set": {f"args.{k}": v for k, v in args.items()}}]}
+    plan.write_text(json.dumps({"decisions": [branched]}))
+    refused(["run", str(plan)], message)

@@ -169,8 +169,10 @@ def test_the_plans_folder_runs_in_name_order_and_names_the_start(tmp_path: Path)
     opts = StudyOptions(by="ada", plans=[tmp_path / "more"], cycles=5, accept=["score >= 0.9"],
                         key_metric="score:minimize", gate_timeout=60)
     inp = study_input(str(first), opts, settings)
-    assert [p.plan_name for p in inp.plans] == ["plan", "cycle-2", "cycle-3", "cycle-10"]
-    assert inp.state.first_plan == f"plan@{inp.plans[0].plan_sha256}"
+    # a plan.json is named after its folder; other plan files after themselves
+    start = tmp_path.name
+    assert [p.plan_name for p in inp.plans] == [start, "cycle-2", "cycle-3", "cycle-10"]
+    assert inp.state.first_plan == f"{start}@{inp.plans[0].plan_sha256}"
     assert inp.state.policy.max_cycles == 5 and inp.policy.gates.cycle.timeout_s == 60
     assert inp.state.policy.key_metric is not None
     assert inp.state.policy.key_metric.direction == "minimize"
@@ -183,7 +185,7 @@ def test_the_plans_folder_runs_in_name_order_and_names_the_start(tmp_path: Path)
     extra = plan_file(tmp_path / "extra.json", "fit9", 0.9, "H2", H2)
     both = StudyOptions(by="ada", plans=[extra, tmp_path / "more"], cycles=5)
     assert [p.plan_name for p in study_input(str(first), both, settings).plans] == [
-        "plan", "extra", "cycle-2", "cycle-3", "cycle-10"]
+        start, "extra", "cycle-2", "cycle-3", "cycle-10"]
 
 
 # --- a real study from the command line ------------------------------------------------------
@@ -252,7 +254,7 @@ async def test_a_study_driven_from_the_command_line(
                 "[--choose iterate|fix|stop|pivot:H] [--reject]") in out
         row = next(line for line in out.splitlines() if line.startswith("1 "))
         assert cycle_run_id(study, 1) in row and "completed" in row
-        assert "score = 0.5" in row and "pivot (rules)" in row
+        assert "score = 0.5 (task fit1)" in row and "pivot (rules)" in row
         code, out, err = await cli(study_env, "gates")
         assert code == 0 and f"{study}  waiting at the cycle gate since" in out, err
         assert f"decided by ada: assay approve {study} --gate cycle --by ada" in out
@@ -297,10 +299,10 @@ async def test_a_study_driven_from_the_command_line(
         out_b, err_b = await asyncio.wait_for(follower.communicate(), timeout=90)
         followed, shown = out_b.decode(), err_b.decode()
         assert follower.returncode == 0, shown
-        assert (f"cycle 1 ({cycle_run_id(study, 1)}): completed, score = 0.5; pivot (ada via "
-                "cli, ") in shown and " UTC): ada chose pivot:H2" in shown
-        assert f"cycle 2 ({cycle_run_id(study, 2)}): completed, score = 0.95; iterate" \
-            in shown
+        assert (f"cycle 1 ({cycle_run_id(study, 1)}): completed, score = 0.5 (task fit1); "
+                "pivot (ada via cli, ") in shown and " UTC): ada chose pivot:H2" in shown
+        assert (f"cycle 2 ({cycle_run_id(study, 2)}): completed, score = 0.95 (task fit2); "
+                "iterate") in shown
         assert f"waiting for the plan of cycle 3: assay plan {study}" in shown
         assert f"study {study}: completed after 2 cycles: stopped by ada (enough)" in followed
         code, out, err = await cli(study_env, "study", "report", study)
@@ -324,3 +326,17 @@ async def test_a_study_driven_from_the_command_line(
             await follower.wait()
         if await studies.status(study) == "running":
             await studies.handle(study).terminate("test over")
+
+
+def test_a_hypothesis_row_gives_its_evidence_with_its_interval() -> None:
+    from workers.cli.studies import hypothesis_row
+    from workflows.contracts.hypotheses import Hypothesis
+
+    item = Hypothesis.model_validate({
+        "id": "H1", "statement": "ridge beats least squares", "status": "inconclusive",
+        "test": {"metric": "r2_gain", "op": ">=", "threshold": 0.01},
+        "evidence": [{"task_id": "compare", "metric": "r2_gain", "value": 0.01145, "cycle": 1,
+                      "ci": [-0.0087, 0.0316], "level": 0.95},
+                     {"task_id": "fit", "metric": "r2_gain", "value": 0.5, "cycle": 2}]})
+    assert hypothesis_row(item)[4] == ("r2_gain=0.01145 [-0.0087, 0.0316] 95 % (compare, cycle 1), "
+                                       "r2_gain=0.5 (fit, cycle 2)")

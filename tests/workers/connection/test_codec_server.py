@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import base64
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 from temporalio.api.common.v1 import Payload
 
+from tests.e2e_support import ROOT
 from tests.workers.connection.codec_support import (
     UI_ORIGIN,
     call,
@@ -14,9 +18,10 @@ from tests.workers.connection.codec_support import (
     payloads_of,
     ui_body,
 )
+from tests.workers.stack.test_embedded import free_port, wait_until
 from workers.connection import EncryptionCodec, KeyRing
 from workers.settings import Settings
-from workers.stack.temporal import TemporalDevServer
+from workers.stack.temporal import TemporalDevServer, port_open
 from workflows.client import DATA_CONVERTER
 
 KEY = base64.b64encode(b"k" * 32).decode()
@@ -83,3 +88,31 @@ def test_the_embedded_web_ui_is_pointed_at_the_codec_server_when_set(tmp_path: P
     at = command.index("--ui-codec-endpoint")
     assert command[at + 1] == "http://127.0.0.1:8081"
     assert "--ui-codec-endpoint" not in TemporalDevServer(Settings(data_dir=tmp_path)).command()
+
+
+def test_the_cli_server_admits_the_web_ui_of_its_port_and_logs_each_origin_it_refuses(
+        tmp_path: Path) -> None:
+    port, ui_port = free_port(), free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ASSAY_")} | {
+        "PYTHONPATH": str(ROOT), "ASSAY_DATA_DIR": str(tmp_path),
+        "ASSAY_CODEC_KEYS": f"k1={KEY}", "ASSAY_TEMPORAL_UI_PORT": str(ui_port)}
+    server = subprocess.Popen([sys.executable, "-m", "workers.cli", "codec-server", "--port",
+                               str(port)], env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True)
+    try:
+        wait_until(lambda: port_open("127.0.0.1", port), timeout=30, what="the codec server")
+        url = f"http://127.0.0.1:{port}/decode"
+        for host in ("localhost", "127.0.0.1"):
+            status, headers, _ = call(url, method="OPTIONS",
+                                      headers={"Origin": f"http://{host}:{ui_port}"})
+            assert status == 204
+            assert headers["Access-Control-Allow-Origin"] == f"http://{host}:{ui_port}"
+        status, _, answer = call(url, method="OPTIONS", headers={"Origin": UI_ORIGIN})
+        assert status == 403 and UI_ORIGIN in answer["error"]  # 8233 is not this UI's port
+        status, _, _ = call(url, body=ui_body([]), headers={"Origin": "https://evil.example"})
+        assert status == 403
+    finally:
+        server.terminate()
+        _, err = server.communicate(timeout=10)
+    assert f"refused a request from origin {UI_ORIGIN}" in err
+    assert "refused a request from origin https://evil.example" in err

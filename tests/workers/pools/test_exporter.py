@@ -9,6 +9,7 @@ import urllib.request
 from collections import Counter
 from pathlib import Path
 
+import psutil
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 from temporalio.client import Client
@@ -19,6 +20,7 @@ from tests.e2e_support import isolated_settings, wait_for
 from tests.workers.pools.test_pools import free_port
 from workers.pools.builders import make_runtime, run_pools
 from workers.pools.exporter import MetricsExporter
+from workers.settings import Settings
 from workflows.client import DATA_CONVERTER
 from workflows.constants import Pool
 
@@ -85,3 +87,18 @@ def test_a_taken_metrics_port_is_a_clear_error() -> None:
         taken.listen()
         with pytest.raises(OSError, match="Address already in use"):
             MetricsExporter(taken.getsockname()[1], None, REGISTRY)
+
+
+def listening_address(port: int) -> str:
+    """The address a socket of this process listens on at ``port``."""
+    [conn] = [c for c in psutil.Process().net_connections(kind="tcp")
+              if c.status == psutil.CONN_LISTEN and c.laddr.port == port]
+    return str(conn.laddr.ip)
+
+
+def test_the_metrics_port_listens_on_loopback_unless_a_host_is_set(tmp_path: Path) -> None:
+    loopback, everywhere = free_port(), free_port()
+    make_runtime(Settings(data_dir=tmp_path, metrics_port=loopback))
+    assert listening_address(loopback) == "127.0.0.1"
+    make_runtime(Settings(data_dir=tmp_path, metrics_port=everywhere, metrics_host="0.0.0.0"))
+    assert listening_address(everywhere) == "0.0.0.0"

@@ -9,7 +9,7 @@ import uv
 
 from tests.activities.environments.wheels import tiny_wheelhouse
 from workers.settings import Settings
-from workers.stack.check import environments_item
+from workers.stack.host import environments_item
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ import pytest
 from activities.sandbox import isolation
 from activities.sandbox.hierarchy import CgroupSupport, cgroup_support
 from workers.settings import Settings
-from workers.stack.check import sandbox_item
+from workers.stack.host import sandbox_item
 
 
 @pytest.fixture

@@ -22,6 +22,7 @@ from sqlalchemy.ext.asyncio import create_async_engine
 from sqlalchemy.pool import NullPool
 from temporalio.client import WorkflowExecutionStatus
 
+from workers.connection.identity import claimed
 from workers.settings import Settings
 from workers.stack.embedded import (
     EmbeddedPostgres,
@@ -73,6 +74,13 @@ def wait_until(condition: Callable[[], bool], *, timeout: float, what: str) -> N
 def temporal_settings(data: Path, ui_port: int | None = None) -> Settings:
     return Settings(data_dir=data, temporal_address=f"127.0.0.1:{free_port()}",
                     temporal_ui_port=ui_port or free_port(), temporal_namespace="assay-test")
+
+
+def on_the_port_of(settings: Settings, data: Path) -> Settings:
+    """Settings of another data directory on the same Temporal address and namespace."""
+    return Settings(data_dir=data, temporal_address=settings.temporal_address,
+                    temporal_ui_port=settings.temporal_ui_port,
+                    temporal_namespace=settings.temporal_namespace)
 
 
 def servers_on(db: Path) -> list[int]:
@@ -174,6 +182,32 @@ async def test_temporal_starts_registers_search_attributes_and_is_reused(
     assert not await server.healthy()
     assert servers_on(settings.temporal_db) == []
     assert server.owned_pid() is None
+
+
+async def test_temporal_answering_for_another_data_directory_is_not_joined(
+        tmp_path: Path) -> None:
+    first = temporal_settings(tmp_path / "first")
+    server = TemporalDevServer(first)
+    await server.start()
+    try:
+        other = on_the_port_of(first, tmp_path / "other")
+        with pytest.raises(StackError, match=f"data directory {first.root}, not this one"):
+            await TemporalDevServer(other).start()
+        again = TemporalDevServer(first)
+        await again.start()  # its own data directory still reuses it
+        assert again.reused
+    finally:
+        server.stop()
+    moved = on_the_port_of(first, tmp_path / "moved")
+    (tmp_path / "first").rename(tmp_path / "moved")
+    server = TemporalDevServer(moved)  # what it launches from its history is its own
+    await server.start()
+    try:
+        assert not server.reused
+        owner = await claimed(await connect(moved))
+        assert owner is not None and owner.data_dir == str(moved.root)
+    finally:
+        server.stop()
 
 
 @pytest.mark.integration

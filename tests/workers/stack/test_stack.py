@@ -19,7 +19,7 @@ from workers.settings import Settings
 from workers.stack.check import HealthItem
 from workers.stack.embedded import EmbeddedPostgres, TemporalDevServer
 from workers.stack.launcher import check, down, up
-from workers.stack.process import is_alive
+from workers.stack.process import is_alive, start_time
 from workers.stack.state import read_state, running_stack, state_path
 from workflows.constants import Pool
 
@@ -115,6 +115,8 @@ def test_stack_restarts_a_killed_temporal_and_down_cleans_up_after_a_crash(
                what="the stack to restart the Temporal dev server")
     restarted = temporal.owned_pid()
     assert restarted is not None
+    wait_until(lambda: (read_state(settings) or info).temporal_pid == restarted, timeout=10,
+               what="stack.json to name the restarted server")
 
     os.kill(info.pid, signal.SIGKILL)  # the stack dies; its services are left behind
     wait_until(lambda: running_stack(settings) is None, timeout=10, what="the stack to die")
@@ -125,6 +127,49 @@ def test_stack_restarts_a_killed_temporal_and_down_cleans_up_after_a_crash(
                     "stopped the Temporal dev server left running by an earlier stack",
                     "stopped PostgreSQL left running by an earlier stack"]
     assert not is_alive(restarted) and EmbeddedPostgres(settings.postgres_dir).pid is None
+
+
+def dead_pid() -> tuple[int, float]:
+    """The pid and start time of a process that has exited."""
+    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(0.5)"])
+    started = start_time(proc.pid) or 0.0
+    proc.wait()
+    return proc.pid, started
+
+
+def test_check_says_which_recorded_services_are_gone_and_forgets_them(
+        settings: Settings) -> None:
+    (stack, began), (temporal, t_began), (postgres, p_began) = (dead_pid() for _ in range(3))
+    settings.root.mkdir(parents=True)
+    state_path(settings).write_text(json.dumps({
+        "pid": stack, "pid_started": began, "started_at": "2026-01-01T00:00:00",
+        "data_dir": str(settings.root), "temporal_pid": temporal, "temporal_started": t_began,
+        "postgres_pid": postgres, "postgres_started": p_began}))
+    item = by_name(check(settings))["stack"]
+    assert not item.ok
+    assert (f"the Temporal dev server (pid {temporal}), PostgreSQL (pid {postgres}) recorded "
+            "in stack.json no longer run") in item.detail
+    info = read_state(settings)
+    assert info is not None and (info.temporal_pid, info.postgres_pid) == (None, None)
+    assert info.pid == stack, "the dead stack itself stays recorded for `assay down`"
+
+
+@pytest.mark.integration
+def test_up_says_when_the_last_stacks_services_died_with_it(settings: Settings) -> None:
+    assert up(settings, detach=True, say=lambda _: None, command=SERVICES_ONLY,
+              timeout=60) == 0
+    info = running_stack(settings)
+    assert info is not None and info.temporal_pid is not None
+    os.kill(info.pid, signal.SIGKILL)
+    os.kill(info.temporal_pid, signal.SIGKILL)
+    wait_until(lambda: running_stack(settings) is None and not is_alive(info.temporal_pid or 0),
+               timeout=10, what="the stack and its Temporal dev server to die")
+    said: list[str] = []
+    assert up(settings, detach=True, say=said.append, command=SERVICES_ONLY, timeout=60) == 0
+    assert said[0] == (f"stack.json recorded the Temporal dev server (pid {info.temporal_pid}), "
+                       "no longer running: the last stack ended without `assay down`")
+    now = running_stack(settings)
+    assert now is not None and now.temporal_pid is not None and is_alive(now.temporal_pid)
 
 
 def served_queues(items: dict[str, HealthItem], settings: Settings) -> list[HealthItem]:

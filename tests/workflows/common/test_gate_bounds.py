@@ -58,8 +58,9 @@ def test_clip_and_bounded_keep_text_short() -> None:
 
 
 def test_the_largest_valid_decision_is_under_the_size_limit() -> None:
+    # four bytes a character: control characters, which JSON writes in six, are not kept
     widest = GateDecision(gate="result", task_id="t" * 64, decision="reject",
-                          by="\u0001" * 128, comment="\u0001" * 4000)
+                          by="\U0001f600" * 128, comment="\U0001f600" * 4000)
     assert len(widest.model_dump_json().encode()) < DECISION_MAX_BYTES
 
 

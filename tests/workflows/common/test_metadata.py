@@ -32,7 +32,7 @@ def test_a_task_summary_names_the_task_its_action_on_one_line_and_its_priority()
 
 
 @pytest.mark.parametrize("action", [
-    "x" * 4000, "é" * 4000, "\U0001f600" * 1000, '"\\' * 2000, "\x07\x1b" * 2000,
+    "x" * 4000, "é" * 4000, "\U0001f600" * 1000, '"\\' * 2000, "a\x07\x1b[31m" * 1000,
 ])
 def test_a_hostile_or_oversize_action_is_cut_to_the_limit_and_keeps_the_priority(
         action: str) -> None:

@@ -147,6 +147,45 @@ async def test_a_person_chooses_a_line_at_the_branch_gate(
 
 
 
+async def test_a_sweep_tied_within_intervals_is_a_tie_kept_by_the_simplest_rule(
+        time_env: WorkflowEnvironment, task_queue: str, tmp_path: Path) -> None:
+    harness = Harness(time_env, task_queue, tmp_path)
+    plan = [task("1"), task("2", deps=["1"], score=0.5, ci=0.1), task("3", deps=["2"])]
+    async with harness.worker():
+        handle = await start(harness, plan, **HOLD)
+        await until_open(handle)
+        await update(handle, "start_branches", sweep(0.52, 0.55))
+        await update(handle, "steer_run", {"action": "close", "by": "ada"})
+        result = await handle.result()
+    report = harness.report_of(result)
+    tree = report.branches
+    assert tree is not None
+    group = tree.branches[0].group
+    # s-0.55 ranks first on its point, but main (0.5) and s-0.52 lie within its interval
+    assert tree.tied == {group: ["s-0.55", "s-0.52", "main"]}, tree.model_dump_json(indent=1)
+    assert tree.kept == {group: "main"} and not any(b.selected for b in tree.branches)
+    assert tree.why[group].startswith("tie on score: s-0.55, s-0.52, main differ within")
+    assert "main kept as the simplest line" in tree.why[group]
+    assert {t.task_id: t for t in report.tasks}["2"].branch is None
+
+
+async def test_a_held_out_metric_allowed_by_the_request_is_said_in_why_the_line_was_kept(
+        time_env: WorkflowEnvironment, task_queue: str, tmp_path: Path) -> None:
+    harness = Harness(time_env, task_queue, tmp_path)
+    async with harness.worker():
+        handle = await start(harness, PLAN, **HOLD)
+        await until_open(handle)
+        await update(handle, "start_branches", sweep(0.9, metric={"name": "test_score"},
+                                                     allow_test_selection=True))
+        await update(handle, "steer_run", {"action": "close", "by": "ada"})
+        result = await handle.result()
+    tree = harness.report_of(result).branches
+    assert tree is not None and tree.branches[0].held_out_allowed
+    assert tree.why[tree.branches[0].group].endswith(
+        "; selected on held-out metric 'test_score', allowed by --allow-test-selection: the "
+        "held-out estimate of the kept line is optimistic")
+
+
 async def test_branch_requests_are_refused_with_every_reason(
         time_env: WorkflowEnvironment, task_queue: str, tmp_path: Path) -> None:
     harness = Harness(time_env, task_queue, tmp_path)
@@ -166,6 +205,8 @@ async def test_branch_requests_are_refused_with_every_reason(
             "verify change": (sweep(0.1, phase="verify"), "execution is reused"),
             "ceiling": ({**sweep(0.1), "branches": [{"name": "c", "set": {
                 "resources.memory_mb": 10 ** 6}}]}, "memory_mb"),
+            "held out": ({**sweep(0.1), "metric": {"name": "test_r2"}},
+                         "metric 'test_r2', which is held out"),
         }
         for what, (request, expected) in cases.items():
             err = await refused(handle, "start_branches", request)
@@ -175,7 +216,7 @@ async def test_branch_requests_are_refused_with_every_reason(
         assert "malformed branch request" in str(err.message)
         err = await refused(handle, "start_branches", {"junk": "x" * 2_000_000})
         tree = await handle.query("branches", result_type=BranchTree)
-        assert tree.branches == [] and len(tree.refused) >= 8
+        assert tree.branches == [] and len(tree.refused) >= 9
         await update(handle, "steer_run", {"action": "close", "by": "bo"})
         result = await handle.result()
     assert result.status == "completed" and result.branches is None

@@ -5,10 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 from tests.workflows.study.factories import decision, hypothesis, plan, report, result
+from workflows.contracts.alternatives import Metric
+from workflows.contracts.estimates import Estimate
 from workflows.contracts.study import (
     FULL_SUMMARIES,
     MAX_CARRIED,
     CycleDecision,
+    CycleSummary,
     StudyPolicy,
     StudyState,
 )
@@ -99,3 +102,30 @@ def test_old_cycles_keep_their_headline_only() -> None:
     assert (old.tasks, old.deferred, old.tasks_total, old.unfinished) == ([], [], 2, 1)
     assert len(recent.tasks) == 2
     assert [len(s.tasks) for s in state.summaries] == [0, 0] + [2] * FULL_SUMMARIES
+
+
+def test_a_summary_keeps_estimates_whole_and_reads_the_key_value_from_their_point() -> None:
+    gain = {"value": 0.01145, "ci": [-0.0087, 0.0316], "level": 0.95, "n": 442,
+            "method": "bootstrap"}
+    bad = {"value": 0.7, "ci": [0.4, 0.6], "level": 0.95}
+    done = result("1", metrics={"r2_gain": gain, "r2": bad, "per_class": {"a": 1}})
+    got = summarize(report([done]), 1, Metric(name="r2_gain"), frozenset({"r2_gain.ci_low"}))
+    [outcome] = got.tasks
+    assert list(outcome.metrics) == ["r2_gain"], "a malformed estimate or other object is not kept"
+    kept = outcome.metrics["r2_gain"]
+    assert isinstance(kept, Estimate) and kept.ci == (-0.0087, 0.0316) and kept.n == 442
+    assert got.key_value == 0.01145
+    again = CycleSummary.model_validate_json(got.model_dump_json())
+    assert again.tasks[0].metrics == outcome.metrics
+
+
+def test_the_key_value_names_the_task_it_came_from() -> None:
+    tasks = [result("ols", metrics={"test_r2": 0.4823}),
+             result("ridge", metrics={"test_r2": 0.4881}),
+             result("lasso", metrics={"test_r2": 0.4861}), result("failed", status="failed")]
+    got = summarize(report(tasks), 2, Metric(name="test_r2"))
+    assert (got.key_value, got.key_task) == (0.4881, "ridge")
+    low = summarize(report(tasks), 2, Metric(name="test_r2", direction="minimize"))
+    assert (low.key_value, low.key_task) == (0.4823, "ols")
+    assert summarize(report(tasks), 2, None).key_task == ""
+    assert summarize(report(tasks), 2, Metric(name="auc")).key_task == ""

@@ -140,3 +140,42 @@ def test_nothing_decided_and_nothing_failed_iterates() -> None:
 def test_deciding_before_any_cycle_is_refused() -> None:
     with pytest.raises(ValueError, match="no cycle has run"):
         decide(policy(), TREE, [], 0)
+
+
+GAIN = {"value": 0.01145, "ci": [-0.0075, 0.0328], "level": 0.95}
+"""A gain above 0.01 on its point estimate, whose 95 % interval includes 0.01."""
+STRADDLES = "the 95 % interval [-0.0075, 0.0328] of r2_gain (task 2) includes 0.01"
+
+
+def test_an_inconclusive_acceptance_is_never_met_and_gathers_more_evidence() -> None:
+    rules = policy(max_cycles=3, acceptance=[metric_test("r2_gain", ">=", 0.01)])
+    got = decide(rules, TREE, [summary(1), summary(2, outcome("2", r2_gain=GAIN))], 0.0)
+    assert got.action == "iterate"
+    assert got.reason == (f"acceptance not established: r2_gain >= 0.01: "
+                          f"{STRADDLES}; gather more evidence (another cycle)")
+
+
+def test_an_inconclusive_acceptance_at_the_cycle_limit_stops_not_established() -> None:
+    rules = policy(max_cycles=2, acceptance=[metric_test("r2_gain", ">=", 0.01)])
+    got = decide(rules, TREE, [summary(1), summary(2, outcome("2", r2_gain=GAIN))], 0.0)
+    assert got.action == "stop"
+    assert got.reason.startswith("cycle limit reached: 2 of 2 cycles run; acceptance not "
+                                 "established")
+    assert STRADDLES in got.reason and "met" not in got.reason.replace("established", "")
+
+
+def test_an_inconclusive_acceptance_is_said_beside_another_rules_decision() -> None:
+    rules = policy(acceptance=[metric_test("r2_gain", ">=", 0.01)])
+    last = summary(2, outcome("2", hypothesis="H1", r2_gain=GAIN),
+                   verdicts=[verdict("H1", "refuted")])
+    got = decide(rules, TREE, [summary(1), last], 0.0)
+    assert got.action == "pivot" and got.pursue == "H2"
+    assert got.reason.endswith(f"; acceptance not established: r2_gain >= 0.01: {STRADDLES}")
+
+
+def test_an_interval_that_clears_the_threshold_meets_acceptance() -> None:
+    rules = policy(acceptance=[metric_test("r2_gain", ">=", 0.01)])
+    cleared = {"value": 0.03, "ci": [0.012, 0.05], "level": 0.95}
+    got = decide(rules, TREE, [summary(1, outcome("2", r2_gain=cleared))], 0.0)
+    assert (got.action, got.reason) == ("stop", "acceptance criteria met: r2_gain = 0.03 "
+                                                "[0.012, 0.05] 95 % (task 2) >= 0.01")

@@ -65,15 +65,22 @@ def test_fifty_cycles_of_twenty_tasks_keep_the_state_small() -> None:
     assert max(per_cycle) < 8 * 1024, "an older cycle keeps only its headline"
 
 
+LARGEST = -1.2345678901234567e-300
+LARGEST_ESTIMATE = {"value": LARGEST, "ci": [LARGEST, LARGEST], "level": 0.123456789,
+                    "se": LARGEST, "n": 2**63, "method": "b" * 64}
+"""A metric with uncertainty at its longest: the largest a task outcome keeps."""
+
+
 def full_summary(cycle: int) -> CycleSummary:
     """A cycle summary with every list full and every text at its longest."""
     text, name = "x" * TEXT_CHARS, "m" * 64
     task = {"task_id": "t" * 64, "status": "failed_final", "reason": text, "diagnosis": text,
             "action": text, "hypothesis": "h" * 64,
-            "metrics": {f"{name[:-3]}{i:03d}": "v" * 64 for i in range(MAX_METRICS)},
+            "metrics": {f"{name[:-3]}{i:03d}": LARGEST_ESTIMATE for i in range(MAX_METRICS)},
             "checks_passed": 1, "checks_declared": 2, "wall_s": 1.5, "estimated_s": 2.5,
             "cost_usd": 0.1, "estimated_cost_usd": 0.2}
-    evidence = [{"task_id": "t" * 64, "metric": name, "value": "v" * 64, "cycle": cycle}
+    evidence = [{"task_id": "t" * 64, "metric": name, "value": -1.2345678901234567e-300,
+                 "cycle": cycle, "ci": [-1.2345678901234567e-300] * 2, "level": 0.123456789}
                 ] * MAX_EVIDENCE
     return CycleSummary.model_validate({
         "cycle": cycle, "run_id": "r" * 200, "plan_sha256": "a" * 64, "status": "partial",
@@ -92,8 +99,10 @@ def test_the_state_at_its_largest_stays_under_its_stated_bound() -> None:
         {"id": f"{i:03d}" + "h" * 61, "statement": "s" * STATEMENT_CHARS,
          "test": {"metric": "m" * 128, "op": ">=", "threshold": "v" * 64, "task_id": "t" * 64},
          "status": "refuted", "decided_in": 1,
-         "evidence": [{"task_id": "t" * 64, "metric": "m" * 128, "value": "v" * 64,
-                       "cycle": 1}] * MAX_EVIDENCE}
+         "evidence": [{"task_id": "t" * 64, "metric": "m" * 128,
+                       "value": -1.2345678901234567e-300, "cycle": 1,
+                       "ci": [-1.2345678901234567e-300] * 2, "level": 0.123456789}
+                      ] * MAX_EVIDENCE}
         for i in range(MAX_HYPOTHESES)]}
     carried = [CarriedTask(task_id="t" * 64, cycle=1, status="failed", reason="x" * TEXT_CHARS,
                            diagnosis="x" * TEXT_CHARS, action="x" * TEXT_CHARS)] * MAX_CARRIED

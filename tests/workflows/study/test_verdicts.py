@@ -16,7 +16,7 @@ from tests.workflows.study.factories import (
     tree,
 )
 from workflows.contracts.study import CycleSummary
-from workflows.study.verdicts import adopt, apply, criteria_hold, judge
+from workflows.study.verdicts import acceptance, adopt, apply, criteria_hold, judge
 
 THRESHOLD = 0.8
 BELOW, ABOVE = math.nextafter(THRESHOLD, 0.0), math.nextafter(THRESHOLD, 1.0)
@@ -131,3 +131,78 @@ def test_acceptance_criteria_hold_only_when_all_hold() -> None:
     assert why == "rows > 200 does not hold: rows = 120 (task 1), not > 200"
     assert criteria_hold([], cycle) == (False, "no acceptance criteria")
     assert not criteria_hold([metric_test("auc", ">=", 0.8, task_id="2")], cycle)[0]
+
+
+# --- metrics with an interval (workflows.contracts.estimates) -------------------------------
+
+GAIN = {"value": 0.01145, "ci": [-0.0075, 0.0328], "level": 0.95, "n": 442,
+        "method": "bootstrap"}
+"""The diabetes study's ridge gain: above 0.01 on its point, its interval includes 0.01."""
+
+
+def estimate(value: float, low: float, high: float) -> dict[str, object]:
+    return {"value": value, "ci": [low, high], "level": 0.95}
+
+
+def gain_cycle(gain: object) -> CycleSummary:
+    return summary(2, outcome("2", hypothesis="H1", r2_gain=gain))
+
+
+def test_a_point_test_on_an_interval_that_includes_its_threshold_is_inconclusive() -> None:
+    verdicts = judge(tree(hypothesis("H1", metric="r2_gain", threshold=0.01)), gain_cycle(GAIN))
+    assert verdicts[0].status == "inconclusive"
+    assert verdicts[0].reason == (
+        "H1 inconclusive: the 95 % interval "
+        "[-0.0075, 0.0328] of r2_gain (task 2) includes 0.01")
+    [evidence] = verdicts[0].evidence
+    assert (evidence.value, evidence.ci, evidence.level) == (0.01145, (-0.0075, 0.0328), 0.95)
+
+
+@pytest.mark.parametrize(("low", "high", "status"), [
+    (0.01, 0.03, "supported"),          # the whole interval at or above 0.01
+    (0.0099, 0.03, "inconclusive"),     # its low end just under
+    (-0.02, 0.0099, "refuted"),         # wholly below
+    (-0.02, 0.01, "inconclusive"),      # its high end on the threshold: one value holds
+])
+def test_an_interval_is_judged_at_the_band_edges(low: float, high: float, status: str) -> None:
+    gain = estimate(high, low, high)
+    assert one(gain_cycle(gain), metric="r2_gain", threshold=0.01) == status
+
+
+def test_a_test_may_name_a_bound_or_the_interval() -> None:
+    assert one(gain_cycle(GAIN), metric="r2_gain.ci_low", threshold=0.01) == "refuted"
+    assert one(gain_cycle(GAIN), metric="r2_gain.ci_high", threshold=0.01) == "supported"
+    assert one(gain_cycle(GAIN), metric="r2_gain.value", threshold=0.01) == "supported"
+    assert one(gain_cycle(GAIN), metric="r2_gain.ci", threshold=0.01) == "inconclusive"
+    assert one(gain_cycle(GAIN), metric="r2_gain.ci", op="<", threshold=0.05) == "supported"
+
+
+def test_a_bound_of_a_plain_number_is_inconclusive_and_says_so() -> None:
+    verdicts = judge(tree(hypothesis("H1", metric="r2_gain.ci_low", threshold=0.01)),
+                     gain_cycle(0.02))
+    assert verdicts[0].status == "inconclusive"
+    assert "task 2: r2_gain.ci_low has no ci_low to test" in verdicts[0].reason
+    interval = judge(tree(hypothesis("H1", metric="r2_gain.ci", threshold=0.01)),
+                     gain_cycle(0.02))
+    assert interval[0].reason == "H1 inconclusive: task 2: r2_gain.ci has no interval to test"
+
+
+def test_acceptance_on_an_interval_including_its_threshold_is_inconclusive_never_met() -> None:
+    cycle = gain_cycle(GAIN)
+    status, why = acceptance([metric_test("r2_gain", ">=", 0.01)], cycle)
+    assert status == "inconclusive"
+    assert "the 95 % interval [-0.0075, 0.0328] of r2_gain (task 2) includes 0.01" in why
+    assert criteria_hold([metric_test("r2_gain", ">=", 0.01)], cycle)[0] is False
+    assert acceptance([metric_test("r2_gain", ">=", 0.01),
+                       metric_test("r2_gain.ci_low", ">=", 0.0)], cycle)[0] == "unmet"
+    assert acceptance([metric_test("r2_gain.ci_high", ">=", 0.01)], cycle)[0] == "met"
+    cleared = gain_cycle(estimate(0.03, 0.015, 0.045))
+    assert acceptance([metric_test("r2_gain", ">=", 0.01)], cleared)[0] == "met"
+
+
+def test_a_straddling_interval_beside_a_refuting_task_is_disagreement_not_undecided() -> None:
+    cycle = summary(2, outcome("2", r2_gain=GAIN), outcome("3", r2_gain=0.001))
+    status, why = acceptance([metric_test("r2_gain", ">=", 0.01)], cycle)
+    assert status == "unmet"
+    assert why.startswith("r2_gain >= 0.01 does not hold: evidence disagrees on >= 0.01: "
+                          "r2_gain = 0.001 (task 3) does not hold; the 95 % interval")
