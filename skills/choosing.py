@@ -2,8 +2,9 @@
 
 ``choose`` is what ``SkillLibrary.match_skills`` does for each task (or the goal) once the
 index has answered and the rows are read: every hit with a job template is fitted to the
-text and data (``skills.apply``), scored (``match_confidence``), and the best that fits at the
-run's confidence is applied; otherwise it says why none was.
+text and data (``skills.apply``) and to the analysis the text names (a job of another kind
+does not fit, :func:`kind_problem`), scored (``match_confidence``), and the best that fits
+at the run's confidence is applied; otherwise it says why none was.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from skills.apply import Fit, fill_text, fit, instantiate
 from skills.guidance import prompt_guideline
+from workflows.contracts.kinds import describe_kind, named_families
 from workflows.contracts.plan import Check
 from workflows.contracts.policy import SkillPolicy
 from workflows.library.contracts import Retrieved, SkillApplication, SkillUse
@@ -56,6 +58,8 @@ def choose(policy: SkillPolicy, key: str, text: str, data: list[str], use_key: s
         if unwritten:
             fitted.problems.append(f"its job writes no {', '.join(unwritten)} metric, which "
                                    "the task's checks read")
+        if (other := kind_problem(text, skill)) is not None:
+            fitted.problems.append(other)
         confidence = match_confidence(similarity, fitted.score, skill.metrics, now,
                                       prior=skill.confidence)
         found.append(Retrieved(skill_id=skill_id, similarity=round(similarity, 4),
@@ -103,6 +107,25 @@ def choose(policy: SkillPolicy, key: str, text: str, data: list[str], use_key: s
         action=fill_text(pattern.action or pattern.description, values),
         acceptance_criteria=[fill_text(c, values) for c in pattern.acceptance_criteria],
         checks=checks, inputs=inputs), ""
+
+
+def kind_problem(text: str, skill: Skill) -> str | None:
+    """Why a skill's job is another analysis than the one ``text`` asks for, or None.
+
+    The task's (or goal's) words may name analysis families (``lasso``, ``t-test``); a skill
+    whose job's calls name a family none of them covers does another analysis, however alike
+    the words. A text naming no family, or a job naming none, is not judged here.
+    """
+    wanted = named_families(text)
+    job = skill.pattern.job
+    if not wanted or job is None:
+        return None
+    kind = describe_kind(skill.pattern.action, job)
+    if kind.source != "calls" or any(kind.family == w or kind.family.startswith(w + ".")
+                                     for w in wanted):
+        return None
+    return (f"its job does {kind.family} ({', '.join(kind.calls[:3])}), not the "
+            f"{' or '.join(wanted)} the task asks for")
 
 
 def _unwritten(skill: Skill, checked: Sequence[str]) -> list[str]:

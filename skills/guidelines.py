@@ -3,8 +3,9 @@
 A guideline skill (text, no job) never supplies a job; a match offers the ones whose
 preconditions hold, by id and score (:func:`matched_guidelines`), and the roles' activities
 load their text into prompts. A task that was given one in a prompt reports it with its
-outcome, and the use counts like a job skill's (:func:`count_guideline_uses`): u and, when
-the task completed, s, so the maintenance's utility sees what guidance did.
+outcome; the use counts like a job skill's (:func:`count_guideline_uses`), u and, when the
+task completed, s, only when the task's job shows it (alpha_match, :mod:`skills.utilisation`),
+so the maintenance's utility sees what guidance did, not what it was offered.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from skills.apply import fit
+from skills.utilisation import guideline_alpha, used
 from workflows.library.contracts import MAX_GUIDELINES, GuidelineRef, TaskOutcome
 from workflows.library.patterns import Skill
 
@@ -53,23 +55,33 @@ def use_key(outcome: TaskOutcome, skill_id: str) -> str:
 
 
 async def count_guideline_uses(store: SkillStore, outcome: TaskOutcome, at: datetime
-                               ) -> list[tuple[str, bool]]:
-    """Count the guidelines that went into the task's prompts as used (and succeeded).
+                               ) -> tuple[list[tuple[str, bool]], dict[str, float]]:
+    """Count the guidelines in the task's prompts that its job used (and whether it succeeded).
+
+    A guideline is used when its alpha_match against the task's final job reaches theta
+    (:mod:`skills.utilisation`); one that was only offered is noted as unused and counts
+    nothing.
 
     Returns:
-        ``(skill_id, succeeded)`` for each use newly counted (a repeated outcome counts none).
+        ``(skill_id, succeeded)`` for each use newly counted (a repeated outcome counts none),
+        and the alpha_match of every guideline offered that is still in the library.
     """
     succeeded = outcome.status == "completed"
     counted: list[tuple[str, bool]] = []
+    alphas: dict[str, float] = {}
     for skill_id in dict.fromkeys(outcome.guidelines):
+        key = use_key(outcome, skill_id)
         try:
-            before = (await store.get(skill_id)).metrics.used
+            current = await store.get(skill_id)
+            alpha = alphas[skill_id] = guideline_alpha(current.pattern, outcome.job)
+            if not used(alpha):
+                await store.note_unused(skill_id, key=key, alpha=alpha, succeeded=succeeded)
+                continue
             skill, _ = await store.record_use(
                 skill_id, succeeded=succeeded, duration_s=outcome.duration_s,
-                cost_usd=outcome.cost_usd, at=at, deviation="none",
-                key=use_key(outcome, skill_id))
+                cost_usd=outcome.cost_usd, at=at, deviation="none", key=key, alpha=alpha)
         except (LookupError, ValueError):  # retired and gone since, or malformed figures
             continue
-        if skill.metrics.used > before:
+        if skill.metrics.used > current.metrics.used:
             counted.append((skill_id, succeeded))
-    return counted
+    return counted, alphas

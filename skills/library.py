@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 from activities.metrics import record
 from skills.apply import header_columns, importable
 from skills.choosing import GOAL_KEY, choose
-from skills.guidelines import count_guideline_uses, matched_guidelines
+from skills.guidelines import matched_guidelines
 from workflows.catalogue import EXTRACT_SKILLS, MAINTAIN_SKILLS, MATCH_SKILLS, RECORD_OUTCOMES
 from workflows.library.contracts import (
     ExtractAnswer,
@@ -153,65 +153,17 @@ class SkillLibrary:
 
     @RECORD_OUTCOMES.defn
     async def record_outcomes(self, outcomes: list[TaskOutcome]) -> RecordAnswer:
-        """Count each finished task's use of a skill; a subagent's memory learns from it."""
-        answer = RecordAnswer(recorded=len(outcomes))
+        """Count each finished task's use of a skill; a subagent's memory learns from it.
+
+        A skill or guideline offered to a task counts as used only when the task's job shows
+        it (alpha_match at least theta, :mod:`skills.utilisation`); each task's beta_util is
+        in the answer.
+        """
         if self.store is None:
-            return answer
-        from skills.maintain import judge_trial
+            return RecordAnswer(recorded=len(outcomes))
+        from skills.outcomes import record_outcomes
 
-        for outcome in outcomes:
-            for skill_id, succeeded in await count_guideline_uses(self.store, outcome,
-                                                                  datetime.now(UTC)):
-                answer.used.append(skill_id)
-                record.skill_used(succeeded)
-            use = outcome.skill
-            if use is None or not was_used(outcome):
-                continue
-            before = await self._uses(use.skill_id)
-            try:
-                skill, flagged = await self.store.record_use(
-                    use.skill_id, succeeded=outcome.status == "completed",
-                    duration_s=outcome.duration_s, cost_usd=outcome.cost_usd, at=datetime.now(UTC),
-                    deviation=outcome.deviation, key=outcome.key)
-            except (LookupError, ValueError) as err:  # unknown skill or malformed figures:
-                log.warning("outcome %s not recorded: %s", outcome.key, err)  # the rest count
-                continue
-            if skill.metrics.used > before:
-                answer.used.append(use.skill_id)
-                record.skill_used(outcome.status == "completed")
-            try:
-                if use.subagent and await self.store.learn_memory(outcome):
-                    answer.remembered.append(use.skill_id)
-            except (LookupError, ValueError) as err:  # the use still counts
-                log.warning("memory of %s not updated from %s: %s", use.skill_id, outcome.key, err)
-            if flagged:
-                answer.flagged.append(use.skill_id)
-            if skill.status != "trial":
-                continue
-            family = await self.store.family(skill.pattern.name)
-            active = next((s for s in family if s.status == "active"), None)
-            if active is None:
-                continue
-            verdict = judge_trial(active, skill)
-            if verdict == "promote":
-                await self.store.set_status(skill.skill_id, "active", by="skills",
-                                            note=f"promoted over {active.skill_id}: "
-                                                 f"{skill.metrics.succeeded}/{skill.metrics.used}"
-                                                 " trial uses succeeded")
-                answer.promoted.append(skill.skill_id)
-            elif verdict == "retire":
-                await self.store.set_status(skill.skill_id, "retired", by="skills",
-                                            note="its trial did worse than "
-                                                 f"{active.skill_id}")
-                answer.retired.append(skill.skill_id)
-        return answer
-
-    async def _uses(self, skill_id: str) -> int:
-        assert self.store is not None
-        try:
-            return (await self.store.get(skill_id)).metrics.used
-        except (LookupError, ValueError):
-            return 0
+        return await record_outcomes(self.store, outcomes)
 
     @EXTRACT_SKILLS.defn
     async def extract_skills(self, req: ExtractInput) -> ExtractAnswer:
@@ -284,18 +236,6 @@ class SkillLibrary:
                             for a, b, sim in plan.undecided[:MAX_JUDGED]]
         await self._synced()  # re-embed the merged survivors, drop what was retired
         return answer
-
-
-def was_used(outcome: TaskOutcome) -> bool:
-    """The checker: a retrieved skill counts as used when the task ran the skill's job.
-
-    A task given a skill whose job never ran (refused by review, deferred, cancelled before
-    executing) retrieved it without using it.
-    """
-    use = outcome.skill
-    return (use is not None and outcome.attempts > 0
-            and (outcome.job_author == f"skill:{use.skill_id}"
-                 or outcome.job_author.startswith("debugger:")))
 
 
 def batch_key(outcomes: Sequence[TaskOutcome]) -> str:

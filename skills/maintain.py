@@ -5,7 +5,9 @@ statistics (seed 003 §3.5). At each maintenance point the live patterns (active
 candidates still await a person, retired ones are gone) are scored by utility, the bottom
 share of those retrieved at least ``GRACE_RETRIEVALS`` times is retired (a pattern with no
 exposure yet is not judged), and pairs of the same kind that the vector store finds similar
-are merged when a structural judge agrees they are the same pattern. Statistics add up: a survivor
+are merged when a structural judge agrees they are the same pattern. A use (u) is counted only
+when the task's job showed it (:mod:`skills.utilisation`), so utility and pruning rest on what
+tasks used, not on what they were offered. Statistics add up: a survivor
 carries the sum of both patterns' r/u/s, durations and costs. Pairs of the same structure just
 below the merge similarity are *undecided*: the structural judge cannot tell them apart from
 near-copies, so they are listed for the model's merge judge and otherwise left alone.

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from skills.writing import merge_problem, merged_by_writer, revised
+from skills.writing import merge_problem, merged_by_writer, revised, written_detail
 from workflows.catalogue import REVISE_SKILLS
 from workflows.library.writing import ReviseAnswer, ReviseInput
 
@@ -47,7 +47,7 @@ class SkillRevisions:
             new = revised(skill, written.writing)
             if new != skill:
                 await self.store.save(new, by=WRITER, action="written",
-                                      detail={"kind": new.pattern.kind})
+                                      detail=written_detail(written.writing))
             answer.written.append(skill.skill_id)
             if new.pattern.kind != skill.pattern.kind:
                 answer.reclassified[skill.skill_id] = new.pattern.kind

@@ -6,19 +6,22 @@ writer's text into a pattern: the description is replaced, the applicability goe
 computed context (retrieval still finds the task type's words), and the explanation goes
 before the computed contrast, whose numbers a model never rewrites; a change of kind brings
 the subagent's memory (the proven repairs) with it or drops it. ``merged_by_writer`` merges a
-pair the writer agreed to, once the pair is still live and still the same shape. Pure
-functions: the ``revise_skills`` activity reads and writes the store.
+pair the writer agreed to, once the pair is still live and still the same shape.
+``writer_said`` gives back what the writer said (explanation, warning, kind) and why
+extraction grouped the tasks, for ``assay skills show``. Pure functions: the
+``revise_skills`` activity reads and writes the store.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
-from skills.extract.cases import Case, action_type, cases_of, clip
+from skills.extract.cases import Case, cases_of, clip
 from skills.extract.contrast import needed_repair
 from skills.maintain import judge, merge, order_pair, scores
 from workflows.library.contracts import TaskOutcome
-from workflows.library.patterns import MAX_DESCRIPTION, Skill, slug
+from workflows.library.patterns import MAX_DESCRIPTION, Skill, SkillPattern, slug
 from workflows.library.writing import (
     BRIEF_TEXT,
     CASE_CHARS,
@@ -30,6 +33,8 @@ from workflows.library.writing import (
 
 CONTEXT_CHARS = 4000
 CONTRAST_CHARS = 4000
+_WHY = "Why it works: "
+_FAILS = "When it does not: "
 
 
 def brief(skill: Skill, cases: Sequence[Case] = ()) -> PatternBrief:
@@ -49,11 +54,11 @@ def brief(skill: Skill, cases: Sequence[Case] = ()) -> PatternBrief:
 
 
 def briefs(skills: Sequence[Skill], outcomes: Sequence[TaskOutcome]) -> list[PatternBrief]:
-    """Briefs of the patterns an extraction made, each with its task type's cases."""
+    """Briefs of the patterns an extraction made, each with its task kind's cases."""
     cases, _ = cases_of(outcomes)
     by_name: dict[str, list[Case]] = {}
     for case in cases:
-        by_name.setdefault(slug(action_type(case.outcome)), []).append(case)
+        by_name.setdefault(slug(case.task_type), []).append(case)
     return [brief(s, by_name.get(s.pattern.name, [])) for s in skills]
 
 
@@ -78,7 +83,7 @@ def revised(skill: Skill, writing: SkillWritingOutput) -> Skill:
     computed_context = _computed(p.context, "Computed from the batch:\n")
     computed_contrast = _computed(p.contrast, "From the batch:\n")
     context = f"{writing.applicability}\n\nComputed from the batch:\n{computed_context}"
-    contrast = (f"Why it works: {writing.why_it_works}\nWhen it does not: "
+    contrast = (f"{_WHY}{writing.why_it_works}\n{_FAILS}"
                 f"{writing.when_it_fails}\n\nFrom the batch:\n{computed_contrast}")
     update: dict[str, object] = {
         "description": clip(writing.description, MAX_DESCRIPTION),
@@ -90,6 +95,35 @@ def revised(skill: Skill, writing: SkillWritingOutput) -> Skill:
                                                    if t not in ("skill", "subagent"))})[:32]}
     note = f"written by the skill writer ({writing.kind}: {clip(writing.kind_reason, 200)})"
     return skill.model_copy(update={"pattern": p.model_copy(update=update), "note": note})
+
+
+def written_detail(writing: SkillWritingOutput) -> dict[str, str]:
+    """What the audit trail keeps of the writer's text: its explanation, warning and kind."""
+    return {"kind": writing.kind, "why_it_works": writing.why_it_works,
+            "when_it_fails": writing.when_it_fails, "kind_reason": writing.kind_reason}
+
+
+def writer_said(pattern: SkillPattern, written: Mapping[str, Any] | None) -> list[tuple[str, str]]:
+    """``(label, text)`` of what the writer said and of why extraction grouped the tasks.
+
+    ``written`` is the detail of the latest ``written`` event; a skill written before the
+    trail kept the text has its explanation read back from its contrast.
+    """
+    said: list[tuple[str, str]] = []
+    detail = dict(written or {})
+    if "why_it_works" not in detail and _WHY in pattern.contrast:
+        head = pattern.contrast.split("\n\nFrom the batch:\n", 1)[0]
+        why, _, fails = head.removeprefix(_WHY).partition("\n" + _FAILS)
+        detail |= {"why_it_works": why.strip(), "when_it_fails": fails.strip()}
+    for label, key in (("writer explains", "why_it_works"), ("writer warns", "when_it_fails"),
+                       ("writer's kind", "kind_reason")):
+        if text := str(detail.get(key) or "").strip():
+            said.append((label, text))
+    grouped = [line for line in pattern.context.splitlines()
+               if line.startswith(("Grouped from ", "Task type: "))]
+    if grouped:
+        said.append(("grouped", " ".join(grouped)))
+    return said
 
 
 def _computed(text: str, marker: str) -> str:

@@ -24,7 +24,7 @@ from temporalio.testing import WorkflowEnvironment
 
 from activities.memory.memory import Memory, rule_id_for
 from activities.memory.store import MemoryStore
-from tests.activities.memory.test_memory import fixed
+from tests.activities.memory.test_memory import fixed, train_job
 from tests.e2e_support import isolated_settings, pools_serving, store_of
 from tests.fake_anthropic import FakeAnthropic, text_of, tool_of
 from tests.study_script import EXAMPLE, GOAL, REFUSED, script
@@ -32,7 +32,7 @@ from workers.intake.goalfile import load_goal
 from workers.intake.runpolicy import AgentFlags, build_policy, queues_from
 from workers.settings import Settings
 from workflows.contracts.cycles import StudyInput, StudyResult
-from workflows.contracts.memory import task_type
+from workflows.contracts.kinds import task_kind
 from workflows.contracts.policy import RunPolicy
 from workflows.contracts.results import RunReport
 from workflows.contracts.study import StudyPolicy, StudyState
@@ -119,8 +119,8 @@ async def test_a_goal_study_refutes_pivots_fixes_reuses_and_stops_on_its_criteri
     assert f"- fit [completed] (hypothesis H1): verified metrics: r2 = {shown(line_r2)}" in told
     assert "Blockers:\n- task plot failed: " in told
     taught = told[told.index("## What earlier runs taught"):told.index("## Study")]
-    assert f"- rule {rule_id_for(task_type(REMEMBERED), 'out_of_memory')} for tasks like" \
-        in taught
+    learned = rule_id_for(task_kind(REMEMBERED, train_job(64)), "out_of_memory")
+    assert f"- rule {learned} for tasks like" in taught
     assert "Decision for this cycle: pivot: pursue H2, because " in told
     assert "- c1.data: Clean the points table" in told
     third_asked, sent_back = prompts[3]

@@ -6,6 +6,9 @@ a finished task's attempts as episodes (R5), promotes a pattern seen in three ta
 validates and demotes the rules the task used, caches a job spec after two clean successes
 (R6), appends patch outcomes to the memory ledger and prunes old episodes.
 
+Both key on the task's kind (:func:`workflows.contracts.kinds.task_kind`, from its job); a
+task with no job yet takes a template whose kind its own covers (:func:`usable_template`).
+
 Both are bounded by the workflow's reflection timeout: a slow or absent memory means a task
 goes on without advice, and the miss is recorded.
 """
@@ -26,7 +29,9 @@ from activities.memory.rules import (
 from activities.memory.store import LedgerEntry, MemoryStore
 from activities.metrics import record
 from workflows.catalogue import CONSULT_MEMORY, REMEMBER_TASK
+from workflows.common.words import slug_words
 from workflows.contracts.estimates import point
+from workflows.contracts.kinds import kind_covers, task_kind
 from workflows.contracts.memory import (
     CACHE_AFTER,
     DEMOTE_BELOW,
@@ -36,11 +41,11 @@ from workflows.contracts.memory import (
     ConsultTask,
     Episode,
     MemoryRule,
+    ProceduralTemplate,
     RememberAnswer,
     RememberInput,
     TaskAdvice,
     rule_confidence,
-    task_type,
 )
 from workflows.contracts.plan import Scalar
 
@@ -85,7 +90,7 @@ class Memory:
 
     async def _advise(self, task: ConsultTask, req: ConsultInput,
                       warnings: list[str]) -> TaskAdvice:
-        kind = task_type(task.action)
+        kind = task_kind(task.action, task.job, task.input_names)
         advice = await self._advise_as(kind, task, req, warnings)
         if advice.job is not None or self.index is None:
             return advice
@@ -109,7 +114,8 @@ class Memory:
         advice = TaskAdvice(task_id=task.task_id, task_type=kind)
         job = task.job
         if (job is None or job.source is None) and req.use_templates:
-            templates = await self.store.templates(kind, cached_only=True)
+            templates = [t for t in await self.store.templates(cached_only=True)
+                         if usable_template(kind, task.action, t)]
             template = matching_template(templates, task.input_names, advice.skipped)
             if template is not None:
                 job, advice.job, advice.template_id = template.job, template.job, \
@@ -127,7 +133,7 @@ class Memory:
     @REMEMBER_TASK.defn
     async def remember_task(self, req: RememberInput) -> RememberAnswer:
         """Record a finished task and learn from it (episodes, rules, templates, ledger)."""
-        kind = task_type(req.action)
+        kind = task_kind(req.action, req.first_job or req.final_job, req.input_names)
         answer = RememberAnswer(task_type=kind)
         if self.store is None:
             return answer
@@ -213,6 +219,16 @@ class Memory:
                                                        req.finished_at)
         if template.cached and template.clean_successes == CACHE_AFTER:  # reported once
             answer.templates_cached.append(template.template_id)
+
+
+def usable_template(kind: str, action: str, template: ProceduralTemplate) -> bool:
+    """Whether a task of ``kind`` with no job may take the template's job.
+
+    Its kind must cover the template's (the same analysis family, and the same data and
+    metrics where it names them), or its action be the template's, word for word.
+    """
+    return (kind_covers(kind, template.task_type)
+            or slug_words(action) == slug_words(template.action))
 
 
 def _validated(rule: MemoryRule, success: bool, when: datetime) -> MemoryRule:

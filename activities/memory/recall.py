@@ -19,6 +19,7 @@ from activities.metrics import record
 from workflows.catalogue import RECALL_MEMORY
 from workflows.common.bounds import clip
 from workflows.common.words import STOP_WORDS, slug_words, stem
+from workflows.contracts.kinds import kind_parts, named_families
 from workflows.contracts.memory import Episode, MemoryRule
 from workflows.contracts.recall import NOTE_CHARS, RecallAnswer, RecallInput
 
@@ -34,13 +35,22 @@ def topic_stems(texts: Iterable[str]) -> set[str]:
     return {stem(w) for text in texts for w in slug_words(text) if w not in STOP_WORDS}
 
 
-def applies(task_type: str, stems: set[str]) -> float:
-    """How well a task type fits the topics: the share of its words among them, or 0.
+_NOT_TOPICS = frozenset({"task", "analysis"})
+"""Words of a kind that say nothing of its topic."""
 
-    A type fits when at least half its words, and at least two (its only one, for a
-    one-word type), are among ``stems``.
+
+def applies(task_type: str, stems: set[str], families: Iterable[str] = ()) -> float:
+    """How well a task kind fits the topics: 1 when they name its analysis, else a share.
+
+    ``families`` are the analysis families the topics name
+    (:func:`~workflows.contracts.kinds.named_families`): a kind of one of them, or of a more
+    specific one, fits fully. Otherwise a kind fits when at least half the words of its
+    parts, and at least two (its only one, for a one-word kind), are among ``stems``.
     """
-    words = {stem(w) for w in task_type.split("-") if w}
+    family = kind_parts(task_type)[0].split("+")[0]
+    if any(family == f or family.startswith(f + ".") for f in families):
+        return 1.0
+    words = {stem(w) for w in slug_words(task_type) if w not in _NOT_TOPICS}
     hit = len(words & stems)
     if not words or hit < min(2, len(words)) or 2 * hit < len(words):
         return 0.0
@@ -90,7 +100,9 @@ class Recall:
                    warnings: list[str]) -> dict[str, float]:
         """The task types that apply, with how well: by words, then by the index."""
         stems = topic_stems([req.goal, *req.topics])
-        fit = {t: score for t in sorted(types) if (score := applies(t, stems)) > 0}
+        families = named_families(" ".join([req.goal, *req.topics]))
+        fit = {t: score for t in sorted(types)
+               if (score := applies(t, stems, families)) > 0}
         if self.index is None:
             return fit
         try:

@@ -56,6 +56,11 @@ def _json(default: Any) -> Any:
     return Field(default_factory=default, sa_column=Column(JSONB, nullable=False))
 
 
+def _legacy() -> Any:
+    """The task type a row had before types were kinds (revision 0004); empty after."""
+    return Field(default="", sa_column=Column(Text, nullable=False, server_default=""))
+
+
 def _time(*, nullable: bool = False) -> Any:
     return Field(default=None, sa_column=Column(DateTime(timezone=True), nullable=nullable))
 
@@ -74,6 +79,7 @@ class MemoryEpisodeRow(SQLModel, table=True):
     run_id: str = _text()
     task_id: str = _text()
     task_type: str = _text()
+    legacy_type: str = _legacy()
     phase: str = _text()
     attempt: int = Field(sa_column=Column(Integer, nullable=False))
     root_cause: str = _text()
@@ -98,6 +104,7 @@ class MemoryRuleRow(SQLModel, table=True):
 
     rule_id: str = _text(primary_key=True)
     task_type: str = _text()
+    legacy_type: str = _legacy()
     root_cause: str = _text()
     status: str = _text()
     updated_by: str = _text()
@@ -115,6 +122,7 @@ class MemoryTemplateRow(SQLModel, table=True):
 
     template_id: str = _text(primary_key=True)
     task_type: str = _text()
+    legacy_type: str = _legacy()
     job_sha256: str = _text()
     cached: bool = Field(sa_column=Column(Boolean, nullable=False))
     body: dict[str, Any] = _json(dict[str, Any])

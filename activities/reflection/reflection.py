@@ -57,7 +57,8 @@ from workflows.contracts.executive import (
     RetryDecision,
     retry_decision,
 )
-from workflows.contracts.memory import Episode, task_type
+from workflows.contracts.kinds import task_kind
+from workflows.contracts.memory import Episode
 from workflows.contracts.plan import JobSpec
 
 __all__ = ["MemoryView", "Reflection", "diagnose", "note_id_for", "scored"]
@@ -127,7 +128,7 @@ class Reflection:
 
     async def _recall(self, req: DiagnoseInput, root_cause: str) -> MemoryView:
         view = MemoryView()
-        kind = task_type(req.action) if req.action else ""
+        kind = task_kind(req.action, req.job, req.input_names) if req.action else ""
         episodes: list[Episode] = []
         if self.store is not None and kind and req.memory:
             episodes = await self.store.episodes(kind, limit=200)

@@ -1,10 +1,12 @@
-"""The batch as cases, grouped by task type and job file: what every later step reads.
+"""The batch as cases, grouped by task kind and job file: what every later step reads.
 
 An outcome counts once (the later of repeats), only with a verdict (a neutral status says
 nothing about the job) and only with the job's source (nothing can be generalised without it).
-The task type leaves data file names out (``without_data_names``), so the same work on other
-files groups together. The two helpers at the end keep extraction deterministic: ties in "most
-common" go to the smallest, and clipped text says that it was clipped.
+The task type is the task's kind (:func:`workflows.contracts.kinds.task_kind`): what its job
+calls, reads and reports, so only jobs that do the same thing group together, however their
+actions are phrased, and the group says why (its kind's parts). The two helpers at the end
+keep extraction deterministic: ties in "most common" go to the smallest, and clipped text
+says that it was clipped.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from workflows.contracts.memory import task_type
+from workflows.contracts.kinds import describe_kind
 from workflows.contracts.plan import JobSpec, Scalar
 from workflows.library.contracts import TaskOutcome
 
@@ -36,6 +38,8 @@ class Case:
     source: str
     sha: str
     task_type: str
+    grounds: str = ""
+    """Why the case has its kind: the kind's parts (:meth:`TaskKind.why`)."""
 
     @property
     def ok(self) -> bool:
@@ -64,6 +68,11 @@ class Group:
         return f"{self.task_type} ({self.filename or 'inline job'})"
 
     @property
+    def grounds(self) -> str:
+        """Why these outcomes were grouped: the kind they share and its parts."""
+        return most_common(c.grounds for c in self.ok + self.bad)
+
+    @property
     def ratio(self) -> float:
         """The group's share of successes."""
         return len(self.ok) / (len(self.ok) + len(self.bad))
@@ -81,7 +90,8 @@ def cases_of(outcomes: Sequence[TaskOutcome]) -> tuple[list[Case], int]:
         if o.job is None or o.job.source is None:
             ignored += 1
             continue
-        cases.append(Case(o, o.job, o.job.source, sha(o.job.source), action_type(o)))
+        kind = describe_kind(o.action, o.job, o.input_names)
+        cases.append(Case(o, o.job, o.job.source, sha(o.job.source), kind.kind, kind.why()))
     return cases, ignored
 
 
@@ -102,8 +112,8 @@ def without_data_names(action: str, names: Iterable[str] = ()) -> str:
 
 
 def action_type(outcome: TaskOutcome) -> str:
-    """The task type extraction groups an outcome by: its action's, data names left out."""
-    return task_type(without_data_names(outcome.action, outcome.input_names))
+    """The task type extraction groups an outcome by: its kind (its job's substance)."""
+    return describe_kind(outcome.action, outcome.job, outcome.input_names).kind
 
 
 def groups_of(cases: list[Case]) -> list[Group]:

@@ -141,7 +141,10 @@ def _context(group: Group, job: JobSpec) -> str:
     actions = sorted({c.outcome.action[:300] for c in group.ok})[:5]
     goals = sorted({g[:300] for c in group.ok if (g := c.outcome.goal)})[:3]
     runs = {c.outcome.run_id for c in group.ok + group.bad}
-    lines = [f"Task type: {group.task_type}.", "Actions: " + "; ".join(actions) + "."]
+    lines = [f"Task type: {group.task_type}.",
+             f"Grouped from {len(group.ok)} successful and {len(group.bad)} failed tasks "
+             f"because they share the {group.grounds}.",
+             "Actions: " + "; ".join(actions) + "."]
     if goals:
         lines.append("Goals: " + "; ".join(goals) + ".")
     lines.append("Inputs: " + (", ".join(input_types(group.ok)) or "none") + ".")

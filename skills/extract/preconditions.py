@@ -13,7 +13,7 @@ import sys
 from collections import Counter
 
 from skills.extract.cases import Case, Group, without_data_names
-from workflows.contracts.memory import task_type
+from workflows.common.words import TASK_TYPE_STOP_WORDS
 from workflows.contracts.plan import Check, JobSpec
 
 _TOKEN = re.compile(r"[a-z][a-z0-9]+")
@@ -61,8 +61,8 @@ def keywords(group: Group) -> list[str]:
                for c in group.ok + group.bad]
     counts: Counter[str] = Counter()
     for action in actions:
-        # task_type of a single word is the word itself unless it is a stop word
-        counts.update({w for w in _TOKEN.findall(action.lower()) if task_type(w) == w})
+        counts.update({w for w in _TOKEN.findall(action.lower())
+                       if w not in TASK_TYPE_STOP_WORDS})
     common = [w for w, n in counts.items() if 2 * n > len(actions)]
     return sorted(common, key=lambda w: (-counts[w], w))[:32]
 

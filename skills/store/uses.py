@@ -1,5 +1,8 @@
 """Counting how skills are used: retrievals, and each task's use of a skill, once per task.
 
+A use is counted only when the task's job shows it (:mod:`skills.utilisation`); an offer the
+task did not take is noted in the audit trail (``unused``) and counts nothing more.
+
 Several workers recording uses at once cannot lose a count, and a use recorded twice (a
 retried activity) counts once: ``skill_uses`` is keyed by the task. A skill that deviates
 badly too often in a row goes back to review.
@@ -13,16 +16,18 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any, get_args
 
-from sqlalchemy import case, update
+from sqlalchemy import case, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 
 from activities.common.database import Database
-from skills.schema import REVISION, SKILLS, USES, utc
-from skills.store.rows import Entry, lock_library, now, read_locked, record, write
+from skills.schema import EVENTS, REVISION, SKILLS, USES, utc
+from skills.store.rows import Entry, existing, lock_library, now, read_locked, record, write
 from workflows.library.formulas import FLAG_AFTER_DEVIATIONS
 from workflows.library.patterns import Deviation, Skill, SkillMetrics
 
 _DEVIATIONS: tuple[str, ...] = get_args(Deviation)
+UNUSED = "unused"
+"""The audit trail's action for a task that was offered a skill and did not use it."""
 
 
 def _use_problem(key: str, deviation: str, duration_s: float, cost_usd: float) -> str | None:
@@ -68,12 +73,13 @@ class SkillUses(Database):
 
     async def record_use(self, skill_id: str, *, succeeded: bool, duration_s: float,
                          cost_usd: float, at: datetime, deviation: Deviation, key: str,
-                         ) -> tuple[Skill, bool]:
+                         alpha: float | None = None) -> tuple[Skill, bool]:
         """Count one use of a skill by the task ``key`` (``run_id/task_id``), once per key.
 
         A major deviation adds to the skill's consecutive count; any other outcome resets it.
         When the count reaches ``FLAG_AFTER_DEVIATIONS`` an active skill goes back to
-        ``candidate`` for a person to review.
+        ``candidate`` for a person to review. ``alpha``, the use's alpha_match
+        (:mod:`skills.utilisation`), is kept in the audit trail.
 
         Returns:
             The skill as stored, and whether this use flagged it for review. A key already
@@ -104,7 +110,8 @@ class SkillUses(Database):
             changed: dict[str, Any] = {"metrics": metrics}
             entries: list[Entry] = [(skill_id, "used", {
                 "key": key, "succeeded": succeeded, "deviation": deviation,
-                "duration_s": duration_s, "cost_usd": cost_usd})]
+                "duration_s": duration_s, "cost_usd": cost_usd,
+                **({} if alpha is None else {"alpha": alpha})})]
             if flagged:
                 note = f"flagged for review after {metrics.deviations} major deviations"
                 changed.update(status="candidate", note=note)
@@ -113,3 +120,24 @@ class SkillUses(Database):
             stored = await write(conn, current.model_copy(update=changed), now())
             await record(conn, "skill-library", entries)
             return stored, flagged
+
+    async def note_unused(self, skill_id: str, *, key: str, alpha: float,
+                          succeeded: bool) -> bool:
+        """Record that the task ``key`` was offered the skill but did not use it, once per key.
+
+        Nothing is counted (the retrieval already was): the audit trail says the task's
+        alpha_match and how it ended. Returns whether the note is new; an unknown skill is none.
+        """
+        async with self.engine.begin() as conn:
+            await lock_library(conn)
+            if not await existing(conn, [skill_id]):
+                return False
+            seen = (await conn.execute(
+                select(EVENTS.c.seq).where(EVENTS.c.skill_id == skill_id,
+                                           EVENTS.c.action == UNUSED,
+                                           EVENTS.c.detail["key"].astext == key))).first()
+            if seen is not None:
+                return False
+            await record(conn, "skill-library", [(skill_id, UNUSED, {
+                "key": key, "alpha": alpha, "succeeded": succeeded})])
+            return True

@@ -15,6 +15,7 @@ from skills.folders.read import read_skills
 from skills.library import SkillLibrary
 from skills.store import SkillStore
 from tests.skills.guideline_samples import NAME, guideline_folder
+from workflows.contracts.plan import JobSpec
 from workflows.library.contracts import MatchInput, MatchTask, TaskOutcome
 from workflows.library.formulas import utility
 from workflows.library.patterns import Skill, SkillPattern
@@ -36,10 +37,21 @@ def task_match(action: str = ACTION) -> MatchInput:
                   input_names=["measurements.csv"])])
 
 
-def outcome(skill_id: str, key: str, status: str = "completed") -> TaskOutcome:
+WELCH = ("import json\nimport statistics\n"
+         "a, b = [1.0, 2.0, 3.0], [2.0, 3.0, 5.0]\n"
+         "t = (statistics.mean(a) - statistics.mean(b)) / 1.0\n"
+         "json.dump({'t': t}, open('metrics.json', 'w'))\n")
+"""A job that follows the guideline: Welch's t with ``statistics``, into metrics.json."""
+ELSEWHERE = "import pandas\nprint(pandas.read_csv('measurements.csv').describe())\n"
+"""A job that ignores it: it only describes the table."""
+
+
+def outcome(skill_id: str, key: str, status: str = "completed",
+            source: str = WELCH) -> TaskOutcome:
     run_id, task_id = key.split("/")
     return TaskOutcome(run_id=run_id, task_id=task_id, action=ACTION, status=status,
                        attempts=1, job_author="coder:fast", guidelines=[skill_id],
+                       job=JobSpec(code=source, source=source, filename="job.py"),
                        duration_s=2.0, cost_usd=0.01)
 
 
@@ -62,6 +74,22 @@ async def test_a_task_about_something_else_gets_no_guideline(
     assert "compare" not in answer.guidelines
 
 
+async def test_a_guideline_the_job_did_not_follow_is_retrieved_not_used(
+        store: SkillStore, library: SkillLibrary, tmp_path: Path) -> None:
+    skill = await imported(store, tmp_path)
+    await library.match_skills(task_match())
+    ignored = outcome(skill.skill_id, "run-1/compare", source=ELSEWHERE)
+    answer = await library.record_outcomes([ignored, ignored])
+    assert answer.used == [] and answer.unused == [skill.skill_id] * 2
+    assert answer.utilisation == {"run-1/compare": 0.0}
+    after = (await store.get(skill.skill_id)).metrics
+    assert (after.retrieved, after.used, after.succeeded) == (1, 0, 0)
+    assert utility(after) == 0  # offered is not used: maintenance sees no contribution
+    notes = [e.detail for e in await store.events(skill.skill_id) if e.action == "unused"]
+    assert notes == [{"key": "run-1/compare#guideline:" + skill.skill_id, "alpha": 0.0,
+                      "succeeded": True}], "noted once, with its alpha_match"
+
+
 async def test_a_prompted_guideline_counts_as_used_and_its_outcome_moves_its_utility(
         store: SkillStore, library: SkillLibrary, tmp_path: Path) -> None:
     skill = await imported(store, tmp_path)
@@ -72,6 +100,7 @@ async def test_a_prompted_guideline_counts_as_used_and_its_outcome_moves_its_uti
     answer = await library.record_outcomes([done, done])
     await library.record_outcomes([done])  # a repeated signal counts nothing more
     assert answer.used == [skill.skill_id]
+    assert answer.utilisation == {"run-1/compare": 1.0}
     after = (await store.get(skill.skill_id)).metrics
     assert (after.used, after.succeeded) == (1, 1)
     assert utility(after) > 0

@@ -15,11 +15,11 @@ from datetime import UTC, datetime
 import pytest
 
 from skills.builtin import builtin_skills
+from skills.extract.cases import action_type
 from skills.library import SkillLibrary
 from skills.maintain import choose_version
 from skills.store import SkillStore
 from tests.data.skills.library import anchor_skills
-from workflows.contracts.memory import task_type
 from workflows.contracts.plan import Check, JobSpec, Scalar
 from workflows.contracts.policy import SkillPolicy
 from workflows.library.contracts import (
@@ -41,6 +41,7 @@ from workflows.library.patterns import (
     SkillPattern,
     SkillSignature,
     SkillStatus,
+    slug,
 )
 
 pytestmark = pytest.mark.integration
@@ -133,12 +134,13 @@ def use_of(skill_id: str, *, trial: bool = False) -> SkillUse:
 
 def used(skill_id: str, key: str, *, status: str = "completed", attempts: int = 1,
          deviation: Deviation = "none", author: str | None = None,
-         duration_s: float = 3.0, cost_usd: float = 0.02) -> TaskOutcome:
+         duration_s: float = 3.0, cost_usd: float = 0.02, ran: str = SOURCE) -> TaskOutcome:
     """A finished task that ran ``skill_id``'s job (``key`` is ``run/task``)."""
     run_id, task_id = key.split("/")
     return TaskOutcome(
         run_id=run_id, task_id=task_id, action="Compute the mean value per group of site.csv",
         status=status, attempts=attempts, job_author=author or f"skill:{skill_id}",
+        job=job(ran),
         skill=use_of(skill_id), deviation=deviation, duration_s=duration_s, cost_usd=cost_usd)
 
 
@@ -476,6 +478,25 @@ async def test_a_skill_whose_job_never_ran_is_retrieved_not_used(
     assert (await store.get(skill.skill_id)).metrics.used == skill.metrics.used + 1
 
 
+async def test_a_debugger_that_rewrote_the_analysis_did_not_use_the_skill(
+        store: SkillStore, library: SkillLibrary) -> None:
+    skill = await store.add(means_skill(), by="test")
+    rewritten = "import pandas as pd\nprint(pd.read_csv('site_1.csv').describe())\n"
+    outcome = used(skill.skill_id, "run-1/t1", attempts=2, author="debugger:crash",
+                   ran=rewritten)
+    answer = await library.record_outcomes([outcome])
+    assert answer.used == [] and answer.unused == [skill.skill_id]
+    assert answer.utilisation == {"run-1/t1": 0.0}
+    assert (await store.get(skill.skill_id)).metrics == skill.metrics
+    (note,) = [e.detail for e in await store.events(skill.skill_id) if e.action == "unused"]
+    assert note == {"key": "run-1/t1", "alpha": 0.0, "succeeded": True}
+    kept = used(skill.skill_id, "run-2/t1", attempts=2, author="debugger:crash",
+                ran=SOURCE.replace("default=5", "default=2"))
+    assert (await library.record_outcomes([kept])).utilisation == {"run-2/t1": 1.0}
+    (use,) = [e.detail for e in await store.events(skill.skill_id) if e.action == "used"]
+    assert use["alpha"] == 1.0
+
+
 async def test_a_repeated_outcome_counts_once(store: SkillStore, library: SkillLibrary) -> None:
     skill = await store.add(means_skill(), by="test")
     outcome = used(skill.skill_id, "run-1/t1", duration_s=4.0, cost_usd=0.5)
@@ -547,7 +568,7 @@ def site_outcome(n: int) -> TaskOutcome:
         checks=[Check(metric="rows", op=">", value=0)], duration_s=2.0)
 
 
-SITE_SKILL = f"{task_type(SITE_ACTION.format(n=1))}@v1"
+SITE_SKILL = f"{slug(action_type(site_outcome(1)))}@v1"
 
 
 async def test_ten_similar_outcomes_make_one_candidate_and_a_retry_adds_no_duplicate(

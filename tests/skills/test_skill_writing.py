@@ -11,7 +11,14 @@ from skills.extract import extract
 from skills.maintain import plan_maintenance
 from skills.revise import SkillRevisions
 from skills.store import SkillStore
-from skills.writing import brief, briefs, merge_problem, merged_by_writer, revised
+from skills.writing import (
+    brief,
+    briefs,
+    merge_problem,
+    merged_by_writer,
+    revised,
+    writer_said,
+)
 from tests.skills.extract.batches import HALVE, NOW, sales_batch
 from tests.skills.test_skill_maintain import skill
 from workflows.agents.spend import Spend
@@ -133,3 +140,13 @@ async def test_revise_skills_writes_merges_and_skips_what_no_longer_fits(
     assert again.written == [made.skill_id]
     assert [e.action for e in await store.events(made.skill_id)].count("written") == 1
     assert (await SkillRevisions(None).revise_skills(ReviseInput())).skipped
+
+
+def test_what_the_writer_said_is_read_back_for_skills_written_before_the_trail_kept_it() -> None:
+    written = revised(extracted(), WRITTEN)
+    said = dict(writer_said(written.pattern, {"kind": "skill"}))  # an older event: kind only
+    assert said["writer explains"] == WRITTEN.why_it_works
+    assert said["writer warns"] == WRITTEN.when_it_fails
+    assert said["grouped"].startswith("Task type: profile:sklearn|csv+txt|mean+rows. Grouped "
+                                      "from 7 successful and 3 failed tasks because they share")
+    assert writer_said(extracted().pattern.model_copy(update={"context": ""}), None) == []

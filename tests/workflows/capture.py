@@ -51,6 +51,7 @@ from workflows.catalogue import RECORD_OUTCOMES
 from workflows.client import DATA_CONVERTER
 from workflows.constants import branch_task_workflow_id, cycle_run_id, task_workflow_id
 from workflows.contracts.executive import PatchChange
+from workflows.contracts.kinds import task_kind
 from workflows.contracts.memory import (
     ConsultAnswer,
     ConsultInput,
@@ -58,7 +59,6 @@ from workflows.contracts.memory import (
     RememberInput,
     RuleUse,
     TaskAdvice,
-    task_type,
 )
 from workflows.contracts.results import ResearchResult, RunReport
 from workflows.library.contracts import (
@@ -121,7 +121,7 @@ async def consult_memory(req: ConsultInput) -> ConsultAnswer:
         change = PatchChange(field="args.batch_size", old_value=t.job.args["batch_size"],
                              new_value=16)
         advice.append(TaskAdvice(
-            task_id="a", task_type=task_type(t.action),
+            task_id="a", task_type=task_kind(t.action, t.job, t.input_names),
             job=t.job.model_copy(update={"args": {**t.job.args, "batch_size": 16}}),
             rules=[RuleUse(rule_id="sem-0123456789", root_cause="out_of_memory",
                            confidence=0.8, changes=[change])]))
@@ -130,7 +130,8 @@ async def consult_memory(req: ConsultInput) -> ConsultAnswer:
 
 async def remember_task(req: RememberInput) -> RememberAnswer:
     """Memory that learns one episode per attempt."""
-    return RememberAnswer(task_type=task_type(req.action), episodes=len(req.failures) + 1)
+    return RememberAnswer(task_type=task_kind(req.action, req.first_job, req.input_names),
+                          episodes=len(req.failures) + 1)
 
 
 async def run_memory(env: WorkflowEnvironment, root: Path) -> RunReport:

@@ -176,6 +176,7 @@ def skill_lines(skill: Skill, events: Sequence[SkillEvent]) -> list[str]:
     lines = [field("skill", skill.skill_id), field("kind", skill.pattern.kind),
              field("status", status), field("origin", skill.origin),
              field("confidence", f"{skill.confidence:.2f}"), *pattern_lines(skill.pattern)]
+    lines += said_lines(skill, events)
     lines += [
         field("use", f"r {m.retrieved}, u {m.used}, s {m.succeeded}; success rate "
                      f"{m.success_rate:.2f}; utility {utility(m):.2f}"),
@@ -190,6 +191,14 @@ def skill_lines(skill: Skill, events: Sequence[SkillEvent]) -> list[str]:
             for e in events]
     lines += [f"  {line}" for line in table(["seq", "at", "by", "action", "detail"], rows)]
     return lines
+
+
+def said_lines(skill: Skill, events: Sequence[SkillEvent]) -> list[str]:
+    """What the skill writer said of the skill, and what extraction grouped it from."""
+    from skills.writing import writer_said
+
+    written = next((e.detail for e in reversed(events) if e.action == "written"), None)
+    return [field(label, text) for label, text in writer_said(skill.pattern, written)]
 
 
 @skills_app.command("list")

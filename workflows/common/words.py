@@ -1,14 +1,13 @@
 """Words and slugs: how Assay cuts names and matchable words out of free text, and counts nouns.
 
-Run IDs are cut from plan names, goal runs are named after the goal, task types after the
-action and skills after task types; the skill index matches a goal on its significant
-words. Every one of those names is stored (in workflow IDs, memory rows, skill ids), so the
-rules that make them are kept here once and do not change: a changed rule would rename
-what people already have.
+Run IDs are cut from plan names, goal runs are named after the goal and skills after task
+kinds; the skill index matches a goal on its significant words. Every one of those names is
+stored (in workflow IDs, memory rows, skill ids), so the rules that make them are kept here
+once and do not change: a changed rule would rename what people already have.
 
 There are two stop lists. :data:`STOP_WORDS` is the one to use for matching text.
-:data:`TASK_TYPE_STOP_WORDS` is the shorter list task types were first made with; task
-types key memory and name skills, so it stays as it is rather than follow the first.
+:data:`TASK_TYPE_STOP_WORDS` is the shorter list task types were first made with; a skill's
+keywords still leave those words out, so it stays as it is rather than follow the first.
 """
 
 from __future__ import annotations
@@ -33,7 +32,8 @@ TASK_TYPE_STOP_WORDS = frozenset({
     "then", "these", "this", "those", "to", "under", "up", "with", "within", "without",
     "via", "using", "use", "each", "all", "any", "both", "every", "our", "your", "we", "you",
 })
-"""The words a task type leaves out (see ``workflows.contracts.memory.task_type``)."""
+"""The words a skill's keywords leave out: the list task types were once made with (a task
+type is now a kind, :mod:`workflows.contracts.kinds`), kept so keywords stay as they were."""
 
 _SLUG_WORD = re.compile(r"[a-z0-9]+")
 

@@ -129,7 +129,9 @@ class DiagnoseInput(Model):
     checks: list[Check] = Field(default_factory=list[Check])
     policy: ReviewPolicy = Field(default_factory=ReviewPolicy)
     action: str = ""
-    """The task's action: its task type is what memory is keyed by."""
+    """The task's action: with the job and inputs, its kind is what memory is keyed by."""
+    input_names: list[str] = Field(default_factory=list[str])
+    """The task's input files: the data part of its kind."""
     memory: bool = True
     """The run uses memory: reflection may read episodes and rules and write its ledger."""
 

@@ -10,20 +10,19 @@ Part III, R5-R6):
 - a *procedural template* is a job spec that succeeded with no retry at least twice, reused
   when a new task of the same type has no job.
 
-The task type is a deterministic slug of a task's action, so the same kind of work is
-recognised across runs and plans. Pure models and functions only: workflows build the inputs
-of the memory activities and apply their answers.
+The task type memory keys on is the task's kind (:func:`workflows.contracts.kinds.task_kind`):
+what its job does, so the same analysis is recognised across runs, plans and phrasings, and
+different analyses that open with the same words stay apart. Pure models and functions only:
+workflows build the inputs of the memory activities and apply their answers.
 """
 
 from __future__ import annotations
 
-import re
 from datetime import datetime
 from typing import Any, Literal
 
 from pydantic import Field
 
-from workflows.common.words import TASK_TYPE_STOP_WORDS
 from workflows.contracts.base import Model
 from workflows.contracts.executive import PatchChange, PatchSource, Pattern, ReviewPolicy
 from workflows.contracts.plan import JobSpec, Scalar
@@ -40,24 +39,6 @@ DEMOTE_BELOW = 0.5
 
 RuleStatus = Literal["active", "disabled", "demoted"]
 Limit = Literal["max", "min", "set"]
-
-_WORD = re.compile(r"[a-z][a-z0-9]+")
-TYPE_WORDS = 8
-
-
-def task_type(action: str) -> str:
-    """The task type of an action: its first significant words, lowercased, hyphen-joined.
-
-    ``"Train the classifier on the full data set"`` -> ``"train-classifier-full-data-set"``.
-    Stop words, numbers and repeats are dropped; an action with no word gives ``"task"``.
-    """
-    words: list[str] = []
-    for word in _WORD.findall(action.lower()):
-        if word not in TASK_TYPE_STOP_WORDS and word not in words:
-            words.append(word)
-        if len(words) == TYPE_WORDS:
-            break
-    return "-".join(words) or "task"
 
 
 def rule_confidence(successes: int, failures: int) -> float:

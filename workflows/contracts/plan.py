@@ -80,13 +80,18 @@ class JobSpec(StrictModel):
     """The environment the job runs in (``science`` or one the operator defines); none: the
     worker's own interpreter, plus any requirements."""
 
+    analysis: str | None = Field(default=None, min_length=1, max_length=120)
+    """What analysis the job does, in a few words, as the model that wrote it labels it
+    (``mixed-effects regression``): a task's kind uses it when the job's calls name no known
+    analysis (see :mod:`workflows.contracts.kinds`)."""
+
     source: str | None = None
     filename: str | None = None
 
     @model_serializer(mode="wrap")
     def _without_base_environment(self, handler: SerializerFunctionWrapHandler,
                                   ) -> dict[str, Any]:
-        """Leave out an unset environment.
+        """Leave out an unset environment and analysis label.
 
         A job naming none serialises as before environments existed, so saved skills, the
         request keys of model recordings and plan digests stay the same.
@@ -94,6 +99,8 @@ class JobSpec(StrictModel):
         data: dict[str, Any] = handler(self)
         if self.environment is None:
             data.pop("environment", None)
+        if self.analysis is None:
+            data.pop("analysis", None)
         return data
 
     @model_validator(mode="after")

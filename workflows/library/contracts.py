@@ -194,7 +194,7 @@ class TaskOutcome(Model):
     ``status`` says whether the task then succeeded."""
     guidelines: list[str] = Field(default_factory=list[str], max_length=16)
     """Guideline skills in the prompts of the task's planner, coder or debuggers (counted as
-    used)."""
+    used when the task's job shows them, see ``skills.utilisation``)."""
     deviation: Deviation = "none"
     deviation_detail: str = ""
     skills: bool = True
@@ -257,6 +257,11 @@ class RecordAnswer(Model):
     retired: list[str] = Field(default_factory=list[str])
     remembered: list[str] = Field(default_factory=list[str])
     """Subagents whose recovery memory a task's tries or cures updated."""
+    unused: list[str] = Field(default_factory=list[str])
+    """Skills and guidelines offered to a task whose job did not use them (alpha_match below
+    theta, see ``skills.utilisation``): retrieved, not used."""
+    utilisation: dict[str, float] = Field(default_factory=dict[str, float])
+    """Task key -> beta_util: the share of the patterns offered to it that it used."""
 
 
 class MaintainInput(Model):

@@ -92,7 +92,7 @@ class Recovery:
             verification=state.verification if kind == "verification" else None,
             previous_patches=list(state.patches), checks=task.decision.checks,
             policy=task.policy.review, action=task.decision.action,
-            memory=task.policy.memory.enabled)
+            input_names=list(task.decision.inputs), memory=task.policy.memory.enabled)
         note = state.answered(await advise(
             DIAGNOSE_FAILURE, req, queues=task.queues, limit_s=task.policy.reflection_timeout_s,
             log=state.log, agent="reflector",

@@ -14,13 +14,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from alembic import command
 from alembic.autogenerate import compare_metadata
+from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from sqlalchemy import Connection, make_url, text
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from sqlmodel import SQLModel
 
+import activities.common.migrations
 import activities.events.schema
 import activities.llm.schema
 import activities.memory.schema
@@ -29,9 +32,22 @@ from activities.common.database import Database
 from activities.common.limits import event_row
 from activities.common.migrations import SchemaUnknown, baseline, head, revisions, upgrade
 from activities.events.store import EventStore, insert_rows
+from activities.memory.memory import Memory
+from activities.memory.schema import job_checksum, rule_row
 from activities.memory.store import LedgerEntry, MemoryStore, MemoryStoreUnavailable
 from skills.store import SkillStore
+from tests.workflows.contracts.test_kinds import OLS
 from workflows.contracts.execution import EventRecord
+from workflows.contracts.kinds import task_kind
+from workflows.contracts.memory import (
+    ConsultInput,
+    ConsultTask,
+    Episode,
+    MemoryRule,
+    ProceduralTemplate,
+    Recommendation,
+)
+from workflows.contracts.plan import JobSpec
 
 db = pytest.mark.integration
 PREVIOUS = Path(__file__).resolve().parents[2] / "data" / "migrations" / "previous_release.sql"
@@ -40,8 +56,12 @@ MODELS = (activities.events.schema, activities.memory.schema, activities.llm.sch
 """The modules whose SQLModel rows make up the schema."""
 LATER_TABLES = frozenset({"budget_ledgers", "budget_reservations"})
 """Tables revisions after the baseline add (0002: the run budget ledger)."""
-CHANGED_TABLES = frozenset({"execution_events"})
-"""Baseline tables later revisions change (0003: events name their execution)."""
+CHANGED_TABLES = frozenset({"execution_events", "memory_episodes", "memory_rules",
+                            "memory_templates"})
+"""Baseline tables later revisions change (0003: events name their execution; 0004: memory
+keeps each row's task type from before kinds)."""
+
+BATCH = "args.batch_size"
 
 CATALOGUE = {
     "columns": """SELECT table_name, column_name, ordinal_position, data_type, is_nullable,
@@ -105,6 +125,25 @@ async def rows(engine: AsyncEngine) -> dict[str, list[tuple[Any, ...]]]:
                 for name, table in sorted(baseline.METADATA.tables.items())}
 
 
+TYPED = ("memory_episodes", "memory_rules", "memory_templates")
+"""Tables whose rows 0004 moves from an old task type to its kind (a template tells it)."""
+
+
+def kept(found: dict[str, list[tuple[Any, ...]]]) -> dict[str, list[Any]]:
+    """The rows a migration keeps as they were: all, but only the ids of the typed ones."""
+    return {name: [row[0] for row in table] if name in TYPED else table
+            for name, table in found.items()}
+
+
+def command_downgrade(connection: Connection, target: str) -> None:
+    """Alembic's downgrade to ``target``, on ``connection``, as Assay configures Alembic."""
+    config = Config()
+    folder = Path(activities.common.migrations.__file__).parent
+    config.set_main_option("script_location", str(folder))
+    config.attributes["connection"] = connection
+    command.downgrade(config, target)
+
+
 async def versions(engine: AsyncEngine) -> list[str]:
     async with engine.connect() as conn:
         return list((await conn.execute(text("SELECT version_num FROM alembic_version")))
@@ -149,7 +188,7 @@ async def test_a_database_of_the_previous_release_is_upgraded_in_place(
     assert await revisions(engine) == (None, head())
 
     async with MemoryStore(fresh_database_url) as memory:
-        assert await rows(engine) == before and await versions(engine) == [head()]
+        assert kept(await rows(engine)) == kept(before) and await versions(engine) == [head()]
         assert await memory.verify_ledger() == 3
         assert [rule.rule_id for rule in (await memory.rules())[0]] == ["rule-1"]
         await memory.append_ledger([LedgerEntry(entry_id="entry-4", kind="note")])
@@ -192,7 +231,7 @@ async def test_stores_opening_at_once_migrate_once(engine: AsyncEngine, fresh_da
     finally:
         await asyncio.gather(*(store.close() for store in stores))
     assert await versions(engine) == [head()]
-    assert await rows(engine) == before
+    assert kept(await rows(engine)) == kept(before)
 
 
 @db
@@ -249,3 +288,84 @@ async def test_events_name_their_execution_and_the_release_before_still_writes(
     async with EventStore(fresh_database_url) as events:
         assert await events.executions("run-1") == {"first": 1, "reset": 1, "": 1}
         assert await events.count("run-1", "reset") == 1 and await events.count("run-1") == 3
+
+
+OLD_TYPE = "fit-ols-model-housing-prices"
+"""A task type as the release before made it: the first words of the action."""
+
+
+async def learned_under_old_types(engine: AsyncEngine) -> str:
+    """A template, a rule and an episode of one old type, and a rule of a type no job tells.
+
+    Returns the kind the template's job tells.
+    """
+    job = JobSpec(code=OLS, source=OLS, filename="job.py", expected_metrics=["r2"])
+    action = "Fit an OLS model of housing prices"
+    template = ProceduralTemplate(
+        template_id="tpl-old", task_type=OLD_TYPE, action=action, job=job,
+        job_sha256=job_checksum(job), input_names=["housing.csv"], clean_successes=2,
+        cached=True)
+    rules = [rule_row(MemoryRule(
+        rule_id=rule_id, task_type=kind, root_cause="out_of_memory", pattern="oom",
+        observation="ran out of memory", occurrences=3, success_count=3, confidence=0.8,
+        recommendation=Recommendation(action="smaller batches", parameters={BATCH: 16},
+                                      limits={BATCH: "max"})))[1]
+        for rule_id, kind in (("sem-old", OLD_TYPE), ("sem-words", "describe-sample"))]
+    episode = Episode(
+        episode_id="ep-old", recorded_at=datetime(2026, 3, 1, tzinfo=UTC), run_id="run-1",
+        task_id="a", task_type=OLD_TYPE, phase="execution", attempt=1,
+        root_cause="out_of_memory", outcome="fixed").model_dump()  # JSON columns: plain
+    tables = baseline.METADATA.tables
+    async with engine.begin() as conn:
+        await conn.execute(tables["memory_templates"].insert().values(
+            template_id="tpl-old", task_type=OLD_TYPE, job_sha256=template.job_sha256,
+            cached=True, body=template.model_dump(mode="json")))
+        await conn.execute(tables["memory_rules"].insert(), rules)
+        await conn.execute(tables["memory_episodes"].insert().values(**episode))
+    return task_kind(action, job, ["housing.csv"])
+
+
+@db
+async def test_memory_learned_under_old_task_types_survives_as_kinds(
+        engine: AsyncEngine, fresh_database_url: str) -> None:
+    await load_previous_release(engine)
+    kind = await learned_under_old_types(engine)
+    assert kind == "regression.linear:sklearn|csv|r2"
+    async with MemoryStore(fresh_database_url) as memory:  # opening migrates
+        (template,) = await memory.templates(kind)
+        assert (template.template_id, template.task_type) == ("tpl-old", kind)
+        (rule,), problems = await memory.rules(kind)
+        assert (rule.rule_id, rule.task_type, problems) == ("sem-old", kind, [])
+        assert [e.episode_id for e in await memory.episodes(kind)] == ["ep-old"]
+        (kept,), _ = await memory.rules("describe-sample")  # no job tells its kind
+        assert kept.rule_id == "sem-words"
+        asked = ConsultTask(task_id="t", action="Estimate prices linearly",
+                            job=JobSpec(code=OLS, source=OLS, args={"batch_size": 64},
+                                        expected_metrics=["R^2"]),
+                            input_names=["data/housing.csv"])
+        advice = (await Memory(memory).consult_memory(
+            ConsultInput(run_id="r", tasks=[asked]))).advice[0]
+    assert [use.rule_id for use in advice.rules] == ["sem-old"], advice.skipped
+    async with engine.connect() as conn:
+        legacy = (await conn.execute(text(
+            "SELECT legacy_type FROM memory_rules UNION ALL SELECT legacy_type FROM "
+            "memory_templates UNION ALL SELECT legacy_type FROM memory_episodes"))).scalars()
+        assert sorted(legacy) == ["describe-sample", OLD_TYPE, OLD_TYPE, OLD_TYPE,
+                                  *["train-classifier"] * 3]  # 2 rules, 2 episodes, 2 templates
+
+
+@db
+async def test_going_back_a_revision_gives_memory_its_old_task_types(
+        engine: AsyncEngine) -> None:
+    await load_previous_release(engine)
+    await learned_under_old_types(engine)
+    await upgrade(engine)
+    async with engine.begin() as conn:
+        await conn.run_sync(lambda sync: command_downgrade(sync, "0003"))
+        types = (await conn.execute(text(
+            "SELECT task_type, body->>'task_type' FROM memory_templates UNION ALL "
+            "SELECT task_type, body->>'task_type' FROM memory_rules UNION ALL "
+            "SELECT task_type, task_type FROM memory_episodes"))).all()
+    assert sorted(map(tuple, types)) == sorted([  # each old template, rule and episode
+        *[(OLD_TYPE, OLD_TYPE)] * 3, ("describe-sample", "describe-sample"),
+        *[("train-classifier", "train-classifier")] * 3])

@@ -22,6 +22,7 @@ from activities.memory.store import MemoryStore, MemoryStoreUnavailable, job_che
 from activities.reflection.reflection import MemoryView, Reflection, diagnose
 from workflows.contracts.execution import ExecutionOutcome
 from workflows.contracts.executive import DiagnoseInput, PatchChange
+from workflows.contracts.kinds import task_kind
 from workflows.contracts.memory import (
     AttemptRecord,
     ConsultAnswer,
@@ -34,14 +35,16 @@ from workflows.contracts.memory import (
     RememberAnswer,
     RememberInput,
     rule_confidence,
-    task_type,
 )
 from workflows.contracts.plan import JobSpec, Scalar
 
 db = pytest.mark.integration
 T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 ACTION = "Train the classifier on the full data set"
-KIND = task_type(ACTION)
+KIND = task_kind(ACTION)
+"""``classification:-|-|-``: the action names the family, the job (``print``) no analysis."""
+CSV_KIND = task_kind(ACTION, None, ["data.csv"])
+"""The same work on a CSV file: ``classification:-|csv|-``."""
 OOM_RULE = rule_id_for(KIND, "out_of_memory")
 BATCH = "args.batch_size"
 SRC = "print('fit')"
@@ -203,16 +206,20 @@ async def test_a_rule_changed_outside_assay_stays_out_of_use_until_a_person_resa
 async def test_a_job_is_cached_as_a_template_at_its_second_clean_success_only(
         memory: Memory, store: MemoryStore) -> None:
     job = train_job(32)
-    tid = template_id(KIND, job_checksum(job))
+    tid = template_id(CSV_KIND, job_checksum(job))
     first = clean("run-1", minute=1, job=job, input_names=["data.csv"])
     assert (await memory.remember_task(first)).templates_cached == []
     assert (await memory.remember_task(first)).templates_cached == [], "a retry counts once"
     assert (await memory.remember_task(fixed("run-2", minute=2))).templates_cached == []
-    second = await memory.remember_task(clean("run-3", minute=3, job=job))
+    second = await memory.remember_task(clean("run-3", minute=3, job=job,
+                                              input_names=["data.csv"]))
     assert second.templates_cached == [tid]
-    third = await memory.remember_task(clean("run-4", minute=4, job=job))
+    other_data = await memory.remember_task(clean("run-5", minute=5, job=job))
+    assert other_data.templates_cached == [], "the same job on no data file is another kind"
+    third = await memory.remember_task(clean("run-4", minute=4, job=job,
+                                             input_names=["data.csv"]))
     assert third.templates_cached == []
-    (template,) = await store.templates(KIND)
+    (template,) = await store.templates(CSV_KIND)
     assert (template.template_id, template.clean_successes) == (tid, 3)
     assert template.input_names == ["data.csv"]
 
@@ -291,7 +298,7 @@ async def test_a_template_stands_in_only_for_a_jobless_task_with_its_inputs(
     for n in (1, 2):
         await memory.remember_task(clean(f"run-{n}", minute=n, job=job,
                                          input_names=["data.csv"]))
-    tid = template_id(KIND, job_checksum(job))
+    tid = template_id(CSV_KIND, job_checksum(job))
 
     answer = await memory.consult_memory(consult(
         task("has", input_names=["data.csv", "extra.csv"]), task("lacks", input_names=[]),

@@ -14,12 +14,12 @@ from activities.memory.index import LAYOUT, TaskTypeIndex, word_vector
 from activities.memory.memory import Memory, rule_id_for
 from activities.memory.store import MemoryStore
 from activities.vectors import EdgeIndex
+from workflows.contracts.kinds import task_kind
 from workflows.contracts.memory import (
     ConsultInput,
     ConsultTask,
     MemoryRule,
     Recommendation,
-    task_type,
 )
 from workflows.contracts.plan import JobSpec
 
@@ -43,22 +43,22 @@ def test_word_vectors_are_unit_length_and_ignore_case_and_punctuation() -> None:
     assert word_vector("1 2 3 !") == ([], [])
 
 
-async def test_a_differently_worded_action_finds_the_known_task_type(
+async def test_a_differently_worded_action_finds_the_known_task_kind(
         index: TaskTypeIndex) -> None:
-    await index.add(task_type(TRAIN), TRAIN)
+    await index.add(task_kind(TRAIN), TRAIN)
     await index.add("describe-sample", "Describe the sample of measurements")
-    await index.add(task_type(TRAIN), TRAIN)  # idempotent: still one point per type
+    await index.add(task_kind(TRAIN), TRAIN)  # idempotent: still one point per type
 
     (found, score), = await index.similar("Train the model in small batches")
-    assert found == task_type(TRAIN) and 0.75 <= score < 1.0
+    assert found == task_kind(TRAIN) and 0.75 <= score < 1.0
     assert await index.similar("Plot the residuals of the regression") == []
-    assert await index.similar(TRAIN, exclude=task_type(TRAIN)) == []
+    assert await index.similar(TRAIN, exclude=task_kind(TRAIN)) == []
     assert await index.similar("") == []
 
 
 async def test_consult_uses_a_similar_task_types_rule_and_says_so(
         fresh_database_url: str, index: TaskTypeIndex) -> None:
-    kind = task_type(TRAIN)
+    kind = task_kind(TRAIN)
     async with MemoryStore(fresh_database_url) as store:
         await store.save_rule(MemoryRule(
             rule_id=rule_id_for(kind, "out_of_memory"), task_type=kind,
@@ -77,7 +77,7 @@ async def test_consult_uses_a_similar_task_types_rule_and_says_so(
         answer = await Memory(store, index=index).consult_memory(ask)
     assert without_index.advice[0].job is None  # the exact type knows nothing
     advice = answer.advice[0]
-    assert advice.task_type == task_type("Train the model in small batches")
+    assert advice.task_type == task_kind("Train the model in small batches")
     assert advice.similar_to == kind and advice.job is not None
     assert advice.job.args["batch_size"] == 16
     assert f"similar task type {kind}" in advice.rationale()
@@ -86,7 +86,7 @@ async def test_consult_uses_a_similar_task_types_rule_and_says_so(
 async def test_reflection_workers_on_one_server_share_their_task_types() -> None:
     server = QdrantClient(location=":memory:")
     first, second = TaskTypeIndex.on_client(server), TaskTypeIndex.on_client(server)
-    await first.add(task_type(TRAIN), TRAIN)
-    await second.add(task_type(TRAIN), TRAIN)  # the same type from the other worker
+    await first.add(task_kind(TRAIN), TRAIN)
+    await second.add(task_kind(TRAIN), TRAIN)  # the same type from the other worker
     (found, _), = await second.similar("Train the model in small batches")
-    assert found == task_type(TRAIN) and first.vectors.count() == 1
+    assert found == task_kind(TRAIN) and first.vectors.count() == 1

@@ -16,6 +16,7 @@ from activities.memory.memory import Memory
 from activities.memory.recall import Recall, applies, topic_stems
 from activities.memory.store import MemoryStore
 from tests.activities.memory.test_memory import ACTION, KIND, OOM_RULE, T0, fixed
+from workflows.contracts.kinds import named_families
 from workflows.contracts.memory import AttemptRecord, RememberInput
 from workflows.contracts.recall import NOTE_CHARS, RecallInput
 
@@ -57,7 +58,8 @@ async def test_a_goal_is_told_the_rules_and_failures_of_its_kind_of_work(
     unrelated = await Recall(store).recall_memory(RecallInput(
         run_id="r", goal="Does the poster render?"))
     assert unrelated.rules == [] and unrelated.notes == [
-        "tasks like 'render-poster-talk' failed 1 time with root cause timeout: 0 fixed, 1 not."]
+        "tasks like 'task.poster-render-talk:-|-|-' failed 1 time with root cause timeout: "
+        "0 fixed, 1 not."]
     topical = await Recall(store).recall_memory(RecallInput(
         run_id="r", goal="Is it fast?", topics=["the classifier trains on the full data"]))
     assert topical.rules == [OOM_RULE]
@@ -87,3 +89,12 @@ def test_a_task_type_applies_when_half_its_words_and_two_are_the_goals() -> None
     assert applies("train-regressor", stems) == 0.0  # 1 of 2: half, but not two words
     assert applies("classifier-accuracy-poster", stems) == pytest.approx(0.6667)
     assert applies("report", stems) == 1.0  # a one-word type needs its only word
+
+
+def test_a_kind_applies_when_the_goal_names_its_analysis() -> None:
+    goal = "Which regression explains house prices best?"
+    stems, families = topic_stems([goal]), named_families(goal)
+    assert applies("regression.lasso+interactions:sklearn|csv|r2", stems, families) == 1.0
+    assert applies("test.t:scipy|csv|p", stems, families) == 0.0
+    assert applies("task.poster-render-talk:-|-|-", topic_stems(["Render the poster"])) \
+        == pytest.approx(0.6667)  # "task" is no topic word

@@ -5,15 +5,14 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from skills.extract import Extraction
+from skills.extract.cases import action_type
 from workflows.contracts.executive import PatchChange
-from workflows.contracts.memory import task_type
 from workflows.contracts.plan import Check, JobSpec, Scalar
 from workflows.library.contracts import TaskOutcome
-from workflows.library.patterns import Skill, SkillParameter, SkillStep
+from workflows.library.patterns import Skill, SkillParameter, SkillStep, slug
 
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 ACTION = "Profile the sales table and report column statistics"
-NAME = task_type(ACTION)
 SOURCE = (
     "from __future__ import annotations\n"
     "import json, sys\n"
@@ -52,6 +51,12 @@ def outcome(n: int, status: str = "completed", *, batch: Scalar = 16, mode: str 
             [Check(metric="mean", op=">=", value=n)] if n % 2 else []),
         fixes=fixes or [],
         steps=steps if steps is not None else (CLEAN if status == "completed" else failed_steps))
+
+
+KIND = action_type(outcome(0))
+"""The sales profile's kind: ``profile:sklearn|csv+txt|mean+rows``."""
+NAME = slug(KIND)
+"""The name of the sales profile's skill: its kind as a name."""
 
 
 def sales_batch() -> list[TaskOutcome]:

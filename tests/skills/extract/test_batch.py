@@ -7,7 +7,7 @@ import random
 import pytest
 
 from skills.extract import extract
-from tests.skills.extract.batches import NAME, NOW, only, outcome, sales_batch
+from tests.skills.extract.batches import KIND, NOW, only, outcome, sales_batch
 
 
 def test_one_pattern_per_task_type_the_best_supported_job_wins() -> None:
@@ -16,7 +16,7 @@ def test_one_pattern_per_task_type_the_best_supported_job_wins() -> None:
     result = extract(batch, [], now=NOW)
     skill = only(result)
     assert skill.pattern.job is not None and skill.pattern.job.filename == "b.py"
-    assert result.skipped == [f"{NAME} (a.py): 3 successes, but {NAME} (b.py) of the same "
+    assert result.skipped == [f"{KIND} (a.py): 3 successes, but {KIND} (b.py) of the same "
                               "task type had more support; one pattern per task type and batch"]
 
 

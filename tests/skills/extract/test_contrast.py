@@ -79,7 +79,7 @@ def test_failures_of_another_job_file_of_the_same_type_are_contrast_too() -> Non
 
 
 def test_failures_of_another_script_version_and_unknown_cause_are_named() -> None:
-    other = "import pandas\nraise SystemExit(1)\n"
+    other = "import pandas\nimport sklearn\nraise SystemExit(1)\n"  # the same kind of job
     batch = ([outcome(i) for i in range(3)]
              + [outcome(9, "failed", batch=64, source=other, steps=[])])
     assert only(extract(batch, [], now=NOW)).pattern.contrast == (

@@ -3,7 +3,16 @@
 from __future__ import annotations
 
 from skills.extract import MIN_SUCCESSES, confidence, extract
-from tests.skills.extract.batches import CLEAN, HALVE, NAME, NOW, SOURCE, only, outcome, sales_batch
+from tests.skills.extract.batches import (
+    CLEAN,
+    HALVE,
+    KIND,
+    NOW,
+    SOURCE,
+    only,
+    outcome,
+    sales_batch,
+)
 from workflows.contracts.executive import PatchChange
 from workflows.contracts.plan import Check, Scalar
 from workflows.library.patterns import SkillPattern, SkillStep
@@ -23,7 +32,7 @@ def test_fewer_than_three_successes_are_skipped_with_the_reason() -> None:
     batch = [outcome(0), outcome(1), outcome(2, "failed", batch=64)]
     result = extract(batch, [], now=NOW)
     assert result.new == [] and result.versions == [] and result.updated == []
-    assert result.skipped == [f"{NAME} (profile.py): 2 successful of 3 outcome(s); a pattern "
+    assert result.skipped == [f"{KIND} (profile.py): 2 successful of 3 outcome(s); a pattern "
                               f"needs at least {MIN_SUCCESSES} successes"]
 
 
@@ -32,7 +41,8 @@ def test_an_unparsable_source_skips_the_group_and_says_where() -> None:
     result = extract([outcome(i, source=broken) for i in range(4)], [], now=NOW)
     assert result.new == []
     assert len(result.skipped) == 1
-    assert result.skipped[0].startswith(f"{NAME} (profile.py): the job source does not parse "
+    assert result.skipped[0].startswith("profile:-|csv+txt|mean+rows (profile.py): the job "
+                                        "source does not parse "
                                         "(line 2")
 
 
@@ -52,7 +62,7 @@ def test_successes_that_needed_fixes_make_a_subagent_with_that_memory() -> None:
     assert skill.pattern.recovery == [HALVE, smaller]  # distinct, most proven first
     assert "args.batch_size 64 → 32 led to 4 successes (halve batch_size to fit in 1024 MiB)" in (
         skill.pattern.guideline)
-    assert skill.pattern.guideline.startswith(f"You are the specialist for {NAME} tasks")
+    assert skill.pattern.guideline.startswith(f"You are the specialist for {KIND} tasks")
     assert "args.batch_size 64 → 32 led to 4 successes" in skill.pattern.contrast
 
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from skills.extract import extract
-from tests.skills.extract.batches import ACTION, CLEAN, NOW, only, outcome, sales_batch
-from workflows.contracts.memory import task_type
+from skills.extract.cases import action_type
+from tests.skills.extract.batches import ACTION, CLEAN, NAME, NOW, only, outcome, sales_batch
 from workflows.contracts.plan import Check
 from workflows.library.patterns import SkillStep
 
@@ -30,7 +30,7 @@ def test_keywords_are_words_most_actions_share() -> None:
     base = "Profile the sales table, report column statistics by region for the wide"
     tails = ["north", "north", "north", "south"]
     batch = [outcome(i, action=f"{base} {tail} area") for i, tail in enumerate(tails)]
-    assert len({task_type(o.action) for o in batch}) == 1  # the type stops at eight words
+    assert len({action_type(o) for o in batch}) == 1  # one job: one kind, however phrased
     keywords = only(extract(batch, [], now=NOW)).pattern.preconditions.keywords
     assert keywords == ["area", "column", "profile", "region", "report", "sales",
                         "statistics", "table", "wide", "north"]  # most actions first
@@ -47,9 +47,9 @@ def test_steps_are_the_most_common_sequence_among_successes() -> None:
 def test_the_same_work_on_other_data_files_is_one_task_type() -> None:
     batch = [outcome(i, action=f"Profile sales_q{i}.csv") for i in range(3)]
     batch += [outcome(i, action=f"Profile data/raw_{i}.parquet") for i in range(3, 6)]
-    assert len({task_type(o.action) for o in batch}) == 4  # the names split the plain type
+    assert len({action_type(o) for o in batch}) == 1  # the file names do not split the kind
     skill = only(extract(batch, [], now=NOW))
-    assert skill.pattern.name == "profile"
+    assert skill.pattern.name == NAME
     assert skill.metrics.evidence_successes == 6
     assert skill.pattern.action == "Profile {data}"
     assert skill.pattern.preconditions.keywords == ["profile"]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from skills.extract import extract
-from tests.skills.extract.batches import NAME, NOW, SOURCE, only, outcome, sales_batch
+from tests.skills.extract.batches import KIND, NAME, NOW, SOURCE, only, outcome, sales_batch
 from workflows.library.patterns import Skill, SkillMetrics
 
 
@@ -54,7 +54,7 @@ def test_a_worse_job_than_the_active_version_makes_no_version() -> None:
     library = [existing(1, source="print('v1')\n", succeeded=9, used=10)]
     result = extract(sales_batch(), library, now=NOW)  # 70 % in the batch, 90 % active
     assert result.versions == [] and result.new == []
-    assert result.skipped == [f"{NAME} (profile.py): a different job succeeded in 70% of the "
+    assert result.skipped == [f"{KIND} (profile.py): a different job succeeded in 70% of the "
                               f"batch, below the 90% of the active {NAME}@v1; no new version"]
 
 

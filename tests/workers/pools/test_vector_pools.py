@@ -16,6 +16,7 @@ from workers.pools.builders import PoolSpec, build_specs
 from workers.stack.qdrant import QdrantLocal
 from workflows.catalogue import CONSULT_MEMORY, MATCH_SKILLS, declaration_of
 from workflows.constants import Pool
+from workflows.contracts.kinds import task_kind
 from workflows.contracts.memory import ConsultInput, ConsultTask
 from workflows.contracts.plan import JobSpec
 
@@ -59,7 +60,7 @@ async def test_with_local_storage_held_memory_falls_back_to_exact_task_types(
                 task_id="t", action="Train the model in batches", job=JobSpec(code="1"))]))
     finally:
         holder.close()
-    assert answer.advice[0].task_type == "train-model-batches"
+    assert answer.advice[0].task_type == task_kind("Train the model in batches", JobSpec(code="1"))
     assert answer.advice[0].similar_to is None
 
 
