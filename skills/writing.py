@@ -17,11 +17,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from skills.extract.cases import Case, cases_of, clip
+from skills.extract.cases import Case, cases_of, clip, skill_name
 from skills.extract.contrast import needed_repair
 from skills.maintain import judge, merge, order_pair, scores
 from workflows.library.contracts import TaskOutcome
-from workflows.library.patterns import MAX_DESCRIPTION, Skill, SkillPattern, slug
+from workflows.library.patterns import MAX_DESCRIPTION, Skill, SkillPattern
 from workflows.library.writing import (
     BRIEF_TEXT,
     CASE_CHARS,
@@ -58,7 +58,7 @@ def briefs(skills: Sequence[Skill], outcomes: Sequence[TaskOutcome]) -> list[Pat
     cases, _ = cases_of(outcomes)
     by_name: dict[str, list[Case]] = {}
     for case in cases:
-        by_name.setdefault(slug(case.task_type), []).append(case)
+        by_name.setdefault(skill_name(case.task_type), []).append(case)
     return [brief(s, by_name.get(s.pattern.name, [])) for s in skills]
 
 

@@ -21,6 +21,7 @@ from typing import Any, TypeVar
 from workflows.contracts.kinds import describe_kind
 from workflows.contracts.plan import JobSpec, Scalar
 from workflows.library.contracts import TaskOutcome
+from workflows.library.patterns import MAX_NAME, slug
 
 SUCCESS = "completed"
 """The one outcome status that counts as a success."""
@@ -114,6 +115,20 @@ def without_data_names(action: str, names: Iterable[str] = ()) -> str:
 def action_type(outcome: TaskOutcome) -> str:
     """The task type extraction groups an outcome by: its kind (its job's substance)."""
     return describe_kind(outcome.action, outcome.job, outcome.input_names).kind
+
+
+def skill_name(kind: str) -> str:
+    """The name of the skills of one kind: the kind as a name, with a digest of it when cut.
+
+    ``regression.linear:sklearn|csv|r2`` -> ``regression-linear-sklearn-csv-r2``; a kind too
+    long for a name keeps a 6-character digest of the whole, so two kinds that differ only
+    past the cut do not share a name (and a family).
+    """
+    whole = "-".join(re.findall(r"[a-z0-9]+", kind.lower()))
+    name = slug(kind)
+    if name == whole:
+        return name
+    return f"{slug(kind, limit=MAX_NAME - 7)}-{sha(kind)[:6]}"
 
 
 def groups_of(cases: list[Case]) -> list[Group]:

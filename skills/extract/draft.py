@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from skills.extract.cases import Case, Group, clip, most_common, most_common_case
+from skills.extract.cases import Case, Group, clip, most_common, most_common_case, skill_name
 from skills.extract.contrast import contrast_text, fix_text, generalise, needed_repair, proven_fixes
 from skills.extract.preconditions import (
     common_checks,
@@ -30,7 +30,6 @@ from workflows.library.patterns import (
     SkillSignature,
     SkillStep,
     name_problem,
-    slug,
 )
 
 MIN_SUCCESSES = 3
@@ -75,7 +74,7 @@ def draft_pattern(group: Group) -> Draft | str:
     imports = job_imports(template.source)
     if isinstance(imports, str):
         return f"{group.label}: the job source {imports}; nothing to generalise"
-    name = slug(group.task_type)
+    name = skill_name(group.task_type)
     if (problem := name_problem(name)) is not None:
         return f"{group.label}: {problem}"
     parameters, args, notes = generalise(template, group)

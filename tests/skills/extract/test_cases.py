@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from skills.extract import extract
+from skills.extract.cases import skill_name
 from tests.skills.extract.batches import NOW, only, outcome, sales_batch
 from tests.workflows.contracts.test_kinds import BOOSTING, CURVE, LASSO, OLS, OPENING, SPLINES
 from workflows.contracts.kinds import task_kind
@@ -64,3 +65,11 @@ def test_a_candidate_says_why_its_tasks_were_grouped() -> None:
             ) in context
     assert any(s.startswith("boosting:sklearn|csv|r2 (job.py): 1 successful")
                for s in result.skipped)
+
+
+def test_kinds_too_long_for_a_name_keep_apart() -> None:
+    head = "regression.lasso+interactions:sklearn+statsmodels|csv+parquet+txt|"
+    first, second = skill_name(head + "mae+r2+rmse"), skill_name(head + "mae+r2+rse")
+    assert first != second and len(first) <= 64 and len(second) <= 64
+    assert first.startswith("regression-lasso-interactions-sklearn-statsmodels-csv")
+    assert skill_name("regression.linear:sklearn|csv|r2") == "regression-linear-sklearn-csv-r2"
