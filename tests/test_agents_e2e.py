@@ -24,9 +24,18 @@ from temporalio.testing import WorkflowEnvironment
 from activities.memory.memory import Memory
 from activities.memory.store import MemoryStore
 from tests.activities.memory.test_memory import OOM_RULE, fixed
-from tests.e2e_support import ROOT, isolated_settings, report_of, store_of, stored_events
+from tests.e2e_support import (
+    ROOT,
+    isolated_settings,
+    queue_env,
+    report_of,
+    store_of,
+    stored_events,
+    worker_env,
+)
 from tests.fake_anthropic import FakeAnthropic, text_of, tool_of
 from tests.goal_script import GOAL, PLAN, script, sized
+from tests.workers.cli.test_cli import cli
 from workers.intake.goalfile import load_goal
 from workers.intake.runpolicy import AgentFlags, build_policy, queues_from
 from workers.pools.builders import SERVED_POOLS, run_pools
@@ -187,7 +196,7 @@ def _payload_texts(node: Any) -> list[str]:
     return found
 
 
-async def test_the_example_goal_replays_offline_from_its_recording(
+async def test_the_example_goal_replays_offline_and_status_says_nothing_was_spent(
         dev_env: WorkflowEnvironment, served: tuple[Settings, FakeAnthropic]) -> None:
     settings, fake = served
     fake.stop()  # the recording alone answers
@@ -200,6 +209,14 @@ async def test_the_example_goal_replays_offline_from_its_recording(
     assert [t.provenance.job_author.split(":")[0] for t in result.tasks] == ["coder", "debugger"]
     assert result.answer is not None
     assert result.model.calls == len(EXAMPLE_RECORDING.read_text().splitlines())
+    # `assay status` of the finished run says its cost was replayed, not spent
+    env = worker_env(dev_env.client.service_client.config.target_host, "postgresql://unused",
+                     settings.data_dir, **queue_env(settings))
+    code, out, err = await cli(env, "status", result.run_id)
+    assert code == 0, err
+    model = next(x for x in out.splitlines() if x.startswith("  model:"))
+    assert model.endswith(f"${result.model.usage.cost_usd:.4f} (replayed from a recording: "
+                          "the cost is the recorded one; nothing was spent)"), model
 
 
 async def test_a_study_cycle_tells_the_planner_what_happened_and_what_memory_learned(

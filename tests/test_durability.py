@@ -1,16 +1,23 @@
-"""Killing workers and the Temporal server mid-run loses no run and duplicates no event."""
+"""Killing workers and the Temporal server mid-run loses no run and duplicates no event; a
+worker killed while it verifies evidence holds the task no longer than the heartbeat timeout."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import json
 import os
 import signal
 import socket
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import psutil
 import pytest
+from temporalio.api.enums.v1 import TimeoutType
+from temporalio.client import WorkflowQueryFailedError
+from temporalio.service import RPCError
 from temporalio.testing import WorkflowEnvironment
 
 from tests.e2e_support import (
@@ -29,10 +36,14 @@ from workers.intake.planfile import load_plan
 from workers.intake.runpolicy import queues_from
 from workers.stack.embedded import TemporalDevServer
 from workflows.client import AssayClient, connect
+from workflows.constants import task_workflow_id
 from workflows.contracts.policy import RunPolicy
 from workflows.contracts.results import ResearchResult
 
 pytestmark = pytest.mark.integration
+VERIFY_RESUMES_IN = 45.0
+"""Seconds from the kill to the run's end: the 3 s heartbeat timeout, a new worker's start
+and a second read of the artifact, on a loaded machine."""
 
 
 def free_port() -> int:
@@ -125,3 +136,71 @@ async def test_killed_temporal_server_mid_run_resumes_after_restart(
         stop_gently(worker)
         server.stop()
     assert_single_execution_recorded(await events_by_kind(fresh_database_url, run_id), result)
+
+
+def big_artifact_plan(folder: Path, mib: int) -> Path:
+    """A one-task plan whose job writes a ``mib`` MiB artifact: seconds to verify."""
+    code = ("import json\n"
+            "with open('big.bin', 'wb') as out:\n"
+            f"    for _ in range({mib}):\n"
+            "        out.write(b'x' * (1 << 20))\n"
+            "json.dump({'mib': %d}, open('metrics.json', 'w'))\n" % mib)
+    plan: dict[str, Any] = {"meeting_id": f"big-{folder.name}", "decisions": [{
+        "task_id": "big", "priority": "HIGH", "action": "write a large artifact",
+        "acceptance_criteria": ["big.bin written"],
+        "job": {"code": code, "expected_artifacts": ["big.bin"], "expected_metrics": ["mib"],
+                "resources": {"timeout_s": 120}},
+    }]}
+    path = folder / "pending_actions.json"
+    path.write_text(json.dumps(plan))
+    return path
+
+
+async def verifying(client: AssayClient, run_id: str) -> bool:
+    """True while the task ``big`` of ``run_id`` has a worker re-reading its evidence."""
+    with contextlib.suppress(RPCError, WorkflowQueryFailedError):
+        live = await client.task_live(run_id, "big")
+        return live.activity == "verify_evidence" and live.started is not None
+    return False
+
+
+async def test_killed_worker_mid_verification_moves_on_within_the_heartbeat(
+        dev_env: WorkflowEnvironment, fresh_database_url: str, tmp_path: Path,
+        task_queue: str) -> None:
+    """The worker is SIGKILLed while it re-reads a 512 MiB artifact; a new one verifies it
+    again once the heartbeat timeout (3 s) passes, where the task once stalled 5 minutes."""
+    data = tmp_path / "assay"
+    settings = isolated_settings(data, task_queue)
+    queues = queues_from(settings)
+    env = worker_env(dev_env.client.service_client.config.target_host, fresh_database_url, data,
+                     **queue_env(settings))
+    log = tmp_path / "worker.log"
+    first = start_worker(env, log)
+    try:
+        req = load_plan(big_artifact_plan(tmp_path, 512), max_bytes=1_500_000, queues=queues,
+                        policy=RunPolicy(heartbeat_timeout_s=3))
+        client = AssayClient(dev_env.client, task_queue=queues.orchestration)
+        run_id = await client.start_run(req, again=True)
+        await wait_for(lambda: verifying(client, run_id), timeout=90, every=0.05,
+                       what="the evidence check to start")
+        kill_hard(first)
+        second = start_worker(env, log)
+        try:  # not the 5 minutes a verification may take on a live worker
+            result = await asyncio.wait_for(client.result(run_id), timeout=VERIFY_RESUMES_IN)
+        finally:
+            stop_gently(second)
+    finally:
+        kill_hard(first)
+    assert result.status == "completed", result.tasks[0].status_reason
+    history = await dev_env.client.get_workflow_handle(
+        task_workflow_id(run_id, "big")).fetch_history()
+    scheduled = {e.event_id: e.activity_task_scheduled_event_attributes.activity_type.name
+                 for e in history.events
+                 if e.HasField("activity_task_scheduled_event_attributes")}
+    verified = next(e.activity_task_started_event_attributes for e in history.events
+                    if e.HasField("activity_task_started_event_attributes") and scheduled[
+                        e.activity_task_started_event_attributes.scheduled_event_id]
+                    == "verify_evidence")
+    assert verified.attempt == 2, "the killed attempt was retried once"
+    assert (verified.last_failure.timeout_failure_info.timeout_type
+            == TimeoutType.TIMEOUT_TYPE_HEARTBEAT), verified.last_failure

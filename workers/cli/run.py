@@ -209,6 +209,7 @@ def no_model_note(agents: AgentsPolicy, *, switched_off: bool) -> str:
 
 async def _start(settings: Settings, req: ResearchInput, *, again: bool, wait: bool,
                  as_json: bool) -> None:
+    from workers.cli.show import replays
     from workflows.client import RunExistsError
 
     client = await client_for(settings)
@@ -222,9 +223,7 @@ async def _start(settings: Settings, req: ResearchInput, *, again: bool, wait: b
         typer.echo(f"follow it with: assay watch {run_id}", err=True)
         return
     result = await _follow(client, run_id)
-    recording = req.policy.agents.recording
-    _print_result(settings, result, as_json=as_json,
-                  replayed=recording is not None and recording.mode == "replay")
+    _print_result(settings, result, as_json=as_json, replayed=replays(req.policy))
     raise typer.Exit(outcome_exit(result.status))
 
 

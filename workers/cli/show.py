@@ -19,6 +19,7 @@ from activities.reports.reading import result_report
 from workflows.client import RunSummary
 from workflows.common.words import plural
 from workflows.contracts.executive import GateRecord
+from workflows.contracts.policy import RunPolicy
 from workflows.contracts.results import ResearchResult, RunReport
 from workflows.runs import short_execution
 
@@ -54,6 +55,12 @@ def summary_lines(result: ResearchResult, *, replayed: bool = False) -> list[str
                  "spent)" if replayed else "")
         lines.append(f"  model: {describe_spend(result.model)}{spent}")
     return lines
+
+
+def replays(policy: RunPolicy) -> bool:
+    """True when a run with ``policy`` answers from a recording: its cost was not spent."""
+    recording = policy.agents.recording
+    return recording is not None and recording.mode == "replay"
 
 
 def rejection(gate: GateRecord) -> str:

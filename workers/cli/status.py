@@ -79,7 +79,8 @@ async def _lines(client: AssayClient, summary: RunSummary, progress: RunProgress
     reasons: dict[str, str] = {}
     if summary.status == "completed":
         result = await client.result(run_id)
-        lines += summary_lines(result)
+        lines += summary_lines(result, replayed=bool(result.model.calls)
+                               and await _replayed(client, run_id))
         reasons = {t.task_id: t.status_reason for t in result.tasks}
     elif summary.goal:
         from workers.cli.show import short
@@ -89,6 +90,16 @@ async def _lines(client: AssayClient, summary: RunSummary, progress: RunProgress
 
     return [*lines, *_waits(summary, progress),
             *decision_lines(progress.decided, progress.refused), *_task_lines(snap, reasons)]
+
+
+async def _replayed(client: AssayClient, run_id: str) -> bool:
+    """True when the run's model answers came from a recording (its input's policy says so)."""
+    from workers.cli.show import replays
+    from workflows.contracts.results import ResearchInput
+    from workflows.linking import started_input
+
+    started = await started_input(client.client, run_id, ResearchInput)
+    return started is not None and replays(started.policy)
 
 
 def _headline(summary: RunSummary, progress: RunProgress) -> str:
