@@ -7,7 +7,7 @@ Some scenarios live in modules of their own (``capture_bounds``, ``capture_plans
 ``capture_refusals``, ``capture_goalenv``, ``capture_study``, ``capture_study_cycle``,
 ``capture_branches``, ``capture_learning``, ``capture_subagent``, ``capture_guided``,
 ``capture_reflector``, ``capture_upserts``, ``capture_flushes``, ``capture_decisions``,
-``capture_unhung``); each
+``capture_unhung``, ``capture_uses``); each
 one's ``python -m`` re-captures only its own histories, leaving the others as they are: ``python -m
 tests.workflows.capture_branches`` those of branches and steering (``branched``,
 ``steered``, ``cancelled``, ``withdrawn``).

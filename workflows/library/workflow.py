@@ -58,6 +58,12 @@ these stay well under Temporal's 2 MB payload limit; an outcome's size is mostly
 code."""
 REMEMBER_AT_ONCE = 10
 """Outcomes handed to memory at once."""
+USES_AT_ONCE = 10
+"""Outcomes whose uses are recorded at once, with their jobs (ten stay under 2 MB)."""
+USES_PATCH = "utilisation-sees-jobs"
+"""Workflow patch id: uses are recorded with the jobs the tasks ran, ``USES_AT_ONCE`` at a
+time, so alpha_match compares a skill or guideline with the job (before: one call for the
+whole batch, jobs dropped, so every use read as unused)."""
 RUN_ID_CHARS = 256
 """The longest run id an outcome may have (its key is kept to drop repeats)."""
 TASK_ID_CHARS = 64
@@ -168,9 +174,13 @@ class SkillLibraryWorkflow:
             batch = [o.model_copy(update={"memory": None}) for o in batch if o.skills]
             if not batch:
                 return
-        uses = [o.model_copy(update={"job": None}) for o in batch
-                if o.skill is not None or (o.guidelines and workflow.patched(GUIDELINES_PATCH))]
-        if uses:
+        offered = [o for o in batch
+                   if o.skill is not None or (o.guidelines and workflow.patched(GUIDELINES_PATCH))]
+        if offered and workflow.patched(USES_PATCH):
+            chunks = [offered[i:i + USES_AT_ONCE] for i in range(0, len(offered), USES_AT_ONCE)]
+        else:
+            chunks = [[o.model_copy(update={"job": None}) for o in offered]] if offered else []
+        for uses in chunks:
             recorded = await self._call(RECORD_OUTCOMES, uses)
             if recorded is not None:
                 self._last["recorded"] = recorded.model_dump()
