@@ -208,8 +208,10 @@ class RunPolicy(StrictModel):
 
     max_parallel: int = Field(default=4, ge=1, le=64)
     heartbeat_timeout_s: float = Field(default=15.0, ge=1, le=600)
-    max_retries: int = Field(default=2, ge=0, le=5)
-    """Retries per subphase (approval, execution, verification)."""
+    max_retries: int | None = Field(default=None, ge=0, le=5)
+    """Retries per subphase (approval, execution, verification) for every failure; ``None``:
+    by the failure's category (``workflows.task.retrying``: 5 transient, 3 configuration,
+    2 fundamental)."""
     reflection_timeout_s: float = Field(default=15.0, gt=0, le=600)
     """How long a task waits for reflection before going on as if no patch were offered."""
     review: ReviewPolicy = Field(default_factory=ReviewPolicy)
