@@ -159,6 +159,9 @@ class MemoryPolicy(StrictModel):
     """A task without a job takes a cached procedural template of its task type."""
     min_rule_confidence: float = Field(default=0.75, ge=0, le=1)
     """Rules below this confidence are reported, never applied."""
+    promotion: Literal["auto", "person"] = "auto"
+    """``person``: a rule (3 tasks) or template (2 clean runs) waits as a candidate until a
+    person runs ``assay memory approve``; ``auto``: promoted at once."""
 
 
 class SkillPolicy(StrictModel):
