@@ -228,6 +228,7 @@ class SkillLibrary:
             answer.pruned.append(skill_id)
         for survivor_id, absorbed_id in plan.merges:
             survivor, absorbed = merge(by_id[survivor_id], by_id[absorbed_id])
+            by_id[survivor_id], by_id[absorbed_id] = survivor, absorbed  # it may merge again
             await self.store.save_many([survivor, absorbed], by="maintenance", action="merged")
             answer.merged[absorbed_id] = survivor_id
         answer.refused_merges = [f"{a} + {b}: {why}" for a, b, why in plan.refused]

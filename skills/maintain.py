@@ -5,7 +5,8 @@ statistics (seed 003 §3.5). At each maintenance point the live patterns (active
 candidates still await a person, retired ones are gone) are scored by utility, the bottom
 share of those retrieved at least ``GRACE_RETRIEVALS`` times is retired (a pattern with no
 exposure yet is not judged), and pairs of the same kind that the vector store finds similar
-are merged when a structural judge agrees they are the same pattern. A use (u) is counted only
+are merged, most similar first and again with each survivor until no pair above theta_merge
+is left, when a structural judge agrees they are the same pattern. A use (u) is counted only
 when the task's job showed it (:mod:`skills.utilisation`), so utility and pruning rest on what
 tasks used, not on what they were offered. Statistics add up: a survivor
 carries the sum of both patterns' r/u/s, durations and costs. Pairs of the same structure just
@@ -55,7 +56,8 @@ class MaintenancePlan:
     prune: list[str] = field(default_factory=list[str])
     """Skill ids to retire, lowest utility first."""
     merges: list[tuple[str, str]] = field(default_factory=list[tuple[str, str]])
-    """``(survivor, absorbed)`` pairs, most similar first."""
+    """``(survivor, absorbed)`` pairs in the order they apply, most similar first; a survivor
+    may absorb again, and absorb what was itself a survivor earlier."""
     refused: list[tuple[str, str, str]] = field(default_factory=list[tuple[str, str, str]])
     """``(a, b, reason)``: similar pairs the judge kept apart."""
     undecided: list[tuple[str, str, float]] = field(
@@ -80,10 +82,12 @@ def plan_maintenance(skills: Sequence[Skill], similarity: Callable[[str, str], f
     utility (0 with no use) says nothing, so a new, imported or built-in pattern is never
     pruned for lack of exposure. Of the ``n`` judged patterns, the ``floor(n * prune_fraction)``
     with the lowest utility are pruned (ties: the lower skill id first). Among the rest, pairs
-    of the same kind at least ``merge_similarity`` similar are taken most similar first; each
-    pattern takes part in at most one merge per pass, and a pair merges only when
-    :func:`judge` agrees. Pairs within ``undecided_band`` below ``merge_similarity`` that
-    :func:`judge` finds the same shape are undecided: listed, never merged here.
+    of the same kind at least ``merge_similarity`` similar are merged agglomeratively (seed
+    003): the most similar pair first, its survivor carrying both patterns' statistics into
+    the next merge, until no pair at or above ``merge_similarity`` is left; a pair merges only
+    when :func:`judge` agrees. Merges are listed in the order they are applied. Pairs within
+    ``undecided_band`` below ``merge_similarity`` that :func:`judge` finds the same shape are
+    undecided: listed, never merged here.
 
     Args:
         skills: the library (statuses other than active and trial are ignored).
@@ -128,23 +132,41 @@ def _plan_merges(plan: MaintenancePlan, live: list[Skill],
             if sim >= near:  # NaN never qualifies
                 pairs.append((sim, a, b))
     pairs.sort(key=lambda p: (-p[0], p[1].skill_id, p[2].skill_id))
-    taken: set[str] = set()
-    for sim, a, b in pairs:
-        if sim < threshold or a.skill_id in taken or b.skill_id in taken:
-            continue
-        reason = judge(a, b)
-        if reason is not None:
-            plan.refused.append((a.skill_id, b.skill_id, reason))
-            continue
-        survivor, absorbed = order_pair(a, b, plan.scores)
-        plan.merges.append((survivor.skill_id, absorbed.skill_id))
-        taken.update((a.skill_id, b.skill_id))
+    taken = _agglomerate(plan, [(sim, a, b) for sim, a, b in pairs if sim >= threshold])
     for sim, a, b in pairs:
         if sim >= threshold or a.skill_id in taken or b.skill_id in taken:
             continue
         if judge(a, b) is None:
             plan.undecided.append((a.skill_id, b.skill_id, sim))
             taken.update((a.skill_id, b.skill_id))
+
+
+def _agglomerate(plan: MaintenancePlan, candidates: list[tuple[float, Skill, Skill]]) -> set[str]:
+    """Merge the most similar candidate pair, again and again, until none is left.
+
+    ``candidates`` are the pairs at or above theta_merge, most similar first. A survivor keeps
+    its pattern (and so its similarities) with both patterns' statistics, and stays a
+    candidate for the next merge; an absorbed pattern leaves every remaining pair. Returns
+    the ids that took part in a merge.
+    """
+    current: dict[str, Skill] = {}
+    absorbed_ids: set[str] = set()
+    utilities = dict(plan.scores)
+    for _, first, second in candidates:
+        if first.skill_id in absorbed_ids or second.skill_id in absorbed_ids:
+            continue
+        a, b = current.get(first.skill_id, first), current.get(second.skill_id, second)
+        reason = judge(a, b)
+        if reason is not None:
+            plan.refused.append((a.skill_id, b.skill_id, reason))
+            continue
+        survivor, absorbed = order_pair(a, b, utilities)
+        kept, _ = merge(survivor, absorbed)
+        current[kept.skill_id] = kept
+        utilities[kept.skill_id] = utility(kept.metrics)
+        absorbed_ids.add(absorbed.skill_id)
+        plan.merges.append((survivor.skill_id, absorbed.skill_id))
+    return absorbed_ids | {survivor for survivor, _ in plan.merges}
 
 
 def order_pair(a: Skill, b: Skill, utilities: dict[str, float]) -> tuple[Skill, Skill]:

@@ -3,7 +3,8 @@
 ``memory.Memory`` holds the ``consult_memory`` and ``remember_task`` activities and
 ``recall.Recall`` the ``recall_memory`` one (notes for a goal's planner); ``store``
 and ``schema`` keep memory and its hash-chained ledger in PostgreSQL; ``rules`` applies and
-promotes rules; ``index`` finds similar task types in Qdrant.
+promotes rules; ``promotion`` says whether a promotion is final or waits for a person
+(``memory.promotion``); ``index`` finds similar task types in Qdrant.
 """
 
 

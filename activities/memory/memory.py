@@ -20,6 +20,7 @@ import logging
 from datetime import datetime
 
 from activities.memory.index import TaskTypeIndex
+from activities.memory.promotion import promoted_status
 from activities.memory.rules import (
     apply_rules,
     field_value,
@@ -176,8 +177,10 @@ class Memory:
             episodes = await self.store.episodes(kind, root_cause=cause)
             rule = rule_from_episodes(rule_id, kind, cause, episodes, seen)
             if rule is not None and rule.confidence >= DEMOTE_BELOW:
+                rule = rule.model_copy(update={"status": promoted_status(req.promotion)})
                 await self.store.save_rule(rule)
-                answer.rules_promoted.append(rule_id)
+                (answer.rules_promoted if rule.status == "active"
+                 else answer.candidates).append(rule_id)
 
     async def _existing(self, rule_id: str) -> MemoryRule | None:
         assert self.store is not None
@@ -216,9 +219,10 @@ class Memory:
         if not clean or job is None or job.source is None:
             return
         template = await self.store.note_clean_success(kind, req.action, job, req.input_names,
-                                                       req.finished_at)
-        if template.cached and template.clean_successes == CACHE_AFTER:  # reported once
-            answer.templates_cached.append(template.template_id)
+                                                       req.finished_at, req.promotion)
+        if template.clean_successes == CACHE_AFTER:  # reported once
+            (answer.templates_cached if template.cached
+             else answer.candidates).append(template.template_id)
 
 
 def usable_template(kind: str, action: str, template: ProceduralTemplate) -> bool:

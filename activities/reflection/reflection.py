@@ -5,7 +5,8 @@ Reflection's first version is a rule table (see :mod:`activities.reflection.exec
 fields first, text only as evidence. Every patch passes the guardrails of
 :mod:`workflows.common.guard` or is dropped with the reason in the note; the note's
 confidence and risk follow the reflection formulas and its decision the thresholds of
-:func:`workflows.contracts.executive.retry_decision`.
+:func:`workflows.contracts.executive.retry_decision`, made more cautious by the patch's risk
+(:func:`activities.reflection.rules.gated_decision`).
 
 With memory (:class:`Reflection`, the reflection pool's activity) the rule table is only the
 first opinion: the run's signals are read from the event store and mined for patterns
@@ -42,7 +43,13 @@ from activities.reflection.approval import diagnose_rejection
 from activities.reflection.evidence import diagnose_verification
 from activities.reflection.execution import diagnose_execution
 from activities.reflection.mining import mine, read_signals
-from activities.reflection.rules import Diagnosis, confidence_score, risk_score
+from activities.reflection.rules import (
+    Diagnosis,
+    confidence_score,
+    gated_decision,
+    risk_ceiling,
+    risk_score,
+)
 from workflows.catalogue import DIAGNOSE_FAILURE
 from workflows.common.guard import check_patch
 from workflows.constants import in_study
@@ -55,7 +62,6 @@ from workflows.contracts.executive import (
     Pattern,
     ReflectionNote,
     RetryDecision,
-    retry_decision,
 )
 from workflows.contracts.kinds import task_kind
 from workflows.contracts.memory import Episode
@@ -202,11 +208,14 @@ def scored(req: DiagnoseInput, found: Diagnosis, memory: MemoryView | None = Non
                                       proven_fix=proven and patched is not None,
                                       actions=actions, divergence=divergence,
                                       attempt=req.attempt)
-    decision = retry_decision(confidence) if actions else "defer"
     note_id = note_id or note_id_for(req)
     patch = None if patched is None else _patch(req, found, note_id, patched, confidence,
                                                 proven=proven)
+    risk = None if patch is None else patch.risk
+    decision = gated_decision(confidence, risk) if actions else "defer"
     reason = found.reason + (f"; patch dropped: {'; '.join(refused)}" if refused else "")
+    if risk is not None and risk_ceiling(risk) != "retry":
+        reason += f"; patch risk {risk:.2f} (above the low 0.15)"
     evidence = [*found.evidence, *(f"guardrail: {v}" for v in refused)]
     return ReflectionNote(
         note_id=note_id, task_id=req.task_id, kind=req.kind, root_cause=found.root_cause,

@@ -7,7 +7,9 @@ A rule (see :mod:`activities.reflection.execution`, :mod:`activities.reflection.
 Confidence and risk follow the formulas of the
 reflection design (confidence: base 0.50, +0.25 known pattern, +0.20 proven fix, +0.15 minimal
 patch, -0.20 reviewer divergence, -0.15 after two attempts; risk: 0.05 per change, -0.20 for a
-proven fix, +0.30 x (1 - confidence)).
+proven fix, +0.30 x (1 - confidence)). Risk then gates what confidence decided
+(:func:`gated_decision`): a low-risk patch keeps its decision, a riskier one is at most retried
+with logging, a high-risk one goes to a person.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from workflows.contracts.executive import PatchChange
+from workflows.contracts.executive import PatchChange, RetryDecision, retry_decision
 from workflows.contracts.plan import Scalar
 
 UNKNOWN_CONFIDENCE = 0.20
@@ -78,6 +80,36 @@ def risk_score(*, changes: int, from_memory: bool, confidence: float) -> float:
     """Patch risk: more changes and less confidence are riskier, a proven fix less so."""
     risk = 0.05 * changes - (0.20 if from_memory else 0.0) + 0.30 * (1.0 - confidence)
     return round(min(max(risk, 0.0), 1.0), 4)
+
+
+RISK_LOW = 0.15
+"""The highest risk still "low": the seed's execution retry approves a patch of risk 0.15."""
+RISK_HIGH = 0.30
+"""Above it a patch is high-risk: more than the whole weight doubt has in the risk formula."""
+_CAUTION: tuple[RetryDecision, ...] = ("retry", "retry_logged", "human", "defer")
+
+
+def risk_ceiling(risk: float) -> RetryDecision:
+    """The boldest decision a patch of ``risk`` may get: retried, logged, or a person's."""
+    if risk <= RISK_LOW:
+        return "retry"
+    if risk <= RISK_HIGH:
+        return "retry_logged"
+    return "human"
+
+
+def gated_decision(confidence: float, risk: float | None) -> RetryDecision:
+    """Confidence's decision, made more cautious where the patch's risk asks for it.
+
+    Args:
+        confidence: the retry confidence (its thresholds: :func:`retry_decision`).
+        risk: the patch's risk score; ``None`` when nothing is patched (a relink).
+    """
+    decided = retry_decision(confidence)
+    if risk is None:
+        return decided
+    ceiling = risk_ceiling(risk)
+    return ceiling if _CAUTION.index(ceiling) > _CAUTION.index(decided) else decided
 
 
 # Work-size knobs, most telling first: halving a batch is the textbook answer to running out

@@ -246,6 +246,26 @@ async def test_maintenance_prunes_the_bottom_fifth_merges_twins_and_statistics_a
     assert retrieved_ids(again) == set(after) - retired
 
 
+async def test_maintenance_merges_three_near_duplicates_into_one(
+        store: SkillStore, library: SkillLibrary) -> None:
+    twin = {s.pattern.name: s for s in anchor_skills()}[TWIN]
+    copies = [templated(twin, stats=STATS[TWIN]),
+              templated(twin, name=TWIN_COPY, stats=STATS[TWIN_COPY],
+                        description=twin.pattern.description.replace("rows", "records")),
+              templated(twin, name=f"{TWIN}-records", stats=(6, 3, 2, 30.0, 0.15),
+                        description=twin.pattern.description.replace("rows", "records")
+                        + " ")]
+    await store.add_many(copies, by="test")
+    before = await store.list(["active", "trial"])
+
+    answer = await library.maintain_skills(MaintainInput(finished=10))
+
+    assert answer.pruned == [] and len(answer.merged) == 2, answer
+    after = await store.list(["active", "trial"])
+    assert [s.skill_id for s in after] == [f"{TWIN}@v1"]
+    assert totals(after) == pytest.approx(totals(before))
+
+
 # --- matching a goal -----------------------------------------------------------------------
 
 

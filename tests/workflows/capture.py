@@ -7,7 +7,7 @@ Some scenarios live in modules of their own (``capture_bounds``, ``capture_plans
 ``capture_refusals``, ``capture_goalenv``, ``capture_study``, ``capture_study_cycle``,
 ``capture_branches``, ``capture_learning``, ``capture_subagent``, ``capture_guided``,
 ``capture_reflector``, ``capture_upserts``, ``capture_flushes``, ``capture_decisions``,
-``capture_unhung``, ``capture_uses``); each
+``capture_unhung``, ``capture_uses``, ``capture_retries``); each
 one's ``python -m`` re-captures only its own histories, leaving the others as they are: ``python -m
 tests.workflows.capture_branches`` those of branches and steering (``branched``,
 ``steered``, ``cancelled``, ``withdrawn``).
@@ -36,6 +36,7 @@ from tests.workflows.capture_learning import run_learning
 from tests.workflows.capture_plans import run_plans
 from tests.workflows.capture_reflector import run_deferred, run_reflector
 from tests.workflows.capture_refusals import run_library_refusals, run_refusals
+from tests.workflows.capture_retries import run_retries
 from tests.workflows.capture_study import run_cancelled_study, run_study, save_study
 from tests.workflows.capture_study_cycle import run_study_cycle, run_study_reuse
 from tests.workflows.capture_subagent import run_subagents
@@ -210,6 +211,8 @@ async def capture() -> None:
             runs.append(("coalesced", await run_coalesced(env, Path(tmp))))
         with tempfile.TemporaryDirectory() as tmp:
             runs.append(("flushes", await run_coalesced(env, Path(tmp))))
+        with tempfile.TemporaryDirectory() as tmp:
+            runs.append(("by_category", await run_retries(env, Path(tmp))))
         with tempfile.TemporaryDirectory() as tmp:
             runs.append(("flushes_reviewed", await run_goal(env, Path(tmp))))
         with tempfile.TemporaryDirectory() as tmp:

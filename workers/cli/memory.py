@@ -110,10 +110,10 @@ def list_rules(
 ) -> None:
     """List semantic rules, most confident first.
 
-    Active and demoted rules are listed; --all adds disabled ones. Rules that cannot be used
-    (unreadable, or changed outside Assay) are listed after the table as warnings.
+    Active, demoted and candidate rules are listed; --all adds disabled ones. Rules that cannot
+    be used (unreadable, or changed outside Assay) are listed after the table as warnings.
     """
-    statuses = None if show_all else ("active", "demoted")
+    statuses = None if show_all else ("active", "demoted", "candidate")
     found, warnings = with_store(lambda store: store.rules(task_type, statuses=statuses))
     if found:
         rows = [[r.rule_id, r.task_type, r.root_cause, recommendation(r),
@@ -193,6 +193,23 @@ def enable(rule_id: Annotated[str, typer.Argument(help="The rule's id.")],
            by: ByOption = None) -> None:
     """Apply a disabled or demoted rule again."""
     set_status(rule_id, "active", by)
+
+
+@memory_app.command("approve")
+def approve(item_id: Annotated[str, typer.Argument(help="A candidate rule (sem-...) or "
+                                                      "template (tpl-...).")],
+            by: ByOption = None) -> None:
+    """Approve a promotion that waits for a person (policy ``memory.promotion: person``)."""
+    if not item_id.startswith("tpl-"):
+        set_status(item_id, "active", by)
+        return
+
+    async def cache(store: MemoryStore) -> ProceduralTemplate | None:
+        return await store.approve_template(item_id)
+
+    if with_store(cache) is None:
+        fail(f"no template {item_id!r}; `assay memory templates --all` lists them")
+    typer.echo(f"template {item_id} approved by {by or Settings().user}: it is cached")
 
 
 @memory_app.command("edit")

@@ -37,7 +37,11 @@ CACHE_AFTER = 2
 DEMOTE_BELOW = 0.5
 """A rule whose confidence falls below this stops being applied (status ``demoted``)."""
 
-RuleStatus = Literal["active", "disabled", "demoted"]
+RuleStatus = Literal["active", "disabled", "demoted", "candidate"]
+"""``candidate``: promoted under ``memory.promotion: person``, applied once a person approves."""
+Promotion = Literal["auto", "person"]
+"""Who makes a promotion final: memory itself, or a person (``assay memory approve``)."""
+
 Limit = Literal["max", "min", "set"]
 
 
@@ -254,6 +258,7 @@ class RememberInput(Model):
     input_names: list[str] = Field(default_factory=list[str])
     rules_applied: list[str] = Field(default_factory=list[str])
     template_id: str | None = None
+    promotion: Promotion = "auto"
 
 
 class RememberAnswer(Model):
@@ -265,6 +270,8 @@ class RememberAnswer(Model):
     rules_validated: list[str] = Field(default_factory=list[str])
     rules_demoted: list[str] = Field(default_factory=list[str])
     templates_cached: list[str] = Field(default_factory=list[str])
+    candidates: list[str] = Field(default_factory=list[str])
+    """Rules and templates promoted under ``memory.promotion: person``, awaiting approval."""
     pruned: int = 0
 
 

@@ -159,6 +159,9 @@ class MemoryPolicy(StrictModel):
     """A task without a job takes a cached procedural template of its task type."""
     min_rule_confidence: float = Field(default=0.75, ge=0, le=1)
     """Rules below this confidence are reported, never applied."""
+    promotion: Literal["auto", "person"] = "auto"
+    """``person``: a rule (3 tasks) or template (2 clean runs) waits as a candidate until a
+    person runs ``assay memory approve``; ``auto``: promoted at once."""
 
 
 class SkillPolicy(StrictModel):
@@ -214,8 +217,10 @@ class RunPolicy(StrictModel):
 
     max_parallel: int = Field(default=4, ge=1, le=64)
     heartbeat_timeout_s: float = Field(default=15.0, ge=1, le=600)
-    max_retries: int = Field(default=2, ge=0, le=5)
-    """Retries per subphase (approval, execution, verification)."""
+    max_retries: int | None = Field(default=None, ge=0, le=5)
+    """Retries per subphase (approval, execution, verification) for every failure; ``None``:
+    by the failure's category (``workflows.task.retrying``: 5 transient, 3 configuration,
+    2 fundamental)."""
     reflection_timeout_s: float = Field(default=15.0, gt=0, le=600)
     """How long a task waits for reflection before going on as if no patch were offered."""
     review: ReviewPolicy = Field(default_factory=ReviewPolicy)

@@ -47,7 +47,7 @@ def remember_input(state: TaskState, result: TaskResult) -> RememberInput:
         metrics=result.metrics, duration_s=(finished - started).total_seconds(),
         environment=state.outcome.environment if state.outcome else "",
         input_names=list(task.decision.inputs), rules_applied=list(prov.memory_rules),
-        template_id=prov.template_id)
+        template_id=prov.template_id, promotion=task.policy.memory.promotion)
 
 
 def attempt_records(state: TaskState) -> list[AttemptRecord]:

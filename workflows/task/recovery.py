@@ -2,7 +2,8 @@
 
 Every failure asks reflection for a diagnosis (bounded tightly, never blocking), and the
 reflector role for a failure the rule table cannot name (``reflecting``); a patch is
-applied, sent to a person, deferred or refused by the seed's confidence thresholds. A task run
+applied, sent to a person, deferred or refused by the seed's confidence thresholds, and a
+failure is retried as often as its category allows (``workflows.task.retrying``). A task run
 as a subagent first tries the subagent's remembered fixes on a failed run
 (``workflows.task.subagent``), then asks reflection. A retry whose declared metrics get worse
 is undone.
@@ -25,6 +26,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.task.phases import Phase
     from workflows.task.reflecting import Reflector
     from workflows.task.regression import has_estimates, regressed_metrics
+    from workflows.task.retrying import spent_words
     from workflows.task.state import Finish, TaskState
     from workflows.task.subagent import SubagentMemory
 
@@ -40,6 +42,13 @@ FAILED_PHASE: dict[FailureKind, Phase] = {
 _FAILED: dict[FailureKind, str] = {
     "rejected": "the review's refusal", "execution": "the failed run",
     "verification": "the failed verification"}
+
+
+def failure_class(kind: FailureKind, outcome: ExecutionOutcome | None) -> str:
+    """The failure class retries are counted by: the run's outcome, else the kind."""
+    if kind == "execution" and outcome is not None:
+        return outcome.outcome
+    return "rejected" if kind == "rejected" else "verification"
 
 
 class Recovery:
@@ -66,8 +75,9 @@ class Recovery:
             Finish: with ``exhausted`` as the reason, once the phase's retries are spent.
         """
         state = self.state
-        if state.retries_spent(retry_phase):
-            raise Finish("failed_retry", exhausted)
+        failure = failure_class(kind, state.outcome)
+        if state.retries_spent(retry_phase, failure):
+            raise Finish("failed_retry", exhausted + self.spent(failure))
         state.move(retry_phase)
         state.bump(retry_phase)
         if kind == "execution" and state.outcome is not None and self.memory.has_memory():
@@ -80,6 +90,12 @@ class Recovery:
                                        failed=failed, status_if_none=status_if_none)
         except Finish as end:
             return end
+
+    def spent(self, failure: str) -> str:
+        """Which category's retries were spent, when retries go by category."""
+        if self.state.task.policy.max_retries is not None:
+            return ""
+        return "; " + spent_words(failure, self.state.retries_allowed(failure))
 
     async def reflect(self, kind: FailureKind) -> ReflectionNote | None:
         """A diagnosis from reflection, or None (recorded as a miss) if it is slow or down."""

@@ -31,8 +31,15 @@ with workflow.unsafe.imports_passed_through():
     )
     from workflows.library.subagents import MemoryTry
     from workflows.task.phases import Phase, check_transition
+    from workflows.task.retrying import retries_for
 
 AnswerT = TypeVar("AnswerT")
+
+RETRY_BY_CATEGORY_PATCH = "retries-by-error-category"
+"""Workflow patch id: a failure gets its category's retries (5/3/2) unless the policy sets one
+number; histories before it gave every failure two."""
+FLAT_RETRIES = 2
+"""What every failure got before retries went by category."""
 
 class Finish(Exception):  # control flow: the task ends with this status
     """Raised inside the pipeline to end the task with a final status."""
@@ -91,9 +98,20 @@ class TaskState:
         """Whether the task is in its first round of ``retry_phase``."""
         return self.attempts.get(retry_phase, 0) <= 1
 
-    def retries_spent(self, retry_phase: Phase) -> bool:
-        """Whether ``retry_phase`` has had all the retries the policy allows."""
-        return self.attempts.get(retry_phase, 0) >= self.task.policy.max_retries
+    def retries_allowed(self, failure: str) -> int:
+        """The retries ``failure`` gets: the policy's number, else its category's.
+
+        Args:
+            failure: a sandbox outcome, ``rejected`` or ``verification``.
+        """
+        flat = self.task.policy.max_retries
+        if flat is None and not workflow.patched(RETRY_BY_CATEGORY_PATCH):
+            flat = FLAT_RETRIES
+        return retries_for(failure, flat)
+
+    def retries_spent(self, retry_phase: Phase, failure: str) -> bool:
+        """Whether ``retry_phase`` has had all the retries ``failure`` is allowed."""
+        return self.attempts.get(retry_phase, 0) >= self.retries_allowed(failure)
 
     def snapshot(self, phase: Phase, state: dict[str, Any]) -> None:
         """Keep the state the task had in ``phase`` (the ``checkpoint`` query's answer)."""

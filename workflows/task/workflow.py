@@ -7,7 +7,8 @@ Every move is checked against ``workflows.task.phases.TRANSITIONS``, recorded as
 event and kept in ``snapshots`` (the state a later branch starts from); phase, status and
 attempts per phase are queryable and mirrored in search attributes. No code runs until the
 review panel approves; no result counts until its evidence is verified; every failure asks
-reflection for a diagnosis and takes at most ``policy.max_retries`` guarded retries.
+reflection for a diagnosis and takes as many guarded retries as the failure's category allows
+(``workflows.task.retrying``) or ``policy.max_retries`` when it is set.
 
 The class holds the handlers and the phases' loops; each step is a collaborator given the
 task's ``TaskState``: ``Coding`` (implement), ``Review``, ``Execution`` (execute, verify),
@@ -280,10 +281,10 @@ class TaskWorkflow:
             if state.verification.passed:
                 return
             missing = state.verification.summary
-            if state.retries_spent(Phase.VERIFICATION_RETRY):
+            if state.retries_spent(Phase.VERIFICATION_RETRY, "verification"):
                 raise Finish("failed_final", f"evidence missing after "
-                                             f"{state.task.policy.max_retries} retries: "
-                                             f"{missing}")
+                                             f"{state.retries_allowed('verification')} retries"
+                                             f"{self.recovery.spent('verification')}: {missing}")
             note = await self.recovery.reflect("verification")
             if note is not None and note.root_cause == "acceptance_not_met":
                 raise Finish("failed", f"evidence verified but acceptance criteria not met: "

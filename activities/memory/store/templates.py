@@ -13,6 +13,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from activities.common.database import Database
+from activities.memory.promotion import template_cached
 from activities.memory.schema import (
     TEMPLATES,
     job_checksum,
@@ -21,7 +22,7 @@ from activities.memory.schema import (
     template_row,
 )
 from activities.memory.store.writes import lock_type, upsert
-from workflows.contracts.memory import CACHE_AFTER, ProceduralTemplate
+from workflows.contracts.memory import ProceduralTemplate, Promotion
 from workflows.contracts.plan import JobSpec
 
 
@@ -34,8 +35,11 @@ class TemplateStore(Database):
 
     async def note_clean_success(self, task_type: str, action: str, job: JobSpec,
                                  input_names: Sequence[str], now: datetime,
-                                 ) -> ProceduralTemplate:
-        """Count one clean success of a job spec; cached once it has ``CACHE_AFTER`` of them."""
+                                 promotion: Promotion = "auto") -> ProceduralTemplate:
+        """Count one clean success of a job spec; cached once it has ``CACHE_AFTER`` of them.
+
+        Under ``promotion="person"`` it is cached only once a person approves it.
+        """
         digest = job_checksum(job)
         tid = template_id(task_type, digest)
         async with self.engine.begin() as conn:
@@ -50,7 +54,8 @@ class TemplateStore(Database):
                     job_sha256=digest, input_names=list(input_names), created_at=now)
             count = current.clean_successes + 1
             updated = current.model_copy(update={
-                "clean_successes": count, "cached": current.cached or count >= CACHE_AFTER})
+                "clean_successes": count,
+                "cached": template_cached(current.cached, count, promotion)})
             await _write_template(conn, updated)
             return updated
 
@@ -67,6 +72,19 @@ class TemplateStore(Database):
         found = [t for t in map(read_template, bodies) if t is not None]
         found.sort(key=lambda t: (-t.clean_successes, t.template_id))
         return found
+
+    async def approve_template(self, template_id: str) -> ProceduralTemplate | None:
+        """Cache a template a person approved; ``None`` if it is unknown or unreadable."""
+        by_id = TEMPLATES.c.template_id == template_id
+        async with self.engine.begin() as conn:
+            body = (await conn.execute(select(TEMPLATES.c.body).where(by_id).with_for_update())
+                    ).scalar_one_or_none()
+            current = read_template(body) if body is not None else None
+            if current is None:
+                return None
+            updated = current.model_copy(update={"cached": True})
+            await _write_template(conn, updated)
+            return updated
 
     async def note_template_use(self, template_id: str, *, success: bool, now: datetime,
                                 ) -> ProceduralTemplate | None:

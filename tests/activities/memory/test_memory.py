@@ -224,6 +224,36 @@ async def test_a_job_is_cached_as_a_template_at_its_second_clean_success_only(
     assert template.input_names == ["data.csv"]
 
 
+@db
+async def test_under_person_promotions_wait_as_candidates_until_approved(
+        memory: Memory, store: MemoryStore) -> None:
+    for n in (1, 2):
+        await memory.remember_task(fixed(f"run-{n}", minute=n).model_copy(
+            update={"promotion": "person"}))
+    third = await memory.remember_task(fixed("run-3", minute=3).model_copy(
+        update={"promotion": "person"}))
+    assert third.rules_promoted == [] and third.candidates == [OOM_RULE]
+    rule = await store.rule(OOM_RULE)
+    assert rule is not None and rule.status == "candidate"
+    applied = await memory.consult_memory(consult(task(job=train_job(64))))
+    assert applied.advice[0].rules == []  # a candidate is never applied
+    await store.set_rule_status(OOM_RULE, "active", "reviewer")
+    applied = await memory.consult_memory(consult(task(job=train_job(64))))
+    assert [u.rule_id for u in applied.advice[0].rules] == [OOM_RULE]
+
+    job = train_job(32)
+    tid = template_id(KIND, job_checksum(job))
+    for n in (4, 5):
+        answer = await memory.remember_task(clean(f"run-{n}", minute=n, job=job).model_copy(
+            update={"promotion": "person"}))
+    assert answer.templates_cached == [] and answer.candidates == [tid]
+    assert await store.templates(KIND) == []
+    approved = await store.approve_template(tid)
+    assert approved is not None and approved.cached
+    assert [t.template_id for t in await store.templates(KIND)] == [tid]
+    assert await store.approve_template("tpl-unknown") is None
+
+
 # --- consult_memory ------------------------------------------------------------------------
 
 

@@ -157,6 +157,36 @@ def test_rules_are_disabled_and_enabled_in_someones_name(memory: str) -> None:
 
 
 @db
+def test_candidate_rules_and_templates_are_approved_in_someones_name(memory: str) -> None:
+    async def candidates() -> str:
+        async with MemoryStore(memory) as store:
+            await store.save_rule(make_rule("rule-new", "train-model", "missing_dependency",
+                                            status="candidate"))
+            job = JobSpec(code="print('plot')", args={"dpi": 90})
+            await store.note_clean_success("train-model", "Plot it", job, [], T0, "person")
+            held = await store.note_clean_success("train-model", "Plot it", job, [], T0,
+                                                  "person")
+            return held.template_id
+
+    tid = asyncio.run(candidates())
+    assert "rule-new" in memory_cli("rules").stdout  # listed, waiting
+    assert shown_rule("rule-new")["status"] == "candidate"
+    result = memory_cli("approve", "rule-new", "--by", "ada")
+    assert (result.exit_code, result.stdout) == (0, "rule rule-new enabled by ada\n")
+    assert shown_rule("rule-new")["status"] == "active"
+
+    assert tid not in memory_cli("templates").stdout  # not cached: listed with --all only
+    assert tid in memory_cli("templates", "--all").stdout
+    result = memory_cli("approve", tid)
+    assert (result.exit_code, result.stdout) == (
+        0, f"template {tid} approved by tester: it is cached\n")
+    assert tid in memory_cli("templates").stdout
+
+    result = memory_cli("approve", "tpl-nope")
+    assert result.exit_code == 1 and "no template 'tpl-nope'" in result.stderr
+
+
+@db
 def test_edit_sets_values_read_as_json_scalars(memory: str) -> None:
     result = memory_cli("edit", "rule-oom", "--set", "args.batch_size=12",
                         "--set", "resources.cpus=0.5", "--set", "args.shuffle=true",

@@ -38,8 +38,21 @@ async def test_out_of_memory_that_persists_ends_failed_retry(
     result = await harness.run([task("a", behave="oom_above:1", batch_size=64)])
     only = result.tasks[0]
     assert only.status == "failed_retry"
-    assert [a["batch_size"] for a in harness.sandbox.args_seen] == [64, 32, 16]
+    # out of memory is a configuration failure: three retries, each a smaller batch
+    assert [a["batch_size"] for a in harness.sandbox.args_seen] == [64, 32, 16, 8]
     assert "retries exhausted" in only.status_reason
+    assert "configuration failure (out_of_memory): its 3 retries" in only.status_reason
+
+
+async def test_a_policy_number_of_retries_holds_for_every_failure(
+        time_env: WorkflowEnvironment, task_queue: str, tmp_path: Path) -> None:
+    harness = Harness(time_env, task_queue, tmp_path)
+    result = await harness.run([task("a", behave="oom_above:1", batch_size=64)],
+                               max_retries=2)
+    only = result.tasks[0]
+    assert only.status == "failed_retry"
+    assert [a["batch_size"] for a in harness.sandbox.args_seen] == [64, 32, 16]
+    assert only.status_reason.endswith("retries exhausted")
 
 
 async def test_unsafe_code_is_rejected_by_quality_and_safety_and_never_runs(
@@ -73,7 +86,9 @@ async def test_missing_artifact_ends_failed_final_after_the_retries(
     only = result.tasks[0]
     assert only.status == "failed_final"
     assert "'out.txt' was not produced" in only.status_reason
-    assert only.provenance.verification.attempts == 3
+    # missing evidence is a configuration failure: three re-scans after the first check
+    assert only.provenance.verification.attempts == 4
+    assert "after 3 retries; configuration failure (verification)" in only.status_reason
     assert harness.sandbox.ran == ["a"]
 
 
