@@ -31,7 +31,7 @@ from workflows.contracts.execution import (
 )
 from workflows.contracts.executive import GateRecord, ReflectionNote, ReviewVerdict
 from workflows.contracts.memory import ReflectionSummary, RememberAnswer, TaskAdvice
-from workflows.contracts.plan import Decision, JobSpec, Plan
+from workflows.contracts.plan import Decision, JobSpec, Plan, PriorityScore
 from workflows.contracts.policy import Queues, RunPolicy
 from workflows.contracts.provenance import PHASE_MARKS as PHASE_MARKS
 from workflows.contracts.provenance import AppliedPatch as AppliedPatch
@@ -298,6 +298,8 @@ class RunReport(RunBase):
     tasks: list[TaskResult] = Field(default_factory=list[TaskResult])
     dependencies: dict[str, list[str]] = Field(default_factory=dict[str, list[str]])
     """Each task's dependencies in the plan that ran (the report's DAG)."""
+    priority_scores: dict[str, PriorityScore] = Field(default_factory=dict[str, PriorityScore])
+    """The computed priority of each task the plan gave none (score, level, reasons)."""
     files: ReportFiles = Field(default_factory=ReportFiles)
     execution: str = ""
     """The Temporal run id of the run's execution that wrote this report (empty in older

@@ -94,6 +94,8 @@ def run_report(state: RunState, started: datetime, *, gates: list[GateRecord],
         parent=req.parent.run_id if req.parent is not None else "",
         dependencies=({d.task_id: list(d.dependencies) for d in state.plan.decisions}
                       if state.plan is not None else {}),
+        priority_scores=({d.task_id: d.priority_score for d in state.plan.decisions
+                          if d.priority_score is not None} if state.plan is not None else {}),
         execution=workflow.info().run_id,
         first_execution=workflow.info().first_execution_run_id,
     )
