@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from activities.reports.branches import markdown_section as branches_section
 from activities.reports.figures import mermaid
+from activities.reports.kpis import markdown as kpi_lines
 from activities.reports.numbers import duration
 from activities.reports.tasks import (
     isolation_parts,
@@ -71,6 +72,8 @@ def render_markdown(result: RunReport) -> str:
         lines.append(f"| {priority} | {int(row['completed'])} | {int(row['total'])} "
                      f"| {row['rate']:.0%} |")
     lines += _priority_scores(result)
+    if result.kpis is not None:
+        lines += ["", "## Planning KPIs", "", *kpi_lines(result.kpis)]
     for gate in result.gates:
         lines += ["", f"Plan gate: {gate.decided_text()}"]
     lines += _model_section(result)

@@ -19,6 +19,7 @@ from pathlib import Path
 from pydantic import Field, ValidationError
 from temporalio.exceptions import ApplicationError
 
+from activities.reports.kpis import run_kpis
 from activities.reports.study_figures import Chart, CycleFacts, chart_of, draw_metrics, facts_of
 from activities.reports.study_markdown import render_study
 from activities.reports.writer import private_dirs, write_atomic
@@ -28,6 +29,7 @@ from workflows.common.validation import path_component
 from workflows.contracts.alternatives import Metric
 from workflows.contracts.base import Model
 from workflows.contracts.cycles import StudyReportInput, StudyStatus
+from workflows.contracts.kpis import Kpis
 from workflows.contracts.results import ReportPaths, RunReport
 from workflows.contracts.study import CycleSummary, StudyState
 
@@ -64,6 +66,9 @@ class StudyReport(StudyState):
     """Figures drawn for the report, relative to its folder."""
     chart_metric: Metric | None = None
     """The metric the chart follows (the policy's key metric, or the one most reported)."""
+    cycle_kpis: dict[int, Kpis] = Field(default_factory=dict[int, Kpis])
+    """Each cycle's planning KPIs, from its report (a cycle whose report was not read has
+    none)."""
 
 
 STUDIES = "studies"
@@ -125,10 +130,13 @@ def write_study(req: StudyReportInput, folder: Path, root: Path) -> ReportPaths:
     reports: list[CycleReport] = []
     facts: list[CycleFacts] = []
     latest: RunReport | None = None
+    kpis: dict[int, Kpis] = {}
     for summary in req.state.summaries:
         found, run = read_cycle(summary, root)
         reports.append(found)
         facts.append(facts_of(summary, run))
+        if run is not None:
+            kpis[summary.cycle] = run.kpis or run_kpis(run)
         latest = run
     chart = chart_of(req.state, facts)
     figure = draw_metrics(chart, folder, criteria=_criteria(req.state, chart))
@@ -136,7 +144,8 @@ def write_study(req: StudyReportInput, folder: Path, root: Path) -> ReportPaths:
         **req.state.model_dump(), "status": req.status, "reason": req.reason,
         "started_at": req.started_at,
         "finished_at": req.finished_at, "reports": reports,
-        "figures": [figure] if figure else [], "chart_metric": chart.metric})
+        "figures": [figure] if figure else [], "chart_metric": chart.metric,
+        "cycle_kpis": kpis})
     paths = ReportPaths(results_json=str(folder / STUDY_JSON),
                         summary_md=str(folder / STUDY_MD))
     write_atomic(folder / STUDY_JSON, report.model_dump_json(indent=2))

@@ -358,3 +358,14 @@ async def test_an_interval_that_includes_the_threshold_is_said_and_warned_of(
     assert "- Hypothesis H2's test f1 \\>= 0.7 is written on a point estimate" in answer
     hypotheses = section(markdown, "Hypotheses")
     assert "| inconclusive | f1 | 0.72 \\[0.66, 0.78\\] 95 % | 1 | fit |" in hypotheses
+
+
+def test_each_cycles_planning_kpis_are_tabled(written: tuple[Path, StudyState, str]) -> None:
+    root, _, markdown = written
+    rows = [line for line in section(markdown, "Planning KPIs by cycle").splitlines()
+            if re.match(r"\| \d+ \|", line)]
+    assert rows == ["| 1 | — | — | 0/0 | 0 |", "| 2 | — | — | 0/0 | 1 |",
+                    "| 3 | — | — | 0/0 | 0 |"]
+    study = StudyReport.model_validate_json(
+        (root / "studies/study-1" / STUDY_JSON).read_text(encoding="utf-8"))
+    assert study.cycle_kpis[2].unplanned_blockers == ["fit"]
