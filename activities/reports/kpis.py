@@ -7,6 +7,7 @@ shows each cycle's.
 from __future__ import annotations
 
 from workflows.contracts.kpis import ESTIMATION_TARGET, HIGH_COMPLETION_TARGET, Estimate, Kpis
+from workflows.contracts.memory import task_type
 from workflows.contracts.results import RunReport, TaskResult
 
 
@@ -30,9 +31,17 @@ def estimates(tasks: list[TaskResult], estimated: dict[str, float]) -> list[Esti
                 or task.started_at is None or task.finished_at is None):
             continue
         actual = max(0.0, (task.finished_at - task.started_at).total_seconds())
-        found.append(Estimate(task_id=task.task_id, estimated_s=guess, actual_s=actual,
+        found.append(Estimate(task_id=task.task_id, kind=task_type(task.action),
+                              estimated_s=guess, actual_s=actual,
                               accuracy=round(accuracy(guess, actual), 4)))
     return found
+
+
+def by_kind(found: list[Estimate]) -> dict[str, float]:
+    """The mean accuracy per task kind, kinds in name order."""
+    kinds = sorted({e.kind for e in found})
+    return {k: round(sum(e.accuracy for e in found if e.kind == k)
+                     / sum(e.kind == k for e in found), 4) for k in kinds}
 
 
 def run_kpis(report: RunReport) -> Kpis:
@@ -50,6 +59,7 @@ def run_kpis(report: RunReport) -> Kpis:
         high_completion_met=None if high is None else high["rate"] >= HIGH_COMPLETION_TARGET,
         estimates=found, estimation_accuracy=mean,
         estimation_met=None if mean is None else mean >= ESTIMATION_TARGET,
+        accuracy_by_kind=by_kind(found),
         high_blocking=[t.task_id for t in tasks if t.priority == "HIGH"
                        and t.task_id in upstream],
         high_not_blocking=[t.task_id for t in tasks if t.priority == "HIGH"
@@ -80,6 +90,8 @@ def markdown(kpis: Kpis) -> list[str]:
         each = ", ".join(f"`{e.task_id}` {e.accuracy:.0%}" for e in kpis.estimates[:20])
         lines.append(f"- Estimation accuracy: {kpis.estimation_accuracy:.0%}, target ≥ "
                      f"{ESTIMATION_TARGET:.0%}{mark(kpis.estimation_met)} ({each})")
+        kinds = ", ".join(f"{k} {v:.0%}" for k, v in list(kpis.accuracy_by_kind.items())[:20])
+        lines.append(f"- Estimation accuracy by task kind: {kinds}")
     lines.append(f"- Priority calibration: {len(kpis.high_blocking)} HIGH task(s) blocked "
                  f"later work{_ids(', not: ', kpis.high_not_blocking)}"
                  f"{_ids('; LOW tasks that did: ', kpis.low_blocking)}")

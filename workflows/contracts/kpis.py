@@ -36,6 +36,8 @@ class Estimate(Model):
     """One task's time estimate against its actual time."""
 
     task_id: str
+    kind: str = ""
+    """The task's kind (``workflows.contracts.memory.task_type`` of its action)."""
     estimated_s: float
     actual_s: float
     accuracy: float
@@ -53,6 +55,8 @@ class Kpis(Model):
     estimation_accuracy: float | None = None
     """The mean accuracy over the tasks with an estimate and a time (None: none)."""
     estimation_met: bool | None = None
+    accuracy_by_kind: dict[str, float] = Field(default_factory=dict[str, float])
+    """The mean accuracy of each task kind's estimates (what recalibration reads)."""
     high_blocking: list[str] = Field(default_factory=list[str])
     """HIGH tasks that later work depended on (the calibration the seed asks for)."""
     high_not_blocking: list[str] = Field(default_factory=list[str])

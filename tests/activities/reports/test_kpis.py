@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from temporalio.testing import ActivityEnvironment
 
-from activities.reports.kpis import accuracy, estimates, run_kpis
+from activities.reports.kpis import accuracy, estimates, markdown, run_kpis
 from activities.reports.writer import ReportWriter
 from workflows.contracts.kpis import estimated_seconds
 from workflows.contracts.results import RunReport, TaskResult, WriteReportInput
@@ -98,3 +98,14 @@ async def test_the_results_json_and_summary_carry_the_kpis(tmp_path: Path) -> No
     assert "- HIGH completion: 50% of 2, target ≥ 80% (below target)" in text
     assert "- Estimation accuracy: 38%, target ≥ 70% (below target) (`a` 38%)" in text
     assert "- Dependency correctness: 1 unplanned blocker(s) (`b`)" in text
+
+
+def test_accuracy_is_kept_per_task_kind() -> None:
+    fit = task("a", took_s=50).model_copy(update={"action": "Fit the model"})
+    fit2 = task("b", took_s=100).model_copy(update={"action": "Fit the model again"})
+    plot = task("c", took_s=100).model_copy(update={"action": "Plot the curves"})
+    kpis = run_kpis(report([fit, fit2, plot], estimated={"a": 100.0, "b": 100.0, "c": 100.0}))
+    assert kpis.accuracy_by_kind == {"fit-model": 0.5, "fit-model-again": 1.0,
+                                     "plot-curves": 1.0}
+    text = "\n".join(markdown(kpis))
+    assert "- Estimation accuracy by task kind: fit-model 50%, fit-model-again 100%" in text
