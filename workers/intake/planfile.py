@@ -24,6 +24,7 @@ from workflows.common.validation import field_path
 from workflows.constants import digest
 from workflows.contracts.plan import Decision, InputFile, Plan, PlanError, check_graph
 from workflows.contracts.policy import Queues, RunPolicy
+from workflows.contracts.resources import with_gpu_hours
 from workflows.contracts.results import ResearchInput, SuppliedPlan
 
 if TYPE_CHECKING:
@@ -102,7 +103,8 @@ def parse_plan(path: Path, *, max_bytes: int, now: datetime | None = None) -> Pl
 
     Files over ``FILE_FACTOR`` times ``max_bytes`` are refused before they are read. A task
     without a ``priority`` gets the one its score makes (``workers.intake.priority``), with
-    deadlines counted from ``now`` (default: the clock).
+    deadlines counted from ``now`` (default: the clock). A task whose estimate gives the
+    seed's factors and no time gets its ``gpu_hours`` (``workflows.contracts.resources``).
     """
     try:
         raw: Any = read_json(path, what="plan", max_bytes=FILE_FACTOR * max_bytes)
@@ -117,6 +119,9 @@ def parse_plan(path: Path, *, max_bytes: int, now: datetime | None = None) -> Pl
     try:
         check_graph(plan)
         plan = with_priorities(plan, unset, now=now or datetime.now(UTC))
+        plan = plan.model_copy(update={"decisions": [
+            d.model_copy(update={"estimated_resources": with_gpu_hours(d.estimated_resources)})
+            for d in plan.decisions]})
         check_explore(plan, check_graph(plan))
     except PlanError as err:
         raise PlanFileError(f"{path}: {err}") from err

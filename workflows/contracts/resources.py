@@ -12,9 +12,12 @@ itself). Pure functions: intake, reports and studies share them.
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import Field
 
 from workflows.contracts.base import Model
+from workflows.contracts.kpis import estimated_seconds
 
 BUFFER = 1.2
 """The seed's 20 % overhead on every estimate."""
@@ -73,6 +76,26 @@ def recalibrate(baseline: KindBaseline, pairs: list[tuple[float, float]]) -> Kin
     return baseline.model_copy(update={
         "cpu_s": baseline.cpu_s * factor,
         "calibrated_from": baseline.calibrated_from + len(ratios)})
+
+
+FACTORS = ("model_params", "num_samples", "batch_size")
+"""The keys of ``estimated_resources`` the seed's formula reads."""
+
+
+def with_gpu_hours(estimate: dict[str, Any] | None) -> dict[str, Any] | None:
+    """``estimate`` with the seed's ``gpu_hours`` added where the formula applies.
+
+    It applies when the estimate gives the formula's factors (positive numbers) and no time
+    of its own; otherwise ``estimate`` comes back unchanged.
+    """
+    if not estimate or estimated_seconds(estimate) is not None:
+        return estimate
+    values = [estimate.get(key) for key in FACTORS]
+    numbers = [float(v) for v in values
+               if isinstance(v, int | float) and not isinstance(v, bool) and v > 0]
+    if len(numbers) != len(FACTORS):
+        return estimate
+    return {**estimate, "gpu_hours": round(estimate_gpu_hours(*numbers), 4)}
 
 
 def _scale(model_params: float, num_samples: float, batch_size: float) -> float:

@@ -99,3 +99,12 @@ def test_a_plan_file_cannot_set_the_score_itself(tmp_path: Path) -> None:
         "score": 90, "level": "HIGH"}))
     with pytest.raises(PlanFileError, match="priority_score: set by Assay"):
         parse_plan(path, max_bytes=LIMIT)
+
+
+def test_intake_adds_the_seeds_gpu_hours_to_an_estimate_with_its_factors(
+        tmp_path: Path) -> None:
+    path = write(tmp_path, task("a", priority="LOW", estimated_resources={
+        "model_params": 150e6, "num_samples": 500, "batch_size": 32}))
+    resolved = parse_plan(path, max_bytes=LIMIT).by_id()["a"]
+    assert resolved.estimated_resources is not None
+    assert resolved.estimated_resources["gpu_hours"] == 0.09

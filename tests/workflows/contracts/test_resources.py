@@ -10,6 +10,7 @@ from workflows.contracts.resources import (
     estimate_cpu,
     estimate_gpu_hours,
     recalibrate,
+    with_gpu_hours,
 )
 
 
@@ -40,3 +41,12 @@ def test_estimated_2_h_actual_45_min_updates_the_baseline() -> None:
     assert recalibrate(fit, [(0.0, 5.0)]) == fit
     both = recalibrate(fit, [(100.0, 50.0), (100.0, 150.0)])
     assert both.cpu_s == pytest.approx(7200.0) and both.calibrated_from == 2
+
+
+def test_an_estimate_with_the_factors_and_no_time_gets_the_seeds_gpu_hours() -> None:
+    given = {"model_params": 430e6, "num_samples": 500, "batch_size": 16}
+    assert with_gpu_hours(given) == {**given, "gpu_hours": 0.516}
+    timed = {**given, "minutes": 30}
+    assert with_gpu_hours(timed) is timed
+    assert with_gpu_hours({**given, "batch_size": 0}) == {**given, "batch_size": 0}
+    assert with_gpu_hours(None) is None
