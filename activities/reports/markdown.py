@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from activities.reports.branches import markdown_section as branches_section
 from activities.reports.figures import mermaid
+from activities.reports.kpis import markdown as kpi_lines
 from activities.reports.numbers import duration
 from activities.reports.sweeps import sweep_markdown
 from activities.reports.tasks import (
@@ -74,6 +75,9 @@ def render_markdown(result: RunReport) -> str:
     for priority, row in result.completion_by_priority.items():
         lines.append(f"| {priority} | {int(row['completed'])} | {int(row['total'])} "
                      f"| {row['rate']:.0%} |")
+    lines += _priority_scores(result)
+    if result.kpis is not None:
+        lines += ["", "## Planning KPIs", "", *kpi_lines(result.kpis)]
     for gate in result.gates:
         lines += ["", f"Plan gate: {gate.decided_text()}"]
     lines += _model_section(result)
@@ -86,6 +90,17 @@ def render_markdown(result: RunReport) -> str:
                               isolation=isolation_parts(result.tasks, task.task_id)[1])
     lines += _files_section(result)
     return "\n".join(lines) + "\n"
+
+
+def _priority_scores(result: RunReport) -> list[str]:
+    """The tasks whose priority was computed (the plan gave none): score and reasons."""
+    if not result.priority_scores:
+        return []
+    lines = ["", "Priorities computed where the plan gave none (HIGH ≥ 50, MEDIUM ≥ 25):", ""]
+    for task_id, score in result.priority_scores.items():
+        why = "; ".join(score.reasons) or "no criterion met"
+        lines.append(f"- `{task_id}`: {score.level}, score {score.score} ({why})")
+    return lines
 
 
 def _plan_lines(result: RunReport) -> list[str]:

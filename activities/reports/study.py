@@ -22,6 +22,7 @@ from pathlib import Path
 from pydantic import Field, ValidationError
 from temporalio.exceptions import ApplicationError
 
+from activities.reports.kpis import run_kpis
 from activities.reports.study_axis import caption
 from activities.reports.study_figures import Chart, CycleFacts, chart_of, draw_metrics, facts_of
 from activities.reports.study_markdown import render_study
@@ -34,6 +35,7 @@ from workflows.contracts.alternatives import Metric
 from workflows.contracts.base import Model
 from workflows.contracts.branches import SweepTable
 from workflows.contracts.cycles import StudyReportInput, StudyStatus
+from workflows.contracts.kpis import Kpis
 from workflows.contracts.results import ReportPaths, RunReport
 from workflows.contracts.study import CycleSummary, StudyState
 
@@ -72,6 +74,9 @@ class StudyReport(StudyState):
     """The metric the chart follows (the policy's key metric, or the one most reported)."""
     sweeps: dict[int, list[SweepTable]] = Field(default_factory=dict[int, list[SweepTable]])
     """Each cycle's groups of branches, every line in one table (cycles without: absent)."""
+    cycle_kpis: dict[int, Kpis] = Field(default_factory=dict[int, Kpis])
+    """Each cycle's planning KPIs, from its report (a cycle whose report was not read has
+    none)."""
 
 
 STUDIES = "studies"
@@ -134,10 +139,13 @@ def write_study(req: StudyReportInput, folder: Path, root: Path) -> ReportPaths:
     facts: list[CycleFacts] = []
     latest: RunReport | None = None
     sweeps: dict[int, list[SweepTable]] = {}
+    kpis: dict[int, Kpis] = {}
     for summary in req.state.summaries:
         found, run = read_cycle(summary, root)
         reports.append(found)
         facts.append(facts_of(summary, run))
+        if run is not None:
+            kpis[summary.cycle] = run.kpis or run_kpis(run)
         latest = run
         if run is not None and run.sweeps:
             sweeps[summary.cycle] = run.sweeps
@@ -150,7 +158,8 @@ def write_study(req: StudyReportInput, folder: Path, root: Path) -> ReportPaths:
         "started_at": req.started_at,
         "finished_at": req.finished_at, "reports": reports,
         "figures": [figure] if figure else [], "chart_metric": chart.metric,
-        "sweeps": sweeps})
+        "sweeps": sweeps,
+        "cycle_kpis": kpis})
     paths = ReportPaths(results_json=str(folder / STUDY_JSON),
                         summary_md=str(folder / STUDY_MD))
     write_atomic(folder / STUDY_JSON, report.model_dump_json(indent=2))

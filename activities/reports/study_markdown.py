@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from activities.reports.branches import label, md
 from activities.reports.figures import mermaid
+from activities.reports.kpis import cycles_table
 from activities.reports.numbers import duration, number
 from activities.reports.study_criteria import criteria, warnings
 from activities.reports.study_figures import Chart, LinePoint
@@ -54,8 +55,8 @@ def render_study(report: StudyReport, chart: Chart, latest: RunReport | None,
     start = report.goal or (report.first_plan or "").partition("@")[0] or report.study_id
     lines = [f"# Study: {md(start, TITLE_CHARS)} — {report.status}", "",
              *_header(report, chart), *_goal(report.goal), *_story(report, chart),
-             *_cycles(report, chart), *_hypotheses(report), *_answer(report),
-             *_carried(report), *_links(report, folder), *_plan(report, latest)]
+             *_cycles(report, chart), *cycles_table(report.cycle_kpis), *_hypotheses(report),
+             *_answer(report), *_carried(report), *_links(report, folder), *_plan(report, latest)]
     return "\n".join(lines) + "\n"
 
 

@@ -22,6 +22,7 @@ from temporalio.exceptions import ApplicationError
 from activities.artifacts.store import ArtifactStore, StoreError, StoreUnavailableError
 from activities.metrics import record
 from activities.reports.keep import ARTIFACT_BUDGET, ArtifactKeeper
+from activities.reports.kpis import run_kpis
 from activities.reports.ledger import LedgerError, append_ledger, ledger_entries
 from activities.reports.markdown import render_markdown
 from activities.reports.sweeps import sweep_tables
@@ -153,6 +154,7 @@ class ReportWriter:
         figure = draw_timeline(final, folder)
         files.figures = [figure] if figure else []
         final.files = files
+        final.kpis = run_kpis(final)
         append_ledger(ledger, ledger_entries(final))
         write_atomic(json_path, final.model_dump_json(indent=2))
         write_atomic(md_path, render_markdown(final))

@@ -123,13 +123,24 @@ def watch(run_id: str,
 
 @app.command()
 def report(run_id: str,
-           as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
-    """Print a finished run's report (Markdown, or the results JSON)."""
+           as_json: Annotated[bool, typer.Option("--json")] = False,
+           archive: Annotated[bool, typer.Option(
+               "--archive", help="Pack the run's report folder as one tar.gz with a sha256 "
+               "manifest (MANIFEST.sha256) and print its path.")] = False) -> None:
+    """Print a finished run's report (Markdown, or the results JSON), or pack it."""
     from activities.reports.markdown import render_markdown
 
     async def go() -> None:
         settings = Settings()
         report = await _report(settings, run_id)
+        if archive:
+            from activities.reports.archive import ArchiveError
+            from workers.cli.show import archive_report
+            try:
+                typer.echo(str(archive_report(settings.runs_dir, report)))
+            except (ArchiveError, OSError) as err:
+                fail(f"cannot archive the report of {run_id}: {err}")
+            return
         typer.echo(report.model_dump_json(indent=2) if as_json else render_markdown(report))
 
     run_async(go())

@@ -157,6 +157,31 @@ def report_file(runs_dir: Path, run_id: str) -> Path | None:
     return found[-1] if found else None
 
 
+def archive_report(runs_dir: Path, report: RunReport) -> Path:
+    """Pack the run's report folder beside it as ``<run>_report_<ts>.tar.gz``; its path.
+
+    The folder is the one the results JSON is in (the run's, also for a reset execution's
+    report); every member carries the run's start as its time.
+
+    Raises:
+        ArchiveError: no report folder here, or one that cannot be packed (the message
+            says why).
+    """
+    from activities.reports.archive import ArchiveError, pack
+    from activities.reports.writer import RESET_PREFIX
+
+    folder = runs_dir / report.run_id
+    if report.report is not None and Path(report.report.results_json).is_file():
+        folder = Path(report.report.results_json).parent
+        if folder.name.startswith(RESET_PREFIX):
+            folder = folder.parent
+    if not folder.is_dir():
+        raise ArchiveError(f"the report folder of {report.run_id} is not on this machine "
+                           f"({folder}); archive it where the orchestration pool wrote it")
+    dest = folder.parent / f"{folder.name}_report_{report.timestamp}.tar.gz"
+    return pack(folder, dest, mtime=int(report.started_at.timestamp()))
+
+
 def run_row(summary: RunSummary, now: datetime, *, execution: bool = False) -> list[str]:
     """One row of ``assay runs``: id, status, tasks, start, duration, goal.
 

@@ -11,17 +11,20 @@ from the store by that checksum only.
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from pydantic import ValidationError
 
 from workers.intake.jsonfile import JsonFileError, read_json
+from workers.intake.priority import with_priorities
 from workflows.branching.explore import check_explore
 from workflows.common.validation import field_path
 from workflows.constants import digest
 from workflows.contracts.plan import Decision, InputFile, Plan, PlanError, check_graph
 from workflows.contracts.policy import Queues, RunPolicy
+from workflows.contracts.resources import with_gpu_hours
 from workflows.contracts.results import ResearchInput, SuppliedPlan
 
 if TYPE_CHECKING:
@@ -95,28 +98,48 @@ def _check_size(path: Path, size: int, max_bytes: int) -> None:
             "split the plan")
 
 
-def parse_plan(path: Path, *, max_bytes: int) -> Plan:
+def parse_plan(path: Path, *, max_bytes: int, now: datetime | None = None) -> Plan:
     """Parse and validate a plan file (schema, dependency graph, the branches it explores).
 
-    Files over ``FILE_FACTOR`` times ``max_bytes`` are refused before they are read.
+    Files over ``FILE_FACTOR`` times ``max_bytes`` are refused before they are read. A task
+    without a ``priority`` gets the one its score makes (``workers.intake.priority``), with
+    deadlines counted from ``now`` (default: the clock). A task whose estimate gives the
+    seed's factors and no time gets its ``gpu_hours`` (``workflows.contracts.resources``).
     """
     try:
         raw: Any = read_json(path, what="plan", max_bytes=FILE_FACTOR * max_bytes)
     except JsonFileError as err:
         raise PlanFileError(str(err)) from None
     _refuse_internal_fields(raw, path)
+    unset = _unset_priorities(raw)
     try:
         plan = Plan.model_validate(raw)
     except ValidationError as err:
         raise PlanFileError(f"{path}: {describe_errors(err, raw)}") from err
     try:
+        check_graph(plan)
+        plan = with_priorities(plan, unset, now=now or datetime.now(UTC))
+        plan = plan.model_copy(update={"decisions": [
+            d.model_copy(update={"estimated_resources": with_gpu_hours(d.estimated_resources)})
+            for d in plan.decisions]})
         check_explore(plan, check_graph(plan))
     except PlanError as err:
         raise PlanFileError(f"{path}: {err}") from err
     return plan
 
 
-_INTERNAL = {"resolved_inputs": "decision", "source": "job", "filename": "job"}
+def _unset_priorities(raw: Any) -> set[str]:
+    """Task ids without a ``priority``, each given ``LOW`` until it is scored."""
+    unset: set[str] = set()
+    for item in _dicts(_field(raw, "decisions")):
+        if "priority" not in item and isinstance(item.get("task_id"), str):
+            unset.add(item["task_id"])
+            item["priority"] = "LOW"
+    return unset
+
+
+_INTERNAL = {"resolved_inputs": "decision", "priority_score": "decision", "source": "job",
+             "filename": "job"}
 
 
 def _refuse_internal_fields(raw: Any, path: Path) -> None:

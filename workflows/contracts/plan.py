@@ -1,7 +1,8 @@
 """The plan schema (``pending_actions.json``) and its validation.
 
 A plan is a list of *decisions* (tasks) as the planning system writes them: ``task_id``,
-``priority``, ``action`` and ``acceptance_criteria`` are required; ``dependencies``,
+``priority``, ``action`` and ``acceptance_criteria`` are required (a plan file may leave out
+``priority``: intake scores it, see ``workers.intake.priority``); ``dependencies``,
 ``estimated_resources``, ``context``, ``deadline``, ``owner`` and ``rationale`` are optional.
 Assay adds three optional fields per decision: ``job`` (what to run), ``checks``
 (machine-checkable acceptance criteria) and ``inputs`` (data files the job may read).
@@ -179,6 +180,17 @@ class InputFile(StrictModel):
     size: int
 
 
+class PriorityScore(StrictModel):
+    """The computed priority of a task the plan gave none: points, their level, and why.
+
+    See ``workers.intake.priority`` (the seed's ``assign_priority``).
+    """
+
+    score: int = Field(ge=0, le=100)
+    level: Priority
+    reasons: list[str] = Field(default_factory=list[str], max_length=5)
+
+
 class Decision(StrictModel):
     """One task of a plan, as in ``pending_actions.json``, plus Assay's job fields."""
 
@@ -207,13 +219,15 @@ class Decision(StrictModel):
     task reads, by reference and pinned by sha256, at ``deps/c1.data/<name>``."""
 
     resolved_inputs: list[InputFile] = Field(default_factory=list[InputFile])
+    priority_score: PriorityScore | None = None
+    """Set at intake when the plan gave no ``priority``: the computed score that chose it."""
 
     @model_serializer(mode="wrap")
     def _without_unset_branching(self, handler: SerializerFunctionWrapHandler,
                                  ) -> dict[str, Any]:
         """Leave out what is unset of the later fields (so digests stay as before)."""
         return _without_unset(handler(self), branches=[], metric=None, hypothesis=None,
-                              reuse=[])
+                              reuse=[], priority_score=None)
 
 
 class Plan(StrictModel):

@@ -30,8 +30,9 @@ from workflows.contracts.execution import (
     TaskStatus,
 )
 from workflows.contracts.executive import GateRecord, ReflectionNote, ReviewVerdict
+from workflows.contracts.kpis import Kpis
 from workflows.contracts.memory import ReflectionSummary, RememberAnswer, TaskAdvice
-from workflows.contracts.plan import Decision, JobSpec, Plan
+from workflows.contracts.plan import Decision, JobSpec, Plan, PriorityScore
 from workflows.contracts.policy import Queues, RunPolicy
 from workflows.contracts.provenance import PHASE_MARKS as PHASE_MARKS
 from workflows.contracts.provenance import AppliedPatch as AppliedPatch
@@ -298,6 +299,12 @@ class RunReport(RunBase):
     tasks: list[TaskResult] = Field(default_factory=list[TaskResult])
     dependencies: dict[str, list[str]] = Field(default_factory=dict[str, list[str]])
     """Each task's dependencies in the plan that ran (the report's DAG)."""
+    priority_scores: dict[str, PriorityScore] = Field(default_factory=dict[str, PriorityScore])
+    """The computed priority of each task the plan gave none (score, level, reasons)."""
+    estimated_s: dict[str, float] = Field(default_factory=dict[str, float])
+    """Each task's time estimate in the plan, in seconds (``workflows.contracts.kpis``)."""
+    kpis: Kpis | None = None
+    """The planning KPIs, computed as the report is written."""
     files: ReportFiles = Field(default_factory=ReportFiles)
     execution: str = ""
     """The Temporal run id of the run's execution that wrote this report (empty in older

@@ -27,6 +27,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.common.sizes import fit_run, task_summary
     from workflows.contracts.branches import BranchTree
     from workflows.contracts.executive import GateRecord
+    from workflows.contracts.kpis import estimated_seconds
     from workflows.contracts.plan import PRIORITY_RANK, Plan
     from workflows.contracts.results import (
         ResearchResult,
@@ -124,6 +125,11 @@ def run_report(state: RunState, started: datetime, *, gates: list[GateRecord],
         parent=req.parent.run_id if req.parent is not None else "",
         dependencies=({d.task_id: list(d.dependencies) for d in state.plan.decisions}
                       if state.plan is not None else {}),
+        priority_scores=({d.task_id: d.priority_score for d in state.plan.decisions
+                          if d.priority_score is not None} if state.plan is not None else {}),
+        estimated_s=({d.task_id: s for d in state.plan.decisions
+                      if (s := estimated_seconds(d.estimated_resources)) is not None}
+                     if state.plan is not None else {}),
         execution=workflow.info().run_id,
         first_execution=workflow.info().first_execution_run_id,
     )

@@ -29,6 +29,7 @@ from workflows.contracts.estimates import (
     split_name,
 )
 from workflows.contracts.hypotheses import HypothesisTree
+from workflows.contracts.kpis import estimated_seconds
 from workflows.contracts.plan import Decision
 from workflows.contracts.results import RunReport, TaskResult
 from workflows.contracts.study import (
@@ -47,9 +48,6 @@ from workflows.contracts.study import (
     TaskOutcome,
 )
 from workflows.study import rules, verdicts
-
-_SECONDS = {"time_s": 1.0, "duration_s": 1.0, "minutes": 60.0, "hours": 3600.0,
-            "compute_hours": 3600.0, "gpu_hours": 3600.0}
 
 
 def summarize(report: RunReport, cycle: int, key_metric: Metric | None = None,
@@ -172,7 +170,7 @@ def _outcome(result: TaskResult, decision: Decision | None, wanted: frozenset[st
         metrics=_plain(result.metrics, wanted) if done else {},
         checks_passed=sum(c.passed for c in result.checks),
         checks_declared=len(decision.checks) if decision else len(result.checks),
-        wall_s=wall, estimated_s=_estimated_seconds(estimate),
+        wall_s=wall, estimated_s=estimated_seconds(estimate),
         cost_usd=result.model.usage.cost_usd,
         estimated_cost_usd=_number(estimate.get("cost_usd")),
         diagnosis="" if done else _diagnosis(result),
@@ -211,14 +209,6 @@ def _key_value(outcomes: list[TaskOutcome], metric: Metric | None) -> float | No
     if not values:
         return None
     return min(values) if metric.direction == "minimize" else max(values)
-
-
-def _estimated_seconds(estimate: dict[str, Any]) -> float | None:
-    for key, scale in _SECONDS.items():
-        value = _number(estimate.get(key))
-        if value is not None:
-            return value * scale
-    return None
 
 
 def _number(value: object) -> float | None:

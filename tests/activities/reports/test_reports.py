@@ -280,3 +280,13 @@ def test_a_run_whose_tasks_went_to_the_learner_says_where_their_learning_is() ->
     assert "after they end" not in render_markdown(result(tasks=[handed], reflection=older))
     waited = render_markdown(result(tasks=[task("1")], reflection=reflection))
     assert "after they end" not in waited  # nothing was handed over
+
+
+def test_a_computed_priority_shows_its_score_and_reasons() -> None:
+    scored = {"score": 55, "level": "HIGH",
+              "reasons": ["+30 on the critical path (longest chain by task count)",
+                          "+25 deadline in 1 day(s) (≤ 2)"]}
+    text = render_markdown(result(priority_scores={"1": scored}))
+    assert ("- `1`: HIGH, score 55 (+30 on the critical path (longest chain by task count); "
+            "+25 deadline in 1 day(s) (≤ 2))") in text
+    assert "Priorities computed" not in render_markdown(result())

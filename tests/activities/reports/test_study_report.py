@@ -410,3 +410,14 @@ async def test_a_held_out_key_metric_allowed_by_the_flag_is_said(tmp_path: Path)
         key_metric=Metric(name="cv_f1"), allow_test_selection=True))
     paths = await write(tmp_path, plain)
     assert "is held out" not in Path(paths.summary_md).read_text(encoding="utf-8")
+
+
+def test_each_cycles_planning_kpis_are_tabled(written: tuple[Path, StudyState, str]) -> None:
+    root, _, markdown = written
+    rows = [line for line in section(markdown, "Planning KPIs by cycle").splitlines()
+            if re.match(r"\| \d+ \|", line)]
+    assert rows == ["| 1 | — | — | 0/0 | 0 |", "| 2 | — | — | 0/0 | 1 |",
+                    "| 3 | — | — | 0/0 | 0 |"]
+    study = StudyReport.model_validate_json(
+        (root / "studies/study-1" / STUDY_JSON).read_text(encoding="utf-8"))
+    assert study.cycle_kpis[2].unplanned_blockers == ["fit"]

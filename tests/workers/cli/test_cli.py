@@ -308,3 +308,25 @@ def test_a_run_waiting_for_a_plan_is_recognised() -> None:
     assert waiting_for_plan(waiting)
     assert not waiting_for_plan(waiting.model_copy(update={"order": ["1"]}))
     assert not waiting_for_plan(waiting.model_copy(update={"status": "running"}))
+
+
+def test_report_archive_packs_the_folder_and_prints_a_path_that_verifies(
+        nowhere: str, tmp_path: Path) -> None:
+    from activities.reports.archive import verify_archive
+
+    when = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
+    written = RunReport(run_id="assay-run-p-0123456789", plan_name="p", plan_sha256="0" * 64,
+                        status="completed", timestamp="20261122_120000", started_at=when,
+                        finished_at=when, tasks=[])
+    folder = tmp_path / "assay" / "runs" / written.run_id
+    (folder / "tasks").mkdir(parents=True)
+    (folder / "execution_results_20261122_120000.json").write_text(written.model_dump_json())
+    (folder / "tasks" / "1.json").write_text("{}")
+    result = runner.invoke(app, ["report", written.run_id, "--archive"])
+    assert result.exit_code == 0, result.stderr
+    packed = Path(result.stdout.strip())
+    assert packed == folder.parent / f"{written.run_id}_report_20261122_120000.tar.gz"
+    assert verify_archive(packed) == 2
+    (folder / "link").symlink_to(folder / "tasks" / "1.json")
+    result = runner.invoke(app, ["report", written.run_id, "--archive"])
+    assert result.exit_code != 0 and "is a link" in result.stderr

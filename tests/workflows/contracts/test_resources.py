@@ -1,0 +1,52 @@
+"""Resource estimates (002 §1.6) at the seed's numbers, and their calibration from actuals."""
+
+from __future__ import annotations
+
+import pytest
+
+from workflows.contracts.resources import (
+    BUFFER,
+    KindBaseline,
+    estimate_cpu,
+    estimate_gpu_hours,
+    recalibrate,
+    with_gpu_hours,
+)
+
+
+def test_the_seeds_two_clip_examples() -> None:
+    assert BUFFER == 1.2
+    assert estimate_gpu_hours(150e6, 500, 32) == pytest.approx(0.09)  # 5.4 min
+    assert estimate_gpu_hours(430e6, 500, 16) == pytest.approx(0.516)  # the seed's 0.52
+    assert estimate_gpu_hours(1e9, 1000, 32) == pytest.approx(1.2)  # the baseline, buffered
+    with pytest.raises(ValueError, match="batch size"):
+        estimate_gpu_hours(1e9, 1000, 0)
+
+
+def test_cpu_estimates_keep_the_shape_per_kind() -> None:
+    fit = KindBaseline(kind="fit-model", cpu_s=100.0, memory_mb=500.0)
+    at_base = estimate_cpu(fit, 1e9, 1000, 32)
+    assert (at_base.cpu_s, at_base.memory_mb) == pytest.approx((120.0, 600.0))
+    half_batch = estimate_cpu(fit, 430e6, 500, 16)
+    assert half_batch.cpu_s == pytest.approx(100 * 0.43 * 0.5 * 2 * 1.2)
+    assert half_batch.memory_mb == pytest.approx(500 * 0.43 * 0.5 * 1.2)  # not by samples
+    assert half_batch.kind == "fit-model"
+
+
+def test_estimated_2_h_actual_45_min_updates_the_baseline() -> None:
+    fit = KindBaseline(kind="fit", cpu_s=7200.0, memory_mb=100.0)
+    moved = recalibrate(fit, [(7200.0, 2700.0)])
+    assert moved.cpu_s == pytest.approx(2700.0)
+    assert (moved.memory_mb, moved.calibrated_from) == (100.0, 1)
+    assert recalibrate(fit, [(0.0, 5.0)]) == fit
+    both = recalibrate(fit, [(100.0, 50.0), (100.0, 150.0)])
+    assert both.cpu_s == pytest.approx(7200.0) and both.calibrated_from == 2
+
+
+def test_an_estimate_with_the_factors_and_no_time_gets_the_seeds_gpu_hours() -> None:
+    given = {"model_params": 430e6, "num_samples": 500, "batch_size": 16}
+    assert with_gpu_hours(given) == {**given, "gpu_hours": 0.516}
+    timed = {**given, "minutes": 30}
+    assert with_gpu_hours(timed) is timed
+    assert with_gpu_hours({**given, "batch_size": 0}) == {**given, "batch_size": 0}
+    assert with_gpu_hours(None) is None
