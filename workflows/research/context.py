@@ -36,7 +36,8 @@ def task_digest(result: TaskResult, *, tail: int,
                 wanted: frozenset[str] = frozenset()) -> TaskDigest:
     """``result`` as an agent sees it, its job's output cut to the last ``tail`` characters.
 
-    The metrics its checks and ``wanted`` name (:func:`wanted_metrics`) are kept first.
+    The metrics its checks and ``wanted`` name (:func:`wanted_metrics`) are kept first, and
+    its failed checks; ``omitted`` says what each cut list left out.
     """
     named = wanted | {c.check.metric for c in result.checks}
     first = named | {split_name(n, result.metrics)[0] for n in named}
