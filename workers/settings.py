@@ -141,9 +141,10 @@ class Settings(BaseSettings):
     """Read only by agents workers; never part of a workflow input, result or history."""
     anthropic_base_url: str | None = None
     model_default: str = "claude-sonnet-5"
-    """Model of the roles that write (planner, coder, debuggers) unless ``models`` says."""
+    """Model of the roles that write (planner, coder, debuggers, the output processor that
+    writes a run's final answer) unless ``models`` says."""
     model_light: str = "claude-haiku-4-5"
-    """Model of the roles that judge (plan reviewer, model reviewers, output processor)."""
+    """Model of the roles that judge (plan reviewer, model reviewers)."""
     models: dict[str, str] = Field(default_factory=dict[str, str])
     """Model per agent role, e.g. ``ASSAY_MODELS='{"planner": "claude-opus-5"}'``; a role
     family (``reviewer``, ``debugger``) covers its members (``reviewer_ops``...)."""

@@ -9,7 +9,7 @@ model or fails the call clearly, never later in the workflow.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from typing import Any
 
 from pydantic import ValidationError
@@ -25,7 +25,7 @@ from workflows.agents.roles import (
     PlanReviewOutput,
 )
 from workflows.common.validation import field_errors
-from workflows.contracts.environments import check_requirement
+from workflows.contracts.environments import BASE, check_requirement
 from workflows.contracts.executive import Finding, Reviewer, ReviewVerdict
 from workflows.contracts.hypotheses import HypothesisTree
 from workflows.contracts.plan import (
@@ -64,10 +64,22 @@ def _requirements(requirements: Iterable[str]) -> list[str]:
     return [check_requirement(text.strip()) for text in requirements]
 
 
-def job_from_output(out: JobOutput) -> JobSpec:
-    """The coder's answer as a job spec ready for review (``source`` and ``filename`` set)."""
+def job_from_output(out: JobOutput, environments: Collection[str] = ()) -> JobSpec:
+    """The coder's answer as a job spec ready for review (``source`` and ``filename`` set).
+
+    Raises:
+        ValueError: it names an environment outside ``environments`` (the named sets the
+            worker knows) and ``base``.
+    """
     code = _code(out.code, JOB_FILENAME)
+    named = out.environment
+    if named is not None and named != BASE and named not in environments:
+        known = ", ".join(sorted({BASE, *environments}))
+        raise ValueError(f"`environment` names {named!r}, which this machine does not have; "
+                         f"name one of {known}, or leave it out and list the packages the "
+                         "job needs in `requirements`")
     return JobSpec(code=code, source=code, filename=JOB_FILENAME, args=out.args,
+                   environment=named,
                    expected_artifacts=out.expected_artifacts,
                    expected_metrics=out.expected_metrics,
                    resources=Resources(memory_mb=out.resources.memory_mb,

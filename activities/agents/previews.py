@@ -7,8 +7,8 @@ artifact store (the worker's) the file is taken from it by digest, so the agents
 no disk shared with the sandbox; without one, from its path. A file that is not there, not
 text (a NUL byte, not UTF-8) or unreadable is left out. Reads are bounded:
 :data:`PREVIEW_BYTES` per file, :data:`PREVIEW_LINES` lines of at most
-:data:`PREVIEW_LINE_CHARS` characters (an S3 store still downloads the whole object to check
-its digest first).
+:data:`PREVIEW_LINE_CHARS` characters, each cut saying so (an S3 store still downloads the
+whole object to check its digest first).
 """
 
 from __future__ import annotations
@@ -21,6 +21,10 @@ from workflows.agents.context import TaskDigest
 PREVIEW_BYTES = 2048
 PREVIEW_LINES = 5
 PREVIEW_LINE_CHARS = 160
+CUT_LINE = " …"
+"""Ends a line cut to :data:`PREVIEW_LINE_CHARS`."""
+CUT_REST = "[… the rest of the file is not shown]"
+"""Ends a preview of a file longer than its first lines."""
 UTF8_LONGEST = 4
 """Bytes of the longest UTF-8 character: a read may end inside one."""
 
@@ -47,8 +51,12 @@ def _text(chunk: bytes) -> str | None:
         if len(chunk) < PREVIEW_BYTES or err.start < len(chunk) - UTF8_LONGEST:
             return None
         text = chunk[:err.start].decode("utf-8")
-    lines = text.splitlines()[:PREVIEW_LINES]
-    return "\n".join(line[:PREVIEW_LINE_CHARS] for line in lines)
+    lines = text.splitlines()
+    shown = [line if len(line) <= PREVIEW_LINE_CHARS else line[:PREVIEW_LINE_CHARS] + CUT_LINE
+             for line in lines[:PREVIEW_LINES]]
+    if len(lines) > PREVIEW_LINES or len(chunk) >= PREVIEW_BYTES:
+        shown.append(CUT_REST)
+    return "\n".join(shown)
 
 
 def previews(digests: Iterable[TaskDigest], store: ArtifactStore | None = None) -> Previews:

@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from importlib import resources
 
 from workflows.agents.roles import DATA_HEAD_CHARS, MAX_CODE_CHARS, EnvironmentFacts
 from workflows.common.canonical import canonical_json
+from workflows.common.cuts import keep
+from workflows.contracts.environments import BASE
 from workflows.contracts.plan import Check, InputFile, JobSpec
 
 PROMPTS_PACKAGE = "activities.agents"
@@ -117,10 +119,10 @@ def environment_text(facts: EnvironmentFacts | None) -> str:
     """The job interpreter's Python version and installed distributions."""
     if facts is None:
         return ""
-    names = sorted(facts.packages, key=str.lower)
-    shown = ", ".join(f"{n}=={facts.packages[n]}" for n in names[:MAX_PACKAGES_SHOWN])
-    more = (f" (and {len(names) - MAX_PACKAGES_SHOWN} more)"
-            if len(names) > MAX_PACKAGES_SHOWN else "")
+    names, cut = keep(sorted(facts.packages, key=str.lower), MAX_PACKAGES_SHOWN,
+                      what="package", name=str)
+    shown = ", ".join(f"{n}=={facts.packages[n]}" for n in names)
+    more = f" {cut}" if cut else ""
     text = f"Python {facts.python or 'unknown'}\n\nInstalled: {shown or '(none)'}{more}"
     if facts.environment:
         text = (f"The job runs in the environment {facts.environment}.\n\n{text}\n\n"
@@ -128,6 +130,17 @@ def environment_text(facts: EnvironmentFacts | None) -> str:
                 "with version specifiers): they are resolved, reviewed and installed into "
                 "the job's environment before it runs.")
     return text
+
+
+def named_text(environments: Sequence[str]) -> str:
+    """The named environments a job may ask for in ``environment`` ("" when none is known)."""
+    if not environments:
+        return ""
+    named = ", ".join(f"`{n}`" for n in environments if n != BASE)
+    return (f"Environments a job may name in `environment`: {named}, or `{BASE}` (the "
+            "worker's own interpreter). Name one only when the job needs what it has; a job "
+            "naming none runs in the run's environment (its packages are listed above when "
+            "known).")
 
 
 def job_text(job: JobSpec) -> str:

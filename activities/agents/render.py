@@ -8,6 +8,8 @@ lengths, so the same request always renders to the same bytes.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from activities.agents.previews import Previews
 from activities.agents.prompting import (
     bullets,
@@ -18,6 +20,7 @@ from activities.agents.prompting import (
     head,
     job_text,
     message,
+    named_text,
     scrub,
     section,
     tail,
@@ -34,6 +37,7 @@ from workflows.agents.roles import (
     SummaryRequest,
 )
 from workflows.common.canonical import canonical_json
+from workflows.common.cuts import keep
 from workflows.contracts.executive import Finding, ReviewVerdict
 
 STDERR_CHARS = 4000
@@ -52,7 +56,8 @@ def plan_message(req: PlanRequest) -> str:
     A study's cycle adds the study's context (:func:`study_section`, within its byte
     budget) after what memory says; a request without a study renders as it always did.
     """
-    notes = [head(n, MEMORY_NOTE_CHARS) for n in req.memory[:MEMORY_NOTES]]
+    kept, cut = keep(req.memory, MEMORY_NOTES, what="memory note")
+    notes = [head(n, MEMORY_NOTE_CHARS) for n in kept] + ([cut] if cut else [])
     revise = ""
     if req.previous is not None:
         revise = message(section("Your previous draft", fenced(draft_text(req.previous),
@@ -77,8 +82,12 @@ def plan_review_message(req: PlanReviewRequest) -> str:
                    section("Draft plan", fenced(draft_text(req.draft), "json")))
 
 
-def code_message(req: CodeRequest, shown: Previews | None = None) -> str:
-    """The coder's facts; the deep path adds why the last job failed and the environment.
+def code_message(req: CodeRequest, shown: Previews | None = None,
+                 environments: Sequence[str] = ()) -> str:
+    """The coder's facts; the deep path adds why the last job failed.
+
+    Both paths show the job's environment (its packages with their versions, when known)
+    and the named environments a job may ask for (``environments``, beside ``base``).
 
     A dependent task's coder also reads what each dependency found (its digest and the
     first lines of its text artifacts, ``shown``); a task without dependencies gets no such
@@ -99,8 +108,11 @@ def code_message(req: CodeRequest, shown: Previews | None = None) -> str:
         *found,
         section("Instructions of the specialist this task runs as", req.instructions)
         if req.instructions else "")
+    sandbox = section("Sandbox environment",
+                      message(environment_text(req.environment), named_text(environments)))
     if req.mode == "fast":
-        return message(task.strip(), section("Mode", "fast: write the simplest correct job."))
+        return message(task.strip(), sandbox.strip(),
+                       section("Mode", "fast: write the simplest correct job."))
     previous = job_text(req.previous_job) if req.previous_job is not None else ""
     return message(
         task.strip(),
@@ -108,7 +120,7 @@ def code_message(req: CodeRequest, shown: Previews | None = None) -> str:
         section("The previous job", previous),
         section("Why it failed", bullets(scrub(head(f, FEEDBACK_CHARS), run_id=req.run_id)
                                          for f in req.feedback)),
-        section("Sandbox environment", environment_text(req.environment)))
+        sandbox)
 
 
 def review_message(req: ModelReviewRequest) -> str:
@@ -206,7 +218,8 @@ def _digest(task: TaskDigest, run_id: str, shown: Previews) -> str:
         bullets([f"action: {task.action}", f"status: {task.status}",
                  f"status reason: {scrub(task.status_reason, run_id=run_id) or '(none)'}",
                  f"metrics: {scrub(metrics, run_id=run_id)}",
-                 f"artifacts: {canonical_json(task.artifacts, spaced=True)}"]),
+                 f"artifacts: {canonical_json(task.artifacts, spaced=True)}",
+                 *task.omitted]),
         "Checks:\n" + (bullets(task.checks) or "(none)"),
         "stdout (tail):\n" + fenced(out),
         ("First lines of its text artifacts:\n\n" + "\n\n".join(firsts)) if firsts

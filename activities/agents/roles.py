@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
@@ -113,8 +113,11 @@ class Agents:
     def __init__(self, gateway: ModelGateway, store: ArtifactStore | None = None, *,
                  guides: GuidelineSource | None = None,
                  guideline_tokens: int = GUIDELINE_TOKENS,
-                 researcher: Helper | None = None) -> None:
+                 researcher: Helper | None = None,
+                 environments: Sequence[str] = ()) -> None:
         self.gateway = gateway
+        self.environments = sorted(environments)
+        """The named environments a coder's job may name (beside ``base``)."""
         self.store = store
         self.guides = guides
         self.guideline_tokens = guideline_tokens
@@ -146,8 +149,10 @@ class Agents:
     async def write_job(self, req: CodeRequest) -> CodeAnswer:
         """Write a task's job (fast path), or rewrite a failed one (deep path)."""
         shown = await asyncio.to_thread(previews, req.upstream, self.store)
-        got = await self._consult(req, "coder", JobOutput, render.code_message(req, shown),
-                                  lambda out: (out, convert.job_from_output(out)),
+        text = render.code_message(req, shown, self.environments)
+        got = await self._consult(req, "coder", JobOutput, text,
+                                  lambda out: (out, convert.job_from_output(
+                                      out, self.environments)),
                                   shared=self._writers, helper=self.researcher)
         out, job = got.value
         return CodeAnswer(job=job, reasoning=out.reasoning, confidence=out.confidence,

@@ -220,6 +220,8 @@ def _outcome_text(o: TaskOutcome) -> str:
     link = f" (hypothesis {o.hypothesis})" if o.hypothesis else ""
     metrics = ", ".join(f"{k} = {shown(v)}" for k, v in o.metrics.items())
     parts = [f"verified metrics: {metrics}" if metrics else "no verified metrics"]
+    if o.metrics_omitted:
+        parts.append(o.metrics_omitted)
     if o.checks_declared:
         parts.append(f"checks {o.checks_passed}/{o.checks_declared} passed")
     if o.wall_s is not None:

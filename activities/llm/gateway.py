@@ -55,9 +55,10 @@ from workflows.contracts.policy import ModelRecording
 log = logging.getLogger("assay.models")
 
 MAX_CACHED_CONTRACTS = 256
-LIGHT_ROLES = ("plan_reviewer", "output_processor")
+LIGHT_ROLES = ("plan_reviewer",)
 LIGHT_ROLE_PREFIXES = ("reviewer_",)
-"""Roles that judge rather than write: they run on the light model unless set otherwise."""
+"""Roles that judge rather than write: they run on the light model unless set otherwise.
+The output processor writes a run's final answer, so it runs on the writing (default) tier."""
 ROLE_FAMILIES = ("reviewer", "debugger")
 """``reviewer_ops`` falls back to a model set for ``reviewer``, ``debugger_direct`` to
 ``debugger``'s."""
@@ -88,8 +89,8 @@ class ModelGateway:
         api_key: Anthropic API key; None disables live calls (replay still works).
         base_url: Messages API base URL; None means Anthropic's.
         default_models: model per role, with ``"default"`` for roles not listed.
-        light_model: model of the light roles (plan reviewer, model reviewers, output
-            processor) unless ``default_models`` names one for the role.
+        light_model: model of the light roles (plan reviewer, model reviewers) unless
+            ``default_models`` names one for the role.
         record_path: append every live exchange (repair rounds included) to this JSONL file.
         replay_path: answer only from this recording: no key or network needed, a request
             it has no answer for fails (``ReplayMiss``), nothing is recorded again.

@@ -299,8 +299,11 @@ async def _agents_spec(settings: Settings, database_url: str,
     researcher = (DocsResearcher(settings.docs_dir, limit=settings.docs_lookups,
                                  secrets=[key.get_secret_value()] if key else [])
                   if settings.docs_lookups else None)
+    from activities.environments import Catalog
+
     agents = Agents(gateway, settings.artifact_store(), guides=guides,
-                    guideline_tokens=settings.guideline_tokens, researcher=researcher)
+                    guideline_tokens=settings.guideline_tokens, researcher=researcher,
+                    environments=Catalog(settings.environments_dir).names())
     writer = SkillWriter(gateway)
     return PoolSpec(activities=[review_ops, review_quality_safety, gateway.call_model,
                                 agents.plan_goal, agents.review_plan, agents.write_job,

@@ -18,7 +18,8 @@ from workflows.contracts.base import Model
 from workflows.contracts.execution import DependencyArtifact
 
 DIGEST_ITEMS = 20
-"""Metrics, checks and artifacts a digest keeps per task."""
+"""Metrics, checks and artifacts a digest keeps per task (the metrics checks and hypotheses
+name first); the digest says what it left out."""
 DIGEST_VALUE_CHARS = 200
 """A metric value longer than this (as JSON) is kept as its first characters, as text."""
 
@@ -37,3 +38,5 @@ class TaskDigest(Model):
     stdout_tail: str = ""
     files: list[DependencyArtifact] = Field(default_factory=list[DependencyArtifact])
     """Artifacts whose first lines the agent activity shows (text files only)."""
+    omitted: list[str] = Field(default_factory=list[str])
+    """What the digest left out, one line per list it cut (``workflows.common.cuts``)."""

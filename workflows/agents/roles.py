@@ -31,6 +31,7 @@ from workflows.agents.goal import RunAnswer as RunAnswer
 from workflows.agents.spend import Budget, Spend
 from workflows.contracts.base import MAX_GOAL_CHARS as MAX_GOAL_CHARS
 from workflows.contracts.base import Model
+from workflows.contracts.environments import NAME_PATTERN
 from workflows.contracts.execution import ExecutionOutcome
 from workflows.contracts.executive import Reviewer, ReviewInput, ReviewVerdict, Verdict
 from workflows.contracts.plan import Check, JobSpec
@@ -130,6 +131,8 @@ class JobOutput(Model):
     expected_metrics: list[str] = Field(default_factory=list[str], max_length=50)
     resources: ResourcesOutput = Field(default_factory=ResourcesOutput)
     requirements: list[str] = Field(default_factory=list[str], max_length=30)
+    environment: str | None = Field(default=None, max_length=40, pattern=NAME_PATTERN)
+    """A named environment the job runs in (one the prompt lists); none: the run's."""
     reasoning: str = Field(default="", max_length=4000)
     confidence: float = Field(default=0.5, ge=0, le=1)
 

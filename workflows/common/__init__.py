@@ -4,7 +4,8 @@
 search attributes, merged into one upsert per activation.
 
 Also what keeps signals and updates from wedging a workflow: bounds on what they carry
-(``bounds``); and what keeps results from doing so: how big a task's and a run's results may
+(``bounds``); how every list a prompt bounds is cut, saying what it left out (``cuts``); and
+what keeps results from doing so: how big a task's and a run's results may
 be, and how they are cut to fit (``sizes``, imported from its module); the guardrails every
 change of a job passes, reflection's patches and people's branches and modifications alike
 (``guard``, ``changes``) and how a patch is applied and sealed (``patching``); and the one-line

@@ -45,7 +45,7 @@ MAX_OUTCOMES = 60
 """Tasks a cycle summary lists (the rest are counted in ``tasks_total``)."""
 MAX_METRICS = 8
 """Verified metrics a task outcome keeps (plain values or estimates; names cut to 64
-characters, text values to 64)."""
+characters, text values to 64); those tests name first, and it says which it left out."""
 TEXT_CHARS = 300
 """The longest reason, diagnosis, blocker or action a summary keeps."""
 MAX_BLOCKERS = 20
@@ -77,6 +77,8 @@ class TaskOutcome(Model):
     metrics: dict[str, MetricValue] = Field(default_factory=dict[str, MetricValue])
     """Verified metrics: a completed task's only (a failed task's numbers are not evidence);
     plain values, or estimates with their interval (``workflows.contracts.estimates``)."""
+    metrics_omitted: str = Field(default="", max_length=TEXT_CHARS)
+    """What :attr:`metrics` left out (``… 4 more metrics not shown: a, b, c, d``), or ""."""
     checks_passed: int = 0
     checks_declared: int = 0
     wall_s: float | None = None

@@ -3,7 +3,9 @@
 :func:`task_digest` cuts one task's result to what an agent needs (``TaskDigest``); the
 coder of a dependent task gets one per dependency (:func:`upstream`), the output processor
 one per task (``workflows.research.report``). Both are bounded: at most
-``DIGEST_ITEMS`` metrics, checks and artifacts each, metric values of at most
+``DIGEST_ITEMS`` metrics, checks and artifacts each (the metrics the task's checks, the
+plan's key metric and the hypotheses' tests name kept first; ``omitted`` says what was left
+out), metric values of at most
 ``DIGEST_VALUE_CHARS``, and output tails that share a fixed budget, so a task with many
 dependencies still starts with a small input. Across a study's cycles, a task reads an
 earlier cycle's verified artifacts by reference (:func:`unreusable` checks the study
@@ -17,9 +19,12 @@ from typing import Any
 
 from workflows.agents.context import DIGEST_ITEMS, DIGEST_VALUE_CHARS, TaskDigest
 from workflows.common.canonical import canonical_json
+from workflows.common.cuts import keep, keep_mapping
+from workflows.contracts.estimates import split_name
 from workflows.contracts.execution import DependencyArtifact
 from workflows.contracts.plan import Decision, Plan
 from workflows.contracts.results import ResearchInput, TaskResult
+from workflows.contracts.study import StudyContext
 
 UPSTREAM_TASKS = 50
 """Dependencies a coder gets a digest of (the rest: their artifact names only)."""
@@ -27,27 +32,62 @@ UPSTREAM_TAIL, UPSTREAM_TAIL_MIN, UPSTREAM_BUDGET = 1000, 200, 20_000
 """Output tail per dependency: 1 000 characters, less when many share the 20 000."""
 
 
-def task_digest(result: TaskResult, *, tail: int) -> TaskDigest:
-    """``result`` as an agent sees it, its job's output cut to the last ``tail`` characters."""
+def task_digest(result: TaskResult, *, tail: int,
+                wanted: frozenset[str] = frozenset()) -> TaskDigest:
+    """``result`` as an agent sees it, its job's output cut to the last ``tail`` characters.
+
+    The metrics its checks and ``wanted`` name (:func:`wanted_metrics`) are kept first, and
+    its failed checks; ``omitted`` says what each cut list left out.
+    """
+    named = wanted | {c.check.metric for c in result.checks}
+    first = named | {split_name(n, result.metrics)[0] for n in named}
+    metrics, metrics_cut = keep_mapping(result.metrics, DIGEST_ITEMS, what="metric",
+                                        first=first)
+    failed = [c for c in result.checks if not c.passed]
+    checks, checks_cut = keep(result.checks, DIGEST_ITEMS, what="check",
+                              first={c.check.describe() for c in failed},
+                              name=lambda c: c.check.describe())
+    artifacts, artifacts_cut = keep(result.artifacts, DIGEST_ITEMS, what="artifact",
+                                    name=lambda a: a.name)
     return TaskDigest(
         task_id=result.task_id, action=result.action, status=result.status,
         status_reason=result.status_reason,
-        metrics={k: _value(v) for k, v in list(result.metrics.items())[:DIGEST_ITEMS]},
-        checks=[f"{c.check.describe()}: {'pass' if c.passed else 'fail'}"
-                for c in result.checks[:DIGEST_ITEMS]],
-        artifacts=[a.name for a in result.artifacts[:DIGEST_ITEMS]],
+        metrics={k: _value(v) for k, v in metrics.items()},
+        checks=[f"{c.check.describe()}: {'pass' if c.passed else 'fail'}" for c in checks],
+        artifacts=[a.name for a in artifacts],
         stdout_tail=result.execution.stdout_tail[-tail:] if result.execution and tail else "",
         files=[DependencyArtifact(task_id=result.task_id, name=a.name, path=a.path,
-                                  sha256=a.sha256) for a in result.artifacts[:DIGEST_ITEMS]])
+                                  sha256=a.sha256) for a in artifacts],
+        omitted=[cut for cut in (metrics_cut, checks_cut, artifacts_cut) if cut])
 
 
-def upstream(decision: Decision, results: Mapping[str, TaskResult]) -> list[TaskDigest]:
-    """A digest of each finished task ``decision`` depends on, in its dependencies' order."""
-    done = [results[d] for d in decision.dependencies if d in results][:UPSTREAM_TASKS]
+def wanted_metrics(plan: Plan | None, study: StudyContext | None) -> frozenset[str]:
+    """The metrics a digest keeps before others: the key metric, the hypotheses' tests'."""
+    tests = [h.test for h in [*(plan.hypotheses if plan else []),
+                              *(study.tree.hypotheses if study else [])]]
+    keys = [m.name for m in (plan.metric if plan else None,
+                             *(d.metric for d in (plan.decisions if plan else []))) if m]
+    return frozenset([*keys, *(t.metric for t in tests if t.metric)])
+
+
+def upstream(decision: Decision, results: Mapping[str, TaskResult],
+             wanted: frozenset[str] = frozenset()) -> list[TaskDigest]:
+    """A digest of each finished task ``decision`` depends on, in its dependencies' order.
+
+    Past :data:`UPSTREAM_TASKS`, the last digest says which dependencies were left out
+    (the coder still gets their artifacts' names).
+    """
+    finished = [results[d] for d in decision.dependencies if d in results]
+    done, cut = keep(finished, UPSTREAM_TASKS, what="dependency digest",
+                     name=lambda r: r.task_id)
     if not done:
         return []
     tail = max(UPSTREAM_TAIL_MIN, min(UPSTREAM_TAIL, UPSTREAM_BUDGET // len(done)))
-    return [task_digest(r, tail=tail) for r in done]
+    digests = [task_digest(r, tail=tail, wanted=wanted) for r in done]
+    if cut:
+        last = digests[-1]
+        digests[-1] = last.model_copy(update={"omitted": [*last.omitted, cut]})
+    return digests
 
 
 def _value(value: Any) -> Any:

@@ -37,7 +37,7 @@ with workflow.unsafe.imports_passed_through():
         WriteReportInput,
     )
     from workflows.library.contracts import SkillSummary
-    from workflows.research.context import task_digest
+    from workflows.research.context import task_digest, wanted_metrics
     from workflows.research.memory import summarize
     from workflows.research.skills import note_results
     from workflows.research.state import RunState
@@ -82,7 +82,8 @@ async def answer_goal(state: RunState, agents: AgentCalls, question: str | None 
     assert goal is not None
     state.set_phase("summarize")
     tail = max(DIGEST_TAIL_MIN, min(DIGEST_TAIL, DIGEST_BUDGET // len(tasks)))
-    digests = [task_digest(t, tail=tail) for t in tasks]
+    wanted = wanted_metrics(state.plan, state.req.study)
+    digests = [task_digest(t, tail=tail, wanted=wanted) for t in tasks]
     try:
         answer = await agents.call(
             SUMMARIZE_RUN, SummaryRequest(run_id=state.req.run_id, goal=goal, tasks=digests),

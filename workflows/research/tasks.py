@@ -26,7 +26,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.contracts.execution import DependencyArtifact
     from workflows.contracts.plan import Decision, Plan
     from workflows.contracts.results import TaskInput, TaskResult
-    from workflows.research.context import upstream
+    from workflows.research.context import upstream, wanted_metrics
     from workflows.research.state import UNHUNG_PATCH, RunState
     from workflows.task.workflow import TaskWorkflow
 
@@ -177,7 +177,8 @@ class TaskRunner:
         task_input = TaskInput(run_id=req.run_id, decision=decision, queues=req.queues,
                                policy=req.policy,
                                dependency_artifacts=self._dependency_artifacts(decision),
-                               upstream=upstream(decision, state.results),
+                               upstream=upstream(decision, state.results,
+                                                 wanted_metrics(state.plan, req.study)),
                                goal=req.goal,
                                data=[d for d in req.data if d.name in decision.inputs],
                                budget=self.agents.budget(),

@@ -20,6 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from workflows.common.bounds import clip
+from workflows.common.cuts import keep_mapping
 from workflows.contracts.alternatives import Metric
 from workflows.contracts.estimates import (
     MetricValue,
@@ -167,7 +168,7 @@ def _outcome(result: TaskResult, decision: Decision | None, wanted: frozenset[st
         task_id=result.task_id, status=result.status,
         reason=clip(result.status_reason, TEXT_CHARS),
         hypothesis=decision.hypothesis if decision else None,
-        metrics=_plain(result.metrics, wanted) if done else {},
+        **(_plain(result.metrics, wanted) if done else {}),
         checks_passed=sum(c.passed for c in result.checks),
         checks_declared=len(decision.checks) if decision else len(result.checks),
         wall_s=wall, estimated_s=estimated_seconds(estimate),
@@ -184,22 +185,27 @@ def _diagnosis(result: TaskResult) -> str:
     return clip(result.status_reason, TEXT_CHARS)
 
 
-def _plain(metrics: dict[str, Any], wanted: frozenset[str]) -> dict[str, MetricValue]:
-    """At most :data:`MAX_METRICS` plain values (text cut) or well-formed estimates.
+def _plain(metrics: dict[str, Any], wanted: frozenset[str]) -> dict[str, Any]:
+    """An outcome's ``metrics`` and ``metrics_omitted``: what it keeps, and what it left out.
 
-    The wanted first (a test's ``r2.ci_low`` wants ``r2``), then by name.
+    At most :data:`MAX_METRICS` plain values (text cut) or well-formed estimates, the wanted
+    first (a test's ``r2.ci_low`` wants ``r2``), then by name.
     """
     wanted = wanted | {split_name(n, metrics)[0] for n in wanted}
-    kept: dict[str, MetricValue] = {}
-    for name in sorted(metrics, key=lambda n: (n not in wanted, n))[:MAX_METRICS]:
-        value = metrics[name]
-        if isinstance(value, str):
-            kept[clip(name, 64)] = clip(value, 64)
-        elif isinstance(value, bool | int | float):
-            kept[clip(name, 64)] = value
-        elif (estimate := estimate_of(value)) is not None:
-            kept[clip(name, 64)] = estimate
-    return kept
+    usable = {name: value for name in sorted(metrics, key=lambda n: (n not in wanted, n))
+              if (value := _usable(metrics[name])) is not None}
+    chosen, cut = keep_mapping(usable, MAX_METRICS, what="metric", first=wanted)
+    kept = {clip(name, 64): value for name, value in chosen.items()}
+    return {"metrics": kept, "metrics_omitted": clip(cut, TEXT_CHARS)}
+
+
+def _usable(value: Any) -> MetricValue | None:
+    """A metric value as an outcome keeps it (text cut), or None when it keeps no such value."""
+    if isinstance(value, str):
+        return clip(value, 64)
+    if isinstance(value, bool | int | float):
+        return value
+    return estimate_of(value)
 
 
 def _key_value(outcomes: list[TaskOutcome], metric: Metric | None) -> float | None:

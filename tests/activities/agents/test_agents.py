@@ -271,11 +271,28 @@ async def test_the_diagnostic_debugger_then_fixes_from_the_diagnostic_output(
     assert fake.requests[0].body["tools"][0]["name"] == "DebugOutput"
 
 
+async def test_the_output_processor_writes_on_the_writing_tier_unless_models_says(
+        fake: FakeAnthropic, agents: Agents) -> None:
+    fake.script(ToolUse({"answer": "Yes.", "caveats": []}), ToolUse({"answer": "Yes.",
+                                                                    "caveats": []}))
+    written = await agents.summarize_run(summary_request())
+    assert (written.spend.model, written.spend.model != LIGHT) == (MODEL, True)
+    chosen = ModelGateway(SecretStr(KEY), fake.base_url,
+                          {"default": MODEL, "output_processor": "claude-opus-5"},
+                          light_model=LIGHT)
+    try:
+        overridden = await Agents(chosen).summarize_run(summary_request())
+    finally:
+        await chosen.aclose()
+    assert overridden.spend.model == "claude-opus-5"
+    assert fake.requests[1].body["model"] == "claude-opus-5"
+
+
 async def test_the_output_processor_answers_the_goal(
         fake: FakeAnthropic, agents: Agents) -> None:
     fake.script(ToolUse({"answer": "Yes: p = 0.004.", "caveats": ["one comparison"]}))
     answer = await agents.summarize_run(summary_request())
     assert (answer.answer.answer, answer.answer.caveats) == ("Yes: p = 0.004.",
                                                              ["one comparison"])
-    assert answer.spend.role == "output_processor" and answer.spend.model == LIGHT
+    assert answer.spend.role == "output_processor" and answer.spend.model == MODEL
     assert '"p_value": 0.004' in prompt_of(fake) and "p_value < 0.05: pass" in prompt_of(fake)

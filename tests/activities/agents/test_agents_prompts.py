@@ -142,9 +142,9 @@ async def test_each_role_runs_on_its_model_even_when_called_concurrently(
     assert models == {"planner": MODEL, "plan_reviewer": LIGHT, "coder": "claude-sonnet-5",
                       "reviewer_infrastructure": "claude-opus-4-7",
                       "debugger_direct": MODEL, "debugger_introspect": MODEL,
-                      "output_processor": LIGHT}
+                      "output_processor": MODEL}
     sent = {r.body["tools"][0]["name"] + ":" + r.body["model"] for r in fake.requests}
-    assert "RunAnswer:" + LIGHT in sent and "JobOutput:claude-sonnet-5" in sent
+    assert "RunAnswer:" + MODEL in sent and "JobOutput:claude-sonnet-5" in sent
 
 
 async def test_derived_usage_grows_with_the_prompt(

@@ -8,6 +8,8 @@ from pathlib import Path
 import pytest
 
 from activities.agents.previews import (
+    CUT_LINE,
+    CUT_REST,
     PREVIEW_BYTES,
     PREVIEW_LINE_CHARS,
     PREVIEW_LINES,
@@ -34,8 +36,15 @@ def test_a_text_file_shows_its_first_lines_cut_to_width(tmp_path: Path) -> None:
     path = tmp_path / "table.csv"
     path.write_text("x,y\n" + "".join(f"{i},{'y' * 300}\n" for i in range(20)))
     lines = (first_lines(path) or "").splitlines()
-    assert len(lines) == PREVIEW_LINES and lines[0] == "x,y"
-    assert lines[1] == "0," + "y" * (PREVIEW_LINE_CHARS - 2)
+    assert len(lines) == PREVIEW_LINES + 1 and lines[0] == "x,y"
+    assert lines[1] == "0," + "y" * (PREVIEW_LINE_CHARS - 2) + CUT_LINE
+    assert lines[-1] == CUT_REST
+
+
+def test_a_short_file_is_shown_whole_without_a_note(tmp_path: Path) -> None:
+    path = tmp_path / "summary.txt"
+    path.write_text("rows 24\nmean 3.1\n")
+    assert first_lines(path) == "rows 24\nmean 3.1"
 
 
 @pytest.mark.parametrize(("content", "why"), [
@@ -57,7 +66,7 @@ def test_a_digest_the_store_lacks_is_left_out(tmp_path: Path) -> None:
 def test_a_read_that_ends_inside_a_character_keeps_the_text_before_it(tmp_path: Path) -> None:
     path = tmp_path / "wide.txt"
     path.write_bytes(b"a" * (PREVIEW_BYTES - 1) + "é".encode() + b"more\n")
-    assert first_lines(path) == "a" * PREVIEW_LINE_CHARS
+    assert first_lines(path) == "a" * PREVIEW_LINE_CHARS + CUT_LINE + "\n" + CUT_REST
 
 
 def upstream(tmp_path: Path) -> TaskDigest:

@@ -165,4 +165,4 @@ async def test_model_calls_show_in_the_agents_workers_metrics(
     assert any(line.startswith("assay_model_input_tokens{") and line.endswith(" 1500")
                for line in lines), lines
     assert any(line.startswith("assay_model_cost_usd_sum{") for line in lines), lines
-    assert all('model="claude-haiku-4-5"' in line for line in lines)
+    assert all(f'model="{settings.model_default}"' in line for line in lines)

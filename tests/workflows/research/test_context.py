@@ -6,7 +6,7 @@ from typing import Any
 
 from workflows.agents.context import DIGEST_ITEMS, DIGEST_VALUE_CHARS
 from workflows.contracts.execution import Artifact, CheckResult, ExecutionOutcome
-from workflows.contracts.plan import Check, Decision
+from workflows.contracts.plan import Check, Decision, Plan
 from workflows.contracts.results import TaskResult
 from workflows.research.context import (
     UPSTREAM_BUDGET,
@@ -15,6 +15,7 @@ from workflows.research.context import (
     UPSTREAM_TASKS,
     task_digest,
     upstream,
+    wanted_metrics,
 )
 
 
@@ -69,3 +70,32 @@ def test_many_dependencies_share_the_output_budget() -> None:
     tail = max(UPSTREAM_TAIL_MIN, UPSTREAM_BUDGET // UPSTREAM_TASKS)
     assert {len(d.stdout_tail) for d in digests} == {tail}
     assert sum(len(d.model_dump_json()) for d in digests) < 60_000
+
+
+def test_the_metrics_checks_and_hypotheses_name_are_kept_and_the_cut_is_said() -> None:
+    metrics = {f"m{i:02d}": i for i in range(24)}
+    checks = [CheckResult(check=Check(metric=m, op=">", value=0), passed=True, actual=1)
+              for m in ("m22", "m23")]
+    task = result("a", metrics=metrics).model_copy(update={"checks": checks})
+    digest = task_digest(task, tail=0)
+    assert {"m22", "m23"} <= set(digest.metrics) and len(digest.metrics) == DIGEST_ITEMS
+    assert digest.omitted == ["… 4 more metrics not shown: m18, m19, m20, m21"]
+    wanted = task_digest(result("b", metrics=metrics), tail=0, wanted=frozenset({"m21.ci_low"}))
+    assert "m21" in wanted.metrics and "m19" in wanted.omitted[0]
+
+
+def test_the_key_metric_and_hypotheses_tests_are_wanted() -> None:
+    plan = Plan.model_validate({
+        "metric": {"name": "cv_r2", "direction": "maximize"},
+        "decisions": [{"task_id": "fit", "priority": "HIGH", "action": "fit",
+                       "acceptance_criteria": ["done"], "hypothesis": "H1"}],
+        "hypotheses": [{"id": "H1", "statement": "bmi matters",
+                        "test": {"metric": "bmi_coef.ci_low", "op": ">", "threshold": 0}}]})
+    assert wanted_metrics(plan, None) == {"cv_r2", "bmi_coef.ci_low"}
+
+
+def test_dependencies_past_the_bound_are_named_in_the_last_digest() -> None:
+    many = [f"t{i}" for i in range(UPSTREAM_TASKS + 2)]
+    digests = upstream(decision(many), {t: result(t) for t in many})
+    assert digests[-1].omitted == [f"… 2 more dependency digests not shown: "
+                                   f"t{UPSTREAM_TASKS}, t{UPSTREAM_TASKS + 1}"]

@@ -77,7 +77,8 @@ def full_summary(cycle: int) -> CycleSummary:
     task = {"task_id": "t" * 64, "status": "failed_final", "reason": text, "diagnosis": text,
             "action": text, "hypothesis": "h" * 64,
             "metrics": {f"{name[:-3]}{i:03d}": LARGEST_ESTIMATE for i in range(MAX_METRICS)},
-            "checks_passed": 1, "checks_declared": 2, "wall_s": 1.5, "estimated_s": 2.5,
+            "metrics_omitted": text, "checks_passed": 1, "checks_declared": 2, "wall_s": 1.5,
+            "estimated_s": 2.5,
             "cost_usd": 0.1, "estimated_cost_usd": 0.2}
     evidence = [{"task_id": "t" * 64, "metric": name, "value": -1.2345678901234567e-300,
                  "cycle": cycle, "ci": [-1.2345678901234567e-300] * 2, "level": 0.123456789}
