@@ -100,7 +100,7 @@ class Column:
         if not self.counts:
             return ""
         top = sorted(self.counts.items(), key=lambda kv: (-kv[1], kv[0]))[:TOP_VALUES]
-        shown = ", ".join(f'"{cell_text(v)}" ×{n}' for v, n in top)
+        shown = ", ".join(f'"{cell_text(v)}": {n}' for v, n in top)
         distinct = (f"over {DISTINCT_KEPT} distinct" if self.overflow
                     else f"{len(self.counts)} distinct")
         return f"top {shown} ({distinct})"

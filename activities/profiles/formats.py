@@ -77,7 +77,7 @@ def _parquet(handle: BinaryIO, name: str, size: int) -> Profile:
         rows = (row for batch in batches for row in zip(*(c.to_pylist() for c in batch.columns),
                                                         strict=True))
         _typed(profile, data.schema_arrow.names, rows)
-    except Exception as err:  # noqa: BLE001 - a damaged file is a note, never a failure
+    except Exception as err:  # a damaged file is a note, never a failure
         return Profile(name=name, size=size, kind="Parquet",
                        notes=[f"not profiled: pyarrow cannot read it ({type(err).__name__})"])
     return profile
@@ -101,7 +101,7 @@ def _excel(handle: BinaryIO, name: str, size: int) -> Profile:
             profile.notes.append(f"first of {len(book.worksheets)} sheets "
                                  f"({sheet.title!r}) profiled")
         book.close()
-    except Exception as err:  # noqa: BLE001 - a damaged file is a note, never a failure
+    except Exception as err:  # a damaged file is a note, never a failure
         return Profile(name=name, size=size, kind="Excel",
                        notes=[f"not profiled: openpyxl cannot read it ({type(err).__name__})"])
     return profile

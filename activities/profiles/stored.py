@@ -19,6 +19,8 @@ from activities.profiles.columns import PROFILE_BYTES
 from activities.profiles.formats import profile_of
 from activities.profiles.tables import SCAN_BYTES
 
+Profiles = dict[str, str]
+"""Profile texts by data file name."""
 CACHED = 128
 """Profiles a worker keeps (the least recently used go first)."""
 
@@ -26,12 +28,9 @@ CACHED = 128
 class DataRef(Protocol):
     """A data file as requests name it: its name, digest and size."""
 
-    @property
-    def name(self) -> str: ...
-    @property
-    def sha256(self) -> str: ...
-    @property
-    def size(self) -> int: ...
+    name: str
+    sha256: str
+    size: int
 
 
 class DataProfiles:
@@ -45,9 +44,9 @@ class DataProfiles:
         self._cache: OrderedDict[tuple[str, str], str] = OrderedDict()
         self._lock = threading.Lock()
 
-    def of(self, files: Iterable[DataRef]) -> dict[str, str]:
+    def of(self, files: Iterable[DataRef]) -> Profiles:
         """The profile of each file the store holds, by file name."""
-        found: dict[str, str] = {}
+        found: Profiles = {}
         for ref in files:
             text = self.one(ref)
             if text is not None:

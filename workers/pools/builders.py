@@ -269,6 +269,7 @@ async def _agents_spec(settings: Settings, database_url: str,
     from activities.agents.writer import SkillWriter
     from activities.llm.gateway import ModelGateway
     from activities.llm.ledger import BudgetLedger
+    from activities.profiles.stored import DataProfiles
     from activities.research.tool import DocsResearcher
     from activities.review.panel import review_ops, review_quality_safety
     from skills.store import SkillStore
@@ -299,8 +300,11 @@ async def _agents_spec(settings: Settings, database_url: str,
     researcher = (DocsResearcher(settings.docs_dir, limit=settings.docs_lookups,
                                  secrets=[key.get_secret_value()] if key else [])
                   if settings.docs_lookups else None)
-    agents = Agents(gateway, settings.artifact_store(), guides=guides,
-                    guideline_tokens=settings.guideline_tokens, researcher=researcher)
+    artifacts = settings.artifact_store()
+    agents = Agents(gateway, artifacts, guides=guides,
+                    guideline_tokens=settings.guideline_tokens, researcher=researcher,
+                    profiles=DataProfiles(artifacts, max_bytes=settings.profile_bytes,
+                                          scan_bytes=settings.profile_scan_bytes))
     writer = SkillWriter(gateway)
     return PoolSpec(activities=[review_ops, review_quality_safety, gateway.call_model,
                                 agents.plan_goal, agents.review_plan, agents.write_job,

@@ -25,7 +25,7 @@ def test_csv_with_missing_values_gives_rows_types_missing_and_ranges() -> None:
     assert "rows: 4 (header not counted); columns: 4" in text
     assert "- id | integer | 0 | 1 to 4" in text
     assert "- age | integer | 1 | 29 to 51" in text
-    assert '- city | text | 1 | top "Oslo" ×2, "Bergen" ×1 (2 distinct)' in text
+    assert '- city | text | 1 | top "Oslo": 2, "Bergen": 1 (2 distinct)' in text
     assert "- score | number | 1 | 0.5 to 2" in text
     assert "first 3 rows:\n1 | 34 | Oslo | 0.5\n2 |  | Bergen | NA" in text
     assert text == profile(data)
