@@ -106,3 +106,27 @@ def test_stored_profiles_read_by_digest_and_cached(tmp_path: Path) -> None:
     assert profiles.of([Ref()]) == first  # kept: the entry is not read again
     assert DataProfiles(store).of([Ref()]) == {}  # a store without it: no profile
     assert DataProfiles(None).of([Ref()]) == {}
+
+
+def test_parquet_rows_from_its_footer_and_types_from_its_values(tmp_path: Path) -> None:
+    pa = pytest.importorskip("pyarrow")
+    parquet = pytest.importorskip("pyarrow.parquet")
+    table = pa.table({"bmi": [22.5, None, 31.0], "sex": ["f", "m", "f"]})
+    parquet.write_table(table, tmp_path / "t.parquet")
+    data = (tmp_path / "t.parquet").read_bytes()
+    text = profile(data, "t.parquet")
+    assert "rows: 3 (header not counted); columns: 2" in text
+    assert "- bmi | number | 1 | 22.5 to 31" in text
+    assert '- sex | text | 0 | top "f": 2, "m": 1 (2 distinct)' in text
+
+
+def test_excel_first_sheet_is_profiled(tmp_path: Path) -> None:
+    openpyxl = pytest.importorskip("openpyxl")
+    book = openpyxl.Workbook()
+    sheet = book.active
+    for row in (["age", "group"], [40, "a"], [None, "b"], [55, "a"]):
+        sheet.append(row)
+    book.save(tmp_path / "t.xlsx")
+    text = profile((tmp_path / "t.xlsx").read_bytes(), "t.xlsx")
+    assert "rows: 3 (header not counted); columns: 2" in text
+    assert "- age | integer | 1 | 40 to 55" in text
