@@ -132,7 +132,7 @@ def profile_text(profile: Profile, max_bytes: int = PROFILE_BYTES) -> str:
     """The profile as text of at most ``max_bytes`` UTF-8 bytes, saying if it was cut."""
     lines = [f"{profile.name}: {profile.kind}, {profile.size:,} bytes"]
     if profile.rows is not None:
-        rows = f"{profile.rows:,}" if profile.rows_exact else f"at least {profile.rows:,}"
+        rows = f"{profile.rows:,}" if profile.rows_exact else f"about {profile.rows:,}"
         lines.append(f"rows: {rows} (header not counted); columns: {len(profile.columns)}")
     lines += [f"note: {n}" for n in profile.notes]
     if profile.columns:

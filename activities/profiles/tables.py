@@ -3,8 +3,9 @@
 The delimiter is sniffed from the first :data:`SNIFF_BYTES` (a ``.tsv`` or ``.tab`` name
 falls back to tabs, anything else to commas); the first row is taken as the header. Lines
 are read at most :data:`LINE_BYTES` at a time, and at most ``scan_bytes`` of the file in
-all, so neither a single enormous row nor a huge file is ever held whole; a profile that
-stopped early says so and gives its row count as a lower bound.
+all, so neither a single enormous row nor a huge file is ever held whole. Past
+``scan_bytes`` the rest of the file is only streamed to count its line ends, so the row
+count is then an estimate, and the profile says so.
 """
 
 from __future__ import annotations
@@ -19,8 +20,9 @@ from activities.profiles.columns import SAMPLE_ROWS, Column, Profile
 SNIFF_BYTES = 64 * 1024
 LINE_BYTES = 64 * 1024
 """A physical line longer than this is cut (and counted in a note)."""
-SCAN_BYTES = 64 * 1024 * 1024
-"""The default bytes of a file read for its profile (``ASSAY_PROFILE_SCAN_BYTES``)."""
+SCAN_BYTES = 8 * 1024 * 1024
+"""The default bytes of a file parsed for its profile (``ASSAY_PROFILE_SCAN_BYTES``)."""
+COUNT_CHUNK = 1024 * 1024
 MAX_COLUMNS = 2000
 """Columns beyond this many are not tracked (the header says how many there are)."""
 DELIMITERS = ",\t;|"
@@ -34,22 +36,33 @@ class _Lines:
         self.left = scan_bytes
         self.cut_lines = 0
         self.stopped = False
+        self.rest_lines = 0
+        """Line ends counted (not parsed) after ``scan_bytes``."""
         self.decoder = codecs.getincrementaldecoder("utf-8-sig")(errors="replace")
 
     def __iter__(self) -> Iterator[str]:
         while True:
             if self.left <= 0:
-                self.stopped = bool(self.handle.read(1))
+                self._count_rest()
                 return
             line = self.handle.readline(min(LINE_BYTES, self.left))
             if not line:
                 return
             self.left -= len(line)
+            if self.left <= 0 and not line.endswith(b"\n") and len(line) < LINE_BYTES:
+                self._count_rest()
+                if self.stopped:  # the row the bound cut is counted with the rest
+                    return
             if not line.endswith(b"\n") and len(line) >= LINE_BYTES:
                 self.cut_lines += 1
                 self._skip_rest()
                 line += b"\n"
             yield self.decoder.decode(line)
+
+    def _count_rest(self) -> None:
+        while chunk := self.handle.read(COUNT_CHUNK):
+            self.stopped = True
+            self.rest_lines += chunk.count(b"\n")
 
     def _skip_rest(self) -> None:
         while self.left > 0:
@@ -88,8 +101,12 @@ def table_profile(handle: BinaryIO, name: str, size: int, scan_bytes: int) -> Pr
         profile.rows_exact = False
         profile.notes.append(f"reading stopped at line {reader.line_num}: {err}")
     if lines.stopped:
+        parsed = profile.rows or 0
+        profile.rows = parsed + max(0, lines.rest_lines)
         profile.rows_exact = False
-        profile.notes.append(f"only the first {scan_bytes:,} bytes were read")
+        profile.notes.append(f"the first {scan_bytes:,} bytes were parsed ({parsed:,} rows); "
+                             "the rest was only counted by line ends, so the row count is "
+                             "an estimate")
     if lines.cut_lines:
         profile.notes.append(f"{lines.cut_lines:,} lines longer than {LINE_BYTES:,} bytes "
                              "were cut to that length")

@@ -60,11 +60,12 @@ def test_profile_over_its_bound_says_what_it_cut() -> None:
     assert "lines left out to stay within 600 bytes]" in text
 
 
-def test_scan_bound_makes_the_row_count_a_lower_bound() -> None:
-    data = b"x\n" + b"1\n" * 5000
-    text = profile(data, scan_bytes=2048)
-    assert "rows: at least" in text
-    assert "note: only the first 2,048 bytes were read" in text
+def test_past_the_scan_bound_rows_are_counted_by_line_ends() -> None:
+    data = b"x,y\n" + b"1,2\n" * 5000
+    text = profile(data, scan_bytes=2049)
+    assert "rows: about 5,000 (header not counted)" in text
+    assert "note: the first 2,049 bytes were parsed (511 rows); the rest was only" in text
+    assert "fields like the header" not in text  # the row the bound cut is not parsed
 
 
 def test_binary_file_is_named_not_read() -> None:
