@@ -167,6 +167,11 @@ class Settings(BaseSettings):
     guideline_tokens: int = Field(default=3000, ge=0, le=100_000)
     """Tokens of a planner's, coder's or debugger's prompt that matched guideline skills may
     take together (0: none go in)."""
+    profile_bytes: int = Field(default=6000, ge=200, le=100_000)
+    """UTF-8 bytes a data file's profile may take in a prompt (a longer one is cut, and says
+    so)."""
+    profile_scan_bytes: int = Field(default=8 * 1024 * 1024, ge=1024)
+    """Bytes of a CSV or TSV data file parsed for its profile (the rest: line ends counted)."""
     docs_lookups: int = Field(default=0, ge=0, le=20)
     """Documentation lookups the coder and debuggers may make per model call (the offline
     researcher, ``lookup_docs``); 0 turns it off and keeps their prompts as they were."""

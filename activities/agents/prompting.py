@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from importlib import resources
 
 from workflows.agents.roles import DATA_HEAD_CHARS, MAX_CODE_CHARS, EnvironmentFacts
@@ -113,6 +113,17 @@ def data_text(files: Iterable[InputFile]) -> str:
         first = getattr(f, "head", "")
         parts.append(f"{line}\n\n{fenced(head(first, DATA_HEAD_CHARS))}" if first else line)
     return "\n\n".join(parts)
+
+
+def profiles_section(profiles: Mapping[str, str] | None) -> str:
+    """The data files' profiles, each fenced; no section at all when none was read.
+
+    Each profile is bounded on its own and says itself what it cut (``activities.profiles``).
+    """
+    if not profiles:
+        return ""
+    return section("Data profiles (read from each whole file; a cut profile says so)",
+                   "\n\n".join(fenced(text) for text in profiles.values()))
 
 
 def environment_text(facts: EnvironmentFacts | None) -> str:

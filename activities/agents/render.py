@@ -3,7 +3,9 @@
 Only facts that are the same on every re-run of the same goal on the same data reach a
 message: no run or task workflow ids, no times or durations, no peak memory, no absolute
 paths (the sandbox's working directory is shown as ``.``). Long texts are cut at fixed
-lengths, so the same request always renders to the same bytes.
+lengths, so the same request always renders to the same bytes. Data profiles (``profiles``,
+by file name) are read by the activity from the store, like artifact previews; a message
+given none has no profile section.
 """
 
 from __future__ import annotations
@@ -21,11 +23,13 @@ from activities.agents.prompting import (
     job_text,
     message,
     named_text,
+    profiles_section,
     scrub,
     section,
     tail,
 )
 from activities.agents.studies import study_section
+from activities.profiles.stored import Profiles
 from workflows.agents.context import TaskDigest
 from workflows.agents.roles import (
     CodeRequest,
@@ -50,7 +54,7 @@ MEMORY_NOTE_CHARS = 1000
 FEEDBACK_CHARS = 2000
 
 
-def plan_message(req: PlanRequest) -> str:
+def plan_message(req: PlanRequest, profiles: Profiles | None = None) -> str:
     """The planner's facts: the goal, its data, what memory says, and a draft to revise.
 
     A study's cycle adds the study's context (:func:`study_section`, within its byte
@@ -67,6 +71,7 @@ def plan_message(req: PlanRequest) -> str:
                              for f in req.feedback)))
     study = section("Study", study_section(req.study)) if req.study is not None else ""
     return message(section("Goal", req.goal), section("Data files", data_text(req.data)),
+                   profiles_section(profiles),
                    section("What earlier runs taught", bullets(notes)), study,
                    revise.strip())
 
@@ -76,18 +81,20 @@ def draft_text(draft: PlanDraftOutput) -> str:
     return canonical_json(draft.model_dump(mode="json"), spaced=True)
 
 
-def plan_review_message(req: PlanReviewRequest) -> str:
-    """The plan reviewer's facts: the goal, its data and the draft."""
+def plan_review_message(req: PlanReviewRequest, profiles: Profiles | None = None) -> str:
+    """The plan reviewer's facts: the goal, its data (and its profiles) and the draft."""
     return message(section("Goal", req.goal), section("Data files", data_text(req.data)),
+                   profiles_section(profiles),
                    section("Draft plan", fenced(draft_text(req.draft), "json")))
 
 
 def code_message(req: CodeRequest, shown: Previews | None = None,
-                 environments: Sequence[str] = ()) -> str:
+                 environments: Sequence[str] = (), profiles: Profiles | None = None) -> str:
     """The coder's facts; the deep path adds why the last job failed.
 
     Both paths show the job's environment (its packages with their versions, when known)
-    and the named environments a job may ask for (``environments``, beside ``base``).
+    and the named environments a job may ask for (``environments``, beside ``base``), and
+    each data file's profile (``profiles``).
 
     A dependent task's coder also reads what each dependency found (its digest and the
     first lines of its text artifacts, ``shown``); a task without dependencies gets no such
@@ -103,6 +110,7 @@ def code_message(req: CodeRequest, shown: Previews | None = None,
         section("Checks on metrics.json", checks_text(req.checks)),
         section("Input files in the working directory", bullets(req.input_names)),
         section("Data files", data_text(req.data)),
+        profiles_section(profiles),
         section("Artifacts of finished dependencies (read-only)",
                 bullets(req.dependency_artifacts)),
         *found,
@@ -123,8 +131,8 @@ def code_message(req: CodeRequest, shown: Previews | None = None,
         sandbox)
 
 
-def review_message(req: ModelReviewRequest) -> str:
-    """A model reviewer's facts: the task, the job, and the deterministic verdict."""
+def review_message(req: ModelReviewRequest, profiles: Profiles | None = None) -> str:
+    """A model reviewer's facts: the task, its data's profiles, the job and the verdict."""
     review = req.review
     policy = review.policy
     limits = (f"memory_mb <= {policy.max_memory_mb}, timeout_s <= {policy.max_timeout_s:g}, "
@@ -134,6 +142,7 @@ def review_message(req: ModelReviewRequest) -> str:
         section("Acceptance criteria", bullets(review.acceptance_criteria)),
         section("Checks on metrics.json", checks_text(review.checks)),
         section("Input files in the working directory", bullets(review.input_names)),
+        profiles_section(profiles),
         section("Artifacts of finished dependencies (read-only)",
                 bullets(review.dependency_artifacts)),
         section("Policy limits", limits),
@@ -199,12 +208,13 @@ def debug_message(req: DebugRequest) -> str:
     return message(*parts)
 
 
-def summary_message(req: SummaryRequest, shown: Previews | None = None) -> str:
+def summary_message(req: SummaryRequest, shown: Previews | None = None,
+                    profiles: Profiles | None = None) -> str:
     """The output processor's facts: the goal and each task's verified results.
 
     Each task's text artifacts show their first lines where they were read (``shown``).
     """
-    return message(section("Goal", req.goal),
+    return message(section("Goal", req.goal), profiles_section(profiles),
                    *(section(f"Task {t.task_id}", _digest(t, req.run_id, shown or {}))
                      for t in req.tasks))
 

@@ -26,6 +26,7 @@ from activities.artifacts.store import ArtifactStore
 from activities.llm.errors import spent
 from activities.llm.gateway import ModelGateway
 from activities.llm.helpers import Helper
+from activities.profiles.stored import DataProfiles
 from workflows.agents.reflector import ReflectAnswer, ReflectorOutput, ReflectRequest
 from workflows.agents.roles import (
     AgentRequest,
@@ -108,17 +109,21 @@ class Agents:
         guideline_tokens: tokens of a prompt the guidelines may take together.
         researcher: the documentation lookups offered to the coder and debuggers (None:
             none; their prompts stay as they were).
+        profiles: the data files' profiles, read from ``store`` by digest (None: from
+            ``store`` with the default bounds).
     """
 
     def __init__(self, gateway: ModelGateway, store: ArtifactStore | None = None, *,
                  guides: GuidelineSource | None = None,
                  guideline_tokens: int = GUIDELINE_TOKENS,
                  researcher: Helper | None = None,
-                 environments: Sequence[str] = ()) -> None:
+                 environments: Sequence[str] = (),
+                 profiles: DataProfiles | None = None) -> None:
         self.gateway = gateway
         self.environments = sorted(environments)
         """The named environments a coder's job may name (beside ``base``)."""
         self.store = store
+        self.profiles = profiles if profiles is not None else DataProfiles(store)
         self.guides = guides
         self.guideline_tokens = guideline_tokens
         self.researcher = researcher
@@ -134,22 +139,26 @@ class Agents:
         names = [d.name for d in req.data]
         tree = req.study.tree if req.study is not None else None
         contract = PlanDraftOutput if req.study is None else StudyPlanDraftOutput
-        got = await self._consult(req, "planner", contract, render.plan_message(req),
+        profiles = await asyncio.to_thread(self.profiles.of, req.data)
+        got = await self._consult(req, "planner", contract, render.plan_message(req, profiles),
                                   lambda out: convert.plan_draft(out, names, tree))
         return PlanAnswer(draft=got.value, spend=got.spend, guidelines=got.guidelines)
 
     @REVIEW_PLAN.defn
     async def review_plan(self, req: PlanReviewRequest) -> PlanReviewAnswer:
         """Judge a drafted plan against its goal and data."""
+        profiles = await asyncio.to_thread(self.profiles.of, req.data)
         got = await self._consult(req, "plan_reviewer", PlanReviewOutput,
-                                  render.plan_review_message(req), convert.plan_review)
+                                  render.plan_review_message(req, profiles),
+                                  convert.plan_review)
         return PlanReviewAnswer(review=got.value, spend=got.spend)
 
     @WRITE_JOB.defn
     async def write_job(self, req: CodeRequest) -> CodeAnswer:
         """Write a task's job (fast path), or rewrite a failed one (deep path)."""
         shown = await asyncio.to_thread(previews, req.upstream, self.store)
-        text = render.code_message(req, shown, self.environments)
+        profiles = await asyncio.to_thread(self.profiles.of, req.data)
+        text = render.code_message(req, shown, self.environments, profiles)
         got = await self._consult(req, "coder", JobOutput, text,
                                   lambda out: (out, convert.job_from_output(
                                       out, self.environments)),
@@ -162,7 +171,9 @@ class Agents:
     async def review_job_model(self, req: ModelReviewRequest) -> ModelReviewAnswer:
         """Add a model's judgement to one deterministic reviewer's verdict."""
         role = f"reviewer_{req.reviewer}"
-        got = await self._consult(req, role, ModelReviewOutput, render.review_message(req),
+        profiles = await asyncio.to_thread(self.profiles.of, req.review.inputs)
+        got = await self._consult(req, role, ModelReviewOutput,
+                                  render.review_message(req, profiles),
                                   lambda out: convert.model_verdict(req.reviewer, out, ""))
         verdict = got.value.model_copy(
             update={"details": {**got.value.details, "model": got.model}})
@@ -193,8 +204,9 @@ class Agents:
     async def summarize_run(self, req: SummaryRequest) -> SummaryAnswer:
         """Answer the run's goal from its tasks' verified results."""
         shown = await asyncio.to_thread(previews, req.tasks, self.store)
+        profiles = await asyncio.to_thread(self.profiles.of, req.data)
         got = await self._consult(req, "output_processor", RunAnswer,
-                                  render.summary_message(req, shown), lambda out: out)
+                                  render.summary_message(req, shown, profiles), lambda out: out)
         return SummaryAnswer(answer=got.value, spend=got.spend)
 
     @REFLECT_FAILURE.defn

@@ -269,6 +269,7 @@ async def _agents_spec(settings: Settings, database_url: str,
     from activities.agents.writer import SkillWriter
     from activities.llm.gateway import ModelGateway
     from activities.llm.ledger import BudgetLedger
+    from activities.profiles.stored import DataProfiles
     from activities.research.tool import DocsResearcher
     from activities.review.panel import review_ops, review_quality_safety
     from skills.store import SkillStore
@@ -301,9 +302,12 @@ async def _agents_spec(settings: Settings, database_url: str,
                   if settings.docs_lookups else None)
     from activities.environments import Catalog
 
-    agents = Agents(gateway, settings.artifact_store(), guides=guides,
+    artifacts = settings.artifact_store()
+    agents = Agents(gateway, artifacts, guides=guides,
                     guideline_tokens=settings.guideline_tokens, researcher=researcher,
-                    environments=Catalog(settings.environments_dir).names())
+                    environments=Catalog(settings.environments_dir).names(),
+                    profiles=DataProfiles(artifacts, max_bytes=settings.profile_bytes,
+                                          scan_bytes=settings.profile_scan_bytes))
     writer = SkillWriter(gateway)
     return PoolSpec(activities=[review_ops, review_quality_safety, gateway.call_model,
                                 agents.plan_goal, agents.review_plan, agents.write_job,

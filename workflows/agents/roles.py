@@ -264,6 +264,8 @@ class SummaryRequest(AgentRequest):
 
     goal: str
     tasks: list[TaskDigest]
+    data: list[DataFile] = Field(default_factory=list[DataFile])
+    """The goal's data files, whose profiles the activity shows."""
 
 
 class SummaryAnswer(RoleAnswer):

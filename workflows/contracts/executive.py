@@ -36,6 +36,14 @@ class Finding(Model):
     line: int | None = None
 
 
+class InputDigest(Model):
+    """A job's input file by name, digest and size (never its path), for its data profile."""
+
+    name: str
+    sha256: str
+    size: int
+
+
 class ReviewInput(Model):
     """What every reviewer sees: the task and the job proposed for it."""
 
@@ -45,6 +53,8 @@ class ReviewInput(Model):
     checks: list[Check] = Field(default_factory=list[Check])
     job: JobSpec
     input_names: list[str] = Field(default_factory=list[str])
+    inputs: list[InputDigest] = Field(default_factory=list[InputDigest])
+    """The input files by digest, for their profiles (empty in reviews saved before them)."""
     dependency_artifacts: list[str] = Field(default_factory=list[str])
     policy: ReviewPolicy = Field(default_factory=ReviewPolicy)
     diagnostic: bool = False

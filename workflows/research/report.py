@@ -86,7 +86,8 @@ async def answer_goal(state: RunState, agents: AgentCalls, question: str | None 
     digests = [task_digest(t, tail=tail, wanted=wanted) for t in tasks]
     try:
         answer = await agents.call(
-            SUMMARIZE_RUN, SummaryRequest(run_id=state.req.run_id, goal=goal, tasks=digests),
+            SUMMARIZE_RUN, SummaryRequest(run_id=state.req.run_id, goal=goal, tasks=digests,
+                                         data=state.req.data),
             role="output_processor")
     except AgentUnavailable as err:
         state.log.add("agent_call", "error", agent="output_processor", status="no_answer",

@@ -30,6 +30,7 @@ with workflow.unsafe.imports_passed_through():
         VerifyEvidenceInput,
     )
     from workflows.contracts.executive import (
+        InputDigest,
         RescanInput,
         RescanResult,
         ReviewInput,
@@ -76,6 +77,8 @@ class TaskCalls:
             acceptance_criteria=[] if diagnostic else decision.acceptance_criteria,
             checks=[] if diagnostic else decision.checks, job=job, diagnostic=diagnostic,
             input_names=[i.name for i in decision.resolved_inputs],
+            inputs=[InputDigest(name=i.name, sha256=i.sha256, size=i.size)
+                    for i in decision.resolved_inputs],
             dependency_artifacts=[f"deps/{a.task_id}/{a.name}"
                                   for a in self.task.dependency_artifacts],
             policy=self.task.policy.review)
