@@ -8,7 +8,7 @@ lengths, so the same request always renders to the same bytes.
 
 from __future__ import annotations
 
-from activities.agents.previews import Previews
+from activities.agents.previews import Previews, Reused
 from activities.agents.prompting import (
     bullets,
     checks_text,
@@ -46,11 +46,12 @@ MEMORY_NOTE_CHARS = 1000
 FEEDBACK_CHARS = 2000
 
 
-def plan_message(req: PlanRequest) -> str:
+def plan_message(req: PlanRequest, reused: Reused | None = None) -> str:
     """The planner's facts: the goal, its data, what memory says, and a draft to revise.
 
     A study's cycle adds the study's context (:func:`study_section`, within its byte
-    budget) after what memory says; a request without a study renders as it always did.
+    budget, with the reusable tasks' first lines ``reused``) after what memory says; a
+    request without a study renders as it always did.
     """
     notes = [head(n, MEMORY_NOTE_CHARS) for n in req.memory[:MEMORY_NOTES]]
     revise = ""
@@ -60,7 +61,8 @@ def plan_message(req: PlanRequest) -> str:
                          section("Feedback to address", bullets(
                              scrub(head(f, FEEDBACK_CHARS), run_id=req.run_id)
                              for f in req.feedback)))
-    study = section("Study", study_section(req.study)) if req.study is not None else ""
+    study = section("Study", study_section(req.study, reused=reused)) \
+        if req.study is not None else ""
     return message(section("Goal", req.goal), section("Data files", data_text(req.data)),
                    section("What earlier runs taught", bullets(notes)), study,
                    revise.strip())
@@ -71,10 +73,16 @@ def draft_text(draft: PlanDraftOutput) -> str:
     return canonical_json(draft.model_dump(mode="json"), spaced=True)
 
 
-def plan_review_message(req: PlanReviewRequest) -> str:
-    """The plan reviewer's facts: the goal, its data and the draft."""
+def plan_review_message(req: PlanReviewRequest, reused: Reused | None = None) -> str:
+    """The plan reviewer's facts: the goal, its data and the draft.
+
+    A study's cycle adds the study as its planner saw it, told what to check (a request
+    without a study renders as it always did).
+    """
+    study = section("Study", study_section(req.study, reused=reused, reader="plan_reviewer")) \
+        if req.study is not None else ""
     return message(section("Goal", req.goal), section("Data files", data_text(req.data)),
-                   section("Draft plan", fenced(draft_text(req.draft), "json")))
+                   study, section("Draft plan", fenced(draft_text(req.draft), "json")))
 
 
 def code_message(req: CodeRequest, shown: Previews | None = None) -> str:
@@ -87,6 +95,9 @@ def code_message(req: CodeRequest, shown: Previews | None = None) -> str:
     """
     found = [section(f"What dependency {t.task_id} found", _digest(t, req.run_id, shown or {}))
              for t in req.upstream]
+    found += [section(f"What earlier task {ref} wrote (reused, read-only)",
+                      _reused(ref, req, shown or {}))
+              for ref in dict.fromkeys(a.task_id for a in req.reused)]
     task = message(
         section("Research goal", req.goal or ""),
         section("Task", req.action),
@@ -211,3 +222,13 @@ def _digest(task: TaskDigest, run_id: str, shown: Previews) -> str:
         "stdout (tail):\n" + fenced(out),
         ("First lines of its text artifacts:\n\n" + "\n\n".join(firsts)) if firsts
         else "").strip()
+
+
+def _reused(ref: str, req: CodeRequest, shown: Previews) -> str:
+    """An earlier cycle's reused task: its files, with the first lines of the text ones."""
+    files = [a.name for a in req.reused if a.task_id == ref]
+    firsts = [f"deps/{ref}/{name}:\n{fenced(scrub(shown[(ref, name)], run_id=req.run_id))}"
+              for name in files if (ref, name) in shown]
+    listed = bullets(f"deps/{ref}/{name}" for name in files)
+    return message(listed, ("First lines of its text files:\n\n" + "\n\n".join(firsts))
+                   if firsts else "").strip()
