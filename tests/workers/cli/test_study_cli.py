@@ -340,3 +340,20 @@ def test_a_hypothesis_row_gives_its_evidence_with_its_interval() -> None:
                      {"task_id": "fit", "metric": "r2_gain", "value": 0.5, "cycle": 2}]})
     assert hypothesis_row(item)[4] == ("r2_gain=0.01145 [-0.0087, 0.0316] 95 % (compare, cycle 1), "
                                        "r2_gain=0.5 (fit, cycle 2)")
+
+
+def test_status_counts_what_the_running_cycle_spent_and_planned() -> None:
+    from workers.cli.studies import status_lines
+    from workflows.contracts.results import RunProgress
+    from workflows.contracts.study import StudyPolicy, StudyState
+
+    state = StudyState(study_id="s", goal="g", policy=StudyPolicy(budget_usd=5.0))
+    progress = StudyProgress(study_id="s", phase="cycle", cycle=1, run_id="s.cycle-1",
+                             state=state)
+    running = RunProgress(run_id="s.cycle-1", phase="execute", status="running",
+                          spent_usd=0.4213, hypotheses=["H1", "H2"])
+    lines = status_lines(progress, "running", [], running)
+    assert ("  spent $0.42 of $5.00 ($0.42 of it by cycle 1 so far); 2 hypotheses, 2 of "
+            "them planned in cycle 1 (assay hypotheses s)") in lines
+    assert "  spent $0.00 of $5.00; 0 hypotheses (assay hypotheses s)" in status_lines(
+        progress, "running", [])
