@@ -194,7 +194,8 @@ def _hypotheses(report: StudyReport) -> list[str]:
     rows = ["| hypothesis | parent | statement | test | status | metric | value | cycle | task |",
             "| --- | --- | --- | --- | --- | --- | ---: | ---: | --- |"]
     for h in tree.hypotheses:
-        status = h.status + (f" (cycle {h.decided_in})" if h.decided_in else "")
+        status = h.status + (f" (cycle {h.decided_in}{', concluded' if h.concluded else ''})"
+                             if h.decided_in else "")
         head = (f"| {md(h.id)} | {md(h.parent) if h.parent else NONE} "
                 f"| {md(h.statement, STATEMENT_CHARS)} | {md(h.test.describe())} | {status}")
         items = h.evidence or [None]
@@ -231,6 +232,9 @@ def _answer(report: StudyReport) -> list[str]:
             found = ", ".join(f"{md(e.shown())} (task {md(e.task_id)}, "
                               f"cycle {e.cycle})" for e in h.evidence)
             lines.append(f"- Supported {md(h.id)}: {md(h.statement, STATEMENT_CHARS)} — {found}")
+    lines += [f"- Question {md(h.id)}: **{h.status}**" + (f", {md(h.concluded)}" if h.concluded
+                                                          else "")
+              for h in report.tree.children(None) if report.status != "running"]
     return [*lines, *criteria(report.policy.acceptance, last),
             *warnings(report.policy.acceptance, report.tree, last)]
 

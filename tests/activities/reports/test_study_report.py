@@ -358,3 +358,21 @@ async def test_an_interval_that_includes_the_threshold_is_said_and_warned_of(
     assert "- Hypothesis H2's test f1 \\>= 0.7 is written on a point estimate" in answer
     hypotheses = section(markdown, "Hypotheses")
     assert "| inconclusive | f1 | 0.72 \\[0.66, 0.78\\] 95 % | 1 | fit |" in hypotheses
+
+
+async def test_an_ended_study_answers_each_root_hypothesis_and_marks_a_concluded_one(
+        tmp_path: Path) -> None:
+    from tests.workflows.study.factories import hypothesis, tree
+    from workflows.study.conclusion import concluded
+
+    state = await study_of(tmp_path / "runs", three_cycles())
+    ended = concluded(tree(hypothesis("H0"), hypothesis("H0a", "H0", status="refuted",
+                                                        decided_in=1)), 3)
+    state = state.model_copy(update={"tree": ended})
+    markdown = Path((await write(tmp_path, state, status="completed")).summary_md).read_text(
+        encoding="utf-8")
+    assert ("- Question H0: **refuted**, from its children (H0a refuted): every child is "
+            "refuted") in section(markdown, "Final answer")
+    assert "| refuted (cycle 3, concluded) |" in section(markdown, "Hypotheses")
+    running = await write(tmp_path, state, status="running")
+    assert "- Question H0" not in Path(running.summary_md).read_text(encoding="utf-8")
