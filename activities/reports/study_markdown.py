@@ -1,9 +1,11 @@
 """The study's Markdown: its story in a paragraph, then the numbers and diagrams behind it.
 
-Read top to bottom in two minutes: the story (each cycle's decision and why, on one line),
-the cycle table and chart, the hypothesis tree (a Mermaid flowchart and a table of its
-evidence), the final answer with the acceptance criteria's values, the tasks carried
-forward, links to each cycle's report, and the latest cycle's plan as a Mermaid DAG.
+Read top to bottom in two minutes: an ended study's synthesis (what was found, how sure,
+what is still open: :mod:`activities.reports.study_synthesis`), the story (each cycle's
+decision and why, on one line), the cycle table and chart, the hypothesis tree (a Mermaid
+flowchart and a table of its evidence), the final answer with the acceptance criteria's
+values, the tasks carried forward, links to each cycle's report, and the latest cycle's plan
+as a Mermaid DAG.
 Everything that comes from people, plans or models (goal, statements, reasons, names) goes
 through the run report's escapes: :func:`~activities.reports.branches.md` for Markdown,
 :func:`~activities.reports.branches.label` for Mermaid.
@@ -20,6 +22,7 @@ from activities.reports.figures import mermaid
 from activities.reports.numbers import duration, number
 from activities.reports.study_criteria import criteria, warnings
 from activities.reports.study_figures import Chart, LinePoint
+from activities.reports.study_synthesis import synthesis
 from activities.reports.tasks import link
 from workflows.common.words import plural
 from workflows.contracts.results import RunReport
@@ -52,7 +55,8 @@ def render_study(report: StudyReport, chart: Chart, latest: RunReport | None,
     # a first plan is named by its name in the title (its digest is in the header)
     start = report.goal or (report.first_plan or "").partition("@")[0] or report.study_id
     lines = [f"# Study: {md(start, TITLE_CHARS)} — {report.status}", "",
-             *_header(report, chart), *_goal(report.goal), *_story(report, chart),
+             *_header(report, chart), *synthesis(report), *_goal(report.goal),
+             *_story(report, chart),
              *_cycles(report, chart), *_hypotheses(report), *_answer(report),
              *_carried(report), *_links(report, folder), *_plan(report, latest)]
     return "\n".join(lines) + "\n"
