@@ -16,7 +16,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from activities.artifacts.store import ArtifactStore, StoreError
+from activities.reports.reading import read_report
 from workflows.agents.context import TaskDigest
+from workflows.contracts.execution import DependencyArtifact
+from workflows.contracts.plan import cycle_ref
+from workflows.contracts.study import StudyContext
 
 PREVIEW_BYTES = 2048
 PREVIEW_LINES = 5
@@ -30,6 +34,9 @@ UTF8_LONGEST = 4
 
 Previews = dict[tuple[str, str], str]
 """First lines by (task id, artifact name)."""
+Reused = dict[str, list[tuple[str, str | None]]]
+"""An earlier cycle's task (``c1.data``): each verified artifact's name and first lines
+(None: not a text file, or not readable here)."""
 
 
 def stored_lines(store: ArtifactStore, sha256: str) -> str | None:
@@ -68,4 +75,34 @@ def previews(digests: Iterable[TaskDigest], store: ArtifactStore | None = None) 
             text = stored_lines(store, ref.sha256) if store is not None else None
             if text:
                 found[(ref.task_id, ref.name)] = text
+    return found
+
+
+def artifact_previews(artifacts: Iterable[DependencyArtifact],
+                      store: ArtifactStore | None = None) -> Previews:
+    """The first lines of every text artifact given (an earlier cycle's reused ones)."""
+    found: Previews = {}
+    for ref in artifacts:
+        text = stored_lines(store, ref.sha256) if store is not None else None
+        if text:
+            found[(ref.task_id, ref.name)] = text
+    return found
+
+
+def reusable_previews(study: StudyContext, store: ArtifactStore | None = None) -> Reused:
+    """Each reusable earlier task's verified artifacts with their first lines.
+
+    Read from the cycles' reports (this host's disk, else the store); a task whose report
+    cannot be read here is left out, and its line in the prompt shows its action only.
+    """
+    reports = {s.cycle: read_report(s.results_json, s.results_sha256, store)
+               for s in study.previous if s.results_json}
+    found: Reused = {}
+    for ref in study.reusable():
+        cycle, task_id = cycle_ref(ref)
+        report = reports.get(cycle)
+        task = next((t for t in report.tasks if t.task_id == task_id), None) if report else None
+        if task is not None:
+            found[ref] = [(a.name, stored_lines(store, a.sha256) if store is not None else None)
+                          for a in task.artifacts]
     return found

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from activities.agents.previews import Previews
+from activities.agents.previews import Previews, Reused
 from activities.agents.prompting import (
     bullets,
     checks_text,
@@ -54,11 +54,13 @@ MEMORY_NOTE_CHARS = 1000
 FEEDBACK_CHARS = 2000
 
 
-def plan_message(req: PlanRequest, profiles: Profiles | None = None) -> str:
+def plan_message(req: PlanRequest, profiles: Profiles | None = None,
+                 reused: Reused | None = None) -> str:
     """The planner's facts: the goal, its data, what memory says, and a draft to revise.
 
     A study's cycle adds the study's context (:func:`study_section`, within its byte
-    budget) after what memory says; a request without a study renders as it always did.
+    budget, with the reusable tasks' first lines ``reused``) after what memory says; a
+    request without a study renders as it always did.
     """
     kept, cut = keep(req.memory, MEMORY_NOTES, what="memory note")
     notes = [head(n, MEMORY_NOTE_CHARS) for n in kept] + ([cut] if cut else [])
@@ -69,7 +71,8 @@ def plan_message(req: PlanRequest, profiles: Profiles | None = None) -> str:
                          section("Feedback to address", bullets(
                              scrub(head(f, FEEDBACK_CHARS), run_id=req.run_id)
                              for f in req.feedback)))
-    study = section("Study", study_section(req.study)) if req.study is not None else ""
+    study = section("Study", study_section(req.study, reused=reused)) \
+        if req.study is not None else ""
     return message(section("Goal", req.goal), section("Data files", data_text(req.data)),
                    profiles_section(profiles),
                    section("What earlier runs taught", bullets(notes)), study,
@@ -81,10 +84,17 @@ def draft_text(draft: PlanDraftOutput) -> str:
     return canonical_json(draft.model_dump(mode="json"), spaced=True)
 
 
-def plan_review_message(req: PlanReviewRequest, profiles: Profiles | None = None) -> str:
-    """The plan reviewer's facts: the goal, its data (and its profiles) and the draft."""
+def plan_review_message(req: PlanReviewRequest, profiles: Profiles | None = None,
+                        reused: Reused | None = None) -> str:
+    """The plan reviewer's facts: the goal, its data (and its profiles) and the draft.
+
+    A study's cycle adds the study as its planner saw it, told what to check (a request
+    without a study renders as it always did).
+    """
+    study = section("Study", study_section(req.study, reused=reused, reader="plan_reviewer")) \
+        if req.study is not None else ""
     return message(section("Goal", req.goal), section("Data files", data_text(req.data)),
-                   profiles_section(profiles),
+                   profiles_section(profiles), study,
                    section("Draft plan", fenced(draft_text(req.draft), "json")))
 
 
@@ -103,6 +113,9 @@ def code_message(req: CodeRequest, shown: Previews | None = None,
     """
     found = [section(f"What dependency {t.task_id} found", _digest(t, req.run_id, shown or {}))
              for t in req.upstream]
+    found += [section(f"What earlier task {ref} wrote (reused, read-only)",
+                      _reused(ref, req, shown or {}))
+              for ref in dict.fromkeys(a.task_id for a in req.reused)]
     task = message(
         section("Research goal", req.goal or ""),
         section("Task", req.action),
@@ -234,3 +247,13 @@ def _digest(task: TaskDigest, run_id: str, shown: Previews) -> str:
         "stdout (tail):\n" + fenced(out),
         ("First lines of its text artifacts:\n\n" + "\n\n".join(firsts)) if firsts
         else "").strip()
+
+
+def _reused(ref: str, req: CodeRequest, shown: Previews) -> str:
+    """An earlier cycle's reused task: its files, with the first lines of the text ones."""
+    files = [a.name for a in req.reused if a.task_id == ref]
+    firsts = [f"deps/{ref}/{name}:\n{fenced(scrub(shown[(ref, name)], run_id=req.run_id))}"
+              for name in files if (ref, name) in shown]
+    listed = bullets(f"deps/{ref}/{name}" for name in files)
+    return message(listed, ("First lines of its text files:\n\n" + "\n\n".join(firsts))
+                   if firsts else "").strip()

@@ -19,7 +19,7 @@ from temporalio.exceptions import ApplicationError
 
 from activities.agents import convert, render
 from activities.agents.guidance import GUIDELINE_TOKENS, GuidelineSource, guidance_section
-from activities.agents.previews import previews
+from activities.agents.previews import artifact_previews, previews, reusable_previews
 from activities.agents.prompting import system_prompt
 from activities.agents.reflector import reflect_message, reflector_note
 from activities.artifacts.store import ArtifactStore
@@ -140,16 +140,21 @@ class Agents:
         tree = req.study.tree if req.study is not None else None
         contract = PlanDraftOutput if req.study is None else StudyPlanDraftOutput
         profiles = await asyncio.to_thread(self.profiles.of, req.data)
-        got = await self._consult(req, "planner", contract, render.plan_message(req, profiles),
+        reused = await asyncio.to_thread(reusable_previews, req.study, self.store) \
+            if req.study is not None else {}
+        got = await self._consult(req, "planner", contract,
+                                  render.plan_message(req, profiles, reused),
                                   lambda out: convert.plan_draft(out, names, tree))
         return PlanAnswer(draft=got.value, spend=got.spend, guidelines=got.guidelines)
 
     @REVIEW_PLAN.defn
     async def review_plan(self, req: PlanReviewRequest) -> PlanReviewAnswer:
-        """Judge a drafted plan against its goal and data."""
+        """Judge a drafted plan against its goal and data (and, in a study, the study)."""
         profiles = await asyncio.to_thread(self.profiles.of, req.data)
+        reused = await asyncio.to_thread(reusable_previews, req.study, self.store) \
+            if req.study is not None else {}
         got = await self._consult(req, "plan_reviewer", PlanReviewOutput,
-                                  render.plan_review_message(req, profiles),
+                                  render.plan_review_message(req, profiles, reused),
                                   convert.plan_review)
         return PlanReviewAnswer(review=got.value, spend=got.spend)
 
@@ -157,6 +162,7 @@ class Agents:
     async def write_job(self, req: CodeRequest) -> CodeAnswer:
         """Write a task's job (fast path), or rewrite a failed one (deep path)."""
         shown = await asyncio.to_thread(previews, req.upstream, self.store)
+        shown |= await asyncio.to_thread(artifact_previews, req.reused, self.store)
         profiles = await asyncio.to_thread(self.profiles.of, req.data)
         text = render.code_message(req, shown, self.environments, profiles)
         got = await self._consult(req, "coder", JobOutput, text,

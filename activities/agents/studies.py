@@ -1,16 +1,19 @@
-"""The study section of the planner's message: where a study stands, within a byte budget.
+"""The study section of the planner's and plan reviewer's messages: where a study stands.
 
-A study's cycle is planned from what happened: the hypothesis tree with its evidence, each
-previous cycle's task outcomes (status, reason, verified metrics, checks, actual against
-estimated time and cost), blockers, deferred patches, the failed and deferred tasks carried
-forward with their diagnosis, the earlier completed tasks a task may reuse (``c1.data``:
-their verified files, not run again), and the decision that asked for this cycle. The
-section is rendered deterministically and never takes more than :data:`STUDY_CONTEXT_BYTES`
-(UTF-8): the least relevant lines go first (an older cycle's plain successes and reusable
-tasks, then the rest of the older cycle, hypotheses already decided, carried tasks from the
-oldest, the latest cycle's plain successes and reusable tasks, open hypotheses after the
-first :data:`OPEN_KEPT`, the rest of the latest cycle, the first open hypotheses; those the
-decision names go last), and the section says what was left out.
+It opens with what the study stops on (the cycle and the limit, the acceptance criteria, the
+key metric, the budget: :mod:`activities.agents.study_facts`). A study's cycle is planned
+from what happened: the hypothesis tree with its evidence, each previous cycle's task
+outcomes (status, reason, verified metrics, checks, actual against estimated time and cost),
+blockers, deferred patches, the failed and deferred tasks carried forward with their
+diagnosis, the earlier completed tasks a task may reuse (``c1.data``: their verified files
+with their first lines, not run again), and the decision that asked for this cycle. The
+section is rendered deterministically and never takes more than
+:data:`STUDY_CONTEXT_BYTES` (UTF-8): the least relevant lines go first (an older cycle's
+plain successes and reusable tasks, then the rest of the older cycle, hypotheses already
+decided, carried tasks from the oldest, the latest cycle's plain successes and reusable
+tasks, open hypotheses after the first :data:`OPEN_KEPT`, the rest of the latest cycle, the
+first open hypotheses; those the decision names go last), and the section says what was
+left out.
 """
 
 from __future__ import annotations
@@ -18,7 +21,9 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
+from activities.agents.previews import Reused
 from activities.agents.prompting import bullets
+from activities.agents.study_facts import Reader, how_text, policy_text, reuse_text
 from workflows.common.bounds import clip
 from workflows.common.words import plural
 from workflows.contracts.hypotheses import DECIDED, Hypothesis
@@ -37,30 +42,10 @@ STATEMENT_CHARS = 400
 """A hypothesis statement is shown up to this many characters."""
 REASON_CHARS = 1000
 """A decision's reason is shown up to this many characters."""
-ACTION_CHARS = 200
-"""A reusable task's action is shown up to this many characters."""
 OPEN_KEPT = 10
 """Open hypotheses (the first in the tree) kept before the latest cycle's failures."""
 PLURALS = {"hypothesis": "hypotheses", "carried task": "carried tasks",
            "reusable task": "reusable tasks"}
-HOW = (
-    "Plan this cycle to carry out the decision above, using what the earlier cycles found. "
-    "Propose the hypotheses this cycle tests in `hypotheses`: an id, the `parent` it refines "
-    "(or shares with its siblings), a `statement`, and the `test` that decides it (a metric "
-    "a task reports, an operator and a threshold; `task_id` when one task alone decides). "
-    "Set each task's `hypothesis` to the one its verified metrics are evidence for. A "
-    "hypothesis already in the tree is linked by its id alone; a changed one needs a new id. "
-    "Verdicts are computed from verified metrics, never from words: have each linked task "
-    "report its hypothesis's metric, best as a check, and with its interval where the "
-    "analysis has one: a test is then judged on the interval, and one whose interval "
-    "includes the threshold is inconclusive; settle it with more evidence (more data, more "
-    "resamples or folds, a paired comparison), not by running the same job again. "
-    "Retry a carried task only with a "
-    "change that answers its diagnosis. Do not run an earlier completed task again to use "
-    "what it wrote: list it in the reading task's `reuse` (`c1.data` is task data of cycle "
-    "1, one of those offered above), and that task's job reads its verified files at "
-    "`deps/c1.data/<file>` (the names its action says it wrote); a reused task is not a "
-    "`dependencies` entry and is not planned again.")
 
 
 @dataclass(frozen=True)
@@ -77,20 +62,30 @@ class _Line:
     """Where it is, for that note (``of cycle 2``)."""
 
 
-def study_section(ctx: StudyContext, budget: int = STUDY_CONTEXT_BYTES) -> str:
-    """The study's context as the body of the planner's "Study" section, within ``budget``."""
-    lines = _lines(ctx)
+def study_section(ctx: StudyContext, budget: int = STUDY_CONTEXT_BYTES,
+                  reused: Reused | None = None, reader: Reader = "planner") -> str:
+    """The study's context as the body of a "Study" section, within ``budget``.
+
+    Args:
+        ctx: where the study stands.
+        budget: the most the section may take, in UTF-8 bytes.
+        reused: the reusable tasks' verified files with their first lines (none: their
+            actions only).
+        reader: the planner, or the plan reviewer (told what to check instead of how to
+            plan).
+    """
+    lines = _lines(ctx, reused or {})
     order = sorted(range(len(lines)), key=lambda i: lines[i].rank)
     low, high = 0, len(order)
     while low < high:  # fewest cuts that fit; the cut note grows slowly, so check after
         mid = (low + high) // 2
-        if _fits(ctx, lines, set(order[:mid]), budget):
+        if _fits(ctx, lines, set(order[:mid]), budget, reader):
             high = mid
         else:
             low = mid + 1
-    while low < len(order) and not _fits(ctx, lines, set(order[:low]), budget):
+    while low < len(order) and not _fits(ctx, lines, set(order[:low]), budget, reader):
         low += 1
-    text = _render(ctx, lines, set(order[:low]), budget)
+    text = _render(ctx, lines, set(order[:low]), budget, reader)
     data = text.encode()
     if len(data) <= budget:
         return text
@@ -98,16 +93,18 @@ def study_section(ctx: StudyContext, budget: int = STUDY_CONTEXT_BYTES) -> str:
     return data[:max(0, budget - len(note.encode()))].decode(errors="ignore") + note
 
 
-def _fits(ctx: StudyContext, lines: list[_Line], cut: set[int], budget: int) -> bool:
-    return len(_render(ctx, lines, cut, budget).encode()) <= budget
+def _fits(ctx: StudyContext, lines: list[_Line], cut: set[int], budget: int,
+          reader: Reader) -> bool:
+    return len(_render(ctx, lines, cut, budget, reader).encode()) <= budget
 
 
-def _render(ctx: StudyContext, lines: list[_Line], cut: set[int], budget: int) -> str:
+def _render(ctx: StudyContext, lines: list[_Line], cut: set[int], budget: int,
+            reader: Reader) -> str:
     kept: dict[str, list[str]] = {}
     for i, line in enumerate(lines):
         if i not in cut:
             kept.setdefault(line.block, []).append(line.text)
-    parts = [f"This is cycle {ctx.cycle} of the study.", _decision_line(ctx.decision),
+    parts = [policy_text(ctx), _decision_line(ctx.decision),
              "### Hypothesis tree\n\n" + (bullets(kept.get("tree", [])) or "(none yet)")]
     for summary in ctx.previous:
         parts.append(_cycle_block(summary, ctx.decision, kept))
@@ -115,7 +112,9 @@ def _render(ctx: StudyContext, lines: list[_Line], cut: set[int], budget: int) -
                  + (bullets(kept.get("reuse", [])) or "(none)"))
     parts.append("### Carried forward (failed or deferred, not yet completed)\n\n"
                  + (bullets(kept.get("carried", [])) or "(none)"))
-    parts.append("### How to plan this cycle\n\n" + HOW)
+    title = "How to review this cycle's plan" if reader == "plan_reviewer" else \
+        "How to plan this cycle"
+    parts.append(f"### {title}\n\n" + how_text(ctx, reader))
     if cut:
         counts = Counter((lines[i].what, lines[i].where) for i in cut)
         left = ", ".join(f"{plural(n, what, PLURALS.get(what, ''))}{where}"
@@ -156,7 +155,7 @@ def _cycle_block(summary: CycleSummary, decision: CycleDecision | None,
     return "\n\n".join(parts)
 
 
-def _lines(ctx: StudyContext) -> list[_Line]:
+def _lines(ctx: StudyContext, reused: Reused) -> list[_Line]:
     """Every line that may be cut, with its cut rank (see the module's docstring)."""
     lines: list[_Line] = []
     decision = ctx.decision
@@ -177,7 +176,7 @@ def _lines(ctx: StudyContext) -> list[_Line]:
     reusable = ctx.reusable()
     for n, (ref, task) in enumerate(reusable.items()):
         older = ref.partition(".")[0] != f"c{ctx.previous[-1].cycle}"
-        text = f"{ref}: {clip(task.action, ACTION_CHARS)}" if task.action else ref
+        text = reuse_text(ref, task, reused.get(ref))
         lines.append(_Line("reuse", text, (0 if older else 4, len(reusable) - n),
                            "reusable task"))
     for n, carried in enumerate(ctx.carried):

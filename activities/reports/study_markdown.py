@@ -1,9 +1,11 @@
 """The study's Markdown: its story in a paragraph, then the numbers and diagrams behind it.
 
-Read top to bottom in two minutes: the story (each cycle's decision and why, on one line),
-the cycle table and chart, the hypothesis tree (a Mermaid flowchart and a table of its
-evidence), the final answer with the acceptance criteria's values, the tasks carried
-forward, links to each cycle's report, and the latest cycle's plan as a Mermaid DAG.
+Read top to bottom in two minutes: an ended study's synthesis (what was found, how sure,
+what is still open: :mod:`activities.reports.study_synthesis`), the story (each cycle's
+decision and why, on one line), the cycle table and chart, the hypothesis tree (a Mermaid
+flowchart and a table of its evidence), the final answer with the acceptance criteria's
+values, the tasks carried forward, links to each cycle's report, and the latest cycle's plan
+as a Mermaid DAG.
 Everything that comes from people, plans or models (goal, statements, reasons, names) goes
 through the run report's escapes: :func:`~activities.reports.branches.md` for Markdown,
 :func:`~activities.reports.branches.label` for Mermaid.
@@ -21,6 +23,7 @@ from activities.reports.kpis import cycles_table
 from activities.reports.numbers import duration, number
 from activities.reports.study_criteria import criteria, warnings
 from activities.reports.study_figures import Chart, LinePoint
+from activities.reports.study_synthesis import synthesis
 from activities.reports.tasks import link
 from workflows.branching.selection import ALLOW_FLAG, held_out
 from workflows.common.words import plural
@@ -54,9 +57,10 @@ def render_study(report: StudyReport, chart: Chart, latest: RunReport | None,
     # a first plan is named by its name in the title (its digest is in the header)
     start = report.goal or (report.first_plan or "").partition("@")[0] or report.study_id
     lines = [f"# Study: {md(start, TITLE_CHARS)} — {report.status}", "",
-             *_header(report, chart), *_goal(report.goal), *_story(report, chart),
-             *_cycles(report, chart), *cycles_table(report.cycle_kpis), *_hypotheses(report),
-             *_answer(report), *_carried(report), *_links(report, folder), *_plan(report, latest)]
+             *_header(report, chart), *synthesis(report), *_goal(report.goal),
+             *_story(report, chart), *_cycles(report, chart), *cycles_table(report.cycle_kpis),
+             *_hypotheses(report), *_answer(report), *_carried(report), *_links(report, folder),
+             *_plan(report, latest)]
     return "\n".join(lines) + "\n"
 
 
@@ -217,7 +221,8 @@ def _hypotheses(report: StudyReport) -> list[str]:
     rows = ["| hypothesis | parent | statement | test | status | metric | value | cycle | task |",
             "| --- | --- | --- | --- | --- | --- | ---: | ---: | --- |"]
     for h in tree.hypotheses:
-        status = h.status + (f" (cycle {h.decided_in})" if h.decided_in else "")
+        status = h.status + (f" (cycle {h.decided_in}{', concluded' if h.concluded else ''})"
+                             if h.decided_in else "")
         head = (f"| {md(h.id)} | {md(h.parent) if h.parent else NONE} "
                 f"| {md(h.statement, STATEMENT_CHARS)} | {md(h.test.describe())} | {status}")
         items = h.evidence or [None]
@@ -254,6 +259,9 @@ def _answer(report: StudyReport) -> list[str]:
             found = ", ".join(f"{md(e.shown())} (task {md(e.task_id)}, "
                               f"cycle {e.cycle})" for e in h.evidence)
             lines.append(f"- Supported {md(h.id)}: {md(h.statement, STATEMENT_CHARS)} — {found}")
+    lines += [f"- Question {md(h.id)}: **{h.status}**" + (f", {md(h.concluded)}" if h.concluded
+                                                          else "")
+              for h in report.tree.children(None) if report.status != "running"]
     return [*lines, *criteria(report.policy.acceptance, last),
             *warnings(report.policy.acceptance, report.tree, last)]
 

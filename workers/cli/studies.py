@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from workflows.client import AssayClient
     from workflows.contracts.cycles import StudyProgress, StudyResult
     from workflows.contracts.hypotheses import Hypothesis
+    from workflows.contracts.results import RunProgress
     from workflows.contracts.study import CycleSummary, StudyPolicy
     from workflows.study_client import StudyClient
 
@@ -56,7 +57,8 @@ def status(study_id: Annotated[str, typer.Argument(metavar="STUDY")],
            as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
     """Show a study's phase and cycle, what it waits for, and each cycle's decision."""
     async def go() -> None:
-        studies = await _studies()
+        assay = await client_for(Settings())
+        studies = study_client(assay)
         progress = await studies.progress(study_id)
         if as_json:
             typer.echo(progress.model_dump_json(indent=2))
@@ -64,7 +66,8 @@ def status(study_id: Annotated[str, typer.Argument(metavar="STUDY")],
         ended = (await studies.summary(study_id)).shown_status
         approvers = ((await studies.started_with(study_id)).policy.gates.cycle.approvers
                      if progress.waiting is not None else [])
-        for line in status_lines(progress, ended, approvers):
+        running = await running_cycle(assay, progress)
+        for line in status_lines(progress, ended, approvers, running):
             typer.echo(line)
         print_table(["CYCLE", "RUN", "STATUS", "KEY", "DECISION", "REASON"],
                     [cycle_row(s, progress.state.policy) for s in progress.state.summaries])
@@ -72,10 +75,24 @@ def status(study_id: Annotated[str, typer.Argument(metavar="STUDY")],
     run_async(go())
 
 
-def status_lines(progress: StudyProgress, shown: str, approvers: list[str]) -> list[str]:
+async def running_cycle(assay: AssayClient, progress: StudyProgress) -> RunProgress | None:
+    """How the running cycle's run stands (None: no cycle runs, or its run cannot say yet)."""
+    from temporalio.service import RPCError
+
+    if progress.phase != "cycle" or not progress.run_id:
+        return None
+    try:
+        return await assay.progress(progress.run_id)
+    except RPCError:  # not started yet, or a query no worker answers now
+        return None
+
+
+def status_lines(progress: StudyProgress, shown: str, approvers: list[str],
+                 running: RunProgress | None = None) -> list[str]:
     """The headline of ``assay study status``: status, phase, spend, what the study waits for.
 
-    ``shown`` is the study's status (``running``, or how it ended).
+    ``shown`` is the study's status (``running``, or how it ended); ``running`` is the
+    running cycle's run, whose spend so far and planned hypotheses are counted in.
     """
     from workers.cli.show import decision_lines, short
 
@@ -84,10 +101,7 @@ def status_lines(progress: StudyProgress, shown: str, approvers: list[str]) -> l
              f"most {state.policy.max_cycles}"]
     lines.append(f"  goal: {short(state.goal)}" if state.goal else
                  f"  first plan: {state.first_plan}")
-    budget = f" of ${state.policy.budget_usd:.2f}" if state.policy.budget_usd else ""
-    lines.append(f"  spent ${state.spent_usd:.2f}{budget}; "
-                 f"{plural(len(state.tree.hypotheses), 'hypothesis', 'hypotheses')} "
-                 f"(assay hypotheses {sid})")
+    lines.append(f"  {spend_text(progress, running)} (assay hypotheses {sid})")
     if progress.run_id and progress.phase == "cycle":
         lines.append(f"  cycle {progress.cycle} runs as {progress.run_id} "
                      f"(assay status {progress.run_id})")
@@ -97,6 +111,20 @@ def status_lines(progress: StudyProgress, shown: str, approvers: list[str]) -> l
         lines.append(f"  stop asked by {progress.stop.by} ({progress.stop.channel or 'temporal'})"
                      ": it ends after the running cycle")
     return [*lines, *decision_lines([], progress.refused)]
+
+
+def spend_text(progress: StudyProgress, running: RunProgress | None) -> str:
+    """What the study has spent and how many hypotheses it has, the running cycle's included."""
+    state = progress.state
+    budget = f" of ${state.policy.budget_usd:.2f}" if state.policy.budget_usd else ""
+    known = {h.id for h in state.tree.hypotheses}
+    new = [h for h in running.hypotheses if h not in known] if running else []
+    spent = state.spent_usd + (running.spent_usd if running else 0.0)
+    so_far = (f" (${running.spent_usd:.2f} of it by cycle {progress.cycle} so far)"
+              if running else "")
+    planned = f", {len(new)} of them planned in cycle {progress.cycle}" if new else ""
+    count = plural(len(known) + len(new), "hypothesis", "hypotheses")
+    return f"spent ${spent:.2f}{budget}{so_far}; {count}{planned}"
 
 
 def waiting_text(progress: StudyProgress, approvers: list[str]) -> str:

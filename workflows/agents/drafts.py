@@ -70,7 +70,9 @@ class PlannedHypothesis(Model):
     id: str = Field(pattern=TASK_ID_PATTERN)
     parent: str | None = Field(default=None, pattern=TASK_ID_PATTERN)
     statement: str = Field(min_length=1, max_length=STATEMENT_CHARS)
-    test: PlannedTest
+    test: PlannedTest = Field(description="Judged by the study on the metric a linked task "
+                              "reports (with its interval when it has one); not a check of "
+                              "any task.")
 
 
 MAX_PLANNED_HYPOTHESES = 20
@@ -89,11 +91,27 @@ class PlanDraftOutput(Model):
     """Proposed hypotheses (a study's cycle only: see :class:`StudyPlanDraftOutput`)."""
 
 
-class StudyPlannedTask(PlannedTask):
-    """A task of a study's cycle: it may say which hypothesis it is evidence for."""
+CHECKS_ARE_NOT_TESTS = (
+    "Checks of the task's own correctness (rows read, folds run, no missing values left); "
+    "never the test of its hypothesis: a job that reports a refuted hypothesis's metric has "
+    "done its work, a failed check has not.")
+REPORTS_THE_TEST = (
+    "The hypothesis this task is evidence for: the task REPORTS its test's metric in "
+    "metrics.json under the test's exact name; the study judges the test, not a check.")
 
+
+class StudyPlannedTask(PlannedTask):
+    """A task of a study's cycle: it may say which hypothesis it is evidence for.
+
+    Its schema tells a hypothesis's test apart from the task's checks (the descriptions):
+    a test written as a check would fail the task when the hypothesis is refuted.
+    """
+
+    checks: list[PlannedCheck] = Field(default_factory=list[PlannedCheck], max_length=20,
+                                       description=CHECKS_ARE_NOT_TESTS)
     hypothesis: str | None = Field(default=None, pattern=TASK_ID_PATTERN,
-                                   exclude_if=lambda v: v is None)
+                                   exclude_if=lambda v: v is None,
+                                   description=REPORTS_THE_TEST)
     reuse: list[str] = Field(default_factory=list[str], max_length=MAX_REUSED,
                              exclude_if=lambda v: not v)
     """Earlier cycles' completed tasks (``c<cycle>.<task_id>``, e.g. ``c1.data``) whose

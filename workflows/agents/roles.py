@@ -32,7 +32,7 @@ from workflows.agents.spend import Budget, Spend
 from workflows.contracts.base import MAX_GOAL_CHARS as MAX_GOAL_CHARS
 from workflows.contracts.base import Model
 from workflows.contracts.environments import NAME_PATTERN
-from workflows.contracts.execution import ExecutionOutcome
+from workflows.contracts.execution import DependencyArtifact, ExecutionOutcome
 from workflows.contracts.executive import Reviewer, ReviewInput, ReviewVerdict, Verdict
 from workflows.contracts.plan import Check, JobSpec
 from workflows.contracts.policy import ModelRecording
@@ -102,6 +102,8 @@ class PlanReviewRequest(AgentRequest):
     goal: str = Field(min_length=1, max_length=MAX_GOAL_CHARS)
     data: list[DataFile] = Field(default_factory=list[DataFile])
     draft: PlanDraftOutput
+    study: StudyContext | None = None
+    """The study the plan is a cycle of, as its planner saw it (none: a run of its own)."""
 
 
 class PlanReviewAnswer(RoleAnswer):
@@ -165,6 +167,8 @@ class CodeRequest(AgentRequest):
     environment: EnvironmentFacts | None = None
     upstream: list[TaskDigest] = Field(default_factory=list[TaskDigest])
     """What each task this one depends on found (``workflows.agents.context``)."""
+    reused: list[DependencyArtifact] = Field(default_factory=list[DependencyArtifact])
+    """The verified artifacts of the earlier cycles' tasks this one reuses (``c1.data``)."""
     instructions: str = ""
     """The instructions of the subagent the task runs as (bounded at match), else empty."""
 

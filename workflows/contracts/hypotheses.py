@@ -28,6 +28,8 @@ MAX_EVIDENCE = 5
 """Evidence items a hypothesis keeps (the latest)."""
 METRIC_CHARS = 128
 """The longest metric name, as a plan check allows."""
+CONCLUDED_CHARS = 600
+"""The longest account of a verdict concluded from a hypothesis's children."""
 
 
 class HypothesisTest(StrictModel):
@@ -104,6 +106,9 @@ class Hypothesis(StrictModel):
     evidence: list[Evidence] = Field(default_factory=list[Evidence], max_length=MAX_EVIDENCE)
     decided_in: int | None = Field(default=None, ge=1)
     """The cycle whose verdict set ``status`` (none: still open)."""
+    concluded: str = Field(default="", max_length=CONCLUDED_CHARS, exclude_if=lambda v: not v)
+    """How the study's end concluded it from its children (``workflows.study.conclusion``);
+    empty for a verdict of its own test (and left out of the dump, so digests stay)."""
 
     @model_validator(mode="after")
     def _not_its_own_parent(self) -> Hypothesis:

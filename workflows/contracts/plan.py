@@ -259,7 +259,8 @@ class Plan(StrictModel):
         check_hypotheses(self.hypotheses, known_parents=False)
         proposed = {h.id for h in self.hypotheses}
         for item in self.hypotheses:
-            if item.status != "open" or item.evidence or item.decided_in is not None:
+            if (item.status != "open" or item.evidence or item.decided_in is not None
+                    or item.concluded):
                 raise ValueError(f"hypothesis {item.id}: a plan proposes it open, without "
                                  "evidence (its verdict comes from verified metrics)")
         for decision in self.decisions:

@@ -363,6 +363,10 @@ class RunProgress(Model):
     """The run's own gates as settled: by whom, when, their comment and channel."""
     refused: list[str] = Field(default_factory=list[str])
     """The latest decisions and requests the run refused (who: why), oldest first."""
+    spent_usd: float = 0.0
+    """What the run's model calls have cost so far (a running task's once it ends)."""
+    hypotheses: list[str] = Field(default_factory=list[str])
+    """The hypotheses its plan tests (a study's cycle; empty before it has a plan)."""
 
 
 class SuppliedPlan(Model):

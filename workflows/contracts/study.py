@@ -249,8 +249,9 @@ class StudyContext(Model):
 
     The hypothesis tree, the latest cycles' summaries (each task's outcome, verified
     metrics, actual against estimated time and cost, blockers and deferred patches), the
-    failed and deferred tasks carried forward with their diagnosis, and the decision that
-    asked for this cycle. Bounded like the :class:`StudyState` it comes from.
+    failed and deferred tasks carried forward with their diagnosis, the decision that
+    asked for this cycle, and the study's policy (what it stops on). Bounded like the
+    :class:`StudyState` it comes from.
     """
 
     study_id: str
@@ -262,6 +263,10 @@ class StudyContext(Model):
                                        max_length=MAX_CARRIED)
     decision: CycleDecision | None = None
     """Why this cycle runs (``iterate``, ``pivot`` to ``pursue``, ``fix``); none for the first."""
+    policy: StudyPolicy = Field(default_factory=StudyPolicy)
+    """When the study stops: its acceptance criteria, key metric, cycle limit and budget."""
+    spent_usd: float = 0.0
+    """What the study's earlier cycles cost."""
 
     def reusable(self) -> dict[str, TaskOutcome]:
         """The earlier tasks this cycle's tasks may reuse, by ``c<cycle>.<task_id>``.
@@ -278,4 +283,5 @@ def context_of(state: StudyState) -> StudyContext:
     latest = state.latest()
     return StudyContext(study_id=state.study_id, cycle=state.cycles + 1, tree=state.tree,
                         previous=state.summaries[-FULL_SUMMARIES:], carried=state.carried,
-                        decision=latest.decision if latest else None)
+                        decision=latest.decision if latest else None,
+                        policy=state.policy, spent_usd=state.spent_usd)

@@ -229,7 +229,7 @@ class Planning:
                 return plan
             review = await self.agents.call(
                 REVIEW_PLAN, PlanReviewRequest(run_id=req.run_id, goal=req.goal, data=req.data,
-                                               draft=answer.draft),
+                                               draft=answer.draft, study=req.study),
                 role="plan_reviewer")
             log.add("agent_call", "info", agent="plan_reviewer", status=review.review.verdict,
                     outputs={"round": n, "concerns": review.review.concerns,

@@ -102,7 +102,10 @@ class ResearchWorkflow:
                            status=state.status, tasks=dict(state.states), order=state.order,
                            waiting=self.gates.waiting, approvers=self.gates.approvers,
                            decided=[g for g in self.gates.records if g.status != "waiting"],
-                           refused=[*self.gates.refusals(), *self.branches.refused])
+                           refused=[*self.gates.refusals(), *self.branches.refused],
+                           spent_usd=self.agents.spend.usage.cost_usd,
+                           hypotheses=[h.id for h in state.plan.hypotheses] if state.plan
+                           else [])
 
     @workflow.query
     def gates_list(self) -> list[GateRecord]:

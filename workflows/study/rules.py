@@ -172,10 +172,20 @@ def _refuted(tree: HypothesisTree, verdicts: list[Verdict]) -> CycleDecision | N
     parent = tree.get(first.hypothesis).parent
     if parent is not None:
         return _decision(action="iterate", hypotheses=[first.hypothesis, parent],
-                             reason=f"{first.reason}; no open sibling: iterate on its parent "
-                                    f"{parent} with another alternative")
+                             reason=f"{first.reason}; {_no_open_sibling(tree, first)}: "
+                                    f"iterate on its parent {parent} with another alternative")
     return _stop(f"{first.reason}; no open alternative hypothesis remains",
                  [first.hypothesis])
+
+
+def _no_open_sibling(tree: HypothesisTree, refuted: Verdict) -> str:
+    """Why a refuted hypothesis has no sibling to pivot to, naming each sibling's status."""
+    siblings = tree.siblings(refuted.hypothesis)
+    if not siblings:
+        return f"{refuted.hypothesis} has no sibling"
+    said = ", ".join(f"{h.id} {h.status}" + (f" in cycle {h.decided_in}" if h.decided_in
+                                              else "") for h in siblings)
+    return f"no sibling of {refuted.hypothesis} is still open ({clip(said, 300)})"
 
 
 def _supported(tree: HypothesisTree, verdicts: list[Verdict]) -> CycleDecision | None:

@@ -61,6 +61,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.contracts.study import CycleDecision, StudyState, context_of
     from workflows.research.workflow import ResearchWorkflow
     from workflows.study.carry import with_decision
+    from workflows.study.conclusion import concluded
     from workflows.study.reporting import write_study_report
     from workflows.study.requests import decided, override, read_stop, study_plan
 
@@ -346,5 +347,9 @@ class StudyWorkflow:
 
     async def _report(self, status: StudyStatus, started: datetime,
                       reason: str = "") -> ReportPaths | None:
+        """Write the report; a study that ends concludes its undecided hypotheses first."""
+        if status != "running":
+            self.state = self.state.model_copy(update={
+                "tree": concluded(self.state.tree, self.state.cycles)})
         await self.log.flush()
         return await write_study_report(self.state, status, started, self.log, reason)

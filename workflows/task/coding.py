@@ -87,6 +87,8 @@ class Coding:
             data=task.data, previous_job=state.job if mode == "deep" else None,
             feedback=feedback or [],
             environment=await self._facts(mode), upstream=task.upstream,
+            reused=[a for a in task.dependency_artifacts
+                    if a.task_id not in decision.dependencies],
             instructions=task.skill.instructions if task.skill is not None else "",
             guidelines=task.guidelines)
         try:

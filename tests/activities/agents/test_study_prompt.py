@@ -98,7 +98,7 @@ def test_the_study_section_carries_what_happened_and_the_decision() -> None:
     text = render.plan_message(req)
     assert text.startswith(render.plan_message(requests()["memory"]).rstrip("\n"))
     study = text[text.index("## Study"):]
-    assert "This is cycle 2 of the study." in study
+    assert "This is cycle 2 of at most 10." in study
     assert ("Decision for this cycle: pivot: pursue H3, because H2 was refuted: p_value 0.31 "
             ">= 0.05 (about H2); decided by rules.") in study
     assert ("- H2 (parent H1) [refuted in cycle 1]: the difference is significant with "

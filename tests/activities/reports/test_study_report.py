@@ -421,3 +421,49 @@ def test_each_cycles_planning_kpis_are_tabled(written: tuple[Path, StudyState, s
     study = StudyReport.model_validate_json(
         (root / "studies/study-1" / STUDY_JSON).read_text(encoding="utf-8"))
     assert study.cycle_kpis[2].unplanned_blockers == ["fit"]
+
+
+async def test_an_ended_study_answers_each_root_hypothesis_and_marks_a_concluded_one(
+        tmp_path: Path) -> None:
+    from tests.workflows.study.factories import hypothesis, tree
+    from workflows.study.conclusion import concluded
+
+    state = await study_of(tmp_path / "runs", three_cycles())
+    ended = concluded(tree(hypothesis("H0"), hypothesis("H0a", "H0", status="refuted",
+                                                        decided_in=1)), 3)
+    state = state.model_copy(update={"tree": ended})
+    markdown = Path((await write(tmp_path, state, status="completed")).summary_md).read_text(
+        encoding="utf-8")
+    assert ("- Question H0: **refuted**, from its children (H0a refuted): every child is "
+            "refuted") in section(markdown, "Final answer")
+    assert "| refuted (cycle 3, concluded) |" in section(markdown, "Hypotheses")
+    running = await write(tmp_path, state, status="running")
+    assert "- Question H0" not in Path(running.summary_md).read_text(encoding="utf-8")
+
+
+def test_an_ended_study_opens_with_a_synthesis_whose_lines_cite_their_evidence(
+        written: tuple[Path, StudyState, str]) -> None:
+    markdown = written[2]
+    assert markdown.index("## Synthesis") < markdown.index("## Story")
+    said = section(markdown, "Synthesis")
+    assert ("- H1 (the raw signal separates classes) is **refuted**: its test auc \\>= 0.8 "
+            "decided in cycle 1 (cycle 1, task fit: auc = 0.62).") in said
+    assert ("- H2 (smoothing first lifts f1) is **supported**: its test f1 \\>= 0.7 decided "
+            "in cycle 3 (cycle 3, task fit: f1 = 0.74).") in said
+    assert "- Acceptance criterion f1 \\>= 0.7 holds (cycle 3, task fit: f1 = 0.74)." in said
+    assert "- Key metric f1: best in cycle 3 (task fit: f1 = 0.74)." in said
+    assert "- H3 (" in said and "is open: no task reported its test's metric." in said
+
+
+async def test_the_synthesis_gives_intervals_and_says_what_is_not_established(
+        tmp_path: Path) -> None:
+    runs = [cycle_report(n, [result("prep"), result("fit", metrics={"f1": F1})], 1.0)
+            for n in (2, 3)]
+    state = await study_of(tmp_path / "runs", runs, max_cycles=2)
+    ended = Path((await write(tmp_path, state, status="completed")).summary_md)
+    said = section(ended.read_text(encoding="utf-8"), "Synthesis")
+    assert ("- Acceptance criterion f1 \\>= 0.7 is not established (cycle 2, task fit: "
+            "f1 = 0.72 \\[0.66, 0.78\\] 95 %).") in said
+    assert "f1 = 0.72 \\[0.66, 0.78\\] 95 %" in said
+    running = Path((await write(tmp_path, state, status="running")).summary_md)
+    assert "## Synthesis" not in running.read_text(encoding="utf-8")

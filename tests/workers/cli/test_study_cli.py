@@ -352,3 +352,20 @@ def test_status_shows_the_key_value_with_its_interval_and_task() -> None:
         update={"key_task": "ridge"})
     assert key_text(tie, policy) == "r2 = 0.4905 [0.42, 0.55] (task ridge)"
     assert key_text(summary(1, key_value=0.4897), policy) == "r2 = 0.4897"
+
+
+def test_status_counts_what_the_running_cycle_spent_and_planned() -> None:
+    from workers.cli.studies import status_lines
+    from workflows.contracts.results import RunProgress
+    from workflows.contracts.study import StudyPolicy, StudyState
+
+    state = StudyState(study_id="s", goal="g", policy=StudyPolicy(budget_usd=5.0))
+    progress = StudyProgress(study_id="s", phase="cycle", cycle=1, run_id="s.cycle-1",
+                             state=state)
+    running = RunProgress(run_id="s.cycle-1", phase="execute", status="running",
+                          spent_usd=0.4213, hypotheses=["H1", "H2"])
+    lines = status_lines(progress, "running", [], running)
+    assert ("  spent $0.42 of $5.00 ($0.42 of it by cycle 1 so far); 2 hypotheses, 2 of "
+            "them planned in cycle 1 (assay hypotheses s)") in lines
+    assert "  spent $0.00 of $5.00; 0 hypotheses (assay hypotheses s)" in status_lines(
+        progress, "running", [])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -90,3 +91,14 @@ def test_the_planner_cannot_answer_a_decided_hypothesis() -> None:
                                                "evidence": [{"value": 1}]})
     plan = plan_from_draft(draft([planned("a", "H1")], [answer.model_dump()]), [], name="g")
     assert plan.hypotheses[0].status == "open" and plan.hypotheses[0].evidence == []
+
+
+def test_the_study_schema_tells_a_hypothesis_test_apart_from_a_task_check() -> None:
+    schema = StudyPlanDraftOutput.model_json_schema()["$defs"]
+    task = schema["StudyPlannedTask"]["properties"]
+    assert "never the test of its hypothesis" in task["checks"]["description"]
+    assert "REPORTS its test's metric" in task["hypothesis"]["description"]
+    test = schema["PlannedHypothesis"]["properties"]["test"]
+    assert "not a check of any task" in test["description"]
+    plain = json.dumps(PlanDraftOutput.model_json_schema())
+    assert "never the test" not in plain and "REPORTS" not in plain

@@ -134,8 +134,12 @@ def test_refuted_without_an_open_sibling_iterates_on_the_parent_or_stops_at_a_ro
                             hypothesis("H2", status="supported", decided_in=1)])
     child = decide(policy(), closed, [summary(2, verdicts=[verdict("H1a", "refuted")])], 0)
     assert (child.action, child.hypotheses) == ("iterate", ["H1a", "H1"])
-    assert child.reason.endswith("no open sibling: iterate on its parent H1 with another "
-                                 "alternative")
+    assert child.reason.endswith("no sibling of H1a is still open (H1b refuted in cycle 1): "
+                                 "iterate on its parent H1 with another alternative")
+    alone = tree(*TREE.hypotheses, hypothesis("H9", parent="H2"))
+    only = decide(policy(), alone, [summary(2, verdicts=[verdict("H9", "refuted")])], 0)
+    assert only.reason.endswith("H9 has no sibling: iterate on its parent H2 with another "
+                                "alternative")
     root = decide(policy(), closed, [summary(2, verdicts=[verdict("H1", "refuted")])], 0)
     assert (root.action, root.hypotheses) == ("stop", ["H1"])
     assert root.reason.endswith("no open alternative hypothesis remains")

@@ -346,3 +346,27 @@ async def test_a_cancelled_study_cancels_its_cycle_and_still_writes_its_report(
     assert (await cycle.describe()).status is not None
     with pytest.raises(WorkflowFailureError):  # the cycle was cancelled with the study
         await cycle.result()
+
+
+async def test_the_root_hypothesis_gets_a_verdict_from_its_children_when_the_study_ends(
+        study: Study, time_env: WorkflowEnvironment) -> None:
+    root = {"id": "H0", "statement": "some step fits", "test": {
+        "metric": "score", "op": ">", "threshold": 0.8}}
+    child = {**H2, "parent": "H0"}
+    inp = study.input([cycle_plan(1, 0.5, "H1", root, {**H1, "parent": "H0"}, child),
+                       cycle_plan(2, 0.95, "H2", child)],
+                      **ACCEPT)
+    handle = await study.start(inp)
+    result = await handle.result()
+    assert (result.status, result.cycles) == ("completed", 2), result.reason
+    running, final = study.reports.written
+    assert running.state.tree.get("H0").status == "open"  # concluded only at the end
+    concluded = final.state.tree.get("H0")
+    assert (concluded.status, concluded.decided_in) == ("supported", 2)
+    assert concluded.concluded == ("from its children (H1 refuted, H2 supported): a child is "
+                                   "supported")
+    ended = await handle.query("progress", result_type=StudyProgress)
+    assert ended.state.tree.get("H0").status == "supported"  # `assay hypotheses` reads it
+    # each cycle's planner is told what the study stops on
+    told = (await cycle_input(time_env, cycle_run_id(inp.state.study_id, 2))).study
+    assert told is not None and told.policy.acceptance[0].describe() == "score >= 0.9"

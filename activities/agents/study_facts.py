@@ -1,0 +1,104 @@
+"""The fixed parts of a study's section: what the study stops on, and how to plan or review.
+
+The planner and the plan reviewer of a study's cycle read the same section
+(:mod:`activities.agents.studies`); these parts are never cut. They say which cycle this is
+of how many (so the last one can be planned to conclude), the acceptance criteria and the key
+metric by their exact names (a task that reports ``cv_r2_mean`` for ``cv_r2`` does not meet
+them), the budget, and what each reader is to do. A hypothesis's test is told apart from a
+task's checks: a task REPORTS its hypothesis's metric, and its checks are for its own
+correctness, so a refuted hypothesis is a finding, never a failed task.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from activities.agents.prompting import fenced
+from workflows.common.bounds import clip
+from workflows.contracts.study import StudyContext, TaskOutcome
+
+Reader = Literal["planner", "plan_reviewer"]
+ACTION_CHARS = 200
+"""A reusable task's action is shown up to this many characters."""
+FILES_SHOWN = 5
+"""A reusable task's artifacts shown with their first lines (the rest by name)."""
+
+TESTS_AND_CHECKS = (
+    "A hypothesis's `test` and a task's `checks` are different things. The test is judged "
+    "by the study on the metric a linked task REPORTS in metrics.json: have each linked task "
+    "write that metric under the test's exact name (with its interval where the analysis has "
+    "one), and never make the test's threshold a check (not `cv_r2 >= 0.5` as a check for a "
+    "test `cv_r2 >= 0.5`): a refuted hypothesis is a finding, not a failed task. Checks are "
+    "for the task's own correctness (rows read, folds run, no missing values left, a p-value "
+    "between 0 and 1). Verdicts are computed from verified metrics, never from words; a test "
+    "is judged on the interval when there is one, and one whose interval includes the "
+    "threshold is inconclusive: settle it with more evidence (more data, more resamples or "
+    "folds, a paired comparison), not by running the same job again.")
+PLAN = (
+    "Propose the hypotheses this cycle tests in `hypotheses`: an id, the `parent` it refines "
+    "(or shares with its siblings), a `statement`, and the `test` that decides it (a metric "
+    "a task reports, an operator and a threshold; `task_id` when one task alone decides). "
+    "Set each task's `hypothesis` to the one its verified metrics are evidence for. A "
+    "hypothesis already in the tree is linked by its id alone; a changed one needs a new id. "
+    + TESTS_AND_CHECKS + " Retry a carried task only with a change that answers its "
+    "diagnosis. Do not run an earlier completed task again to use what it wrote: list it in "
+    "the reading task's `reuse` (`c1.data` is task data of cycle 1, one of those offered "
+    "above), and that task's job reads its verified files at `deps/c1.data/<file>` (the "
+    "files listed above); a reused task is not a `dependencies` entry and is not planned "
+    "again.")
+REVIEW = (
+    "Review the draft as this cycle of the study: does it carry out the decision (or, in "
+    "the first cycle, start on the goal), answer the carried tasks' diagnoses, test "
+    "hypotheses whose metrics can meet the acceptance criteria and key metric by their exact "
+    "names, and plan a concluding cycle when this is the last? `reuse` may name only the "
+    "earlier tasks offered above, and a job reads their files at `deps/<ref>/<file>`. "
+    + TESTS_AND_CHECKS)
+
+
+def policy_text(ctx: StudyContext) -> str:
+    """Which cycle of how many, the acceptance criteria, the key metric and the budget."""
+    policy = ctx.policy
+    left = policy.max_cycles - ctx.cycle
+    if left <= 0:
+        when = ("It is the study's last cycle: plan it to conclude (settle what is still "
+                "open, report the key metric with its interval, answer the goal).")
+    else:
+        when = f"After it, at most {left} more cycle{'s' if left != 1 else ''} may run."
+    lines = [f"This is cycle {ctx.cycle} of at most {policy.max_cycles}. {when}"]
+    if policy.acceptance:
+        tests = "; ".join(f"`{t.describe()}`" for t in policy.acceptance)
+        lines.append(f"The study stops when all its acceptance criteria hold: {tests} (on a "
+                     "verified metric of exactly that name).")
+    if policy.key_metric is not None:
+        key = policy.key_metric
+        better = "higher" if key.direction == "maximize" else "lower"
+        lines.append(f"Key metric: `{key.name}` ({better} is better); progress is measured "
+                     "on a task's verified metric of exactly that name, and a study that "
+                     f"makes none for {policy.no_progress_cycles} cycles stops.")
+    if policy.budget_usd is not None:
+        lines.append(f"Budget: ${policy.budget_usd:.2f}, of which ${ctx.spent_usd:.4f} is "
+                     "spent.")
+    return " ".join(lines)
+
+
+def how_text(ctx: StudyContext, reader: Reader) -> str:
+    """What the planner or the plan reviewer is to do with the section."""
+    if reader == "plan_reviewer":
+        return REVIEW
+    start = ("Plan this cycle to carry out the decision above, using what the earlier "
+             "cycles found. " if ctx.decision is not None else
+             "Plan the study's first cycle: test the hypotheses that answer the goal. ")
+    return start + PLAN
+
+
+def reuse_text(ref: str, task: TaskOutcome, files: list[tuple[str, str | None]] | None) -> str:
+    """A reusable task: its action, and its verified files with their first lines."""
+    text = f"{ref}: {clip(task.action, ACTION_CHARS)}" if task.action else ref
+    if files is None:
+        return text
+    if not files:
+        return text + "; it verified no files"
+    names = ", ".join(f"`deps/{ref}/{name}`" for name, _ in files)
+    shown = [f"First lines of {name}:\n{fenced(first)}"
+             for name, first in files[:FILES_SHOWN] if first]
+    return "\n".join([f"{text}; files: {names}", *shown])
