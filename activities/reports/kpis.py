@@ -6,8 +6,8 @@ shows each cycle's.
 
 from __future__ import annotations
 
+from workflows.contracts.kinds import task_kind
 from workflows.contracts.kpis import ESTIMATION_TARGET, HIGH_COMPLETION_TARGET, Estimate, Kpis
-from workflows.contracts.memory import task_type
 from workflows.contracts.results import RunReport, TaskResult
 
 
@@ -31,7 +31,7 @@ def estimates(tasks: list[TaskResult], estimated: dict[str, float]) -> list[Esti
                 or task.started_at is None or task.finished_at is None):
             continue
         actual = max(0.0, (task.finished_at - task.started_at).total_seconds())
-        found.append(Estimate(task_id=task.task_id, kind=task_type(task.action),
+        found.append(Estimate(task_id=task.task_id, kind=task_kind(task.action, task.job),
                               estimated_s=guess, actual_s=actual,
                               accuracy=round(accuracy(guess, actual), 4)))
     return found
