@@ -267,6 +267,7 @@ async def _agents_spec(settings: Settings, database_url: str,
     from activities.agents.guidance import StoredGuidelines
     from activities.agents.roles import Agents
     from activities.agents.writer import SkillWriter
+    from activities.environments import Catalog
     from activities.llm.gateway import ModelGateway
     from activities.llm.ledger import BudgetLedger
     from activities.profiles.stored import DataProfiles
@@ -276,6 +277,7 @@ async def _agents_spec(settings: Settings, database_url: str,
 
     ledger = BudgetLedger(database_url)  # opens on the first call of a run with a budget
     stack.push_async_callback(ledger.close)
+    artifacts = settings.artifact_store()
 
     gateway = ModelGateway(settings.anthropic_api_key, settings.anthropic_base_url,
                            {"default": settings.model_default, **settings.models},
@@ -283,8 +285,7 @@ async def _agents_spec(settings: Settings, database_url: str,
                            record_path=settings.model_record_path,
                            replay_path=settings.model_replay_path,
                            timeout_s=settings.model_timeout_s, ledger=ledger,
-                           store=settings.artifact_store(),
-                           recordings_dir=settings.data_dir / "recordings")
+                           store=artifacts, recordings_dir=settings.data_dir / "recordings")
     stack.push_async_callback(gateway.aclose)
     store = SkillStore(database_url)
     guides: StoredGuidelines | None = None
@@ -300,9 +301,6 @@ async def _agents_spec(settings: Settings, database_url: str,
     researcher = (DocsResearcher(settings.docs_dir, limit=settings.docs_lookups,
                                  secrets=[key.get_secret_value()] if key else [])
                   if settings.docs_lookups else None)
-    from activities.environments import Catalog
-
-    artifacts = settings.artifact_store()
     agents = Agents(gateway, artifacts, guides=guides,
                     guideline_tokens=settings.guideline_tokens, researcher=researcher,
                     environments=Catalog(settings.environments_dir).names(),
