@@ -64,7 +64,7 @@ def caption(chart: Chart, criteria: list[tuple[str, float]]) -> str:
             "no value has an interval, so none is drawn: the distances carry no uncertainty")
     limits_ = "grey dashes: the acceptance threshold(s)" if criteria else \
         "no acceptance threshold on this metric"
-    return (f"The value axis starts from 0, the reference, so changes are drawn to scale; "
+    return (f"The value axis includes 0, the reference, so changes are drawn to scale; "
             f"brown dashes: the baseline, {what}; {limits_}; {bars}.")
 
 

@@ -36,7 +36,7 @@ def test_the_axis_starts_from_0_and_holds_intervals_thresholds_and_baseline() ->
 
 def test_the_caption_says_the_reference_the_baseline_thresholds_and_intervals() -> None:
     said = caption(chart(), CRITERIA)
-    assert said.startswith("The value axis starts from 0, the reference")
+    assert said.startswith("The value axis includes 0, the reference")
     assert "the baseline, cycle 1's value, 0.4881" in said
     assert "acceptance threshold" in said and "(4 value(s) have one)" in said
     bare = caption(replace(chart(), intervals={}, lines={}), [])

@@ -154,7 +154,7 @@ def test_the_cycle_table_has_a_row_per_cycle(written: tuple[Path, StudyState, st
          "**stop**"]]
     assert "![Key metric across cycles and branches](figures/metrics.png)" in table
     assert "- Chart: no verified f1 in cycle(s) 2: no point drawn" in table
-    assert ("- Chart: The value axis starts from 0, the reference, so changes are drawn to "
+    assert ("- Chart: The value axis includes 0, the reference, so changes are drawn to "
             "scale; brown dashes: the baseline, cycle 1's value, 0.55;") in table
 
 
