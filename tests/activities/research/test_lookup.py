@@ -6,7 +6,6 @@ nothing is imported to answer, nothing reaches the network.
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 
@@ -16,6 +15,7 @@ from activities.common.trees import remove_tree
 from activities.research.docs import DocsFolder, Refused
 from activities.research.symbols import NotFound, find
 from activities.research.tool import LOOKUP_TOOL, DocsResearcher
+from tests.disks import nest
 
 
 def ask(researcher: DocsResearcher, target: str, *, source: bool = False) -> tuple[str, bool]:
@@ -99,13 +99,7 @@ def test_the_docs_folder_gives_a_file_and_lists_its_files(docs: Path) -> None:
 
 
 def test_a_docs_folder_nested_deep_is_listed_down_to_the_walks_depth(docs: Path) -> None:
-    fd = os.open(docs, os.O_RDONLY)
-    for _ in range(1500):
-        os.mkdir("d", dir_fd=fd)
-        inner = os.open("d", os.O_RDONLY, dir_fd=fd)
-        os.close(fd)
-        fd = inner
-    os.close(fd)
+    nest(docs, 1500)
     try:
         listing, error = ask(DocsResearcher(docs), "docs:")
         assert not error

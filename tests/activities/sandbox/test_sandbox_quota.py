@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
-import os
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,6 +13,7 @@ from activities.artifacts.store import LocalArtifactStore
 from activities.common.trees import remove_tree
 from activities.sandbox.job import Sandbox
 from tests.activities.sandbox.test_sandbox import attempt_dir, request, run
+from tests.disks import nest, small_tmpfs
 
 
 def stored_bytes(store: LocalArtifactStore) -> int:
@@ -120,13 +118,7 @@ async def test_a_retry_replaces_a_deep_tree_left_by_a_crashed_attempt(work_dir: 
     sandbox = Sandbox(work_dir=work_dir)
     left = work_dir / "run-1" / "t1" / attempt_dir()
     left.mkdir(parents=True)
-    fd = os.open(left, os.O_RDONLY)
-    for _ in range(1500):
-        os.mkdir("d", dir_fd=fd)
-        inner = os.open("d", os.O_RDONLY, dir_fd=fd)
-        os.close(fd)
-        fd = inner
-    os.close(fd)
+    nest(left, 1500)
     outcome = await run(sandbox, "open('out.txt', 'w').write('fresh')")
     assert outcome.outcome == "succeeded", outcome.reason
     assert [a.name for a in outcome.artifacts] == ["out.txt"]
@@ -136,18 +128,8 @@ async def test_a_retry_replaces_a_deep_tree_left_by_a_crashed_attempt(work_dir: 
 @pytest.fixture
 def full_disk(tmp_path: Path) -> Iterator[Path]:
     """A 1 MiB file system, filled up: a full disk for the artifact store."""
-    mount = tmp_path / "full"
-    mount.mkdir()
-    made = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(mount)],
-                          capture_output=True, check=False)
-    if made.returncode != 0:
-        pytest.skip(f"cannot mount a small file system here: {made.stderr.decode().strip()}")
-    try:
-        with open(mount / "filler", "wb") as filler, contextlib.suppress(OSError):
-            filler.write(b"x" * (2 << 20))  # more than fits: the disk is full
+    with small_tmpfs(tmp_path / "full", fill=True) as mount:
         yield mount
-    finally:
-        subprocess.run(["umount", str(mount)], check=False)
 
 
 async def test_no_job_starts_while_the_stores_disk_is_full(work_dir: Path,

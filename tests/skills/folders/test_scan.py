@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
@@ -10,6 +9,7 @@ import pytest
 from activities.common.trees import MAX_DEPTH, remove_tree
 from skills.folders import SkillFileError, import_skills
 from skills.folders.limits import MAX_FILE, MAX_FILES, MAX_FOLDER
+from tests.disks import nest
 from tests.skills.folders.samples import problems_of, simple, write_folder
 
 
@@ -58,13 +58,7 @@ def test_import_refuses_symbolic_links(tmp_path: Path) -> None:
 
 def test_import_refuses_a_folder_nested_deeper_than_a_path_can_name(tmp_path: Path) -> None:
     folder = write_folder(tmp_path, "alpha", simple("alpha"))
-    fd = os.open(folder, os.O_RDONLY)
-    for _ in range(400):  # 400 levels of 10 letters: more than the 4,096 bytes of a path
-        os.mkdir("dddddddddd", dir_fd=fd)
-        inner = os.open("dddddddddd", os.O_RDONLY, dir_fd=fd)
-        os.close(fd)
-        fd = inner
-    os.close(fd)
+    nest(folder, 400, "dddddddddd")  # 400 levels of 10 letters: more than a path's 4,096 bytes
     try:
         assert problems_of(tmp_path) == [f"{folder}: folders nested more than {MAX_DEPTH} "
                                          "deep; a skill folder holds a few flat folders"]

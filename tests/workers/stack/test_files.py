@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.disks import small_tmpfs
 from workers.settings import Settings
 from workers.stack.check import check
 from workers.stack.host import HealthItem, host_items
@@ -48,16 +49,8 @@ def test_the_data_directory_is_created_private(tmp_path: Path) -> None:
 @pytest.fixture
 def full_disk(tmp_path: Path) -> Iterator[Path]:
     """A 1 MiB tmpfs: a disk with less free space than any reserve."""
-    mount = tmp_path / "small"
-    mount.mkdir()
-    made = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(mount)],
-                          capture_output=True, check=False)
-    if made.returncode != 0:
-        pytest.skip(f"cannot mount a small tmpfs here: {made.stderr.decode().strip()}")
-    try:
+    with small_tmpfs(tmp_path / "small") as mount:
         yield mount
-    finally:
-        subprocess.run(["umount", str(mount)], check=True)
 
 
 def test_check_fails_below_the_reserve_on_the_data_directory_store_and_work_disks(
