@@ -144,8 +144,10 @@ def _bwrap_args(tools: Tools, workspace: Path, *, as_root: bool,
     mounts.raw("--dev", "/dev", "--proc", "/proc")
     scratch = str(workspace / ".assay" / "tmp")
     tmpdir = scratch
-    if not workspace.is_relative_to("/tmp"):
-        # Disk-backed /tmp inside the job's own tree (a tmpfs would be unaccounted RAM).
+    if not workspace.is_relative_to("/tmp") and not any(
+            Path(prefix).is_relative_to("/tmp") for prefix in tools.prefixes):
+        # Disk-backed /tmp inside the job's own tree (a tmpfs would be unaccounted RAM);
+        # not over an interpreter that lives in /tmp, which it would hide (TMPDIR serves).
         mounts.bind(scratch, "/tmp", read_only=False)
         tmpdir = "/tmp"
     mounts.bind(scratch, "/dev/shm", read_only=False)

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 import socket
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -14,6 +17,7 @@ import pytest
 from temporalio.exceptions import ApplicationError
 from temporalio.testing import ActivityEnvironment
 
+from activities.common.trees import remove_tree
 from activities.sandbox.isolation import SandboxUnavailableError
 from activities.sandbox.job import Sandbox, isolation_status
 from activities.sandbox.workspace import unreachable_parent
@@ -141,3 +145,29 @@ async def test_rlimits_mode_needs_a_reachable_work_dir(tmp_path: Path) -> None:
         await run(sandbox, "pass")
     assert caught.value.type == "SandboxUnavailable" and caught.value.non_retryable
     assert "chmod o+x" in caught.value.message
+
+
+async def test_an_interpreter_under_tmp_runs_jobs_whose_work_dir_is_elsewhere() -> None:
+    """A job's /tmp is its own scratch, but never over the interpreter it runs with.
+
+    A virtual environment under /tmp (a clone made there) ran every job as status 127 once
+    the work directory moved out of /tmp: the scratch mounted over /tmp hid the interpreter.
+    """
+    if not shutil.which("bwrap"):
+        pytest.skip("needs bubblewrap")
+    venv = Path(tempfile.mkdtemp(prefix="assay-venv-test-", dir="/tmp"))
+    work = Path(tempfile.mkdtemp(prefix="assay-work-test-", dir="/var/tmp"))
+    try:
+        for path in (venv, work):
+            path.chmod(0o755)
+        subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv / "env")],
+                       check=True)
+        sandbox = Sandbox(work_dir=work, isolation="bwrap", python=str(venv / "env/bin/python"))
+        outcome = await run(sandbox, "import os, sys, tempfile\n"
+                                     "open('out.txt', 'w').write(sys.prefix)\n"
+                                     "tempfile.NamedTemporaryFile().close()\n")
+        assert outcome.outcome == "succeeded", outcome.reason
+        assert outcome.exit_code == 0
+    finally:
+        remove_tree(venv)
+        remove_tree(work)
