@@ -90,4 +90,7 @@ async def test_ten_parallel_tasks_spend_within_the_cap_and_the_rest_are_stopped_
     assert spent <= CAP  # within the cap: each reservation covered its call's real usage
     assert result.report is not None  # the Markdown report says the budget stopped them
     summary = Path(result.report.summary_md).read_text(encoding="utf-8")
-    assert summary.count("budget ledger refused") == len(stopped)
+    # each stopped task says so in its section and in the answer's caveats
+    assert summary.count("budget ledger refused") == 2 * len(stopped)
+    for task in stopped:
+        assert f"- task {task.task_id} deferred: " in summary

@@ -77,6 +77,8 @@ async def served(dev_env: WorkflowEnvironment, fresh_database_url: str, tmp_path
                  task_queue: str) -> AsyncIterator[tuple[Settings, FakeAnthropic]]:
     with FakeAnthropic() as fake:
         fake.on_tool("ReflectorOutput", ToolUse(REFLECTION))
+        fake.on_tool("RunAnswer", ToolUse({"answer": "The root of 2 is 1.4142.",
+                                           "analysis": "from metrics.json", "caveats": []}))
         settings = isolated_settings(tmp_path / "assay", task_queue).model_copy(update={
             "anthropic_api_key": SecretStr("sk-ant-test-reflector"),
             "anthropic_base_url": fake.base_url})
@@ -111,7 +113,8 @@ async def test_an_unnamed_failure_is_fixed_by_the_reflectors_patch(
         ("args.tolerance", 1e-12, 1e-6)]
     assert len(task.provenance.reflection_ids) == 2  # the rule table's note, the reflector's
     assert task.provenance.execution.attempts == 2
-    assert [tool_of(r.body) for r in fake.requests] == ["ReflectorOutput"]
+    # the reflector, then the output processor's answer to the plan run
+    assert [tool_of(r.body) for r in fake.requests] == ["ReflectorOutput", "RunAnswer"]
     events = [s.event for s in await stored_events(fresh_database_url, report.run_id)]
     notes = [e.outputs for e in events if e.agent_name == "reflector"
              and e.event_type == "agent_call" and "root_cause" in e.outputs]
