@@ -90,7 +90,7 @@ async def cancel_once_started(handle: WorkflowHandle[Any, Any]) -> None:
         await update(handle, "steer_run", {"action": "cancel", "by": "ada"})
 
 
-@settings(max_examples=20, deadline=None, derandomize=True,
+@settings(max_examples=12, deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(case=runs())
 async def test_random_runs_with_branches_gates_and_cancels_end(
