@@ -2,22 +2,12 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 
 from activities.common.trees import TreeLimitError, remove_tree, walk
-
-
-def nest(path: Path, levels: int, name: str = "d") -> None:
-    fd = os.open(path, os.O_RDONLY)
-    for _ in range(levels):
-        os.mkdir(name, dir_fd=fd)
-        inner = os.open(name, os.O_RDONLY, dir_fd=fd)
-        os.close(fd)
-        fd = inner
-    os.close(fd)
+from tests.disks import nest
 
 
 @pytest.fixture
