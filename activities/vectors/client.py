@@ -4,13 +4,17 @@ Against a Qdrant server (``QdrantClient(url=...)``, ``ASSAY_QDRANT_URL``) every 
 and writes the same collection, so they all answer alike; writers use stable point ids
 (``stable_id``), so two of them indexing the same thing at once leave one point. The same
 class runs over qdrant-client's local mode (a directory or ``":memory:"``), which speaks the
-server's API in one process: the embedded stack's memory and the tests use it.
+server's API in one process: the embedded stack's memory and the tests use it. Local mode is
+not safe across threads, so every index over one local client takes that client's lock
+(``guard``); a server's client is used without one.
 """
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import warnings
+import weakref
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
@@ -21,6 +25,22 @@ if TYPE_CHECKING:
 
 PAGE = 256
 """Points read per scroll request."""
+
+_LOCAL_LOCKS: weakref.WeakKeyDictionary[Any, threading.RLock] = weakref.WeakKeyDictionary()
+_LOCKS_LOCK = threading.Lock()
+
+
+def guard(client: Any) -> contextlib.AbstractContextManager[Any]:
+    """What to hold while calling ``client``.
+
+    In local mode, the client's one lock (an in-process collection that two threads must
+    not write at once); for a server's client, nothing.
+    """
+    init = getattr(client, "init_options", {})
+    if not (init.get("path") or init.get("location") == ":memory:"):
+        return contextlib.nullcontext()
+    with _LOCKS_LOCK:
+        return _LOCAL_LOCKS.setdefault(client, threading.RLock())
 
 
 def _vector(vector: Vector) -> list[float] | models.SparseVector:
@@ -81,6 +101,7 @@ class ClientIndex:
         self.layout = layout
         self._ready = False
         self._lock = threading.Lock()
+        self._guard = guard(client)
 
     @property
     def where(self) -> str:
@@ -91,7 +112,7 @@ class ClientIndex:
 
     def ensure(self) -> None:
         """Create the collection (and its keyword indexes) unless it exists."""
-        with self._lock:
+        with self._lock, self._guard:
             if self._ready:
                 return
             if not self.client.collection_exists(self.collection):
@@ -125,9 +146,10 @@ class ClientIndex:
         if not points:
             return
         self.ensure()
-        self.client.upsert(self.collection, wait=True, points=[models.PointStruct(
-            id=p.id, vector={name: _vector(v) for name, v in p.vectors.items()},
-            payload=dict(p.payload)) for p in points])
+        structs = [models.PointStruct(id=p.id, payload=dict(p.payload), vector={
+            name: _vector(v) for name, v in p.vectors.items()}) for p in points]
+        with self._guard:
+            self.client.upsert(self.collection, wait=True, points=structs)
 
     def delete(self, ids: Sequence[str]) -> None:
         """Remove the points of these ids; unknown ids are ignored."""
@@ -135,21 +157,24 @@ class ClientIndex:
 
         if ids:
             self.ensure()
-            self.client.delete(self.collection, wait=True,
-                               points_selector=models.PointIdsList(points=list(ids)))
+            with self._guard:
+                self.client.delete(self.collection, wait=True,
+                                   points_selector=models.PointIdsList(points=list(ids)))
 
     def count(self) -> int:
         """How many points the collection holds."""
         self.ensure()
-        return self.client.count(self.collection, exact=True).count
+        with self._guard:
+            return self.client.count(self.collection, exact=True).count
 
     def retrieve(self, ids: Sequence[str], *, payload: Sequence[str] | bool = True,
                  vectors: Sequence[str] = ()) -> list[Found]:
         """The points of these ids that exist."""
         self.ensure()
-        records = self.client.retrieve(
-            self.collection, list(ids), with_vectors=list(vectors) or False,
-            with_payload=payload if isinstance(payload, bool) else list(payload))
+        with self._guard:
+            records = self.client.retrieve(
+                self.collection, list(ids), with_vectors=list(vectors) or False,
+                with_payload=payload if isinstance(payload, bool) else list(payload))
         return [Found(str(r.id), 0.0, r.payload or {}, _dense(r.vector, vectors))
                 for r in records]
 
@@ -159,9 +184,10 @@ class ClientIndex:
         out: list[Found] = []
         offset: Any = None
         while True:
-            records, offset = self.client.scroll(
-                self.collection, limit=PAGE, offset=offset,
-                with_payload=payload if isinstance(payload, bool) else list(payload))
+            with self._guard:
+                records, offset = self.client.scroll(
+                    self.collection, limit=PAGE, offset=offset,
+                    with_payload=payload if isinstance(payload, bool) else list(payload))
             out.extend(Found(str(r.id), 0.0, r.payload or {}, {}) for r in records)
             if offset is None:
                 return out
@@ -171,8 +197,9 @@ class ClientIndex:
         if not queries:
             return []
         self.ensure()
-        results = self.client.query_batch_points(self.collection,
-                                                 [_request(q) for q in queries])
+        with self._guard:
+            results = self.client.query_batch_points(self.collection,
+                                                     [_request(q) for q in queries])
         return [[Found(str(p.id), p.score, p.payload or {}, _dense(p.vector, q.vectors))
                  for p in result.points] for q, result in zip(queries, results, strict=True)]
 

@@ -40,7 +40,12 @@ from tests.workflows.capture_retries import run_retries
 from tests.workflows.capture_study import run_cancelled_study, run_study, save_study
 from tests.workflows.capture_study_cycle import run_study_cycle, run_study_reuse
 from tests.workflows.capture_subagent import run_subagents
-from tests.workflows.capture_unhung import run_gate_withdrawn, run_siblings, save_unhung
+from tests.workflows.capture_unhung import (
+    run_cancel_running,
+    run_gate_withdrawn,
+    run_siblings,
+    save_unhung,
+)
 from tests.workflows.capture_upserts import run_coalesced
 from tests.workflows.capture_writer import Recorder, Reformulating, run_library, run_reformulated
 from tests.workflows.harness import Harness, task
@@ -247,9 +252,11 @@ async def capture() -> None:
         await save_one(env, "learning.library", learning_library)
         with tempfile.TemporaryDirectory() as tmp:
             await save(env, "subagent", await run_subagents(env, Path(tmp)))
-        with tempfile.TemporaryDirectory() as tmp, tempfile.TemporaryDirectory() as other:
+        with (tempfile.TemporaryDirectory() as tmp, tempfile.TemporaryDirectory() as other,
+              tempfile.TemporaryDirectory() as third):
             await save_unhung(env, await run_siblings(env, Path(tmp)),
-                              await run_gate_withdrawn(env, Path(other)))
+                              await run_gate_withdrawn(env, Path(other)),
+                              await run_cancel_running(env, Path(third)))
         with tempfile.TemporaryDirectory() as tmp:
             guided, guided_library = await run_guided(env, Path(tmp))
         await save(env, "guided", guided)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Callable
+from typing import Any
 
 from temporalio import workflow
 from temporalio.common import SearchAttributePair, TypedSearchAttributes
@@ -31,6 +32,11 @@ with workflow.unsafe.imports_passed_through():
     from workflows.task.workflow import TaskWorkflow
 
 
+CANCELS_DETACHED_PATCH = "cancels-not-awaited"
+"""Runs whose cancel asks each running task to stop without waiting for the server's answer
+first (a task ending at that moment could leave the request unanswered and hold the run)."""
+
+
 class TaskRunner:
     """Runs the tasks of one run's plan.
 
@@ -48,6 +54,8 @@ class TaskRunner:
         """Called as each task ends (the run starts recovery branches)."""
         self._cancelled: set[str] = set()
         """Tasks whose workflows were asked to cancel (asked once only)."""
+        self._requests: list[asyncio.Task[None]] = []
+        """Cancel requests on their way (a run does not wait for them to be answered)."""
 
     async def run_all(self, plan: Plan, order: list[str]) -> None:
         """Run the plan's tasks in ``order`` until each has a result."""
@@ -90,11 +98,14 @@ class TaskRunner:
     async def _cancel(self, pending: list[Decision]) -> None:
         """Cancel the running tasks' workflows; the pending ones end cancelled unstarted."""
         state = self.state
+        detached = workflow.patched(CANCELS_DETACHED_PATCH)
         for tid in sorted(state.running - self._cancelled):
             self._cancelled.add(tid)
             handle = workflow.get_external_workflow_handle(self.workflow_id(tid))
-            with contextlib.suppress(ApplicationError):  # it ended meanwhile
-                await handle.cancel()
+            if detached:  # the task's own end is what the run waits for
+                self._requests.append(asyncio.create_task(_request_cancel(handle)))
+            else:
+                await _request_cancel(handle)
         for decision in pending:
             state.results[decision.task_id] = TaskResult(
                 task_id=decision.task_id, priority=decision.priority, action=decision.action,
@@ -222,3 +233,9 @@ class TaskRunner:
               for a in self.state.results[dep].artifacts),
             *(a for a in self.state.req.earlier if a.task_id in decision.reuse),
         ]
+
+
+async def _request_cancel(handle: workflow.ExternalWorkflowHandle[Any]) -> None:
+    """Ask a task's workflow to cancel; one that ended meanwhile needs nothing."""
+    with contextlib.suppress(ApplicationError):
+        await handle.cancel()

@@ -131,6 +131,36 @@ def test_two_workers_on_one_collection_see_each_others_writes() -> None:
     assert "a" not in keys(found) and first.count() == 3
 
 
+def threads_writing(indexes: list[ClientIndex], each: int) -> list[BaseException]:
+    """Every index writes ``each`` points of its own, one at a time, all in threads at once;
+    what any thread raised."""
+    failures: list[BaseException] = []
+    start = threading.Barrier(len(indexes))
+
+    def write(n: int, index: ClientIndex) -> None:
+        start.wait()
+        try:
+            for i in range(each):
+                index.upsert([point(f"w{n}-{i}", [1, n, i], {n: 1.0}, "active")])
+        except BaseException as err:  # handed to the test to assert on
+            failures.append(err)
+
+    threads = [threading.Thread(target=write, args=(n, i)) for n, i in enumerate(indexes)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return failures
+
+
+def test_workers_writing_through_one_local_client_at_once_lose_nothing() -> None:
+    server = QdrantClient(location=":memory:")
+    indexes = [ClientIndex(server, COLLECTION, LAYOUT) for _ in range(4)]
+    indexes[0].ensure()
+    assert threads_writing(indexes, 150) == []
+    assert indexes[1].count() == 600
+
+
 def test_a_worker_that_loses_the_race_to_create_uses_the_winners_collection(
         monkeypatch: pytest.MonkeyPatch) -> None:
     server = QdrantClient(location=":memory:")
