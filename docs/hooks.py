@@ -13,6 +13,7 @@ import inspect
 import itertools
 import re
 import sys
+from enum import Enum
 from pathlib import Path
 from typing import Any
 
@@ -79,8 +80,10 @@ def cli_commands() -> list[tuple[str, Any]]:
 
 def _option_row(param: Any) -> str:
     names = ", ".join(f"`{n}`" for n in [*param.opts, *param.secondary_opts])
-    kind = "flag" if getattr(param, "is_flag", False) else _type_name(
-        getattr(getattr(param, "type_descriptor", None), "annotation", "text"))
+    annotation = getattr(getattr(param, "type_descriptor", None), "annotation", "text")
+    kind = "flag" if getattr(param, "is_flag", False) else _type_name(annotation)
+    if isinstance(annotation, type) and issubclass(annotation, Enum):
+        kind = "one of " + ", ".join(f"`{member.value}`" for member in annotation)
     if param.param_type_name == "argument":
         names, kind = f"`{param.metavar or param.name.upper()}`", f"argument ({kind})"
     default = param.default
