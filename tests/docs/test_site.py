@@ -39,7 +39,8 @@ def test_a_broken_link_fails_the_strict_build(tmp_path: Path) -> None:
         page.write("\n[gone](guides/plans.md#no-such-section)\n")
     config = ROOT.joinpath("mkdocs.yml").read_text(encoding="utf-8")
     config = config.replace("docs_dir: docs", f"docs_dir: {docs}").replace(
-        "  - docs/hooks.py", f"  - {docs / 'hooks.py'}")
+        "  - docs/hooks.py", f"  - {docs / 'hooks.py'}").replace("  - workers/",
+                                                                 f"  - {ROOT}/workers/")
     (tmp_path / "mkdocs.yml").write_text(config, encoding="utf-8")
     done = build(tmp_path / "mkdocs.yml", tmp_path / "site")
     assert done.returncode != 0
