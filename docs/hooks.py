@@ -102,7 +102,12 @@ def cli_reference() -> str:
              "each command, its arguments and options, with the help `assay COMMAND --help` "
              "prints. For how the commands fit together, see the "
              "[command-line guide](../guides/cli.md).", ""]
-    for name, command in cli_commands():
+    commands = cli_commands()
+    lines += ["| command | what it does |", "| --- | --- |",
+              *(f"| [`{name}`](#{name.replace(' ', '-')}) | "
+                f"{text(inspect.cleandoc(command.help or '').splitlines()[0])} |"
+                for name, command in commands[1:] if command.help), ""]
+    for name, command in commands:
         ctx_usage = " ".join(p.metavar or p.name.upper()
                              for p in command.params if p.param_type_name == "argument")
         usage = " ".join(part for part in (name, "[OPTIONS]", ctx_usage) if part)
