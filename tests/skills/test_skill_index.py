@@ -221,7 +221,7 @@ def test_a_multi_query_search_at_1000_skills_is_fast(library: SkillIndex) -> Non
         start = time.perf_counter()
         library.search(queries)
         took.append(time.perf_counter() - start)
-    assert sorted(took)[10] < 0.020  # DESIGN §11: p50 <= 20 ms
+    assert sorted(took)[10] < 0.020  # the target: p50 <= 20 ms
 
 
 # --- one small index per test ---------------------------------------------------------------

@@ -175,7 +175,7 @@ def _counts(tasks: list[TaskResult]) -> dict[str, int]:
 
 
 def _completion_by_priority(tasks: list[TaskResult]) -> dict[str, dict[str, float]]:
-    """Completed / total / rate per priority (the seed's ≥ 70 % HIGH criterion reads this)."""
+    """Completed / total / rate per priority (the ≥ 70 % HIGH criterion reads this)."""
     table: dict[str, dict[str, float]] = {}
     for priority in sorted({t.priority for t in tasks}, key=PRIORITY_RANK.__getitem__):
         group = [t for t in tasks if t.priority == priority]

@@ -2,7 +2,7 @@
 
 Every failure asks reflection for a diagnosis (bounded tightly, never blocking), and the
 reflector role for a failure the rule table cannot name (``reflecting``); a patch is
-applied, sent to a person, deferred or refused by the seed's confidence thresholds, and a
+applied, sent to a person, deferred or refused by its confidence thresholds, and a
 failure is retried as often as its category allows (``workflows.task.retrying``). A task run
 as a subagent first tries the subagent's remembered fixes on a failed run
 (``workflows.task.subagent``), then asks reflection. A retry whose declared metrics get worse
@@ -175,7 +175,7 @@ class Recovery:
         return "not applied: too uncertain to apply unasked"
 
     async def resolve(self, note: ReflectionNote) -> str:
-        """Apply, reject or defer a recovery, by the seed's confidence thresholds and policy."""
+        """Apply, reject or defer a recovery, by the confidence thresholds and policy."""
         if note.decision in ("retry", "retry_logged"):
             if note.decision == "retry_logged":
                 self.state.log.add("agent_call", "info", agent="reflector", status="retry_logged",
