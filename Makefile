@@ -76,7 +76,7 @@ example-recording: system $(STAMP)
 	  tests/workers/evaluation/test_goal_recordings.py
 
 histories: $(STAMP)
-	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m tests.workflows.capture
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m tests.histories.capture
 
 up: $(STAMP)
 	$(BIN)/assay up
