@@ -84,7 +84,7 @@ docs-build: $(STAMP)
 	$(BIN)/mkdocs build --strict
 
 histories: $(STAMP)
-	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m tests.workflows.capture
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m tests.histories.capture
 
 up: $(STAMP)
 	$(BIN)/assay up

@@ -26,9 +26,6 @@ from workflows.contracts.base import Model
 from workflows.contracts.executive import PatchChange, PatchSource, Pattern, ReviewPolicy
 from workflows.contracts.plan import JobSpec, Scalar
 
-MEMORY_PATCH = "reflection-memory"
-"""Workflow patch id of the memory steps (histories from before them replay without)."""
-
 PROMOTE_AFTER = 3
 """Tasks a (task type, root cause) pattern must be seen in before it becomes a rule."""
 CACHE_AFTER = 2

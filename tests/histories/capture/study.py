@@ -1,6 +1,6 @@
 """Capture the ``study`` histories: a study across a continue-as-new boundary.
 
-Part of ``python -m tests.workflows.capture``; ``python -m tests.workflows.capture_study``
+Part of ``python -m tests.histories.capture``; ``python -m tests.histories.capture.study``
 captures this scenario alone. Cycle 1 refutes H1 (score 0.5 of 0.8) and the rules pivot to
 H2; a person confirms at the ``cycle`` gate after a refused choice; the study continues as
 new; cycle 2 supports H2 (0.95) and meets the acceptance criterion, and the rules stop.
@@ -18,8 +18,8 @@ from temporalio.client import WorkflowFailureError
 from temporalio.exceptions import CancelledError
 from temporalio.testing import WorkflowEnvironment
 
+from tests.histories.capture import alone
 from tests.workflows.common.test_gates import task_gate_waiting
-from tests.workflows.harness import capture_alone as alone
 from tests.workflows.study.test_study_workflow import ACCEPT, H1, H2, Study, cycle_plan
 from workflows.constants import cycle_run_id, task_workflow_id
 from workflows.contracts.policy import GateRule
@@ -48,7 +48,7 @@ async def run_study(env: WorkflowEnvironment, root: Path) -> tuple[str, str]:
 
 async def save_study(env: WorkflowEnvironment, study_id: str, first_run: str) -> None:
     """Write both executions of the study and its cycles' runs."""
-    from tests.workflows.capture import save_one
+    from tests.histories.capture.all import save_one
 
     await save_one(env, "study.study-1", study_id, first_run)
     await save_one(env, "study.study-2", study_id)
@@ -80,7 +80,7 @@ async def run_cancelled_study(env: WorkflowEnvironment, root: Path) -> str:
 async def capture_alone() -> None:
     """Run this scenario alone and save its histories."""
 
-    from tests.workflows.capture import save_one
+    from tests.histories.capture.all import save_one
 
     async def scenario(env: WorkflowEnvironment, root: Path) -> None:
         await save_study(env, *await run_study(env, root))

@@ -1,6 +1,6 @@
 """Capture the ``bounds`` histories: a task whose result is cut to fit, and its dependant.
 
-Part of ``python -m tests.workflows.capture``; ``python -m tests.workflows.capture_bounds``
+Part of ``python -m tests.histories.capture``; ``python -m tests.histories.capture.bounds``
 captures this scenario alone (the other saved histories stay as they are). Task ``many``
 leaves 150 declared artifacts: it writes its whole result (``write_task_report``) and returns
 one listing 100 of them; ``after`` gets those 100 and completes. The run returns each task's
@@ -19,8 +19,8 @@ from temporalio.testing import WorkflowEnvironment
 
 from activities.artifacts.store import LocalArtifactStore
 from activities.sandbox.artifacts import store_artifacts
+from tests.histories.capture import alone
 from tests.workflows.harness import Harness, task
-from tests.workflows.harness import capture_alone as alone
 from workflows.contracts.execution import Artifact, ExecuteJobInput, ExecutionOutcome
 from workflows.contracts.results import ResearchResult
 
@@ -61,7 +61,7 @@ async def run_bounds(env: WorkflowEnvironment, root: Path) -> ResearchResult:
 
 async def capture_alone() -> None:
     """Run this scenario alone and save its histories."""
-    from tests.workflows.capture import save
+    from tests.histories.capture.all import save
 
     async def scenario(env: WorkflowEnvironment, root: Path) -> None:
         await save(env, "bounds", await run_bounds(env, root))

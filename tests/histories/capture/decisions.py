@@ -1,6 +1,6 @@
 """Capture the ``decisions`` histories: human decisions kept whole (``decisions-on-record``).
 
-Part of ``python -m tests.workflows.capture``; ``python -m tests.workflows.capture_decisions``
+Part of ``python -m tests.histories.capture``; ``python -m tests.histories.capture.decisions``
 captures these scenarios alone (the other saved histories stay as they are).
 ``decisions``: a run whose task waits at a human ``result`` gate is sent a malformed decision
 (``task`` for ``task_id``), refused and written at once; ``ada`` approves through the CLI's
@@ -18,9 +18,9 @@ from pathlib import Path
 from temporalio.testing import WorkflowEnvironment
 
 from tests.e2e_support import wait_for
-from tests.workflows.capture_refusals import waiting_at
+from tests.histories.capture import alone
+from tests.histories.capture.refusals import waiting_at
 from tests.workflows.harness import Harness, task
-from tests.workflows.harness import capture_alone as alone
 from tests.workflows.study.test_study_workflow import ACCEPT, H1, Study, cycle_plan
 from workflows.constants import cycle_run_id, task_workflow_id
 from workflows.contracts.branches import SteerRequest
@@ -75,7 +75,7 @@ async def run_decisions_study(env: WorkflowEnvironment, root: Path) -> str:
 
 async def capture_alone() -> None:
     """Run these scenarios alone and save their histories."""
-    from tests.workflows.capture import save, save_one
+    from tests.histories.capture.all import save, save_one
 
     async def scenario(env: WorkflowEnvironment, root: Path) -> None:
         await save(env, "decisions", await run_decisions(env, root))

@@ -1,6 +1,6 @@
 """Capture the ``environments`` histories: jobs that run in a prepared environment, or not.
 
-Part of ``python -m tests.workflows.capture``; ``python -m tests.workflows.capture_environments``
+Part of ``python -m tests.histories.capture``; ``python -m tests.histories.capture.environments``
 captures this scenario alone. Task ``sci`` names the science environment: the task prepares
 it (``prepare_environment``) and runs its job in it; ``plain`` names none and runs as before
 (no preparation); ``nope`` names an environment the sandbox does not know and ends with the
@@ -16,8 +16,8 @@ from pathlib import Path
 from temporalio.exceptions import ApplicationError
 from temporalio.testing import WorkflowEnvironment
 
+from tests.histories.capture import alone
 from tests.workflows.harness import Harness, task
-from tests.workflows.harness import capture_alone as alone
 from workflows.common.errors import ErrorType
 from workflows.contracts.environments import PreparedEnvironment, PrepareEnvironmentInput
 from workflows.contracts.execution import ExecuteJobInput, ExecutionOutcome
@@ -71,7 +71,7 @@ async def run_environments(env: WorkflowEnvironment, root: Path,
 
 async def capture_alone() -> None:
     """Run this scenario alone and save its histories."""
-    from tests.workflows.capture import save
+    from tests.histories.capture.all import save
 
     async def scenario(env: WorkflowEnvironment, root: Path) -> None:
         result, _, _ = await run_environments(env, root)

@@ -1,6 +1,6 @@
 """Capture the ``reflector`` histories: an unnamed failure patched by the reflector role.
 
-Part of ``python -m tests.workflows.capture``; ``python -m tests.workflows.capture_reflector``
+Part of ``python -m tests.histories.capture``; ``python -m tests.histories.capture.reflector``
 captures this scenario alone (the other saved histories stay as they are). Task ``a``'s job
 crashes without a traceback, so the rule table says ``unknown``; the run has a model, so the
 reflector (a fake of the role whose answer goes through the real scoring and guardrails)
@@ -22,9 +22,9 @@ from pathlib import Path
 from temporalio.testing import WorkflowEnvironment
 
 from activities.agents.reflector import reflector_note
+from tests.histories.capture import alone
 from tests.workflows.agents_fakes import spend
 from tests.workflows.harness import Harness, task
-from tests.workflows.harness import capture_alone as alone
 from workflows.agents.reflector import ReflectAnswer, ReflectorOutput, ReflectRequest
 from workflows.contracts.results import RunReport
 
@@ -69,7 +69,7 @@ async def run_deferred(env: WorkflowEnvironment, root: Path) -> RunReport:
 
 async def capture_alone() -> None:
     """Run these scenarios alone and save their histories."""
-    from tests.workflows.capture import save
+    from tests.histories.capture.all import save
 
     async def scenario(env: WorkflowEnvironment, root: Path) -> None:
         report, _ = await run_reflector(env, root)

@@ -1,10 +1,10 @@
 """Capture the ``guided`` histories: guideline skills offered to a coder, their use counted.
 
-Part of ``python -m tests.workflows.capture``; ``python -m tests.workflows.capture_guided``
+Part of ``python -m tests.histories.capture``; ``python -m tests.histories.capture.guided``
 captures this scenario alone. A plan with one jobless task and the skills on: the library's match
 offers a guideline skill for it (ids and scores only), the coder's answer says the guideline
 went into its prompt, the task's outcome carries it and the library records it with
-``record_outcomes`` (patch ``guideline-uses``) although no job skill was used.
+``record_outcomes`` although no job skill was used.
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ from temporalio.testing import WorkflowEnvironment
 
 from activities.learning.handoff import Learner
 from activities.learning.settle import wait_learned
+from tests.histories.capture import alone
 from tests.workflows.agents_fakes import FakeAgents, job
 from tests.workflows.harness import Harness, task
-from tests.workflows.harness import capture_alone as alone
 from workflows.agents.roles import CodeAnswer, CodeRequest
 from workflows.contracts.results import ResearchResult
 from workflows.library.contracts import GuidelineRef, MatchAnswer, MatchInput, library_id
@@ -40,7 +40,7 @@ async def match_skills(req: MatchInput) -> MatchAnswer:
 
 async def run_guided(env: WorkflowEnvironment, root: Path) -> tuple[ResearchResult, str]:
     """The run and the id of the library that counted the guideline's use."""
-    from tests.workflows.capture import record_outcomes, remember_task
+    from tests.histories.capture.all import record_outcomes, remember_task
 
     agents = FakeAgents(jobs={"fast": job("ok")})
 
@@ -68,7 +68,7 @@ async def run_guided(env: WorkflowEnvironment, root: Path) -> tuple[ResearchResu
 
 async def capture_alone() -> None:
     """Run this scenario alone and save its histories."""
-    from tests.workflows.capture import save, save_one
+    from tests.histories.capture.all import save, save_one
 
     async def scenario(env: WorkflowEnvironment, root: Path) -> None:
         result, library = await run_guided(env, root)

@@ -1,11 +1,11 @@
 """Capture the ``study_cycle`` histories: a goal run that is a cycle of a study.
 
-Part of ``python -m tests.workflows.capture``; ``python -m tests.workflows.capture_study``
-captures this scenario alone (the other saved histories stay as they are). The run is given
-a study's context; memory is asked for the planner's notes (``recall_memory``, the
-``planner-memory`` patch); the planner's first draft links a task to an unknown hypothesis
-and goes back with the problem; the second proposes H3 and links a task of the study's tree
-by id. The fakes here are also the time-skipping tests' (``research/test_study_planning``).
+Part of ``python -m tests.histories.capture``; ``python -m tests.histories.capture.study_cycle``
+captures this scenario alone (the other saved histories stay as they are). The run is given a
+study's context; memory is asked for the planner's notes (``recall_memory``); the planner's
+first draft links a task to an unknown hypothesis and goes back with the problem; the second
+proposes H3 and links a task of the study's tree by id. The fakes here are also the time-
+skipping tests' (``research/test_study_planning``).
 """
 
 from __future__ import annotations
@@ -20,9 +20,9 @@ from temporalio.exceptions import ApplicationError
 from temporalio.testing import WorkflowEnvironment
 
 from activities.study.cycles import StudyCycles
+from tests.histories.capture import alone
 from tests.workflows.agents_fakes import FakeAgents, job, probe_environment
 from tests.workflows.harness import Harness
-from tests.workflows.harness import capture_alone as alone
 from tests.workflows.study.factories import hypothesis, outcome, report, result, summary, tree
 from workflows.agents.roles import DataFile, PlanDraftOutput, StudyPlanDraftOutput
 from workflows.contracts.execution import Artifact
@@ -125,7 +125,7 @@ async def run_study_reuse(env: WorkflowEnvironment, root: Path) -> ResearchResul
 
 async def capture_alone() -> None:
     """Run these scenarios alone and save their histories."""
-    from tests.workflows.capture import save
+    from tests.histories.capture.all import save
 
     async def scenario(env: WorkflowEnvironment, root: Path) -> None:
         await save(env, "study_cycle", await run_study_cycle(env, root))

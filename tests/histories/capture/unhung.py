@@ -1,8 +1,7 @@
 """Capture the ``siblings`` and ``gate_withdrawn`` histories: runs that cannot hang.
 
-Part of ``python -m tests.workflows.capture``; ``python -m tests.workflows.capture_unhung``
-captures these scenarios alone (the other saved histories stay as they are). Both take the
-``branches-cannot-hang`` path.
+Part of ``python -m tests.histories.capture``; ``python -m tests.histories.capture.unhung``
+captures these scenarios alone (the other saved histories stay as they are).
 
 - ``siblings``: ``ridge`` (one branch the plan writes) and ``ols`` both depend on ``split``,
   ``compare`` on both. The branch reuses ``ols``, still running when ``ridge`` starts: it
@@ -12,8 +11,8 @@ captures these scenarios alone (the other saved histories stay as they are). Bot
   gate is withdrawn, both tasks end cancelled unstarted and the report is written. Saved: the
   run (no task started).
 - ``cancel_running``: a run whose first task waits at its human step gate is cancelled
-  (``steer_run``): the run asks the task to cancel without waiting for the answer
-  (``cancels-not-awaited``), the second task ends cancelled unstarted, the first cancelled.
+  (``steer_run``): the run asks the task to cancel without waiting for the answer, the
+  second task ends cancelled unstarted, the first cancelled.
   Saved: the run and its first task.
 """
 
@@ -25,9 +24,9 @@ from pathlib import Path
 
 from temporalio.testing import WorkflowEnvironment
 
+from tests.histories.capture import alone
 from tests.workflows.common.test_gates import plan_gate_waiting, start, task_gate_waiting
 from tests.workflows.harness import Harness, task
-from tests.workflows.harness import capture_alone as alone
 from tests.workflows.research.test_branches import update
 from workflows.constants import task_workflow_id
 from workflows.contracts.results import ResearchResult
@@ -84,7 +83,7 @@ async def save_unhung(env: WorkflowEnvironment, siblings: ResearchResult,
                       withdrawn: ResearchResult, running: ResearchResult) -> None:
     """Save the scenarios' histories (the withdrawn run's tasks never started, nor did the
     cancelled running run's second task)."""
-    from tests.workflows.capture import save, save_one
+    from tests.histories.capture.all import save, save_one
 
     await save(env, "siblings", siblings)
     await save_one(env, "gate_withdrawn.research", withdrawn.run_id)

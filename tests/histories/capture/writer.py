@@ -1,11 +1,13 @@
 """Capture the ``writer`` and ``reformulated`` histories: the skill writer's paths.
 
-Part of ``python -m tests.workflows.capture``; ``python -m tests.workflows.capture_writer``
+Part of ``python -m tests.histories.capture``; ``python -m tests.histories.capture.writer``
 captures these scenarios alone. ``writer.library``: a library whose ten outcomes came from
 runs with a model asks the writer for each new pattern's text and the merge judge for each
-undecided pair, and hands the answers to ``revise_skills`` (patch ``library-writer``).
-``reformulated``: a goal that matched nothing is reformulated by the writer and matched
-again, and the skill found supplies the plan (patch ``skills-reformulated``).
+undecided pair, and hands the answers to ``revise_skills``. ``reformulated``: a goal that
+matched nothing is reformulated by the writer and matched again, and the skill found supplies
+the plan. ``outcome_before_bounds.library``: a library without a model is sent a 100 KB outcome
+(the one that, before the outcome bounds, went whole into an extraction), refuses it unread,
+then learns from ten outcomes.
 """
 
 from __future__ import annotations
@@ -20,9 +22,9 @@ from temporalio.exceptions import ApplicationError
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
+from tests.histories.capture import alone
 from tests.workflows.agents_fakes import goal_agents, job, spend
 from tests.workflows.harness import Harness
-from tests.workflows.harness import capture_alone as alone
 from workflows.agents.spend import Spend
 from workflows.catalogue import (
     EXTRACT_SKILLS,
@@ -142,9 +144,12 @@ def outcome(n: int, writer: str | None) -> TaskOutcome:
                        status="completed", writer_queue=writer)
 
 
-async def run_library(env: WorkflowEnvironment, rec: Recorder, *, model: bool
-                      ) -> tuple[dict[str, Any], str]:
-    """Ten outcomes into a library served by ``rec``; its state once learned, and its id."""
+async def run_library(env: WorkflowEnvironment, rec: Recorder, *, model: bool,
+                      oversize: bool = False) -> tuple[dict[str, Any], str]:
+    """Ten outcomes into a library served by ``rec``; its state once learned, and its id.
+
+    With ``oversize``, a 100 KB outcome is sent first (the library refuses it unread).
+    """
     queue = f"skills-{uuid.uuid4().hex[:8]}"
     agents = f"{queue}-agents"
     library = [rec.extract, rec.maintain, rec.record, rec.revise]
@@ -154,6 +159,9 @@ async def run_library(env: WorkflowEnvironment, rec: Recorder, *, model: bool
         handle = await env.client.start_workflow(
             SkillLibraryWorkflow.run, LibraryState(), id=f"lib-{queue}", task_queue=queue)
         batch = [outcome(n, agents if model else None) for n in range(10)]
+        if oversize:
+            await handle.signal(TASK_FINISHED, batch[0].model_copy(
+                update={"task_id": "big", "action": "x" * 100_000}))
         for item in batch:
             await handle.signal(TASK_FINISHED, item)
         state = await learned(handle, [o.key for o in batch])
@@ -208,11 +216,13 @@ async def run_reformulated(env: WorkflowEnvironment, root: Path,
 
 async def capture_alone() -> None:
     """Run these scenarios alone and save their histories."""
-    from tests.workflows.capture import save, save_one
+    from tests.histories.capture.all import save, save_one
 
     async def scenario(env: WorkflowEnvironment, root: Path) -> None:
         _, library = await run_library(env, Recorder(), model=True)
         await save_one(env, "writer.library", library)
+        _, bounded = await run_library(env, Recorder(), model=False, oversize=True)
+        await save_one(env, "outcome_before_bounds.library", bounded)
         await save(env, "reformulated", await run_reformulated(env, root, Reformulating()))
 
     await alone(scenario)

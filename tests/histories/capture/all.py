@@ -1,16 +1,13 @@
-"""Capture workflow histories for the replay tests.
+"""Capture every saved history for the replay tests, and the helpers that write them.
 
-Run ``python -m tests.workflows.capture`` after an intentional change to workflow code (and
-say in the commit why old histories no longer replay, or keep both workflow versions with
-``workflow.patched``). The scenarios reuse the fake-activity runs of ``test_research``.
-Some scenarios live in modules of their own (``capture_bounds``, ``capture_plans``,
-``capture_refusals``, ``capture_goalenv``, ``capture_study``, ``capture_study_cycle``,
-``capture_branches``, ``capture_learning``, ``capture_subagent``, ``capture_guided``,
-``capture_reflector``, ``capture_upserts``, ``capture_flushes``, ``capture_decisions``,
-``capture_unhung``, ``capture_uses``, ``capture_retries``); each
-one's ``python -m`` re-captures only its own histories, leaving the others as they are: ``python -m
-tests.workflows.capture_branches`` those of branches and steering (``branched``,
-``steered``, ``cancelled``, ``withdrawn``).
+Run ``python -m tests.histories.capture`` (``make histories``) after an intentional change to
+workflow code: a change to the commands a workflow emits is guarded with a patch declared in
+``workflows/patches.py`` (``docs/operations/patches.md``), and its new path gets a scenario
+here. The scenarios of this module reuse the fake-activity runs of ``test_research``; the
+others live in the modules beside it, each of which re-captures only its own histories with
+``python -m tests.histories.capture.<module>`` (``branches`` those of branches and steering:
+``branched``, ``steered``, ``cancelled``, ``withdrawn``, ``tied``, ``held``). ``reset`` needs
+a dev server and runs only alone.
 """
 
 from __future__ import annotations
@@ -24,30 +21,33 @@ from typing import Any
 from temporalio.service import RPCError, RPCStatusCode
 from temporalio.testing import WorkflowEnvironment
 
+from activities.learning.handoff import Learner
+from activities.learning.settle import wait_learned
 from tests.conftest import binary, register_search_attributes
-from tests.workflows.agents_fakes import goal_agents, job, probe_environment
-from tests.workflows.capture_answers import run_answered
-from tests.workflows.capture_bounds import run_bounds
-from tests.workflows.capture_branches import SCENARIOS as BRANCH_SCENARIOS
-from tests.workflows.capture_decisions import run_decisions, run_decisions_study
-from tests.workflows.capture_goalenv import run_goal_environment
-from tests.workflows.capture_guided import run_guided
-from tests.workflows.capture_learning import run_learning
-from tests.workflows.capture_plans import run_plans
-from tests.workflows.capture_reflector import run_deferred, run_reflector
-from tests.workflows.capture_refusals import run_library_refusals, run_refusals
-from tests.workflows.capture_retries import run_retries
-from tests.workflows.capture_study import run_cancelled_study, run_study, save_study
-from tests.workflows.capture_study_cycle import run_study_cycle, run_study_reuse
-from tests.workflows.capture_subagent import run_subagents
-from tests.workflows.capture_unhung import (
+from tests.histories.capture.answers import run_answered
+from tests.histories.capture.bounds import run_bounds
+from tests.histories.capture.branches import SCENARIOS as BRANCH_SCENARIOS
+from tests.histories.capture.decisions import run_decisions, run_decisions_study
+from tests.histories.capture.environments import run_environments
+from tests.histories.capture.goalenv import run_goal_environment
+from tests.histories.capture.guided import run_guided
+from tests.histories.capture.learning import run_learning
+from tests.histories.capture.plans import run_plans
+from tests.histories.capture.reflector import run_deferred, run_reflector
+from tests.histories.capture.refusals import run_library_refusals, run_refusals
+from tests.histories.capture.retries import run_retries
+from tests.histories.capture.study import run_cancelled_study, run_study, save_study
+from tests.histories.capture.study_cycle import run_study_cycle, run_study_reuse
+from tests.histories.capture.subagent import run_subagents
+from tests.histories.capture.unhung import (
     run_cancel_running,
     run_gate_withdrawn,
     run_siblings,
     save_unhung,
 )
-from tests.workflows.capture_upserts import run_coalesced
-from tests.workflows.capture_writer import Recorder, Reformulating, run_library, run_reformulated
+from tests.histories.capture.upserts import run_coalesced
+from tests.histories.capture.writer import Recorder, Reformulating, run_library, run_reformulated
+from tests.workflows.agents_fakes import goal_agents, job, probe_environment
 from tests.workflows.harness import Harness, task
 from workflows.agents.roles import (
     CodeAnswer,
@@ -80,7 +80,7 @@ from workflows.library.contracts import (
 from workflows.library.workflow import SkillLibraryWorkflow
 from workflows.research.workflow import ResearchWorkflow
 
-HISTORIES = Path(__file__).resolve().parent.parent / "histories"
+HISTORIES = Path(__file__).resolve().parents[1]
 
 UNSAFE = "import socket\nsocket.create_connection(('example.org', 80))\n"
 SCENARIOS: dict[str, tuple[list[dict[str, Any]], dict[str, Any]]] = {
@@ -168,10 +168,12 @@ async def record_outcomes(outcomes: list[TaskOutcome]) -> RecordAnswer:
 
 
 async def run_skills(env: WorkflowEnvironment, root: Path) -> tuple[ResearchResult, str]:
-    """The skills scenario: a goal's plan from a skill, its outcome signalled to the library."""
+    """The skills scenario: a goal's plan from a skill, its outcome handed to the library."""
     queue = f"capture-{uuid.uuid4().hex[:8]}"
-    harness = Harness(env, queue, root, overrides={"match_skills": match_skills},
-                      extra=[record_outcomes], workflows=[SkillLibraryWorkflow])
+    harness = Harness(env, queue, root, overrides={
+        "match_skills": match_skills,
+        "hand_off_outcome": Learner(auto_approve=1.01).hand_off_outcome},
+        extra=[record_outcomes], workflows=[SkillLibraryWorkflow])
     req = harness.goal_request("fit the model", skills={"enabled": True})
     library = library_id(queue)
     async with harness.worker():
@@ -179,10 +181,9 @@ async def run_skills(env: WorkflowEnvironment, root: Path) -> tuple[ResearchResu
                                         task_queue=queue)
         result = await env.client.execute_workflow(ResearchWorkflow.run, req, id=req.run_id,
                                                    task_queue=queue)
-        handle = env.client.get_workflow_handle(library)
-        while (await handle.query(SkillLibraryWorkflow.state))["finished"] < 1:
-            continue  # queried again until the library has handled the outcome
-        await handle.terminate()
+        keys = [f"{req.run_id}/{t.task_id}" for t in result.tasks]
+        assert await wait_learned(env.client, queue, keys) == []
+        await env.client.get_workflow_handle(library).terminate()
     return result, library
 
 
@@ -245,6 +246,7 @@ async def capture() -> None:
         with tempfile.TemporaryDirectory() as tmp:
             learned, learning_library = await run_learning(env, Path(tmp))
         _, writer_library = await run_library(env, Recorder(), model=True)
+        _, bounded_library = await run_library(env, Recorder(), model=False, oversize=True)
         with tempfile.TemporaryDirectory() as tmp:
             runs.append(("reformulated", await run_reformulated(env, Path(tmp),
                                                                 Reformulating())))
@@ -261,11 +263,18 @@ async def capture() -> None:
             guided, guided_library = await run_guided(env, Path(tmp))
         await save(env, "guided", guided)
         await save_one(env, "guided.library", guided_library)
+        with tempfile.TemporaryDirectory() as tmp:
+            used, used_library = await run_guided(env, Path(tmp))
+        await save(env, "uses", used)
+        await save_one(env, "uses.library", used_library)
+        with tempfile.TemporaryDirectory() as tmp:
+            runs.append(("environments", (await run_environments(env, Path(tmp)))[0]))
         for name, result in runs:
             await save(env, name, result)
         await save_one(env, "skills.library", library)
         await save_one(env, "refusals.library", refusing_library)
         await save_one(env, "writer.library", writer_library)
+        await save_one(env, "outcome_before_bounds.library", bounded_library)
         await save_study(env, *study)
         await save_one(env, "study_cancelled.study-1", cancelled_study)
         await save_one(env, "decisions_study.study-1", decided_study)

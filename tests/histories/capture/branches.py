@@ -1,6 +1,6 @@
 """Capture the branch and steering histories: branched, steered, cancelled, withdrawn.
 
-Part of ``python -m tests.workflows.capture``; ``python -m tests.workflows.capture_branches``
+Part of ``python -m tests.histories.capture``; ``python -m tests.histories.capture.branches``
 captures these four scenarios alone (the other saved histories stay as they are). Each
 asserts how its run ended, so a capture that goes wrong fails instead of saving a history of
 something else.
@@ -19,11 +19,11 @@ something else.
   it winds its tasks and branches down alike, writes its report and ends cancelled.
 - ``tied``: the branched plan whose task 2 writes its score as an estimate (± 0.1); a sweep of
   two branches within that interval ties with the main line, and the ``simplest`` rule keeps
-  the main line (patch ``selection-ties``).
+  the main line.
 - ``held``: a one-task run with a human ``result`` gate: the gate approved, the run is held
   open for branches, then closed.
 
-``python -m tests.workflows.capture_branches held`` captures the named scenarios only.
+``python -m tests.histories.capture.branches held`` captures the named scenarios only.
 """
 
 from __future__ import annotations
@@ -40,9 +40,9 @@ from temporalio.exceptions import CancelledError
 from temporalio.testing import WorkflowEnvironment
 
 from tests.e2e_support import wait_for
+from tests.histories.capture import alone
 from tests.workflows.common.test_gates import start, task_gate_waiting
 from tests.workflows.harness import Harness, task
-from tests.workflows.harness import capture_alone as alone
 from tests.workflows.research.test_branches import until, update
 from tests.workflows.research.test_result_hold import held_open
 from workflows.constants import branch_task_workflow_id, task_workflow_id
@@ -226,7 +226,7 @@ SCENARIOS: dict[str, Callable[[WorkflowEnvironment, Path],
 
 async def capture_alone(names: list[str] | None = None) -> None:
     """Run these scenarios (or the ``names`` of some) alone and save their histories."""
-    from tests.workflows.capture import save
+    from tests.histories.capture.all import save
 
     async def scenario(env: WorkflowEnvironment, root: Path) -> None:
         runs: list[tuple[str, ResearchResult | RunReport]] = []

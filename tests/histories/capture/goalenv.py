@@ -1,8 +1,8 @@
 """Capture the ``goalenv`` histories: a goal run that names its job environment.
 
-Part of ``python -m tests.workflows.capture``; ``python -m tests.workflows.capture_goalenv``
+Part of ``python -m tests.histories.capture``; ``python -m tests.histories.capture.goalenv``
 captures this scenario alone (the other saved histories stay as they are). The run's policy
-names ``science`` (``assay run GOAL --environment science``, the ``run-environment`` path):
+names ``science`` (``assay run GOAL --environment science``):
 the planner plans two tasks, the coder is shown science's packages and writes jobs that name
 no environment, and each job gets science, is prepared (``prepare_environment``) and runs in
 it. The second task's first job crashes; the debuggers, shown science too, fix it.
@@ -17,10 +17,10 @@ from pathlib import Path
 
 from temporalio.testing import WorkflowEnvironment
 
+from tests.histories.capture import alone
+from tests.histories.capture.environments import FakeEnvironments
 from tests.workflows.agents_fakes import FakeAgents, goal_agents, job, probe_environment
-from tests.workflows.capture_environments import FakeEnvironments
 from tests.workflows.harness import Harness
-from tests.workflows.harness import capture_alone as alone
 from workflows.agents.roles import (
     CodeAnswer,
     CodeRequest,
@@ -72,7 +72,7 @@ async def run_goal_environment(env: WorkflowEnvironment, root: Path, *,
 
 async def capture_alone() -> None:
     """Run this scenario alone and save its histories."""
-    from tests.workflows.capture import save
+    from tests.histories.capture.all import save
 
     async def scenario(env: WorkflowEnvironment, root: Path) -> None:
         run = await run_goal_environment(env, root)

@@ -1,7 +1,7 @@
 """Capture the ``answered`` histories: a plan run with a model ends with the output processor's
-answer (patch ``plan-answer``).
+answer.
 
-Part of ``python -m tests.workflows.capture``; ``python -m tests.workflows.capture_answers``
+Part of ``python -m tests.histories.capture``; ``python -m tests.histories.capture.answers``
 captures this scenario alone (the other saved histories stay as they are). The plan's two tasks
 run with model reviews (every role scripted), then the output processor answers what the
 plan's verified results show.
@@ -15,9 +15,9 @@ from pathlib import Path
 
 from temporalio.testing import WorkflowEnvironment
 
+from tests.histories.capture import alone
 from tests.workflows.agents_fakes import FakeAgents, probe_environment
 from tests.workflows.harness import Harness, task
-from tests.workflows.harness import capture_alone as alone
 from workflows.contracts.results import ResearchResult
 from workflows.research.workflow import ResearchWorkflow
 
@@ -39,7 +39,7 @@ async def run_answered(env: WorkflowEnvironment, root: Path) -> ResearchResult:
 
 async def capture_alone() -> None:
     """Run this scenario alone and save its histories."""
-    from tests.workflows.capture import save
+    from tests.histories.capture.all import save
 
     async def scenario(env: WorkflowEnvironment, root: Path) -> None:
         await save(env, "answered", await run_answered(env, root))

@@ -1,16 +1,11 @@
 """Capture the ``refusals`` histories: gates that refuse signals and updates, then decide.
 
-Part of ``python -m tests.workflows.capture``; ``python -m tests.workflows.capture_refusals``
+Part of ``python -m tests.histories.capture``; ``python -m tests.histories.capture.refusals``
 captures this scenario alone (the other saved histories stay as they are). The plan gate
 refuses an oversize signal, one from someone not allowed, bytes that are not JSON and a
 ``decide`` from the wrong person before ``ada`` approves it; the task's step gate refuses a
 ``decide`` for the wrong gate before it is approved through the run; the skill library
 refuses an oversize and a malformed outcome before it takes a valid one.
-
-``outcome_before_bounds.library.json`` is not captured here and must never be re-captured:
-it was recorded with the code from before the outcome bounds (a library that took a 100 KB
-outcome into an extraction), and replays only because ``library-outcome-bounds`` is a
-``workflow.patched`` change.
 """
 
 from __future__ import annotations
@@ -27,8 +22,8 @@ from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
 from tests.e2e_support import wait_for
+from tests.histories.capture import alone
 from tests.workflows.harness import Harness, task
-from tests.workflows.harness import capture_alone as alone
 from workflows.constants import task_workflow_id
 from workflows.contracts.executive import GateDecision, GateRecord
 from workflows.contracts.results import ResearchResult, RunProgress, TaskProgress
@@ -114,7 +109,7 @@ async def run_library_refusals(env: WorkflowEnvironment) -> str:
 
 async def capture_alone() -> None:
     """Run this scenario alone and save its histories."""
-    from tests.workflows.capture import save, save_one
+    from tests.histories.capture.all import save, save_one
 
     async def scenario(env: WorkflowEnvironment, root: Path) -> None:
         await save(env, "refusals", await run_refusals(env, root))

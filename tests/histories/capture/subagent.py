@@ -1,8 +1,8 @@
 """Capture the ``subagent`` histories: tasks run as subagents, their memory tried first.
 
-Part of ``python -m tests.workflows.capture``; ``python -m tests.workflows.capture_subagent``
+Part of ``python -m tests.histories.capture``; ``python -m tests.histories.capture.subagent``
 captures this scenario alone. A run of three jobless tasks, each matched to a subagent whose
-job runs out of memory above a batch size (patch ``subagent-memory``):
+job runs out of memory above a batch size:
 
 - ``cured`` — the subagent's remembered fix (batch 64 → 8) cures the run; reflection is
   never asked;
@@ -20,9 +20,9 @@ from pathlib import Path
 
 from temporalio.testing import WorkflowEnvironment
 
+from tests.histories.capture import alone
 from tests.workflows.agents_fakes import job
 from tests.workflows.harness import Harness, task
-from tests.workflows.harness import capture_alone as alone
 from workflows.contracts.executive import PatchChange
 from workflows.contracts.plan import Resources
 from workflows.contracts.results import ResearchResult
@@ -66,7 +66,7 @@ async def run_subagents(env: WorkflowEnvironment, root: Path) -> ResearchResult:
 
 async def capture_alone() -> None:
     """Run this scenario alone and save its histories."""
-    from tests.workflows.capture import save
+    from tests.histories.capture.all import save
 
     async def scenario(env: WorkflowEnvironment, root: Path) -> None:
         await save(env, "subagent", await run_subagents(env, root))

@@ -1,9 +1,9 @@
 """Capture the ``plans`` histories: a goal run given its plan while it still starts.
 
-Part of ``python -m tests.workflows.capture``; ``python -m tests.workflows.capture_plans``
+Part of ``python -m tests.histories.capture``; ``python -m tests.histories.capture.plans``
 captures this scenario alone (the other saved histories stay as they are). The goal run has no
 model and waits for a person's plan (``no_model: wait``); ``supply_plan`` arrives while the run
-still asks the skill library, is held (the ``supply-plan-waits`` path) and taken once the run
+still asks the skill library, is held and taken once the run
 awaits a plan; the run then runs the plan's two tasks.
 """
 
@@ -16,8 +16,8 @@ from pathlib import Path
 from temporalio.client import WorkflowUpdateStage
 from temporalio.testing import WorkflowEnvironment
 
+from tests.histories.capture import alone
 from tests.workflows.harness import Harness, task
-from tests.workflows.harness import capture_alone as alone
 from workflows.contracts.plan import Plan
 from workflows.contracts.results import ResearchResult, RunProgress, SuppliedPlan
 from workflows.library.contracts import MatchAnswer, MatchInput
@@ -54,7 +54,7 @@ async def run_plans(env: WorkflowEnvironment, root: Path) -> ResearchResult:
 
 async def capture_alone() -> None:
     """Run this scenario alone and save its histories."""
-    from tests.workflows.capture import save
+    from tests.histories.capture.all import save
 
     async def scenario(env: WorkflowEnvironment, root: Path) -> None:
         await save(env, "plans", await run_plans(env, root))

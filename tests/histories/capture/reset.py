@@ -1,8 +1,8 @@
 """Capture the ``reset`` histories: a finished run reset to its first workflow task.
 
-``python -m tests.workflows.capture_reset`` captures this scenario, on a dev server of its own
-(not part of ``python -m tests.workflows.capture``: the time-skipping server does not reset). The
-``coalesced`` plan (``capture_upserts``) runs to its end, then ``temporal workflow reset
+``python -m tests.histories.capture.reset`` captures this scenario, on a dev server of its own
+(not part of ``python -m tests.histories.capture``: the time-skipping server does not reset). The
+``coalesced`` plan (module ``upserts``) runs to its end, then ``temporal workflow reset
 --type FirstWorkflowTask`` starts a new execution of it, which runs both tasks again: the
 saved research history is that execution's (its first workflow task failed for the reset, its
 events naming the new execution), the task histories those of the tasks it started.
@@ -18,7 +18,7 @@ from pathlib import Path
 from temporalio.testing import WorkflowEnvironment
 
 from tests.e2e_support import reset_run
-from tests.workflows.capture_upserts import DECISIONS
+from tests.histories.capture.upserts import DECISIONS
 from tests.workflows.harness import Harness
 from workflows.research.workflow import ResearchWorkflow
 
@@ -40,7 +40,7 @@ async def run_reset(env: WorkflowEnvironment, root: Path) -> tuple[str, str]:
 async def capture_alone() -> None:
     """Run this scenario on a dev server of its own and save its histories."""
     from tests.conftest import binary
-    from tests.workflows.capture import save_one
+    from tests.histories.capture.all import save_one
     from workers.stack.temporal import dev_server_flags
     from workflows.client import DATA_CONVERTER
     from workflows.constants import task_workflow_id

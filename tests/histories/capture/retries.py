@@ -1,10 +1,9 @@
 """Capture the ``by_category`` histories: each failure retried as often as its category allows.
 
-Part of ``python -m tests.workflows.capture``; ``python -m tests.workflows.capture_retries``
+Part of ``python -m tests.histories.capture``; ``python -m tests.histories.capture.retries``
 captures this scenario alone (the other saved histories stay as they are). Task ``a`` runs out
 of memory at every batch size, a configuration failure: three patched retries, then it ends
-``failed_retry``; task ``b`` never produces its evidence: three re-scans, then ``failed_final``
-(``RETRY_BY_CATEGORY_PATCH``).
+``failed_retry``; task ``b`` never produces its evidence: three re-scans, then ``failed_final``.
 """
 
 from __future__ import annotations
@@ -15,8 +14,8 @@ from pathlib import Path
 
 from temporalio.testing import WorkflowEnvironment
 
+from tests.histories.capture import alone
 from tests.workflows.harness import Harness, task
-from tests.workflows.harness import capture_alone as alone
 from workflows.contracts.results import ResearchResult
 
 DECISIONS = [task("a", behave="oom_above:1", batch_size=64), task("b", behave="no_artifact")]
@@ -33,7 +32,7 @@ async def run_retries(env: WorkflowEnvironment, root: Path) -> ResearchResult:
 
 async def capture_alone() -> None:
     """Run this scenario alone and save its histories."""
-    from tests.workflows.capture import save
+    from tests.histories.capture.all import save
 
     async def scenario(env: WorkflowEnvironment, root: Path) -> None:
         await save(env, "by_category", await run_retries(env, root))

@@ -1,10 +1,10 @@
 """Capture the ``learning`` histories: a task that hands its outcome to the learner.
 
-Part of ``python -m tests.workflows.capture``; ``python -m tests.workflows.capture_learning``
+Part of ``python -m tests.histories.capture``; ``python -m tests.histories.capture.learning``
 captures this scenario alone. A two-task run with memory and skill reports on: each task ends
-with the real ``hand_off_outcome`` local activity (patch ``learning-handed-off``), which starts
-the library workflow on the first outcome; the library hands memory each outcome's part
-(``remember_task``, patch ``library-remembers``) and records nothing else (no skill was used).
+with the real ``hand_off_outcome`` local activity, which starts the library workflow on the
+first outcome; the library hands memory each outcome's part (``remember_task``) and records
+nothing else (no skill was used).
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from temporalio.testing import WorkflowEnvironment
 
 from activities.learning.handoff import Learner
 from activities.learning.settle import wait_learned
+from tests.histories.capture import alone
 from tests.workflows.harness import Harness, task
-from tests.workflows.harness import capture_alone as alone
 from workflows.contracts.results import ResearchResult
 from workflows.library.contracts import library_id
 from workflows.library.workflow import SkillLibraryWorkflow
@@ -27,7 +27,7 @@ from workflows.research.workflow import ResearchWorkflow
 
 async def run_learning(env: WorkflowEnvironment, root: Path) -> tuple[ResearchResult, str]:
     """The run and the id of the library that learned from it (terminated once it had)."""
-    from tests.workflows.capture import record_outcomes, remember_task
+    from tests.histories.capture.all import record_outcomes, remember_task
 
     queue = f"capture-{uuid.uuid4().hex[:8]}"
     harness = Harness(env, queue, root, overrides={
@@ -47,7 +47,7 @@ async def run_learning(env: WorkflowEnvironment, root: Path) -> tuple[ResearchRe
 
 async def capture_alone() -> None:
     """Run this scenario alone and save its histories."""
-    from tests.workflows.capture import save, save_one
+    from tests.histories.capture.all import save, save_one
 
     async def scenario(env: WorkflowEnvironment, root: Path) -> None:
         result, library = await run_learning(env, root)
