@@ -1,4 +1,4 @@
-"""Capture the ``decisions`` histories: human decisions kept whole (``decisions-on-record``).
+"""Capture the ``decisions`` histories: human decisions kept whole.
 
 Part of ``python -m tests.histories.capture``; ``python -m tests.histories.capture.decisions``
 captures these scenarios alone (the other saved histories stay as they are).
