@@ -137,6 +137,37 @@ def test_no_import_cycles() -> None:
     assert crossing == []
 
 
+def package_of(module: str) -> str:
+    """The capability package a module belongs to: ``workflows.common.events`` ->
+    ``workflows.common``; a module at the top of a source package is its own
+    (``workflows.catalogue``)."""
+    return ".".join(module.split(".")[:2])
+
+
+def package_graph(graph: dict[str, set[str]]) -> dict[str, dict[str, set[str]]]:
+    """Package -> the other packages it loads, each with the module imports that make it so."""
+    packages: dict[str, dict[str, set[str]]] = {package_of(m): {} for m in graph}
+    for module, targets in graph.items():
+        for target in targets:  # the top packages (``workflows``) only say what lives there
+            if "." in target and (here := package_of(module)) != (there := package_of(target)):
+                packages[here].setdefault(there, set()).add(f"{module} -> {target}")
+    return packages
+
+
+def test_no_package_import_cycles() -> None:
+    """Packages layer: if one loads another, the other never loads it back, by any module.
+
+    Module-level cycles are caught above; this catches two packages that each import the
+    other through different modules (``contracts`` using ``agents`` models while ``agents``
+    uses contracts), which load fine today and turn into a module cycle with the next import.
+    """
+    packages = package_graph(import_graph())
+    crossing = cycles({p: set(targets) for p, targets in packages.items()})
+    because = [f"{a} -> {b}: {max(sorted(packages[a][b]), key=len)}"
+               for group in crossing for a in group for b in group if b in packages[a]]
+    assert crossing == [], "\n".join(because)
+
+
 @pytest.mark.parametrize("top", ["activities", "workflows", "workers"])
 def test_tests_mirror_the_capability_packages(top: str) -> None:
     missing = [str(p.relative_to(ROOT)) for p in sorted((ROOT / top).iterdir())
