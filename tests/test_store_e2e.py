@@ -21,13 +21,13 @@ from typing import Any
 import pytest
 from temporalio.testing import WorkflowEnvironment
 
+from client.assay import AssayClient
 from tests.e2e_support import isolated_settings, pools_serving, report_of, wait_for
 from tests.s3_support import S3Server, s3_server
 from workers.intake.planfile import load_plan
 from workers.intake.runpolicy import queues_from
 from workers.pools.builders import SERVED_POOLS
 from workers.settings import Settings
-from workflows.client import AssayClient
 from workflows.constants import Pool, task_workflow_id
 from workflows.contracts.executive import GateDecision
 from workflows.contracts.policy import RunPolicy

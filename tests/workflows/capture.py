@@ -24,6 +24,7 @@ from typing import Any
 from temporalio.service import RPCError, RPCStatusCode
 from temporalio.testing import WorkflowEnvironment
 
+from client.assay import DATA_CONVERTER
 from tests.conftest import binary, register_search_attributes
 from tests.workflows.agents_fakes import goal_agents, job, probe_environment
 from tests.workflows.capture_answers import run_answered
@@ -54,7 +55,6 @@ from workflows.agents.roles import (
     CodeRequest,
 )
 from workflows.catalogue import RECORD_OUTCOMES
-from workflows.client import DATA_CONVERTER
 from workflows.constants import branch_task_workflow_id, cycle_run_id, task_workflow_id
 from workflows.contracts.executive import PatchChange
 from workflows.contracts.kinds import task_kind

@@ -219,8 +219,8 @@ async def capture_alone(scenario: Callable[[WorkflowEnvironment, Path], Awaitabl
     """Run one capture scenario alone: a fresh time-skipping server and a temporary folder."""
     import tempfile
 
+    from client.assay import DATA_CONVERTER
     from tests.conftest import binary, register_search_attributes
-    from workflows.client import DATA_CONVERTER
 
     env = await WorkflowEnvironment.start_time_skipping(
         test_server_existing_path=binary("temporal-test-server"), data_converter=DATA_CONVERTER)

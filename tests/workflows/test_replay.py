@@ -8,8 +8,8 @@ import pytest
 from temporalio.client import WorkflowHistory
 from temporalio.worker import Replayer
 
+from client.assay import DATA_CONVERTER
 from tests.workflows.incompatible import ReorderedTaskWorkflow
-from workflows.client import DATA_CONVERTER
 from workflows.library.workflow import SkillLibraryWorkflow
 from workflows.research.branch import BranchWorkflow
 from workflows.research.workflow import ResearchWorkflow

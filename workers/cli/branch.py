@@ -39,7 +39,7 @@ from workflows.contracts.base import Scalar
 from workflows.contracts.branches import BranchRequest
 
 if TYPE_CHECKING:
-    from workflows.steering_client import SteeringClient
+    from client.steering import SteeringClient
 
 
 class KindName(StrEnum):
@@ -172,7 +172,7 @@ def branch(
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
     """Start branches of a run from a task's checkpoint (a closed run: a new linked run)."""
-    from workflows.steering_client import BranchRefusedError, SteeringClient
+    from client.steering import BranchRefusedError, SteeringClient
 
     settings = Settings()
     opts = BranchOptions(start=start, by=by or settings.user, sets=sets or [], sweep=sweep,

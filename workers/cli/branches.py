@@ -23,7 +23,7 @@ from workflows.contracts.branches import BranchTree
 
 if TYPE_CHECKING:
     from activities.artifacts.store import ArtifactStore
-    from workflows.client import AssayClient
+    from client.assay import AssayClient
 
 BRANCHES_QUERY = "branches"
 """The run's query answering its :class:`BranchTree`."""

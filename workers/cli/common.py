@@ -19,7 +19,7 @@ from workflows.constants import Pool
 
 if TYPE_CHECKING:
     from activities.common.database import Database
-    from workflows.client import AssayClient
+    from client.assay import AssayClient
 
 T = TypeVar("T")
 D = TypeVar("D", bound="Database")
@@ -66,9 +66,9 @@ def run_async(coro: Coroutine[Any, Any, T]) -> T:
     from temporalio.client import WorkflowFailureError, WorkflowQueryFailedError
     from temporalio.service import RPCError
 
+    from client.assay import RunExistsError, RunNotFoundError
     from workers.connection.codec import ENCODING, CodecKeyError
     from workers.stack.process import StackError
-    from workflows.client import RunExistsError, RunNotFoundError
     from workflows.common.failures import root_message
 
     try:
@@ -115,8 +115,8 @@ def describe_command(run_id: str = "<run>") -> str:
 
 async def client_for(settings: Settings) -> AssayClient:
     """The typed client, connected as settings say."""
+    from client.assay import AssayClient
     from workers.connection import connect
-    from workflows.client import AssayClient
 
     client = await connect(settings)
     return AssayClient(client, task_queue=settings.queue(Pool.ORCHESTRATION))

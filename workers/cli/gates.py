@@ -57,7 +57,7 @@ def approve(
     = None,
 ) -> None:
     """Approve, --reject or --modify a gate waiting for a person; --choose at branch or cycle."""
-    from workflows.client import GateDecisionError
+    from client.assay import GateDecisionError
 
     settings = Settings()
     try:

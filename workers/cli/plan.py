@@ -26,8 +26,8 @@ def plan(
     = None,
 ) -> None:
     """Give a plan (checked like `assay run`) to a goal run waiting for one, or to a study."""
+    from client.assay import PlanSupplyError, RunNotFoundError
     from workers.intake.planfile import PlanFileError, load_supplied_plan
-    from workflows.client import PlanSupplyError, RunNotFoundError
 
     settings = Settings()
     author = check_author(settings.user if by is None else by)

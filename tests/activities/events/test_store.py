@@ -29,7 +29,7 @@ from activities.events.store import (
     insert_rows,
     lock_runs,
 )
-from workflows.client import DATA_CONVERTER
+from client.assay import DATA_CONVERTER
 from workflows.contracts.execution import EventRecord, RecordEventsInput
 
 db = pytest.mark.integration

@@ -18,7 +18,7 @@ from activities.evidence.relink import MAX_ENTRIES, Relinker, RescanInput, Resca
 from activities.evidence.verify import EvidenceVerifier
 from activities.reflection.reflection import diagnose
 from activities.sandbox.job import Sandbox
-from workflows.client import DATA_CONVERTER
+from client.assay import DATA_CONVERTER
 from workflows.contracts import executive
 from workflows.contracts.execution import ExecuteJobInput, ExecutionOutcome, VerifyEvidenceInput
 from workflows.contracts.executive import DiagnoseInput

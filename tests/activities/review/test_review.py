@@ -11,8 +11,8 @@ from temporalio.testing import ActivityEnvironment
 
 from activities.review.common import Findings, confidence, verdict
 from activities.review.panel import InfrastructureReviewer, review_ops, review_quality_safety
+from client.assay import DATA_CONVERTER
 from workers.intake.planfile import load_supplied_plan
-from workflows.client import DATA_CONVERTER
 from workflows.contracts.executive import Finding, ReviewInput, ReviewVerdict, panel_approves
 from workflows.contracts.plan import Decision, JobSpec
 

@@ -65,9 +65,9 @@ def test_a_result_without_its_task_list_prints_the_counts(tmp_path: Path) -> Non
 
 
 def test_a_runs_row_has_task_counts_duration_and_a_printable_goal() -> None:
+    from client.assay import RunSummary
+    from client.runs import TaskTally
     from workers.cli.show import run_row
-    from workflows.client import RunSummary
-    from workflows.runs import TaskTally
 
     tally = TaskTally.of(["completed", "completed", "failed_final", "completed"])
     ended = RunSummary(run_id="assay-run-p-1", status="completed", assay_status="partial",

@@ -10,6 +10,7 @@ from temporalio.client import WorkflowUpdateFailedError
 from temporalio.exceptions import ApplicationError
 from temporalio.testing import WorkflowEnvironment
 
+from client.assay import SUPPLY_PLAN
 from tests.e2e_support import wait_for
 from tests.workflows.agents_fakes import (
     FakeAgents,
@@ -27,7 +28,6 @@ from workflows.agents.roles import (
     PlannedTask,
     PlanReviewOutput,
 )
-from workflows.client import SUPPLY_PLAN
 from workflows.contracts.executive import Finding, ReviewVerdict
 from workflows.contracts.plan import Plan
 from workflows.contracts.results import RunProgress, RunReport, SuppliedPlan

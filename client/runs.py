@@ -1,6 +1,6 @@
 """What the client reads of runs: a run's summary, a running task's live state, task tallies.
 
-:class:`workflows.client.AssayClient` returns these; they are plain data and small pure helpers
+:class:`client.assay.AssayClient` returns these; they are plain data and small pure helpers
 (which statuses are open, whether a run waits for a plan, how tasks ended), so the CLI can
 render them without a server.
 """

@@ -24,6 +24,20 @@ from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.exceptions import ApplicationError, WorkflowAlreadyStartedError
 from temporalio.service import RPCError, RPCStatusCode
 
+from client.runs import MEMO_GOAL_CHARS as MEMO_GOAL_CHARS  # callers import it from here
+from client.runs import (
+    PendingGate,
+    RunSummary,
+    TaskLive,
+    TaskTally,
+    describe_input,
+    final_progress,
+    finished,
+    pending_live,
+    stop_reason,
+    summarize,
+    waiting_for_plan,
+)
 from workflows.branching.selection import plan_problem
 from workflows.constants import (
     PHASE_KEY,
@@ -44,20 +58,6 @@ from workflows.contracts.results import (
     TaskProgress,
 )
 from workflows.research.workflow import ResearchWorkflow
-from workflows.runs import MEMO_GOAL_CHARS as MEMO_GOAL_CHARS  # callers import it from here
-from workflows.runs import (
-    PendingGate,
-    RunSummary,
-    TaskLive,
-    TaskTally,
-    describe_input,
-    final_progress,
-    finished,
-    pending_live,
-    stop_reason,
-    summarize,
-    waiting_for_plan,
-)
 
 ResultT = TypeVar("ResultT")
 
