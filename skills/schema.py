@@ -7,7 +7,7 @@ filtering, and the metrics have a column each so updates such as
 ``retrieved = retrieved + 1`` need no read. Every write
 takes a fresh ``revision`` from one sequence, so a process can ask for the rows changed since
 the revision it last saw. ``skill_events`` is the audit trail, append-only in the database
-itself (a trigger, created by the baseline revision of :mod:`activities.common.migrations`,
+itself (a trigger, created by the baseline revision of :mod:`database.migrations`,
 refuses every UPDATE, DELETE and TRUNCATE); ``skill_uses`` holds one row per recorded use,
 keyed by the task, so a use recorded twice counts once.
 """
@@ -37,8 +37,8 @@ from sqlalchemy import (
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlmodel import Field, SQLModel
 
-from activities.common.database import DatabaseUnavailable
 from activities.memory.schema import summary
+from database.engine import DatabaseUnavailable
 from workflows.library.patterns import Skill, SkillStatus, name_problem
 
 STATUSES: tuple[SkillStatus, ...] = get_args(SkillStatus)

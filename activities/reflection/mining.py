@@ -21,8 +21,8 @@ from typing import Any, cast
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from activities.common.limits import fit_key
 from activities.events.schema import EVENTS
+from database.limits import fit_key
 from workflows.contracts.executive import Pattern
 from workflows.contracts.memory import Episode, Signal
 

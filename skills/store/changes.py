@@ -14,7 +14,7 @@ from typing import Any
 from sqlalchemy import update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from activities.common.database import Database
+from database.engine import Database
 from skills.schema import (
     REVISION,
     SKILLS,

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 from sqlalchemy import select
 
-from activities.common.database import Database
+from database.engine import Database
 from skills.schema import EVENTS
 from skills.store.rows import lock_library, now, read_locked, record, write
 from workflows.contracts.executive import PatchChange

@@ -16,7 +16,7 @@ from typing import Any
 from pydantic import Field
 from sqlalchemy import or_, select
 
-from activities.common.database import Database
+from database.engine import Database
 from skills.schema import EVENTS, SKILLS, STATUSES, SkillUnreadable, read_skill
 from skills.store.rows import existing, missing
 from workflows.contracts.base import Model

@@ -15,7 +15,7 @@ from typing import Any
 from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from activities.common.database import advisory_lock
+from database.engine import advisory_lock
 from skills.schema import (
     EVENTS,
     REVISION,

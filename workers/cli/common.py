@@ -18,8 +18,8 @@ from workers.settings import Settings
 from workflows.constants import Pool
 
 if TYPE_CHECKING:
-    from activities.common.database import Database
     from client.assay import AssayClient
+    from database.engine import Database
 
 T = TypeVar("T")
 D = TypeVar("D", bound="Database")
@@ -130,7 +130,7 @@ def with_database(store: Callable[[str], D], use: Callable[[D], Awaitable[T]], *
     An unreachable database ends the command with exit code 3, an error in ``failed`` with 1
     and one in ``refused`` (bad input) with 2, each with its message.
     """
-    from activities.common.database import DatabaseUnavailable
+    from database.engine import DatabaseUnavailable
     from workers.stack.launcher import database_url
 
     async def go() -> T:
