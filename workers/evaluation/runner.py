@@ -19,8 +19,8 @@ from pydantic import BaseModel, Field
 from temporalio.service import RPCError
 
 from activities.artifacts.store import ArtifactStore
+from activities.reports.reading import result_report
 from client.assay import AssayClient
-from workers.cli.show import load_report
 from workers.evaluation.configurations import Configuration
 from workers.evaluation.scoring import score
 from workers.evaluation.suite import Suite, SuiteTask
@@ -136,7 +136,7 @@ def scored(sample: Sample, task: SuiteTask, result: ResearchResult,
 
 def results_document(result: ResearchResult, store: ArtifactStore | None = None) -> Any:
     """The run's results JSON as its report wrote it, else the result it returned."""
-    report = load_report(result, store)
+    report = result_report(result, store)
     return (report or result).model_dump(mode="json")
 
 
