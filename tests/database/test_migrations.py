@@ -50,7 +50,7 @@ from workflows.contracts.memory import (
 from workflows.contracts.plan import JobSpec
 
 db = pytest.mark.integration
-PREVIOUS = Path(__file__).resolve().parents[2] / "data" / "migrations" / "previous_release.sql"
+PREVIOUS = Path(__file__).resolve().parents[1] / "data" / "migrations" / "previous_release.sql"
 MODELS = (activities.events.schema, activities.memory.schema, activities.llm.schema,
           skills.schema)
 """The modules whose SQLModel rows make up the schema."""
