@@ -33,7 +33,7 @@ from workers.pools.builders import SERVED_POOLS, run_pools
 from workers.settings import Settings
 from workers.stack.embedded import EmbeddedPostgres
 from workers.stack.temporal import dev_server_flags
-from workflows.constants import Pool
+from workflows.contracts.pools import Pool
 from workflows.contracts.results import RunReport
 
 PLAN = Path(__file__).resolve().parent.parent / "tests" / "data" / "memory" / "train.json"

@@ -38,9 +38,10 @@ from workers.pools.builders import SERVED_POOLS, run_pools
 from workers.settings import Settings
 from workers.stack.embedded import EmbeddedPostgres
 from workers.stack.temporal import DEV_SERVER_TUNING, dev_server_flags
-from workflows.constants import Pool, run_workflow_id
+from workflows.constants import run_workflow_id
 from workflows.contracts.plan import Plan
 from workflows.contracts.policy import Queues
+from workflows.contracts.pools import Pool
 from workflows.contracts.results import ResearchInput, ResearchResult
 from workflows.research.workflow import ResearchWorkflow
 

@@ -18,10 +18,10 @@ from temporalio.api.failure.v1 import Failure
 from temporalio.api.workflow.v1 import PendingActivityInfo
 from temporalio.client import WorkflowExecution, WorkflowHandle, WorkflowHistoryEventFilterType
 
-from workflows.common.words import plural
 from workflows.constants import STATUS_KEY
 from workflows.contracts.executive import GateRecord
 from workflows.contracts.results import ResearchInput, ResearchResult, RunProgress, TaskProgress
+from workflows.contracts.words import plural
 
 OPEN_TASKS = frozenset({"pending", "running", "failed_retry"})
 """Task statuses of a task that has not ended."""

@@ -32,12 +32,12 @@ from client.assay import (
 from client.linking import started_input
 from client.runs import RunSummary, summarize
 from workflows.common.canonical import canonical_json
-from workflows.common.words import plural
 from workflows.constants import KIND_KEY, PARENT_KEY, cycle_run_id, digest, study_workflow_id
 from workflows.contracts.base import via
 from workflows.contracts.cycles import StudyInput, StudyProgress, StudyResult, StudyStop
 from workflows.contracts.executive import GateDecision, GateRecord
 from workflows.contracts.results import SuppliedPlan
+from workflows.contracts.words import plural
 from workflows.study.workflow import StudyWorkflow
 
 STUDY_TYPE = "StudyWorkflow"

@@ -29,6 +29,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+from workflows.contracts.patterns import Skill
 from workflows.library.formulas import (
     GRACE_RETRIEVALS,
     MERGE_SIMILARITY,
@@ -37,7 +38,6 @@ from workflows.library.formulas import (
     UNDECIDED_BAND,
     utility,
 )
-from workflows.library.patterns import Skill
 
 COMPETING = frozenset({"active", "trial"})
 """Statuses that take part in maintenance."""

@@ -22,7 +22,8 @@ import pytest
 import yaml
 
 from workers.settings import Settings
-from workflows.constants import SEARCH_ATTRIBUTES, Pool
+from workflows.constants import SEARCH_ATTRIBUTES
+from workflows.contracts.pools import Pool
 
 ROOT = Path(__file__).resolve().parent.parent
 DEPLOY = ROOT / "deploy"

@@ -40,8 +40,8 @@ from workers.intake.planfile import load_plan
 from workers.intake.runpolicy import AgentFlags, build_policy, queues_from
 from workers.pools.builders import SERVED_POOLS
 from workers.settings import Settings
-from workflows.constants import Pool
 from workflows.contracts.policy import RunPolicy
+from workflows.contracts.pools import Pool
 from workflows.contracts.results import ResearchResult
 
 pytestmark = pytest.mark.integration

@@ -29,7 +29,7 @@ from workers.intake.planfile import load_plan
 from workers.intake.runpolicy import build_policy, queues_from
 from workers.pools.builders import SERVED_POOLS, run_pools
 from workers.settings import Settings
-from workflows.constants import Pool
+from workflows.contracts.pools import Pool
 from workflows.contracts.results import RunReport
 
 pytestmark = pytest.mark.integration

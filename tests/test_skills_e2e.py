@@ -32,8 +32,8 @@ from workers.intake.planfile import load_plan
 from workers.intake.runpolicy import AgentFlags, build_policy, queues_from
 from workers.pools.builders import SERVED_POOLS, run_pools
 from workers.settings import Settings
+from workflows.contracts.patterns import Skill
 from workflows.contracts.results import RunReport
-from workflows.library.patterns import Skill
 
 pytestmark = pytest.mark.integration
 JOB = ROOT / "tests" / "data" / "skills" / "describe_groups.py"

@@ -28,9 +28,10 @@ from workers.intake.planfile import load_plan
 from workers.intake.runpolicy import queues_from
 from workers.pools.builders import SERVED_POOLS
 from workers.settings import Settings
-from workflows.constants import Pool, task_workflow_id
+from workflows.constants import task_workflow_id
 from workflows.contracts.executive import GateDecision
 from workflows.contracts.policy import RunPolicy
+from workflows.contracts.pools import Pool
 from workflows.contracts.results import TaskProgress
 
 pytestmark = pytest.mark.integration

@@ -19,28 +19,11 @@ from typing import Any, Generic, TypeVar, cast
 from temporalio import activity, workflow
 from temporalio.common import RetryPolicy
 
-from workflows.agents.reflector import ReflectAnswer, ReflectRequest
-from workflows.agents.roles import (
-    CodeAnswer,
-    CodeRequest,
-    DebugAnswer,
-    DebugRequest,
-    EnvironmentFacts,
-    ModelReviewAnswer,
-    ModelReviewRequest,
-    PlanAnswer,
-    PlanRequest,
-    PlanReviewAnswer,
-    PlanReviewRequest,
-    SummaryAnswer,
-    SummaryRequest,
-)
-from workflows.agents.spend import ModelAnswer, ModelCall
-from workflows.common.errors import PERMANENT
-from workflows.common.metadata import summary_line
-from workflows.constants import Pool
+from workflows.contracts import skills as library
+from workflows.contracts import writing
 from workflows.contracts.cycles import CloseCycleInput, ResolveReuseInput, StudyReportInput
 from workflows.contracts.environments import PreparedEnvironment, PrepareEnvironmentInput
+from workflows.contracts.errors import PERMANENT
 from workflows.contracts.execution import (
     DependencyArtifact,
     ExecuteJobInput,
@@ -58,12 +41,29 @@ from workflows.contracts.executive import (
     ReviewVerdict,
 )
 from workflows.contracts.memory import ConsultAnswer, ConsultInput, RememberAnswer, RememberInput
+from workflows.contracts.metadata import summary_line
 from workflows.contracts.policy import Queues
+from workflows.contracts.pools import Pool
 from workflows.contracts.recall import RecallAnswer, RecallInput
+from workflows.contracts.reflector import ReflectAnswer, ReflectRequest
 from workflows.contracts.results import ReportPaths, WriteReportInput, WriteTaskReportInput
+from workflows.contracts.roles import (
+    CodeAnswer,
+    CodeRequest,
+    DebugAnswer,
+    DebugRequest,
+    EnvironmentFacts,
+    ModelReviewAnswer,
+    ModelReviewRequest,
+    PlanAnswer,
+    PlanRequest,
+    PlanReviewAnswer,
+    PlanReviewRequest,
+    SummaryAnswer,
+    SummaryRequest,
+)
+from workflows.contracts.spend import ModelAnswer, ModelCall
 from workflows.contracts.study import StudyState
-from workflows.library import contracts as library
-from workflows.library import writing
 
 InT = TypeVar("InT")
 OutT = TypeVar("OutT")

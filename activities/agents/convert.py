@@ -16,14 +16,6 @@ from pydantic import ValidationError
 
 from activities.review.common import ParseFailure, parse_job
 from workflows.agents.planning import hypotheses_of
-from workflows.agents.roles import (
-    DebugOutput,
-    DiagnosticOutput,
-    JobOutput,
-    ModelReviewOutput,
-    PlanDraftOutput,
-    PlanReviewOutput,
-)
 from workflows.common.validation import field_errors
 from workflows.contracts.environments import BASE, check_requirement
 from workflows.contracts.executive import Finding, Reviewer, ReviewVerdict
@@ -36,6 +28,14 @@ from workflows.contracts.plan import (
     PlanError,
     Resources,
     check_graph,
+)
+from workflows.contracts.roles import (
+    DebugOutput,
+    DiagnosticOutput,
+    JobOutput,
+    ModelReviewOutput,
+    PlanDraftOutput,
+    PlanReviewOutput,
 )
 
 JOB_FILENAME = "job.py"

@@ -27,7 +27,7 @@ from activities.events.schema import EVENT_COLUMNS, EVENTS, StoredEvent
 from database.engine import Database, DatabaseUnavailable, advisory_lock
 from database.limits import event_row, fit_key
 from workflows.catalogue import RECORD_EVENTS
-from workflows.common.errors import ErrorType
+from workflows.contracts.errors import ErrorType
 from workflows.contracts.execution import EventRecord, RecordEventsInput
 
 __all__ = [

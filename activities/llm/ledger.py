@@ -26,7 +26,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from activities.llm.schema import RELEASED, RESERVED, SETTLED
 from database.engine import Database, DatabaseUnavailable
-from workflows.agents.spend import Budget, Usage
+from workflows.contracts.spend import Budget, Usage
 
 
 class BudgetLedgerUnavailable(DatabaseUnavailable):

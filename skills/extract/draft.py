@@ -20,9 +20,7 @@ from skills.extract.preconditions import (
     output_types,
 )
 from workflows.contracts.executive import PatchChange
-from workflows.contracts.plan import JobSpec
-from workflows.library.formulas import EXTRACT_EVERY
-from workflows.library.patterns import (
+from workflows.contracts.patterns import (
     MAX_DESCRIPTION,
     Preconditions,
     SkillParameter,
@@ -31,6 +29,8 @@ from workflows.library.patterns import (
     SkillStep,
     name_problem,
 )
+from workflows.contracts.plan import JobSpec
+from workflows.library.formulas import EXTRACT_EVERY
 
 MIN_SUCCESSES = 3
 """Successful tasks a group needs before it yields a pattern."""

@@ -34,7 +34,7 @@ from skills.store.rows import (
     refuse_invalid,
     write,
 )
-from workflows.library.patterns import Skill
+from workflows.contracts.patterns import Skill
 
 
 async def _replace_active(conn: AsyncConnection, approved: Skill, at: datetime) -> list[str]:

@@ -20,7 +20,7 @@ from database.engine import Database
 from skills.schema import EVENTS, SKILLS, STATUSES, SkillUnreadable, read_skill
 from skills.store.rows import existing, missing
 from workflows.contracts.base import Model
-from workflows.library.patterns import Skill
+from workflows.contracts.patterns import Skill
 
 log = logging.getLogger(__name__)
 

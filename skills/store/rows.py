@@ -26,7 +26,7 @@ from skills.schema import (
     skill_problems,
     skill_values,
 )
-from workflows.library.patterns import Skill
+from workflows.contracts.patterns import Skill
 
 _WRITE_LOCK = (0x41535353, 0)  # every write to the skill library
 Entry = tuple[str, str, dict[str, Any]]

@@ -50,10 +50,6 @@ from tests.workflows.capture_unhung import (
 from tests.workflows.capture_upserts import run_coalesced
 from tests.workflows.capture_writer import Recorder, Reformulating, run_library, run_reformulated
 from tests.workflows.harness import Harness, task
-from workflows.agents.roles import (
-    CodeAnswer,
-    CodeRequest,
-)
 from workflows.catalogue import RECORD_OUTCOMES
 from workflows.constants import branch_task_workflow_id, cycle_run_id, task_workflow_id
 from workflows.contracts.executive import PatchChange
@@ -67,7 +63,11 @@ from workflows.contracts.memory import (
     TaskAdvice,
 )
 from workflows.contracts.results import ResearchResult, RunReport
-from workflows.library.contracts import (
+from workflows.contracts.roles import (
+    CodeAnswer,
+    CodeRequest,
+)
+from workflows.contracts.skills import (
     LibraryState,
     MatchAnswer,
     MatchInput,

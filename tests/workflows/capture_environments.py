@@ -18,8 +18,8 @@ from temporalio.testing import WorkflowEnvironment
 
 from tests.workflows.harness import Harness, task
 from tests.workflows.harness import capture_alone as alone
-from workflows.common.errors import ErrorType
 from workflows.contracts.environments import PreparedEnvironment, PrepareEnvironmentInput
+from workflows.contracts.errors import ErrorType
 from workflows.contracts.execution import ExecuteJobInput, ExecutionOutcome
 from workflows.contracts.results import ResearchResult, RunReport
 

@@ -25,7 +25,7 @@ from activities.agents.reflector import reflector_note
 from tests.workflows.agents_fakes import spend
 from tests.workflows.harness import Harness, task
 from tests.workflows.harness import capture_alone as alone
-from workflows.agents.reflector import ReflectAnswer, ReflectorOutput, ReflectRequest
+from workflows.contracts.reflector import ReflectAnswer, ReflectorOutput, ReflectRequest
 from workflows.contracts.results import RunReport
 
 

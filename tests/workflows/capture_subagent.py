@@ -26,7 +26,7 @@ from tests.workflows.harness import capture_alone as alone
 from workflows.contracts.executive import PatchChange
 from workflows.contracts.plan import Resources
 from workflows.contracts.results import ResearchResult
-from workflows.library.contracts import MatchAnswer, MatchInput, SkillApplication, SkillUse
+from workflows.contracts.skills import MatchAnswer, MatchInput, SkillApplication, SkillUse
 from workflows.research.workflow import ResearchWorkflow
 
 MEMORIES: dict[str, tuple[int, PatchChange]] = {

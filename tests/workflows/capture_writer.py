@@ -23,7 +23,6 @@ from temporalio.worker import Worker
 from tests.workflows.agents_fakes import goal_agents, job, spend
 from tests.workflows.harness import Harness
 from tests.workflows.harness import capture_alone as alone
-from workflows.agents.spend import Spend
 from workflows.catalogue import (
     EXTRACT_SKILLS,
     JUDGE_MERGE,
@@ -33,7 +32,7 @@ from workflows.catalogue import (
     WRITE_SKILL,
 )
 from workflows.contracts.results import ResearchResult
-from workflows.library.contracts import (
+from workflows.contracts.skills import (
     TASK_FINISHED,
     ExtractAnswer,
     ExtractInput,
@@ -47,8 +46,8 @@ from workflows.library.contracts import (
     SkillUse,
     TaskOutcome,
 )
-from workflows.library.workflow import SkillLibraryWorkflow
-from workflows.library.writing import (
+from workflows.contracts.spend import Spend
+from workflows.contracts.writing import (
     JudgeMergeAnswer,
     JudgeMergeRequest,
     MergeCandidate,
@@ -62,6 +61,7 @@ from workflows.library.writing import (
     WriteSkillAnswer,
     WriteSkillRequest,
 )
+from workflows.library.workflow import SkillLibraryWorkflow
 from workflows.research.workflow import ResearchWorkflow
 
 WRITING = SkillWritingOutput(why_it_works="w", when_it_fails="f", description="d",

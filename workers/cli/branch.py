@@ -34,9 +34,9 @@ from workers.cli.fields import (
 from workers.settings import Settings
 from workflows.branching.selection import held_out_problem
 from workflows.common.validation import field_errors
-from workflows.common.words import plural
 from workflows.contracts.base import Scalar
 from workflows.contracts.branches import BranchRequest
+from workflows.contracts.words import plural
 
 if TYPE_CHECKING:
     from client.steering import SteeringClient

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TypeVar
 import typer
 
 from workers.settings import Settings
-from workflows.constants import Pool
+from workflows.contracts.pools import Pool
 
 if TYPE_CHECKING:
     from client.assay import AssayClient

@@ -160,7 +160,7 @@ def check_cycle_choice(opts: DecisionOptions) -> None:
 def gates() -> None:
     """List the gates waiting for a person, and runs and studies waiting for a plan."""
     from workers.cli.show import decide_hint, plan_hint, short
-    from workflows.common.words import singular_counts
+    from workflows.contracts.words import singular_counts
 
     async def go() -> None:
         from workers.cli.studies import study_client, waiting_text

@@ -12,7 +12,7 @@ import typer
 
 from workers.cli.common import EXIT_BAD_INPUT, client_for, fail, run_async
 from workers.settings import Settings
-from workflows.common.words import plural
+from workflows.contracts.words import plural
 
 MAX_BY_CHARS = 128
 

@@ -25,7 +25,7 @@ from activities.reports.numbers import byte_size, duration
 from client.runs import TaskLive, TaskTally, waiting_for_plan
 from workers.cli.reconnect import await_result
 from workers.cli.show import decide_hint, plan_hint
-from workflows.common.plaintext import plain_text
+from workflows.contracts.plaintext import plain_text
 from workflows.contracts.results import ResearchResult, RunProgress
 
 if TYPE_CHECKING:

@@ -27,7 +27,7 @@ from workers.cli.common import (
 )
 from workers.cli.fields import InputError, signed
 from workers.settings import Settings
-from workflows.common.words import plural
+from workflows.contracts.words import plural
 
 if TYPE_CHECKING:
     from client.assay import AssayClient

@@ -29,7 +29,6 @@ with workflow.unsafe.imports_passed_through():
         plan_request,
         unfinished,
     )
-    from workflows.common.bounds import clip
     from workflows.common.failures import root_message
     from workflows.common.gates import DECISIONS_PATCH, GateKeeper
     from workflows.contracts.base import BY_CHARS
@@ -41,6 +40,7 @@ with workflow.unsafe.imports_passed_through():
     )
     from workflows.contracts.executive import REFUSAL_CHARS, REFUSALS_KEPT
     from workflows.contracts.lines import BranchInput, BranchResult
+    from workflows.contracts.plaintext import clip
     from workflows.contracts.plan import Decision
     from workflows.contracts.results import TaskResult
     from workflows.research.branch import BranchWorkflow

@@ -22,9 +22,7 @@ from temporalio.exceptions import ApplicationError, FailureError
 with workflow.unsafe.imports_passed_through():
     from workflows.agents.calls import AgentCalls, budget_for
     from workflows.branching.requests import BranchRefusedError
-    from workflows.common.bounds import clip
     from workflows.common.details import outcome_text
-    from workflows.common.errors import ErrorType
     from workflows.common.events import FLUSHES_PATCH, upsert_keywords
     from workflows.common.gates import GateKeeper, GateRefusedError
     from workflows.constants import (
@@ -40,8 +38,10 @@ with workflow.unsafe.imports_passed_through():
         BranchTree,
         SteerRequest,
     )
+    from workflows.contracts.errors import ErrorType
     from workflows.contracts.executive import GateDecision, GateRecord
     from workflows.contracts.memory import MEMORY_PATCH
+    from workflows.contracts.plaintext import clip
     from workflows.contracts.plan import Plan, PlanError, check_graph
     from workflows.contracts.results import (
         ParentLink,
@@ -49,7 +49,7 @@ with workflow.unsafe.imports_passed_through():
         ResearchResult,
         RunProgress,
     )
-    from workflows.library.contracts import SKILLS_PATCH
+    from workflows.contracts.skills import SKILLS_PATCH
     from workflows.research.context import unreusable
     from workflows.research.lines import Branches
     from workflows.research.memory import consult_memory

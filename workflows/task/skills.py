@@ -12,11 +12,11 @@ from temporalio.exceptions import FailureError
 
 with workflow.unsafe.imports_passed_through():
     from workflows.common.failures import root_message
+    from workflows.contracts.patterns import SkillStep
     from workflows.contracts.plan import Scalar
     from workflows.contracts.results import TaskResult
-    from workflows.library.contracts import TASK_FINISHED, SkillReport, TaskOutcome, library_id
+    from workflows.contracts.skills import TASK_FINISHED, SkillReport, TaskOutcome, library_id
     from workflows.library.formulas import deviation
-    from workflows.library.patterns import SkillStep
     from workflows.task.phases import Phase
     from workflows.task.state import TaskState
 

@@ -19,8 +19,9 @@ with workflow.unsafe.imports_passed_through():
     from workflows.contracts.execution import ExecutionOutcome
     from workflows.contracts.executive import Patch, PatchChange
     from workflows.contracts.plan import JobSpec
-    from workflows.library.contracts import SkillUse
-    from workflows.library.subagents import MemoryTry, fix_key, next_fix
+    from workflows.contracts.skills import SkillUse
+    from workflows.contracts.subagents import MemoryTry
+    from workflows.library.subagents import fix_key, next_fix
     from workflows.task.state import TaskState
 
 SUBAGENT_PATCH = "subagent-memory"

@@ -34,7 +34,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.contracts.memory import MEMORY_PATCH
     from workflows.contracts.plan import JobSpec
     from workflows.contracts.results import TaskInput, TaskProgress, TaskResult
-    from workflows.library.contracts import HANDOFF_PATCH, SKILLS_PATCH
+    from workflows.contracts.skills import HANDOFF_PATCH, SKILLS_PATCH
     from workflows.task.calls import TaskCalls
     from workflows.task.coding import Coding
     from workflows.task.debugging import Debugging

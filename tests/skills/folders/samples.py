@@ -11,8 +11,7 @@ import yaml
 
 from skills.folders import SkillFileError, import_skills
 from workflows.contracts.executive import PatchChange
-from workflows.contracts.plan import Check, JobSpec, Resources
-from workflows.library.patterns import (
+from workflows.contracts.patterns import (
     Preconditions,
     Skill,
     SkillMetrics,
@@ -22,6 +21,7 @@ from workflows.library.patterns import (
     SkillStatus,
     SkillStep,
 )
+from workflows.contracts.plan import Check, JobSpec, Resources
 
 HANDWRITTEN = Path(__file__).resolve().parents[2] / "data" / "skills" / "handwritten"
 JOB_SOURCE = "import sys\n\nprint(sys.argv)\r\n# windows line ending kept\n"

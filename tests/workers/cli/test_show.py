@@ -14,7 +14,6 @@ from activities.artifacts.store import LocalArtifactStore, StoredFile, StoreUnav
 from activities.reports.markdown import render_markdown
 from activities.reports.writer import ReportWriter
 from workers.cli.show import load_report, outcome_lines, report_file, summary_lines
-from workflows.agents.spend import ModelSpend, Usage
 from workflows.contracts.executive import GateRecord
 from workflows.contracts.results import (
     ReportPaths,
@@ -25,6 +24,7 @@ from workflows.contracts.results import (
     WriteReportInput,
     outline_report,
 )
+from workflows.contracts.spend import ModelSpend, Usage
 
 WHEN = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
 

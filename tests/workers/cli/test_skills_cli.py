@@ -25,8 +25,7 @@ from skills.store import SkillStore
 from workers.cli.skill_search import CANDIDATE_NOTE
 from workers.cli.skills import skills_app
 from workflows.contracts.executive import PatchChange
-from workflows.contracts.plan import Check, JobSpec
-from workflows.library.patterns import (
+from workflows.contracts.patterns import (
     Preconditions,
     Skill,
     SkillMetrics,
@@ -34,6 +33,7 @@ from workflows.library.patterns import (
     SkillPattern,
     SkillStep,
 )
+from workflows.contracts.plan import Check, JobSpec
 
 runner = CliRunner()
 db = pytest.mark.integration

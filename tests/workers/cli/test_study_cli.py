@@ -34,9 +34,10 @@ from workers.cli.main import app
 from workers.cli.studies import key_text
 from workers.cli.study import StudyOptions, study_input
 from workers.settings import Settings
-from workflows.constants import Pool, cycle_run_id
+from workflows.constants import cycle_run_id
 from workflows.contracts.alternatives import Metric
 from workflows.contracts.cycles import StudyProgress
+from workflows.contracts.pools import Pool
 from workflows.contracts.study import StudyPolicy
 
 close_cycle = StudyCycles().close_cycle  # reports on this host only

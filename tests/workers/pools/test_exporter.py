@@ -22,7 +22,7 @@ from tests.workers.pools.test_pools import free_port
 from workers.pools.builders import make_runtime, run_pools
 from workers.pools.exporter import MetricsExporter
 from workers.settings import Settings
-from workflows.constants import Pool
+from workflows.contracts.pools import Pool
 
 
 def scrape(port: int, path: str = "/metrics") -> str:

@@ -19,7 +19,7 @@ from tests.workers.pools.test_pools import free_port
 from workers.pools.builders import run_pools
 from workers.pools.exporter import MetricsExporter
 from workers.pools.health import HEALTH, STALE_AFTER_S, WorkerHealth, probe_server
-from workflows.constants import Pool
+from workflows.contracts.pools import Pool
 
 
 def ask(port: int) -> tuple[int, dict[str, object]]:

@@ -23,7 +23,7 @@ from workers.settings import Settings
 from workers.stack.check import EMBEDDED_WINDOW_S, poll_window, pollers, pollers_item
 from workers.stack.embedded import TemporalDevServer
 from workers.stack.temporal import LONG_POLL_S
-from workflows.constants import Pool
+from workflows.contracts.pools import Pool
 
 pytestmark = pytest.mark.integration
 

@@ -24,7 +24,7 @@ from workers.intake.runpolicy import build_policy, queues_from
 from workers.settings import Settings
 from workers.stack.launcher import down, up
 from workers.stack.process import child_env
-from workflows.constants import Pool
+from workflows.contracts.pools import Pool
 
 KEY = "sk-ant-parent-only-0123456789"
 DATABASE = "postgresql+asyncpg://assay:pa55@db.example:5432/assay"

@@ -20,7 +20,10 @@ from tests.workflows.agents_fakes import (
     spend,
 )
 from tests.workflows.harness import Harness, task
-from workflows.agents.roles import (
+from workflows.contracts.executive import Finding, ReviewVerdict
+from workflows.contracts.plan import Plan
+from workflows.contracts.results import RunProgress, RunReport, SuppliedPlan
+from workflows.contracts.roles import (
     DataFile,
     DebugAnswer,
     ModelReviewRequest,
@@ -28,9 +31,6 @@ from workflows.agents.roles import (
     PlannedTask,
     PlanReviewOutput,
 )
-from workflows.contracts.executive import Finding, ReviewVerdict
-from workflows.contracts.plan import Plan
-from workflows.contracts.results import RunProgress, RunReport, SuppliedPlan
 from workflows.research.workflow import ResearchWorkflow
 
 ON: dict[str, Any] = {"agents": {"enabled": True}}

@@ -6,11 +6,10 @@ from typing import Any
 
 from workflows.contracts.executive import PatchChange
 from workflows.contracts.plan import JobSpec, Resources
+from workflows.contracts.subagents import MemoryTry, TryResult
 from workflows.library.subagents import (
     DROP_AFTER,
     MEMORY_LIMIT,
-    MemoryTry,
-    TryResult,
     applied_change,
     cures_of,
     fix_key,

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from workflows.agents.roles import AgentRequest, RoleAnswer
 from workflows.contracts.base import Model
 from workflows.contracts.executive import DiagnoseInput, ReflectionNote
+from workflows.contracts.roles import AgentRequest, RoleAnswer
 
 MAX_PROPOSED_CHANGES = 5
 

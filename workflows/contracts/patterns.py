@@ -9,7 +9,7 @@ A *pattern* is reusable experience extracted from finished tasks (DESIGN §8):
   for this kind of task) and loop, run as the task's child workflow with that memory.
 
 What the library exchanges with runs and its activities is in
-:mod:`workflows.library.contracts`; its scores and thresholds in :mod:`workflows.library.formulas`.
+:mod:`workflows.contracts.skills`; its scores and thresholds in :mod:`workflows.library.formulas`.
 
 Pure models and functions only: the workflow sandbox imports this module.
 """
