@@ -47,7 +47,7 @@ from workflows.constants import (
 )
 from workflows.contracts.base import via
 from workflows.contracts.environments import BASE
-from workflows.contracts.executive import GateDecision, GateRecord
+from workflows.contracts.gates import GateDecision, GateRecord
 from workflows.contracts.policy import HostPathError as HostPathError
 from workflows.contracts.policy import refuse_host_paths as refuse_host_paths
 from workflows.contracts.results import (

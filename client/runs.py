@@ -19,7 +19,7 @@ from temporalio.api.workflow.v1 import PendingActivityInfo
 from temporalio.client import WorkflowExecution, WorkflowHandle, WorkflowHistoryEventFilterType
 
 from workflows.constants import STATUS_KEY
-from workflows.contracts.executive import GateRecord
+from workflows.contracts.gates import GateRecord
 from workflows.contracts.results import ResearchInput, ResearchResult, RunProgress, TaskProgress
 from workflows.contracts.words import plural
 

@@ -35,7 +35,7 @@ from workflows.common.canonical import canonical_json
 from workflows.constants import KIND_KEY, PARENT_KEY, cycle_run_id, digest, study_workflow_id
 from workflows.contracts.base import via
 from workflows.contracts.cycles import StudyInput, StudyProgress, StudyResult, StudyStop
-from workflows.contracts.executive import GateDecision, GateRecord
+from workflows.contracts.gates import GateDecision, GateRecord
 from workflows.contracts.results import SuppliedPlan
 from workflows.contracts.words import plural
 from workflows.study.workflow import StudyWorkflow

@@ -30,7 +30,7 @@ from workflows.contracts.pools import Pool
 from workflows.contracts.results import ResearchResult, RunReport
 
 ROOT = Path(__file__).resolve().parent.parent
-EXAMPLE = ROOT / "examples" / "iris" / "pending_actions.json"
+EXAMPLE = ROOT / "examples" / "iris" / "plan.json"
 
 
 def isolated_settings(data_dir: Path, prefix: str, **extra: Any) -> Settings:

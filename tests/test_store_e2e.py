@@ -29,7 +29,7 @@ from workers.intake.runpolicy import queues_from
 from workers.pools.builders import SERVED_POOLS
 from workers.settings import Settings
 from workflows.constants import task_workflow_id
-from workflows.contracts.executive import GateDecision
+from workflows.contracts.gates import GateDecision
 from workflows.contracts.policy import RunPolicy
 from workflows.contracts.pools import Pool
 from workflows.contracts.results import TaskProgress

@@ -41,7 +41,7 @@ from workers.pools.builders import SERVED_POOLS, build_specs, serve_specs
 from workers.pools.versioning import routing, version_state
 from workers.settings import Settings
 from workers.stack.temporal import dev_server_flags
-from workflows.contracts.executive import GateDecision
+from workflows.contracts.gates import GateDecision
 from workflows.contracts.pools import Pool
 from workflows.research.branch import BranchWorkflow
 from workflows.study.workflow import StudyWorkflow

@@ -32,19 +32,12 @@ from workflows.contracts.execution import (
     Verification,
     VerifyEvidenceInput,
 )
-from workflows.contracts.executive import (
-    DiagnoseInput,
-    ReflectionNote,
-    RescanInput,
-    RescanResult,
-    ReviewInput,
-    ReviewVerdict,
-)
 from workflows.contracts.memory import ConsultAnswer, ConsultInput, RememberAnswer, RememberInput
 from workflows.contracts.metadata import summary_line
 from workflows.contracts.policy import Queues
 from workflows.contracts.pools import Pool
 from workflows.contracts.recall import RecallAnswer, RecallInput
+from workflows.contracts.reflection import DiagnoseInput, ReflectionNote, RescanInput, RescanResult
 from workflows.contracts.reflector import ReflectAnswer, ReflectRequest
 from workflows.contracts.results import ReportPaths, WriteReportInput, WriteTaskReportInput
 from workflows.contracts.roles import (
@@ -64,6 +57,7 @@ from workflows.contracts.roles import (
 )
 from workflows.contracts.spend import ModelAnswer, ModelCall
 from workflows.contracts.study import StudyState
+from workflows.contracts.verdicts import ReviewInput, ReviewVerdict
 
 InT = TypeVar("InT")
 OutT = TypeVar("OutT")

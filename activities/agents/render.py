@@ -33,7 +33,6 @@ from activities.profiles.stored import Profiles
 from workflows.common.canonical import canonical_json
 from workflows.common.cuts import keep
 from workflows.contracts.context import TaskDigest
-from workflows.contracts.executive import Finding, ReviewVerdict
 from workflows.contracts.roles import (
     CodeRequest,
     DebugRequest,
@@ -43,6 +42,7 @@ from workflows.contracts.roles import (
     PlanReviewRequest,
     SummaryRequest,
 )
+from workflows.contracts.verdicts import Finding, ReviewVerdict
 
 STDERR_CHARS = 4000
 STDOUT_CHARS = 2000

@@ -23,8 +23,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from activities.events.schema import EVENTS
 from database.limits import fit_key
-from workflows.contracts.executive import Pattern
 from workflows.contracts.memory import Episode, Signal
+from workflows.contracts.reflection import Pattern
 
 MAX_SIGNALS = 5_000
 """Most events one diagnosis reads from a run (the newest are kept)."""

@@ -19,7 +19,6 @@ from skills.extract.preconditions import (
     keywords,
     output_types,
 )
-from workflows.contracts.executive import PatchChange
 from workflows.contracts.patterns import (
     MAX_DESCRIPTION,
     Preconditions,
@@ -30,6 +29,7 @@ from workflows.contracts.patterns import (
     name_problem,
 )
 from workflows.contracts.plan import JobSpec
+from workflows.contracts.reflection import PatchChange
 from workflows.library.formulas import EXTRACT_EVERY
 
 MIN_SUCCESSES = 3

@@ -16,8 +16,8 @@ from sqlalchemy import select
 from database.engine import Database
 from skills.schema import EVENTS
 from skills.store.rows import lock_library, now, read_locked, record, write
-from workflows.contracts.executive import PatchChange
 from workflows.contracts.patterns import Skill
+from workflows.contracts.reflection import PatchChange
 from workflows.contracts.skills import TaskOutcome
 from workflows.contracts.subagents import MemoryTry
 from workflows.library.subagents import cures_of, fix_key, remembered

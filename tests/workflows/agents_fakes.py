@@ -12,7 +12,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from workflows.catalogue import PROBE_ENVIRONMENT
-from workflows.contracts.executive import Finding, ReviewVerdict
 from workflows.contracts.plan import JobSpec
 from workflows.contracts.roles import (
     CodeAnswer,
@@ -34,6 +33,7 @@ from workflows.contracts.roles import (
     SummaryRequest,
 )
 from workflows.contracts.spend import Spend, Usage
+from workflows.contracts.verdicts import Finding, ReviewVerdict
 
 CALL_USAGE = Usage(input_tokens=1000, output_tokens=200, cost_usd=0.01)
 """What every scripted call spends, so totals are easy to check."""

@@ -52,7 +52,6 @@ from tests.workflows.capture_writer import Recorder, Reformulating, run_library,
 from tests.workflows.harness import Harness, task
 from workflows.catalogue import RECORD_OUTCOMES
 from workflows.constants import branch_task_workflow_id, cycle_run_id, task_workflow_id
-from workflows.contracts.executive import PatchChange
 from workflows.contracts.kinds import task_kind
 from workflows.contracts.memory import (
     ConsultAnswer,
@@ -62,6 +61,7 @@ from workflows.contracts.memory import (
     RuleUse,
     TaskAdvice,
 )
+from workflows.contracts.reflection import PatchChange
 from workflows.contracts.results import ResearchResult, RunReport
 from workflows.contracts.roles import (
     CodeAnswer,

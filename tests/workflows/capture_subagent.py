@@ -23,8 +23,8 @@ from temporalio.testing import WorkflowEnvironment
 from tests.workflows.agents_fakes import job
 from tests.workflows.harness import Harness, task
 from tests.workflows.harness import capture_alone as alone
-from workflows.contracts.executive import PatchChange
 from workflows.contracts.plan import Resources
+from workflows.contracts.reflection import PatchChange
 from workflows.contracts.results import ResearchResult
 from workflows.contracts.skills import MatchAnswer, MatchInput, SkillApplication, SkillUse
 from workflows.research.workflow import ResearchWorkflow

@@ -34,7 +34,7 @@ from tests.workflows.common.test_gates import plan_gate_waiting, start, task_gat
 from tests.workflows.harness import Harness, task
 from workflows.catalogue import EXTRACT_SKILLS, MAINTAIN_SKILLS, RECORD_OUTCOMES
 from workflows.contracts.errors import ErrorType
-from workflows.contracts.executive import DECISION_MAX_BYTES, GateDecision, GateRecord
+from workflows.contracts.gates import DECISION_MAX_BYTES, GateDecision, GateRecord
 from workflows.contracts.results import RunProgress, TaskProgress
 from workflows.contracts.skills import (
     TASK_FINISHED,

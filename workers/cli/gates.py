@@ -13,7 +13,7 @@ from workers.cli.common import EXIT_BAD_INPUT, client_for, fail, run_async
 from workers.cli.fields import InputError, parse_sets, plain
 from workers.settings import Settings
 from workflows.common.validation import field_errors
-from workflows.contracts.executive import GateDecision
+from workflows.contracts.gates import GateDecision
 from workflows.contracts.policy import GateKind
 
 

@@ -21,7 +21,7 @@ def plan(
     run_id: Annotated[str, typer.Argument(
         help="The goal run waiting for a plan, or a study (the plan of its next cycle).")],
     plan_file: Annotated[Path, typer.Argument(metavar="FILE",
-                                              help="A pending_actions.json plan file.")],
+                                              help="A plan file (plan.json).")],
     by: Annotated[str | None, typer.Option("--by", help="Who gives the plan (default: you).")]
     = None,
 ) -> None:

@@ -18,7 +18,7 @@ from activities.reports.numbers import duration
 from activities.reports.reading import result_report
 from client.assay import RunSummary
 from client.runs import short_execution
-from workflows.contracts.executive import GateRecord
+from workflows.contracts.gates import GateRecord
 from workflows.contracts.policy import RunPolicy
 from workflows.contracts.results import ResearchResult, RunReport
 from workflows.contracts.words import plural

@@ -26,7 +26,7 @@ from temporalio.api.enums.v1 import WorkflowTaskFailedCause
 from activities.events.format import short
 from client.runs import short_execution
 from workers.cli.progress import clock
-from workflows.contracts.executive import REFUSAL_CHARS, GateRecord
+from workflows.contracts.gates import REFUSAL_CHARS, GateRecord
 from workflows.contracts.plaintext import clip
 from workflows.contracts.words import plural, singular_counts
 

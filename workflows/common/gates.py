@@ -32,10 +32,9 @@ with workflow.unsafe.imports_passed_through():
     from workflows.common.details import span, wait_summary, who_may
     from workflows.common.events import EventLog
     from workflows.common.validation import worded_errors
+    from workflows.contracts.base import BY_CHARS, COMMENT_CHARS
     from workflows.contracts.errors import ErrorType
-    from workflows.contracts.executive import (
-        BY_CHARS,
-        COMMENT_CHARS,
+    from workflows.contracts.gates import (
         DECISION_MAX_BYTES,
         REFUSAL_CHARS,
         REFUSAL_EVENTS,

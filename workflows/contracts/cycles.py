@@ -16,7 +16,7 @@ from typing import Literal
 from pydantic import Field
 
 from workflows.contracts.base import BY_CHARS, COMMENT_CHARS, Channel, Model, PlainText, StrictModel
-from workflows.contracts.executive import GateRecord
+from workflows.contracts.gates import GateRecord
 from workflows.contracts.goal import DataFile
 from workflows.contracts.plan import Plan
 from workflows.contracts.policy import Queues, RunPolicy

@@ -24,8 +24,9 @@ from typing import Any, Literal
 from pydantic import Field
 
 from workflows.contracts.base import Model
-from workflows.contracts.executive import PatchChange, PatchSource, Pattern, ReviewPolicy
 from workflows.contracts.plan import JobSpec, Scalar
+from workflows.contracts.policy import ReviewPolicy
+from workflows.contracts.reflection import PatchChange, PatchSource, Pattern
 
 MEMORY_PATCH = "reflection-memory"
 """Workflow patch id of the memory steps (histories from before them replay without)."""

@@ -23,8 +23,8 @@ from typing import Literal
 from pydantic import Field
 
 from workflows.contracts.base import Model
-from workflows.contracts.executive import PatchChange
 from workflows.contracts.plan import Check, JobSpec, Scalar
+from workflows.contracts.reflection import PatchChange
 
 MAX_NAME = 64
 MAX_DESCRIPTION = 1024

@@ -27,7 +27,7 @@ from workflows.contracts.execution import (
     RunStatus,
     TaskStatus,
 )
-from workflows.contracts.executive import GateRecord, ReflectionNote, ReviewVerdict
+from workflows.contracts.gates import GateRecord
 from workflows.contracts.goal import DataFile, RunAnswer
 from workflows.contracts.kpis import Kpis
 from workflows.contracts.memory import ReflectionSummary, RememberAnswer, TaskAdvice
@@ -38,6 +38,7 @@ from workflows.contracts.provenance import AppliedPatch as AppliedPatch
 from workflows.contracts.provenance import ApprovalProvenance as ApprovalProvenance
 from workflows.contracts.provenance import PhaseAttempts as PhaseAttempts
 from workflows.contracts.provenance import PhaseMark, Provenance
+from workflows.contracts.reflection import ReflectionNote
 from workflows.contracts.skills import (
     MAX_GUIDELINES,
     GuidelineRef,
@@ -47,6 +48,7 @@ from workflows.contracts.skills import (
 )
 from workflows.contracts.spend import Budget, ModelSpend
 from workflows.contracts.study import StudyContext
+from workflows.contracts.verdicts import ReviewVerdict
 
 
 class TaskInput(Model):

@@ -29,7 +29,6 @@ from workflows.contracts.drafts import StudyPlanDraftOutput as StudyPlanDraftOut
 from workflows.contracts.drafts import StudyPlannedTask as StudyPlannedTask
 from workflows.contracts.environments import NAME_PATTERN
 from workflows.contracts.execution import DependencyArtifact, ExecutionOutcome
-from workflows.contracts.executive import Reviewer, ReviewInput, ReviewVerdict, Verdict
 from workflows.contracts.goal import DATA_HEAD_CHARS as DATA_HEAD_CHARS
 from workflows.contracts.goal import DataFile as DataFile
 from workflows.contracts.goal import RunAnswer as RunAnswer
@@ -38,6 +37,7 @@ from workflows.contracts.plan import Check, JobSpec
 from workflows.contracts.policy import ModelRecording
 from workflows.contracts.spend import Budget, Spend
 from workflows.contracts.study import StudyContext
+from workflows.contracts.verdicts import Reviewer, ReviewInput, ReviewVerdict, Verdict
 
 MAX_CODE_CHARS = 60_000
 ARTIFACT_PATTERN = r"^(?!/)(?!.*(^|/)\.\.(/|$))[A-Za-z0-9_.][A-Za-z0-9_./-]{0,199}$"

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Literal
 
 from workflows.contracts.base import Model
-from workflows.contracts.executive import PatchChange
+from workflows.contracts.reflection import PatchChange
 
 INSTRUCTIONS_CHARS = 2000
 """Characters of a subagent's instructions its task carries (and its coder is shown)."""

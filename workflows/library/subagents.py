@@ -24,8 +24,8 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from workflows.common.canonical import canonical_json
 from workflows.common.patching import PatchError, field_value
-from workflows.contracts.executive import PatchChange
 from workflows.contracts.plan import JobSpec
+from workflows.contracts.reflection import PatchChange
 from workflows.contracts.subagents import MemoryTry
 
 MEMORY_LIMIT = 16

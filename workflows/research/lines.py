@@ -38,7 +38,7 @@ with workflow.unsafe.imports_passed_through():
         BranchTree,
         SteerRequest,
     )
-    from workflows.contracts.executive import REFUSAL_CHARS, REFUSALS_KEPT
+    from workflows.contracts.gates import REFUSAL_CHARS, REFUSALS_KEPT
     from workflows.contracts.lines import BranchInput, BranchResult
     from workflows.contracts.plaintext import clip
     from workflows.contracts.plan import Decision

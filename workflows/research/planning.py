@@ -32,9 +32,9 @@ with workflow.unsafe.imports_passed_through():
     from workflows.common.failures import root_message
     from workflows.common.gates import GateKeeper
     from workflows.common.validation import field_errors
+    from workflows.contracts.base import BY_CHARS
     from workflows.contracts.cycles import ResolveReuseInput
     from workflows.contracts.errors import ErrorType
-    from workflows.contracts.executive import BY_CHARS
     from workflows.contracts.plaintext import clip
     from workflows.contracts.plan import Plan, PlanError, check_graph
     from workflows.contracts.recall import RECALL_PATCH

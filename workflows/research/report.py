@@ -24,7 +24,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.common.failures import root_message
     from workflows.common.sizes import fit_run, task_summary
     from workflows.contracts.branches import BranchTree
-    from workflows.contracts.executive import GateRecord
+    from workflows.contracts.gates import GateRecord
     from workflows.contracts.kpis import estimated_seconds
     from workflows.contracts.plan import PRIORITY_RANK, Plan
     from workflows.contracts.results import (

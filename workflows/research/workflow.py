@@ -39,7 +39,7 @@ with workflow.unsafe.imports_passed_through():
         SteerRequest,
     )
     from workflows.contracts.errors import ErrorType
-    from workflows.contracts.executive import GateDecision, GateRecord
+    from workflows.contracts.gates import GateDecision, GateRecord
     from workflows.contracts.memory import MEMORY_PATCH
     from workflows.contracts.plaintext import clip
     from workflows.contracts.plan import Plan, PlanError, check_graph

@@ -18,7 +18,7 @@ from workflows.common.bounds import PayloadRefused, read_json
 from workflows.common.validation import worded_errors
 from workflows.contracts.cycles import CyclePlan, StudyStop
 from workflows.contracts.errors import ErrorType
-from workflows.contracts.executive import GateRecord
+from workflows.contracts.gates import GateRecord
 from workflows.contracts.hypotheses import HypothesisTree
 from workflows.contracts.plaintext import clip
 from workflows.contracts.study import CycleDecision

@@ -55,7 +55,7 @@ with workflow.unsafe.imports_passed_through():
         StudyStop,
     )
     from workflows.contracts.execution import DependencyArtifact
-    from workflows.contracts.executive import GateDecision, GateRecord
+    from workflows.contracts.gates import GateDecision, GateRecord
     from workflows.contracts.plaintext import clip
     from workflows.contracts.results import ReportPaths, ResearchInput, ResearchResult
     from workflows.contracts.study import CycleDecision, StudyState, context_of

@@ -27,17 +27,12 @@ with workflow.unsafe.imports_passed_through():
         Verification,
         VerifyEvidenceInput,
     )
-    from workflows.contracts.executive import (
-        InputDigest,
-        RescanInput,
-        RescanResult,
-        ReviewInput,
-        ReviewVerdict,
-    )
     from workflows.contracts.metadata import job_summary
     from workflows.contracts.plan import JobSpec
+    from workflows.contracts.reflection import RescanInput, RescanResult
     from workflows.contracts.results import TaskInput
     from workflows.contracts.roles import EnvironmentFacts
+    from workflows.contracts.verdicts import InputDigest, ReviewInput, ReviewVerdict
 
 JOB_GRACE = timedelta(seconds=120)
 """Time an execute attempt gets beyond the job's own timeout (workspace, hashing, hand-back)."""

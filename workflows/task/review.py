@@ -17,9 +17,9 @@ with workflow.unsafe.imports_passed_through():
     from workflows.catalogue import REVIEW_JOB_MODEL
     from workflows.common.events import FLUSHES_PATCH
     from workflows.common.failures import root_message
-    from workflows.contracts.executive import Finding, ReviewVerdict, merge_verdicts
     from workflows.contracts.plan import JobSpec
     from workflows.contracts.roles import ModelReviewRequest
+    from workflows.contracts.verdicts import Finding, ReviewVerdict, merge_verdicts
     from workflows.task.calls import TaskCalls
     from workflows.task.phases import Phase
     from workflows.task.state import Finish, TaskState

@@ -18,8 +18,8 @@ with workflow.unsafe.imports_passed_through():
     from workflows.constants import ATTEMPTS_KEY, KIND_KEY, PHASE_KEY, STATUS_KEY, digest
     from workflows.contracts.alternatives import BranchSpec
     from workflows.contracts.execution import ExecutionOutcome, TaskStatus, Verification
-    from workflows.contracts.executive import Patch, ReflectionNote, ReviewVerdict
     from workflows.contracts.plan import JobSpec
+    from workflows.contracts.reflection import Patch, ReflectionNote
     from workflows.contracts.results import (
         PHASE_MARKS,
         AppliedPatch,
@@ -30,6 +30,7 @@ with workflow.unsafe.imports_passed_through():
     )
     from workflows.contracts.spend import ModelSpend
     from workflows.contracts.subagents import MemoryTry
+    from workflows.contracts.verdicts import ReviewVerdict
     from workflows.task.phases import Phase, check_transition
     from workflows.task.retrying import retries_for
 

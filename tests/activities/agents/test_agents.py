@@ -14,7 +14,6 @@ from activities.llm.gateway import ModelGateway
 from tests.fake_anthropic import FakeAnthropic, ToolUse, usage
 from workflows.contracts.context import TaskDigest
 from workflows.contracts.execution import Artifact, ExecutionOutcome
-from workflows.contracts.executive import Finding, ReviewInput, ReviewVerdict
 from workflows.contracts.plan import Check, JobSpec, Resources
 from workflows.contracts.roles import (
     CodeRequest,
@@ -27,6 +26,7 @@ from workflows.contracts.roles import (
     PlanReviewRequest,
     SummaryRequest,
 )
+from workflows.contracts.verdicts import Finding, ReviewInput, ReviewVerdict
 
 KEY = "sk-ant-test-agents"
 MODEL = "claude-opus-5"

@@ -20,8 +20,8 @@ from activities.patches.apply import apply_patch
 from activities.reflection.reflection import diagnose
 from tests.fake_anthropic import FakeAnthropic, ToolUse, tool_of
 from workflows.contracts.execution import ExecutionOutcome
-from workflows.contracts.executive import DiagnoseInput
 from workflows.contracts.plan import JobSpec, Resources
+from workflows.contracts.reflection import DiagnoseInput
 from workflows.contracts.reflector import ReflectorOutput, ReflectRequest
 
 RUN_ID = "assay-run-solver-0a1b2c3d4e"

@@ -6,9 +6,9 @@ from datetime import UTC, datetime
 
 from skills.extract import Extraction
 from skills.extract.cases import action_type
-from workflows.contracts.executive import PatchChange
 from workflows.contracts.patterns import Skill, SkillParameter, SkillStep, slug
 from workflows.contracts.plan import Check, JobSpec, Scalar
+from workflows.contracts.reflection import PatchChange
 from workflows.contracts.skills import TaskOutcome
 
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)

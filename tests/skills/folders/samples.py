@@ -10,7 +10,6 @@ import pytest
 import yaml
 
 from skills.folders import SkillFileError, import_skills
-from workflows.contracts.executive import PatchChange
 from workflows.contracts.patterns import (
     Preconditions,
     Skill,
@@ -22,6 +21,7 @@ from workflows.contracts.patterns import (
     SkillStep,
 )
 from workflows.contracts.plan import Check, JobSpec, Resources
+from workflows.contracts.reflection import PatchChange
 
 HANDWRITTEN = Path(__file__).resolve().parents[2] / "data" / "skills" / "handwritten"
 JOB_SOURCE = "import sys\n\nprint(sys.argv)\r\n# windows line ending kept\n"

@@ -8,7 +8,7 @@ import pytest
 
 from skills.store import SkillNotFound, SkillStore
 from tests.skills.store.support import actions, db, make_skill
-from workflows.contracts.executive import PatchChange
+from workflows.contracts.reflection import PatchChange
 from workflows.contracts.skills import SkillUse, TaskOutcome
 from workflows.contracts.subagents import MemoryTry
 from workflows.library.subagents import fix_key

@@ -14,7 +14,7 @@ from activities.artifacts.store import LocalArtifactStore, StoredFile, StoreUnav
 from activities.reports.markdown import render_markdown
 from activities.reports.writer import ReportWriter
 from workers.cli.show import load_report, outcome_lines, report_file, summary_lines
-from workflows.contracts.executive import GateRecord
+from workflows.contracts.gates import GateRecord
 from workflows.contracts.results import (
     ReportPaths,
     ResearchResult,

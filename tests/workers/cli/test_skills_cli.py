@@ -24,7 +24,6 @@ from typer.testing import CliRunner, Result
 from skills.store import SkillStore
 from workers.cli.skill_search import CANDIDATE_NOTE
 from workers.cli.skills import skills_app
-from workflows.contracts.executive import PatchChange
 from workflows.contracts.patterns import (
     Preconditions,
     Skill,
@@ -34,6 +33,7 @@ from workflows.contracts.patterns import (
     SkillStep,
 )
 from workflows.contracts.plan import Check, JobSpec
+from workflows.contracts.reflection import PatchChange
 
 runner = CliRunner()
 db = pytest.mark.integration

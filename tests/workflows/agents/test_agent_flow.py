@@ -20,7 +20,6 @@ from tests.workflows.agents_fakes import (
     spend,
 )
 from tests.workflows.harness import Harness, task
-from workflows.contracts.executive import Finding, ReviewVerdict
 from workflows.contracts.plan import Plan
 from workflows.contracts.results import RunProgress, RunReport, SuppliedPlan
 from workflows.contracts.roles import (
@@ -31,6 +30,7 @@ from workflows.contracts.roles import (
     PlannedTask,
     PlanReviewOutput,
 )
+from workflows.contracts.verdicts import Finding, ReviewVerdict
 from workflows.research.workflow import ResearchWorkflow
 
 ON: dict[str, Any] = {"agents": {"enabled": True}}

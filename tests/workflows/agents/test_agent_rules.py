@@ -14,7 +14,6 @@ from workflows.agents.debugging import (
 )
 from workflows.agents.planning import plan_from_draft
 from workflows.contracts.execution import Artifact, ExecutionOutcome
-from workflows.contracts.executive import Finding, ReviewVerdict, merge_verdicts
 from workflows.contracts.plan import JobSpec, PlanError
 from workflows.contracts.policy import ReviewPolicy
 from workflows.contracts.roles import (
@@ -25,6 +24,7 @@ from workflows.contracts.roles import (
     PlannedTask,
 )
 from workflows.contracts.spend import ModelSpend, Spend, Usage
+from workflows.contracts.verdicts import Finding, ReviewVerdict, merge_verdicts
 
 DATA = [DataFile(name="t.csv", path="/d/t.csv", sha256="b" * 64, size=3)]
 

@@ -23,7 +23,7 @@ from tests.workflows.common.test_gates import human, plan_gate_waiting, start
 from tests.workflows.harness import Harness, task
 from workflows.common.details import span, wait_summary, who_may
 from workflows.constants import STATUS_KEY
-from workflows.contracts.executive import GateDecision
+from workflows.contracts.gates import GateDecision
 
 pytestmark = pytest.mark.integration
 WEEK = 7 * 86_400

@@ -18,7 +18,7 @@ from tests.workflows.common.test_gates import plan_gate_waiting, start, task_gat
 from tests.workflows.harness import Harness, task
 from workflows.common.bounds import bounded
 from workflows.contracts.errors import ErrorType
-from workflows.contracts.executive import (
+from workflows.contracts.gates import (
     DECISION_MAX_BYTES,
     REFUSAL_CHARS,
     REFUSAL_EVENTS,

@@ -21,7 +21,7 @@ from temporalio import workflow
 
 from workflows.contracts.branches import BranchRequest, SteerRequest
 from workflows.contracts.cycles import StudyStop
-from workflows.contracts.executive import GateDecision
+from workflows.contracts.gates import GateDecision
 from workflows.contracts.results import SuppliedPlan
 from workflows.contracts.skills import TaskOutcome
 from workflows.library.workflow import SkillLibraryWorkflow

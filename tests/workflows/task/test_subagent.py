@@ -21,7 +21,6 @@ from skills.store import SkillStore
 from tests.workflows.agents_fakes import FakeAgents, job
 from tests.workflows.harness import Harness, task
 from workflows.constants import task_workflow_id
-from workflows.contracts.executive import PatchChange
 from workflows.contracts.patterns import (
     Preconditions,
     Skill,
@@ -30,6 +29,7 @@ from workflows.contracts.patterns import (
     SkillSignature,
 )
 from workflows.contracts.plan import JobSpec, Resources
+from workflows.contracts.reflection import PatchChange
 from workflows.contracts.results import RunReport, TaskInput, TaskResult
 from workflows.contracts.skills import SkillUse, library_id
 from workflows.library.subagents import fix_key
