@@ -65,6 +65,21 @@ def test_workflow_code_never_imports_activities_workers_or_skills() -> None:
     assert reached == []
 
 
+def test_contracts_are_a_leaf() -> None:
+    """Every workflows package may import the contracts, so they import none of them back."""
+    reached: list[str] = []
+    for path in (ROOT / "workflows" / "contracts").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                     else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            reached += [f"{path.relative_to(ROOT)}: {n}" for n in names
+                        if n.split(".")[0] == "workflows" and n.split(".")[:2] != CONTRACTS]
+    assert reached == []
+
+
+CONTRACTS = ["workflows", "contracts"]
+
+
 def test_nothing_but_the_cli_imports_the_cli() -> None:
     """The CLI is the top of the tree: what it uses (evaluation, intake, the stack) never
     reaches back into it, even from inside a function, so each can run without it."""
