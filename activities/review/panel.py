@@ -1,4 +1,4 @@
-"""The three reviewers of the approval gate (seed §2.2, Phase 4), as Temporal activities.
+"""The three reviewers of the approval gate, as Temporal activities.
 
 Each takes a :class:`~workflows.contracts.verdicts.ReviewInput` and returns a structured
 :class:`~workflows.contracts.verdicts.ReviewVerdict`; the gate itself is

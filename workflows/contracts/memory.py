@@ -1,7 +1,6 @@
 """Contracts of reflection memory: episodes, semantic rules, procedural templates, patterns.
 
-Memory turns every attempt into knowledge the next plan and the next retry use (seed 002,
-Part III, R5-R6):
+Memory turns every attempt into knowledge the next plan and the next retry use:
 
 - an *episode* is one attempt of one task: what failed, the patch tried and how it ended;
 - a *semantic rule* is a pattern seen in three or more tasks of one task type, promoted with

@@ -125,7 +125,7 @@ class RescanResult(Model):
 
 
 def retry_decision(confidence: float) -> RetryDecision:
-    """Seed thresholds: >= 0.85 retry; 0.70-0.84 retry and log; 0.50-0.69 a person; else defer."""
+    """Thresholds: >= 0.85 retry; 0.70-0.84 retry and log; 0.50-0.69 a person; else defer."""
     if confidence >= 0.85:
         return "retry"
     if confidence >= 0.70:
