@@ -3,10 +3,10 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-EXAMPLE := examples/iris/pending_actions.json
+EXAMPLE := examples/iris/plan.json
 GOAL := examples/goal
-SCIENCE := examples/science/pending_actions.json
-SWEEP := examples/sweep/pending_actions.json
+SCIENCE := examples/science/plan.json
+SWEEP := examples/sweep/plan.json
 STUDY := examples/study
 STUDY_GOAL := examples/study-goal
 EVAL := examples/eval/suite.json
@@ -42,7 +42,7 @@ run: system $(STAMP)
 	$(BIN)/assay run $(EXAMPLE) --wait --again
 	$(BIN)/assay run $(SCIENCE) --wait --again
 	$(BIN)/assay run $(SWEEP) --wait --again
-	$(BIN)/assay study $(STUDY)/pending_actions.json --plans $(STUDY)/cycle-2.json --cycles 3 \
+	$(BIN)/assay study $(STUDY)/plan.json --plans $(STUDY)/cycle-2.json --cycles 3 \
 	  --accept "r2 >= 0.95" --key-metric r2:maximize --wait --again
 	ASSAY_JOB_ENVIRONMENT=base $(BIN)/assay study "$$(cat $(STUDY_GOAL)/goal.txt)" \
 	  --data $(STUDY_GOAL)/points.csv --replay $(STUDY_GOAL)/recording.jsonl \

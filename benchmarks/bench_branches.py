@@ -27,11 +27,12 @@ from temporalio.client import Client, RPCError, WorkflowExecutionDescription
 from temporalio.testing import WorkflowEnvironment
 
 from benchmarks.bench_memory import Stack, started_stack
+from client.assay import DATA_CONVERTER
+from client.steering import SteeringClient
 from tests.e2e_support import wait_for
 from tests.workflows.research import sweeps
 from workers.stack.temporal import dev_server_flags
 from workflows.catalogue import EXECUTE_JOB
-from workflows.client import DATA_CONVERTER
 from workflows.constants import (
     branch_task_workflow_id,
     branch_workflow_id,
@@ -42,7 +43,6 @@ from workflows.contracts.branches import BranchRequest, SteerRequest
 from workflows.contracts.plan import Plan
 from workflows.contracts.policy import RunPolicy
 from workflows.contracts.results import ResearchInput
-from workflows.steering_client import SteeringClient
 
 DATA_CODE = """import argparse, json, random
 p = argparse.ArgumentParser()

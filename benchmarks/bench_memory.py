@@ -25,6 +25,7 @@ from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
 from activities.learning.settle import wait_learned
+from client.assay import DATA_CONVERTER, AssayClient
 from workers.cli.show import load_report
 from workers.intake.planfile import load_plan
 from workers.intake.runpolicy import AgentFlags, build_policy, queues_from
@@ -32,8 +33,7 @@ from workers.pools.builders import SERVED_POOLS, run_pools
 from workers.settings import Settings
 from workers.stack.embedded import EmbeddedPostgres
 from workers.stack.temporal import dev_server_flags
-from workflows.client import DATA_CONVERTER, AssayClient
-from workflows.constants import Pool
+from workflows.contracts.pools import Pool
 from workflows.contracts.results import RunReport
 
 PLAN = Path(__file__).resolve().parent.parent / "tests" / "data" / "memory" / "train.json"

@@ -31,9 +31,9 @@ from temporalio.testing import WorkflowEnvironment
 from activities.artifacts.store import LocalArtifactStore
 from activities.reports.writer import ReportWriter
 from benchmarks.bench_runs import cli_times
+from client.assay import DATA_CONVERTER
 from tests.workflows.harness import Harness, task
 from workers.stack.temporal import dev_server_flags
-from workflows.client import DATA_CONVERTER
 from workflows.contracts.execution import Artifact, ExecuteJobInput, ExecutionOutcome
 from workflows.research.workflow import ResearchWorkflow
 

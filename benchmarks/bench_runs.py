@@ -32,15 +32,16 @@ from benchmarks.floor import (
     floor_local,
     floor_noop,
 )
+from client.assay import DATA_CONVERTER
 from workers.cli.show import load_report
 from workers.pools.builders import SERVED_POOLS, run_pools
 from workers.settings import Settings
 from workers.stack.embedded import EmbeddedPostgres
 from workers.stack.temporal import DEV_SERVER_TUNING, dev_server_flags
-from workflows.client import DATA_CONVERTER
-from workflows.constants import Pool, run_workflow_id
+from workflows.constants import run_workflow_id
 from workflows.contracts.plan import Plan
 from workflows.contracts.policy import Queues
+from workflows.contracts.pools import Pool
 from workflows.contracts.results import ResearchInput, ResearchResult
 from workflows.research.workflow import ResearchWorkflow
 

@@ -17,12 +17,12 @@ from pathlib import Path
 from temporalio.testing import WorkflowEnvironment
 
 from activities.agents.studies import STUDY_CONTEXT_BYTES, study_section
+from client.assay import DATA_CONVERTER
 from tests.activities.agents.test_study_prompt import large_context
 from tests.conftest import binary, register_search_attributes
 from tests.workflows.study.factories import hypothesis, outcome, summary, tree
 from tests.workflows.study.long import run_long_study
 from tests.workflows.study.test_state_size import cycle_report
-from workflows.client import DATA_CONVERTER
 from workflows.contracts.study import STATE_BYTES, CycleDecision, StudyContext, StudyState
 from workflows.study.carry import close_cycle
 

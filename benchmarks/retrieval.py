@@ -32,8 +32,8 @@ from skills.folders import import_skills
 from skills.index import DENSE, RRF_K, SPARSE, Hit, SkillIndex, point_id, reformulate
 from skills.index.search import _dense, _mmr  # pyright: ignore[reportPrivateUsage]
 from skills.index.text import clean, skill_text
+from workflows.contracts.patterns import Skill
 from workflows.contracts.policy import SkillPolicy
-from workflows.library.patterns import Skill
 
 DATA = Path(__file__).resolve().parent.parent / "tests" / "data" / "skills"
 COLLECTION = DATA / "collection"

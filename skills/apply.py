@@ -19,9 +19,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from workflows.common.words import word_stems
+from workflows.contracts.patterns import SkillParameter, SkillPattern
 from workflows.contracts.plan import JobSpec, Scalar
-from workflows.library.patterns import SkillParameter, SkillPattern
+from workflows.contracts.words import word_stems
 
 _NUMBER = r"(-?\d+(?:\.\d+)?(?:[eE]-?\d+)?)"
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from skills.folders import import_skills
-from workflows.library.patterns import Skill
+from workflows.contracts.patterns import Skill
 
 
 def builtin_dir() -> Path:

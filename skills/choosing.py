@@ -16,12 +16,12 @@ from typing import TYPE_CHECKING
 from skills.apply import Fit, fill_text, fit, instantiate
 from skills.guidance import prompt_guideline
 from workflows.contracts.kinds import describe_kind, named_families
+from workflows.contracts.patterns import Skill
 from workflows.contracts.plan import Check
 from workflows.contracts.policy import SkillPolicy
-from workflows.library.contracts import Retrieved, SkillApplication, SkillUse
+from workflows.contracts.skills import Retrieved, SkillApplication, SkillUse
+from workflows.contracts.subagents import INSTRUCTIONS_CHARS
 from workflows.library.formulas import match_confidence
-from workflows.library.patterns import Skill
-from workflows.library.subagents import INSTRUCTIONS_CHARS
 
 if TYPE_CHECKING:
     from skills.index import Hit

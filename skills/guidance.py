@@ -10,7 +10,7 @@ cut at a paragraph or line, and names the referenced files that can be asked for
 
 from __future__ import annotations
 
-from workflows.library.patterns import SkillPattern
+from workflows.contracts.patterns import SkillPattern
 
 PROMPT_GUIDELINE_CHARS = 8000
 """Characters of a guideline a prompt takes by default (about 2,000 tokens)."""

@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING
 
 from skills.apply import fit
 from skills.utilisation import guideline_alpha, used
-from workflows.library.contracts import MAX_GUIDELINES, GuidelineRef, TaskOutcome
-from workflows.library.patterns import Skill
+from workflows.contracts.patterns import Skill
+from workflows.contracts.skills import MAX_GUIDELINES, GuidelineRef, TaskOutcome
 
 if TYPE_CHECKING:
     from skills.index import Hit

@@ -23,7 +23,8 @@ from skills.apply import header_columns, importable
 from skills.choosing import GOAL_KEY, choose
 from skills.guidelines import matched_guidelines
 from workflows.catalogue import EXTRACT_SKILLS, MAINTAIN_SKILLS, MATCH_SKILLS, RECORD_OUTCOMES
-from workflows.library.contracts import (
+from workflows.contracts.patterns import Skill
+from workflows.contracts.skills import (
     ExtractAnswer,
     ExtractInput,
     MaintainAnswer,
@@ -33,8 +34,7 @@ from workflows.library.contracts import (
     RecordAnswer,
     TaskOutcome,
 )
-from workflows.library.patterns import Skill
-from workflows.library.writing import MAX_JUDGED, MAX_WRITINGS, MergeCandidate
+from workflows.contracts.writing import MAX_JUDGED, MAX_WRITINGS, MergeCandidate
 
 if TYPE_CHECKING:
     from skills.index import SkillIndex

@@ -29,6 +29,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+from workflows.contracts.patterns import Skill
 from workflows.library.formulas import (
     GRACE_RETRIEVALS,
     MERGE_SIMILARITY,
@@ -37,7 +38,6 @@ from workflows.library.formulas import (
     UNDECIDED_BAND,
     utility,
 )
-from workflows.library.patterns import Skill
 
 COMPETING = frozenset({"active", "trial"})
 """Statuses that take part in maintenance."""
@@ -82,8 +82,8 @@ def plan_maintenance(skills: Sequence[Skill], similarity: Callable[[str, str], f
     utility (0 with no use) says nothing, so a new, imported or built-in pattern is never
     pruned for lack of exposure. Of the ``n`` judged patterns, the ``floor(n * prune_fraction)``
     with the lowest utility are pruned (ties: the lower skill id first). Among the rest, pairs
-    of the same kind at least ``merge_similarity`` similar are merged agglomeratively (seed
-    003): the most similar pair first, its survivor carrying both patterns' statistics into
+    of the same kind at least ``merge_similarity`` similar are merged agglomeratively:
+    the most similar pair first, its survivor carrying both patterns' statistics into
     the next merge, until no pair at or above ``merge_similarity`` is left; a pair merges only
     when :func:`judge` agrees. Merges are listed in the order they are applied. Pairs within
     ``undecided_band`` below ``merge_similarity`` that :func:`judge` finds the same shape are

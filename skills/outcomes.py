@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING
 from activities.metrics import record
 from skills.guidelines import count_guideline_uses
 from skills.utilisation import beta_util, job_alpha, used
-from workflows.library.contracts import RecordAnswer, TaskOutcome
-from workflows.library.patterns import Skill
+from workflows.contracts.patterns import Skill
+from workflows.contracts.skills import RecordAnswer, TaskOutcome
 
 if TYPE_CHECKING:
     from skills.store import SkillStore

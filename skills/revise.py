@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from skills.writing import merge_problem, merged_by_writer, revised, written_detail
 from workflows.catalogue import REVISE_SKILLS
-from workflows.library.writing import ReviseAnswer, ReviseInput
+from workflows.contracts.writing import ReviseAnswer, ReviseInput
 
 if TYPE_CHECKING:
     from skills.store import SkillStore

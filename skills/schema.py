@@ -1,13 +1,13 @@
 """The skill library's tables, how a skill becomes a row and back, and the status moves.
 
 Kept apart from :mod:`skills.store` so the columns can be read at a glance. The
-``pattern`` column holds the whole :class:`~workflows.library.patterns.SkillPattern` as
+``pattern`` column holds the whole :class:`~workflows.contracts.patterns.SkillPattern` as
 JSONB (its source of truth); ``name``, ``version`` and ``kind`` are copies of it for
 filtering, and the metrics have a column each so updates such as
 ``retrieved = retrieved + 1`` need no read. Every write
 takes a fresh ``revision`` from one sequence, so a process can ask for the rows changed since
 the revision it last saw. ``skill_events`` is the audit trail, append-only in the database
-itself (a trigger, created by the baseline revision of :mod:`activities.common.migrations`,
+itself (a trigger, created by the baseline revision of :mod:`database.migrations`,
 refuses every UPDATE, DELETE and TRUNCATE); ``skill_uses`` holds one row per recorded use,
 keyed by the task, so a use recorded twice counts once.
 """
@@ -37,9 +37,9 @@ from sqlalchemy import (
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlmodel import Field, SQLModel
 
-from activities.common.database import DatabaseUnavailable
 from activities.memory.schema import summary
-from workflows.library.patterns import Skill, SkillStatus, name_problem
+from database.engine import DatabaseUnavailable
+from workflows.contracts.patterns import Skill, SkillStatus, name_problem
 
 STATUSES: tuple[SkillStatus, ...] = get_args(SkillStatus)
 MOVES: dict[str, tuple[SkillStatus, ...]] = {
@@ -116,7 +116,7 @@ def _json() -> Any:
 
 
 class SkillRow(SQLModel, table=True):
-    """One stored :class:`~workflows.library.patterns.Skill`: pattern as JSONB, metric columns."""
+    """One stored :class:`~workflows.contracts.patterns.Skill`: pattern as JSONB, metric columns."""
 
     __tablename__ = "skills"  # pyright: ignore[reportAssignmentType]
     __table_args__ = (

@@ -28,8 +28,8 @@ from collections.abc import Iterable
 
 from workflows.contracts.analyses import LIBRARIES
 from workflows.contracts.kinds import job_calls
+from workflows.contracts.patterns import SkillPattern
 from workflows.contracts.plan import JobSpec
-from workflows.library.patterns import SkillPattern
 
 THETA = 0.3
 """theta: the alpha_match at and above which an offered pattern counts as used."""

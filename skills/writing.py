@@ -20,9 +20,9 @@ from typing import Any
 from skills.extract.cases import Case, cases_of, clip, skill_name
 from skills.extract.contrast import needed_repair
 from skills.maintain import judge, merge, order_pair, scores
-from workflows.library.contracts import TaskOutcome
-from workflows.library.patterns import MAX_DESCRIPTION, Skill, SkillPattern
-from workflows.library.writing import (
+from workflows.contracts.patterns import MAX_DESCRIPTION, Skill, SkillPattern
+from workflows.contracts.skills import TaskOutcome
+from workflows.contracts.writing import (
     BRIEF_TEXT,
     CASE_CHARS,
     CASE_LINES,

@@ -20,8 +20,8 @@ from temporalio.api.operatorservice.v1 import AddSearchAttributesRequest
 from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
+from client.assay import DATA_CONVERTER
 from workers.stack.temporal import SA_TYPES, dev_server_flags
-from workflows.client import DATA_CONVERTER
 from workflows.constants import SEARCH_ATTRIBUTES
 
 if TYPE_CHECKING:

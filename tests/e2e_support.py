@@ -26,11 +26,11 @@ from activities.events.store import EventStore
 from workers.cli.show import load_report
 from workers.pools.builders import SERVED_POOLS, run_pools
 from workers.settings import Settings
-from workflows.constants import Pool
+from workflows.contracts.pools import Pool
 from workflows.contracts.results import ResearchResult, RunReport
 
 ROOT = Path(__file__).resolve().parent.parent
-EXAMPLE = ROOT / "examples" / "iris" / "pending_actions.json"
+EXAMPLE = ROOT / "examples" / "iris" / "plan.json"
 
 
 def isolated_settings(data_dir: Path, prefix: str, **extra: Any) -> Settings:

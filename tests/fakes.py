@@ -19,7 +19,7 @@ from workflows.contracts.results import (
     WriteReportInput,
     WriteTaskReportInput,
 )
-from workflows.library.contracts import HandOffAnswer, HandOffInput, TaskOutcome, library_id
+from workflows.contracts.skills import HandOffAnswer, HandOffInput, TaskOutcome, library_id
 
 In = TypeVar("In")
 Out = TypeVar("Out")

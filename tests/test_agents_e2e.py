@@ -23,6 +23,7 @@ from temporalio.testing import WorkflowEnvironment
 
 from activities.memory.memory import Memory
 from activities.memory.store import MemoryStore
+from client.assay import AssayClient
 from tests.activities.memory.test_memory import OOM_RULE, fixed
 from tests.e2e_support import (
     ROOT,
@@ -40,7 +41,6 @@ from workers.intake.goalfile import load_goal
 from workers.intake.runpolicy import AgentFlags, build_policy, queues_from
 from workers.pools.builders import SERVED_POOLS, run_pools
 from workers.settings import Settings
-from workflows.client import AssayClient
 from workflows.constants import task_workflow_id
 from workflows.contracts.hypotheses import Hypothesis, HypothesisTree
 from workflows.contracts.results import RunReport

@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 from temporalio.testing import WorkflowEnvironment
 
+from client.assay import AssayClient
 from tests.e2e_support import (
     ROOT,
     isolated_settings,
@@ -35,7 +36,6 @@ from tests.e2e_support import (
 )
 from workers.intake.planfile import load_plan
 from workers.intake.runpolicy import queues_from
-from workflows.client import AssayClient
 from workflows.contracts.branches import BranchTree
 from workflows.contracts.policy import RunPolicy
 

@@ -21,12 +21,12 @@ from pydantic import SecretStr
 from temporalio.testing import WorkflowEnvironment
 
 from activities.llm.ledger import BudgetLedger
+from client.assay import AssayClient
 from tests.e2e_support import isolated_settings, pools_serving, report_of, store_of
 from tests.fake_anthropic import FakeAnthropic, ToolUse, tool_of, usage
 from workers.intake.planfile import load_plan
 from workers.intake.runpolicy import AgentFlags, build_policy, queues_from
 from workers.settings import Settings
-from workflows.client import AssayClient
 
 pytestmark = pytest.mark.integration
 CAP = 40_000

@@ -15,6 +15,7 @@ import os
 import re
 import shutil
 import subprocess
+import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +23,8 @@ import pytest
 import yaml
 
 from workers.settings import Settings
-from workflows.constants import SEARCH_ATTRIBUTES, Pool
+from workflows.constants import SEARCH_ATTRIBUTES
+from workflows.contracts.pools import Pool
 
 ROOT = Path(__file__).resolve().parent.parent
 DEPLOY = ROOT / "deploy"
@@ -266,5 +268,11 @@ def test_dockerfile_installs_the_project_for_a_non_root_user() -> None:
     assert 'ENTRYPOINT ["assay"]' in text
     user = re.findall(r"^USER (\S+)$", text, re.MULTILINE)
     assert user and not user[-1].startswith(("root", "0:", "0")), user
-    for package in ("workflows", "activities", "workers", "skills"):
+    for package in installed_packages():
         assert f"COPY {package} ./{package}" in text, f"{package} is not copied into the image"
+
+
+def installed_packages() -> list[str]:
+    """The top-level packages ``pip install .`` installs (pyproject's package list)."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    return [p.rstrip("*") for p in project["tool"]["setuptools"]["packages"]["find"]["include"]]

@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 from temporalio.testing import WorkflowEnvironment
 
+from client.assay import AssayClient
 from tests.e2e_support import (
     EXAMPLE,
     isolated_settings,
@@ -39,9 +40,8 @@ from workers.intake.planfile import load_plan
 from workers.intake.runpolicy import AgentFlags, build_policy, queues_from
 from workers.pools.builders import SERVED_POOLS
 from workers.settings import Settings
-from workflows.client import AssayClient
-from workflows.constants import Pool
 from workflows.contracts.policy import RunPolicy
+from workflows.contracts.pools import Pool
 from workflows.contracts.results import ResearchResult
 
 pytestmark = pytest.mark.integration

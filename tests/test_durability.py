@@ -20,6 +20,7 @@ from temporalio.client import WorkflowQueryFailedError
 from temporalio.service import RPCError
 from temporalio.testing import WorkflowEnvironment
 
+from client.assay import AssayClient, connect
 from tests.e2e_support import (
     isolated_settings,
     kill_hard,
@@ -35,7 +36,6 @@ from tests.e2e_support import (
 from workers.intake.planfile import load_plan
 from workers.intake.runpolicy import queues_from
 from workers.stack.embedded import TemporalDevServer
-from workflows.client import AssayClient, connect
 from workflows.constants import task_workflow_id
 from workflows.contracts.policy import RunPolicy
 from workflows.contracts.results import ResearchResult

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from temporalio.testing import WorkflowEnvironment
 
+from client.assay import AssayClient
 from tests.e2e_support import (
     EXAMPLE,
     isolated_settings,
@@ -21,7 +22,6 @@ from tests.e2e_support import (
 from workers.intake.planfile import load_plan
 from workers.intake.runpolicy import queues_from
 from workers.settings import Settings
-from workflows.client import AssayClient
 from workflows.contracts.policy import Queues
 
 pytestmark = pytest.mark.integration
@@ -78,7 +78,7 @@ async def test_example_plan_runs_end_to_end(dev_env: WorkflowEnvironment, fresh_
 
 async def test_starting_the_same_plan_twice_is_refused(
         dev_env: WorkflowEnvironment, workers: tuple[Settings, Queues]) -> None:
-    from workflows.client import RunExistsError
+    from client.assay import RunExistsError
 
     settings, queues = workers
     client = AssayClient(dev_env.client, task_queue=queues.orchestration)

@@ -17,6 +17,7 @@ import pytest
 from temporalio.testing import WorkflowEnvironment
 
 from activities.reports.ledger import verify_ledger
+from client.assay import AssayClient
 from tests.e2e_support import (
     ROOT,
     isolated_settings,
@@ -28,7 +29,6 @@ from tests.e2e_support import (
 from workers.intake.planfile import load_plan
 from workers.intake.runpolicy import build_policy, queues_from
 from workers.settings import Settings
-from workflows.client import AssayClient
 
 pytestmark = pytest.mark.integration
 PLAN = ROOT / "tests" / "data" / "executive" / "pending_actions.json"

@@ -21,6 +21,7 @@ from pydantic import SecretStr
 from temporalio.testing import WorkflowEnvironment
 
 from activities.learning.settle import wait_learned
+from client.assay import AssayClient
 from skills.folders.read import read_skills
 from skills.store import SkillStore
 from tests.e2e_support import (
@@ -37,7 +38,6 @@ from workers.intake.planfile import load_plan
 from workers.intake.runpolicy import build_policy, queues_from
 from workers.pools.builders import SERVED_POOLS, run_pools
 from workers.settings import Settings
-from workflows.client import AssayClient
 
 pytestmark = pytest.mark.integration
 DATA = ROOT / "tests" / "data" / "goal" / "measurements.csv"

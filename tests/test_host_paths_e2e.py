@@ -14,6 +14,8 @@ import pytest
 from pydantic import SecretStr
 from temporalio.testing import WorkflowEnvironment
 
+from client.assay import AssayClient, HostPathError
+from client.study import StudyClient
 from tests.e2e_support import ROOT, isolated_settings, report_of, store_of
 from tests.fake_anthropic import FakeAnthropic
 from tests.goal_script import GOAL
@@ -21,13 +23,11 @@ from workers.intake.goalfile import load_goal
 from workers.intake.runpolicy import AgentFlags, build_policy, queues_from
 from workers.pools.builders import SERVED_POOLS, run_pools
 from workers.settings import Settings
-from workflows.client import AssayClient, HostPathError
 from workflows.contracts.cycles import StudyInput
 from workflows.contracts.policy import ModelRecording
 from workflows.contracts.results import ResearchInput
 from workflows.contracts.study import StudyState
 from workflows.research.workflow import ResearchWorkflow
-from workflows.study_client import StudyClient
 
 pytestmark = pytest.mark.integration
 DATA = ROOT / "tests" / "data" / "goal" / "measurements.csv"

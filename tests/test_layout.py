@@ -1,9 +1,9 @@
 """The house rules of the source tree, checked so they stay true as code is added.
 
 Capability packages each say what lives in them, modules stay small, workflow code never
-reaches activities, workers or the skill library, no import cycle crosses packages (one would
-fail or not depending on which module a process happens to import first), and the tests
-mirror the source.
+reaches activities, workers, skills, the client or the database, no import cycle crosses
+packages (one would fail or not depending on which module a process happens to import first),
+and the tests mirror the source.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-SOURCES = ("activities", "workflows", "workers", "skills")
+SOURCES = ("activities", "workflows", "client", "database", "workers", "skills")
 MAX_LINES = 400
 
 
@@ -50,6 +50,10 @@ def test_every_package_says_what_lives_in_it() -> None:
     assert silent == []
 
 
+OUTSIDE_WORKFLOWS = {"activities", "workers", "skills", "client", "database"}
+"""What workflow code never imports: each does I/O, or loads what a workflow sandbox refuses."""
+
+
 def test_workflow_code_never_imports_activities_workers_or_skills() -> None:
     reached: list[str] = []
     for path in (ROOT / "workflows").rglob("*.py"):
@@ -57,7 +61,37 @@ def test_workflow_code_never_imports_activities_workers_or_skills() -> None:
             names = ([a.name for a in node.names] if isinstance(node, ast.Import)
                      else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
             reached += [f"{path.relative_to(ROOT)}: {n}" for n in names
-                        if n.split(".")[0] in {"activities", "workers", "skills"}]
+                        if n.split(".")[0] in OUTSIDE_WORKFLOWS]
+    assert reached == []
+
+
+def test_contracts_are_a_leaf() -> None:
+    """Every workflows package may import the contracts, so they import none of them back."""
+    reached: list[str] = []
+    for path in (ROOT / "workflows" / "contracts").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                     else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            reached += [f"{path.relative_to(ROOT)}: {n}" for n in names
+                        if n.split(".")[0] == "workflows" and n.split(".")[:2] != CONTRACTS]
+    assert reached == []
+
+
+CONTRACTS = ["workflows", "contracts"]
+
+
+def test_nothing_but_the_cli_imports_the_cli() -> None:
+    """The CLI is the top of the tree: what it uses (evaluation, intake, the stack) never
+    reaches back into it, even from inside a function, so each can run without it."""
+    reached: list[str] = []
+    for path in source_files():
+        if path.relative_to(ROOT).parts[:2] == ("workers", "cli"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                     else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            reached += [f"{path.relative_to(ROOT)}: {n}" for n in names
+                        if n.split(".")[:2] == ["workers", "cli"]]
     assert reached == []
 
 
@@ -135,6 +169,37 @@ def test_no_import_cycles() -> None:
     crossing = [group for group in cycles(import_graph())
                 if len({".".join(m.split(".")[:2]) for m in group}) > 1]
     assert crossing == []
+
+
+def package_of(module: str) -> str:
+    """The capability package a module belongs to: ``workflows.common.events`` ->
+    ``workflows.common``; a module at the top of a source package is its own
+    (``workflows.catalogue``)."""
+    return ".".join(module.split(".")[:2])
+
+
+def package_graph(graph: dict[str, set[str]]) -> dict[str, dict[str, set[str]]]:
+    """Package -> the other packages it loads, each with the module imports that make it so."""
+    packages: dict[str, dict[str, set[str]]] = {package_of(m): {} for m in graph}
+    for module, targets in graph.items():
+        for target in targets:  # the top packages (``workflows``) only say what lives there
+            if "." in target and (here := package_of(module)) != (there := package_of(target)):
+                packages[here].setdefault(there, set()).add(f"{module} -> {target}")
+    return packages
+
+
+def test_no_package_import_cycles() -> None:
+    """Packages layer: if one loads another, the other never loads it back, by any module.
+
+    Module-level cycles are caught above; this catches two packages that each import the
+    other through different modules (``contracts`` using ``agents`` models while ``agents``
+    uses contracts), which load fine today and turn into a module cycle with the next import.
+    """
+    packages = package_graph(import_graph())
+    crossing = cycles({p: set(targets) for p, targets in packages.items()})
+    because = [f"{a} -> {b}: {max(sorted(packages[a][b]), key=len)}"
+               for group in crossing for a in group for b in group if b in packages[a]]
+    assert crossing == [], "\n".join(because)
 
 
 @pytest.mark.parametrize("top", ["activities", "workflows", "workers"])

@@ -23,13 +23,13 @@ from temporalio.testing import WorkflowEnvironment
 
 from activities.learning.settle import wait_learned
 from activities.memory.store import MemoryStore
+from client.assay import AssayClient
 from tests.e2e_support import ROOT, isolated_settings, report_of
 from workers.intake.planfile import load_plan
 from workers.intake.runpolicy import build_policy, queues_from
 from workers.pools.builders import SERVED_POOLS, run_pools
 from workers.settings import Settings
-from workflows.client import AssayClient
-from workflows.constants import Pool
+from workflows.contracts.pools import Pool
 from workflows.contracts.results import RunReport
 
 pytestmark = pytest.mark.integration

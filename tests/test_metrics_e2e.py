@@ -25,6 +25,7 @@ from temporalio.testing import WorkflowEnvironment
 
 from activities.metrics.definitions import PHASE_BUCKETS_S
 from activities.metrics.record import phase_durations
+from client.assay import AssayClient
 from tests.e2e_support import (
     isolated_settings,
     queue_env,
@@ -37,7 +38,6 @@ from tests.e2e_support import (
 from tests.workers.pools.test_pools import free_port
 from workers.intake.planfile import load_plan
 from workers.intake.runpolicy import queues_from
-from workflows.client import AssayClient
 
 pytestmark = pytest.mark.integration
 

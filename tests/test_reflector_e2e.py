@@ -19,6 +19,7 @@ import pytest
 from pydantic import SecretStr
 from temporalio.testing import WorkflowEnvironment
 
+from client.assay import AssayClient
 from tests.e2e_support import (
     isolated_settings,
     pools_serving,
@@ -30,7 +31,6 @@ from tests.fake_anthropic import FakeAnthropic, ToolUse, tool_of
 from workers.intake.planfile import load_plan
 from workers.intake.runpolicy import AgentFlags, build_policy, queues_from
 from workers.settings import Settings
-from workflows.client import AssayClient
 from workflows.contracts.results import RunReport
 
 pytestmark = pytest.mark.integration

@@ -19,6 +19,8 @@ from temporalio.api.enums.v1 import EventType
 from temporalio.testing import WorkflowEnvironment
 
 from activities.events.store import EventStore
+from client.assay import AssayClient
+from client.runs import short_execution
 from tests.e2e_support import (
     EXAMPLE,
     isolated_settings,
@@ -33,10 +35,8 @@ from workers.cli.watch import watch_run
 from workers.intake.planfile import load_plan
 from workers.intake.runpolicy import queues_from
 from workers.settings import Settings
-from workflows.client import AssayClient
 from workflows.contracts.policy import Queues
 from workflows.contracts.results import RunReport
-from workflows.runs import short_execution
 
 pytestmark = pytest.mark.integration
 

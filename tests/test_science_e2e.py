@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from temporalio.testing import WorkflowEnvironment
 
+from client.assay import AssayClient
 from tests.e2e_support import (
     ROOT,
     isolated_settings,
@@ -23,11 +24,10 @@ from workers.cli.run import build_request
 from workers.intake.planfile import load_plan
 from workers.intake.runpolicy import queues_from
 from workers.settings import Settings
-from workflows.client import AssayClient
 from workflows.contracts.policy import Queues, RunPolicy
 
 pytestmark = pytest.mark.integration
-SCIENCE = ROOT / "examples" / "science" / "pending_actions.json"
+SCIENCE = ROOT / "examples" / "science" / "plan.json"
 
 
 @pytest.fixture

@@ -20,6 +20,7 @@ from pydantic import SecretStr
 from temporalio.common import WorkflowIDConflictPolicy
 from temporalio.testing import WorkflowEnvironment
 
+from client.assay import AssayClient
 from skills.index import SkillIndex, reformulate
 from skills.store import SkillStore
 from tests.e2e_support import ROOT, isolated_settings, pools_serving, report_of, store_of, wait_for
@@ -27,10 +28,9 @@ from tests.fake_anthropic import FakeAnthropic, ToolUse, tool_of
 from workers.intake.goalfile import load_goal
 from workers.intake.runpolicy import build_policy, queues_from
 from workers.settings import Settings
-from workflows.client import AssayClient
+from workflows.contracts.patterns import Skill
 from workflows.contracts.plan import Check, JobSpec, Resources
-from workflows.library.contracts import TASK_FINISHED, LibraryState, TaskOutcome, library_id
-from workflows.library.patterns import Skill
+from workflows.contracts.skills import TASK_FINISHED, LibraryState, TaskOutcome, library_id
 from workflows.library.workflow import SkillLibraryWorkflow
 
 pytestmark = pytest.mark.integration

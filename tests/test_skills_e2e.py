@@ -23,6 +23,7 @@ import pytest
 from pydantic import SecretStr
 from temporalio.testing import WorkflowEnvironment
 
+from client.assay import AssayClient
 from skills.store import SkillStore
 from tests.e2e_support import ROOT, isolated_settings, report_of, store_of, wait_for
 from tests.fake_anthropic import FakeAnthropic, ToolUse
@@ -31,9 +32,8 @@ from workers.intake.planfile import load_plan
 from workers.intake.runpolicy import AgentFlags, build_policy, queues_from
 from workers.pools.builders import SERVED_POOLS, run_pools
 from workers.settings import Settings
-from workflows.client import AssayClient
+from workflows.contracts.patterns import Skill
 from workflows.contracts.results import RunReport
-from workflows.library.patterns import Skill
 
 pytestmark = pytest.mark.integration
 JOB = ROOT / "tests" / "data" / "skills" / "describe_groups.py"

@@ -21,16 +21,17 @@ from typing import Any
 import pytest
 from temporalio.testing import WorkflowEnvironment
 
+from client.assay import AssayClient
 from tests.e2e_support import isolated_settings, pools_serving, report_of, wait_for
 from tests.s3_support import S3Server, s3_server
 from workers.intake.planfile import load_plan
 from workers.intake.runpolicy import queues_from
 from workers.pools.builders import SERVED_POOLS
 from workers.settings import Settings
-from workflows.client import AssayClient
-from workflows.constants import Pool, task_workflow_id
-from workflows.contracts.executive import GateDecision
+from workflows.constants import task_workflow_id
+from workflows.contracts.gates import GateDecision
 from workflows.contracts.policy import RunPolicy
+from workflows.contracts.pools import Pool
 from workflows.contracts.results import TaskProgress
 
 pytestmark = pytest.mark.integration

@@ -30,7 +30,7 @@ async def test_the_example_study_pivots_and_stops_when_its_criterion_holds(
     settings = isolated_settings(tmp_path / "assay", task_queue)
     queues = queues_from(settings)
     plans: list[CyclePlan] = []
-    for name in ("pending_actions.json", "cycle-2.json"):
+    for name in ("plan.json", "cycle-2.json"):
         req = load_plan(FOLDER / name, max_bytes=settings.max_plan_bytes, queues=queues,
                         store=store_of(settings))
         assert req.plan is not None

@@ -17,11 +17,11 @@ from activities.review.panel import review_ops, review_quality_safety
 from tests.test_examples import JobRun, job_of, prepare_workdir, run_job
 from tests.test_sweep_example import review_input
 from workers.intake.planfile import load_plan
-from workflows.contracts.executive import panel_approves
 from workflows.contracts.plan import Plan, check_graph, cycle_ref
+from workflows.contracts.verdicts import panel_approves
 
 FOLDER = Path(__file__).resolve().parent.parent / "examples" / "study"
-CYCLES = {1: FOLDER / "pending_actions.json", 2: FOLDER / "cycle-2.json"}
+CYCLES = {1: FOLDER / "plan.json", 2: FOLDER / "cycle-2.json"}
 
 
 def plan_of(cycle: int) -> Plan:

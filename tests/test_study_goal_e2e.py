@@ -24,6 +24,7 @@ from temporalio.testing import WorkflowEnvironment
 
 from activities.memory.memory import Memory, rule_id_for
 from activities.memory.store import MemoryStore
+from client.study import StudyClient
 from tests.activities.memory.test_memory import fixed, train_job
 from tests.e2e_support import isolated_settings, pools_serving, store_of
 from tests.fake_anthropic import FakeAnthropic, text_of, tool_of
@@ -37,7 +38,6 @@ from workflows.contracts.policy import RunPolicy
 from workflows.contracts.results import RunReport
 from workflows.contracts.study import StudyPolicy, StudyState
 from workflows.study.verdicts import shown
-from workflows.study_client import StudyClient
 
 pytestmark = pytest.mark.integration
 API_KEY = "sk-ant-test-study-0123456789"

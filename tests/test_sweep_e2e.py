@@ -8,13 +8,13 @@ from pathlib import Path
 import pytest
 from temporalio.testing import WorkflowEnvironment
 
+from client.assay import AssayClient
 from tests.e2e_support import ROOT, isolated_settings, pools_serving, report_of, store_of
 from workers.intake.planfile import load_plan
 from workers.intake.runpolicy import queues_from
-from workflows.client import AssayClient
 
 pytestmark = pytest.mark.integration
-SWEEP = ROOT / "examples" / "sweep" / "pending_actions.json"
+SWEEP = ROOT / "examples" / "sweep" / "plan.json"
 CLOSE = ROOT / "examples" / "sweep" / "close_rates.json"
 
 

@@ -22,11 +22,11 @@ from tests.test_examples import JobRun, job_of, prepare_workdir, run_job
 from workers.intake.planfile import load_plan
 from workflows.common.changes import apply_sets
 from workflows.contracts.branches import MAIN_LINE
-from workflows.contracts.executive import ReviewInput, panel_approves
 from workflows.contracts.plan import Decision, JobSpec, Plan, check_graph
+from workflows.contracts.verdicts import ReviewInput, panel_approves
 
 FOLDER = Path(__file__).resolve().parent.parent / "examples" / "sweep"
-PLAN_FILE = FOLDER / "pending_actions.json"
+PLAN_FILE = FOLDER / "plan.json"
 
 
 def the_plan() -> Plan:

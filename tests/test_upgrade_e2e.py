@@ -23,6 +23,7 @@ from temporalio.common import VersioningBehavior, WorkerDeploymentVersion
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Replayer
 
+from client.assay import DATA_CONVERTER, AssayClient
 from tests.conftest import binary
 from tests.e2e_support import (
     isolated_settings,
@@ -40,9 +41,8 @@ from workers.pools.builders import SERVED_POOLS, build_specs, serve_specs
 from workers.pools.versioning import routing, version_state
 from workers.settings import Settings
 from workers.stack.temporal import dev_server_flags
-from workflows.client import DATA_CONVERTER, AssayClient
-from workflows.constants import Pool
-from workflows.contracts.executive import GateDecision
+from workflows.contracts.gates import GateDecision
+from workflows.contracts.pools import Pool
 from workflows.research.branch import BranchWorkflow
 from workflows.study.workflow import StudyWorkflow
 from workflows.task.workflow import TaskWorkflow

@@ -20,8 +20,8 @@ from pydantic import (
 )
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from workflows.constants import Pool
 from workflows.contracts.environments import NAME_PATTERN
+from workflows.contracts.pools import Pool
 
 if TYPE_CHECKING:
     from activities.artifacts.store import ArtifactStore

@@ -1,4 +1,4 @@
-"""Assay's workflows, their contracts and the typed client.
+"""Assay's workflows and their contracts; the typed client lives apart, in :mod:`client`.
 
 Everything reachable from a workflow module here is deterministic: no I/O, no settings,
 no SDK clients, no sandbox code. ``task`` and ``research`` hold the two workflows of a run,

@@ -19,8 +19,28 @@ from typing import Any, Generic, TypeVar, cast
 from temporalio import activity, workflow
 from temporalio.common import RetryPolicy
 
-from workflows.agents.reflector import ReflectAnswer, ReflectRequest
-from workflows.agents.roles import (
+from workflows.contracts import skills as library
+from workflows.contracts import writing
+from workflows.contracts.cycles import CloseCycleInput, ResolveReuseInput, StudyReportInput
+from workflows.contracts.environments import PreparedEnvironment, PrepareEnvironmentInput
+from workflows.contracts.errors import PERMANENT
+from workflows.contracts.execution import (
+    DependencyArtifact,
+    ExecuteJobInput,
+    ExecutionOutcome,
+    RecordEventsInput,
+    Verification,
+    VerifyEvidenceInput,
+)
+from workflows.contracts.memory import ConsultAnswer, ConsultInput, RememberAnswer, RememberInput
+from workflows.contracts.metadata import summary_line
+from workflows.contracts.policy import Queues
+from workflows.contracts.pools import Pool
+from workflows.contracts.recall import RecallAnswer, RecallInput
+from workflows.contracts.reflection import DiagnoseInput, ReflectionNote, RescanInput, RescanResult
+from workflows.contracts.reflector import ReflectAnswer, ReflectRequest
+from workflows.contracts.results import ReportPaths, WriteReportInput, WriteTaskReportInput
+from workflows.contracts.roles import (
     CodeAnswer,
     CodeRequest,
     DebugAnswer,
@@ -35,35 +55,9 @@ from workflows.agents.roles import (
     SummaryAnswer,
     SummaryRequest,
 )
-from workflows.agents.spend import ModelAnswer, ModelCall
-from workflows.common.errors import PERMANENT
-from workflows.common.metadata import summary_line
-from workflows.constants import Pool
-from workflows.contracts.cycles import CloseCycleInput, ResolveReuseInput, StudyReportInput
-from workflows.contracts.environments import PreparedEnvironment, PrepareEnvironmentInput
-from workflows.contracts.execution import (
-    DependencyArtifact,
-    ExecuteJobInput,
-    ExecutionOutcome,
-    RecordEventsInput,
-    Verification,
-    VerifyEvidenceInput,
-)
-from workflows.contracts.executive import (
-    DiagnoseInput,
-    ReflectionNote,
-    RescanInput,
-    RescanResult,
-    ReviewInput,
-    ReviewVerdict,
-)
-from workflows.contracts.memory import ConsultAnswer, ConsultInput, RememberAnswer, RememberInput
-from workflows.contracts.policy import Queues
-from workflows.contracts.recall import RecallAnswer, RecallInput
-from workflows.contracts.results import ReportPaths, WriteReportInput, WriteTaskReportInput
+from workflows.contracts.spend import ModelAnswer, ModelCall
 from workflows.contracts.study import StudyState
-from workflows.library import contracts as library
-from workflows.library import writing
+from workflows.contracts.verdicts import ReviewInput, ReviewVerdict
 
 InT = TypeVar("InT")
 OutT = TypeVar("OutT")

@@ -7,22 +7,10 @@ from __future__ import annotations
 
 import hashlib
 import re
-from enum import StrEnum
 
 from temporalio.common import SearchAttributeKey
 
-from workflows.common.words import slug
-
-
-class Pool(StrEnum):
-    """The worker pools; each one is a Temporal task queue of the same name."""
-
-    ORCHESTRATION = "assay-orchestration"
-    AGENTS = "assay-agents"
-    SANDBOX = "assay-sandbox"
-    REFLECTION = "assay-reflection"
-    SKILLS = "assay-skills"
-
+from workflows.contracts.words import slug
 
 STATUS_KEY = SearchAttributeKey.for_keyword("AssayStatus")
 PHASE_KEY = SearchAttributeKey.for_keyword("AssayPhase")

@@ -16,17 +16,8 @@ from pydantic import ValidationError
 
 from activities.review.common import ParseFailure, parse_job
 from workflows.agents.planning import hypotheses_of
-from workflows.agents.roles import (
-    DebugOutput,
-    DiagnosticOutput,
-    JobOutput,
-    ModelReviewOutput,
-    PlanDraftOutput,
-    PlanReviewOutput,
-)
 from workflows.common.validation import field_errors
 from workflows.contracts.environments import BASE, check_requirement
-from workflows.contracts.executive import Finding, Reviewer, ReviewVerdict
 from workflows.contracts.hypotheses import HypothesisTree
 from workflows.contracts.plan import (
     Check,
@@ -37,6 +28,15 @@ from workflows.contracts.plan import (
     Resources,
     check_graph,
 )
+from workflows.contracts.roles import (
+    DebugOutput,
+    DiagnosticOutput,
+    JobOutput,
+    ModelReviewOutput,
+    PlanDraftOutput,
+    PlanReviewOutput,
+)
+from workflows.contracts.verdicts import Finding, Reviewer, ReviewVerdict
 
 JOB_FILENAME = "job.py"
 DIAGNOSTIC_FILENAME = "diagnose.py"

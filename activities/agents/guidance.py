@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Protocol
 from activities.agents.prompting import section
 from skills.guidance import PROMPT_GUIDELINE_CHARS, prompt_guideline
 from skills.guidelines import is_guideline
-from workflows.library.contracts import GuidelineRef
-from workflows.library.patterns import SkillPattern
+from workflows.contracts.patterns import SkillPattern
+from workflows.contracts.skills import GuidelineRef
 
 if TYPE_CHECKING:
     from skills.store import SkillStore

@@ -1,6 +1,6 @@
 """The first lines of finished tasks' text artifacts, shown to the agents after them.
 
-The workflow hands an agent digests of finished tasks (``workflows.agents.context``) with
+The workflow hands an agent digests of finished tasks (``workflows.contracts.context``) with
 the artifacts' sha256 and paths; the activity reads the first lines of each text artifact
 here, when it writes the prompt, so file contents never enter a workflow's history. With an
 artifact store (the worker's) the file is taken from it by digest, so the agents pool needs
@@ -17,7 +17,7 @@ from collections.abc import Iterable
 
 from activities.artifacts.store import ArtifactStore, StoreError
 from activities.reports.reading import read_report
-from workflows.agents.context import TaskDigest
+from workflows.contracts.context import TaskDigest
 from workflows.contracts.execution import DependencyArtifact
 from workflows.contracts.plan import cycle_ref
 from workflows.contracts.study import StudyContext

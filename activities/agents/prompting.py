@@ -15,11 +15,11 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from importlib import resources
 
-from workflows.agents.roles import DATA_HEAD_CHARS, MAX_CODE_CHARS, EnvironmentFacts
 from workflows.common.canonical import canonical_json
 from workflows.common.cuts import keep
 from workflows.contracts.environments import BASE
 from workflows.contracts.plan import Check, InputFile, JobSpec
+from workflows.contracts.roles import DATA_HEAD_CHARS, MAX_CODE_CHARS, EnvironmentFacts
 
 PROMPTS_PACKAGE = "activities.agents"
 PROMPTS_DIR = "prompts"

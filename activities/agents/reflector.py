@@ -27,9 +27,9 @@ from activities.agents.prompting import (
 from activities.patches.apply import RESOURCE_FIELDS
 from activities.reflection.reflection import scored
 from activities.reflection.rules import Diagnosis
-from workflows.agents.reflector import ReflectorOutput, ReflectRequest
 from workflows.common.canonical import canonical_json
-from workflows.contracts.executive import DiagnoseInput, PatchChange, ReflectionNote
+from workflows.contracts.reflection import DiagnoseInput, PatchChange, ReflectionNote
+from workflows.contracts.reflector import ReflectorOutput, ReflectRequest
 
 KNOWN_ROOT_CAUSES = (
     "out_of_memory", "timeout", "missing_dependency", "dependency_version",

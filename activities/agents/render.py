@@ -30,8 +30,10 @@ from activities.agents.prompting import (
 )
 from activities.agents.studies import study_section
 from activities.profiles.stored import Profiles
-from workflows.agents.context import TaskDigest
-from workflows.agents.roles import (
+from workflows.common.canonical import canonical_json
+from workflows.common.cuts import keep
+from workflows.contracts.context import TaskDigest
+from workflows.contracts.roles import (
     CodeRequest,
     DebugRequest,
     ModelReviewRequest,
@@ -40,9 +42,7 @@ from workflows.agents.roles import (
     PlanReviewRequest,
     SummaryRequest,
 )
-from workflows.common.canonical import canonical_json
-from workflows.common.cuts import keep
-from workflows.contracts.executive import Finding, ReviewVerdict
+from workflows.contracts.verdicts import Finding, ReviewVerdict
 
 STDERR_CHARS = 4000
 STDOUT_CHARS = 2000

@@ -27,8 +27,19 @@ from activities.llm.errors import spent
 from activities.llm.gateway import ModelGateway
 from activities.llm.helpers import Helper
 from activities.profiles.stored import DataProfiles
-from workflows.agents.reflector import ReflectAnswer, ReflectorOutput, ReflectRequest
-from workflows.agents.roles import (
+from workflows.catalogue import (
+    DEBUG_JOB,
+    PLAN_GOAL,
+    REFLECT_FAILURE,
+    REVIEW_JOB_MODEL,
+    REVIEW_PLAN,
+    SUMMARIZE_RUN,
+    WRITE_JOB,
+)
+from workflows.contracts.base import Model
+from workflows.contracts.errors import ErrorType
+from workflows.contracts.reflector import ReflectAnswer, ReflectorOutput, ReflectRequest
+from workflows.contracts.roles import (
     AgentRequest,
     CodeAnswer,
     CodeRequest,
@@ -51,18 +62,7 @@ from workflows.agents.roles import (
     SummaryAnswer,
     SummaryRequest,
 )
-from workflows.agents.spend import ChatMessage, ModelAnswer, ModelCall, Spend
-from workflows.catalogue import (
-    DEBUG_JOB,
-    PLAN_GOAL,
-    REFLECT_FAILURE,
-    REVIEW_JOB_MODEL,
-    REVIEW_PLAN,
-    SUMMARIZE_RUN,
-    WRITE_JOB,
-)
-from workflows.common.errors import ErrorType
-from workflows.contracts.base import Model
+from workflows.contracts.spend import ChatMessage, ModelAnswer, ModelCall, Spend
 
 JOB_CONTRACT = "job_contract"
 """Shared prompt: how a job runs in the sandbox (coder and debuggers)."""

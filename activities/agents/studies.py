@@ -24,9 +24,8 @@ from dataclasses import dataclass
 from activities.agents.previews import Reused
 from activities.agents.prompting import bullets
 from activities.agents.study_facts import Reader, how_text, policy_text, reuse_text
-from workflows.common.bounds import clip
-from workflows.common.words import plural
 from workflows.contracts.hypotheses import DECIDED, Hypothesis
+from workflows.contracts.plaintext import clip
 from workflows.contracts.study import (
     CarriedTask,
     CycleDecision,
@@ -34,6 +33,7 @@ from workflows.contracts.study import (
     StudyContext,
     TaskOutcome,
 )
+from workflows.contracts.words import plural
 from workflows.study.verdicts import shown
 
 STUDY_CONTEXT_BYTES = 24_000

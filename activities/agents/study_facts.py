@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Literal
 
 from activities.agents.prompting import fenced
-from workflows.common.bounds import clip
+from workflows.contracts.plaintext import clip
 from workflows.contracts.study import StudyContext, TaskOutcome
 
 Reader = Literal["planner", "plan_reviewer"]

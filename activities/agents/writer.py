@@ -15,7 +15,7 @@ from activities.agents import writing
 from activities.agents.roles import Agents
 from activities.llm.gateway import ModelGateway
 from workflows.catalogue import JUDGE_MERGE, REFORMULATE_QUERY, WRITE_SKILL
-from workflows.library.writing import (
+from workflows.contracts.writing import (
     JudgeMergeAnswer,
     JudgeMergeRequest,
     MergeJudgementOutput,

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 
 from activities.agents.prompting import bullets, message, section
-from workflows.library.writing import (
+from workflows.contracts.writing import (
     MergeCandidate,
     MergeJudgementOutput,
     PatternBrief,

@@ -16,12 +16,12 @@ from activities.common.heartbeat import Heartbeats
 from activities.environments.errors import EnvironmentProblem
 from activities.environments.store import Environments
 from workflows.catalogue import PREPARE_ENVIRONMENT
-from workflows.common.errors import ErrorType
 from workflows.contracts.environments import (
     BASE,
     PreparedEnvironment,
     PrepareEnvironmentInput,
 )
+from workflows.contracts.errors import ErrorType
 
 BaseVersions = Callable[[list[str]], Awaitable[dict[str, str | None]]]
 """Installed version (or None) of each named distribution in the worker's interpreter."""

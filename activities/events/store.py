@@ -22,12 +22,12 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
-from activities.common.database import Database, DatabaseUnavailable, advisory_lock
-from activities.common.limits import event_row, fit_key
 from activities.events.format import format_event
 from activities.events.schema import EVENT_COLUMNS, EVENTS, StoredEvent
+from database.engine import Database, DatabaseUnavailable, advisory_lock
+from database.limits import event_row, fit_key
 from workflows.catalogue import RECORD_EVENTS
-from workflows.common.errors import ErrorType
+from workflows.contracts.errors import ErrorType
 from workflows.contracts.execution import EventRecord, RecordEventsInput
 
 __all__ = [
@@ -101,7 +101,7 @@ class EventStore(Database):
         16 K characters is cut with a ``…[truncated N chars]`` marker (and a field still too big
         becomes a preview); such fields are listed in ``meta["_truncated"]``. NULs and
         non-finite numbers are replaced, and over-long ids become a stable digest (see
-        :mod:`activities.common.limits`).
+        :mod:`database.limits`).
 
         Writes for one run are serialised by an advisory lock, so within a run ``seq`` order is
         commit order and a watcher paging by ``seq`` can never skip a late-committing event.

@@ -26,7 +26,7 @@ from activities.sandbox.jobjson import read_json_object
 from activities.sandbox.workspace import RESERVED
 from workflows.catalogue import RESCAN_ARTIFACTS
 from workflows.contracts.execution import Artifact
-from workflows.contracts.executive import RescanInput, RescanResult
+from workflows.contracts.reflection import RescanInput, RescanResult
 
 MAX_DEPTH = 4
 """Directories below the working directory a candidate may sit in."""

@@ -13,7 +13,7 @@ from temporalio import activity
 from temporalio.common import WorkflowIDConflictPolicy
 
 from workflows.catalogue import HAND_OFF_OUTCOME
-from workflows.library.contracts import (
+from workflows.contracts.skills import (
     TASK_FINISHED,
     HandOffAnswer,
     HandOffInput,

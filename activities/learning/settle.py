@@ -17,7 +17,7 @@ from datetime import timedelta
 from temporalio.client import Client
 from temporalio.service import RPCError, RPCStatusCode
 
-from workflows.library.contracts import library_id
+from workflows.contracts.skills import library_id
 
 POLL_S = 0.05
 """Seconds between two questions to the library."""

@@ -14,7 +14,7 @@ from temporalio.exceptions import ApplicationError
 
 from activities.llm.errors import CallSite, model_error
 from activities.llm.output import as_object
-from workflows.common.errors import ErrorType
+from workflows.contracts.errors import ErrorType
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 

@@ -19,8 +19,8 @@ import anthropic
 from temporalio.exceptions import ApplicationError
 
 from activities.llm.output import Reading
-from workflows.agents.spend import Budget, Usage
-from workflows.common.errors import ErrorType
+from workflows.contracts.errors import ErrorType
+from workflows.contracts.spend import Budget, Usage
 
 MAX_ADVISED_DELAY_S = 3600.0
 """A longer ``retry-after`` is capped: a run should not sleep for days on one header."""

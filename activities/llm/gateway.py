@@ -46,11 +46,11 @@ from activities.llm.recording import (
 )
 from activities.llm.request import Conversation
 from activities.llm.reserve import claim_for
-from workflows.agents.spend import Budget, ModelAnswer, ModelCall, Usage
 from workflows.catalogue import CALL_MODEL
 from workflows.common.canonical import canonical_json
-from workflows.common.errors import ErrorType
+from workflows.contracts.errors import ErrorType
 from workflows.contracts.policy import ModelRecording
+from workflows.contracts.spend import Budget, ModelAnswer, ModelCall, Usage
 
 log = logging.getLogger("assay.models")
 

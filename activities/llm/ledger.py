@@ -24,9 +24,9 @@ from typing import Any, ClassVar
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from activities.common.database import Database, DatabaseUnavailable
 from activities.llm.schema import RELEASED, RESERVED, SETTLED
-from workflows.agents.spend import Budget, Usage
+from database.engine import Database, DatabaseUnavailable
+from workflows.contracts.spend import Budget, Usage
 
 
 class BudgetLedgerUnavailable(DatabaseUnavailable):

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from temporalio import activity
 
-from workflows.agents.spend import Usage
+from workflows.contracts.spend import Usage
 
 CALLS = "assay_model_calls"
 INPUT_TOKENS = "assay_model_input_tokens"

@@ -17,7 +17,7 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError, ValidationError
 from temporalio.exceptions import ApplicationError
 
-from workflows.common.errors import ErrorType
+from workflows.contracts.errors import ErrorType
 
 MAX_ANSWER_BYTES = 256 * 1024
 MAX_LISTED_ERRORS = 5

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from activities.llm.output import as_object
-from workflows.agents.spend import Usage
+from workflows.contracts.spend import Usage
 
 MILLION = 1_000_000
 

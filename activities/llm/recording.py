@@ -23,7 +23,7 @@ from temporalio.exceptions import ApplicationError
 from activities.artifacts.store import ArtifactStore, StoreError, StoreUnavailableError
 from activities.llm.output import as_object
 from workflows.common.canonical import canonical_json
-from workflows.common.errors import ErrorType
+from workflows.contracts.errors import ErrorType
 from workflows.contracts.policy import ModelRecording, check_recording_name
 
 FORMAT_VERSION = 1

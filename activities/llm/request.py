@@ -12,7 +12,7 @@ from typing import Any
 
 from activities.llm.output import as_object
 from activities.llm.recording import request_key
-from workflows.agents.spend import ModelCall
+from workflows.contracts.spend import ModelCall
 
 NO_FORCED_TOOL_CHOICE = ("claude-sonnet-5-5", "claude-haiku-5-5", "claude-opus-5-5",
                          "claude-fable-5-1", "claude-mythos-5-1")

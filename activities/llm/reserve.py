@@ -22,7 +22,7 @@ from temporalio import activity
 
 from activities.llm.ledger import Claim
 from activities.llm.pricing import priced
-from workflows.agents.spend import Budget, ModelCall
+from workflows.contracts.spend import Budget, ModelCall
 
 BYTES_PER_TOKEN = 3
 """Prompt bytes per estimated token: fewer than tokenizers average, so estimates run high."""

@@ -30,7 +30,6 @@ from activities.memory.rules import (
 from activities.memory.store import LedgerEntry, MemoryStore
 from activities.metrics import record
 from workflows.catalogue import CONSULT_MEMORY, REMEMBER_TASK
-from workflows.common.words import slug_words
 from workflows.contracts.estimates import point
 from workflows.contracts.kinds import kind_covers, task_kind
 from workflows.contracts.memory import (
@@ -49,6 +48,7 @@ from workflows.contracts.memory import (
     rule_confidence,
 )
 from workflows.contracts.plan import Scalar
+from workflows.contracts.words import slug_words
 
 __all__ = ["CONSULT_MEMORY", "REMEMBER_TASK", "Memory", "build_episodes", "rule_id_for"]
 

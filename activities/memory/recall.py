@@ -17,11 +17,11 @@ from activities.memory.index import TaskTypeIndex
 from activities.memory.store import MemoryStore
 from activities.metrics import record
 from workflows.catalogue import RECALL_MEMORY
-from workflows.common.bounds import clip
-from workflows.common.words import STOP_WORDS, slug_words, stem
 from workflows.contracts.kinds import kind_parts, named_families
 from workflows.contracts.memory import Episode, MemoryRule
+from workflows.contracts.plaintext import clip
 from workflows.contracts.recall import NOTE_CHARS, RecallAnswer, RecallInput
+from workflows.contracts.words import STOP_WORDS, slug_words, stem
 
 EPISODES_READ = 200
 """The newest episodes read to find failures that apply (memory prunes to ~100 a type)."""

@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 
 from activities.patches.apply import RESOURCE_FIELDS, PatchError, apply_patch
 from workflows.common.guard import check_patch
-from workflows.contracts.executive import PatchChange, PatchSource, ReviewPolicy
 from workflows.contracts.memory import (
     Episode,
     Limit,
@@ -24,6 +23,8 @@ from workflows.contracts.memory import (
     rule_confidence,
 )
 from workflows.contracts.plan import JobSpec, Scalar
+from workflows.contracts.policy import ReviewPolicy
+from workflows.contracts.reflection import PatchChange, PatchSource
 
 
 def field_value(job: JobSpec, name: str) -> tuple[bool, Scalar | None]:

@@ -4,7 +4,7 @@ Kept apart from :mod:`activities.memory.store` so the columns and indexes can be
 glance. Rules and templates keep the whole record as JSONB (the source of truth); their other
 columns are copies for filtering, rewritten from the record on every write. The ledger is
 append-only in the database itself: a trigger (created by the baseline revision of
-:mod:`activities.common.migrations`) refuses every UPDATE, DELETE and TRUNCATE.
+:mod:`database.migrations`) refuses every UPDATE, DELETE and TRUNCATE.
 
 A person may edit only the fields a patch may change (``args.<name>``, three resources), to
 values a job spec accepts; :func:`problems` and :func:`edited_rule` say what is refused.
@@ -35,7 +35,7 @@ from sqlalchemy.dialects.postgresql import JSONB
 from sqlmodel import Field, SQLModel
 
 from activities.common.chain import sha256_hex
-from activities.common.limits import fit_json
+from database.limits import fit_json
 from workflows.common.validation import field_errors
 from workflows.contracts.memory import (
     Episode,
@@ -191,8 +191,8 @@ def summary(err: ValidationError, most: int = 3) -> str:
 def episode_row(episode: Episode) -> dict[str, Any]:
     """The column values of one episode; JSON columns are repaired so PostgreSQL takes them.
 
-    ``fix`` and ``metrics`` hold :class:`~activities.common.limits.JsonText`, so the engine
-    must serialise JSON with :func:`~activities.common.limits.serialize`.
+    ``fix`` and ``metrics`` hold :class:`~database.limits.JsonText`, so the engine
+    must serialise JSON with :func:`~database.limits.serialize`.
     """
     row = episode.model_dump(exclude={"changes", "fix", "metrics"})
     row["changes"] = [fit_json(c.model_dump(mode="json")).value for c in episode.changes]

@@ -19,7 +19,7 @@ from collections import OrderedDict
 from collections.abc import Iterable
 
 from workflows.contracts.execution import ExecutionOutcome
-from workflows.contracts.executive import GateRecord
+from workflows.contracts.gates import GateRecord
 from workflows.contracts.results import PHASE_MARKS, PhaseMark, RunReport, TaskResult, scoped
 
 log = logging.getLogger("assay.metrics")

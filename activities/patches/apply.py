@@ -15,8 +15,8 @@ from workflows.common.patching import (
     patch_checksum,
     sealed,
 )
-from workflows.contracts.executive import PatchChange
 from workflows.contracts.plan import JobSpec
+from workflows.contracts.reflection import PatchChange
 
 __all__ = ["RESOURCE_FIELDS", "PatchError", "apply_patch", "patch_checksum", "safety_checks",
            "same_changes", "sealed"]

@@ -23,7 +23,8 @@ import re
 from typing import Any, cast
 
 from activities.reflection.rules import Diagnosis, quoted_names, unknown
-from workflows.contracts.executive import DiagnoseInput, Finding, PatchChange, ReviewVerdict
+from workflows.contracts.reflection import DiagnoseInput, PatchChange
+from workflows.contracts.verdicts import Finding, ReviewVerdict
 
 UNDECLARED_METRIC_CODES = frozenset({"undeclared_metric"})
 MISSING_PACKAGE_CODES = frozenset({"module_missing", "package_missing", "missing_package",

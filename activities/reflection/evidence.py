@@ -13,7 +13,7 @@ from typing import Any
 from activities.reflection.rules import Diagnosis, unknown
 from workflows.contracts.estimates import estimate_problem, reading
 from workflows.contracts.execution import ExecutionOutcome, Verification
-from workflows.contracts.executive import DiagnoseInput
+from workflows.contracts.reflection import DiagnoseInput
 
 METRICS_FILE = "metrics.json"
 

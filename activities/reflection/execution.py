@@ -23,7 +23,7 @@ from activities.reflection.rules import (
 )
 from activities.sandbox.classify import last_exception
 from workflows.contracts.execution import ExecutionOutcome
-from workflows.contracts.executive import DiagnoseInput, PatchChange
+from workflows.contracts.reflection import DiagnoseInput, PatchChange
 
 MAX_JOB_TIMEOUT_S = 7 * 24 * 3600.0
 """The largest ``resources.timeout_s`` a job spec accepts at all (``Resources`` bound)."""

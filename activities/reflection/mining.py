@@ -21,10 +21,10 @@ from typing import Any, cast
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from activities.common.limits import fit_key
 from activities.events.schema import EVENTS
-from workflows.contracts.executive import Pattern
+from database.limits import fit_key
 from workflows.contracts.memory import Episode, Signal
+from workflows.contracts.reflection import Pattern
 
 MAX_SIGNALS = 5_000
 """Most events one diagnosis reads from a run (the newest are kept)."""

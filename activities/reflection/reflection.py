@@ -5,7 +5,7 @@ Reflection's first version is a rule table (see :mod:`activities.reflection.exec
 fields first, text only as evidence. Every patch passes the guardrails of
 :mod:`workflows.common.guard` or is dropped with the reason in the note; the note's
 confidence and risk follow the reflection formulas and its decision the thresholds of
-:func:`workflows.contracts.executive.retry_decision`, made more cautious by the patch's risk
+:func:`workflows.contracts.reflection.retry_decision`, made more cautious by the patch's risk
 (:func:`activities.reflection.rules.gated_decision`).
 
 With memory (:class:`Reflection`, the reflection pool's activity) the rule table is only the
@@ -53,7 +53,10 @@ from activities.reflection.rules import (
 from workflows.catalogue import DIAGNOSE_FAILURE
 from workflows.common.guard import check_patch
 from workflows.constants import in_study
-from workflows.contracts.executive import (
+from workflows.contracts.kinds import task_kind
+from workflows.contracts.memory import Episode
+from workflows.contracts.plan import JobSpec
+from workflows.contracts.reflection import (
     DiagnoseInput,
     FailureKind,
     Patch,
@@ -63,9 +66,6 @@ from workflows.contracts.executive import (
     ReflectionNote,
     RetryDecision,
 )
-from workflows.contracts.kinds import task_kind
-from workflows.contracts.memory import Episode
-from workflows.contracts.plan import JobSpec
 
 __all__ = ["MemoryView", "Reflection", "diagnose", "note_id_for", "scored"]
 

@@ -3,7 +3,7 @@
 A rule (see :mod:`activities.reflection.execution`, :mod:`activities.reflection.approval` and
 :mod:`activities.reflection.evidence`) reads the structured fields of a failure and returns a
 :class:`Diagnosis`; :mod:`activities.reflection.reflection` turns it into a guarded, scored
-:class:`~workflows.contracts.executive.ReflectionNote`.
+:class:`~workflows.contracts.reflection.ReflectionNote`.
 Confidence and risk follow the formulas of the
 reflection design (confidence: base 0.50, +0.25 known pattern, +0.20 proven fix, +0.15 minimal
 patch, -0.20 reviewer divergence, -0.15 after two attempts; risk: 0.05 per change, -0.20 for a
@@ -17,8 +17,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from workflows.contracts.executive import PatchChange, RetryDecision, retry_decision
 from workflows.contracts.plan import Scalar
+from workflows.contracts.reflection import PatchChange, RetryDecision, retry_decision
 
 UNKNOWN_CONFIDENCE = 0.20
 """Confidence of a failure no rule recognises: a person has to look."""

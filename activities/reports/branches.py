@@ -18,11 +18,11 @@ from activities.events.format import short
 from activities.reports.figures import STATUS_COLOURS
 from activities.reports.numbers import duration, number, value
 from activities.reports.tasks import fenced
-from workflows.common.words import plural
 from workflows.contracts.alternatives import Metric
 from workflows.contracts.branches import MAIN_LINE, BranchRecord, BranchTree, LineScore
 from workflows.contracts.plan import Scalar
 from workflows.contracts.results import RunReport, TaskResult
+from workflows.contracts.words import plural
 
 NAME_CHARS = 60
 HYPOTHESIS_CHARS = 300

@@ -19,8 +19,8 @@ from activities.reports.tasks import (
     task_seconds,
     task_section,
 )
-from workflows.agents.spend import ModelSpend, Usage
 from workflows.contracts.results import RunReport, TaskResult
+from workflows.contracts.spend import ModelSpend, Usage
 
 SKIPPED_SHOWN = 50
 """Artifacts not copied that the report lists by name."""

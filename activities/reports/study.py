@@ -29,12 +29,12 @@ from activities.reports.study_markdown import render_study
 from activities.reports.sweeps import sweep_markdown
 from activities.reports.writer import private_dirs, write_atomic
 from workflows.catalogue import WRITE_STUDY_REPORT
-from workflows.common.errors import ErrorType
 from workflows.common.validation import path_component
 from workflows.contracts.alternatives import Metric
 from workflows.contracts.base import Model
 from workflows.contracts.branches import SweepTable
 from workflows.contracts.cycles import StudyReportInput, StudyStatus
+from workflows.contracts.errors import ErrorType
 from workflows.contracts.kpis import Kpis
 from workflows.contracts.results import ReportPaths, RunReport
 from workflows.contracts.study import CycleSummary, StudyState

@@ -26,9 +26,9 @@ from activities.reports.study_figures import Chart, LinePoint
 from activities.reports.study_synthesis import synthesis
 from activities.reports.tasks import link
 from workflows.branching.selection import ALLOW_FLAG, held_out
-from workflows.common.words import plural
 from workflows.contracts.results import RunReport
 from workflows.contracts.study import CarriedTask, CycleDecision, CycleSummary
+from workflows.contracts.words import plural
 
 if TYPE_CHECKING:
     from activities.reports.study import StudyReport

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from workflows.agents.goal import RunAnswer
-from workflows.common.bounds import clip
 from workflows.contracts.estimates import is_estimate, number, shown
+from workflows.contracts.goal import RunAnswer
+from workflows.contracts.plaintext import clip
 from workflows.contracts.results import TaskResult
 
 ANSWERED_BY = "verified evidence (no model)"

@@ -28,10 +28,11 @@ from activities.reports.markdown import render_markdown
 from activities.reports.sweeps import sweep_tables
 from activities.reports.timeline import draw_timeline
 from activities.reports.verified import ANSWERED_BY, verified_answer
+from client.runs import short_execution
 from workflows.catalogue import WRITE_REPORT, WRITE_TASK_REPORT
-from workflows.common.errors import ErrorType
 from workflows.common.validation import path_component
 from workflows.contracts.branches import MAIN_LINE
+from workflows.contracts.errors import ErrorType
 from workflows.contracts.results import (
     ReportPaths,
     RunReport,
@@ -40,7 +41,6 @@ from workflows.contracts.results import (
     WriteTaskReportInput,
     scoped,
 )
-from workflows.runs import short_execution
 
 TASKS_FOLDER = "tasks"
 RESET_PREFIX = "reset-"

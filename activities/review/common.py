@@ -15,7 +15,7 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
-from workflows.contracts.executive import Finding, Reviewer, ReviewVerdict, Severity
+from workflows.contracts.verdicts import Finding, Reviewer, ReviewVerdict, Severity
 
 CLEAN_CONFIDENCE = 0.95
 WARNING_PENALTY = 0.05

@@ -30,7 +30,7 @@ from activities.review.requirements import (
     satisfies,
 )
 from workflows.catalogue import REVIEW_INFRASTRUCTURE
-from workflows.contracts.executive import ReviewInput, ReviewVerdict
+from workflows.contracts.verdicts import ReviewInput, ReviewVerdict
 
 INFRA_CHECKS = ("packages_installed", "requirements_satisfied", "memory_available",
                 "disk_available", "timeout_within_policy", "cpus_available")

@@ -21,7 +21,7 @@ from activities.review.args import (
 )
 from activities.review.common import MAX_SOURCE_BYTES, Findings, ParseFailure, parse_job, verdict
 from workflows.contracts.estimates import split_name
-from workflows.contracts.executive import ReviewInput, ReviewVerdict
+from workflows.contracts.verdicts import ReviewInput, ReviewVerdict
 
 OPS_CHECKS = ("spec_complete", "args_valid", "metrics_declared", "artifacts_declared",
               "outputs_written", "dependencies_available", "verifiable",

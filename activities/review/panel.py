@@ -1,8 +1,8 @@
 """The three reviewers of the approval gate (the review phase), as Temporal activities.
 
-Each takes a :class:`~workflows.contracts.executive.ReviewInput` and returns a structured
-:class:`~workflows.contracts.executive.ReviewVerdict`; the gate itself is
-:func:`workflows.contracts.executive.panel_approves`.
+Each takes a :class:`~workflows.contracts.verdicts.ReviewInput` and returns a structured
+:class:`~workflows.contracts.verdicts.ReviewVerdict`; the gate itself is
+:func:`workflows.contracts.verdicts.panel_approves`.
 The reviewers are deterministic rules, not models:
 the same job always gets the same verdict, every finding names its line, and a verdict is
 APPROVE exactly when no finding is critical.
@@ -24,7 +24,7 @@ from activities.review.infra import InfrastructureReviewer
 from activities.review.ops import review_ops_spec
 from activities.review.safety.check import review_quality_safety_source
 from workflows.catalogue import REVIEW_OPS, REVIEW_QUALITY_SAFETY
-from workflows.contracts.executive import ReviewInput, ReviewVerdict
+from workflows.contracts.verdicts import ReviewInput, ReviewVerdict
 
 __all__ = ["InfrastructureReviewer", "review_ops", "review_quality_safety"]
 

@@ -17,7 +17,7 @@ from typing import Any, cast
 
 from temporalio.exceptions import ApplicationError
 
-from workflows.common.errors import ErrorType
+from workflows.contracts.errors import ErrorType
 
 PROBE_SCRIPT = r"""
 import importlib.metadata as md, importlib.util, json, re, sys

@@ -17,8 +17,8 @@ from typing import Any, cast
 
 from activities.common.heartbeat import Heartbeats
 from activities.review.probe import ask_interpreter
-from workflows.agents.roles import EnvironmentFacts
 from workflows.catalogue import PROBE_ENVIRONMENT
+from workflows.contracts.roles import EnvironmentFacts
 
 MAX_PACKAGES = 400
 PROBE_SCRIPT = r"""

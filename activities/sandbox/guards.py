@@ -23,7 +23,7 @@ from activities.sandbox.isolation import IsolationStatus
 from activities.sandbox.limits import Limits
 from activities.sandbox.quota import DiskWatch, Usage
 from activities.sandbox.seccomp import filter_fd
-from workflows.common.errors import ErrorType
+from workflows.contracts.errors import ErrorType
 
 
 @dataclass(frozen=True)

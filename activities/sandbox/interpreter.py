@@ -17,8 +17,8 @@ from temporalio.exceptions import ApplicationError
 
 from activities.environments import EnvironmentProblem, Environments
 from activities.sandbox.command import Tools
-from workflows.common.errors import ErrorType
 from workflows.contracts.environments import PreparedEnvironment
+from workflows.contracts.errors import ErrorType
 
 
 async def job_tools(tools: Tools, prepared: PreparedEnvironment | None,

@@ -92,7 +92,7 @@ from activities.sandbox.workspace import (
     unreachable_parent,
 )
 from workflows.catalogue import EXECUTE_JOB
-from workflows.common.errors import ErrorType
+from workflows.contracts.errors import ErrorType
 from workflows.contracts.execution import Artifact, ExecuteJobInput, ExecutionOutcome
 from workflows.contracts.plan import Scalar
 

@@ -26,7 +26,7 @@ from pathlib import Path
 from temporalio.exceptions import ApplicationError
 
 from activities.common.trees import TreeLimitError, walk
-from workflows.common.errors import ErrorType
+from workflows.contracts.errors import ErrorType
 
 _MIB = 1 << 20
 _BLOCK = 512

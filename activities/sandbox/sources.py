@@ -27,7 +27,7 @@ from activities.artifacts.store import (
     UnsafeEntryError,
     is_sha256,
 )
-from workflows.common.errors import ErrorType
+from workflows.contracts.errors import ErrorType
 from workflows.contracts.execution import ExecuteJobInput
 
 DEPS = "deps"

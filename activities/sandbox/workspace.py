@@ -29,10 +29,10 @@ from temporalio import activity
 
 from activities.common.trees import remove_tree, walk
 from activities.sandbox.sources import DEPS, Sources, invalid_job
+from client.runs import short_execution
 from workflows.common.validation import path_component
 from workflows.contracts.arguments import check_job_args
 from workflows.contracts.execution import ExecuteJobInput
-from workflows.runs import short_execution
 
 CONTROL = ".assay"
 RESERVED = frozenset({CONTROL, DEPS})

@@ -24,8 +24,8 @@ from activities.artifacts.store import ArtifactStore
 from activities.learning.settle import wait_learned
 from activities.reports.reading import read_report, result_report
 from workflows.catalogue import CLOSE_CYCLE, RESOLVE_REUSE
-from workflows.common.errors import ErrorType
 from workflows.contracts.cycles import CloseCycleInput, ResolveReuseInput
+from workflows.contracts.errors import ErrorType
 from workflows.contracts.execution import DependencyArtifact
 from workflows.contracts.plan import cycle_ref
 from workflows.contracts.results import ResearchResult, RunReport, outline_report

@@ -13,8 +13,8 @@ from datetime import datetime
 from skills.extract.cases import cases_of, groups_of
 from skills.extract.draft import Draft, draft_pattern
 from skills.extract.versions import Extraction, place
-from workflows.library.contracts import TaskOutcome
-from workflows.library.patterns import Skill
+from workflows.contracts.patterns import Skill
+from workflows.contracts.skills import TaskOutcome
 
 
 def extract(outcomes: Sequence[TaskOutcome], existing: Sequence[Skill], *, now: datetime,

@@ -19,9 +19,9 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from workflows.contracts.kinds import describe_kind
+from workflows.contracts.patterns import MAX_NAME, slug
 from workflows.contracts.plan import JobSpec, Scalar
-from workflows.library.contracts import TaskOutcome
-from workflows.library.patterns import MAX_NAME, slug
+from workflows.contracts.skills import TaskOutcome
 
 SUCCESS = "completed"
 """The one outcome status that counts as a success."""

@@ -18,10 +18,10 @@ from typing import Any, get_args
 from skills.extract.cases import Case, Group, clip, most_common
 from skills.extract.preconditions import extension
 from workflows.contracts.execution import ExecutionOutcomeKind
-from workflows.contracts.executive import PatchChange
+from workflows.contracts.patterns import SkillParameter
 from workflows.contracts.plan import Scalar
-from workflows.library.contracts import TaskOutcome
-from workflows.library.patterns import SkillParameter
+from workflows.contracts.reflection import PatchChange
+from workflows.contracts.skills import TaskOutcome
 
 MAX_ENUM = 8
 """Distinct successful text values up to which an argument becomes an enumeration."""

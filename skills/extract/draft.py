@@ -19,10 +19,7 @@ from skills.extract.preconditions import (
     keywords,
     output_types,
 )
-from workflows.contracts.executive import PatchChange
-from workflows.contracts.plan import JobSpec
-from workflows.library.formulas import EXTRACT_EVERY
-from workflows.library.patterns import (
+from workflows.contracts.patterns import (
     MAX_DESCRIPTION,
     Preconditions,
     SkillParameter,
@@ -31,6 +28,9 @@ from workflows.library.patterns import (
     SkillStep,
     name_problem,
 )
+from workflows.contracts.plan import JobSpec
+from workflows.contracts.reflection import PatchChange
+from workflows.library.formulas import EXTRACT_EVERY
 
 MIN_SUCCESSES = 3
 """Successful tasks a group needs before it yields a pattern."""

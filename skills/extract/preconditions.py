@@ -13,8 +13,8 @@ import sys
 from collections import Counter
 
 from skills.extract.cases import Case, Group, without_data_names
-from workflows.common.words import TASK_TYPE_STOP_WORDS
 from workflows.contracts.plan import Check, JobSpec
+from workflows.contracts.words import TASK_TYPE_STOP_WORDS
 
 _TOKEN = re.compile(r"[a-z][a-z0-9]+")
 

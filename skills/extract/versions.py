@@ -14,7 +14,7 @@ from datetime import datetime
 
 from skills.extract.cases import sha
 from skills.extract.draft import Draft, bounded
-from workflows.library.patterns import Skill, SkillMetrics, SkillStatus
+from workflows.contracts.patterns import Skill, SkillMetrics, SkillStatus
 
 
 @dataclass

@@ -26,7 +26,7 @@ from skills.folders.limits import (
     plain_relative,
 )
 from skills.folders.scan import Source
-from workflows.library.patterns import Skill, SkillMetrics, SkillPattern, SkillStatus
+from workflows.contracts.patterns import Skill, SkillMetrics, SkillPattern, SkillStatus
 
 _M = TypeVar("_M", SkillPattern, SkillMetrics)
 

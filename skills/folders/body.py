@@ -8,7 +8,7 @@ same bytes, and an import ignores it for Assay's own folders (the pattern wins).
 from __future__ import annotations
 
 from skills.folders.limits import SCRIPTS, script_name
-from workflows.library.patterns import Skill, SkillPattern
+from workflows.contracts.patterns import Skill, SkillPattern
 
 
 def render_body(skill: Skill) -> str:

@@ -37,8 +37,8 @@ from skills.folders.limits import (
     script_name,
 )
 from skills.folders.side import KEPT_BODY, side_bytes
+from workflows.contracts.patterns import Skill, SkillStatus, name_problem
 from workflows.contracts.plan import JobSpec
-from workflows.library.patterns import Skill, SkillStatus, name_problem
 
 if TYPE_CHECKING:
     from activities.artifacts.store import ArtifactStore

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from workflows.library.patterns import MAX_FLAGS
+from workflows.contracts.patterns import MAX_FLAGS
 
 _FILES = (r"((~|\$HOME|/home/\w+)/\.(ssh|aws|gnupg|netrc|docker|kube)\b|\bid_(rsa|ed25519|ecdsa)\b"
           r"|\.env\b)")

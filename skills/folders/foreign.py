@@ -21,8 +21,7 @@ from skills.folders.frontmatter import index_description
 from skills.folders.limits import MAX_CONTEXT, SCRIPTS, SIDE_FILE
 from skills.folders.scan import Source
 from skills.folders.side import declared_job
-from workflows.contracts.plan import JobSpec
-from workflows.library.patterns import (
+from workflows.contracts.patterns import (
     MAX_GUIDELINE,
     Preconditions,
     Skill,
@@ -30,6 +29,7 @@ from workflows.library.patterns import (
     SkillSignature,
     SkillStatus,
 )
+from workflows.contracts.plan import JobSpec
 
 
 def foreign_skill(src: Source, status: SkillStatus | None, origin: str, run: object = None

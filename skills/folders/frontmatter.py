@@ -21,7 +21,7 @@ from skills.folders.limits import (
     MAX_YAML_DEPTH,
     MAX_YAML_EVENTS,
 )
-from workflows.library.patterns import MAX_DESCRIPTION, name_problem
+from workflows.contracts.patterns import MAX_DESCRIPTION, name_problem
 
 
 def render_front_matter(front: dict[str, Any]) -> str:

@@ -16,7 +16,7 @@ from skills.folders.errors import Problem
 from skills.folders.flags import flag_text
 from skills.folders.limits import DOCUMENTS, MAX_FILE, MAX_REFERENCE, SCRIPTS, SKILL_FILE
 from skills.folders.scan import Source, read_text
-from workflows.library.patterns import MAX_FLAGS, KeptFile
+from workflows.contracts.patterns import MAX_FLAGS, KeptFile
 
 
 def keep_files(src: Source, store: ArtifactStore | None, skip: frozenset[str]

@@ -27,8 +27,8 @@ from skills.folders.keep import keep_files, source_flags
 from skills.folders.limits import MAX_SKILL_FILE, PATTERN_KEY, SIDE_FILE, SKILL_FILE
 from skills.folders.scan import Source, discover, read_text, scan
 from skills.folders.side import KEPT_BODY, read_side
-from workflows.common.words import plural
-from workflows.library.patterns import Skill, SkillStatus
+from workflows.contracts.patterns import Skill, SkillStatus
+from workflows.contracts.words import plural
 
 if TYPE_CHECKING:
     from activities.artifacts.store import ArtifactStore

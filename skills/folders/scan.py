@@ -30,7 +30,7 @@ from skills.folders.limits import (
     SCRIPTS,
     SKILL_FILE,
 )
-from workflows.library.patterns import MAX_REFERENCE_FILES
+from workflows.contracts.patterns import MAX_REFERENCE_FILES
 
 
 def is_document(relative: str) -> bool:

@@ -23,8 +23,8 @@ from pydantic import ValidationError
 from skills.folders.errors import Problem
 from skills.folders.limits import MAX_SIDE_FILE, SCRIPTS, SIDE_FILE, plain_name
 from skills.folders.scan import Source, read_text
+from workflows.contracts.patterns import Skill
 from workflows.contracts.plan import JobSpec
-from workflows.library.patterns import Skill
 
 FORMAT = 1
 """The side file's format; a newer one is refused with a message saying so."""

@@ -17,8 +17,8 @@ import re
 import zlib
 from collections.abc import Iterator
 
-from workflows.common.words import STOP_WORDS
-from workflows.library.patterns import SkillPattern
+from workflows.contracts.patterns import SkillPattern
+from workflows.contracts.words import STOP_WORDS
 
 FIELD_WEIGHTS = {"name": 4.0, "description": 2.0, "context": 1.0, "terms": 1.0, "body": 0.3}
 """How many times a word of each field counts (BM25F)."""

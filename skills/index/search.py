@@ -40,7 +40,7 @@ from activities.vectors import (
 from skills.index import lexical
 from skills.index.embed import DIM, Embedder, Vectors
 from skills.index.text import clean, skill_text
-from workflows.library.patterns import Skill
+from workflows.contracts.patterns import Skill
 
 DENSE = "dense"
 SPARSE = "bm25"

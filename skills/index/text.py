@@ -11,8 +11,8 @@ from collections.abc import Sequence
 
 from skills.apply import extension
 from skills.index.embed import MAX_TEXT
-from workflows.common.words import STOP_WORDS
-from workflows.library.patterns import SkillPattern
+from workflows.contracts.patterns import SkillPattern
+from workflows.contracts.words import STOP_WORDS
 
 FILE_KINDS = {
     "csv": "csv table", "tsv": "tsv table", "parquet": "parquet table", "feather": "table",

@@ -13,10 +13,10 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from activities.common.database import Database
+from database.engine import Database
 from skills.schema import SKILLS, SkillExists, skill_values, utc
 from skills.store.rows import existing, lock_library, now, record, refuse_invalid
-from workflows.library.patterns import Skill
+from workflows.contracts.patterns import Skill
 
 
 async def _insert(conn: AsyncConnection, skills: Sequence[Skill], *, by: str, action: str,

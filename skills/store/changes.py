@@ -14,7 +14,7 @@ from typing import Any
 from sqlalchemy import update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from activities.common.database import Database
+from database.engine import Database
 from skills.schema import (
     REVISION,
     SKILLS,
@@ -34,7 +34,7 @@ from skills.store.rows import (
     refuse_invalid,
     write,
 )
-from workflows.library.patterns import Skill
+from workflows.contracts.patterns import Skill
 
 
 async def _replace_active(conn: AsyncConnection, approved: Skill, at: datetime) -> list[str]:

@@ -13,13 +13,14 @@ from collections.abc import Sequence
 
 from sqlalchemy import select
 
-from activities.common.database import Database
+from database.engine import Database
 from skills.schema import EVENTS
 from skills.store.rows import lock_library, now, read_locked, record, write
-from workflows.contracts.executive import PatchChange
-from workflows.library.contracts import TaskOutcome
-from workflows.library.patterns import Skill
-from workflows.library.subagents import MemoryTry, cures_of, fix_key, remembered
+from workflows.contracts.patterns import Skill
+from workflows.contracts.reflection import PatchChange
+from workflows.contracts.skills import TaskOutcome
+from workflows.contracts.subagents import MemoryTry
+from workflows.library.subagents import cures_of, fix_key, remembered
 
 MEMORY_ACTION = "memory"
 """The audit trail's action for one task's update of a subagent's memory."""

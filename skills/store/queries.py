@@ -16,11 +16,11 @@ from typing import Any
 from pydantic import Field
 from sqlalchemy import or_, select
 
-from activities.common.database import Database
+from database.engine import Database
 from skills.schema import EVENTS, SKILLS, STATUSES, SkillUnreadable, read_skill
 from skills.store.rows import existing, missing
 from workflows.contracts.base import Model
-from workflows.library.patterns import Skill
+from workflows.contracts.patterns import Skill
 
 log = logging.getLogger(__name__)
 

@@ -15,7 +15,7 @@ from typing import Any
 from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from activities.common.database import advisory_lock
+from database.engine import advisory_lock
 from skills.schema import (
     EVENTS,
     REVISION,
@@ -26,7 +26,7 @@ from skills.schema import (
     skill_problems,
     skill_values,
 )
-from workflows.library.patterns import Skill
+from workflows.contracts.patterns import Skill
 
 _WRITE_LOCK = (0x41535353, 0)  # every write to the skill library
 Entry = tuple[str, str, dict[str, Any]]

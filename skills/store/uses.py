@@ -19,11 +19,11 @@ from typing import Any, get_args
 from sqlalchemy import case, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 
-from activities.common.database import Database
+from database.engine import Database
 from skills.schema import EVENTS, REVISION, SKILLS, USES, utc
 from skills.store.rows import Entry, existing, lock_library, now, read_locked, record, write
+from workflows.contracts.patterns import Deviation, Skill, SkillMetrics
 from workflows.library.formulas import FLAG_AFTER_DEVIATIONS
-from workflows.library.patterns import Deviation, Skill, SkillMetrics
 
 _DEVIATIONS: tuple[str, ...] = get_args(Deviation)
 UNUSED = "unused"

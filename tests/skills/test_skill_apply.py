@@ -6,8 +6,8 @@ import pytest
 
 from skills.apply import fill_text, fit, header_columns, instantiate
 from skills.builtin import builtin_skills
+from workflows.contracts.patterns import Preconditions, SkillParameter, SkillPattern
 from workflows.contracts.plan import JobSpec
-from workflows.library.patterns import Preconditions, SkillParameter, SkillPattern
 
 SOURCE = "import argparse\n"
 
@@ -138,7 +138,7 @@ def test_why_no_skill_applied_never_shows_the_threshold_as_the_confidence(
         confidence: float, said: str) -> None:
     from skills.choosing import _why_not  # pyright: ignore[reportPrivateUsage]
     from workflows.contracts.policy import SkillPolicy
-    from workflows.library.contracts import Retrieved
+    from workflows.contracts.skills import Retrieved
 
     found = [Retrieved(skill_id="describe-column@v1", similarity=0.6, confidence=confidence,
                        preconditions_hold=True)]

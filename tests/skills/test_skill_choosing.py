@@ -7,9 +7,9 @@ from datetime import UTC, datetime
 from skills.choosing import choose, kind_problem
 from skills.index import Hit
 from tests.workflows.contracts.test_kinds import LASSO, OLS
+from workflows.contracts.patterns import Skill, SkillPattern
 from workflows.contracts.plan import JobSpec
 from workflows.contracts.policy import SkillPolicy
-from workflows.library.patterns import Skill, SkillPattern
 
 ASK = "Fit a lasso regression with interactions of price on the housing table"
 

@@ -15,10 +15,10 @@ from skills.folders.read import read_skills
 from skills.library import SkillLibrary
 from skills.store import SkillStore
 from tests.skills.guideline_samples import NAME, guideline_folder
+from workflows.contracts.patterns import Skill, SkillPattern
 from workflows.contracts.plan import JobSpec
-from workflows.library.contracts import MatchInput, MatchTask, TaskOutcome
+from workflows.contracts.skills import MatchInput, MatchTask, TaskOutcome
 from workflows.library.formulas import utility
-from workflows.library.patterns import Skill, SkillPattern
 
 pytestmark = pytest.mark.integration
 ACTION = "Compare the mean value of group a and group b of the measurements and give a p value"

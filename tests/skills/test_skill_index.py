@@ -34,7 +34,7 @@ from skills.index import (
     skill_text,
 )
 from tests.data.skills.library import make_library
-from workflows.library.patterns import Skill, SkillPattern, SkillSignature, SkillStatus
+from workflows.contracts.patterns import Skill, SkillPattern, SkillSignature, SkillStatus
 
 QUERIES = Path(__file__).resolve().parent.parent / "data" / "skills" / "queries.json"
 PIVOTS = [("pivot-sales-by-region", "Pivot sales totals by region and month into a cross table."),

@@ -20,19 +20,7 @@ from skills.library import SkillLibrary
 from skills.maintain import choose_version
 from skills.store import SkillStore
 from tests.data.skills.library import anchor_skills
-from workflows.contracts.plan import Check, JobSpec, Scalar
-from workflows.contracts.policy import SkillPolicy
-from workflows.library.contracts import (
-    ExtractInput,
-    MaintainInput,
-    MatchAnswer,
-    MatchInput,
-    MatchTask,
-    SkillUse,
-    TaskOutcome,
-)
-from workflows.library.formulas import FLAG_AFTER_DEVIATIONS, PRUNE_FRACTION, TRIAL_USES, utility
-from workflows.library.patterns import (
+from workflows.contracts.patterns import (
     Deviation,
     Preconditions,
     Skill,
@@ -43,6 +31,18 @@ from workflows.library.patterns import (
     SkillStatus,
     slug,
 )
+from workflows.contracts.plan import Check, JobSpec, Scalar
+from workflows.contracts.policy import SkillPolicy
+from workflows.contracts.skills import (
+    ExtractInput,
+    MaintainInput,
+    MatchAnswer,
+    MatchInput,
+    MatchTask,
+    SkillUse,
+    TaskOutcome,
+)
+from workflows.library.formulas import FLAG_AFTER_DEVIATIONS, PRUNE_FRACTION, TRIAL_USES, utility
 
 pytestmark = pytest.mark.integration
 

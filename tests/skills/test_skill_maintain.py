@@ -16,8 +16,7 @@ from skills.maintain import (
     plan_maintenance,
     scores,
 )
-from workflows.contracts.plan import JobSpec
-from workflows.library.patterns import (
+from workflows.contracts.patterns import (
     PatternKind,
     Preconditions,
     Skill,
@@ -26,6 +25,7 @@ from workflows.library.patterns import (
     SkillPattern,
     SkillStatus,
 )
+from workflows.contracts.plan import JobSpec
 
 
 def skill(name: str, r: int = 0, u: int = 0, s: int = 0, *, status: SkillStatus = "active",

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from skills.utilisation import THETA, beta_util, guideline_alpha, guideline_calls, job_alpha, used
 from tests.workflows.contracts.test_kinds import BOOSTING, LASSO, OLS
+from workflows.contracts.patterns import Preconditions, SkillPattern
 from workflows.contracts.plan import JobSpec
-from workflows.library.patterns import Preconditions, SkillPattern
 
 
 def job(source: str) -> JobSpec:

@@ -21,9 +21,9 @@ from skills.writing import (
 )
 from tests.skills.extract.batches import HALVE, NOW, sales_batch
 from tests.skills.test_skill_maintain import skill
-from workflows.agents.spend import Spend
-from workflows.library.patterns import Skill
-from workflows.library.writing import (
+from workflows.contracts.patterns import Skill
+from workflows.contracts.spend import Spend
+from workflows.contracts.writing import (
     MergeVerdict,
     ReviseInput,
     SkillWritingOutput,

@@ -11,7 +11,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from workflows.agents.roles import (
+from workflows.catalogue import PROBE_ENVIRONMENT
+from workflows.contracts.plan import JobSpec
+from workflows.contracts.roles import (
     CodeAnswer,
     CodeRequest,
     DebugAnswer,
@@ -30,10 +32,8 @@ from workflows.agents.roles import (
     SummaryAnswer,
     SummaryRequest,
 )
-from workflows.agents.spend import Spend, Usage
-from workflows.catalogue import PROBE_ENVIRONMENT
-from workflows.contracts.executive import Finding, ReviewVerdict
-from workflows.contracts.plan import JobSpec
+from workflows.contracts.spend import Spend, Usage
+from workflows.contracts.verdicts import Finding, ReviewVerdict
 
 CALL_USAGE = Usage(input_tokens=1000, output_tokens=200, cost_usd=0.01)
 """What every scripted call spends, so totals are easy to check."""

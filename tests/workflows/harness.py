@@ -29,14 +29,14 @@ from activities.review.infra import InfrastructureReviewer
 from activities.review.panel import review_ops, review_quality_safety
 from skills.library import SkillLibrary
 from tests.fakes import EventSink, LearnerSink, ReportSink, fake_activity
-from workflows.agents.reflector import ReflectAnswer, ReflectRequest
-from workflows.agents.roles import DataFile
-from workflows.common.errors import ErrorType
 from workflows.constants import run_workflow_id
+from workflows.contracts.errors import ErrorType
 from workflows.contracts.execution import Artifact, ExecuteJobInput, ExecutionOutcome
 from workflows.contracts.plan import Plan
 from workflows.contracts.policy import Queues, RunPolicy
+from workflows.contracts.reflector import ReflectAnswer, ReflectRequest
 from workflows.contracts.results import ResearchInput, ResearchResult, RunReport, TaskResult
+from workflows.contracts.roles import DataFile
 from workflows.research.branch import BranchWorkflow
 from workflows.research.workflow import ResearchWorkflow
 from workflows.study.workflow import StudyWorkflow

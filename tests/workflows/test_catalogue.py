@@ -26,7 +26,7 @@ from workflows.catalogue import (
     check_registrations,
     declaration_of,
 )
-from workflows.constants import Pool
+from workflows.contracts.pools import Pool
 
 
 def implementations() -> Iterator[tuple[ActivityDecl[Any, Any], Callable[..., Any]]]:

@@ -33,10 +33,10 @@ from tests.e2e_support import wait_for
 from tests.workflows.common.test_gates import plan_gate_waiting, start, task_gate_waiting
 from tests.workflows.harness import Harness, task
 from workflows.catalogue import EXTRACT_SKILLS, MAINTAIN_SKILLS, RECORD_OUTCOMES
-from workflows.common.errors import ErrorType
-from workflows.contracts.executive import DECISION_MAX_BYTES, GateDecision, GateRecord
+from workflows.contracts.errors import ErrorType
+from workflows.contracts.gates import DECISION_MAX_BYTES, GateDecision, GateRecord
 from workflows.contracts.results import RunProgress, TaskProgress
-from workflows.library.contracts import (
+from workflows.contracts.skills import (
     TASK_FINISHED,
     ExtractAnswer,
     ExtractInput,

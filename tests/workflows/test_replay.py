@@ -14,9 +14,9 @@ from temporalio.api.enums.v1 import EventType
 from temporalio.client import WorkflowHistory
 from temporalio.worker import Replayer
 
+from client.assay import DATA_CONVERTER
 from tests.workflows.incompatible import ReorderedTaskWorkflow
 from workflows import patches
-from workflows.client import DATA_CONVERTER
 from workflows.library.workflow import SkillLibraryWorkflow
 from workflows.research.branch import BranchWorkflow
 from workflows.research.workflow import ResearchWorkflow

@@ -34,12 +34,12 @@ from workers.cli.fields import (
 from workers.settings import Settings
 from workflows.branching.selection import held_out_problem
 from workflows.common.validation import field_errors
-from workflows.common.words import plural
 from workflows.contracts.base import Scalar
 from workflows.contracts.branches import BranchRequest
+from workflows.contracts.words import plural
 
 if TYPE_CHECKING:
-    from workflows.steering_client import SteeringClient
+    from client.steering import SteeringClient
 
 
 class KindName(StrEnum):
@@ -172,7 +172,7 @@ def branch(
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
     """Start branches of a run from a task's checkpoint (a closed run: a new linked run)."""
-    from workflows.steering_client import BranchRefusedError, SteeringClient
+    from client.steering import BranchRefusedError, SteeringClient
 
     settings = Settings()
     opts = BranchOptions(start=start, by=by or settings.user, sets=sets or [], sweep=sweep,

@@ -17,13 +17,13 @@ import typer
 from activities.reports.branches import comparisons, log_lines, text, tree_lines
 from workers.cli.common import EXIT_BAD_INPUT, client_for, fail, print_table, run_async
 from workers.settings import Settings
-from workflows.common.words import plural
 from workflows.constants import KIND_KEY, PARENT_KEY
 from workflows.contracts.branches import BranchTree
+from workflows.contracts.words import plural
 
 if TYPE_CHECKING:
     from activities.artifacts.store import ArtifactStore
-    from workflows.client import AssayClient
+    from client.assay import AssayClient
 
 BRANCHES_QUERY = "branches"
 """The run's query answering its :class:`BranchTree`."""

@@ -15,11 +15,11 @@ from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TypeVar
 import typer
 
 from workers.settings import Settings
-from workflows.constants import Pool
+from workflows.contracts.pools import Pool
 
 if TYPE_CHECKING:
-    from activities.common.database import Database
-    from workflows.client import AssayClient
+    from client.assay import AssayClient
+    from database.engine import Database
 
 T = TypeVar("T")
 D = TypeVar("D", bound="Database")
@@ -66,9 +66,9 @@ def run_async(coro: Coroutine[Any, Any, T]) -> T:
     from temporalio.client import WorkflowFailureError, WorkflowQueryFailedError
     from temporalio.service import RPCError
 
+    from client.assay import RunExistsError, RunNotFoundError
     from workers.connection.codec import ENCODING, CodecKeyError
     from workers.stack.process import StackError
-    from workflows.client import RunExistsError, RunNotFoundError
     from workflows.common.failures import root_message
 
     try:
@@ -115,8 +115,8 @@ def describe_command(run_id: str = "<run>") -> str:
 
 async def client_for(settings: Settings) -> AssayClient:
     """The typed client, connected as settings say."""
+    from client.assay import AssayClient
     from workers.connection import connect
-    from workflows.client import AssayClient
 
     client = await connect(settings)
     return AssayClient(client, task_queue=settings.queue(Pool.ORCHESTRATION))
@@ -130,7 +130,7 @@ def with_database(store: Callable[[str], D], use: Callable[[D], Awaitable[T]], *
     An unreachable database ends the command with exit code 3, an error in ``failed`` with 1
     and one in ``refused`` (bad input) with 2, each with its message.
     """
-    from activities.common.database import DatabaseUnavailable
+    from database.engine import DatabaseUnavailable
     from workers.stack.launcher import database_url
 
     async def go() -> T:

@@ -13,7 +13,7 @@ from workers.cli.common import EXIT_BAD_INPUT, client_for, fail, run_async
 from workers.cli.fields import InputError, parse_sets, plain
 from workers.settings import Settings
 from workflows.common.validation import field_errors
-from workflows.contracts.executive import GateDecision
+from workflows.contracts.gates import GateDecision
 from workflows.contracts.policy import GateKind
 
 
@@ -57,7 +57,7 @@ def approve(
     = None,
 ) -> None:
     """Approve, --reject or --modify a gate waiting for a person; --choose at branch or cycle."""
-    from workflows.client import GateDecisionError
+    from client.assay import GateDecisionError
 
     settings = Settings()
     try:
@@ -160,7 +160,7 @@ def check_cycle_choice(opts: DecisionOptions) -> None:
 def gates() -> None:
     """List the gates waiting for a person, and runs and studies waiting for a plan."""
     from workers.cli.show import decide_hint, plan_hint, short
-    from workflows.common.words import singular_counts
+    from workflows.contracts.words import singular_counts
 
     async def go() -> None:
         from workers.cli.studies import study_client, waiting_text

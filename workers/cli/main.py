@@ -15,7 +15,7 @@ from pydantic import ValidationError
 from workers.cli.common import EXIT_BAD_INPUT, client_for, fail, print_table, run_async
 from workers.cli.lazy import LazyGroup, lazy
 from workers.settings import Settings
-from workflows.constants import Pool
+from workflows.contracts.pools import Pool
 
 if TYPE_CHECKING:
     from workflows.contracts.results import RunReport

@@ -26,8 +26,8 @@ def migrate(database_url: UrlOption = None, check: CheckOption = False) -> None:
     from sqlalchemy.exc import DBAPIError
     from sqlalchemy.ext.asyncio import create_async_engine
 
-    from activities.common.database import unreachable
-    from activities.common.migrations import SchemaUnknown, revisions, upgrade
+    from database.engine import unreachable
+    from database.migrations import SchemaUnknown, revisions, upgrade
     from workers.stack.launcher import database_url as configured
 
     async def go() -> tuple[str, str | None, str]:

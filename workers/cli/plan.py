@@ -12,7 +12,7 @@ import typer
 
 from workers.cli.common import EXIT_BAD_INPUT, client_for, fail, run_async
 from workers.settings import Settings
-from workflows.common.words import plural
+from workflows.contracts.words import plural
 
 MAX_BY_CHARS = 128
 
@@ -21,13 +21,13 @@ def plan(
     run_id: Annotated[str, typer.Argument(
         help="The goal run waiting for a plan, or a study (the plan of its next cycle).")],
     plan_file: Annotated[Path, typer.Argument(metavar="FILE",
-                                              help="A pending_actions.json plan file.")],
+                                              help="A plan file (plan.json).")],
     by: Annotated[str | None, typer.Option("--by", help="Who gives the plan (default: you).")]
     = None,
 ) -> None:
     """Give a plan (checked like `assay run`) to a goal run waiting for one, or to a study."""
+    from client.assay import PlanSupplyError, RunNotFoundError
     from workers.intake.planfile import PlanFileError, load_supplied_plan
-    from workflows.client import PlanSupplyError, RunNotFoundError
 
     settings = Settings()
     author = check_author(settings.user if by is None else by)

@@ -22,16 +22,16 @@ from typing import TYPE_CHECKING, Any
 
 from activities.events.format import short
 from activities.reports.numbers import byte_size, duration
+from client.runs import TaskLive, TaskTally, waiting_for_plan
 from workers.cli.reconnect import await_result
 from workers.cli.show import decide_hint, plan_hint
-from workflows.common.plaintext import plain_text
+from workflows.contracts.plaintext import plain_text
 from workflows.contracts.results import ResearchResult, RunProgress
-from workflows.runs import TaskLive, TaskTally, waiting_for_plan
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from workflows.client import AssayClient
+    from client.assay import AssayClient
 
 BEAT_EVERY_S = 10.0
 """Plain lines show a task's heartbeat as soon as its job first prints a line (or this long

@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from workflows.client import AssayClient
+    from client.assay import AssayClient
     from workflows.contracts.results import ResearchResult
 
 RECONNECT_TRIES = 90

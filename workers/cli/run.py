@@ -27,7 +27,7 @@ HUMAN_GATE_HELP = (f"Make a gate ({RUN_GATES}) wait for a person (repeatable); a
                    f"{GateName.CYCLE.value} gate is set by `assay study`.")
 
 if TYPE_CHECKING:
-    from workflows.client import AssayClient
+    from client.assay import AssayClient
     from workflows.contracts.policy import AgentsPolicy, RunPolicy
     from workflows.contracts.results import ResearchInput, ResearchResult
 
@@ -209,8 +209,8 @@ def no_model_note(agents: AgentsPolicy, *, switched_off: bool) -> str:
 
 async def _start(settings: Settings, req: ResearchInput, *, again: bool, wait: bool,
                  as_json: bool) -> None:
+    from client.assay import RunExistsError
     from workers.cli.show import replays
-    from workflows.client import RunExistsError
 
     client = await client_for(settings)
     try:

@@ -16,12 +16,12 @@ from activities.events.format import short as printable_short
 from activities.reports.markdown import describe_spend
 from activities.reports.numbers import duration
 from activities.reports.reading import result_report
-from workflows.client import RunSummary
-from workflows.common.words import plural
-from workflows.contracts.executive import GateRecord
+from client.assay import RunSummary
+from client.runs import short_execution
+from workflows.contracts.gates import GateRecord
 from workflows.contracts.policy import RunPolicy
 from workflows.contracts.results import ResearchResult, RunReport
-from workflows.runs import short_execution
+from workflows.contracts.words import plural
 
 SHORT_CHARS = 200
 REASON_CHARS = 20_000

@@ -17,11 +17,11 @@ import typer
 from workers.cli.common import EXIT_BAD_INPUT, ByOption, fail
 from workers.cli.skills import IN_USE, STATUSES, IdArgument, skills_app, with_store
 from workers.settings import Settings
-from workflows.common.words import plural
+from workflows.contracts.words import plural
 
 if TYPE_CHECKING:
     from skills.store import SkillStore
-    from workflows.library.patterns import Skill
+    from workflows.contracts.patterns import Skill
 
 
 @skills_app.command("export")

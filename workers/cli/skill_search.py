@@ -30,7 +30,7 @@ from workflows.library.formulas import match_confidence
 if TYPE_CHECKING:
     from skills.index import Hit, SkillIndex
     from skills.store import SkillStore
-    from workflows.library.patterns import Skill
+    from workflows.contracts.patterns import Skill
 
 INDEX_FORMAT = "bm25f-1"
 """Part of the kept index's directory name: a new format starts a new index."""

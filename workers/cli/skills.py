@@ -25,13 +25,13 @@ from workers.cli.common import (
     with_database,
 )
 from workers.settings import Settings
+from workflows.contracts.patterns import SkillStatus
 from workflows.contracts.plan import Scalar
 from workflows.library.formulas import utility
-from workflows.library.patterns import SkillStatus
 
 if TYPE_CHECKING:
     from skills.store import SkillEvent, SkillStore
-    from workflows.library.patterns import Skill, SkillParameter, SkillPattern
+    from workflows.contracts.patterns import Skill, SkillParameter, SkillPattern
 
 T = TypeVar("T")
 

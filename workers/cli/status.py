@@ -19,10 +19,10 @@ from workers.cli.common import client_for, run_async, stopped_exit
 from workers.settings import Settings
 
 if TYPE_CHECKING:
+    from client.assay import AssayClient
+    from client.runs import RunSummary
     from workers.cli.progress import Snapshot
-    from workflows.client import AssayClient
     from workflows.contracts.results import RunProgress
-    from workflows.runs import RunSummary
 
 
 def status(run_id: str,
@@ -94,9 +94,9 @@ async def _lines(client: AssayClient, summary: RunSummary, progress: RunProgress
 
 async def _replayed(client: AssayClient, run_id: str) -> bool:
     """True when the run's model answers came from a recording (its input's policy says so)."""
+    from client.linking import started_input
     from workers.cli.show import replays
     from workflows.contracts.results import ResearchInput
-    from workflows.linking import started_input
 
     started = await started_input(client.client, run_id, ResearchInput)
     return started is not None and replays(started.policy)
@@ -111,9 +111,9 @@ def _headline(summary: RunSummary, progress: RunProgress) -> str:
 
 def _waits(summary: RunSummary, progress: RunProgress) -> list[str]:
     """What the run waits for from a person, and how to give it."""
+    from client.runs import waiting_for_plan
     from workers.cli.common import describe_command
     from workers.cli.show import gate_line, plan_hint
-    from workflows.runs import waiting_for_plan
 
     run_id = summary.run_id
     if summary.stopped:

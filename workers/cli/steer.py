@@ -48,8 +48,8 @@ def steer_command(action: SteerAction) -> Callable[..., None]:
 
 def steer(run_id: str, action: SteerAction, by: str | None, comment: str) -> None:
     """Send ``action`` to run ``run_id``; print what it did, or the refusal (exit 2)."""
+    from client.steering import SteeringClient, SteerRefusedError
     from workflows.contracts.branches import SteerRequest
-    from workflows.steering_client import SteeringClient, SteerRefusedError
 
     settings = Settings()
     try:

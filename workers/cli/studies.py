@@ -27,15 +27,15 @@ from workers.cli.common import (
 )
 from workers.cli.fields import InputError, signed
 from workers.settings import Settings
-from workflows.common.words import plural
+from workflows.contracts.words import plural
 
 if TYPE_CHECKING:
-    from workflows.client import AssayClient
+    from client.assay import AssayClient
+    from client.study import StudyClient
     from workflows.contracts.cycles import StudyProgress, StudyResult
     from workflows.contracts.hypotheses import Hypothesis
     from workflows.contracts.results import RunProgress
     from workflows.contracts.study import CycleSummary, StudyPolicy
-    from workflows.study_client import StudyClient
 
 TICK_S = 1.0
 """How often ``--wait`` asks a study how it stands."""
@@ -44,7 +44,7 @@ CHOICES_HINT = "[--choose iterate|fix|stop|pivot:H] [--reject]"
 
 def study_client(assay: AssayClient) -> StudyClient:
     """The study client on ``assay``'s connection and orchestration queue."""
-    from workflows.study_client import StudyClient
+    from client.study import StudyClient
 
     return StudyClient(assay.client, task_queue=assay.task_queue)
 
@@ -223,8 +223,8 @@ def hypothesis_row(item: Hypothesis) -> list[str]:
 def stop(study_id: Annotated[str, typer.Argument(metavar="STUDY")], by: ByOption = None,
          comment: Annotated[str, typer.Option("--comment", "-m")] = "") -> None:
     """Stop a study after the cycle that runs (one waiting for a plan or a gate ends now)."""
+    from client.study import StudyRefusedError
     from workflows.contracts.cycles import StudyStop
-    from workflows.study_client import StudyRefusedError
 
     try:
         asked = signed(StudyStop, by or Settings().user, comment, "stop")

@@ -24,9 +24,9 @@ from workers.cli.common import EXIT_BAD_INPUT, client_for, fail, run_async
 from workers.cli.fields import InputError, parse_metric, parse_value, plain
 from workers.cli.gates import GateName
 from workers.settings import Settings
-from workflows.common.bounds import clip
 from workflows.common.validation import field_errors
 from workflows.contracts.hypotheses import HypothesisTest
+from workflows.contracts.plaintext import clip
 from workflows.contracts.study import MAX_CRITERIA, MAX_CYCLES, StudyPolicy
 
 if TYPE_CHECKING:

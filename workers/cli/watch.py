@@ -24,16 +24,16 @@ from typing import TYPE_CHECKING, Any, cast
 from temporalio.api.enums.v1 import WorkflowTaskFailedCause
 
 from activities.events.format import short
+from client.runs import short_execution
 from workers.cli.progress import clock
-from workflows.common.bounds import clip
-from workflows.common.words import plural, singular_counts
-from workflows.contracts.executive import REFUSAL_CHARS, GateRecord
-from workflows.runs import short_execution
+from workflows.contracts.gates import REFUSAL_CHARS, GateRecord
+from workflows.contracts.plaintext import clip
+from workflows.contracts.words import plural, singular_counts
 
 if TYPE_CHECKING:
     from activities.events.schema import StoredEvent
     from activities.events.store import EventStore
-    from workflows.client import AssayClient
+    from client.assay import AssayClient
     from workflows.contracts.execution import EventRecord
 
 POLL_S = 0.5

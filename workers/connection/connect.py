@@ -15,9 +15,9 @@ from temporalio.converter import DataConverter, DefaultFailureConverterWithEncod
 from temporalio.runtime import Runtime
 from temporalio.service import TLSConfig
 
+from client.assay import DATA_CONVERTER
 from workers.connection.codec import EncryptionCodec, KeyRing
 from workers.settings import Settings
-from workflows.client import DATA_CONVERTER
 
 
 def key_ring(settings: Settings) -> KeyRing | None:

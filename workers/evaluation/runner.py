@@ -3,7 +3,7 @@
 Configurations run one after another (the full one first), so what one learns reaches the
 next as it would reach a user's next run; the runs of one configuration go in parallel, at
 most ``parallel`` at a time. Each run is an ordinary run started and awaited through
-:class:`~workflows.client.AssayClient`; its sample keeps what the run's results say: status,
+:class:`~client.assay.AssayClient`; its sample keeps what the run's results say: status,
 time, model calls, tokens, cost, and each reference part held or not.
 """
 
@@ -19,7 +19,8 @@ from pydantic import BaseModel, Field
 from temporalio.service import RPCError
 
 from activities.artifacts.store import ArtifactStore
-from workers.cli.show import load_report
+from activities.reports.reading import result_report
+from client.assay import AssayClient
 from workers.evaluation.configurations import Configuration
 from workers.evaluation.scoring import score
 from workers.evaluation.suite import Suite, SuiteTask
@@ -27,7 +28,6 @@ from workers.intake.goalfile import load_goal
 from workers.intake.planfile import load_plan
 from workers.intake.runpolicy import queues_from
 from workers.settings import Settings
-from workflows.client import AssayClient
 from workflows.common.failures import root_message
 from workflows.contracts.results import ResearchInput, ResearchResult
 
@@ -136,7 +136,7 @@ def scored(sample: Sample, task: SuiteTask, result: ResearchResult,
 
 def results_document(result: ResearchResult, store: ArtifactStore | None = None) -> Any:
     """The run's results JSON as its report wrote it, else the result it returned."""
-    report = load_report(result, store)
+    report = result_report(result, store)
     return (report or result).model_dump(mode="json")
 
 

@@ -66,7 +66,7 @@ class SuiteTask(Strict):
     level: Literal[1, 2, 3]
     topic: str = Field(default="", max_length=60)
     plan: str | None = None
-    """A plan file (``pending_actions.json`` schema), relative to the suite file."""
+    """A plan file (``plan.json`` schema), relative to the suite file."""
     goal: str | None = Field(default=None, max_length=4000)
     data: list[str] = Field(default_factory=list[str], max_length=20)
     """A goal's data files, relative to the suite file."""

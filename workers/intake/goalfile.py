@@ -17,12 +17,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from workflows.agents.roles import DATA_HEAD_CHARS, MAX_GOAL_CHARS, DataFile
 from workflows.common.canonical import canonical_json
-from workflows.common.words import slug
 from workflows.constants import digest
 from workflows.contracts.policy import Queues, RunPolicy
 from workflows.contracts.results import ResearchInput
+from workflows.contracts.roles import DATA_HEAD_CHARS, MAX_GOAL_CHARS, DataFile
+from workflows.contracts.words import slug
 
 if TYPE_CHECKING:
     from activities.artifacts.store import ArtifactStore

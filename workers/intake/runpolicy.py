@@ -20,7 +20,6 @@ from workers.intake.jsonfile import JsonFileError, read_json
 from workers.intake.recordings import PolicyError, recording_for_run
 from workers.settings import Settings
 from workflows.common.validation import field_errors
-from workflows.constants import Pool
 from workflows.contracts.environments import BASE, NAME_PATTERN
 from workflows.contracts.policy import (
     AgentsPolicy,
@@ -31,6 +30,7 @@ from workflows.contracts.policy import (
     RunPolicy,
     TimeoutAction,
 )
+from workflows.contracts.pools import Pool
 
 NoModelAction = Literal["wait", "defer"]
 MAX_POLICY_BYTES = 1_000_000

@@ -23,7 +23,7 @@ from workers.pools.health import watch_health
 from workers.pools.versioning import deployment_config, deployment_version, promote
 from workers.settings import Settings
 from workflows.catalogue import check_registrations
-from workflows.constants import Pool
+from workflows.contracts.pools import Pool
 from workflows.research.branch import BranchWorkflow
 from workflows.research.workflow import ResearchWorkflow
 from workflows.study.workflow import StudyWorkflow
@@ -186,7 +186,7 @@ async def _skills_spec(settings: Settings, database_url: str,
     from skills.library import SkillLibrary
     from skills.revise import SkillRevisions
     from skills.store import SkillStore
-    from workflows.library.contracts import LibraryState, library_id
+    from workflows.contracts.skills import LibraryState, library_id
     from workflows.library.workflow import SkillLibraryWorkflow
 
     store = SkillStore(database_url)

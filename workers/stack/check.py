@@ -39,7 +39,7 @@ from workers.stack.temporal import (
     connect,
     missing_search_attributes,
 )
-from workflows.constants import Pool
+from workflows.contracts.pools import Pool
 
 EMBEDDED_WINDOW_S = 2.0 * LONG_POLL_S
 """A worker of the embedded stack must have polled this recently: the dev server the stack

@@ -29,7 +29,7 @@ from workers.stack.check import poller_kinds, pollers
 from workers.stack.process import StackError, child_env, start_time, stop_child
 from workers.stack.state import StackInfo, write_state
 from workers.stack.temporal import connect
-from workflows.constants import Pool
+from workflows.contracts.pools import Pool
 
 Say = Callable[[str], None]
 BACKOFF_S = (1.0, 2.0, 5.0, 10.0, 30.0)

@@ -31,7 +31,7 @@ from workers.stack.state import (
     remove_state,
     write_state,
 )
-from workflows.constants import Pool
+from workflows.contracts.pools import Pool
 
 log = logging.getLogger("assay.stack")
 Say = Callable[[str], None]

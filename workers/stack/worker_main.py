@@ -20,7 +20,7 @@ from workers.pools.builders import make_runtime, run_pools
 from workers.pools.versioning import describe_version
 from workers.settings import Settings
 from workers.stack.pools import worker_identity
-from workflows.constants import Pool
+from workflows.contracts.pools import Pool
 
 log = logging.getLogger("assay.stack")
 

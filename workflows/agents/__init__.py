@@ -1,10 +1,9 @@
-"""Calling agent roles from workflows: role contracts, spend and budget, debugging choices.
+"""Calling agent roles from workflows: budgets checked, roles called, debuggers' fixes chosen.
 
-``roles`` holds the roles' request and answer contracts (``drafts`` the planner's answer,
-with a study's hypotheses; ``goal`` a goal's data files and its run's answer, which results
-carry), ``spend`` usage and budgets; import the module you need, as this package re-exports
-nothing;
 ``calls.AgentCalls`` checks the budget, calls a role through its declaration and accounts
 for it; ``debugging`` guards and chooses among the debuggers' fixes; ``planning`` turns a
-planner's draft into a plan; ``reflector`` holds the reflector role's contracts.
+planner's draft into a plan. The roles' request and answer models (``roles``, ``drafts``,
+``reflector``), spend and budgets (``spend``) and a goal's data files (``goal``) are
+contracts, in :mod:`workflows.contracts`. Import the module you need: this package
+re-exports nothing.
 """

@@ -18,12 +18,12 @@ from temporalio.exceptions import ActivityError, ApplicationError
 with workflow.unsafe.imports_passed_through():
     from pydantic import ValidationError
 
-    from workflows.agents.roles import AgentRequest, RoleAnswer
-    from workflows.agents.spend import Budget, ModelSpend, Spend, Usage
     from workflows.catalogue import ActivityDecl
     from workflows.common.events import EventLog
     from workflows.common.failures import root_message
     from workflows.contracts.policy import AgentsPolicy, Queues
+    from workflows.contracts.roles import AgentRequest, RoleAnswer
+    from workflows.contracts.spend import Budget, ModelSpend, Spend, Usage
 
 AnswerT = TypeVar("AnswerT", bound=RoleAnswer)
 

@@ -15,12 +15,12 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from workflows.agents.roles import DEBUG_STRATEGIES, DebugStrategy, EnvironmentFacts
 from workflows.constants import digest
 from workflows.contracts.execution import ExecutionOutcome
-from workflows.contracts.executive import ReviewVerdict
 from workflows.contracts.plan import JobSpec
 from workflows.contracts.policy import ReviewPolicy
+from workflows.contracts.roles import DEBUG_STRATEGIES, DebugStrategy, EnvironmentFacts
+from workflows.contracts.verdicts import ReviewVerdict
 
 
 def check_code_patch(old: JobSpec, new: JobSpec, policy: ReviewPolicy) -> list[str]:

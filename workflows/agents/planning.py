@@ -14,7 +14,6 @@ from collections.abc import Collection
 
 from pydantic import ValidationError
 
-from workflows.agents.roles import DataFile, PlanDraftOutput
 from workflows.common.validation import field_errors
 from workflows.contracts.hypotheses import (
     Hypothesis,
@@ -23,6 +22,7 @@ from workflows.contracts.hypotheses import (
     check_hypotheses,
 )
 from workflows.contracts.plan import Check, Decision, InputFile, Plan, PlanError, check_graph
+from workflows.contracts.roles import DataFile, PlanDraftOutput
 
 MAX_LISTED_PROBLEMS = 10
 

@@ -9,7 +9,7 @@ workflow task fail with ``PAYLOADS_TOO_LARGE`` and wedges the run.
 So the handlers take their argument raw (``RawValue``): its encoded size is checked before it
 is decoded (:func:`read_json`), a payload the data converter cannot read is refused by the
 handler rather than dropped by the SDK, and what is kept of it (who, why, the payload itself)
-is cut to a stated length (:func:`clip`, :func:`bounded`).
+is cut to a stated length (:func:`~workflows.contracts.plaintext.clip`, :func:`bounded`).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from typing import Any, cast
 from temporalio import workflow
 from temporalio.common import RawValue
 
-_CUT = "…[{n} more]"
+from workflows.contracts.plaintext import clip
 
 
 class PayloadRefused(ValueError):
@@ -49,14 +49,6 @@ def read_json(raw: RawValue, *, limit: int, what: str, hint: str = "") -> Any:
     except Exception as err:  # whatever the converter raises, the sender's payload is at fault
         raise PayloadRefused(f"the {what} cannot be decoded as JSON: "
                              f"{clip(' '.join(str(err).split()), 200)}") from None
-
-
-def clip(text: str, limit: int) -> str:
-    """``text`` cut to at most ``limit`` characters, the cut saying how much was left out."""
-    if len(text) <= limit:
-        return text
-    keep = max(0, limit - len(_CUT.format(n=len(text))))
-    return text[:keep] + _CUT.format(n=len(text) - keep)
 
 
 def bounded(payload: Any, limit: int) -> Any:

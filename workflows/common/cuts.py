@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import TypeVar
 
-from workflows.common.words import plural
+from workflows.contracts.words import plural
 
 NAMES_LISTED = 20
 """Names of left-out items a note lists (the rest are counted)."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from workflows.contracts.executive import GateDecision, GateRecord
+from workflows.contracts.gates import GateDecision, GateRecord
 
 STATUS: dict[str, Any] = {"approve": "approved", "reject": "rejected", "modify": "modified",
                           "branch": "branched"}

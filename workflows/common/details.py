@@ -15,7 +15,7 @@ from __future__ import annotations
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
-    from workflows.common.metadata import details_text, summary_line
+    from workflows.contracts.metadata import details_text, summary_line
 
 _UNITS = (("d", 86_400), ("h", 3_600), ("min", 60))
 

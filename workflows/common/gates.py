@@ -26,16 +26,15 @@ from temporalio.exceptions import ApplicationError
 with workflow.unsafe.imports_passed_through():
     from pydantic import ValidationError
 
-    from workflows.common.bounds import PayloadRefused, bounded, claimed_author, clip, read_json
+    from workflows.common.bounds import PayloadRefused, bounded, claimed_author, read_json
     from workflows.common.decisions import STATUS, check_kind
     from workflows.common.decisions import GateRefusedError as GateRefusedError
     from workflows.common.details import span, wait_summary, who_may
-    from workflows.common.errors import ErrorType
     from workflows.common.events import EventLog
     from workflows.common.validation import worded_errors
-    from workflows.contracts.executive import (
-        BY_CHARS,
-        COMMENT_CHARS,
+    from workflows.contracts.base import BY_CHARS, COMMENT_CHARS
+    from workflows.contracts.errors import ErrorType
+    from workflows.contracts.gates import (
         DECISION_MAX_BYTES,
         REFUSAL_CHARS,
         REFUSAL_EVENTS,
@@ -43,6 +42,7 @@ with workflow.unsafe.imports_passed_through():
         GateDecision,
         GateRecord,
     )
+    from workflows.contracts.plaintext import clip
     from workflows.contracts.policy import GateKind, GatePolicy
 
 ArgT = TypeVar("ArgT")

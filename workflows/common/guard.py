@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import re
 
-from workflows.contracts.executive import ReviewPolicy
 from workflows.contracts.plan import JobSpec, Scalar
+from workflows.contracts.policy import ReviewPolicy
 
 CODE_FIELDS = ("entry", "code", "source", "filename", "requirements")
 _CREDENTIAL = re.compile(r"(^|_)(api_?key|access_?key|secret(_?key)?|token|password|passwd|pwd"

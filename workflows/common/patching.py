@@ -13,8 +13,8 @@ import hashlib
 from typing import Any
 
 from workflows.common.canonical import canonical_json
-from workflows.contracts.executive import Patch, PatchChange
 from workflows.contracts.plan import JobSpec
+from workflows.contracts.reflection import Patch, PatchChange
 
 RESOURCE_FIELDS = ("memory_mb", "timeout_s", "cpus")
 LIST_FIELDS = ("expected_metrics",)

@@ -17,18 +17,19 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
-from workflows.common.bounds import clip
 from workflows.contracts.execution import ExecutionOutcome
-from workflows.contracts.executive import ReflectionNote, ReviewVerdict
 from workflows.contracts.memory import ReflectionSummary
+from workflows.contracts.plaintext import clip
 from workflows.contracts.plan import JobSpec
+from workflows.contracts.reflection import ReflectionNote
 from workflows.contracts.results import (
     Provenance,
     ResearchResult,
     TaskResult,
     TaskSummary,
 )
-from workflows.library.contracts import SkillSummary
+from workflows.contracts.skills import SkillSummary
+from workflows.contracts.verdicts import ReviewVerdict
 
 TASK_RESULT_LIMIT = 128 * 1024
 """Most bytes a task's result may have (it lives on in the run's history)."""

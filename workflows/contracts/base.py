@@ -13,7 +13,7 @@ from typing import Annotated, Literal, TypeVar, cast
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
-from workflows.common.plaintext import plain_text
+from workflows.contracts.plaintext import plain_text
 
 T = TypeVar("T")
 Scalar = str | int | float | bool

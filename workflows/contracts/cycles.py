@@ -15,12 +15,12 @@ from typing import Literal
 
 from pydantic import Field
 
-from workflows.agents.goal import DataFile
-from workflows.constants import Pool
 from workflows.contracts.base import BY_CHARS, COMMENT_CHARS, Channel, Model, PlainText, StrictModel
-from workflows.contracts.executive import GateRecord
+from workflows.contracts.gates import GateRecord
+from workflows.contracts.goal import DataFile
 from workflows.contracts.plan import Plan
 from workflows.contracts.policy import Queues, RunPolicy
+from workflows.contracts.pools import Pool
 from workflows.contracts.results import ReportPaths, ResearchResult
 from workflows.contracts.study import MAX_CYCLES, CycleDecision, StudyState
 

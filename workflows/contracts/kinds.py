@@ -27,7 +27,6 @@ from collections.abc import Iterable
 
 from pydantic import Field
 
-from workflows.common.words import STOP_WORDS, slug, slug_words, stem
 from workflows.contracts.analyses import (
     ACTION_TERMS,
     DATA_EXTENSIONS,
@@ -38,6 +37,7 @@ from workflows.contracts.analyses import (
 )
 from workflows.contracts.base import Model
 from workflows.contracts.plan import JobSpec
+from workflows.contracts.words import STOP_WORDS, slug, slug_words, stem
 
 NONE = "-"
 """A kind's part with nothing in it."""

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from workflows.agents.goal import DataFile
-from workflows.agents.spend import Budget
 from workflows.contracts.base import Model
 from workflows.contracts.branches import BranchRecord, BranchStatus, TaskStart
+from workflows.contracts.goal import DataFile
 from workflows.contracts.plan import Plan
 from workflows.contracts.policy import Queues, RunPolicy
 from workflows.contracts.results import TaskResult
+from workflows.contracts.spend import Budget
 
 
 class BranchInput(Model):

@@ -23,8 +23,9 @@ from typing import Any, Literal
 from pydantic import Field
 
 from workflows.contracts.base import Model
-from workflows.contracts.executive import PatchChange, PatchSource, Pattern, ReviewPolicy
 from workflows.contracts.plan import JobSpec, Scalar
+from workflows.contracts.policy import ReviewPolicy
+from workflows.contracts.reflection import PatchChange, PatchSource, Pattern
 
 PROMOTE_AFTER = 3
 """Tasks a (task type, root cause) pattern must be seen in before it becomes a rule."""

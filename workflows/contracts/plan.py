@@ -1,4 +1,4 @@
-"""The plan schema (``pending_actions.json``) and its validation.
+"""The plan schema (``plan.json``; the older name ``pending_actions.json`` is read too).
 
 A plan is a list of *decisions* (tasks) as the planning system writes them: ``task_id``,
 ``priority``, ``action`` and ``acceptance_criteria`` are required (a plan file may leave out
@@ -192,7 +192,7 @@ class PriorityScore(StrictModel):
 
 
 class Decision(StrictModel):
-    """One task of a plan, as in ``pending_actions.json``, plus Assay's job fields."""
+    """One task of a plan, as in ``plan.json``, plus Assay's job fields."""
 
     task_id: TaskId
     priority: Priority
@@ -231,7 +231,7 @@ class Decision(StrictModel):
 
 
 class Plan(StrictModel):
-    """A whole plan: ``pending_actions.json``."""
+    """A whole plan: ``plan.json``."""
 
     meeting_id: str | None = Field(default=None, max_length=200)
     generated_at: datetime | None = None

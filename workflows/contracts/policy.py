@@ -11,10 +11,10 @@ from typing import Annotated, Literal
 
 from pydantic import Field, field_validator
 
-from workflows.constants import Pool
 from workflows.contracts.alternatives import BranchSpec, Metric, TieRule
 from workflows.contracts.base import StrictModel
 from workflows.contracts.environments import EnvironmentName
+from workflows.contracts.pools import Pool
 
 PackageName = Annotated[str, Field(min_length=1, max_length=100,
                                    pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")]

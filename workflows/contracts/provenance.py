@@ -15,8 +15,9 @@ from pydantic import Field
 
 from workflows.contracts.base import Model
 from workflows.contracts.environments import PreparedEnvironment
-from workflows.contracts.executive import GateRecord, PatchChange
-from workflows.library.contracts import SkillUse
+from workflows.contracts.gates import GateRecord
+from workflows.contracts.reflection import PatchChange
+from workflows.contracts.skills import SkillUse
 
 
 class PhaseAttempts(Model):

@@ -15,12 +15,10 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from workflows.agents.context import TaskDigest
-from workflows.agents.goal import DataFile, RunAnswer
-from workflows.agents.spend import Budget, ModelSpend
 from workflows.contracts.alternatives import BranchSpec
 from workflows.contracts.base import Model, PlainText
 from workflows.contracts.branches import BranchRequest, BranchTree, SweepTable, TaskStart
+from workflows.contracts.context import TaskDigest
 from workflows.contracts.execution import (
     Artifact,
     CheckResult,
@@ -29,7 +27,8 @@ from workflows.contracts.execution import (
     RunStatus,
     TaskStatus,
 )
-from workflows.contracts.executive import GateRecord, ReflectionNote, ReviewVerdict
+from workflows.contracts.gates import GateRecord
+from workflows.contracts.goal import DataFile, RunAnswer
 from workflows.contracts.kpis import Kpis
 from workflows.contracts.memory import ReflectionSummary, RememberAnswer, TaskAdvice
 from workflows.contracts.plan import Decision, JobSpec, Plan, PriorityScore
@@ -39,14 +38,17 @@ from workflows.contracts.provenance import AppliedPatch as AppliedPatch
 from workflows.contracts.provenance import ApprovalProvenance as ApprovalProvenance
 from workflows.contracts.provenance import PhaseAttempts as PhaseAttempts
 from workflows.contracts.provenance import PhaseMark, Provenance
-from workflows.contracts.study import StudyContext
-from workflows.library.contracts import (
+from workflows.contracts.reflection import ReflectionNote
+from workflows.contracts.skills import (
     MAX_GUIDELINES,
     GuidelineRef,
     SkillReport,
     SkillSummary,
     SkillUse,
 )
+from workflows.contracts.spend import Budget, ModelSpend
+from workflows.contracts.study import StudyContext
+from workflows.contracts.verdicts import ReviewVerdict
 
 
 class TaskInput(Model):

@@ -15,7 +15,6 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from workflows.common.bounds import clip
 from workflows.contracts.alternatives import Metric
 from workflows.contracts.base import (
     BY_CHARS,
@@ -38,6 +37,7 @@ from workflows.contracts.hypotheses import (
 from workflows.contracts.hypotheses import Evidence as Evidence
 from workflows.contracts.hypotheses import Hypothesis as Hypothesis
 from workflows.contracts.hypotheses import HypothesisStatus as HypothesisStatus
+from workflows.contracts.plaintext import clip
 
 MAX_CYCLES = 100
 """Most cycles a study may run."""

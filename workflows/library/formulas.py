@@ -10,8 +10,8 @@ from __future__ import annotations
 import math
 from datetime import datetime
 
-from workflows.library.contracts import SkillUse
-from workflows.library.patterns import Deviation, SkillMetrics
+from workflows.contracts.patterns import Deviation, SkillMetrics
+from workflows.contracts.skills import SkillUse
 
 EXTRACT_EVERY = 10
 """K: outcomes per extraction batch."""

@@ -21,43 +21,17 @@ Pure models and functions only: the workflow sandbox imports this module.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Literal
 
 from workflows.common.canonical import canonical_json
 from workflows.common.patching import PatchError, field_value
-from workflows.contracts.base import Model
-from workflows.contracts.executive import PatchChange
 from workflows.contracts.plan import JobSpec
+from workflows.contracts.reflection import PatchChange
+from workflows.contracts.subagents import MemoryTry
 
 MEMORY_LIMIT = 16
 """Fixes a subagent remembers (``SkillPattern.recovery``'s bound)."""
 DROP_AFTER = 3
 """Misses in a row after which a remembered fix is forgotten."""
-INSTRUCTIONS_CHARS = 2000
-"""Characters of a subagent's instructions its task carries (and its coder is shown)."""
-
-TryResult = Literal["applied", "cured", "failed", "refused"]
-"""``applied``: the job was patched but never ran again (the task ended first); ``cured``:
-the run after it succeeded; ``failed``: that run failed too; ``refused``: the guardrails
-refused the patched job, so it never ran."""
-
-
-class MemoryTry(Model):
-    """One remembered fix a task run as a subagent tried, and what came of it."""
-
-    fix: PatchChange
-    """The fix as the subagent remembers it."""
-    change: PatchChange | None = None
-    """The change it made, or would have made, to this task's job."""
-    patch_id: str = ""
-    result: TryResult = "applied"
-    reason: str = ""
-    """Why the guardrails refused it (``refused`` only)."""
-
-    @property
-    def missed(self) -> bool:
-        """Whether this try counts against the fix (it failed or was refused)."""
-        return self.result in ("failed", "refused")
 
 
 def fix_key(fix: PatchChange) -> str:

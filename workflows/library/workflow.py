@@ -28,12 +28,13 @@ with workflow.unsafe.imports_passed_through():
         REMEMBER_TASK,
         ActivityDecl,
     )
-    from workflows.common.bounds import PayloadRefused, clip, read_json
+    from workflows.common.bounds import PayloadRefused, read_json
     from workflows.common.failures import root_message
     from workflows.common.validation import field_errors
     from workflows.contracts.memory import RememberAnswer
+    from workflows.contracts.plaintext import clip
     from workflows.contracts.policy import Queues
-    from workflows.library.contracts import (
+    from workflows.contracts.skills import (
         TASK_FINISHED,
         ExtractInput,
         LibraryState,

@@ -17,10 +17,10 @@ from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
     from workflows.catalogue import JUDGE_MERGE, REVISE_SKILLS, WRITE_SKILL, ActivityDecl
-    from workflows.common.bounds import clip
+    from workflows.contracts.plaintext import clip
     from workflows.contracts.policy import Queues
-    from workflows.library.contracts import TaskOutcome
-    from workflows.library.writing import (
+    from workflows.contracts.skills import TaskOutcome
+    from workflows.contracts.writing import (
         JudgeMergeRequest,
         MergeCandidate,
         MergeVerdict,

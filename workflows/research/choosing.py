@@ -20,7 +20,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.branching.selection import allowed_note, tie_choice, tie_reason, ties
     from workflows.common.gates import GateKeeper
     from workflows.contracts.branches import MAIN_LINE, BranchRecord, LineScore
-    from workflows.contracts.executive import GateDecision
+    from workflows.contracts.gates import GateDecision
     from workflows.contracts.results import TaskResult
     from workflows.research.state import RunState
 

@@ -17,9 +17,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from workflows.agents.context import DIGEST_ITEMS, DIGEST_VALUE_CHARS, TaskDigest
 from workflows.common.canonical import canonical_json
 from workflows.common.cuts import keep, keep_mapping
+from workflows.contracts.context import DIGEST_ITEMS, DIGEST_VALUE_CHARS, TaskDigest
 from workflows.contracts.estimates import split_name
 from workflows.contracts.execution import DependencyArtifact
 from workflows.contracts.plan import Decision, Plan

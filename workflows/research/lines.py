@@ -29,7 +29,6 @@ with workflow.unsafe.imports_passed_through():
         plan_request,
         unfinished,
     )
-    from workflows.common.bounds import clip
     from workflows.common.failures import root_message
     from workflows.common.gates import GateKeeper
     from workflows.contracts.base import BY_CHARS
@@ -39,8 +38,9 @@ with workflow.unsafe.imports_passed_through():
         BranchTree,
         SteerRequest,
     )
-    from workflows.contracts.executive import REFUSAL_CHARS, REFUSALS_KEPT
+    from workflows.contracts.gates import REFUSAL_CHARS, REFUSALS_KEPT
     from workflows.contracts.lines import BranchInput, BranchResult
+    from workflows.contracts.plaintext import clip
     from workflows.contracts.plan import Decision
     from workflows.contracts.results import TaskResult
     from workflows.research.branch import BranchWorkflow

@@ -23,7 +23,6 @@ with workflow.unsafe.imports_passed_through():
     from workflows.catalogue import CONSULT_MEMORY, RECALL_MEMORY
     from workflows.common.advisory import Missed, advise
     from workflows.common.events import EventLog
-    from workflows.contracts.executive import Pattern
     from workflows.contracts.memory import ConsultInput, ConsultTask, ReflectionSummary, TaskAdvice
     from workflows.contracts.plan import Decision, Plan
     from workflows.contracts.recall import (
@@ -33,6 +32,7 @@ with workflow.unsafe.imports_passed_through():
         TOPIC_CHARS,
         RecallInput,
     )
+    from workflows.contracts.reflection import Pattern
     from workflows.contracts.results import ResearchInput, TaskResult
 
 

@@ -27,18 +27,19 @@ with workflow.unsafe.imports_passed_through():
 
     from workflows.agents.calls import AgentCalls, AgentUnavailable
     from workflows.agents.planning import plan_from_draft
-    from workflows.agents.roles import PlanDraftOutput, PlanRequest, PlanReviewRequest
     from workflows.catalogue import PLAN_GOAL, RESOLVE_REUSE, REVIEW_PLAN
-    from workflows.common.bounds import PayloadRefused, clip, read_json
-    from workflows.common.errors import ErrorType
+    from workflows.common.bounds import PayloadRefused, read_json
     from workflows.common.failures import root_message
     from workflows.common.gates import GateKeeper
     from workflows.common.validation import field_errors
-    from workflows.common.words import plural
+    from workflows.contracts.base import BY_CHARS
     from workflows.contracts.cycles import ResolveReuseInput
-    from workflows.contracts.executive import BY_CHARS
+    from workflows.contracts.errors import ErrorType
+    from workflows.contracts.plaintext import clip
     from workflows.contracts.plan import Plan, PlanError, check_graph
     from workflows.contracts.results import PlanSource, SuppliedPlan, TaskResult
+    from workflows.contracts.roles import PlanDraftOutput, PlanRequest, PlanReviewRequest
+    from workflows.contracts.words import plural
     from workflows.research.memory import recall_notes, recalls
     from workflows.research.state import RunState
 

@@ -20,13 +20,11 @@ from temporalio.exceptions import ActivityError, ApplicationError
 
 with workflow.unsafe.imports_passed_through():
     from workflows.agents.calls import AgentCalls, AgentUnavailable
-    from workflows.agents.roles import SummaryRequest
-    from workflows.agents.spend import ModelSpend
     from workflows.catalogue import SUMMARIZE_RUN, WRITE_REPORT
     from workflows.common.failures import root_message
     from workflows.common.sizes import fit_run, task_summary
     from workflows.contracts.branches import BranchTree
-    from workflows.contracts.executive import GateRecord
+    from workflows.contracts.gates import GateRecord
     from workflows.contracts.kpis import estimated_seconds
     from workflows.contracts.plan import PRIORITY_RANK, Plan
     from workflows.contracts.results import (
@@ -36,7 +34,9 @@ with workflow.unsafe.imports_passed_through():
         TaskResult,
         WriteReportInput,
     )
-    from workflows.library.contracts import SkillSummary
+    from workflows.contracts.roles import SummaryRequest
+    from workflows.contracts.skills import SkillSummary
+    from workflows.contracts.spend import ModelSpend
     from workflows.research.context import task_digest, wanted_metrics
     from workflows.research.memory import summarize
     from workflows.research.skills import note_results

@@ -24,7 +24,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.common.events import EventLog
     from workflows.contracts.plan import Decision, InputFile, Plan
     from workflows.contracts.results import ResearchInput, TaskResult
-    from workflows.library.contracts import (
+    from workflows.contracts.skills import (
         MatchAnswer,
         MatchInput,
         MatchTask,
@@ -32,7 +32,7 @@ with workflow.unsafe.imports_passed_through():
         SkillSummary,
         SkillUse,
     )
-    from workflows.library.writing import ReformulateRequest
+    from workflows.contracts.writing import ReformulateRequest
     from workflows.research.state import RunState
 
 GOAL_KEY = "goal"

@@ -13,14 +13,14 @@ from collections import Counter
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
-    from workflows.agents.roles import RunAnswer
     from workflows.common.events import EventLog, upsert_keywords
     from workflows.constants import PHASE_KEY, STATUS_KEY
     from workflows.contracts.branches import SteerAction, TaskStart
     from workflows.contracts.execution import TaskStatus
     from workflows.contracts.plan import Plan
     from workflows.contracts.results import PlanSource, ResearchInput, RunStatus, TaskResult
-    from workflows.library.contracts import SkillSummary, SkillUse
+    from workflows.contracts.roles import RunAnswer
+    from workflows.contracts.skills import SkillSummary, SkillUse
     from workflows.research.memory import MemoryAdvice
 
 

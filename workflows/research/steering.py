@@ -23,11 +23,12 @@ from temporalio.exceptions import ApplicationError
 with workflow.unsafe.imports_passed_through():
     from pydantic import BaseModel, ValidationError
 
-    from workflows.common.bounds import PayloadRefused, clip, read_json
-    from workflows.common.errors import ErrorType
+    from workflows.common.bounds import PayloadRefused, read_json
     from workflows.common.validation import worded_errors
     from workflows.contracts.base import BY_CHARS
     from workflows.contracts.branches import SteerRequest
+    from workflows.contracts.errors import ErrorType
+    from workflows.contracts.plaintext import clip
     from workflows.research.lines import Branches
     from workflows.research.state import RunState
 

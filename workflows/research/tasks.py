@@ -19,11 +19,11 @@ from temporalio.exceptions import ApplicationError, CancelledError
 
 with workflow.unsafe.imports_passed_through():
     from workflows.agents.calls import AgentCalls
-    from workflows.common.bounds import clip
     from workflows.common.failures import root_message
-    from workflows.common.metadata import task_details, task_summary
     from workflows.constants import PLAN_KEY, branch_task_workflow_id, task_workflow_id
     from workflows.contracts.execution import DependencyArtifact
+    from workflows.contracts.metadata import task_details, task_summary
+    from workflows.contracts.plaintext import clip
     from workflows.contracts.plan import Decision, Plan
     from workflows.contracts.results import TaskInput, TaskResult
     from workflows.research.context import upstream, wanted_metrics

@@ -22,9 +22,7 @@ from temporalio.exceptions import ApplicationError, FailureError
 with workflow.unsafe.imports_passed_through():
     from workflows.agents.calls import AgentCalls, budget_for
     from workflows.branching.requests import BranchRefusedError
-    from workflows.common.bounds import clip
     from workflows.common.details import outcome_text
-    from workflows.common.errors import ErrorType
     from workflows.common.events import upsert_keywords
     from workflows.common.gates import GateKeeper, GateRefusedError
     from workflows.constants import (
@@ -40,7 +38,9 @@ with workflow.unsafe.imports_passed_through():
         BranchTree,
         SteerRequest,
     )
-    from workflows.contracts.executive import GateDecision, GateRecord
+    from workflows.contracts.errors import ErrorType
+    from workflows.contracts.gates import GateDecision, GateRecord
+    from workflows.contracts.plaintext import clip
     from workflows.contracts.plan import Plan, PlanError, check_graph
     from workflows.contracts.results import (
         ParentLink,

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from workflows.common.bounds import clip
 from workflows.common.cuts import keep_mapping
 from workflows.contracts.alternatives import Metric
 from workflows.contracts.estimates import (
@@ -31,6 +30,7 @@ from workflows.contracts.estimates import (
 )
 from workflows.contracts.hypotheses import HypothesisTree
 from workflows.contracts.kpis import estimated_seconds
+from workflows.contracts.plaintext import clip
 from workflows.contracts.plan import Decision
 from workflows.contracts.results import RunReport, TaskResult
 from workflows.contracts.study import (

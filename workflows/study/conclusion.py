@@ -18,7 +18,6 @@ state it reports at its end.
 
 from __future__ import annotations
 
-from workflows.common.bounds import clip
 from workflows.contracts.hypotheses import (
     CONCLUDED_CHARS,
     DECIDED,
@@ -27,6 +26,7 @@ from workflows.contracts.hypotheses import (
     HypothesisStatus,
     HypothesisTree,
 )
+from workflows.contracts.plaintext import clip
 
 
 def concluded(tree: HypothesisTree, cycle: int) -> HypothesisTree:

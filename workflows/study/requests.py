@@ -14,12 +14,13 @@ from pydantic import ValidationError
 from temporalio.common import RawValue
 from temporalio.exceptions import ApplicationError
 
-from workflows.common.bounds import PayloadRefused, clip, read_json
-from workflows.common.errors import ErrorType
+from workflows.common.bounds import PayloadRefused, read_json
 from workflows.common.validation import worded_errors
 from workflows.contracts.cycles import CyclePlan, StudyStop
-from workflows.contracts.executive import GateRecord
+from workflows.contracts.errors import ErrorType
+from workflows.contracts.gates import GateRecord
 from workflows.contracts.hypotheses import HypothesisTree
+from workflows.contracts.plaintext import clip
 from workflows.contracts.study import CycleDecision
 from workflows.research.planning import PlanRefused, sound_supplied
 

@@ -33,10 +33,10 @@ Consecutive fixes that change nothing stop at rule 4 (fail fast rather than retr
 
 from __future__ import annotations
 
-from workflows.common.bounds import clip
 from workflows.contracts.base import COMMENT_CHARS
 from workflows.contracts.estimates import within_intervals
 from workflows.contracts.hypotheses import HypothesisTree, Verdict
+from workflows.contracts.plaintext import clip
 from workflows.contracts.study import Action, CycleDecision, CycleSummary, StudyPolicy
 from workflows.study.verdicts import acceptance, shown
 

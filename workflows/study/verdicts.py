@@ -21,7 +21,6 @@ from __future__ import annotations
 import math
 from typing import Literal, NamedTuple
 
-from workflows.common.bounds import clip
 from workflows.contracts.base import CheckOp, Scalar
 from workflows.contracts.estimates import (
     INTERVAL,
@@ -45,6 +44,7 @@ from workflows.contracts.hypotheses import (
     HypothesisTree,
     Verdict,
 )
+from workflows.contracts.plaintext import clip
 from workflows.contracts.plan import Check, Plan
 from workflows.contracts.study import TEXT_CHARS, CycleSummary, TaskOutcome
 

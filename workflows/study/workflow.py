@@ -32,7 +32,6 @@ from temporalio.workflow import ParentClosePolicy
 
 with workflow.unsafe.imports_passed_through():
     from workflows.catalogue import CLOSE_CYCLE, RESOLVE_REUSE
-    from workflows.common.bounds import clip
     from workflows.common.details import outcome_text, wait_summary
     from workflows.common.events import EventLog, upsert_keywords
     from workflows.common.failures import root_message
@@ -56,7 +55,8 @@ with workflow.unsafe.imports_passed_through():
         StudyStop,
     )
     from workflows.contracts.execution import DependencyArtifact
-    from workflows.contracts.executive import GateDecision, GateRecord
+    from workflows.contracts.gates import GateDecision, GateRecord
+    from workflows.contracts.plaintext import clip
     from workflows.contracts.results import ReportPaths, ResearchInput, ResearchResult
     from workflows.contracts.study import CycleDecision, StudyState, context_of
     from workflows.research.workflow import ResearchWorkflow

@@ -12,7 +12,6 @@ from datetime import timedelta
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
-    from workflows.agents.roles import EnvironmentFacts
     from workflows.catalogue import (
         EXECUTE_JOB,
         PREPARE_ENVIRONMENT,
@@ -21,7 +20,6 @@ with workflow.unsafe.imports_passed_through():
         REVIEWERS,
         VERIFY_EVIDENCE,
     )
-    from workflows.common.metadata import job_summary
     from workflows.contracts.environments import PreparedEnvironment, PrepareEnvironmentInput
     from workflows.contracts.execution import (
         ExecuteJobInput,
@@ -29,15 +27,12 @@ with workflow.unsafe.imports_passed_through():
         Verification,
         VerifyEvidenceInput,
     )
-    from workflows.contracts.executive import (
-        InputDigest,
-        RescanInput,
-        RescanResult,
-        ReviewInput,
-        ReviewVerdict,
-    )
+    from workflows.contracts.metadata import job_summary
     from workflows.contracts.plan import JobSpec
+    from workflows.contracts.reflection import RescanInput, RescanResult
     from workflows.contracts.results import TaskInput
+    from workflows.contracts.roles import EnvironmentFacts
+    from workflows.contracts.verdicts import InputDigest, ReviewInput, ReviewVerdict
 
 JOB_GRACE = timedelta(seconds=120)
 """Time an execute attempt gets beyond the job's own timeout (workspace, hashing, hand-back)."""

@@ -14,10 +14,10 @@ from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
     from workflows.agents.calls import AgentCalls, AgentUnavailable
-    from workflows.agents.roles import CodeRequest, EnvironmentFacts
     from workflows.catalogue import WRITE_JOB
     from workflows.constants import digest
     from workflows.contracts.plan import JobSpec
+    from workflows.contracts.roles import CodeRequest, EnvironmentFacts
     from workflows.task.execution import Execution
     from workflows.task.phases import Phase
     from workflows.task.state import Finish, TaskState

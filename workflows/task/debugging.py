@@ -16,13 +16,14 @@ from temporalio.exceptions import ActivityError
 with workflow.unsafe.imports_passed_through():
     from workflows.agents.calls import AgentCalls, AgentUnavailable
     from workflows.agents.debugging import Candidate, check_code_patch, choose, group_alike
-    from workflows.agents.roles import DebugAnswer, DebugRequest, DebugStrategy, EnvironmentFacts
     from workflows.catalogue import DEBUG_JOB
     from workflows.common.failures import root_message
     from workflows.constants import digest
     from workflows.contracts.execution import ExecutionOutcome
-    from workflows.contracts.executive import PatchChange, panel_approves
+    from workflows.contracts.reflection import PatchChange
     from workflows.contracts.results import AppliedPatch
+    from workflows.contracts.roles import DebugAnswer, DebugRequest, DebugStrategy, EnvironmentFacts
+    from workflows.contracts.verdicts import panel_approves
     from workflows.task.calls import TaskCalls
     from workflows.task.execution import Execution
     from workflows.task.phases import Phase

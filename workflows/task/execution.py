@@ -11,11 +11,11 @@ from temporalio.exceptions import ActivityError
 
 with workflow.unsafe.imports_passed_through():
     from workflows.agents.debugging import relevant_facts
-    from workflows.agents.roles import EnvironmentFacts
     from workflows.common.failures import root_message
     from workflows.contracts.environments import PreparedEnvironment, PrepareEnvironmentInput
     from workflows.contracts.execution import ExecutionOutcome, Verification
     from workflows.contracts.plan import JobSpec
+    from workflows.contracts.roles import EnvironmentFacts
     from workflows.task.calls import TaskCalls
     from workflows.task.phases import Phase
     from workflows.task.state import Finish, TaskState

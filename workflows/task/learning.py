@@ -18,7 +18,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.catalogue import HAND_OFF_OUTCOME
     from workflows.common.failures import root_message
     from workflows.contracts.results import TaskResult
-    from workflows.library.contracts import HandOffInput, SkillReport
+    from workflows.contracts.skills import HandOffInput, SkillReport
     from workflows.task.memory import remember_input
     from workflows.task.skills import task_outcome
     from workflows.task.state import TaskState

@@ -20,9 +20,10 @@ with workflow.unsafe.imports_passed_through():
     from workflows.common.gates import GateKeeper
     from workflows.constants import in_study
     from workflows.contracts.execution import ExecutionOutcome, TaskStatus
-    from workflows.contracts.executive import DiagnoseInput, FailureKind, GateRecord, ReflectionNote
+    from workflows.contracts.gates import GateRecord
     from workflows.contracts.plan import JobSpec, Scalar
     from workflows.contracts.policy import GateKind
+    from workflows.contracts.reflection import DiagnoseInput, FailureKind, ReflectionNote
     from workflows.task.phases import Phase
     from workflows.task.reflecting import Reflector
     from workflows.task.regression import has_estimates, regressed_metrics

@@ -14,9 +14,9 @@ from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
     from workflows.agents.calls import AgentCalls, AgentUnavailable
-    from workflows.agents.reflector import ReflectRequest
     from workflows.catalogue import REFLECT_FAILURE
-    from workflows.contracts.executive import DiagnoseInput, ReflectionNote
+    from workflows.contracts.reflection import DiagnoseInput, ReflectionNote
+    from workflows.contracts.reflector import ReflectRequest
     from workflows.task.state import TaskState
 
 GUARDRAIL = "guardrail: "

@@ -14,11 +14,11 @@ from temporalio.exceptions import ActivityError
 
 with workflow.unsafe.imports_passed_through():
     from workflows.agents.calls import AgentCalls, AgentUnavailable
-    from workflows.agents.roles import ModelReviewRequest
     from workflows.catalogue import REVIEW_JOB_MODEL
     from workflows.common.failures import root_message
-    from workflows.contracts.executive import Finding, ReviewVerdict, merge_verdicts
     from workflows.contracts.plan import JobSpec
+    from workflows.contracts.roles import ModelReviewRequest
+    from workflows.contracts.verdicts import Finding, ReviewVerdict, merge_verdicts
     from workflows.task.calls import TaskCalls
     from workflows.task.phases import Phase
     from workflows.task.state import Finish, TaskState

@@ -10,11 +10,12 @@ from __future__ import annotations
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
+
+    from workflows.contracts.patterns import SkillStep
     from workflows.contracts.plan import Scalar
     from workflows.contracts.results import TaskResult
-    from workflows.library.contracts import TaskOutcome
+    from workflows.contracts.skills import TaskOutcome
     from workflows.library.formulas import deviation
-    from workflows.library.patterns import SkillStep
     from workflows.task.phases import Phase
     from workflows.task.state import TaskState
 

@@ -13,14 +13,13 @@ from typing import Any, TypeVar
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
-    from workflows.agents.spend import ModelSpend
     from workflows.common.advisory import Missed
     from workflows.common.events import EventLog, upsert, upsert_keywords
     from workflows.constants import ATTEMPTS_KEY, KIND_KEY, PHASE_KEY, STATUS_KEY, digest
     from workflows.contracts.alternatives import BranchSpec
     from workflows.contracts.execution import ExecutionOutcome, TaskStatus, Verification
-    from workflows.contracts.executive import Patch, ReflectionNote, ReviewVerdict
     from workflows.contracts.plan import JobSpec
+    from workflows.contracts.reflection import Patch, ReflectionNote
     from workflows.contracts.results import (
         PHASE_MARKS,
         AppliedPatch,
@@ -29,7 +28,9 @@ with workflow.unsafe.imports_passed_through():
         TaskInput,
         TaskResult,
     )
-    from workflows.library.subagents import MemoryTry
+    from workflows.contracts.spend import ModelSpend
+    from workflows.contracts.subagents import MemoryTry
+    from workflows.contracts.verdicts import ReviewVerdict
     from workflows.task.phases import Phase, check_transition
     from workflows.task.retrying import retries_for
 

@@ -17,10 +17,11 @@ with workflow.unsafe.imports_passed_through():
     from workflows.common.guard import check_patch
     from workflows.common.patching import PatchError, apply_patch, sealed
     from workflows.contracts.execution import ExecutionOutcome
-    from workflows.contracts.executive import Patch, PatchChange
     from workflows.contracts.plan import JobSpec
-    from workflows.library.contracts import SkillUse
-    from workflows.library.subagents import MemoryTry, fix_key, next_fix
+    from workflows.contracts.reflection import Patch, PatchChange
+    from workflows.contracts.skills import SkillUse
+    from workflows.contracts.subagents import MemoryTry
+    from workflows.library.subagents import fix_key, next_fix
     from workflows.task.state import TaskState
 
 MEMORY_CONFIDENCE = 0.85

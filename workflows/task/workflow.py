@@ -30,9 +30,10 @@ with workflow.unsafe.imports_passed_through():
     from workflows.common.changes import ChangeRefusedError
     from workflows.common.gates import GateKeeper, GateRefusedError
     from workflows.contracts.execution import ExecutionOutcome, TaskStatus
-    from workflows.contracts.executive import GateDecision, GateRecord, panel_approves
+    from workflows.contracts.gates import GateDecision, GateRecord
     from workflows.contracts.plan import JobSpec
     from workflows.contracts.results import TaskInput, TaskProgress, TaskResult
+    from workflows.contracts.verdicts import panel_approves
     from workflows.task.calls import TaskCalls
     from workflows.task.coding import Coding
     from workflows.task.debugging import Debugging

@@ -9,7 +9,6 @@ each other's counts; ledger appends take one lock and chain each entry to the la
 (checksummed, never applied once changed outside Assay), ``templates`` and ``ledger``.
 """
 
-from activities.common.database import DatabaseUnavailable
 from activities.memory.schema import job_checksum, rule_checksum, template_id
 from activities.memory.store.episodes import EpisodeStore
 from activities.memory.store.ledger import LedgerBroken, LedgerEntry, LedgerStore
@@ -20,6 +19,7 @@ from activities.memory.store.rules import (
     RuleUnreadable,
 )
 from activities.memory.store.templates import TemplateStore
+from database.engine import DatabaseUnavailable
 
 __all__ = [
     "LedgerBroken", "LedgerEntry", "MemoryStore", "MemoryStoreUnavailable", "RuleNotFound",

@@ -13,8 +13,8 @@ from pydantic import ValidationError
 from sqlalchemy import delete, func, or_, select
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 
-from activities.common.database import Database
 from activities.memory.schema import EPISODES, episode_row
+from database.engine import Database
 from workflows.contracts.memory import Episode
 
 

@@ -16,8 +16,8 @@ from sqlalchemy import bindparam, select
 from sqlalchemy.dialects.postgresql import JSONB
 
 from activities.common.chain import GENESIS, ChainWalk, chain, link
-from activities.common.database import Database, advisory_lock
 from activities.memory.schema import LEDGER, canonical
+from database.engine import Database, advisory_lock
 from workflows.contracts.base import Model
 
 _LEDGER_LOCK = (0x4153534C, 0)  # ledger appends

@@ -15,7 +15,6 @@ from pydantic import ValidationError
 from sqlalchemy import or_, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from activities.common.database import Database
 from activities.memory.schema import (
     RULES,
     edited_rule,
@@ -25,6 +24,7 @@ from activities.memory.schema import (
     summary,
 )
 from activities.memory.store.writes import lock_type, upsert
+from database.engine import Database
 from workflows.contracts.memory import MemoryRule, RuleStatus
 from workflows.contracts.plan import Scalar
 

@@ -12,7 +12,6 @@ from datetime import datetime
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from activities.common.database import Database
 from activities.memory.promotion import template_cached
 from activities.memory.schema import (
     TEMPLATES,
@@ -22,6 +21,7 @@ from activities.memory.schema import (
     template_row,
 )
 from activities.memory.store.writes import lock_type, upsert
+from database.engine import Database
 from workflows.contracts.memory import ProceduralTemplate, Promotion
 from workflows.contracts.plan import JobSpec
 

@@ -12,7 +12,7 @@ from sqlalchemy import Table
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from activities.common.database import advisory_lock
+from database.engine import advisory_lock
 
 _TYPE_LOCK_CLASS = 0x4153534D  # rule and template writes, per task type
 

@@ -45,7 +45,7 @@ from activities.review.safety.rules import (
     PROCESS_MODULES,
     module_hits,
 )
-from workflows.contracts.executive import ReviewInput, ReviewVerdict
+from workflows.contracts.verdicts import ReviewInput, ReviewVerdict
 
 SAFETY_CHECKS = ("source_parses", "no_network", "no_subprocess", "no_privilege_change",
                  "writes_inside_workspace", "deletes_inside_workspace", "no_secret_access",

@@ -12,8 +12,10 @@ from pydantic import SecretStr
 from activities.agents.roles import Agents
 from activities.llm.gateway import ModelGateway
 from tests.fake_anthropic import FakeAnthropic, ToolUse, usage
-from workflows.agents.context import TaskDigest
-from workflows.agents.roles import (
+from workflows.contracts.context import TaskDigest
+from workflows.contracts.execution import Artifact, ExecutionOutcome
+from workflows.contracts.plan import Check, JobSpec, Resources
+from workflows.contracts.roles import (
     CodeRequest,
     DataFile,
     DebugRequest,
@@ -24,9 +26,7 @@ from workflows.agents.roles import (
     PlanReviewRequest,
     SummaryRequest,
 )
-from workflows.contracts.execution import Artifact, ExecutionOutcome
-from workflows.contracts.executive import Finding, ReviewInput, ReviewVerdict
-from workflows.contracts.plan import Check, JobSpec, Resources
+from workflows.contracts.verdicts import Finding, ReviewInput, ReviewVerdict
 
 KEY = "sk-ant-test-agents"
 MODEL = "claude-opus-5"

@@ -29,9 +29,9 @@ from tests.activities.agents.test_agents import (
     summary_request,
 )
 from tests.fake_anthropic import FakeAnthropic, Text, ToolUse, usage
-from workflows.agents.roles import MAX_CODE_CHARS
-from workflows.agents.spend import Budget, Usage
 from workflows.contracts.policy import ModelRecording
+from workflows.contracts.roles import MAX_CODE_CHARS
+from workflows.contracts.spend import Budget, Usage
 
 GONE = "http://127.0.0.1:9"
 """Where no server listens: a replay must not need one."""

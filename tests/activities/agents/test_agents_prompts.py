@@ -38,7 +38,7 @@ from tests.activities.agents.test_agents import (
     summary_request,
 )
 from tests.fake_anthropic import FakeAnthropic, ToolUse
-from workflows.agents.roles import PlanDraftOutput, PlanReviewRequest
+from workflows.contracts.roles import PlanDraftOutput, PlanReviewRequest
 
 REVIEW = {"verdict": "APPROVE", "confidence": 0.8}
 OTHER_RUN = "assay-run-iris-morphology-9f8e7d6c5b-r2"

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from activities.agents.prompting import environment_text, job_text
-from workflows.agents.roles import EnvironmentFacts
 from workflows.contracts.environments import PreparedEnvironment
 from workflows.contracts.plan import JobSpec
+from workflows.contracts.roles import EnvironmentFacts
 from workflows.task.execution import environment_facts
 
 SCIENCE = PreparedEnvironment(name="science", digest="ab" * 32, python="3.11.7",

@@ -25,8 +25,8 @@ from tests.activities.agents.test_agents import (
     prompt_of,
 )
 from tests.fake_anthropic import FakeAnthropic, ToolUse
-from workflows.library.contracts import GuidelineRef
-from workflows.library.patterns import SkillPattern
+from workflows.contracts.patterns import SkillPattern
+from workflows.contracts.skills import GuidelineRef
 
 SEED_RULE = "Seed every permutation with 1936 so re-runs agree."
 WELCH_RULE = "Prefer Welch's t-test when group variances differ."

@@ -19,7 +19,7 @@ from activities.agents.previews import (
 from activities.agents.render import code_message
 from activities.artifacts.store import LocalArtifactStore
 from tests.activities.agents.test_agents import RUN_ID, code_request
-from workflows.agents.context import TaskDigest
+from workflows.contracts.context import TaskDigest
 from workflows.contracts.execution import DependencyArtifact
 
 

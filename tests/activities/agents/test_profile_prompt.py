@@ -25,8 +25,8 @@ from tests.activities.agents.test_agents import (
     summary_request,
 )
 from tests.fake_anthropic import FakeAnthropic, ToolUse
-from workflows.agents.roles import DataFile
-from workflows.contracts.executive import InputDigest, ReviewInput
+from workflows.contracts.roles import DataFile
+from workflows.contracts.verdicts import InputDigest, ReviewInput
 
 ROWS = "".join(f"{5 + i / 10:.1f},{'setosa' if i % 3 else ''},{i}\n" for i in range(150))
 CSV = "sepal_length,species,plant\n" + ROWS

@@ -24,9 +24,9 @@ from tests.activities.agents.test_agents import (
 from tests.activities.agents.test_agents_failures import repair_text
 from tests.fake_anthropic import FakeAnthropic, ToolUse
 from tests.workflows.study.factories import decision, plan, report, result
-from workflows.agents.roles import EnvironmentFacts
 from workflows.contracts.execution import CheckResult
 from workflows.contracts.plan import Check
+from workflows.contracts.roles import EnvironmentFacts
 from workflows.contracts.study import StudyContext
 from workflows.research.context import task_digest
 from workflows.study.carry import summarize

@@ -19,10 +19,10 @@ from activities.agents.roles import Agents
 from activities.patches.apply import apply_patch
 from activities.reflection.reflection import diagnose
 from tests.fake_anthropic import FakeAnthropic, ToolUse, tool_of
-from workflows.agents.reflector import ReflectorOutput, ReflectRequest
 from workflows.contracts.execution import ExecutionOutcome
-from workflows.contracts.executive import DiagnoseInput
 from workflows.contracts.plan import JobSpec, Resources
+from workflows.contracts.reflection import DiagnoseInput
+from workflows.contracts.reflector import ReflectorOutput, ReflectRequest
 
 RUN_ID = "assay-run-solver-0a1b2c3d4e"
 WORKSPACE = f"/srv/assay/work/{RUN_ID}/solve/attempt-1"

@@ -19,7 +19,7 @@ from activities.agents.prompting import system_prompt
 from activities.agents.writer import SkillWriter
 from activities.llm.gateway import ModelGateway
 from tests.fake_anthropic import FakeAnthropic, Malformed, ToolUse
-from workflows.library.writing import (
+from workflows.contracts.writing import (
     EXPLANATION_CHARS,
     JudgeMergeRequest,
     MergeCandidate,

@@ -21,10 +21,10 @@ from tests.activities.agents.test_agents import DRAFT, KEY, MODEL, code_request,
 from tests.activities.agents.test_study_prompt import context
 from tests.fake_anthropic import FakeAnthropic, ToolUse
 from tests.workflows.study.factories import outcome, summary
-from workflows.agents.roles import PlanDraftOutput, PlanReviewRequest
 from workflows.contracts.execution import Artifact, DependencyArtifact
 from workflows.contracts.hypotheses import HypothesisTest
 from workflows.contracts.results import RunReport, TaskResult
+from workflows.contracts.roles import PlanDraftOutput, PlanReviewRequest
 from workflows.contracts.study import StudyContext, StudyPolicy, StudyState, context_of
 
 START = datetime(2026, 1, 1, tzinfo=UTC)

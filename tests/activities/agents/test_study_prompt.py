@@ -13,7 +13,7 @@ from tests.activities.agents.test_agents import DRAFT, plan_request, prompt_of
 from tests.e2e_support import ROOT
 from tests.fake_anthropic import FakeAnthropic, ToolUse
 from tests.workflows.study.factories import hypothesis, outcome, summary, tree, verdict
-from workflows.agents.roles import (
+from workflows.contracts.roles import (
     DataFile,
     PlanDraftOutput,
     PlannedCheck,

@@ -11,8 +11,8 @@ from temporalio.testing import ActivityEnvironment
 from activities.environments import Environments
 from activities.environments.activity import EnvironmentPreparer
 from activities.review.probe import Prober
-from workflows.common.errors import ErrorType
 from workflows.contracts.environments import PrepareEnvironmentInput
+from workflows.contracts.errors import ErrorType
 
 
 def preparer(environments: Environments) -> EnvironmentPreparer:

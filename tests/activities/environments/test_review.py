@@ -7,9 +7,9 @@ from pathlib import Path
 
 from activities.environments import Environments
 from activities.review.infra import InfrastructureReviewer
-from workflows.contracts.executive import ReviewInput, ReviewPolicy, ReviewVerdict
 from workflows.contracts.plan import JobSpec, Resources
-from workflows.contracts.policy import PackagePolicy
+from workflows.contracts.policy import PackagePolicy, ReviewPolicy
+from workflows.contracts.verdicts import ReviewInput, ReviewVerdict
 
 
 def review_input(code: str, *, requirements: list[str] | None = None,

@@ -17,7 +17,6 @@ from sqlalchemy.ext.asyncio import create_async_engine
 from temporalio.exceptions import ApplicationError
 from temporalio.testing import ActivityEnvironment
 
-from activities.common.limits import MAX_JSON_BYTES, MAX_STRING_CHARS, event_row, fit_key
 from activities.events.schema import EVENT_COLUMNS
 from activities.events.store import (
     CHUNK_ROWS,
@@ -29,7 +28,8 @@ from activities.events.store import (
     insert_rows,
     lock_runs,
 )
-from workflows.client import DATA_CONVERTER
+from client.assay import DATA_CONVERTER
+from database.limits import MAX_JSON_BYTES, MAX_STRING_CHARS, event_row, fit_key
 from workflows.contracts.execution import EventRecord, RecordEventsInput
 
 db = pytest.mark.integration

@@ -18,11 +18,10 @@ from activities.evidence.relink import MAX_ENTRIES, Relinker, RescanInput, Resca
 from activities.evidence.verify import EvidenceVerifier
 from activities.reflection.reflection import diagnose
 from activities.sandbox.job import Sandbox
-from workflows.client import DATA_CONVERTER
-from workflows.contracts import executive
+from client.assay import DATA_CONVERTER
 from workflows.contracts.execution import ExecuteJobInput, ExecutionOutcome, VerifyEvidenceInput
-from workflows.contracts.executive import DiagnoseInput
 from workflows.contracts.plan import JobSpec, Resources
+from workflows.contracts.reflection import DiagnoseInput
 
 
 @pytest.fixture
@@ -217,14 +216,14 @@ def test_the_workflows_contract_and_the_activitys_are_wire_compatible(work_dir: 
     write(workspace / "out" / "results.csv")
     job = JobSpec(code="print(1)", source="print(1)", filename="job.py",
                   expected_artifacts=["results.csv", "gone.csv"])
-    sent = executive.RescanInput(task_id="t1", job=job, outcome=ExecutionOutcome(
+    sent = RescanInput(task_id="t1", job=job, outcome=ExecutionOutcome(
         outcome="succeeded", workspace=str(workspace)))
     converter = DATA_CONVERTER.payload_converter
     [payload] = converter.to_payloads([sent])
     [req] = converter.from_payloads([payload], [RescanInput])
     result = Relinker(work_dir).rescan(req)
-    [back] = converter.from_payloads(converter.to_payloads([result]), [executive.RescanResult])
-    assert isinstance(back, executive.RescanResult)
+    [back] = converter.from_payloads(converter.to_payloads([result]), [RescanResult])
+    assert isinstance(back, RescanResult)
     assert back.relinked == {"results.csv": "out/results.csv"}
     assert back.still_missing == ["gone.csv"]
 

@@ -28,7 +28,7 @@ from workflows.catalogue import REMEMBER_TASK
 from workflows.contracts.cycles import CloseCycleInput
 from workflows.contracts.memory import RememberAnswer, RememberInput
 from workflows.contracts.plan import JobSpec
-from workflows.library.contracts import HandOffInput, TaskOutcome, library_id
+from workflows.contracts.skills import HandOffInput, TaskOutcome, library_id
 from workflows.library.workflow import OUTCOME_MAX_BYTES, SkillLibraryWorkflow
 
 close_cycle = StudyCycles().close_cycle  # reports on this host only

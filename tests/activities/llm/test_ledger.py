@@ -20,8 +20,8 @@ from activities.llm.gateway import ModelGateway
 from activities.llm.ledger import BudgetLedger, BudgetRefused, Claim
 from tests.activities.llm.test_models import GOOD, KEY, MODEL, ask
 from tests.fake_anthropic import FakeAnthropic, ToolUse, usage
-from workflows.agents.spend import Budget, Usage
-from workflows.common.errors import ErrorType
+from workflows.contracts.errors import ErrorType
+from workflows.contracts.spend import Budget, Usage
 
 pytestmark = pytest.mark.integration
 CAP = 3000

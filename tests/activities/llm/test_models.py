@@ -20,7 +20,7 @@ from tests.fake_anthropic import (
     ToolUse,
     usage,
 )
-from workflows.agents.spend import Budget, ChatMessage, ModelCall, Usage
+from workflows.contracts.spend import Budget, ChatMessage, ModelCall, Usage
 
 KEY = "sk-ant-test-0123456789-do-not-leak"
 MODEL = "claude-opus-5"

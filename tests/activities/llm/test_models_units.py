@@ -18,7 +18,7 @@ from activities.llm.output import OutputContract, repair_turn
 from activities.llm.pricing import price_of, priced
 from activities.llm.recording import parse_recording, request_key
 from activities.llm.request import Conversation, tool_choice
-from workflows.agents.spend import Budget, ChatMessage, ModelCall, Usage
+from workflows.contracts.spend import Budget, ChatMessage, ModelCall, Usage
 
 
 class Verdict(BaseModel):

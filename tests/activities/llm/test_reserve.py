@@ -9,7 +9,7 @@ from activities.llm.pricing import price_of
 from activities.llm.request import Conversation
 from activities.llm.reserve import BYTES_PER_TOKEN, claim_for, prompt_tokens
 from tests.activities.llm.test_models import MODEL, ask
-from workflows.agents.spend import Budget
+from workflows.contracts.spend import Budget
 
 
 def test_a_call_without_a_cap_reserves_nothing() -> None:

@@ -21,7 +21,6 @@ from activities.memory.memory import Memory, rule_id_for
 from activities.memory.store import MemoryStore, MemoryStoreUnavailable, job_checksum, template_id
 from activities.reflection.reflection import MemoryView, Reflection, diagnose
 from workflows.contracts.execution import ExecutionOutcome
-from workflows.contracts.executive import DiagnoseInput, PatchChange
 from workflows.contracts.kinds import task_kind
 from workflows.contracts.memory import (
     AttemptRecord,
@@ -37,6 +36,7 @@ from workflows.contracts.memory import (
     rule_confidence,
 )
 from workflows.contracts.plan import JobSpec, Scalar
+from workflows.contracts.reflection import DiagnoseInput, PatchChange
 
 db = pytest.mark.integration
 T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)

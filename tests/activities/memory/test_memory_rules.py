@@ -14,7 +14,6 @@ from activities.memory.rules import (
     recommended_changes,
     rule_from_episodes,
 )
-from workflows.contracts.executive import PatchChange, ReviewPolicy
 from workflows.contracts.memory import (
     Episode,
     Limit,
@@ -24,6 +23,8 @@ from workflows.contracts.memory import (
     RuleStatus,
 )
 from workflows.contracts.plan import JobSpec, Resources, Scalar
+from workflows.contracts.policy import ReviewPolicy
+from workflows.contracts.reflection import PatchChange
 
 T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 TYPE = "train-classifier"

@@ -16,7 +16,7 @@ from activities.metrics.record import (
     task_finished,
 )
 from workflows.contracts.execution import ExecutionOutcome
-from workflows.contracts.executive import GateRecord
+from workflows.contracts.gates import GateRecord
 from workflows.contracts.results import (
     PHASE_MARKS,
     ApprovalProvenance,

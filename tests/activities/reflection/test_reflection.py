@@ -14,16 +14,10 @@ from activities.review.safety.check import review_quality_safety_source
 from activities.sandbox.classify import Ending, classify
 from activities.sandbox.limits import Limits
 from workflows.contracts.execution import Artifact, CheckResult, ExecutionOutcome, Verification
-from workflows.contracts.executive import (
-    DiagnoseInput,
-    FailureKind,
-    Finding,
-    Patch,
-    ReviewInput,
-    ReviewPolicy,
-    ReviewVerdict,
-)
 from workflows.contracts.plan import Check, JobSpec, Resources, Scalar
+from workflows.contracts.policy import ReviewPolicy
+from workflows.contracts.reflection import DiagnoseInput, FailureKind, Patch
+from workflows.contracts.verdicts import Finding, ReviewInput, ReviewVerdict
 
 WORKSPACE = "/data/work/run/t1/attempt-1"
 

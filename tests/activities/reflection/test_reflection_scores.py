@@ -12,8 +12,8 @@ from activities.reflection.rules import (
     risk_ceiling,
     risk_score,
 )
-from workflows.contracts.executive import DiagnoseInput, PatchChange, retry_decision
 from workflows.contracts.plan import JobSpec
+from workflows.contracts.reflection import DiagnoseInput, PatchChange, retry_decision
 
 
 @pytest.mark.parametrize(("known", "proven", "actions", "divergence", "attempt", "expected",

@@ -12,7 +12,8 @@ from temporalio.testing import ActivityEnvironment
 
 from activities.reports.ledger import LedgerError, append_ledger, ledger_entries, verify_ledger
 from activities.reports.writer import ReportWriter
-from workflows.contracts.executive import GateRecord, PatchChange
+from workflows.contracts.gates import GateRecord
+from workflows.contracts.reflection import PatchChange
 from workflows.contracts.results import (
     AppliedPatch,
     PlanSource,

@@ -5,8 +5,6 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from activities.reports.markdown import SKILL_REASONS_SHOWN, describe_spend, render_markdown
-from workflows.agents.roles import RunAnswer
-from workflows.agents.spend import ModelSpend, Spend, Usage
 from workflows.contracts.environments import PreparedEnvironment
 from workflows.contracts.execution import ExecutionOutcome
 from workflows.contracts.results import (
@@ -16,7 +14,9 @@ from workflows.contracts.results import (
     RunReport,
     TaskResult,
 )
-from workflows.library.contracts import SkillReport, SkillSummary
+from workflows.contracts.roles import RunAnswer
+from workflows.contracts.skills import SkillReport, SkillSummary
+from workflows.contracts.spend import ModelSpend, Spend, Usage
 
 WHEN = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 from activities.reports.verified import ANSWERED_BY, verified_answer
 from activities.reports.writer import ReportWriter
-from workflows.agents.goal import RunAnswer
 from workflows.contracts.execution import CheckResult
+from workflows.contracts.goal import RunAnswer
 from workflows.contracts.plan import Check
 from workflows.contracts.results import RunReport, TaskResult
 

@@ -11,12 +11,12 @@ from temporalio.testing import ActivityEnvironment
 
 from activities.review.common import Findings, confidence, verdict
 from activities.review.panel import InfrastructureReviewer, review_ops, review_quality_safety
+from client.assay import DATA_CONVERTER
 from workers.intake.planfile import load_supplied_plan
-from workflows.client import DATA_CONVERTER
-from workflows.contracts.executive import Finding, ReviewInput, ReviewVerdict, panel_approves
 from workflows.contracts.plan import Decision, JobSpec
+from workflows.contracts.verdicts import Finding, ReviewInput, ReviewVerdict, panel_approves
 
-PLAN_FILE = Path(__file__).resolve().parents[3] / "examples" / "iris" / "pending_actions.json"
+PLAN_FILE = Path(__file__).resolve().parents[3] / "examples" / "iris" / "plan.json"
 DECISIONS = {d.task_id: d
              for d in load_supplied_plan(PLAN_FILE, max_bytes=1_500_000).plan.decisions}
 

@@ -20,8 +20,9 @@ from activities.review.requirements import (
     parse_requirement,
     satisfies,
 )
-from workflows.contracts.executive import Finding, ReviewInput, ReviewPolicy, ReviewVerdict
 from workflows.contracts.plan import JobSpec, Resources
+from workflows.contracts.policy import ReviewPolicy
+from workflows.contracts.verdicts import Finding, ReviewInput, ReviewVerdict
 
 PYDANTIC = importlib.metadata.version("pydantic")
 

@@ -7,8 +7,9 @@ from typing import Any
 import pytest
 
 from activities.review.ops import review_ops_spec
-from workflows.contracts.executive import Finding, ReviewInput, ReviewPolicy, ReviewVerdict
 from workflows.contracts.plan import Check, JobSpec, Resources, Scalar
+from workflows.contracts.policy import ReviewPolicy
+from workflows.contracts.verdicts import Finding, ReviewInput, ReviewVerdict
 
 CLEAN = 'import json\nopen("metrics.json", "w").write(json.dumps({"m": 1}))\n'
 

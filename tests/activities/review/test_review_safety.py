@@ -8,8 +8,8 @@ import time
 import pytest
 
 from activities.review.safety.check import SCOPE, review_quality_safety_source
-from workflows.contracts.executive import Finding, ReviewInput, ReviewVerdict
 from workflows.contracts.plan import JobSpec, Resources
+from workflows.contracts.verdicts import Finding, ReviewInput, ReviewVerdict
 
 
 def review(code: str, *, memory_mb: int = 1024) -> ReviewVerdict:

@@ -16,9 +16,9 @@ from temporalio.testing import ActivityEnvironment
 
 from activities.artifacts.store import LocalArtifactStore
 from activities.sandbox.job import Sandbox
+from client.runs import short_execution
 from workflows.contracts.execution import DependencyArtifact, ExecuteJobInput, ExecutionOutcome
 from workflows.contracts.plan import InputFile, JobSpec, Resources, Scalar
-from workflows.runs import short_execution
 
 RUN = "run-1"
 

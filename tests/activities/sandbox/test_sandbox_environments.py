@@ -8,8 +8,8 @@ from temporalio.testing import ActivityEnvironment
 
 from activities.environments import Environments
 from activities.sandbox.job import Sandbox, isolation_status
-from workflows.common.errors import ErrorType
 from workflows.contracts.environments import PreparedEnvironment
+from workflows.contracts.errors import ErrorType
 from workflows.contracts.execution import ExecuteJobInput
 from workflows.contracts.plan import JobSpec, Resources
 

@@ -16,7 +16,7 @@ from activities.artifacts.store import LocalArtifactStore
 from activities.evidence.verify import verify
 from activities.sandbox.job import MAX_METRICS_BYTES, Sandbox
 from activities.sandbox.jobjson import MAX_DEPTH, parse_json_object, read_json_object
-from workflows.client import DATA_CONVERTER
+from client.assay import DATA_CONVERTER
 from workflows.contracts.execution import ExecuteJobInput, ExecutionOutcome, VerifyEvidenceInput
 from workflows.contracts.plan import JobSpec, Resources
 

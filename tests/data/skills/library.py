@@ -14,7 +14,7 @@ import itertools
 import random
 from dataclasses import dataclass
 
-from workflows.library.patterns import Skill, SkillPattern, SkillSignature, SkillStatus, slug
+from workflows.contracts.patterns import Skill, SkillPattern, SkillSignature, SkillStatus, slug
 
 # name, description, context, keywords, input types, output types, tags
 _Anchor = tuple[str, str, str, list[str], list[str], list[str], list[str]]

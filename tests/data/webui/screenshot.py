@@ -24,7 +24,7 @@ from temporalio.testing import WorkflowEnvironment
 from tests.conftest import binary
 from tests.workflows.harness import Harness, task
 from workers.stack.temporal import dev_server_flags
-from workflows.client import DATA_CONVERTER
+from client.assay import DATA_CONVERTER
 
 UI_PORT = 28233
 OUT = Path(sys.argv[1])

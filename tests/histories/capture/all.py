@@ -23,6 +23,7 @@ from temporalio.testing import WorkflowEnvironment
 
 from activities.learning.handoff import Learner
 from activities.learning.settle import wait_learned
+from client.assay import DATA_CONVERTER
 from tests.conftest import binary, register_search_attributes
 from tests.histories.capture.answers import run_answered
 from tests.histories.capture.bounds import run_bounds
@@ -49,14 +50,8 @@ from tests.histories.capture.upserts import run_coalesced
 from tests.histories.capture.writer import Recorder, Reformulating, run_library, run_reformulated
 from tests.workflows.agents_fakes import goal_agents, job, probe_environment
 from tests.workflows.harness import Harness, task
-from workflows.agents.roles import (
-    CodeAnswer,
-    CodeRequest,
-)
 from workflows.catalogue import RECORD_OUTCOMES
-from workflows.client import DATA_CONVERTER
 from workflows.constants import branch_task_workflow_id, cycle_run_id, task_workflow_id
-from workflows.contracts.executive import PatchChange
 from workflows.contracts.kinds import task_kind
 from workflows.contracts.memory import (
     ConsultAnswer,
@@ -66,8 +61,13 @@ from workflows.contracts.memory import (
     RuleUse,
     TaskAdvice,
 )
+from workflows.contracts.reflection import PatchChange
 from workflows.contracts.results import ResearchResult, RunReport
-from workflows.library.contracts import (
+from workflows.contracts.roles import (
+    CodeAnswer,
+    CodeRequest,
+)
+from workflows.contracts.skills import (
     LibraryState,
     MatchAnswer,
     MatchInput,

@@ -24,7 +24,7 @@ from tests.workflows.harness import Harness, task
 from tests.workflows.study.test_study_workflow import ACCEPT, H1, Study, cycle_plan
 from workflows.constants import cycle_run_id, task_workflow_id
 from workflows.contracts.branches import SteerRequest
-from workflows.contracts.executive import GateDecision
+from workflows.contracts.gates import GateDecision
 from workflows.contracts.results import ResearchResult, TaskProgress
 from workflows.research.workflow import ResearchWorkflow
 

@@ -18,8 +18,8 @@ from temporalio.testing import WorkflowEnvironment
 
 from tests.histories.capture import alone
 from tests.workflows.harness import Harness, task
-from workflows.common.errors import ErrorType
 from workflows.contracts.environments import PreparedEnvironment, PrepareEnvironmentInput
+from workflows.contracts.errors import ErrorType
 from workflows.contracts.execution import ExecuteJobInput, ExecutionOutcome
 from workflows.contracts.results import ResearchResult, RunReport
 

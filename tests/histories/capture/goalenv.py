@@ -21,12 +21,12 @@ from tests.histories.capture import alone
 from tests.histories.capture.environments import FakeEnvironments
 from tests.workflows.agents_fakes import FakeAgents, goal_agents, job, probe_environment
 from tests.workflows.harness import Harness
-from workflows.agents.roles import (
+from workflows.contracts.results import ResearchResult
+from workflows.contracts.roles import (
     CodeAnswer,
     CodeRequest,
     DataFile,
 )
-from workflows.contracts.results import ResearchResult
 from workflows.research.workflow import ResearchWorkflow
 
 DATA = [DataFile(name="table.csv", path="/data/table.csv", sha256="a" * 64, size=10,

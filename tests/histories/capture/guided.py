@@ -20,9 +20,9 @@ from activities.learning.settle import wait_learned
 from tests.histories.capture import alone
 from tests.workflows.agents_fakes import FakeAgents, job
 from tests.workflows.harness import Harness, task
-from workflows.agents.roles import CodeAnswer, CodeRequest
 from workflows.contracts.results import ResearchResult
-from workflows.library.contracts import GuidelineRef, MatchAnswer, MatchInput, library_id
+from workflows.contracts.roles import CodeAnswer, CodeRequest
+from workflows.contracts.skills import GuidelineRef, MatchAnswer, MatchInput, library_id
 from workflows.library.workflow import SkillLibraryWorkflow
 from workflows.research.workflow import ResearchWorkflow
 

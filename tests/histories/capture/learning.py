@@ -20,7 +20,7 @@ from activities.learning.settle import wait_learned
 from tests.histories.capture import alone
 from tests.workflows.harness import Harness, task
 from workflows.contracts.results import ResearchResult
-from workflows.library.contracts import library_id
+from workflows.contracts.skills import library_id
 from workflows.library.workflow import SkillLibraryWorkflow
 from workflows.research.workflow import ResearchWorkflow
 

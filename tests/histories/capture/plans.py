@@ -20,7 +20,7 @@ from tests.histories.capture import alone
 from tests.workflows.harness import Harness, task
 from workflows.contracts.plan import Plan
 from workflows.contracts.results import ResearchResult, RunProgress, SuppliedPlan
-from workflows.library.contracts import MatchAnswer, MatchInput
+from workflows.contracts.skills import MatchAnswer, MatchInput
 from workflows.research.workflow import ResearchWorkflow
 
 PLAN = SuppliedPlan(plan_name="by-hand", plan_sha256="2" * 64, by="ada",

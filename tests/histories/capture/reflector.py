@@ -25,7 +25,7 @@ from activities.agents.reflector import reflector_note
 from tests.histories.capture import alone
 from tests.workflows.agents_fakes import spend
 from tests.workflows.harness import Harness, task
-from workflows.agents.reflector import ReflectAnswer, ReflectorOutput, ReflectRequest
+from workflows.contracts.reflector import ReflectAnswer, ReflectorOutput, ReflectRequest
 from workflows.contracts.results import RunReport
 
 

@@ -25,9 +25,9 @@ from tests.e2e_support import wait_for
 from tests.histories.capture import alone
 from tests.workflows.harness import Harness, task
 from workflows.constants import task_workflow_id
-from workflows.contracts.executive import GateDecision, GateRecord
+from workflows.contracts.gates import GateDecision, GateRecord
 from workflows.contracts.results import ResearchResult, RunProgress, TaskProgress
-from workflows.library.contracts import TASK_FINISHED, LibraryState, TaskOutcome, library_id
+from workflows.contracts.skills import TASK_FINISHED, LibraryState, TaskOutcome, library_id
 from workflows.library.workflow import OUTCOME_MAX_BYTES, SkillLibraryWorkflow
 from workflows.research.workflow import ResearchWorkflow
 

@@ -39,10 +39,10 @@ async def run_reset(env: WorkflowEnvironment, root: Path) -> tuple[str, str]:
 
 async def capture_alone() -> None:
     """Run this scenario on a dev server of its own and save its histories."""
+    from client.assay import DATA_CONVERTER
     from tests.conftest import binary
     from tests.histories.capture.all import save_one
     from workers.stack.temporal import dev_server_flags
-    from workflows.client import DATA_CONVERTER
     from workflows.constants import task_workflow_id
 
     env = await WorkflowEnvironment.start_local(  # pyright: ignore[reportUnknownMemberType]

@@ -24,10 +24,10 @@ from tests.histories.capture import alone
 from tests.workflows.agents_fakes import FakeAgents, job, probe_environment
 from tests.workflows.harness import Harness
 from tests.workflows.study.factories import hypothesis, outcome, report, result, summary, tree
-from workflows.agents.roles import DataFile, PlanDraftOutput, StudyPlanDraftOutput
 from workflows.contracts.execution import Artifact
 from workflows.contracts.recall import RecallAnswer, RecallInput
 from workflows.contracts.results import ResearchInput, ResearchResult
+from workflows.contracts.roles import DataFile, PlanDraftOutput, StudyPlanDraftOutput
 from workflows.contracts.study import CycleDecision, StudyContext
 from workflows.research.workflow import ResearchWorkflow
 

@@ -23,10 +23,10 @@ from temporalio.testing import WorkflowEnvironment
 from tests.histories.capture import alone
 from tests.workflows.agents_fakes import job
 from tests.workflows.harness import Harness, task
-from workflows.contracts.executive import PatchChange
 from workflows.contracts.plan import Resources
+from workflows.contracts.reflection import PatchChange
 from workflows.contracts.results import ResearchResult
-from workflows.library.contracts import MatchAnswer, MatchInput, SkillApplication, SkillUse
+from workflows.contracts.skills import MatchAnswer, MatchInput, SkillApplication, SkillUse
 from workflows.research.workflow import ResearchWorkflow
 
 MEMORIES: dict[str, tuple[int, PatchChange]] = {

@@ -25,7 +25,6 @@ from temporalio.worker import Worker
 from tests.histories.capture import alone
 from tests.workflows.agents_fakes import goal_agents, job, spend
 from tests.workflows.harness import Harness
-from workflows.agents.spend import Spend
 from workflows.catalogue import (
     EXTRACT_SKILLS,
     JUDGE_MERGE,
@@ -35,7 +34,7 @@ from workflows.catalogue import (
     WRITE_SKILL,
 )
 from workflows.contracts.results import ResearchResult
-from workflows.library.contracts import (
+from workflows.contracts.skills import (
     TASK_FINISHED,
     ExtractAnswer,
     ExtractInput,
@@ -49,8 +48,8 @@ from workflows.library.contracts import (
     SkillUse,
     TaskOutcome,
 )
-from workflows.library.workflow import SkillLibraryWorkflow
-from workflows.library.writing import (
+from workflows.contracts.spend import Spend
+from workflows.contracts.writing import (
     JudgeMergeAnswer,
     JudgeMergeRequest,
     MergeCandidate,
@@ -64,6 +63,7 @@ from workflows.library.writing import (
     WriteSkillAnswer,
     WriteSkillRequest,
 )
+from workflows.library.workflow import SkillLibraryWorkflow
 from workflows.research.workflow import ResearchWorkflow
 
 WRITING = SkillWritingOutput(why_it_works="w", when_it_fails="f", description="d",

@@ -6,10 +6,10 @@ from datetime import UTC, datetime
 
 from skills.extract import Extraction
 from skills.extract.cases import action_type
-from workflows.contracts.executive import PatchChange
+from workflows.contracts.patterns import Skill, SkillParameter, SkillStep, slug
 from workflows.contracts.plan import Check, JobSpec, Scalar
-from workflows.library.contracts import TaskOutcome
-from workflows.library.patterns import Skill, SkillParameter, SkillStep, slug
+from workflows.contracts.reflection import PatchChange
+from workflows.contracts.skills import TaskOutcome
 
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 ACTION = "Profile the sales table and report column statistics"

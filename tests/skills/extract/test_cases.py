@@ -8,7 +8,7 @@ from tests.skills.extract.batches import NOW, only, outcome, sales_batch
 from tests.workflows.contracts.test_kinds import BOOSTING, CURVE, LASSO, OLS, OPENING, SPLINES
 from workflows.contracts.kinds import task_kind
 from workflows.contracts.plan import JobSpec
-from workflows.library.contracts import TaskOutcome
+from workflows.contracts.skills import TaskOutcome
 
 
 def test_outcomes_without_a_resolved_job_or_with_no_verdict_do_not_count() -> None:

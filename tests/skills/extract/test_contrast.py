@@ -6,7 +6,7 @@ import math
 
 from skills.extract import extract
 from tests.skills.extract.batches import NAME, NOW, only, outcome, param, sales_batch
-from workflows.library.patterns import SkillStep, name_problem
+from workflows.contracts.patterns import SkillStep, name_problem
 
 
 def test_ten_similar_outcomes_yield_one_candidate_with_typed_parameters() -> None:

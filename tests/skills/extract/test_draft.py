@@ -13,9 +13,9 @@ from tests.skills.extract.batches import (
     outcome,
     sales_batch,
 )
-from workflows.contracts.executive import PatchChange
+from workflows.contracts.patterns import SkillPattern, SkillStep
 from workflows.contracts.plan import Check, Scalar
-from workflows.library.patterns import SkillPattern, SkillStep
+from workflows.contracts.reflection import PatchChange
 
 
 def test_template_job_takes_the_defaults_and_the_expected_outputs() -> None:

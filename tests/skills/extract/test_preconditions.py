@@ -5,8 +5,8 @@ from __future__ import annotations
 from skills.extract import extract
 from skills.extract.cases import action_type
 from tests.skills.extract.batches import ACTION, CLEAN, NAME, NOW, only, outcome, sales_batch
+from workflows.contracts.patterns import SkillStep
 from workflows.contracts.plan import Check
-from workflows.library.patterns import SkillStep
 
 
 def test_postconditions_are_the_checks_every_success_had() -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from skills.extract import extract
 from tests.skills.extract.batches import KIND, NAME, NOW, SOURCE, only, outcome, sales_batch
-from workflows.library.patterns import Skill, SkillMetrics
+from workflows.contracts.patterns import Skill, SkillMetrics
 
 
 def test_a_confident_pattern_is_approved_automatically() -> None:

@@ -10,9 +10,7 @@ import pytest
 import yaml
 
 from skills.folders import SkillFileError, import_skills
-from workflows.contracts.executive import PatchChange
-from workflows.contracts.plan import Check, JobSpec, Resources
-from workflows.library.patterns import (
+from workflows.contracts.patterns import (
     Preconditions,
     Skill,
     SkillMetrics,
@@ -22,6 +20,8 @@ from workflows.library.patterns import (
     SkillStatus,
     SkillStep,
 )
+from workflows.contracts.plan import Check, JobSpec, Resources
+from workflows.contracts.reflection import PatchChange
 
 HANDWRITTEN = Path(__file__).resolve().parents[2] / "data" / "skills" / "handwritten"
 JOB_SOURCE = "import sys\n\nprint(sys.argv)\r\n# windows line ending kept\n"

@@ -19,7 +19,7 @@ from skills.folders import SkillFileError, export_skills, import_skills
 from skills.folders.read import read_skills
 from skills.guidance import PROMPT_GUIDELINE_CHARS, load_reference, prompt_guideline
 from tests.skills.folders.samples import simple, write_folder
-from workflows.library.patterns import MAX_DESCRIPTION
+from workflows.contracts.patterns import MAX_DESCRIPTION
 
 COUNT = 150
 BROKEN = {"broken-0": "must start with a line '---'", "broken-1": "is a symbolic link",

@@ -8,7 +8,7 @@ import pytest
 
 from skills.folders.limits import MAX_SKILL_FILE
 from tests.skills.folders.samples import problems_of, simple, write_folder
-from workflows.library.patterns import MAX_GUIDELINE
+from workflows.contracts.patterns import MAX_GUIDELINE
 
 BAD_FOLDERS: list[tuple[str, str, str | bytes, str]] = [
     ("upper", "Bad-Name", simple("Bad-Name"), "must be lowercase letters, digits and single"),

@@ -9,7 +9,7 @@ import pytest
 from sqlalchemy import text
 
 from skills.store import SkillStore
-from workflows.library.patterns import Deviation, Skill, SkillParameter, SkillPattern
+from workflows.contracts.patterns import Deviation, Skill, SkillParameter, SkillPattern
 
 db = pytest.mark.integration
 T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)

@@ -8,7 +8,7 @@ import pytest
 
 from skills.store import SkillExists, SkillInvalid, SkillStore
 from tests.skills.store.support import T0, actions, db, make_skill, revision
-from workflows.library.patterns import SkillParameter
+from workflows.contracts.patterns import SkillParameter
 
 
 @db

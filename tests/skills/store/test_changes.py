@@ -9,7 +9,7 @@ from sqlalchemy.exc import DBAPIError
 
 from skills.store import SkillInvalid, SkillNotFound, SkillStatusError, SkillStore
 from tests.skills.store.support import actions, db, make_skill, revision, sql
-from workflows.library.patterns import SkillMetrics
+from workflows.contracts.patterns import SkillMetrics
 
 
 @db

@@ -8,9 +8,10 @@ import pytest
 
 from skills.store import SkillNotFound, SkillStore
 from tests.skills.store.support import actions, db, make_skill
-from workflows.contracts.executive import PatchChange
-from workflows.library.contracts import SkillUse, TaskOutcome
-from workflows.library.subagents import MemoryTry, fix_key
+from workflows.contracts.reflection import PatchChange
+from workflows.contracts.skills import SkillUse, TaskOutcome
+from workflows.contracts.subagents import MemoryTry
+from workflows.library.subagents import fix_key
 
 BATCH = PatchChange(field="args.batch_size", old_value=64, new_value=8)
 MODE = PatchChange(field="args.mode", old_value="exact", new_value="fast")

@@ -10,8 +10,8 @@ import pytest
 
 from skills.store import SkillNotFound, SkillStore
 from tests.skills.store.support import T0, actions, db, make_skill, use
+from workflows.contracts.patterns import Deviation
 from workflows.library.formulas import FLAG_AFTER_DEVIATIONS
-from workflows.library.patterns import Deviation
 
 
 @db

@@ -21,11 +21,11 @@ from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 from typer.testing import CliRunner
 
+from client.assay import AssayClient
 from tests.activities.reports.test_branches import HOSTILE, branch, score, sweep
 from tests.e2e_support import ROOT, wait_for
 from workers.cli.branches import BranchView, Linked, print_branches, read_branches
 from workers.cli.main import app
-from workflows.client import AssayClient
 from workflows.constants import KIND_KEY, PARENT_KEY
 from workflows.contracts.branches import BranchRecord, BranchTree
 from workflows.contracts.results import ReportPaths, ResearchResult, RunProgress, RunReport

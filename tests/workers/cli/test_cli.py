@@ -14,14 +14,14 @@ import pytest
 from temporalio.testing import WorkflowEnvironment
 from typer.testing import CliRunner
 
+from client.assay import waiting_for_plan
 from tests.e2e_support import EXAMPLE, ROOT, wait_for
 from workers.cli.gates import GateName
 from workers.cli.main import app
 from workers.cli.show import outcome_lines, summary_lines
-from workflows.agents.roles import RunAnswer
-from workflows.agents.spend import ModelSpend, Usage
-from workflows.client import waiting_for_plan
 from workflows.contracts.results import ResearchResult, RunProgress, RunReport
+from workflows.contracts.roles import RunAnswer
+from workflows.contracts.spend import ModelSpend, Usage
 
 runner = CliRunner()
 

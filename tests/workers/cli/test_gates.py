@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from client.assay import gate_workflow_id
 from tests.workers.cli.test_cli import closed_port
 from workers.cli.gates import DecisionOptions, GateName, gate_decision
 from workers.cli.main import app
-from workflows.client import gate_workflow_id
 
 runner = CliRunner()
 

@@ -84,6 +84,7 @@ def test_a_folder_runs_its_plan_json_else_its_pending_actions_json(nowhere: Path
     settings = Settings()
     folder = nowhere / "iris"
     shutil.copytree(EXAMPLE.parent, folder)
+    (folder / "plan.json").rename(folder / "pending_actions.json")  # the older name
     older = build_request(str(folder), [], settings, RunPolicy())
     assert older == build_request(str(folder / "pending_actions.json"), [], settings,
                                   RunPolicy())

@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 from temporalio.testing import WorkflowEnvironment
 
+from client.assay import AssayClient, HeldOutSelectionError, RunNotFoundError
 from tests.workers.cli.test_goal_cli import nowhere, reaches_temporal, refused
 from tests.workflows.harness import task
-from workflows.client import AssayClient, HeldOutSelectionError, RunNotFoundError
 from workflows.constants import run_workflow_id
 from workflows.contracts.plan import Plan
 from workflows.contracts.policy import Queues, RunPolicy

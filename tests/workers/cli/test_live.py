@@ -117,7 +117,7 @@ async def test_gates_and_status_name_who_decides_and_list_runs_waiting_for_a_pla
 
 
 async def served_client_cancel(env: dict[str, str], run_id: str) -> None:
-    from workflows.client import connect
+    from client.assay import connect
 
     client = await connect(env["ASSAY_TEMPORAL_ADDRESS"])
     await client.get_workflow_handle(run_id).terminate("test over")

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner, Result
 
-from activities.common.migrations import head
+from database.migrations import head
 from workers.cli.main import app
 
 runner = CliRunner()

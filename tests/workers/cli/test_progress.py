@@ -14,10 +14,10 @@ import pytest
 from rich.console import Console
 
 from activities.reports.numbers import byte_size, duration
+from client.assay import TaskLive
 from workers.cli.common import EXIT_FAILED, EXIT_OUTCOME, outcome_exit
 from workers.cli.progress import Changes, Footer, Snapshot, beat_text, hint
-from workflows.client import TaskLive
-from workflows.contracts.executive import GateRecord
+from workflows.contracts.gates import GateRecord
 from workflows.contracts.results import RunProgress
 
 T0 = datetime(2026, 11, 24, 2, 30, 0, tzinfo=UTC)

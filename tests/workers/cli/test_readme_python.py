@@ -41,7 +41,6 @@ async def test_the_readme_python_example_runs_as_written(served: dict[str, str],
                                                          tmp_path: Path) -> None:
     folder = tmp_path / "iris"
     shutil.copytree(EXAMPLE.parent, folder)
-    shutil.copy(EXAMPLE, folder / "plan.json")
     script = folder / "example.py"
     script.write_text(readme_python())
     for _ in range(2):  # the same plan twice: `again=True` starts another run

@@ -14,11 +14,11 @@ import pytest
 from pydantic import ValidationError
 from temporalio.testing import WorkflowEnvironment
 
+from client.assay import AssayClient, RunNotFoundError, UnknownEnvironmentError
 from tests.workers.cli.test_goal_cli import nowhere, reaches_temporal, refused
 from workers.intake.planfile import load_plan
 from workers.intake.runpolicy import PolicyError, build_policy
 from workers.settings import Settings
-from workflows.client import AssayClient, RunNotFoundError, UnknownEnvironmentError
 from workflows.constants import run_workflow_id
 from workflows.contracts.policy import Queues, RunPolicy
 from workflows.contracts.results import ResearchInput

@@ -14,8 +14,7 @@ from activities.artifacts.store import LocalArtifactStore, StoredFile, StoreUnav
 from activities.reports.markdown import render_markdown
 from activities.reports.writer import ReportWriter
 from workers.cli.show import load_report, outcome_lines, report_file, summary_lines
-from workflows.agents.spend import ModelSpend, Usage
-from workflows.contracts.executive import GateRecord
+from workflows.contracts.gates import GateRecord
 from workflows.contracts.results import (
     ReportPaths,
     ResearchResult,
@@ -25,6 +24,7 @@ from workflows.contracts.results import (
     WriteReportInput,
     outline_report,
 )
+from workflows.contracts.spend import ModelSpend, Usage
 
 WHEN = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
 
@@ -65,9 +65,9 @@ def test_a_result_without_its_task_list_prints_the_counts(tmp_path: Path) -> Non
 
 
 def test_a_runs_row_has_task_counts_duration_and_a_printable_goal() -> None:
+    from client.assay import RunSummary
+    from client.runs import TaskTally
     from workers.cli.show import run_row
-    from workflows.client import RunSummary
-    from workflows.runs import TaskTally
 
     tally = TaskTally.of(["completed", "completed", "failed_final", "completed"])
     ended = RunSummary(run_id="assay-run-p-1", status="completed", assay_status="partial",

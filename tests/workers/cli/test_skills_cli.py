@@ -24,9 +24,7 @@ from typer.testing import CliRunner, Result
 from skills.store import SkillStore
 from workers.cli.skill_search import CANDIDATE_NOTE
 from workers.cli.skills import skills_app
-from workflows.contracts.executive import PatchChange
-from workflows.contracts.plan import Check, JobSpec
-from workflows.library.patterns import (
+from workflows.contracts.patterns import (
     Preconditions,
     Skill,
     SkillMetrics,
@@ -34,6 +32,8 @@ from workflows.library.patterns import (
     SkillPattern,
     SkillStep,
 )
+from workflows.contracts.plan import Check, JobSpec
+from workflows.contracts.reflection import PatchChange
 
 runner = CliRunner()
 db = pytest.mark.integration

@@ -14,9 +14,9 @@ from tests.skills.extract.batches import NOW
 from tests.skills.extract.test_cases import study_outcome
 from tests.workers.cli.test_skills_cli import skills_cli
 from tests.workflows.contracts.test_kinds import OLS
-from workflows.agents.roles import Spend
-from workflows.library.patterns import Skill
-from workflows.library.writing import ReviseInput, SkillWritingOutput, WriteSkillAnswer
+from workflows.contracts.patterns import Skill
+from workflows.contracts.roles import Spend
+from workflows.contracts.writing import ReviseInput, SkillWritingOutput, WriteSkillAnswer
 
 pytestmark = pytest.mark.integration
 WARNING = ("Only for ordinary least squares: the batch's boosting and spline tasks are other "

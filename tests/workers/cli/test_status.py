@@ -13,12 +13,12 @@ from temporalio.client import WorkflowExecutionStatus
 from temporalio.exceptions import ApplicationError
 from temporalio.testing import WorkflowEnvironment
 
+from client.assay import AssayClient
 from tests.e2e_support import EXAMPLE, ROOT, wait_for, worker_env
 from tests.workers.cli.test_cli import cli
 from tests.workflows.harness import Harness, task
-from workflows.client import AssayClient
 from workflows.contracts.execution import ExecuteJobInput, ExecutionOutcome
-from workflows.contracts.executive import GateDecision
+from workflows.contracts.gates import GateDecision
 from workflows.research.workflow import ResearchWorkflow
 
 HISTORY_LIMIT = "Workflow history size exceeds limit."

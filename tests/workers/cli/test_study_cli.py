@@ -24,6 +24,7 @@ from activities.artifacts.store import LocalArtifactStore
 from activities.reports.study import StudyReportWriter
 from activities.reports.writer import ReportWriter
 from activities.study.cycles import StudyCycles
+from client.study import StudyClient, start_key
 from tests.e2e_support import ROOT, wait_for, worker_env
 from tests.workers.cli.test_cli import cli
 from tests.workers.cli.test_cli import nowhere as nowhere  # a fixture
@@ -33,11 +34,11 @@ from workers.cli.main import app
 from workers.cli.studies import key_text
 from workers.cli.study import StudyOptions, study_input
 from workers.settings import Settings
-from workflows.constants import Pool, cycle_run_id
+from workflows.constants import cycle_run_id
 from workflows.contracts.alternatives import Metric
 from workflows.contracts.cycles import StudyProgress
+from workflows.contracts.pools import Pool
 from workflows.contracts.study import StudyPolicy
-from workflows.study_client import StudyClient, start_key
 
 close_cycle = StudyCycles().close_cycle  # reports on this host only
 resolve_reuse = StudyCycles().resolve_reuse  # reports on this host only

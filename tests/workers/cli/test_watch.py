@@ -17,9 +17,9 @@ from workers.cli.watch import (
     watch_json,
     watch_line,
 )
-from workflows.common.bounds import clip
 from workflows.contracts.execution import EventRecord
-from workflows.contracts.executive import REFUSAL_CHARS, GateRecord
+from workflows.contracts.gates import REFUSAL_CHARS, GateRecord
+from workflows.contracts.plaintext import clip
 
 T0 = datetime(2026, 11, 24, 2, 31, 5, tzinfo=UTC)
 

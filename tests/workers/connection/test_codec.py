@@ -10,6 +10,7 @@ from pydantic import SecretStr
 from temporalio.api.common.v1 import Payload
 from temporalio.api.failure.v1 import Failure
 
+from client.assay import DATA_CONVERTER
 from workers.connection import (
     CodecKeyError,
     EncryptionCodec,
@@ -21,7 +22,6 @@ from workers.connection import (
 )
 from workers.connection.codec import ENCODING, KEY_ID
 from workers.settings import Settings
-from workflows.client import DATA_CONVERTER
 
 MARKER = "okapi-canary-5d1e"
 K1 = base64.b64encode(b"1" * 32).decode()

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from temporalio.api.common.v1 import Payload
 
+from client.assay import DATA_CONVERTER
 from tests.e2e_support import ROOT
 from tests.workers.connection.codec_support import (
     UI_ORIGIN,
@@ -22,7 +23,6 @@ from tests.workers.stack.test_embedded import free_port, wait_until
 from workers.connection import EncryptionCodec, KeyRing
 from workers.settings import Settings
 from workers.stack.temporal import TemporalDevServer, port_open
-from workflows.client import DATA_CONVERTER
 
 KEY = base64.b64encode(b"k" * 32).decode()
 OTHER = base64.b64encode(b"o" * 32).decode()

@@ -24,6 +24,7 @@ from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
+from client.assay import DATA_CONVERTER, AssayClient
 from tests.e2e_support import (
     EXAMPLE,
     ROOT,
@@ -38,7 +39,6 @@ from workers.connection import EncryptionCodec, UnknownCodecKeyError, connect, k
 from workers.connection.codec import ENCODING
 from workers.intake.planfile import load_plan
 from workers.intake.runpolicy import queues_from
-from workflows.client import DATA_CONVERTER, AssayClient
 from workflows.research.workflow import ResearchWorkflow
 
 pytestmark = pytest.mark.integration

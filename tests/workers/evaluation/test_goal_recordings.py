@@ -17,6 +17,7 @@ import pytest
 from pydantic import SecretStr
 from temporalio.testing import WorkflowEnvironment
 
+from client.assay import AssayClient
 from tests.e2e_support import isolated_settings, pools_serving, report_of, store_of
 from tests.fake_anthropic import FakeAnthropic
 from tests.workers.evaluation.dose_script import DATA, GOAL, RECORDING, SUITE, script
@@ -25,7 +26,6 @@ from workers.evaluation.suite import load_suite
 from workers.intake.goalfile import load_goal
 from workers.intake.runpolicy import AgentFlags, build_policy, queues_from
 from workers.settings import Settings
-from workflows.client import AssayClient
 from workflows.contracts.results import RunReport
 
 pytestmark = pytest.mark.integration

@@ -20,7 +20,7 @@ from workers.intake.goalfile import (
     read_data,
     read_data_file,
 )
-from workflows.agents.roles import DATA_HEAD_CHARS, MAX_GOAL_CHARS
+from workflows.contracts.roles import DATA_HEAD_CHARS, MAX_GOAL_CHARS
 
 LIMIT = 1_500_000
 

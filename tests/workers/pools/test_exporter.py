@@ -16,13 +16,13 @@ from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
 from activities.metrics.definitions import REGISTRY
+from client.assay import DATA_CONVERTER
 from tests.e2e_support import isolated_settings, wait_for
 from tests.workers.pools.test_pools import free_port
 from workers.pools.builders import make_runtime, run_pools
 from workers.pools.exporter import MetricsExporter
 from workers.settings import Settings
-from workflows.client import DATA_CONVERTER
-from workflows.constants import Pool
+from workflows.contracts.pools import Pool
 
 
 def scrape(port: int, path: str = "/metrics") -> str:

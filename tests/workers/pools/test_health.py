@@ -13,13 +13,13 @@ from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
 from activities.metrics.definitions import REGISTRY
+from client.assay import DATA_CONVERTER
 from tests.e2e_support import isolated_settings, wait_for
 from tests.workers.pools.test_pools import free_port
 from workers.pools.builders import run_pools
 from workers.pools.exporter import MetricsExporter
 from workers.pools.health import HEALTH, STALE_AFTER_S, WorkerHealth, probe_server
-from workflows.client import DATA_CONVERTER
-from workflows.constants import Pool
+from workflows.contracts.pools import Pool
 
 
 def ask(port: int) -> tuple[int, dict[str, object]]:

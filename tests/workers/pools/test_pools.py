@@ -16,11 +16,10 @@ from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
+from client.assay import DATA_CONVERTER
 from tests.e2e_support import isolated_settings, wait_for
 from tests.fake_anthropic import FakeAnthropic, ToolUse, usage
 from workers.pools.builders import SERVED_POOLS, PoolSpec, build_specs, make_runtime, run_pools
-from workflows.agents.context import TaskDigest
-from workflows.agents.roles import SummaryAnswer, SummaryRequest
 from workflows.catalogue import (
     CALL_MODEL,
     DEBUG_JOB,
@@ -36,10 +35,11 @@ from workflows.catalogue import (
     WRITE_SKILL,
     declaration_of,
 )
-from workflows.client import DATA_CONVERTER
-from workflows.constants import Pool
 from workflows.contracts.base import Model
+from workflows.contracts.context import TaskDigest
 from workflows.contracts.policy import Queues
+from workflows.contracts.pools import Pool
+from workflows.contracts.roles import SummaryAnswer, SummaryRequest
 
 
 def free_port() -> int:

@@ -11,7 +11,7 @@ from temporalio.testing import WorkflowEnvironment
 
 from tests.e2e_support import isolated_settings, wait_for
 from workers.pools.builders import build_specs
-from workflows.constants import Pool
+from workflows.contracts.pools import Pool
 
 
 def attempt_written(work_dir: Path, run_id: str, written: float) -> Path:

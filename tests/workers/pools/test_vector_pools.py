@@ -15,10 +15,10 @@ from tests.e2e_support import isolated_settings
 from workers.pools.builders import PoolSpec, build_specs
 from workers.stack.qdrant import QdrantLocal
 from workflows.catalogue import CONSULT_MEMORY, MATCH_SKILLS, declaration_of
-from workflows.constants import Pool
 from workflows.contracts.kinds import task_kind
 from workflows.contracts.memory import ConsultInput, ConsultTask
 from workflows.contracts.plan import JobSpec
+from workflows.contracts.pools import Pool
 
 pytestmark = pytest.mark.integration
 

@@ -36,7 +36,7 @@ from workers.pools.versioning import (
 )
 from workers.settings import Settings
 from workers.stack.check import poller_kinds, versions_items
-from workflows.constants import Pool
+from workflows.contracts.pools import Pool
 
 
 def test_the_source_digest_follows_every_file_and_its_name(tmp_path: Path) -> None:

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from pydantic import SecretStr
 
+from client.assay import AssayClient, connect
 from tests.e2e_support import ROOT, wait_for
 from tests.fake_anthropic import FakeAnthropic, SeenRequest
 from tests.goal_script import GOAL, script
@@ -23,8 +24,7 @@ from workers.intake.runpolicy import build_policy, queues_from
 from workers.settings import Settings
 from workers.stack.launcher import down, up
 from workers.stack.process import child_env
-from workflows.client import AssayClient, connect
-from workflows.constants import Pool
+from workflows.contracts.pools import Pool
 
 KEY = "sk-ant-parent-only-0123456789"
 DATABASE = "postgresql+asyncpg://assay:pa55@db.example:5432/assay"

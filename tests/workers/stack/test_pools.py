@@ -12,7 +12,7 @@ from tests.workers.stack.test_embedded import free_port
 from workers.settings import Settings
 from workers.stack.pools import BACKOFF_S, WorkerProcess, exit_text
 from workers.stack.state import StackInfo, read_state
-from workflows.constants import Pool
+from workflows.contracts.pools import Pool
 
 
 async def test_a_dying_worker_process_is_restarted_with_backoff_and_logged(

@@ -21,7 +21,7 @@ from workers.stack.embedded import EmbeddedPostgres, TemporalDevServer
 from workers.stack.launcher import check, down, up
 from workers.stack.process import is_alive, start_time
 from workers.stack.state import read_state, running_stack, state_path
-from workflows.constants import Pool
+from workflows.contracts.pools import Pool
 
 # The foreground stack with no worker pools: the services under test, nothing else.
 SERVICES_ONLY = [sys.executable, "-c",

@@ -11,9 +11,9 @@ from tests.histories.capture.environments import REFUSAL, SCIENCE, FakeEnvironme
 from tests.histories.capture.goalenv import run_goal_environment
 from tests.workflows.agents_fakes import FakeAgents, job, probe_environment, spend
 from tests.workflows.harness import Harness, task
-from workflows.agents.roles import DebugAnswer
 from workflows.contracts.environments import PreparedEnvironment, PrepareEnvironmentInput
 from workflows.contracts.execution import ExecuteJobInput, ExecutionOutcome
+from workflows.contracts.roles import DebugAnswer
 
 
 async def test_debuggers_see_the_environment_and_their_scripts_and_fixes_run_in_it(

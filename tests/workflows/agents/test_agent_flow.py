@@ -10,6 +10,7 @@ from temporalio.client import WorkflowUpdateFailedError
 from temporalio.exceptions import ApplicationError
 from temporalio.testing import WorkflowEnvironment
 
+from client.assay import SUPPLY_PLAN
 from tests.e2e_support import wait_for
 from tests.workflows.agents_fakes import (
     FakeAgents,
@@ -19,7 +20,9 @@ from tests.workflows.agents_fakes import (
     spend,
 )
 from tests.workflows.harness import Harness, task
-from workflows.agents.roles import (
+from workflows.contracts.plan import Plan
+from workflows.contracts.results import RunProgress, RunReport, SuppliedPlan
+from workflows.contracts.roles import (
     DataFile,
     DebugAnswer,
     ModelReviewRequest,
@@ -27,10 +30,7 @@ from workflows.agents.roles import (
     PlannedTask,
     PlanReviewOutput,
 )
-from workflows.client import SUPPLY_PLAN
-from workflows.contracts.executive import Finding, ReviewVerdict
-from workflows.contracts.plan import Plan
-from workflows.contracts.results import RunProgress, RunReport, SuppliedPlan
+from workflows.contracts.verdicts import Finding, ReviewVerdict
 from workflows.research.workflow import ResearchWorkflow
 
 ON: dict[str, Any] = {"agents": {"enabled": True}}

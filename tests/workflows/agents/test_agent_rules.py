@@ -13,18 +13,18 @@ from workflows.agents.debugging import (
     relevant_facts,
 )
 from workflows.agents.planning import plan_from_draft
-from workflows.agents.roles import (
+from workflows.contracts.execution import Artifact, ExecutionOutcome
+from workflows.contracts.plan import JobSpec, PlanError
+from workflows.contracts.policy import ReviewPolicy
+from workflows.contracts.roles import (
     DataFile,
     EnvironmentFacts,
     PlanDraftOutput,
     PlannedCheck,
     PlannedTask,
 )
-from workflows.agents.spend import ModelSpend, Spend, Usage
-from workflows.contracts.execution import Artifact, ExecutionOutcome
-from workflows.contracts.executive import Finding, ReviewVerdict, merge_verdicts
-from workflows.contracts.plan import JobSpec, PlanError
-from workflows.contracts.policy import ReviewPolicy
+from workflows.contracts.spend import ModelSpend, Spend, Usage
+from workflows.contracts.verdicts import Finding, ReviewVerdict, merge_verdicts
 
 DATA = [DataFile(name="t.csv", path="/d/t.csv", sha256="b" * 64, size=3)]
 

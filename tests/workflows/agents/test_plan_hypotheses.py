@@ -9,14 +9,14 @@ import pytest
 
 from tests.workflows.study.factories import hypothesis, tree
 from workflows.agents.planning import plan_from_draft
-from workflows.agents.roles import (
+from workflows.contracts.hypotheses import HypothesisTest
+from workflows.contracts.plan import PlanError
+from workflows.contracts.roles import (
     PlanDraftOutput,
     PlannedHypothesis,
     PlannedTask,
     StudyPlanDraftOutput,
 )
-from workflows.contracts.hypotheses import HypothesisTest
-from workflows.contracts.plan import PlanError
 from workflows.contracts.study import HypothesisTree
 
 

@@ -12,8 +12,8 @@ import pytest
 from activities.agents.studies import study_section
 from tests.workflows.study.factories import outcome, summary
 from workflows.agents.planning import plan_from_draft
-from workflows.agents.roles import PlanDraftOutput, StudyPlanDraftOutput
 from workflows.contracts.plan import PlanError
+from workflows.contracts.roles import PlanDraftOutput, StudyPlanDraftOutput
 from workflows.contracts.study import CycleSummary, StudyContext
 
 

@@ -17,13 +17,13 @@ from temporalio.api.sdk.v1 import WorkflowMetadata
 from temporalio.client import Client, WorkflowExecutionStatus, WorkflowHandle
 from temporalio.testing import WorkflowEnvironment
 
+from client.assay import DATA_CONVERTER
 from tests.e2e_support import wait_for
 from tests.workflows.common.test_gates import human, plan_gate_waiting, start
 from tests.workflows.harness import Harness, task
-from workflows.client import DATA_CONVERTER
 from workflows.common.details import span, wait_summary, who_may
 from workflows.constants import STATUS_KEY
-from workflows.contracts.executive import GateDecision
+from workflows.contracts.gates import GateDecision
 
 pytestmark = pytest.mark.integration
 WEEK = 7 * 86_400

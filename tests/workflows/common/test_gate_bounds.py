@@ -16,9 +16,9 @@ from temporalio.testing import WorkflowEnvironment
 from tests.e2e_support import wait_for
 from tests.workflows.common.test_gates import plan_gate_waiting, start, task_gate_waiting
 from tests.workflows.harness import Harness, task
-from workflows.common.bounds import bounded, clip
-from workflows.common.errors import ErrorType
-from workflows.contracts.executive import (
+from workflows.common.bounds import bounded
+from workflows.contracts.errors import ErrorType
+from workflows.contracts.gates import (
     DECISION_MAX_BYTES,
     REFUSAL_CHARS,
     REFUSAL_EVENTS,
@@ -26,6 +26,7 @@ from workflows.contracts.executive import (
     GateDecision,
     GateRecord,
 )
+from workflows.contracts.plaintext import clip
 from workflows.contracts.plan import Plan
 from workflows.contracts.results import ResearchResult, RunProgress, SuppliedPlan
 from workflows.research.planning import SUPPLIED_PLAN_MAX_BYTES

@@ -12,16 +12,11 @@ from temporalio.client import WorkflowHandle, WorkflowUpdateFailedError
 from temporalio.testing import WorkflowEnvironment
 
 from activities.reflection.reflection import diagnose as diagnose_rules
+from client.assay import AssayClient
 from tests.e2e_support import wait_for
 from tests.workflows.harness import Harness, task
-from workflows.client import AssayClient
-from workflows.contracts.executive import (
-    DiagnoseInput,
-    GateDecision,
-    GateRecord,
-    ReflectionNote,
-    retry_decision,
-)
+from workflows.contracts.gates import GateDecision, GateRecord
+from workflows.contracts.reflection import DiagnoseInput, ReflectionNote, retry_decision
 from workflows.contracts.results import ResearchResult, TaskProgress
 from workflows.research.workflow import ResearchWorkflow
 

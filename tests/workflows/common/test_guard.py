@@ -8,8 +8,9 @@ import pytest
 
 from activities.patches.apply import PatchError, apply_patch, patch_checksum, sealed
 from workflows.common.guard import check_patch
-from workflows.contracts.executive import Patch, PatchChange, ReviewPolicy
 from workflows.contracts.plan import JobSpec, Resources, Scalar
+from workflows.contracts.policy import ReviewPolicy
+from workflows.contracts.reflection import Patch, PatchChange
 
 POLICY = ReviewPolicy(max_timeout_s=3600, max_memory_mb=4096, max_cpus=4)
 

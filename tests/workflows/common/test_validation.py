@@ -6,7 +6,7 @@ import pytest
 from pydantic import BaseModel, ValidationError, field_validator
 
 from workflows.common.validation import FieldError, field_errors, field_path, worded_errors
-from workflows.contracts.executive import GateDecision
+from workflows.contracts.gates import GateDecision
 
 
 class Item(BaseModel):

@@ -7,7 +7,7 @@ from pydantic import ValidationError
 
 from workflows.contracts.base import Model, StrictModel
 from workflows.contracts.execution import Artifact
-from workflows.contracts.executive import GateDecision
+from workflows.contracts.gates import GateDecision
 from workflows.contracts.plan import Plan
 from workflows.contracts.policy import RunPolicy
 

@@ -21,9 +21,9 @@ from temporalio import workflow
 
 from workflows.contracts.branches import BranchRequest, SteerRequest
 from workflows.contracts.cycles import StudyStop
-from workflows.contracts.executive import GateDecision
+from workflows.contracts.gates import GateDecision
 from workflows.contracts.results import SuppliedPlan
-from workflows.library.contracts import TaskOutcome
+from workflows.contracts.skills import TaskOutcome
 from workflows.library.workflow import SkillLibraryWorkflow
 from workflows.research.branch import BranchWorkflow
 from workflows.research.workflow import ResearchWorkflow
@@ -41,7 +41,7 @@ ALLOWED = {
     "workflows.contracts.plan.InputFile.path":
         "the submitter's file, shown in reports; the sandbox fetches the input from the "
         "artifact store by its sha256 (activities.sandbox.sources)",
-    "workflows.agents.goal.DataFile.path":
+    "workflows.contracts.goal.DataFile.path":
         "an InputFile: shown to people, never opened; the data travels by sha256",
     "workflows.contracts.execution.DependencyArtifact.path":
         "where the sandbox's host kept it; dependants and previews read it by sha256",

@@ -30,7 +30,7 @@ from skills.store import SkillStore
 from tests.fake_anthropic import FakeAnthropic, ToolUse
 from tests.histories.capture.writer import Recorder, learned, run_library
 from tests.skills.extract.batches import sales_batch
-from workflows.library.contracts import (
+from workflows.contracts.skills import (
     TASK_FINISHED,
     LibraryState,
 )

@@ -16,7 +16,7 @@ from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
 from workflows.catalogue import EXTRACT_SKILLS, MAINTAIN_SKILLS, RECORD_OUTCOMES
-from workflows.library.contracts import (
+from workflows.contracts.skills import (
     TASK_FINISHED,
     ExtractAnswer,
     ExtractInput,

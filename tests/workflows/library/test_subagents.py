@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from workflows.contracts.executive import PatchChange
 from workflows.contracts.plan import JobSpec, Resources
+from workflows.contracts.reflection import PatchChange
+from workflows.contracts.subagents import MemoryTry, TryResult
 from workflows.library.subagents import (
     DROP_AFTER,
     MEMORY_LIMIT,
-    MemoryTry,
-    TryResult,
     applied_change,
     cures_of,
     fix_key,

@@ -18,9 +18,9 @@ from temporalio.testing import WorkflowEnvironment
 from tests.e2e_support import wait_for
 from tests.workflows.common.test_gates import start, task_gate_waiting, unsure_reflection
 from tests.workflows.harness import Harness, task
-from workflows.common.errors import ErrorType
 from workflows.constants import task_workflow_id
 from workflows.contracts.branches import BranchRequest, BranchTree
+from workflows.contracts.errors import ErrorType
 from workflows.contracts.results import ParentLink, ResearchResult, RunProgress
 from workflows.research.workflow import ResearchWorkflow
 

@@ -25,7 +25,7 @@ from tests.workflows.research.test_branch_siblings import result_of
 from tests.workflows.research.test_branches import update
 from tests.workflows.research.test_supply_plan import WAIT
 from workflows.constants import branch_task_workflow_id
-from workflows.contracts.executive import GateRecord
+from workflows.contracts.gates import GateRecord
 from workflows.contracts.results import RunProgress, RunReport
 from workflows.research.workflow import ResearchWorkflow
 

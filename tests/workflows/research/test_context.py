@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from workflows.agents.context import DIGEST_ITEMS, DIGEST_VALUE_CHARS
+from workflows.contracts.context import DIGEST_ITEMS, DIGEST_VALUE_CHARS
 from workflows.contracts.execution import Artifact, CheckResult, ExecutionOutcome
 from workflows.contracts.plan import Check, Decision, Plan
 from workflows.contracts.results import TaskResult

@@ -19,9 +19,9 @@ from tests.histories.capture.all import remember_task
 from tests.histories.capture.guided import GUIDE, match_skills
 from tests.workflows.agents_fakes import FakeAgents, goal_agents, job
 from tests.workflows.harness import Harness, task
-from workflows.agents.roles import CodeAnswer, CodeRequest, PlanAnswer, PlanRequest
 from workflows.catalogue import RECORD_OUTCOMES
-from workflows.library.contracts import RecordAnswer, TaskOutcome, library_id
+from workflows.contracts.roles import CodeAnswer, CodeRequest, PlanAnswer, PlanRequest
+from workflows.contracts.skills import RecordAnswer, TaskOutcome, library_id
 from workflows.library.workflow import SkillLibraryWorkflow
 from workflows.research.workflow import ResearchWorkflow
 

@@ -12,8 +12,8 @@ from pathlib import Path
 from temporalio.testing import WorkflowEnvironment
 
 from tests.histories.capture.writer import GOAL, QUERY, Reformulating, run_reformulated
-from workflows.library.contracts import MatchAnswer
-from workflows.library.patterns import GuidelineRef
+from workflows.contracts.patterns import GuidelineRef
+from workflows.contracts.skills import MatchAnswer
 from workflows.research.skills import merged_answer
 
 

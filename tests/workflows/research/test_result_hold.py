@@ -15,7 +15,7 @@ from tests.workflows.harness import Harness, task
 from tests.workflows.research.test_branches import until_open, update
 from workflows.constants import task_workflow_id
 from workflows.contracts.branches import BranchTree
-from workflows.contracts.executive import GateDecision
+from workflows.contracts.gates import GateDecision
 
 TIMEOUT_S = 900.0
 GATE: dict[str, Any] = {"human": True, "timeout_s": TIMEOUT_S, "on_timeout": "approve"}

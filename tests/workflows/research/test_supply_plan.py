@@ -18,10 +18,10 @@ from temporalio.testing import WorkflowEnvironment
 
 from tests.e2e_support import wait_for
 from tests.workflows.harness import Harness, task
-from workflows.common.errors import ErrorType
+from workflows.contracts.errors import ErrorType
 from workflows.contracts.plan import Plan
 from workflows.contracts.results import ResearchInput, ResearchResult, RunProgress, SuppliedPlan
-from workflows.library.contracts import MatchAnswer, MatchInput
+from workflows.contracts.skills import MatchAnswer, MatchInput
 from workflows.research.workflow import ResearchWorkflow
 
 WAIT: dict[str, Any] = {"agents": {"no_model": "wait"}}

@@ -15,12 +15,12 @@ from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
+from client.assay import DATA_CONVERTER
 from tests.e2e_support import wait_for
 from tests.workflows.agents_fakes import FakeAgents, job, probe_environment
 from tests.workflows.harness import Harness, task
-from workflows.agents.roles import PlanDraftOutput, PlannedTask
-from workflows.client import DATA_CONVERTER
 from workflows.constants import PLAN_KEY, task_workflow_id
+from workflows.contracts.roles import PlanDraftOutput, PlannedTask
 from workflows.research.workflow import ResearchWorkflow
 
 pytestmark = pytest.mark.integration

@@ -21,17 +21,17 @@ from skills.store import SkillStore
 from tests.workflows.agents_fakes import FakeAgents, job
 from tests.workflows.harness import Harness, task
 from workflows.constants import task_workflow_id
-from workflows.contracts.executive import PatchChange
-from workflows.contracts.plan import JobSpec, Resources
-from workflows.contracts.results import RunReport, TaskInput, TaskResult
-from workflows.library.contracts import SkillUse, library_id
-from workflows.library.patterns import (
+from workflows.contracts.patterns import (
     Preconditions,
     Skill,
     SkillMetrics,
     SkillPattern,
     SkillSignature,
 )
+from workflows.contracts.plan import JobSpec, Resources
+from workflows.contracts.reflection import PatchChange
+from workflows.contracts.results import RunReport, TaskInput, TaskResult
+from workflows.contracts.skills import SkillUse, library_id
 from workflows.library.subagents import fix_key
 from workflows.library.workflow import SkillLibraryWorkflow
 from workflows.research.workflow import ResearchWorkflow

@@ -10,7 +10,7 @@ from temporalio.testing import WorkflowEnvironment
 from tests.workflows.harness import Harness, task
 from workflows.contracts.execution import RecordEventsInput, Verification, VerifyEvidenceInput
 from workflows.contracts.results import ReportPaths, WriteReportInput
-from workflows.library.contracts import HandOffAnswer, HandOffInput
+from workflows.contracts.skills import HandOffAnswer, HandOffInput
 
 UNSAFE = "import socket\nsocket.create_connection(('example.org', 80))\n"
 

@@ -8,8 +8,8 @@ import pytest
 
 from activities.memory.store import MemoryStore
 from tests.activities.memory.store.support import T0, TYPE, db, sql
-from workflows.contracts.executive import PatchChange
 from workflows.contracts.memory import Episode
+from workflows.contracts.reflection import PatchChange
 
 
 def episode(n: int, *, task_type: str = TYPE, run: str = "run-1", task: str = "a",

@@ -30,7 +30,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.dialects.postgresql import JSONB
 
-from activities.common.migrations.ddl import append_only_ddl
+from database.migrations.ddl import append_only_ddl
 
 REVISION = "0001"
 METADATA = MetaData()

@@ -1,6 +1,6 @@
 """How Alembic runs Assay's revisions: on the connection, and in the transaction, it is given.
 
-:mod:`activities.common.migrations` opens the connection, takes the schema lock and puts the
+:mod:`database.migrations` opens the connection, takes the schema lock and puts the
 connection in the config's attributes; there is no URL to read and no second connection.
 """
 

@@ -18,9 +18,9 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from workflows.agents.roles import AgentRequest, RoleAnswer
 from workflows.contracts.base import Model
-from workflows.library.patterns import MAX_DESCRIPTION, PatternKind
+from workflows.contracts.patterns import MAX_DESCRIPTION, PatternKind
+from workflows.contracts.roles import AgentRequest, RoleAnswer
 
 BRIEF_TEXT = 1500
 """Characters of each text of a pattern the writer is shown."""

@@ -26,7 +26,7 @@ from alembic.script import ScriptDirectory
 from sqlalchemy import Connection, inspect, text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from activities.common.migrations import baseline
+from database.migrations import baseline
 
 __all__ = ["SchemaUnknown", "head", "revisions", "upgrade"]
 

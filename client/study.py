@@ -4,7 +4,7 @@ A study (``StudyWorkflow``) continues as new after every cycle, so its handles a
 bound to one execution: queries, signals and updates reach its latest one, and a query that
 lands between two executions is tried again (:data:`QUERY_TRIES`). Its cycles are runs
 carrying ``AssayParent = STUDY`` (:meth:`StudyClient.cycles`). :class:`StudyClient` is
-composed with :class:`workflows.client.AssayClient`, whose refusal handling it uses.
+composed with :class:`client.assay.AssayClient`, whose refusal handling it uses.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from temporalio.common import WorkflowIDReusePolicy
 from temporalio.exceptions import WorkflowAlreadyStartedError
 from temporalio.service import RPCError, RPCStatusCode
 
-from workflows.client import (
+from client.assay import (
     MAX_AGAIN,
     MEMO_GOAL_CHARS,
     SUPPLY_PLAN,
@@ -29,15 +29,15 @@ from workflows.client import (
     RunNotFoundError,
     refuse_host_paths,
 )
+from client.linking import started_input
+from client.runs import RunSummary, summarize
 from workflows.common.canonical import canonical_json
-from workflows.common.words import plural
 from workflows.constants import KIND_KEY, PARENT_KEY, cycle_run_id, digest, study_workflow_id
 from workflows.contracts.base import via
 from workflows.contracts.cycles import StudyInput, StudyProgress, StudyResult, StudyStop
-from workflows.contracts.executive import GateDecision, GateRecord
+from workflows.contracts.gates import GateDecision, GateRecord
 from workflows.contracts.results import SuppliedPlan
-from workflows.linking import started_input
-from workflows.runs import RunSummary, summarize
+from workflows.contracts.words import plural
 from workflows.study.workflow import StudyWorkflow
 
 STUDY_TYPE = "StudyWorkflow"

@@ -23,18 +23,18 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from sqlmodel import SQLModel
 
-import activities.common.migrations
 import activities.events.schema
 import activities.llm.schema
 import activities.memory.schema
+import database.migrations
 import skills.schema
-from activities.common.database import Database
-from activities.common.limits import event_row
-from activities.common.migrations import SchemaUnknown, baseline, head, revisions, upgrade
 from activities.events.store import EventStore, insert_rows
 from activities.memory.memory import Memory
 from activities.memory.schema import job_checksum, rule_row
 from activities.memory.store import LedgerEntry, MemoryStore, MemoryStoreUnavailable
+from database.engine import Database
+from database.limits import event_row
+from database.migrations import SchemaUnknown, baseline, head, revisions, upgrade
 from skills.store import SkillStore
 from tests.workflows.contracts.test_kinds import OLS
 from workflows.contracts.execution import EventRecord
@@ -50,7 +50,7 @@ from workflows.contracts.memory import (
 from workflows.contracts.plan import JobSpec
 
 db = pytest.mark.integration
-PREVIOUS = Path(__file__).resolve().parents[2] / "data" / "migrations" / "previous_release.sql"
+PREVIOUS = Path(__file__).resolve().parents[1] / "data" / "migrations" / "previous_release.sql"
 MODELS = (activities.events.schema, activities.memory.schema, activities.llm.schema,
           skills.schema)
 """The modules whose SQLModel rows make up the schema."""
@@ -138,7 +138,7 @@ def kept(found: dict[str, list[tuple[Any, ...]]]) -> dict[str, list[Any]]:
 def command_downgrade(connection: Connection, target: str) -> None:
     """Alembic's downgrade to ``target``, on ``connection``, as Assay configures Alembic."""
     config = Config()
-    folder = Path(activities.common.migrations.__file__).parent
+    folder = Path(database.migrations.__file__).parent
     config.set_main_option("script_location", str(folder))
     config.attributes["connection"] = connection
     command.downgrade(config, target)

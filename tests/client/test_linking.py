@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 from temporalio.testing import WorkflowEnvironment
 
+from client.linking import LinkRefusedError, linked_input, parent_input, reused_tasks
 from tests.workflows.harness import Harness, task
 from workflows.contracts.branches import BranchRequest
 from workflows.contracts.results import ResearchInput, ResearchResult
-from workflows.linking import LinkRefusedError, linked_input, parent_input, reused_tasks
 
 
 async def finished_run(env: WorkflowEnvironment, queue: str, root: Path,

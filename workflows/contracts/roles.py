@@ -16,28 +16,28 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from workflows.agents.context import TaskDigest
-from workflows.agents.drafts import TASK_ID_PATTERN as TASK_ID_PATTERN
-from workflows.agents.drafts import PlanDraftOutput
-from workflows.agents.drafts import PlannedCheck as PlannedCheck
-from workflows.agents.drafts import PlannedHypothesis as PlannedHypothesis
-from workflows.agents.drafts import PlannedTask as PlannedTask
-from workflows.agents.drafts import PlannedTest as PlannedTest
-from workflows.agents.drafts import StudyPlanDraftOutput as StudyPlanDraftOutput
-from workflows.agents.drafts import StudyPlannedTask as StudyPlannedTask
-from workflows.agents.goal import DATA_HEAD_CHARS as DATA_HEAD_CHARS
-from workflows.agents.goal import DataFile as DataFile
-from workflows.agents.goal import RunAnswer as RunAnswer
-from workflows.agents.spend import Budget, Spend
 from workflows.contracts.base import MAX_GOAL_CHARS as MAX_GOAL_CHARS
 from workflows.contracts.base import Model
+from workflows.contracts.context import TaskDigest
+from workflows.contracts.drafts import TASK_ID_PATTERN as TASK_ID_PATTERN
+from workflows.contracts.drafts import PlanDraftOutput
+from workflows.contracts.drafts import PlannedCheck as PlannedCheck
+from workflows.contracts.drafts import PlannedHypothesis as PlannedHypothesis
+from workflows.contracts.drafts import PlannedTask as PlannedTask
+from workflows.contracts.drafts import PlannedTest as PlannedTest
+from workflows.contracts.drafts import StudyPlanDraftOutput as StudyPlanDraftOutput
+from workflows.contracts.drafts import StudyPlannedTask as StudyPlannedTask
 from workflows.contracts.environments import NAME_PATTERN
 from workflows.contracts.execution import DependencyArtifact, ExecutionOutcome
-from workflows.contracts.executive import Reviewer, ReviewInput, ReviewVerdict, Verdict
+from workflows.contracts.goal import DATA_HEAD_CHARS as DATA_HEAD_CHARS
+from workflows.contracts.goal import DataFile as DataFile
+from workflows.contracts.goal import RunAnswer as RunAnswer
+from workflows.contracts.patterns import MAX_GUIDELINES, GuidelineRef
 from workflows.contracts.plan import Check, JobSpec
 from workflows.contracts.policy import ModelRecording
+from workflows.contracts.spend import Budget, Spend
 from workflows.contracts.study import StudyContext
-from workflows.library.patterns import MAX_GUIDELINES, GuidelineRef
+from workflows.contracts.verdicts import Reviewer, ReviewInput, ReviewVerdict, Verdict
 
 MAX_CODE_CHARS = 60_000
 ARTIFACT_PATTERN = r"^(?!/)(?!.*(^|/)\.\.(/|$))[A-Za-z0-9_.][A-Za-z0-9_./-]{0,199}$"
@@ -166,7 +166,7 @@ class CodeRequest(AgentRequest):
     """Why the previous job failed (review findings, execution failure), for the deep path."""
     environment: EnvironmentFacts | None = None
     upstream: list[TaskDigest] = Field(default_factory=list[TaskDigest])
-    """What each task this one depends on found (``workflows.agents.context``)."""
+    """What each task this one depends on found (``workflows.contracts.context``)."""
     reused: list[DependencyArtifact] = Field(default_factory=list[DependencyArtifact])
     """The verified artifacts of the earlier cycles' tasks this one reuses (``c1.data``)."""
     instructions: str = ""

@@ -11,16 +11,16 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from workflows.constants import Pool
 from workflows.contracts.base import Model
-from workflows.contracts.executive import PatchChange
 from workflows.contracts.memory import RememberInput
+from workflows.contracts.patterns import MAX_GUIDELINES as MAX_GUIDELINES
+from workflows.contracts.patterns import Deviation, GuidelineRef, PatternKind, SkillStep
 from workflows.contracts.plan import Check, JobSpec, Scalar
 from workflows.contracts.policy import SkillPolicy
-from workflows.library.patterns import MAX_GUIDELINES as MAX_GUIDELINES
-from workflows.library.patterns import Deviation, GuidelineRef, PatternKind, SkillStep
-from workflows.library.subagents import INSTRUCTIONS_CHARS, MemoryTry
-from workflows.library.writing import MergeCandidate, PatternBrief
+from workflows.contracts.pools import Pool
+from workflows.contracts.reflection import PatchChange
+from workflows.contracts.subagents import INSTRUCTIONS_CHARS, MemoryTry
+from workflows.contracts.writing import MergeCandidate, PatternBrief
 
 SKILL_LIBRARY_ID = "assay-skill-library"
 """Workflow id of the one long-lived ``SkillLibraryWorkflow`` of the default skills queue."""

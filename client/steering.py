@@ -3,8 +3,8 @@
 A run that is still open takes a branch request through its ``start_branches`` update and a
 steering request through ``steer_run``; both answer with the run's :class:`BranchTree`. A
 closed run can take no child, so a branch from it starts a new run linked to it
-(:mod:`workflows.linking` builds what that run reuses). :class:`SteeringClient` is composed
-with :class:`workflows.client.AssayClient`, whose connection and refusal handling it uses.
+(:mod:`client.linking` builds what that run reuses). :class:`SteeringClient` is composed
+with :class:`client.assay.AssayClient`, whose connection and refusal handling it uses.
 """
 
 from __future__ import annotations
@@ -19,12 +19,12 @@ from temporalio.common import (
 )
 from temporalio.exceptions import WorkflowAlreadyStartedError
 
-from workflows.client import MEMO_GOAL_CHARS, AssayClient
+from client.assay import MEMO_GOAL_CHARS, AssayClient
+from client.linking import LinkRefusedError, linked_input, parent_input, reused_tasks
 from workflows.constants import PARENT_KEY, PLAN_KEY, branch_workflow_id
 from workflows.contracts.base import via
 from workflows.contracts.branches import BranchRequest, BranchTree, SteerRequest
 from workflows.contracts.results import ParentLink, ResearchInput, ResearchResult
-from workflows.linking import LinkRefusedError, linked_input, parent_input, reused_tasks
 from workflows.research.workflow import ResearchWorkflow
 
 START_BRANCHES = "start_branches"

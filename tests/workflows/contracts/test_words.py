@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from workflows.common.words import (
+from workflows.contracts.words import (
     STOP_WORDS,
     TASK_TYPE_STOP_WORDS,
     plural,

@@ -3,7 +3,7 @@
 The reflector sees the failure reflection diagnosed as ``unknown`` (the task, the job's
 settings, how it failed, the rule table's note) and proposes a job-spec patch: new values
 for arguments and resources only. Code stays the debuggers'. Its answer comes back as a
-:class:`~workflows.contracts.executive.ReflectionNote` scored and guarded exactly as the rule
+:class:`~workflows.contracts.reflection.ReflectionNote` scored and guarded exactly as the rule
 table's notes are; a patch the guardrails refuse is in the note as refused, never applied.
 """
 
@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from workflows.agents.roles import AgentRequest, RoleAnswer
 from workflows.contracts.base import Model
-from workflows.contracts.executive import DiagnoseInput, ReflectionNote
+from workflows.contracts.reflection import DiagnoseInput, ReflectionNote
+from workflows.contracts.roles import AgentRequest, RoleAnswer
 
 MAX_PROPOSED_CHANGES = 5
 

@@ -39,3 +39,14 @@ def plain_text(text: str) -> str:
 def is_control(char: str) -> bool:
     """A character that acts on a terminal or on the order of text rather than showing."""
     return unicodedata.category(char) == "Cc" or char in BIDI_CONTROLS
+
+
+_CUT = "…[{n} more]"
+
+
+def clip(text: str, limit: int) -> str:
+    """``text`` cut to at most ``limit`` characters, the cut saying how much was left out."""
+    if len(text) <= limit:
+        return text
+    keep = max(0, limit - len(_CUT.format(n=len(text))))
+    return text[:keep] + _CUT.format(n=len(text) - keep)

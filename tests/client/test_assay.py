@@ -15,12 +15,12 @@ from pathlib import Path
 import pytest
 from temporalio.testing import WorkflowEnvironment
 
+from client.assay import AssayClient, RunExistsError
+from client.runs import RunSummary
 from tests.e2e_support import wait_for
 from tests.workflows.harness import Harness, task
-from workflows.client import AssayClient, RunExistsError
 from workflows.common import sizes
 from workflows.research.workflow import ResearchWorkflow
-from workflows.runs import RunSummary
 
 
 async def test_a_run_nobody_serves_is_listed_without_its_tally(

@@ -9,7 +9,7 @@ A *pattern* is reusable experience extracted from finished tasks:
   for this kind of task) and loop, run as the task's child workflow with that memory.
 
 What the library exchanges with runs and its activities is in
-:mod:`workflows.library.contracts`; its scores and thresholds in :mod:`workflows.library.formulas`.
+:mod:`workflows.contracts.skills`; its scores and thresholds in :mod:`workflows.library.formulas`.
 
 Pure models and functions only: the workflow sandbox imports this module.
 """
@@ -23,8 +23,8 @@ from typing import Literal
 from pydantic import Field
 
 from workflows.contracts.base import Model
-from workflows.contracts.executive import PatchChange
 from workflows.contracts.plan import Check, JobSpec, Scalar
+from workflows.contracts.reflection import PatchChange
 
 MAX_NAME = 64
 MAX_DESCRIPTION = 1024

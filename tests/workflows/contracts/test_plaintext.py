@@ -15,8 +15,8 @@ from temporalio.testing import WorkflowEnvironment
 
 from tests.workflows.common.test_gates import human, plan_gate_waiting
 from tests.workflows.harness import Harness, task
-from workflows.common.plaintext import plain_text
-from workflows.contracts.executive import GateDecision
+from workflows.contracts.gates import GateDecision
+from workflows.contracts.plaintext import plain_text
 from workflows.contracts.plan import Plan
 from workflows.research.workflow import ResearchWorkflow
 

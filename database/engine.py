@@ -2,7 +2,7 @@
 
 The event store, the memory store and the skill library are each a :class:`Database` that
 names itself and its error. Opening any of them connects and brings the whole schema up to
-date (see :mod:`activities.common.migrations`), so whichever process opens a store first
+date (see :mod:`database.migrations`), so whichever process opens a store first
 after an upgrade of Assay migrates the database, and every other one finds it ready.
 """
 
@@ -14,8 +14,8 @@ from sqlalchemy import make_url, text
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
-from activities.common.limits import serialize
-from activities.common.migrations import SchemaUnknown, upgrade
+from database.limits import serialize
+from database.migrations import SchemaUnknown, upgrade
 
 
 class DatabaseUnavailable(RuntimeError):

@@ -24,28 +24,8 @@ from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.exceptions import ApplicationError, WorkflowAlreadyStartedError
 from temporalio.service import RPCError, RPCStatusCode
 
-from workflows.branching.selection import plan_problem
-from workflows.constants import (
-    PHASE_KEY,
-    branch_task_workflow_id,
-    run_workflow_id,
-    task_workflow_id,
-)
-from workflows.contracts.base import via
-from workflows.contracts.environments import BASE
-from workflows.contracts.executive import GateDecision, GateRecord
-from workflows.contracts.policy import HostPathError as HostPathError
-from workflows.contracts.policy import refuse_host_paths as refuse_host_paths
-from workflows.contracts.results import (
-    ResearchInput,
-    ResearchResult,
-    RunProgress,
-    SuppliedPlan,
-    TaskProgress,
-)
-from workflows.research.workflow import ResearchWorkflow
-from workflows.runs import MEMO_GOAL_CHARS as MEMO_GOAL_CHARS  # callers import it from here
-from workflows.runs import (
+from client.runs import MEMO_GOAL_CHARS as MEMO_GOAL_CHARS  # callers import it from here
+from client.runs import (
     PendingGate,
     RunSummary,
     TaskLive,
@@ -58,6 +38,26 @@ from workflows.runs import (
     summarize,
     waiting_for_plan,
 )
+from workflows.branching.selection import plan_problem
+from workflows.constants import (
+    PHASE_KEY,
+    branch_task_workflow_id,
+    run_workflow_id,
+    task_workflow_id,
+)
+from workflows.contracts.base import via
+from workflows.contracts.environments import BASE
+from workflows.contracts.gates import GateDecision, GateRecord
+from workflows.contracts.policy import HostPathError as HostPathError
+from workflows.contracts.policy import refuse_host_paths as refuse_host_paths
+from workflows.contracts.results import (
+    ResearchInput,
+    ResearchResult,
+    RunProgress,
+    SuppliedPlan,
+    TaskProgress,
+)
+from workflows.research.workflow import ResearchWorkflow
 
 ResultT = TypeVar("ResultT")
 

@@ -1,6 +1,6 @@
 """Baseline: the event, memory and skill library tables as Assay kept them before migrations.
 
-The tables themselves are in :mod:`activities.common.migrations.baseline`, which also adopts a
+The tables themselves are in :mod:`database.migrations.baseline`, which also adopts a
 database made before migrations existed.
 
 Revision ID: 0001
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from alembic import op
 
-from activities.common.migrations.baseline import create_schema, drop_schema
+from database.migrations.baseline import create_schema, drop_schema
 
 revision = "0001"
 down_revision: str | None = None

@@ -13,12 +13,12 @@ from temporalio.service import RPCError
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
-from tests.workflows.test_linking import finished_run, request
-from workflows.client import AssayClient, RunNotFoundError
+from client.assay import AssayClient, RunNotFoundError
+from client.linking import parent_input
+from client.steering import BranchRefusedError, SteeringClient, SteerRefusedError
+from tests.client.test_linking import finished_run, request
 from workflows.constants import PARENT_KEY, PLAN_KEY
 from workflows.contracts.branches import BranchRecord, BranchRequest, BranchTree, SteerRequest
-from workflows.linking import parent_input
-from workflows.steering_client import BranchRefusedError, SteeringClient, SteerRefusedError
 
 
 async def test_a_closed_runs_branches_start_a_new_run_linked_to_it(

@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections import Counter
 from datetime import UTC, datetime
 
+from client.runs import RunSummary, TaskTally, final_progress
 from workflows.common.sizes import fit_run, json_size
 from workflows.contracts.execution import TaskStatus
 from workflows.contracts.results import ResearchResult, RunProgress, TaskSummary
-from workflows.runs import RunSummary, TaskTally, final_progress
 
 
 def test_a_failed_run_does_not_read_as_all_done() -> None:

@@ -1,6 +1,6 @@
 """What the client reads of runs: a run's summary, a running task's live state, task tallies.
 
-:class:`workflows.client.AssayClient` returns these; they are plain data and small pure helpers
+:class:`client.assay.AssayClient` returns these; they are plain data and small pure helpers
 (which statuses are open, whether a run waits for a plan, how tasks ended), so the CLI can
 render them without a server.
 """
@@ -18,10 +18,10 @@ from temporalio.api.failure.v1 import Failure
 from temporalio.api.workflow.v1 import PendingActivityInfo
 from temporalio.client import WorkflowExecution, WorkflowHandle, WorkflowHistoryEventFilterType
 
-from workflows.common.words import plural
 from workflows.constants import STATUS_KEY
-from workflows.contracts.executive import GateRecord
+from workflows.contracts.gates import GateRecord
 from workflows.contracts.results import ResearchInput, ResearchResult, RunProgress, TaskProgress
+from workflows.contracts.words import plural
 
 OPEN_TASKS = frozenset({"pending", "running", "failed_retry"})
 """Task statuses of a task that has not ended."""

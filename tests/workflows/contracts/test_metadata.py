@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from workflows.common.metadata import (
+from workflows.contracts.metadata import (
     DETAILS_BYTES,
     SUMMARY_BYTES,
     details_text,
