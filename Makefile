@@ -71,7 +71,7 @@ eval: system $(STAMP)
 # Re-record the example goals' model exchanges (after a deliberate change to prompts or roles).
 example-recording: system $(STAMP)
 	PATH="$(CURDIR)/$(BIN):$$PATH" ASSAY_SAVE_EXAMPLE_RECORDING=1 $(BIN)/python -m pytest \
-	  tests/test_agents_e2e.py tests/test_study_goal_e2e.py -k replayed
+	  tests/e2e/test_agents_e2e.py tests/e2e/test_study_goal_e2e.py -k replayed
 	PATH="$(CURDIR)/$(BIN):$$PATH" ASSAY_SAVE_EXAMPLE_RECORDING=1 $(BIN)/python -m pytest \
 	  tests/workers/evaluation/test_goal_recordings.py
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from temporalio.testing import WorkflowEnvironment
 
-from tests.e2e_support import reset_run
+from tests.support.e2e import reset_run
 from tests.workflows.capture_upserts import DECISIONS
 from tests.workflows.harness import Harness
 from workflows.research.workflow import ResearchWorkflow

@@ -11,7 +11,7 @@ from pydantic import SecretStr
 
 from activities.agents.roles import Agents
 from activities.llm.gateway import ModelGateway
-from tests.fake_anthropic import FakeAnthropic, ToolUse, usage
+from tests.support.fake_anthropic import FakeAnthropic, ToolUse, usage
 from workflows.agents.context import TaskDigest
 from workflows.agents.roles import (
     CodeRequest,

@@ -28,7 +28,7 @@ from tests.activities.agents.test_agents import (
     review_request,
     summary_request,
 )
-from tests.fake_anthropic import FakeAnthropic, Text, ToolUse, usage
+from tests.support.fake_anthropic import FakeAnthropic, Text, ToolUse, usage
 from workflows.agents.roles import MAX_CODE_CHARS
 from workflows.agents.spend import Budget, Usage
 from workflows.contracts.policy import ModelRecording

@@ -24,7 +24,7 @@ from tests.activities.agents.test_agents import (
     plan_request,
     prompt_of,
 )
-from tests.fake_anthropic import FakeAnthropic, ToolUse
+from tests.support.fake_anthropic import FakeAnthropic, ToolUse
 from workflows.library.contracts import GuidelineRef
 from workflows.library.patterns import SkillPattern
 

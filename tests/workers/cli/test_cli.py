@@ -14,7 +14,7 @@ import pytest
 from temporalio.testing import WorkflowEnvironment
 from typer.testing import CliRunner
 
-from tests.e2e_support import EXAMPLE, ROOT, wait_for
+from tests.support.e2e import EXAMPLE, ROOT, wait_for
 from workers.cli.gates import GateName
 from workers.cli.main import app
 from workers.cli.show import outcome_lines, summary_lines

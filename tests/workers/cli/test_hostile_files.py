@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from tests.e2e_support import EXAMPLE
+from tests.support.e2e import EXAMPLE
 from workers.cli.main import app
 
 runner = CliRunner()

@@ -14,7 +14,7 @@ import signal
 import sys
 from pathlib import Path
 
-from tests.e2e_support import EXAMPLE, ROOT
+from tests.support.e2e import EXAMPLE, ROOT
 
 SECTION = "### From Python\n"
 DIED_AT_EXIT = (-signal.SIGSEGV, -signal.SIGABRT)

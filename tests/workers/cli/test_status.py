@@ -13,7 +13,7 @@ from temporalio.client import WorkflowExecutionStatus
 from temporalio.exceptions import ApplicationError
 from temporalio.testing import WorkflowEnvironment
 
-from tests.e2e_support import EXAMPLE, ROOT, wait_for, worker_env
+from tests.support.e2e import EXAMPLE, ROOT, wait_for, worker_env
 from tests.workers.cli.test_cli import cli
 from tests.workflows.harness import Harness, task
 from workflows.client import AssayClient

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from temporalio.api.common.v1 import Payload
 
-from tests.e2e_support import ROOT
+from tests.support.e2e import ROOT
 from tests.workers.connection.codec_support import (
     UI_ORIGIN,
     call,

@@ -24,7 +24,7 @@ from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
-from tests.e2e_support import (
+from tests.support.e2e import (
     EXAMPLE,
     ROOT,
     isolated_settings,

@@ -12,7 +12,7 @@ from temporalio.client import WorkflowHandle, WorkflowUpdateFailedError
 from temporalio.testing import WorkflowEnvironment
 
 from activities.reflection.reflection import diagnose as diagnose_rules
-from tests.e2e_support import wait_for
+from tests.support.e2e import wait_for
 from tests.workflows.harness import Harness, task
 from workflows.client import AssayClient
 from workflows.contracts.executive import (

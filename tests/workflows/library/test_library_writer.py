@@ -27,8 +27,8 @@ from skills.index import SkillIndex
 from skills.library import SkillLibrary
 from skills.revise import SkillRevisions
 from skills.store import SkillStore
-from tests.fake_anthropic import FakeAnthropic, ToolUse
 from tests.skills.extract.batches import sales_batch
+from tests.support.fake_anthropic import FakeAnthropic, ToolUse
 from tests.workflows.capture_writer import Recorder, learned, run_library
 from workflows.library.contracts import (
     TASK_FINISHED,
