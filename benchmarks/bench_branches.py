@@ -27,7 +27,7 @@ from temporalio.client import Client, RPCError, WorkflowExecutionDescription
 from temporalio.testing import WorkflowEnvironment
 
 from benchmarks.bench_memory import Stack, started_stack
-from tests.support.e2e import wait_for
+from tests.support.waiting import wait_for
 from tests.workflows.research import sweeps
 from workers.stack.temporal import dev_server_flags
 from workflows.catalogue import EXECUTE_JOB

@@ -30,9 +30,9 @@ from tests.support.e2e import (
     stop_gently,
     stored_events,
     temporal_cli,
-    wait_for,
     worker_env,
 )
+from tests.support.waiting import wait_for
 from workers.intake.planfile import load_plan
 from workers.intake.runpolicy import queues_from
 from workflows.client import AssayClient

@@ -29,10 +29,10 @@ from tests.support.e2e import (
     start_worker,
     stop_gently,
     stored_events,
-    wait_for,
     worker_env,
 )
 from tests.support.s3 import S3Server, s3_server
+from tests.support.waiting import wait_for
 from workers.cli.show import load_report
 from workers.intake.goalfile import load_goal
 from workers.intake.planfile import load_plan

@@ -29,9 +29,9 @@ from tests.support.e2e import (
     started_jobs,
     stop_gently,
     stored_events,
-    wait_for,
     worker_env,
 )
+from tests.support.waiting import wait_for
 from workers.intake.planfile import load_plan
 from workers.intake.runpolicy import queues_from
 from workers.stack.embedded import TemporalDevServer

@@ -16,8 +16,8 @@ from tests.support.e2e import (
     report_of,
     store_of,
     stored_events,
-    wait_for,
 )
+from tests.support.waiting import wait_for
 from workers.intake.planfile import load_plan
 from workers.intake.runpolicy import queues_from
 from workers.settings import Settings

@@ -17,14 +17,8 @@ import pytest
 from temporalio.testing import WorkflowEnvironment
 
 from activities.reports.ledger import verify_ledger
-from tests.support.e2e import (
-    ROOT,
-    isolated_settings,
-    pools_serving,
-    report_of,
-    temporal_cli,
-    wait_for,
-)
+from tests.support.e2e import ROOT, isolated_settings, pools_serving, report_of, temporal_cli
+from tests.support.waiting import wait_for
 from workers.intake.planfile import load_plan
 from workers.intake.runpolicy import build_policy, queues_from
 from workers.settings import Settings

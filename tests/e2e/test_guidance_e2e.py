@@ -24,15 +24,9 @@ from activities.learning.settle import wait_learned
 from skills.folders.read import read_skills
 from skills.store import SkillStore
 from tests.skills.guideline_samples import RULE, guideline_folder
-from tests.support.e2e import (
-    ROOT,
-    isolated_settings,
-    report_of,
-    store_of,
-    stored_events,
-    wait_for,
-)
+from tests.support.e2e import ROOT, isolated_settings, report_of, store_of, stored_events
 from tests.support.fake_anthropic import FakeAnthropic, ToolUse, text_of, tool_of
+from tests.support.waiting import wait_for
 from workers.intake.planfile import load_plan
 from workers.intake.runpolicy import build_policy, queues_from
 from workers.pools.builders import SERVED_POOLS, run_pools

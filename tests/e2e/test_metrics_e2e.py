@@ -31,9 +31,9 @@ from tests.support.e2e import (
     report_of,
     start_worker,
     stop_gently,
-    wait_for,
     worker_env,
 )
+from tests.support.waiting import wait_for
 from tests.workers.pools.test_pools import free_port
 from workers.intake.planfile import load_plan
 from workers.intake.runpolicy import queues_from

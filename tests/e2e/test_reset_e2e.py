@@ -26,8 +26,8 @@ from tests.support.e2e import (
     report_of,
     reset_run,
     store_of,
-    wait_for,
 )
+from tests.support.waiting import wait_for
 from workers.cli.show import run_row
 from workers.cli.watch import watch_run
 from workers.intake.planfile import load_plan

@@ -22,8 +22,9 @@ from temporalio.testing import WorkflowEnvironment
 
 from skills.index import SkillIndex, reformulate
 from skills.store import SkillStore
-from tests.support.e2e import ROOT, isolated_settings, pools_serving, report_of, store_of, wait_for
+from tests.support.e2e import ROOT, isolated_settings, pools_serving, report_of, store_of
 from tests.support.fake_anthropic import FakeAnthropic, ToolUse, tool_of
+from tests.support.waiting import wait_for
 from workers.intake.goalfile import load_goal
 from workers.intake.runpolicy import build_policy, queues_from
 from workers.settings import Settings

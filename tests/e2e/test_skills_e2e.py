@@ -24,8 +24,9 @@ from pydantic import SecretStr
 from temporalio.testing import WorkflowEnvironment
 
 from skills.store import SkillStore
-from tests.support.e2e import ROOT, isolated_settings, report_of, store_of, wait_for
+from tests.support.e2e import ROOT, isolated_settings, report_of, store_of
 from tests.support.fake_anthropic import FakeAnthropic, ToolUse
+from tests.support.waiting import wait_for
 from workers.intake.goalfile import load_goal
 from workers.intake.planfile import load_plan
 from workers.intake.runpolicy import AgentFlags, build_policy, queues_from

@@ -21,8 +21,9 @@ from typing import Any
 import pytest
 from temporalio.testing import WorkflowEnvironment
 
-from tests.support.e2e import isolated_settings, pools_serving, report_of, wait_for
+from tests.support.e2e import isolated_settings, pools_serving, report_of
 from tests.support.s3 import S3Server, s3_server
+from tests.support.waiting import wait_for
 from workers.intake.planfile import load_plan
 from workers.intake.runpolicy import queues_from
 from workers.pools.builders import SERVED_POOLS
@@ -84,11 +85,8 @@ def hosts(tmp_path: Path, task_queue: str, s3: S3Server) -> dict[str, Settings]:
 async def step_gate_waits(env: WorkflowEnvironment, run_id: str, task_id: str) -> None:
     handle = env.client.get_workflow_handle(task_workflow_id(run_id, task_id))
 
-    async def waiting() -> bool:
-        try:
-            progress = await handle.query("progress", result_type=TaskProgress)
-        except Exception:  # the task workflow has not started yet
-            return False
+    async def waiting() -> bool:  # not found until the run starts the task's workflow
+        progress = await handle.query("progress", result_type=TaskProgress)
         return progress.waiting is not None and progress.waiting.gate == "step"
 
     await wait_for(waiting, timeout=60, what=f"task {task_id}'s step gate")

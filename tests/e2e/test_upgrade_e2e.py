@@ -30,9 +30,9 @@ from tests.support.e2e import (
     slow_plan,
     start_worker,
     stop_gently,
-    wait_for,
     worker_env,
 )
+from tests.support.waiting import wait_for
 from tests.workflows.incompatible import TimerFirstResearchWorkflow
 from workers.intake.planfile import load_plan
 from workers.intake.runpolicy import build_policy, queues_from

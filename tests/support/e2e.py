@@ -1,4 +1,4 @@
-"""Helpers for end-to-end tests: worker processes, plans on disk, waiting with deadlines."""
+"""Helpers for end-to-end tests: worker processes, plans on disk, what a run recorded."""
 
 from __future__ import annotations
 
@@ -9,9 +9,8 @@ import os
 import signal
 import subprocess
 import sys
-import time
 import uuid
-from collections.abc import AsyncGenerator, Awaitable, Callable
+from collections.abc import AsyncGenerator
 from pathlib import Path
 from typing import Any
 
@@ -105,21 +104,6 @@ def stop_gently(proc: subprocess.Popen[bytes]) -> None:
             proc.wait(timeout=15)
         except subprocess.TimeoutExpired:
             kill_hard(proc)
-
-
-async def wait_for(condition: Callable[[], bool | Awaitable[bool]], *, timeout: float,
-                   what: str, every: float = 0.1) -> None:
-    """Poll ``condition`` until it holds; fail naming ``what`` after ``timeout`` seconds."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = condition()
-        if not isinstance(value, bool):
-            value = await value
-        if value:
-            return
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}")
-        await asyncio.sleep(every)
 
 
 def slow_plan(folder: Path, seconds: float) -> Path:

@@ -39,7 +39,7 @@ from temporalio.client import WorkflowFailureError, WorkflowHandle
 from temporalio.exceptions import CancelledError
 from temporalio.testing import WorkflowEnvironment
 
-from tests.support.e2e import wait_for
+from tests.support.waiting import wait_for
 from tests.workflows.common.test_gates import start, task_gate_waiting
 from tests.workflows.harness import Harness, task
 from tests.workflows.harness import capture_alone as alone

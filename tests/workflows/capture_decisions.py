@@ -17,7 +17,7 @@ from pathlib import Path
 
 from temporalio.testing import WorkflowEnvironment
 
-from tests.support.e2e import wait_for
+from tests.support.waiting import wait_for
 from tests.workflows.capture_refusals import waiting_at
 from tests.workflows.harness import Harness, task
 from tests.workflows.harness import capture_alone as alone

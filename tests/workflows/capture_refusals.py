@@ -26,7 +26,7 @@ from temporalio.common import RawValue
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
-from tests.support.e2e import wait_for
+from tests.support.waiting import wait_for
 from tests.workflows.harness import Harness, task
 from tests.workflows.harness import capture_alone as alone
 from workflows.constants import task_workflow_id

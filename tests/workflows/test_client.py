@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from temporalio.testing import WorkflowEnvironment
 
-from tests.support.e2e import wait_for
+from tests.support.waiting import wait_for
 from tests.workflows.harness import Harness, task
 from workflows.client import AssayClient, RunExistsError
 from workflows.common import sizes

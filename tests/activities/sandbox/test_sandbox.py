@@ -16,6 +16,7 @@ from temporalio.testing import ActivityEnvironment
 
 from activities.artifacts.store import LocalArtifactStore
 from activities.sandbox.job import Sandbox
+from tests.support.waiting import wait_for
 from workflows.contracts.execution import DependencyArtifact, ExecuteJobInput, ExecutionOutcome
 from workflows.contracts.plan import InputFile, JobSpec, Resources, Scalar
 from workflows.runs import short_execution
@@ -59,15 +60,6 @@ def job_uid(outcome: ExecutionOutcome) -> int:
 def processes_of(uid: int) -> list[psutil.Process]:
     return [p for p in psutil.process_iter(["uids"])
             if p.info["uids"] is not None and p.info["uids"].real == uid]
-
-
-async def wait_until(condition: Any, timeout: float = 5.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        await asyncio.sleep(0.02)
-    return bool(condition())
 
 
 NORMAL_JOB = """
@@ -187,7 +179,7 @@ async def test_fork_bomb_is_contained_and_leaves_nothing_behind(work_dir: Path) 
     assert "limit of 32 processes" in outcome.reason
     if os.geteuid() == 0:
         uid = job_uid(outcome)
-        assert await wait_until(lambda: not processes_of(uid))
+        await wait_for(lambda: not processes_of(uid), timeout=5, what="the forks to be killed")
 
 
 async def test_file_size_limit_stops_a_disk_filler(work_dir: Path) -> None:
@@ -315,9 +307,9 @@ async def test_cancellation_kills_every_process_of_the_job(sandbox: Sandbox,
                 found.append(proc)
         return found
 
-    assert await wait_until(started.exists, timeout=10)
+    await wait_for(started.exists, timeout=10, what="the job to start")
     assert len(job_processes()) >= 2
     env.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
-    assert await wait_until(lambda: not job_processes())
+    await wait_for(lambda: not job_processes(), timeout=5, what="the job's processes to end")

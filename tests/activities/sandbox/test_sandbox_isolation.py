@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import asyncio
 import os
 import shutil
 import socket
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import psutil
@@ -21,6 +19,7 @@ from activities.common.trees import remove_tree
 from activities.sandbox.isolation import SandboxUnavailableError
 from activities.sandbox.job import Sandbox, isolation_status
 from activities.sandbox.workspace import unreachable_parent
+from tests.support.waiting import wait_for
 from workflows.contracts.execution import ExecuteJobInput, ExecutionOutcome
 from workflows.contracts.plan import JobSpec, Resources
 
@@ -130,10 +129,7 @@ async def test_rlimits_mode_contains_a_fork_bomb_and_stray_processes(work_dir: P
         return [p for p in psutil.process_iter(["uids", "cmdline"])
                 if p.info["uids"].real == uid or "97.25" in (p.info["cmdline"] or [])]
 
-    deadline = time.monotonic() + 5
-    while leftovers() and time.monotonic() < deadline:
-        await asyncio.sleep(0.05)
-    assert not leftovers()
+    await wait_for(lambda: not leftovers(), timeout=5, what="the killed processes to be reaped")
 
 
 @as_root

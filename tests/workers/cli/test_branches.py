@@ -22,7 +22,8 @@ from temporalio.worker import Worker
 from typer.testing import CliRunner
 
 from tests.activities.reports.test_branches import HOSTILE, branch, score, sweep
-from tests.support.e2e import ROOT, wait_for
+from tests.support.e2e import ROOT
+from tests.support.waiting import wait_for
 from workers.cli.branches import BranchView, Linked, print_branches, read_branches
 from workers.cli.main import app
 from workflows.client import AssayClient

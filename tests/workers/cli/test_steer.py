@@ -11,7 +11,8 @@ from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 from typer.testing import CliRunner
 
-from tests.support.e2e import wait_for, worker_env
+from tests.support.e2e import worker_env
+from tests.support.waiting import wait_for
 from tests.workers.cli.test_cli import cli, closed_port
 from tests.workflows.test_linking import finished_run
 from tests.workflows.test_steering_client import StandInRun

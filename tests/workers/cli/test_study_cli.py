@@ -24,7 +24,8 @@ from activities.artifacts.store import LocalArtifactStore
 from activities.reports.study import StudyReportWriter
 from activities.reports.writer import ReportWriter
 from activities.study.cycles import StudyCycles
-from tests.support.e2e import ROOT, wait_for, worker_env
+from tests.support.e2e import ROOT, worker_env
+from tests.support.waiting import wait_for
 from tests.workers.cli.test_cli import cli
 from tests.workers.cli.test_cli import nowhere as nowhere  # a fixture
 from tests.workflows.harness import Harness

@@ -20,9 +20,9 @@ from tests.support.e2e import (
     start_worker,
     started_jobs,
     stop_gently,
-    wait_for,
     worker_env,
 )
+from tests.support.waiting import wait_for
 from workers.stack.embedded import TemporalDevServer
 
 pytestmark = pytest.mark.integration

@@ -11,6 +11,7 @@ from pathlib import Path
 from temporalio.api.common.v1 import Payload
 
 from tests.support.e2e import ROOT
+from tests.support.waiting import wait_for_blocking
 from tests.workers.connection.codec_support import (
     UI_ORIGIN,
     call,
@@ -18,7 +19,7 @@ from tests.workers.connection.codec_support import (
     payloads_of,
     ui_body,
 )
-from tests.workers.stack.test_embedded import free_port, wait_until
+from tests.workers.stack.test_embedded import free_port
 from workers.connection import EncryptionCodec, KeyRing
 from workers.settings import Settings
 from workers.stack.temporal import TemporalDevServer, port_open
@@ -100,7 +101,8 @@ def test_the_cli_server_admits_the_web_ui_of_its_port_and_logs_each_origin_it_re
                                str(port)], env=env, stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True)
     try:
-        wait_until(lambda: port_open("127.0.0.1", port), timeout=30, what="the codec server")
+        wait_for_blocking(lambda: port_open("127.0.0.1", port), timeout=30,
+                          what="the codec server")
         url = f"http://127.0.0.1:{port}/decode"
         for host in ("localhost", "127.0.0.1"):
             status, headers, _ = call(url, method="OPTIONS",

@@ -13,7 +13,8 @@ from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
 from activities.metrics.definitions import REGISTRY
-from tests.support.e2e import isolated_settings, wait_for
+from tests.support.e2e import isolated_settings
+from tests.support.waiting import wait_for
 from tests.workers.pools.test_pools import free_port
 from workers.pools.builders import run_pools
 from workers.pools.exporter import MetricsExporter

@@ -16,8 +16,9 @@ from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
-from tests.support.e2e import isolated_settings, wait_for
+from tests.support.e2e import isolated_settings
 from tests.support.fake_anthropic import FakeAnthropic, ToolUse, usage
+from tests.support.waiting import wait_for
 from workers.pools.builders import SERVED_POOLS, PoolSpec, build_specs, make_runtime, run_pools
 from workflows.agents.context import TaskDigest
 from workflows.agents.roles import SummaryAnswer, SummaryRequest

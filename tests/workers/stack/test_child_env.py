@@ -14,9 +14,10 @@ from typing import Any
 import pytest
 from pydantic import SecretStr
 
-from tests.support.e2e import ROOT, wait_for
+from tests.support.e2e import ROOT
 from tests.support.fake_anthropic import FakeAnthropic, SeenRequest
 from tests.support.goal_script import GOAL, script
+from tests.support.waiting import wait_for
 from tests.workers.stack.test_embedded import free_port, private_root
 from workers.intake.goalfile import load_goal
 from workers.intake.runpolicy import build_policy, queues_from

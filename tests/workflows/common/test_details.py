@@ -17,7 +17,7 @@ from temporalio.api.sdk.v1 import WorkflowMetadata
 from temporalio.client import Client, WorkflowExecutionStatus, WorkflowHandle
 from temporalio.testing import WorkflowEnvironment
 
-from tests.support.e2e import wait_for
+from tests.support.waiting import wait_for
 from tests.workflows.common.test_gates import human, plan_gate_waiting, start
 from tests.workflows.harness import Harness, task
 from workflows.client import DATA_CONVERTER

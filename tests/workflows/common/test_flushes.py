@@ -23,7 +23,7 @@ from temporalio.api.history.v1 import HistoryEvent
 from temporalio.client import WorkflowHistory
 from temporalio.testing import WorkflowEnvironment
 
-from tests.support.e2e import wait_for
+from tests.support.waiting import wait_for
 from tests.workflows.capture import run_goal
 from tests.workflows.capture_upserts import DECISIONS
 from tests.workflows.harness import Harness, task

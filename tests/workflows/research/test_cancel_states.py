@@ -17,7 +17,7 @@ from typing import Any
 from temporalio.client import WorkflowHandle
 from temporalio.testing import WorkflowEnvironment
 
-from tests.support.e2e import wait_for
+from tests.support.waiting import wait_for
 from tests.workflows.capture_branches import approve_step
 from tests.workflows.common.test_gates import start, task_gate_waiting
 from tests.workflows.harness import Harness, task

@@ -11,8 +11,8 @@ from temporalio.client import WorkflowFailureError, WorkflowUpdateFailedError
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
-from tests.support.e2e import wait_for
 from tests.support.fakes import EventSink, ReportSink
+from tests.support.waiting import wait_for
 from tests.workflows.harness import FakeSandbox, Harness, all_on, task
 from workflows.client import SUPPLY_PLAN
 from workflows.constants import run_workflow_id

@@ -16,7 +16,7 @@ from temporalio.client import WorkflowHandle, WorkflowUpdateFailedError, Workflo
 from temporalio.exceptions import ApplicationError
 from temporalio.testing import WorkflowEnvironment
 
-from tests.support.e2e import wait_for
+from tests.support.waiting import wait_for
 from tests.workflows.harness import Harness, task
 from workflows.common.errors import ErrorType
 from workflows.contracts.plan import Plan

@@ -15,7 +15,7 @@ from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
-from tests.support.e2e import wait_for
+from tests.support.waiting import wait_for
 from tests.workflows.agents_fakes import FakeAgents, job, probe_environment
 from tests.workflows.harness import Harness, task
 from workflows.agents.roles import PlanDraftOutput, PlannedTask

@@ -27,7 +27,7 @@ from temporalio.testing import WorkflowEnvironment
 from activities.artifacts.store import LocalArtifactStore
 from activities.reports.writer import ReportWriter
 from activities.study.cycles import StudyCycles
-from tests.support.e2e import wait_for
+from tests.support.waiting import wait_for
 from tests.workflows.harness import Harness, all_on, task
 from workflows.client import DATA_CONVERTER
 from workflows.constants import cycle_run_id, study_workflow_id
