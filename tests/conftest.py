@@ -28,7 +28,23 @@ if TYPE_CHECKING:
     from skills.library import SkillLibrary
     from skills.store import SkillStore
 
+pytest_plugins = ["tests.support.isolation"]
+
 BIN = Path(sys.executable).parent
+SERVERS = frozenset({"time_env", "own_time_env", "dev_env", "postgres_server_url"})
+"""The fixtures that start a server: a test that uses one, itself or through another fixture
+(``fresh_database_url``, ``skill_store``, ``served``...), is an integration test."""
+SLOW_KINDS = frozenset({"e2e"})
+"""Folders of tests that are integration tests whatever fixtures they use."""
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark ``integration`` every test that starts a server or lives in a slow kind's folder,
+    so ``make test-fast`` (``-m "not integration"``) leaves it out."""
+    for item in items:
+        fixtures = set(getattr(item, "fixturenames", ()))
+        if fixtures & SERVERS or SLOW_KINDS & set(item.path.parts):
+            item.add_marker(pytest.mark.integration)
 
 
 def binary(name: str) -> str:

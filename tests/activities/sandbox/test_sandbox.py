@@ -16,6 +16,7 @@ from temporalio.testing import ActivityEnvironment
 
 from activities.artifacts.store import LocalArtifactStore
 from activities.sandbox.job import Sandbox
+from tests.support.isolation import lacking
 from tests.support.waiting import wait_for
 from workflows.contracts.execution import DependencyArtifact, ExecuteJobInput, ExecutionOutcome
 from workflows.contracts.plan import InputFile, JobSpec, Resources, Scalar
@@ -205,7 +206,7 @@ async def test_free_space_guard_stops_many_small_files(work_dir: Path) -> None:
 
 async def test_network_connection_to_localhost_is_blocked(sandbox: Sandbox) -> None:
     if not sandbox.status.network_isolated:
-        pytest.skip("network isolation needs bubblewrap (see test_sandbox_isolation)")
+        lacking("network isolation needs bubblewrap (see test_sandbox_isolation)")
     with socket.socket() as listener:
         listener.bind(("127.0.0.1", 0))
         listener.listen()

@@ -21,6 +21,7 @@ from tests.activities.sandbox.test_sandbox import (
     processes_of,
     run,
 )
+from tests.support.isolation import lacking
 from tests.support.waiting import wait_for
 
 SUPPORT = cgroup_support()
@@ -163,8 +164,8 @@ json.dump(found, open("metrics.json", "w"))
 async def test_a_job_cannot_create_a_user_namespace_or_mount_a_tmpfs(work_dir: Path) -> None:
     sandbox = Sandbox(work_dir=work_dir)
     if sandbox.status.mode != "bwrap":
-        pytest.skip("user namespaces are denied by bubblewrap's seccomp filter; "
-                    f"this machine runs jobs with {sandbox.status.mode}")
+        lacking("user namespaces are denied by bubblewrap's seccomp filter; "
+                f"this machine runs jobs with {sandbox.status.mode}")
     assert sandbox.status.userns_denied and "user namespaces denied" in sandbox.status.summary
     outcome = await run(sandbox, USERNS)
     assert outcome.outcome == "succeeded", outcome.stderr_tail
