@@ -34,16 +34,27 @@ BIN = Path(sys.executable).parent
 SERVERS = frozenset({"time_env", "own_time_env", "dev_env", "postgres_server_url"})
 """The fixtures that start a server: a test that uses one, itself or through another fixture
 (``fresh_database_url``, ``skill_store``, ``served``...), is an integration test."""
-SLOW_KINDS = frozenset({"e2e"})
-"""Folders of tests that are integration tests whatever fixtures they use."""
+TESTS = Path(__file__).resolve().parent
+INTEGRATION_PATHS = {
+    "e2e": "whole runs on a dev server, PostgreSQL and worker pools",
+    "examples": "the examples' jobs, a subprocess each",
+    "activities/sandbox": "jobs in sandboxed subprocesses",
+    "activities/environments": "job environments installed by uv",
+    "activities/review/test_review_infra.py": "imports probed in the job's interpreter",
+    "workers/cli/test_lazy.py": "what a fresh interpreter imports",
+    "workflows/test_replay.py": "every saved history through Temporal's replayer",
+}
+"""Folders and modules (under tests/) whose tests are integration tests whatever fixtures they
+use, and why."""
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Mark ``integration`` every test that starts a server or lives in a slow kind's folder,
+    """Mark ``integration`` every test that starts a server or lives in an integration folder,
     so ``make test-fast`` (``-m "not integration"``) leaves it out."""
     for item in items:
-        fixtures = set(getattr(item, "fixturenames", ()))
-        if fixtures & SERVERS or SLOW_KINDS & set(item.path.parts):
+        path = item.path.resolve().relative_to(TESTS).as_posix()
+        if (SERVERS & set(getattr(item, "fixturenames", ()))
+                or any(path == p or path.startswith(f"{p}/") for p in INTEGRATION_PATHS)):
             item.add_marker(pytest.mark.integration)
 
 

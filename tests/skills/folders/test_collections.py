@@ -15,7 +15,7 @@ import pytest
 
 from activities.artifacts.store import LocalArtifactStore
 from skills.folders import SkillFileError, export_skills, import_skills
-from skills.folders.read import read_skills
+from skills.folders.read import ImportReport, read_skills
 from skills.guidance import PROMPT_GUIDELINE_CHARS, load_reference, prompt_guideline
 from tests.skills.folders.samples import simple, write_folder
 from workflows.library.patterns import MAX_DESCRIPTION
@@ -57,9 +57,22 @@ def write_collection(root: Path) -> None:
         "scripts/run.py": "def (:\n", "assay.json": '{"run": {"script": "scripts/run.py"}}'})
 
 
-def test_a_collection_imports_every_valid_folder_and_lists_each_refusal(tmp_path: Path) -> None:
-    write_collection(tmp_path)
-    report = read_skills(tmp_path)  # its time: benchmarks/bench_guards.py
+@pytest.fixture(scope="module")
+def collection(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The generated collection, written once: the tests here only read it."""
+    root = tmp_path_factory.mktemp("collection")
+    write_collection(root)
+    return root
+
+
+@pytest.fixture(scope="module")
+def report(collection: Path) -> ImportReport:
+    """The collection as ``read_skills`` reads it (its time: benchmarks/bench_guards.py)."""
+    return read_skills(collection)
+
+
+def test_a_collection_imports_every_valid_folder_and_lists_each_refusal(
+        report: ImportReport) -> None:
     assert [s.pattern.name for s in report.skills] == sorted(
         f"science-skill-{n}" for n in range(COUNT))
     assert sorted(Path(f).name for f in report.refused) == sorted(BROKEN)
@@ -67,9 +80,7 @@ def test_a_collection_imports_every_valid_folder_and_lists_each_refusal(tmp_path
         assert len(reasons) == 1 and BROKEN[Path(folder).name] in reasons[0], reasons
 
 
-def test_long_bodies_references_descriptions_and_metadata_are_kept(tmp_path: Path) -> None:
-    write_collection(tmp_path)
-    report = read_skills(tmp_path)
+def test_long_bodies_references_descriptions_and_metadata_are_kept(report: ImportReport) -> None:
     skill = next(s for s in report.skills if s.pattern.name == "science-skill-0")
     pattern = skill.pattern
     full = ("Analyse data " + "with care and report intervals " * 40).strip()
@@ -96,18 +107,16 @@ def test_long_bodies_references_descriptions_and_metadata_are_kept(tmp_path: Pat
 
 
 def test_strict_import_takes_nothing_from_a_collection_with_a_broken_folder(
-        tmp_path: Path) -> None:
-    write_collection(tmp_path)
+        collection: Path) -> None:
     with pytest.raises(SkillFileError) as caught:
-        import_skills(tmp_path)
+        import_skills(collection)
     assert len(caught.value.problems) == len(BROKEN)
 
 
-def test_an_imported_collection_skill_exports_and_imports_back_equal(tmp_path: Path) -> None:
-    source = tmp_path / "source"
-    write_collection(source)
+def test_an_imported_collection_skill_exports_and_imports_back_equal(
+        collection: Path, tmp_path: Path) -> None:
     store = LocalArtifactStore(tmp_path / "store")
-    (skill,) = import_skills(source / "science-skill-0", store=store)
+    (skill,) = import_skills(collection / "science-skill-0", store=store)
     (folder,) = export_skills([skill], tmp_path / "out", store=store)
     (again,) = import_skills(folder, store=store)
     regenerated = {"files": [f for f in skill.pattern.files if f.path != "SKILL.md"]}

@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from temporalio.api.common.v1 import Payload
 
 from tests.support.e2e import ROOT
@@ -91,6 +92,7 @@ def test_the_embedded_web_ui_is_pointed_at_the_codec_server_when_set(tmp_path: P
     assert "--ui-codec-endpoint" not in TemporalDevServer(Settings(data_dir=tmp_path)).command()
 
 
+@pytest.mark.integration
 def test_the_cli_server_admits_the_web_ui_of_its_port_and_logs_each_origin_it_refuses(
         tmp_path: Path) -> None:
     port, ui_port = free_port(), free_port()

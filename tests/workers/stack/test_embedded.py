@@ -176,6 +176,7 @@ async def test_temporal_starts_registers_search_attributes_and_is_reused(
     assert server.owned_pid() is None
 
 
+@pytest.mark.integration
 async def test_temporal_answering_for_another_data_directory_is_not_joined(
         tmp_path: Path) -> None:
     first = temporal_settings(tmp_path / "first")
@@ -265,6 +266,7 @@ def test_qdrant_local_opens_once_per_directory(tmp_path: Path) -> None:
     second.close()
 
 
+@pytest.mark.integration
 def test_qdrant_local_held_by_another_process_names_it(tmp_path: Path) -> None:
     path = tmp_path / "qdrant"
     code = ("import sys; from qdrant_client import QdrantClient; "
