@@ -13,7 +13,7 @@ import tempfile
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
 import pytest
 from temporalio.api.operatorservice.v1 import AddSearchAttributesRequest
@@ -56,6 +56,25 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         if (SERVERS & set(getattr(item, "fixturenames", ()))
                 or any(path == p or path.startswith(f"{p}/") for p in INTEGRATION_PATHS)):
             item.add_marker(pytest.mark.integration)
+
+
+@pytest.fixture(autouse=True)
+def _servers_only_in_integration_tests(request: pytest.FixtureRequest,
+                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """A test not marked ``integration`` that starts a server fails, saying to mark it: it
+    would make ``make test-fast`` slow."""
+    if request.node.get_closest_marker("integration") is not None:
+        return
+    from workers.stack.embedded import EmbeddedPostgres
+    from workers.stack.temporal import TemporalDevServer
+
+    def refused(*_: object, **__: object) -> NoReturn:
+        raise AssertionError(f"{request.node.nodeid} starts a server: mark it "
+                             "@pytest.mark.integration (or use a fixture of tests/conftest.py)")
+    for owner, name in ((WorkflowEnvironment, "start_local"),
+                        (WorkflowEnvironment, "start_time_skipping"),
+                        (EmbeddedPostgres, "start"), (TemporalDevServer, "start")):
+        monkeypatch.setattr(owner, name, refused)
 
 
 def binary(name: str) -> str:
