@@ -12,7 +12,8 @@ STUDY := examples/study
 STUDY_GOAL := examples/study-goal
 EVAL := examples/eval/suite.json
 
-.PHONY: run test test-fast lint bench eval up down check clean histories system example-recording
+.PHONY: run test test-fast lint bench eval up down check clean histories system \
+	example-recording docs docs-build
 
 # Bubblewrap isolates sandboxed jobs; Prometheus scrapes a worker in the metrics test. As root
 # on Debian each is installed when missing.
@@ -82,8 +83,15 @@ example-recording: system $(STAMP)
 	PATH="$(CURDIR)/$(BIN):$$PATH" ASSAY_SAVE_EXAMPLE_RECORDING=1 $(BIN)/python -m pytest \
 	  tests/workers/evaluation/test_goal_recordings.py
 
+# The documentation site (mkdocs.yml, docs/): served with live reload, or built strict into site/.
+docs: $(STAMP)
+	$(BIN)/mkdocs serve
+
+docs-build: $(STAMP)
+	$(BIN)/mkdocs build --strict
+
 histories: $(STAMP)
-	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m tests.workflows.capture
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m tests.histories.capture
 
 up: $(STAMP)
 	$(BIN)/assay up
@@ -95,4 +103,4 @@ check: $(STAMP)
 	$(BIN)/assay check
 
 clean:
-	rm -rf .pytest_cache .ruff_cache
+	rm -rf .pytest_cache .ruff_cache site

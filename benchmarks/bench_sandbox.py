@@ -1,4 +1,4 @@
-"""How much the sandbox adds to starting a job (DESIGN §11: at most 50 ms over bare Python).
+"""How much the sandbox adds to starting a job (the target: at most 50 ms over bare Python).
 
 Runs ``pass`` through :meth:`Sandbox.execute_job` and as a bare ``python -c pass`` subprocess,
 interleaved so both see the same machine load, and compares the medians.

@@ -6,7 +6,7 @@ weighted RRF, applies θ and picks the top 20 by MMR. The baseline, timed in the
 same shard, embeds the goal as it is and asks Qdrant for its 20 nearest dense vectors. Both
 are timed end to end, embedding included, on the labelled queries of
 ``tests/data/skills/queries.json`` repeated to at least 200 searches each, after one uncounted
-pass. Quality is recall@5 and MRR on the same labelled queries (DESIGN §11: p50 ≤ 20 ms at
+pass. Quality is recall@5 and MRR on the same labelled queries (the targets: p50 ≤ 20 ms at
 1 000 skills, ≤ 50 ms at 10 000). At the first size, the same search is timed on both vector
 back-ends: the in-process engine (qdrant-edge) and a collection through qdrant-client, in
 its local mode (no Qdrant server here: a server adds a network round trip per batch).

@@ -1,7 +1,7 @@
 """Deterministic upkeep of the skill library: utility, pruning, merging and version trials.
 
 Without upkeep a library fills with patterns nobody uses and near-copies that split their
-statistics (seed 003 §3.5). At each maintenance point the live patterns (active and trial;
+statistics. At each maintenance point the live patterns (active and trial;
 candidates still await a person, retired ones are gone) are scored by utility, the bottom
 share of those retrieved at least ``GRACE_RETRIEVALS`` times is retired (a pattern with no
 exposure yet is not judged), and pairs of the same kind that the vector store finds similar
@@ -67,7 +67,7 @@ class MaintenancePlan:
 
 
 def scores(skills: Sequence[Skill]) -> dict[str, float]:
-    """The utility of each pattern (seed 003), by skill id."""
+    """The utility of each pattern (``workflows.library.formulas.utility``), by skill id."""
     return {s.skill_id: utility(s.metrics) for s in skills}
 
 
@@ -92,7 +92,7 @@ def plan_maintenance(skills: Sequence[Skill], similarity: Callable[[str, str], f
     Args:
         skills: the library (statuses other than active and trial are ignored).
         similarity: similarity of two patterns given their skill ids (lower id first).
-        prune_fraction: alpha, the share pruned (seed 003).
+        prune_fraction: alpha, the share of the scored patterns pruned.
         merge_similarity: theta_merge, the least similarity offered to the judge.
         grace: retrievals before a pattern is judged.
         undecided_band: how far below ``merge_similarity`` a pair is still undecided.

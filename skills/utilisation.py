@@ -1,8 +1,8 @@
 """Whether a task used the skill or guideline it was offered: alpha_match and beta_util.
 
 A skill offered to a task counts as retrieved; it counts as *used* (u) only when the job the
-task ran shows it, and as *helped* (s) when it was used and the task completed (seed 003,
-appendix F). The rule, with no model:
+task ran shows it, and as *helped* (s) when it was used and the task completed. The rule,
+with no model:
 
 - alpha_match of a **job skill** (or subagent) is the share of the analysis calls of the
   skill's job (its imported, called names, :func:`workflows.contracts.kinds.job_calls`) that
@@ -14,7 +14,7 @@ appendix F). The rule, with no model:
   job calls; a guideline naming no call is judged by the modules its preconditions import,
   and one naming neither (prose) by the libraries (``statistics``, ``scipy``) and files
   (``metrics.json``) its text names: the share the job imports or names.
-- A pattern is used when alpha_match >= theta = 0.3 (the seed's threshold for a partial
+- A pattern is used when alpha_match >= theta = 0.3 (the threshold for a partial
   match).
   beta_util of a task is the share of the patterns offered to it that it used.
 
@@ -32,7 +32,7 @@ from workflows.contracts.plan import JobSpec
 from workflows.library.patterns import SkillPattern
 
 THETA = 0.3
-"""theta: the alpha_match at and above which an offered pattern counts as used (seed 003)."""
+"""theta: the alpha_match at and above which an offered pattern counts as used."""
 
 _FENCE = re.compile(r"```[a-zA-Z0-9_-]*\n(.*?)```", re.DOTALL)
 _TICKED = re.compile(r"`([^`\n]+)`")

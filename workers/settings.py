@@ -42,9 +42,13 @@ class Settings(BaseSettings):
     """Where the stack keeps everything: ``ASSAY_DATA_DIR`` made absolute, else the user's data
     home (``~/.local/share/assay`` on Linux), the same from any working directory."""
     temporal_address: str = "127.0.0.1:7233"
+    """The Temporal frontend (``host:port``) the CLI and every worker connect to."""
     temporal_namespace: str = "default"
+    """The Temporal namespace runs, tasks and studies live in."""
     temporal_ui_port: int = 8233
+    """The port of the embedded stack's Temporal Web UI."""
     temporal_metrics_port: int | None = None
+    """A port for the embedded Temporal dev server's own Prometheus metrics (unset: none)."""
     temporal_tls: bool = False
     """Speak TLS to Temporal with the system's CA roots; implied by any ``temporal_tls_*``
     setting and by an API key."""
@@ -73,11 +77,13 @@ class Settings(BaseSettings):
     """The bearer token ``assay codec-server`` asks of whoever decodes (none: anyone who can
     reach it)."""
     database_url: SecretStr | None = None
+    """PostgreSQL for events, memory, skills and budgets; unset: embedded PostgreSQL."""
     qdrant_url: str | None = None
     """A Qdrant server (``http://qdrant:6333``): memory's task types and the skill index live
     in its collections, read and written by every worker; unset, they stay in-process (local
     storage at ``qdrant_dir`` for memory, a private shard per skills worker)."""
     qdrant_path: Path | None = None
+    """Qdrant's local storage for memory; default ``<data dir>/qdrant``."""
     store_path: Path | None = None
     """The local artifact store's directory; default ``<data dir>/store``."""
     store_url: str | None = None
@@ -86,10 +92,13 @@ class Settings(BaseSettings):
     store_endpoint_url: str | None = Field(default=None, pattern=r"^https?://")
     """An S3-compatible service's endpoint (MinIO, Ceph, moto); unset: AWS."""
     store_region: str | None = None
+    """The S3 store's region."""
     store_access_key_id: SecretStr | None = None
     """S3 credentials (unset: ``AWS_*`` from the environment); never in any payload."""
     store_secret_access_key: SecretStr | None = None
+    """The S3 secret key that goes with ``store_access_key_id``."""
     metrics_port: int | None = None
+    """The port workers answer Prometheus on (``/metrics``) and ``/healthz``; unset: none."""
     metrics_host: str = "127.0.0.1"
     """The address the workers' metrics exporter listens on (``0.0.0.0``: every interface, for
     a Prometheus on another host)."""
@@ -106,17 +115,28 @@ class Settings(BaseSettings):
     promotes versions); unset: ``always`` in the embedded stack, else ``if-none``."""
 
     queue_orchestration: str = Pool.ORCHESTRATION.value
+    """The task queue of the orchestration pool (workflows, events, reports)."""
     queue_agents: str = Pool.AGENTS.value
+    """The task queue of the agents pool (reviewers, model roles)."""
     queue_sandbox: str = Pool.SANDBOX.value
+    """The task queue of the sandbox pool (jobs, verification)."""
     queue_reflection: str = Pool.REFLECTION.value
+    """The task queue of the reflection pool (diagnoses, memory)."""
     queue_skills: str = Pool.SKILLS.value
+    """The task queue of the skills pool (the skill library)."""
 
     max_parallel_tasks: int = Field(default=4, ge=1, le=64)
+    """Tasks of one run that run at once, unless a run says (``--max-parallel``)."""
     max_plan_bytes: int = Field(default=1_500_000, ge=1024)
+    """The largest plan (or study input) a run takes; a file over four times this is not read."""
     max_concurrent_jobs: int = Field(default=2, ge=1, le=256)
+    """Jobs one sandbox worker runs at once."""
     job_output_limit_bytes: int = Field(default=64_000, ge=1024)
+    """Bytes of a job's stdout and stderr kept (each)."""
     job_max_memory_mb: int = Field(default=8192, ge=16)
+    """The most memory a job may ask for; the run policy's ceiling too."""
     job_max_timeout_s: float = Field(default=6 * 3600, gt=0)
+    """The longest wall-clock timeout a job may ask for; the run policy's ceiling too."""
     job_max_disk_mb: int = Field(default=4096, ge=0)
     """How much one job's working directory may grow while it runs, in allocated blocks
     (0: no quota)."""
@@ -135,11 +155,13 @@ class Settings(BaseSettings):
     work_retention_hours: float = Field(default=168, ge=0)
     """Working directories of finished runs are removed once older than this."""
     sandbox_isolation: str = Field(default="auto", pattern="^(auto|bwrap|rlimits)$")
+    """How jobs are isolated: ``bwrap``, ``rlimits`` (limits only), ``auto`` (bwrap if usable)."""
     anthropic_api_key: SecretStr | None = Field(
         default=None, validation_alias=AliasChoices("ASSAY_ANTHROPIC_API_KEY",
                                                     "ANTHROPIC_API_KEY", "anthropic_api_key"))
     """Read only by agents workers; never part of a workflow input, result or history."""
     anthropic_base_url: str | None = None
+    """Another endpoint for the Anthropic Messages API (unset: Anthropic's)."""
     model_default: str = "claude-sonnet-5"
     """Model of the roles that write (planner, coder, debuggers, the output processor that
     writes a run's final answer) unless ``models`` says."""
@@ -149,8 +171,11 @@ class Settings(BaseSettings):
     """Model per agent role, e.g. ``ASSAY_MODELS='{"planner": "claude-opus-5"}'``; a role
     family (``reviewer``, ``debugger``) covers its members (``reviewer_ops``...)."""
     model_record_path: Path | None = None
+    """The agents worker records every model exchange here when a run names no recording."""
     model_replay_path: Path | None = None
+    """The agents worker answers model calls from this recording when a run names none."""
     model_timeout_s: float = Field(default=120, gt=0)
+    """How long one model call may take."""
     memory_enabled: bool = True
     """Runs use reflection memory unless a run's policy or ``--no-memory`` says otherwise."""
     memory_keep_episodes: int = Field(default=100, ge=1, le=100_000)

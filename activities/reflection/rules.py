@@ -83,7 +83,7 @@ def risk_score(*, changes: int, from_memory: bool, confidence: float) -> float:
 
 
 RISK_LOW = 0.15
-"""The highest risk still "low": the seed's execution retry approves a patch of risk 0.15."""
+"""The highest risk still "low": an execution retry approves a patch of risk 0.15 unasked."""
 RISK_HIGH = 0.30
 """Above it a patch is high-risk: more than the whole weight doubt has in the risk formula."""
 _CAUTION: tuple[RetryDecision, ...] = ("retry", "retry_logged", "human", "defer")

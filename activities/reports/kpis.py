@@ -12,7 +12,7 @@ from workflows.contracts.results import RunReport, TaskResult
 
 
 def accuracy(estimated_s: float, actual_s: float) -> float:
-    """The seed's time accuracy, ``1 - |actual - estimated| / estimated``.
+    """The time estimate's accuracy, ``1 - |actual - estimated| / estimated``.
 
     Raises:
         ValueError: an estimate that is not positive.

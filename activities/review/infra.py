@@ -3,7 +3,7 @@
 Unlike the other two reviewers it looks at the machine, not just the spec, so it runs on the
 sandbox pool: the job interpreter is probed for every module the source imports and every
 requirement the job pins, and memory, disk, CPUs and the timeout are checked against what the
-job asks for. The numbers go into ``details`` (the seed's ``resource_validation``).
+job asks for. The numbers go into ``details`` (its resource validation).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The three reviewers of the approval gate (seed §2.2, Phase 4), as Temporal activities.
+"""The three reviewers of the approval gate (the review phase), as Temporal activities.
 
 Each takes a :class:`~workflows.contracts.executive.ReviewInput` and returns a structured
 :class:`~workflows.contracts.executive.ReviewVerdict`; the gate itself is

@@ -1,6 +1,6 @@
 """Retrieval of skill patterns: dense and BM25 rankings from a vector index, fused by rank.
 
-A goal or a task's action is matched against the library's patterns (DESIGN §8): several
+A goal or a task's action is matched against the library's patterns: several
 reformulations of it are searched, each ranked by meaning (static word embeddings) and by
 words (field-weighted BM25, ``lexical``), all in one batch. A pattern's score sums
 ``WEIGHTS[ranking] / (RRF_K + rank)`` over every ranking it appears in (reciprocal rank

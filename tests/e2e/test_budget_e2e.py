@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from pydantic import SecretStr
@@ -48,11 +50,24 @@ def ten_tasks(folder: Path) -> Path:
     return plan
 
 
+def answer(body: dict[str, Any]) -> ToolUse | None:
+    """The output processor, as a careful model answers: each stopped task is a caveat."""
+    if tool_of(body) != "RunAnswer":
+        return None
+    prompt = body["messages"][0]["content"]
+    stopped = re.findall(r"## Task (t\d+)\n\n- action: [^\n]*\n- status: deferred",
+                         prompt if isinstance(prompt, str) else json.dumps(prompt))
+    return ToolUse({"answer": "Every task that ran wrote n = 1.", "caveats": [
+        f"task {t} deferred: the budget ledger refused its coder" for t in stopped]},
+                   usage=PER_CALL)
+
+
 @pytest.fixture
 async def served(dev_env: WorkflowEnvironment, fresh_database_url: str, tmp_path: Path,
                  task_queue: str) -> AsyncIterator[tuple[Settings, FakeAnthropic]]:
     with FakeAnthropic() as fake:
         fake.on_tool("JobOutput", ToolUse(JOB, usage=PER_CALL))
+        fake.route(answer)
         settings = isolated_settings(tmp_path / "assay", task_queue).model_copy(update={
             "anthropic_api_key": SecretStr("sk-ant-test-budget"),
             "anthropic_base_url": fake.base_url})
@@ -81,8 +96,10 @@ async def test_ten_parallel_tasks_spend_within_the_cap_and_the_rest_are_stopped_
     assert all("budget ledger refused" in t.status_reason for t in stopped)
     coder_calls = [r for r in fake.requests if tool_of(r.body) == "JobOutput"]
     assert len(coder_calls) == len(completed)  # a refused call never reached the server
+    answered = [r for r in fake.requests if tool_of(r.body) == "RunAnswer"]
+    assert len(answered) <= 1  # the run's answer, if the ledger had room for it
     spent = report.model.usage.total_tokens
-    assert spent == 4000 * len(completed)
+    assert spent == 4000 * (len(completed) + len(answered))
     async with BudgetLedger(fresh_database_url) as ledger:
         standing = await ledger.standing(report.run_id)
     assert standing is not None

@@ -90,6 +90,7 @@ async def served(dev_env: WorkflowEnvironment, fresh_database_url: str, tmp_path
         fake.on_tool("ModelReviewOutput", ToolUse({"verdict": "APPROVE", "confidence": 0.85,
                                                    "warnings": [], "reasoning": "fine"},
                                                   usage=None))
+        fake.on_tool("RunAnswer", ToolUse({"answer": "Group b's mean is higher."}, usage=None))
         settings = isolated_settings(tmp_path / "assay", task_queue).model_copy(update={
             "anthropic_api_key": SecretStr(API_KEY), "anthropic_base_url": fake.base_url,
             "docs_lookups": 2})

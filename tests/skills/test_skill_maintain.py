@@ -47,7 +47,7 @@ def skill(name: str, r: int = 0, u: int = 0, s: int = 0, *, status: SkillStatus 
 
 
 def by_hand(r: int, u: int, s: int) -> float:
-    """The seed's utility, written out: s/(u+ε) · log(1+u) · (1 + u/(r+ε))."""
+    """Maintenance's utility, written out: s/(u+ε) · log(1+u) · (1 + u/(r+ε))."""
     return s / (u + 0.01) * math.log(1 + u) * (1 + u / (r + 0.01))
 
 

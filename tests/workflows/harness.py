@@ -214,19 +214,3 @@ class Harness:
             TaskResult(task_id=t.task_id, priority=t.priority, action=t.action,
                        status=t.status, status_reason=t.status_reason) for t in result.tasks])
 
-
-async def capture_alone(scenario: Callable[[WorkflowEnvironment, Path], Awaitable[None]]) -> None:
-    """Run one capture scenario alone: a fresh time-skipping server and a temporary folder."""
-    import tempfile
-
-    from tests.conftest import binary, register_search_attributes
-    from workflows.client import DATA_CONVERTER
-
-    env = await WorkflowEnvironment.start_time_skipping(
-        test_server_existing_path=binary("temporal-test-server"), data_converter=DATA_CONVERTER)
-    await register_search_attributes(env.client)
-    try:
-        with tempfile.TemporaryDirectory() as tmp:
-            await scenario(env, Path(tmp))
-    finally:
-        await env.shutdown()

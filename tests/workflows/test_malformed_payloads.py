@@ -205,7 +205,7 @@ async def handled(handle: WorkflowHandle[Any, Any]) -> None:
     completion. A burst of near-2 MB signals then makes one write larger than the server's
     transaction limit, and the server terminates the workflow (``FORCE_CLOSE_COMMAND``) before
     any workflow code sees them: no handler can defend against that, only the server's
-    payload-size limit can (see the README's security notes). So the library gets one at a time.
+    payload-size limit can (see docs/operations/security.md). So the library gets one at a time.
     """
     async def idle() -> bool:
         described = await handle.describe()

@@ -1,14 +1,21 @@
-"""Saved histories must replay against today's workflow code (determinism guard)."""
+"""Saved histories must replay against today's workflow code (determinism guard).
+
+They are captured by ``tests.histories.capture``; the patches they may carry markers of are
+those in force in ``workflows/patches.py`` (a release re-captures them without the retired).
+"""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
+from temporalio.api.enums.v1 import EventType
 from temporalio.client import WorkflowHistory
 from temporalio.worker import Replayer
 
 from tests.workflows.incompatible import ReorderedTaskWorkflow
+from workflows import patches
 from workflows.client import DATA_CONVERTER
 from workflows.library.workflow import SkillLibraryWorkflow
 from workflows.research.branch import BranchWorkflow
@@ -22,7 +29,7 @@ HISTORIES = sorted((Path(__file__).resolve().parent.parent / "histories").glob("
 def test_histories_are_present() -> None:
     kinds = {path.name.split(".")[1].split("-")[0] for path in HISTORIES}
     assert kinds == {"research", "task", "branch", "library", "study"}, (
-        "run `python -m tests.workflows.capture`")
+        "run `python -m tests.histories.capture`")
 
 
 @pytest.mark.parametrize("path", HISTORIES, ids=[p.stem for p in HISTORIES])
@@ -33,6 +40,20 @@ async def test_history_replays(path: Path) -> None:
     history = WorkflowHistory.from_json(path.stem, path.read_text())
     result = await replayer.replay_workflow(history, raise_on_replay_failure=False)
     assert result.replay_failure is None, f"{path.name} no longer replays: {result.replay_failure}"
+
+
+def test_histories_mark_only_the_patches_in_force() -> None:
+    in_force = {p.id for p in patches.PATCHES}
+    stale: dict[str, set[str]] = {}
+    for path in HISTORIES:
+        for event in WorkflowHistory.from_json(path.stem, path.read_text()).events:
+            attrs = event.marker_recorded_event_attributes
+            if event.event_type == EventType.EVENT_TYPE_MARKER_RECORDED \
+                    and attrs.marker_name == "core_patch":
+                marked = json.loads(attrs.details["patch-data"].payloads[0].data)["id"]
+                if marked not in in_force:
+                    stale.setdefault(path.name, set()).add(marked)
+    assert stale == {}, "re-capture them: `python -m tests.histories.capture`"
 
 
 async def test_incompatible_change_is_caught() -> None:

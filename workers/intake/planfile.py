@@ -104,7 +104,8 @@ def parse_plan(path: Path, *, max_bytes: int, now: datetime | None = None) -> Pl
     Files over ``FILE_FACTOR`` times ``max_bytes`` are refused before they are read. A task
     without a ``priority`` gets the one its score makes (``workers.intake.priority``), with
     deadlines counted from ``now`` (default: the clock). A task whose estimate gives the
-    seed's factors and no time gets its ``gpu_hours`` (``workflows.contracts.resources``).
+    GPU-hour formula's factors and no time gets its ``gpu_hours``
+    (``workflows.contracts.resources``).
     """
     try:
         raw: Any = read_json(path, what="plan", max_bytes=FILE_FACTOR * max_bytes)

@@ -1,4 +1,4 @@
-"""The seed's ``assign_priority``: a task's priority scored from the plan's DAG and its fields.
+"""``assign_priority``: a task's priority scored from the plan's DAG and its fields.
 
 A plan's explicit ``priority`` always wins; a task without one is scored at intake
 (:func:`with_priorities`) and keeps its score and reasons in ``Decision.priority_score``:
@@ -68,7 +68,7 @@ def feeds_decision(plan: Plan) -> set[str]:
 
 def score_task(decision: Decision, *, critical: bool, feeds: bool, now: datetime,
                carried: bool = False) -> PriorityScore:
-    """The seed's ``assign_priority`` for one task, with the reason for each point."""
+    """``assign_priority`` for one task, with the reason for each point."""
     points: list[tuple[int, str]] = []
     if critical:
         points.append((CRITICAL_PATH, "on the critical path (longest chain by task count)"))

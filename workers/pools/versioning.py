@@ -5,10 +5,10 @@ whose build id names the workflow code it runs: the package version and a digest
 source of ``workflows/`` (``settings.build_id`` overrides it). Workflows that can wait on
 people for days are pinned to the version that started them, so new code never replays an
 old history; the long-lived skill library moves to the current version (each pool's
-``PoolSpec.versioning``; see ARCHITECTURE.md, "Worker versioning"). A version receives new
-workflows once it is the deployment's current version: :func:`promote` makes it so, always
-(the embedded stack) or only when the deployment has none yet (a first deployment; later
-versions are promoted by an operator).
+``PoolSpec.versioning``; see the documentation's Architecture page (Design), "Worker
+versioning"). A version receives new workflows once it is the deployment's current
+version: :func:`promote` makes it so, always (the embedded stack) or only when the
+deployment has none yet (a first deployment; later versions are promoted by an operator).
 """
 
 from __future__ import annotations

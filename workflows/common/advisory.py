@@ -1,6 +1,6 @@
 """Advisory calls: asking a learning pool (reflection, memory, skills) without depending on it.
 
-Learning never holds a run up (DESIGN §7): each such call is bounded by the run's
+Learning never holds a run up: each such call is bounded by the run's
 ``reflection_timeout_s`` over all its attempts, and when the pool is slow, down or wrong the
 miss is recorded as an ``agent_call`` event and the caller goes on without an answer.
 """

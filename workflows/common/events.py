@@ -31,13 +31,6 @@ with workflow.unsafe.imports_passed_through():
         RecordEventsInput,
     )
 
-UPSERTS_PATCH = "coalesced-search-attributes"
-"""Search attributes set in one activation go to the server as one upsert, not one each."""
-FLUSHES_PATCH = "event-flushes-at-waits"
-"""Events are written before the workflow waits for something slow, not before every step:
-no flush before a review panel of deterministic reviewers (a few milliseconds; the job's
-flush follows), and a run flushes once before it waits for its tasks instead of after the
-plan and after each task."""
 _PENDING: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop,
                                     dict[str, SearchAttributeUpdate[Any]]] = (
     weakref.WeakKeyDictionary())
@@ -58,12 +51,8 @@ def upsert(*updates: SearchAttributeUpdate[Any]) -> None:
     command, a history event and a visibility write on the server. The updates are kept (the
     last value of each attribute wins) and sent by a callback on the workflow's event loop,
     which runs once the code that set them waits: still in this activation, before the
-    workflow's completion, in an order replay repeats. Histories from before ``UPSERTS_PATCH``
-    keep one upsert per call.
+    workflow's completion, in an order replay repeats.
     """
-    if not workflow.patched(UPSERTS_PATCH):
-        workflow.upsert_search_attributes(list(updates))  # pyright: ignore[reportUnknownMemberType]
-        return
     loop = asyncio.get_running_loop()
     pending = _PENDING.get(loop)
     if pending is None:

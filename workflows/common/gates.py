@@ -50,14 +50,6 @@ ResultT = TypeVar("ResultT")
 
 PAYLOAD_CHARS = 1000
 """How much of a refused payload its event shows."""
-BOUNDS_PATCH = "gate-refusal-bounds"
-"""Workflow patch id of the bounds on refusals: a workflow that ran before them replays
-recording what it recorded then (every refusal; none for a payload it could not decode)."""
-DECISIONS_PATCH = "decisions-on-record"
-"""Workflow patch id of decisions kept whole: a gate records the channel a decision came
-through, a refusal is written at once (a local activity whose timeline summary says
-``refused``) and a malformed decision names its unknown and missing fields, and a gate's timer
-carries a summary. A workflow that ran before replays without them."""
 _HINT = f" (`by` up to {BY_CHARS} characters, `comment` up to {COMMENT_CHARS})"
 
 
@@ -120,9 +112,8 @@ class GateKeeper:
         gate.by, gate.comment, gate.decided_at = decision.by, decision.comment, workflow.now()
         gate.choice, gate.set, gate.branches = decision.choice, decision.set, decision.branches
         inputs: dict[str, Any] = {"gate": gate.gate, "task_id": self.task_id}
-        if workflow.patched(DECISIONS_PATCH):
-            gate.channel = decision.channel or "temporal"
-            inputs["channel"] = gate.channel
+        gate.channel = decision.channel or "temporal"
+        inputs["channel"] = gate.channel
         self.log.add("approval", "complete", agent=decision.by, status=gate.status,
                      inputs=inputs,
                      outputs={"comment": decision.comment, "refused": gate.refused_count})
@@ -166,14 +157,12 @@ class GateKeeper:
             target.refused = [*target.refused, line][-REFUSALS_KEPT:]
             target.refused_count += 1
             count = target.refused_count
-        if count <= REFUSAL_EVENTS or not workflow.patched(BOUNDS_PATCH):
+        if count <= REFUSAL_EVENTS:
             self.log.add("approval", "error", agent=by, status="refused",
                          inputs={"payload": bounded(payload, PAYLOAD_CHARS)},
                          outputs={"reason": reason, "refused": count})
-            if workflow.patched(DECISIONS_PATCH):
-                self.log.flush_soon(f"refused decision: {line}")
-                self.log.details.set("refused", f"Latest refused decision ({count} so far): "
-                                                f"{line}")
+            self.log.flush_soon(f"refused decision: {line}")
+            self.log.details.set("refused", f"Latest refused decision ({count} so far): {line}")
 
     def parse(self, raw: RawValue) -> GateDecision | None:
         """A signal's raw argument as a decision, or None after recording why it is not one."""
@@ -192,15 +181,13 @@ class GateKeeper:
         try:
             payload = read_json(raw, limit=DECISION_MAX_BYTES, what="decision", hint=_HINT)
         except PayloadRefused as err:
-            if not _dropped_before_bounds(raw):
-                self._refuse("unknown", f"<{len(raw.payload.data):,} bytes, not kept>", str(err))
+            self._refuse("unknown", f"<{len(raw.payload.data):,} bytes, not kept>", str(err))
             raise GateRefusedError(str(err)) from None
         try:
             return GateDecision.model_validate(payload)
         except ValidationError as err:
             problems = "; ".join(clip(e, 120) for e in worded_errors(
-                err, GateDecision, whole="payload", most=4,
-                plain=workflow.patched(DECISIONS_PATCH)))
+                err, GateDecision, whole="payload", most=4, plain=True))
             reason = f"malformed decision: {problems}"
             self._refuse(claimed_author(payload, BY_CHARS), payload, reason)
             raise GateRefusedError(reason) from None
@@ -274,14 +261,13 @@ class GateKeeper:
             self._reject_withdrawn(gate)
             return gate
         self._open = gate
-        summarized = workflow.patched(DECISIONS_PATCH)  # before the flush (a local activity)
         self.log.add("approval", "pending", status="waiting",
                      inputs={"gate": kind, "task_id": self.task_id, "question": question,
                              "approvers": rule.approvers, "timeout_s": rule.timeout_s})
         self.log.details.set("gate", self._waiting_text(rule.timeout_s, rule.on_timeout))
         await self.log.flush()
         what = f"{kind} gate" + (f" of task {self.task_id}" if self.task_id else "")
-        summary = wait_summary(what, rule.approvers, rule.timeout_s) if summarized else None
+        summary = wait_summary(what, rule.approvers, rule.timeout_s)
         try:
             await workflow.wait_condition(lambda: gate.status != "waiting",
                                           timeout=timedelta(seconds=rule.timeout_s),
@@ -312,17 +298,3 @@ class GateKeeper:
             return self.policy.rule(gate.gate).on_timeout == "approve"
         return gate.status in ("approved", "modified")
 
-
-def _dropped_before_bounds(raw: RawValue) -> bool:
-    """Whether a workflow from before the bounds dropped ``raw`` unrecorded.
-
-    It took decisions decoded by the SDK, which drops a signal it cannot decode before any
-    handler sees it; such a workflow replays without recording those.
-    """
-    if workflow.patched(BOUNDS_PATCH):
-        return False
-    try:
-        workflow.payload_converter().from_payload(raw.payload)
-    except Exception:  # whatever the converter raised, the SDK dropped the signal
-        return True
-    return False

@@ -62,7 +62,7 @@ class ReviewInput(Model):
 
 
 class ReviewVerdict(Model):
-    """A reviewer's structured verdict (seed §2.2): never free text alone."""
+    """A reviewer's structured verdict: never free text alone."""
 
     reviewer: Reviewer
     verdict: Verdict

@@ -1,4 +1,4 @@
-"""A run's planning KPIs (the seed's §1.11, reviewed after each cycle), and task estimates.
+"""A run's planning KPIs (reviewed after each cycle), and task estimates.
 
 How many tasks of each priority completed (target: 80 % of HIGH), how close the plan's time
 estimates came (``1 - |actual - estimated| / estimated``, target 70 %), whether the HIGH

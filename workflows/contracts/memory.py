@@ -1,7 +1,6 @@
 """Contracts of reflection memory: episodes, semantic rules, procedural templates, patterns.
 
-Memory turns every attempt into knowledge the next plan and the next retry use (seed 002,
-Part III, R5-R6):
+Memory turns every attempt into knowledge the next plan and the next retry use:
 
 - an *episode* is one attempt of one task: what failed, the patch tried and how it ended;
 - a *semantic rule* is a pattern seen in three or more tasks of one task type, promoted with
@@ -26,9 +25,6 @@ from pydantic import Field
 from workflows.contracts.base import Model
 from workflows.contracts.executive import PatchChange, PatchSource, Pattern, ReviewPolicy
 from workflows.contracts.plan import JobSpec, Scalar
-
-MEMORY_PATCH = "reflection-memory"
-"""Workflow patch id of the memory steps (histories from before them replay without)."""
 
 PROMOTE_AFTER = 3
 """Tasks a (task type, root cause) pattern must be seen in before it becomes a rule."""

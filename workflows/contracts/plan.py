@@ -183,7 +183,7 @@ class InputFile(StrictModel):
 class PriorityScore(StrictModel):
     """The computed priority of a task the plan gave none: points, their level, and why.
 
-    See ``workers.intake.priority`` (the seed's ``assign_priority``).
+    See ``workers.intake.priority`` (``assign_priority``).
     """
 
     score: int = Field(ge=0, le=100)

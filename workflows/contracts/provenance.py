@@ -47,7 +47,7 @@ class AppliedPatch(Model):
 
 
 class Provenance(Model):
-    """Where a task's result came from (seed Phase 7 provenance record)."""
+    """Where a task's result came from: its provenance record."""
 
     approval: ApprovalProvenance = Field(default_factory=ApprovalProvenance)
     execution: PhaseAttempts = Field(default_factory=PhaseAttempts)

@@ -14,8 +14,6 @@ from pydantic import Field
 
 from workflows.contracts.base import MAX_GOAL_CHARS, Model
 
-RECALL_PATCH = "planner-memory"
-"""Workflow patch id of asking memory before planning (histories from before replay without)."""
 MAX_NOTES = 12
 """Notes the planner is given at most: rules first (most relevant, most confident), then
 episodes."""

@@ -1,4 +1,4 @@
-"""Resource estimates with the seed's shape (002 §1.6), and their calibration from actuals.
+"""Resource estimates with the GPU-hour formula's shape, and their calibration from actuals.
 
 The seed estimates GPU hours from a baseline (1 B parameters, 1 000 samples, batch 32: one
 hour) scaled by the model's size, the samples and the batch, plus a 20 % buffer
@@ -20,12 +20,12 @@ from workflows.contracts.base import Model
 from workflows.contracts.kpis import estimated_seconds
 
 BUFFER = 1.2
-"""The seed's 20 % overhead on every estimate."""
+"""The 20 % overhead on every estimate."""
 BASE_PARAMS, BASE_SAMPLES, BASE_BATCH = 1e9, 1000, 32
 
 
 def estimate_gpu_hours(model_params: float, num_samples: float, batch_size: float) -> float:
-    """The seed's GPU-hour estimate: ``1 h * params/1e9 * samples/1000 * 32/batch * 1.2``.
+    """The GPU-hour estimate: ``1 h * params/1e9 * samples/1000 * 32/batch * 1.2``.
 
     Raises:
         ValueError: a batch size that is not positive.
@@ -34,7 +34,7 @@ def estimate_gpu_hours(model_params: float, num_samples: float, batch_size: floa
 
 
 class KindBaseline(Model):
-    """What one task of a kind takes at the seed's baseline size, on this machine's CPUs."""
+    """What one task of a kind takes at the formula's baseline size, on this machine's CPUs."""
 
     kind: str
     cpu_s: float = Field(gt=0)
@@ -53,7 +53,7 @@ class CpuEstimate(Model):
 
 def estimate_cpu(baseline: KindBaseline, model_params: float, num_samples: float,
                  batch_size: float) -> CpuEstimate:
-    """CPU-seconds and memory with the seed's shape, from the kind's baseline.
+    """CPU-seconds and memory with the GPU-hour formula's shape, from the kind's baseline.
 
     Raises:
         ValueError: a batch size that is not positive.
@@ -79,11 +79,11 @@ def recalibrate(baseline: KindBaseline, pairs: list[tuple[float, float]]) -> Kin
 
 
 FACTORS = ("model_params", "num_samples", "batch_size")
-"""The keys of ``estimated_resources`` the seed's formula reads."""
+"""The keys of ``estimated_resources`` the GPU-hour formula reads."""
 
 
 def with_gpu_hours(estimate: dict[str, Any] | None) -> dict[str, Any] | None:
-    """``estimate`` with the seed's ``gpu_hours`` added where the formula applies.
+    """``estimate`` with the formula's ``gpu_hours`` added where the formula applies.
 
     It applies when the estimate gives the formula's factors (positive numbers) and no time
     of its own; otherwise ``estimate`` comes back unchanged.

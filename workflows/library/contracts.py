@@ -22,19 +22,10 @@ from workflows.library.patterns import Deviation, GuidelineRef, PatternKind, Ski
 from workflows.library.subagents import INSTRUCTIONS_CHARS, MemoryTry
 from workflows.library.writing import MergeCandidate, PatternBrief
 
-SKILLS_PATCH = "skill-library"
-"""Workflow patch id of the skill steps (histories from before them replay without)."""
 SKILL_LIBRARY_ID = "assay-skill-library"
 """Workflow id of the one long-lived ``SkillLibraryWorkflow`` of the default skills queue."""
 TASK_FINISHED = "task_finished"
 """Signal name: a run hands the library one finished task's outcome."""
-HANDOFF_PATCH = "learning-handed-off"
-"""Workflow patch id: a task hands its outcome to the learner by a local activity and goes on,
-instead of waiting for memory and for the library's signal (tasks from before wait)."""
-REMEMBER_PATCH = "library-remembers"
-"""Workflow patch id: the library hands an outcome's memory part to memory (R5-R6)."""
-GUIDELINES_PATCH = "guideline-uses"
-"""Workflow patch id: an outcome whose prompts had guideline skills is recorded (their use)."""
 
 
 def library_id(skills_queue: str) -> str:

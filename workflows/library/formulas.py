@@ -1,4 +1,4 @@
-"""The skill library's scores and thresholds (seeds 000 §4.4.3 and 003, Table 7).
+"""The skill library's scores and thresholds.
 
 Utility for maintenance, the weighted confidence of a match, recency, the doubling
 maintenance points and how far an outcome deviated from a skill's promise. Pure functions:
@@ -14,7 +14,7 @@ from workflows.library.contracts import SkillUse
 from workflows.library.patterns import Deviation, SkillMetrics
 
 EXTRACT_EVERY = 10
-"""K: outcomes per extraction batch (seed 003, Table 7)."""
+"""K: outcomes per extraction batch."""
 FIRST_MAINTENANCE = 10
 """Maintenance runs at 10, 20, 40, 80… finished tasks (doubling)."""
 PRUNE_FRACTION = 0.2
@@ -36,7 +36,7 @@ FLAG_AFTER_DEVIATIONS = 3
 
 
 def utility(metrics: SkillMetrics) -> float:
-    """Maintenance's utility score (seed 003): s/(u+ε) · log(1+u) · (1 + u/(r+ε)).
+    """Maintenance's utility score: s/(u+ε) · log(1+u) · (1 + u/(r+ε)).
 
     Effectiveness (success per use), frequency (log of uses) and precision (uses per
     retrieval). A pattern never used scores 0.
@@ -55,7 +55,7 @@ def recency(last_used: datetime | None, now: datetime, *, half_life_days: float 
 
 def match_confidence(similarity: float, precondition_match: float, metrics: SkillMetrics,
                      now: datetime, *, prior: float = 0.5) -> float:
-    """The seed's weighted confidence of a match (seed 000 §4.4.3).
+    """The weighted confidence of a match.
 
     0.30 similarity + 0.30 preconditions + 0.25 historical success + 0.10 usage frequency
     (uses / 100, at most 1) + 0.05 recency. A pattern with no use and no extraction evidence

@@ -1,6 +1,6 @@
 """The skill library's patterns: what a skill or subagent is, and the metrics it carries.
 
-A *pattern* is reusable experience extracted from finished tasks (DESIGN §8):
+A *pattern* is reusable experience extracted from finished tasks:
 
 - a **skill pattern** is guideline text, or a parameterised job template whose arguments and
   data inputs are typed parameters (file paths, numbers with ranges, enumerations) with the

@@ -34,8 +34,6 @@ with workflow.unsafe.imports_passed_through():
     from workflows.contracts.memory import RememberAnswer
     from workflows.contracts.policy import Queues
     from workflows.library.contracts import (
-        GUIDELINES_PATCH,
-        REMEMBER_PATCH,
         TASK_FINISHED,
         ExtractInput,
         LibraryState,
@@ -43,7 +41,7 @@ with workflow.unsafe.imports_passed_through():
         TaskOutcome,
     )
     from workflows.library.formulas import EXTRACT_EVERY, maintenance_due
-    from workflows.library.writer import WRITER_PATCH, Writer, writer_queue
+    from workflows.library.writer import Writer, writer_queue
 
 InT = TypeVar("InT")
 OutT = TypeVar("OutT")
@@ -60,19 +58,12 @@ REMEMBER_AT_ONCE = 10
 """Outcomes handed to memory at once."""
 USES_AT_ONCE = 10
 """Outcomes whose uses are recorded at once, with their jobs (ten stay under 2 MB)."""
-USES_PATCH = "utilisation-sees-jobs"
-"""Workflow patch id: uses are recorded with the jobs the tasks ran, ``USES_AT_ONCE`` at a
-time, so alpha_match compares a skill or guideline with the job (before: one call for the
-whole batch, jobs dropped, so every use read as unused)."""
 RUN_ID_CHARS = 256
 """The longest run id an outcome may have (its key is kept to drop repeats)."""
 TASK_ID_CHARS = 64
 """The longest task id an outcome may have (as in a plan)."""
 REFUSAL_CHARS = 400
 """How much of the last refusal the ``state`` query shows."""
-BOUNDS_PATCH = "library-outcome-bounds"
-"""Workflow patch id of the size and id limits on outcomes: a library that took a larger
-outcome before them replays taking it."""
 
 
 @workflow.defn
@@ -108,10 +99,8 @@ class SkillLibraryWorkflow:
 
     def _read(self, raw: RawValue) -> TaskOutcome | None:
         """A signal's raw argument as an outcome, or None once the refusal is counted."""
-        bounded = workflow.patched(BOUNDS_PATCH)
         try:
-            payload = read_json(raw, limit=OUTCOME_MAX_BYTES if bounded else len(raw.payload.data),
-                                what="outcome")
+            payload = read_json(raw, limit=OUTCOME_MAX_BYTES, what="outcome")
         except PayloadRefused as err:
             return self._refuse(str(err))
         try:
@@ -120,8 +109,7 @@ class SkillLibraryWorkflow:
             problems = "; ".join(clip(str(e), 120) for e in field_errors(err, whole="payload",
                                                                          most=3))
             return self._refuse(f"malformed outcome: {problems}")
-        if bounded and (len(outcome.run_id) > RUN_ID_CHARS
-                        or len(outcome.task_id) > TASK_ID_CHARS):
+        if len(outcome.run_id) > RUN_ID_CHARS or len(outcome.task_id) > TASK_ID_CHARS:
             return self._refuse(f"an outcome's run_id has at most {RUN_ID_CHARS} characters "
                                 f"and its task_id at most {TASK_ID_CHARS}")
         return outcome
@@ -169,18 +157,12 @@ class SkillLibraryWorkflow:
 
     async def _handle(self, batch: list[TaskOutcome]) -> None:
         state = self._state
-        if workflow.patched(REMEMBER_PATCH):
-            await self._remember([o for o in batch if o.memory is not None])
-            batch = [o.model_copy(update={"memory": None}) for o in batch if o.skills]
-            if not batch:
-                return
-        offered = [o for o in batch
-                   if o.skill is not None or (o.guidelines and workflow.patched(GUIDELINES_PATCH))]
-        if offered and workflow.patched(USES_PATCH):
-            chunks = [offered[i:i + USES_AT_ONCE] for i in range(0, len(offered), USES_AT_ONCE)]
-        else:
-            chunks = [[o.model_copy(update={"job": None}) for o in offered]] if offered else []
-        for uses in chunks:
+        await self._remember([o for o in batch if o.memory is not None])
+        batch = [o.model_copy(update={"memory": None}) for o in batch if o.skills]
+        if not batch:
+            return
+        offered = [o for o in batch if o.skill is not None or o.guidelines]
+        for uses in (offered[i:i + USES_AT_ONCE] for i in range(0, len(offered), USES_AT_ONCE)):
             recorded = await self._call(RECORD_OUTCOMES, uses)
             if recorded is not None:
                 self._last["recorded"] = recorded.model_dump()
@@ -188,7 +170,7 @@ class SkillLibraryWorkflow:
         state.pending.extend(o for o in batch if _teaches(o))
         while len(state.pending) >= EXTRACT_EVERY:
             chunk, state.pending = state.pending[:EXTRACT_EVERY], state.pending[EXTRACT_EVERY:]
-            queue = _writing(chunk)
+            queue = writer_queue(chunk)
             extracted = await self._call(
                 EXTRACT_SKILLS, ExtractInput(outcomes=chunk, auto_approve=state.auto_approve,
                                              briefs=queue is not None))
@@ -204,7 +186,7 @@ class SkillLibraryWorkflow:
             state.maintenances += 1
             if maintained is not None:
                 self._last["maintained"] = maintained.model_dump(exclude={"undecided"})
-                queue = _writing(batch) if maintained.undecided else None
+                queue = writer_queue(batch) if maintained.undecided else None
                 if queue is not None:
                     await self._writer.judge(maintained.undecided, queue)
         if len(state.seen) > 2 * SEEN_KEPT:
@@ -235,12 +217,6 @@ class SkillLibraryWorkflow:
             workflow.logger.warning("%s failed: %s", decl.name, root_message(err))
             self._last[f"{decl.name}_error"] = root_message(err)
             return None
-
-
-def _writing(outcomes: list[TaskOutcome]) -> str | None:
-    """The agents queue the skill writer runs on for these outcomes, or None (no model)."""
-    queue = writer_queue(outcomes)
-    return queue if queue is not None and workflow.patched(WRITER_PATCH) else None
 
 
 def _teaches(outcome: TaskOutcome) -> bool:

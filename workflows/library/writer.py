@@ -32,8 +32,6 @@ with workflow.unsafe.imports_passed_through():
 InT = TypeVar("InT")
 OutT = TypeVar("OutT")
 
-WRITER_PATCH = "library-writer"
-"""Workflow patch id of the skill writer's calls after extraction and maintenance."""
 MISS_CHARS = 400
 
 

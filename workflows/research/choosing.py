@@ -24,10 +24,6 @@ with workflow.unsafe.imports_passed_through():
     from workflows.contracts.results import TaskResult
     from workflows.research.state import RunState
 
-TIES_PATCH = "selection-ties"
-"""A group whose lines tie within their intervals keeps one by its tie rule (before: the
-ranking's first, or a person choosing among every line)."""
-
 
 class Choosing:
     """The sibling groups of one run's branches and the line kept in each.
@@ -67,7 +63,7 @@ class Choosing:
         self.main[group] = lines[MAIN_LINE]
         why = explain(order, lines, first.metric)
         tied = ties(order, lines) if first.metric is not None else []
-        if tied and workflow.patched(TIES_PATCH):
+        if tied:
             self.tied[group] = tied
             kept = tie_choice(members, tied, lines) or await self._choose(
                 first.model_copy(update={"selection": "person"}), tied,

@@ -31,7 +31,7 @@ with workflow.unsafe.imports_passed_through():
     )
     from workflows.common.bounds import clip
     from workflows.common.failures import root_message
-    from workflows.common.gates import DECISIONS_PATCH, GateKeeper
+    from workflows.common.gates import GateKeeper
     from workflows.contracts.base import BY_CHARS
     from workflows.contracts.branches import (
         BranchRecord,
@@ -45,7 +45,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.contracts.results import TaskResult
     from workflows.research.branch import BranchWorkflow
     from workflows.research.choosing import Choosing
-    from workflows.research.state import UNHUNG_PATCH, RunState
+    from workflows.research.state import RunState
 
 ANSWER_LOG = 20
 """The latest steering and refusal lines an update's answer carries."""
@@ -123,9 +123,6 @@ class Branches(Choosing):
 
     async def _run(self, inp: BranchInput) -> None:
         """Run one branch; whatever goes wrong here ends it failed, with the reason."""
-        if not workflow.patched(UNHUNG_PATCH):
-            await self._follow(inp)
-            return
         try:
             await self._follow(inp)
         except Exception as err:  # a branch must end with a reason, never strand the run
@@ -178,7 +175,7 @@ class Branches(Choosing):
 
     def _start_or_wait(self, req: BranchRequest) -> None:
         """Start branches the run itself asks for, or keep them until what they reuse ends."""
-        waiting = unfinished(req, self._view()) if workflow.patched(UNHUNG_PATCH) else []
+        waiting = unfinished(req, self._view())
         if not waiting:
             self.start_quietly(req)
             return
@@ -256,7 +253,7 @@ class Branches(Choosing):
         """
         if req.action not in ("pause", "resume", "cancel"):
             return
-        if req.action == "cancel" and workflow.patched(UNHUNG_PATCH):
+        if req.action == "cancel":
             self.release()
             self.gates.withdraw(f"cancel:{clip(req.by, BY_CHARS)}")
         for name in self.running():
@@ -270,9 +267,8 @@ class Branches(Choosing):
         self.refused = [*self.refused, line][-REFUSALS_KEPT:]
         self.state.log.add("approval", "error", agent=clip(by, BY_CHARS), status="refused",
                            outputs={"reason": clip(reason, REFUSAL_CHARS)})
-        if workflow.patched(DECISIONS_PATCH):
-            self.state.log.flush_soon(f"refused request: {line}")
-            self.state.log.details.set("refused", f"Latest refused request: {line}")
+        self.state.log.flush_soon(f"refused request: {line}")
+        self.state.log.details.set("refused", f"Latest refused request: {line}")
 
     def answer(self, started: list[BranchRecord]) -> BranchTree:
         """What a ``start_branches`` or ``steer_run`` update answers: what it started.

@@ -38,10 +38,9 @@ with workflow.unsafe.imports_passed_through():
     from workflows.contracts.cycles import ResolveReuseInput
     from workflows.contracts.executive import BY_CHARS
     from workflows.contracts.plan import Plan, PlanError, check_graph
-    from workflows.contracts.recall import RECALL_PATCH
     from workflows.contracts.results import PlanSource, SuppliedPlan, TaskResult
     from workflows.research.memory import recall_notes, recalls
-    from workflows.research.state import UNHUNG_PATCH, RunState
+    from workflows.research.state import RunState
 
 SUPPLIED_PLAN_MAX_BYTES = 1_500_000
 """The largest plan ``supply_plan`` reads: the default limit on a run's input
@@ -49,8 +48,6 @@ SUPPLIED_PLAN_MAX_BYTES = 1_500_000
 PLAN_NAME_CHARS = 200
 """The longest name a supplied plan may have."""
 _SHA256 = re.compile(r"[0-9a-f]{64}")
-PLAN_WAIT_PATCH = "supply-plan-waits"
-"""``supply_plan`` sent while the run still starts or plans waits until it awaits a plan."""
 PLANNING_PHASES = ("intake", "match", "plan")
 """Phases in which a goal run may yet come to wait for a person's plan."""
 
@@ -269,7 +266,7 @@ class Planning:
         if self.notes is None:
             self.notes = []
             req = self.state.req
-            if recalls(req, can_plan=self.agents.enabled) and workflow.patched(RECALL_PATCH):
+            if recalls(req, can_plan=self.agents.enabled):
                 self.notes = await recall_notes(req, self.state.log)
         return self.notes
 
@@ -282,10 +279,9 @@ class Planning:
                       outputs={"reason": reason,
                                "how": "supply a plan with `assay plan RUN FILE`"})
         await state.log.flush()
-        cancels = workflow.patched(UNHUNG_PATCH)  # a cancel ends the wait (older runs wait on)
         try:
             await workflow.wait_condition(
-                lambda: self.supplied is not None or (state.cancelling and cancels),
+                lambda: self.supplied is not None or state.cancelling,
                 timeout=timedelta(seconds=state.req.policy.gates.plan.timeout_s))
         except TimeoutError:
             self.awaiting = False

@@ -1,8 +1,8 @@
 """How a run ends: the output processor's answer to the goal, the report, the result.
 
 A plan run with a model is answered too: the output processor is asked what the plan's verified
-results show (its context and hypotheses are the question; patch ``plan-answer``). Without a
-model, the report writer answers from the verified metrics and checks alone.
+results show (its context and hypotheses are the question). Without a model, the report
+writer answers from the verified metrics and checks alone.
 
 The report (results JSON and Markdown) has every task's full result; its timestamp is the
 run's start in workflow time, so writing it again (a retried activity or workflow task)
@@ -46,9 +46,6 @@ DIGEST_TAIL, DIGEST_TAIL_MIN, DIGEST_BUDGET = 1500, 200, 200_000
 """Output the output processor sees per task: 1 500 characters, less for a plan so large
 that all of them would pass 200 000 (never under 200)."""
 
-
-PLAN_ANSWER_PATCH = "plan-answer"
-"""A plan run with a model ends with the output processor's answer (before: goal runs only)."""
 QUESTION_CHARS = 4000
 
 
@@ -65,8 +62,7 @@ async def answer_run(state: RunState, agents: AgentCalls, plan: Plan) -> None:
     """The goal's answer; a plan run's too, when a model and a completed task exist."""
     if state.req.goal:
         await answer_goal(state, agents)
-    elif (agents.enabled and any(t.status == "completed" for t in state.tasks())
-          and workflow.patched(PLAN_ANSWER_PATCH)):
+    elif agents.enabled and any(t.status == "completed" for t in state.tasks()):
         await answer_goal(state, agents, plan_question(state.req.plan_name, plan))
 
 
@@ -175,7 +171,7 @@ def _counts(tasks: list[TaskResult]) -> dict[str, int]:
 
 
 def _completion_by_priority(tasks: list[TaskResult]) -> dict[str, dict[str, float]]:
-    """Completed / total / rate per priority (the seed's ≥ 70 % HIGH criterion reads this)."""
+    """Completed / total / rate per priority (the ≥ 70 % HIGH criterion reads this)."""
     table: dict[str, dict[str, float]] = {}
     for priority in sorted({t.priority for t in tasks}, key=PRIORITY_RANK.__getitem__):
         group = [t for t in tasks if t.priority == priority]

@@ -9,7 +9,7 @@ plans as it would without one.
 
 When nothing in a non-empty library is similar enough and the run has a model, the skill
 writer reformulates the goal or action once (``reformulate_query``) and the library is asked
-again with the new words (patch ``skills-reformulated``); a reformulation that fails is a
+again with the new words; a reformulation that fails is a
 recorded miss and the first answer stands.
 """
 
@@ -37,7 +37,6 @@ with workflow.unsafe.imports_passed_through():
 
 GOAL_KEY = "goal"
 """The key of a goal's answer in ``MatchAnswer`` (a task's is its id)."""
-REFORMULATE_PATCH = "skills-reformulated"
 MAX_REFORMULATED = 10
 """Queries one match reformulates (the goal, or as many jobless tasks)."""
 
@@ -111,8 +110,7 @@ async def match(req: ResearchInput, plan: Plan | None, summary: SkillSummary,
         summary.misses += 1
         summary.warnings.append(f"the skill library was not consulted ({answer.reason})")
         return None
-    if (agents is not None and agents.enabled and answer.unmatched
-            and workflow.patched(REFORMULATE_PATCH)):
+    if agents is not None and agents.enabled and answer.unmatched:
         answer = await reformulated(ask, answer, summary, agents, req)
     summary.retrieved.update(answer.retrieved)
     summary.reasons.update(answer.reasons)

@@ -24,11 +24,6 @@ with workflow.unsafe.imports_passed_through():
     from workflows.research.memory import MemoryAdvice
 
 
-UNHUNG_PATCH = "branches-cannot-hang"
-"""Runs whose task and branch coroutines end with a reason when they raise, whose plan
-branches wait for the siblings they reuse, and whose cancel withdraws a waiting gate."""
-
-
 class RunState:
     """Everything a run knows about itself.
 

@@ -25,7 +25,6 @@ with workflow.unsafe.imports_passed_through():
 
     from workflows.common.bounds import PayloadRefused, clip, read_json
     from workflows.common.errors import ErrorType
-    from workflows.common.gates import DECISIONS_PATCH
     from workflows.common.validation import worded_errors
     from workflows.contracts.base import BY_CHARS
     from workflows.contracts.branches import SteerRequest
@@ -33,8 +32,6 @@ with workflow.unsafe.imports_passed_through():
     from workflows.research.state import RunState
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
-RESULT_HOLD_PATCH = "result-gate-holds-open"
-"""Runs with a human ``result`` gate are held open after their tasks, for branches."""
 STEER_MAX_BYTES = 16_000
 """The largest ``steer`` request a run reads."""
 
@@ -57,7 +54,7 @@ def read(raw: RawValue, model: type[ModelT], *, limit: int, what: str) -> ModelT
         return model.model_validate(payload)
     except ValidationError as err:
         problems = "; ".join(clip(e, 160) for e in worded_errors(
-            err, model, whole="payload", most=4, plain=workflow.patched(DECISIONS_PATCH)))
+            err, model, whole="payload", most=4, plain=True))
         raise RequestRefusedError(f"malformed {what}: {problems}") from None
 
 
@@ -108,11 +105,8 @@ class Steering:
         if req.action == "close":
             self.branches.closed = True
         who = clip(req.by, BY_CHARS)
-        inputs = {"action": req.action}
-        mark = ""
-        if workflow.patched(DECISIONS_PATCH):
-            inputs["channel"] = req.channel or "temporal"
-            mark = f" [via {inputs['channel']}, {workflow.now():%Y-%m-%d %H:%M} UTC]"
+        inputs = {"action": req.action, "channel": req.channel or "temporal"}
+        mark = f" [via {inputs['channel']}, {workflow.now():%Y-%m-%d %H:%M} UTC]"
         self.branches.steering.append(f"{who}: {req.action}" + (
             f" ({clip(req.comment, 200)})" if req.comment else "") + mark)
         state.log.add("approval", "complete", agent=who, status=req.action,
@@ -124,12 +118,12 @@ class Steering:
         """Seconds the run stays open after its tasks, for branches (None: it does not).
 
         ``branching.hold_open`` holds it for ``hold_timeout_s``; a human ``result`` gate
-        holds it for that gate's ``timeout_s`` (runs begun before this hold do not wait).
+        holds it for that gate's ``timeout_s``.
         """
         policy = self.state.req.policy
         if policy.branching.hold_open:
             return policy.branching.hold_timeout_s
-        if policy.gates.result.human and workflow.patched(RESULT_HOLD_PATCH):
+        if policy.gates.result.human:
             return policy.gates.result.timeout_s
         return None
 

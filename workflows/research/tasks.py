@@ -20,7 +20,6 @@ from temporalio.exceptions import ApplicationError, CancelledError
 with workflow.unsafe.imports_passed_through():
     from workflows.agents.calls import AgentCalls
     from workflows.common.bounds import clip
-    from workflows.common.events import FLUSHES_PATCH
     from workflows.common.failures import root_message
     from workflows.common.metadata import task_details, task_summary
     from workflows.constants import PLAN_KEY, branch_task_workflow_id, task_workflow_id
@@ -28,13 +27,8 @@ with workflow.unsafe.imports_passed_through():
     from workflows.contracts.plan import Decision, Plan
     from workflows.contracts.results import TaskInput, TaskResult
     from workflows.research.context import upstream, wanted_metrics
-    from workflows.research.state import UNHUNG_PATCH, RunState
+    from workflows.research.state import RunState
     from workflows.task.workflow import TaskWorkflow
-
-
-CANCELS_DETACHED_PATCH = "cancels-not-awaited"
-"""Runs whose cancel asks each running task to stop without waiting for the server's answer
-first (a task ending at that moment could leave the request unanswered and hold the run)."""
 
 
 class TaskRunner:
@@ -82,8 +76,7 @@ class TaskRunner:
             if not state.running and not (pending and state.paused):
                 break
             moved = self._moved()  # taken before the flush: a task may end while it writes
-            if workflow.patched(FLUSHES_PATCH):  # the events so far, before the tasks run
-                await state.log.flush()
+            await state.log.flush()  # the events so far, before the tasks run
             await workflow.wait_condition(moved)
         await asyncio.gather(*children)
         await state.log.flush()
@@ -98,14 +91,11 @@ class TaskRunner:
     async def _cancel(self, pending: list[Decision]) -> None:
         """Cancel the running tasks' workflows; the pending ones end cancelled unstarted."""
         state = self.state
-        detached = workflow.patched(CANCELS_DETACHED_PATCH)
         for tid in sorted(state.running - self._cancelled):
             self._cancelled.add(tid)
             handle = workflow.get_external_workflow_handle(self.workflow_id(tid))
-            if detached:  # the task's own end is what the run waits for
-                self._requests.append(asyncio.create_task(_request_cancel(handle)))
-            else:
-                await _request_cancel(handle)
+            # the task's own end is what the run waits for, not the server's answer
+            self._requests.append(asyncio.create_task(_request_cancel(handle)))
         for decision in pending:
             state.results[decision.task_id] = TaskResult(
                 task_id=decision.task_id, priority=decision.priority, action=decision.action,
@@ -155,9 +145,6 @@ class TaskRunner:
 
     async def _run_task(self, decision: Decision) -> None:
         """Run one task; whatever goes wrong here ends it failed, with the reason."""
-        if not workflow.patched(UNHUNG_PATCH):
-            await self._task(decision)
-            return
         try:
             await self._task(decision)
         except Exception as err:  # a task must end with a reason, never strand the run
@@ -222,8 +209,6 @@ class TaskRunner:
                       inputs={"task_id": tid}, outputs={"reason": result.status_reason})
         if self.on_finish is not None:
             self.on_finish(result)
-        if not workflow.patched(FLUSHES_PATCH):  # run_all flushes before it waits again
-            await state.log.flush()
 
     def _dependency_artifacts(self, decision: Decision) -> list[DependencyArtifact]:
         """The dependencies' verified artifacts, and the earlier cycles' it reuses."""

@@ -25,7 +25,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.common.bounds import clip
     from workflows.common.details import outcome_text
     from workflows.common.errors import ErrorType
-    from workflows.common.events import FLUSHES_PATCH, upsert_keywords
+    from workflows.common.events import upsert_keywords
     from workflows.common.gates import GateKeeper, GateRefusedError
     from workflows.constants import (
         KIND_KEY,
@@ -41,7 +41,6 @@ with workflow.unsafe.imports_passed_through():
         SteerRequest,
     )
     from workflows.contracts.executive import GateDecision, GateRecord
-    from workflows.contracts.memory import MEMORY_PATCH
     from workflows.contracts.plan import Plan, PlanError, check_graph
     from workflows.contracts.results import (
         ParentLink,
@@ -49,11 +48,10 @@ with workflow.unsafe.imports_passed_through():
         ResearchResult,
         RunProgress,
     )
-    from workflows.library.contracts import SKILLS_PATCH
     from workflows.research.context import unreusable
     from workflows.research.lines import Branches
     from workflows.research.memory import consult_memory
-    from workflows.research.planning import PLAN_WAIT_PATCH, Planning
+    from workflows.research.planning import Planning
     from workflows.research.report import (
         answer_goal,
         answer_run,
@@ -62,7 +60,7 @@ with workflow.unsafe.imports_passed_through():
         write_report,
     )
     from workflows.research.skills import plan_from_skill, replan_needed, supply_jobs
-    from workflows.research.state import UNHUNG_PATCH, RunState
+    from workflows.research.state import RunState
     from workflows.research.steering import (
         STEER_MAX_BYTES,
         RequestRefusedError,
@@ -151,8 +149,7 @@ class ResearchWorkflow:
         until the run awaits a plan. A refusal is a non-retryable ``PlanRefused`` error saying
         why.
         """
-        if workflow.patched(PLAN_WAIT_PATCH):
-            await self.planning.until_awaiting()
+        await self.planning.until_awaiting()
         self.planning.take_supplied(raw)
         return self.progress()
 
@@ -265,7 +262,7 @@ class ResearchWorkflow:
             cancelled = True
             await self._wind_down("temporal")
         except Exception as err:  # a bug in the run's own code ends it failed, with the reason
-            if isinstance(err, FailureError) or not workflow.patched(UNHUNG_PATCH):
+            if isinstance(err, FailureError):
                 raise
             what = clip(f"{type(err).__name__}: {err}", 500)
             state.broken = state.reason = (f"the run failed inside ({what}); its unfinished "
@@ -292,7 +289,7 @@ class ResearchWorkflow:
 
     async def _pipeline(self) -> None:
         state, req = self.state, self.state.req
-        state.skills_on = req.policy.skills.enabled and workflow.patched(SKILLS_PATCH)
+        state.skills_on = req.policy.skills.enabled
         if state.plan is None and state.skills_on:
             state.plan = await plan_from_skill(state, self.agents)
         if state.plan is None:
@@ -338,14 +335,12 @@ class ResearchWorkflow:
         state.states.update({tid: "pending" for tid in order})
         if state.skills_on and not state.from_skill:
             plan = await supply_jobs(state, plan, self.agents)
-        if req.policy.memory.enabled and workflow.patched(MEMORY_PATCH):
+        if req.policy.memory.enabled:
             plan, state.memory = await consult_memory(req, plan, state.log)
             if state.memory.advice:
                 state.plan = plan
         state.log.add("checkpoint", "info", status="planned",
                       outputs={"order": order, "tasks": len(order)})
-        if not workflow.patched(FLUSHES_PATCH):  # the plan gate's flush, or run_all's
-            await state.log.flush()
         if await self.planning.approved(plan, order):
             state.set_phase("execute")
             await self.tasks.run_all(plan, order)

@@ -78,13 +78,13 @@ def override(choice: str, by: str, note: str, tree: HypothesisTree) -> CycleDeci
 
 
 def decided(gate: GateRecord, decision: CycleDecision, *, approved: bool,
-            tree: HypothesisTree, marked: bool = True) -> CycleDecision:
+            tree: HypothesisTree) -> CycleDecision:
     """What a settled ``cycle`` gate made of the rules' ``decision``.
 
     A timeout keeps it when the policy approves (``approved``) and stops otherwise; a
-    rejection stops; a ``choice`` overrides it; an approval keeps it, confirmed. With
-    ``marked`` (studies since ``decisions-on-record``) a person's decision carries their mark
-    (who, when, comment, channel) as ``person``, so a confirmation is told from the rules'.
+    rejection stops; a ``choice`` overrides it; an approval keeps it, confirmed. A person's
+    decision carries their mark (who, when, comment, channel) as ``person``, so a
+    confirmation is told from the rules'.
     """
     if gate.status == "timed_out":
         if approved:
@@ -97,8 +97,6 @@ def decided(gate: GateRecord, decision: CycleDecision, *, approved: bool,
         chosen = CycleDecision(action="stop", by=by, reason=f"stopped by {by}{note}")
     elif gate.choice:
         chosen = override(gate.choice, by, note, tree)
-    elif not marked:
-        return decision
     else:
         chosen = decision
-    return chosen.model_copy(update={"person": gate.person()}) if marked else chosen
+    return chosen.model_copy(update={"person": gate.person()})

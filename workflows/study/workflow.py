@@ -36,7 +36,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.common.details import outcome_text, wait_summary
     from workflows.common.events import EventLog, upsert_keywords
     from workflows.common.failures import root_message
-    from workflows.common.gates import DECISIONS_PATCH, GateKeeper, GateRefusedError
+    from workflows.common.gates import GateKeeper, GateRefusedError
     from workflows.constants import (
         KIND_KEY,
         PARENT_KEY,
@@ -141,8 +141,7 @@ class StudyWorkflow:
         """
         asked = read_stop(raw)
         if isinstance(asked, str):
-            if workflow.patched(DECISIONS_PATCH):
-                self._stop_refused("unknown", asked)
+            self._stop_refused("unknown", asked)
             return
         if self.stop_asked is not None:
             return
@@ -161,15 +160,8 @@ class StudyWorkflow:
                                               channel=asked.channel))
 
     def _stop_refused(self, by: str, reason: str) -> None:
-        """Record a refused ``stop``, with the gates' refusals (written at once).
-
-        A study from before ``decisions-on-record`` records a ``stop_refused`` event instead.
-        """
-        if workflow.patched(DECISIONS_PATCH):
-            self.gates.refuse_request(by, "stop", reason)
-            return
-        self.log.add("approval", "info", agent=by, status="stop_refused",
-                     outputs={"reason": reason})
+        """Record a refused ``stop``, with the gates' refusals (written at once)."""
+        self.gates.refuse_request(by, "stop", reason)
 
     # --- the cycle ---------------------------------------------------------------------------
 
@@ -233,9 +225,6 @@ class StudyWorkflow:
         """The next cycle's plan; None when the planner plans it (or none came in time)."""
         if self.plans or self._planner_plans():
             return self.plans.pop(0) if self.plans else None
-        # Asked before the flush: a patch marker after a local activity may fall in a later
-        # workflow task than a replay expects it (the marker is then not found).
-        summarized = workflow.patched(DECISIONS_PATCH)
         self._set_phase("waiting")
         self.needs_plan = True
         self.log.details.set("gate", f"**Waiting** for a person's plan for cycle "
@@ -245,8 +234,7 @@ class StudyWorkflow:
                      outputs={"cycle": self.state.cycles + 1})
         await self.log.flush()
         timeout = self.inp.policy.gates.cycle.timeout_s
-        summary = (wait_summary(f"cycle {self.state.cycles + 1} plan", [], timeout)
-                   if summarized else None)
+        summary = wait_summary(f"cycle {self.state.cycles + 1} plan", [], timeout)
         with contextlib.suppress(TimeoutError):
             await workflow.wait_condition(
                 lambda: bool(self.plans) or self.stop_asked is not None,
@@ -310,7 +298,7 @@ class StudyWorkflow:
         gate = await self.gates.ask("cycle", f"cycle {latest.cycle}: {decision.action} — "
                                              f"{clip(decision.reason, 600)}")
         chosen = decided(gate, decision, approved=self.gates.approved(gate),
-                         tree=self.state.tree, marked=workflow.patched(DECISIONS_PATCH))
+                         tree=self.state.tree)
         if chosen is not decision:
             self.state = with_decision(self.state, chosen)
         return chosen

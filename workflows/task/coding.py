@@ -22,9 +22,6 @@ with workflow.unsafe.imports_passed_through():
     from workflows.task.phases import Phase
     from workflows.task.state import Finish, TaskState
 
-RUN_ENVIRONMENT_PATCH = "run-environment"
-"""Jobs of a run naming an environment take it; the coder is shown its packages."""
-
 
 class Coding:
     """The job of one task, and its coder.
@@ -106,9 +103,8 @@ class Coding:
         return job
 
     def _run_environment(self) -> str | None:
-        """The run's environment, when it names one and this history knows the patch."""
-        name = self.state.task.policy.environment
-        return name if name and workflow.patched(RUN_ENVIRONMENT_PATCH) else None
+        """The run's environment, when it names one."""
+        return self.state.task.policy.environment or None
 
     def in_run_environment(self, job: JobSpec) -> JobSpec:
         """``job`` in the run's environment when it names none itself (else unchanged)."""

@@ -80,11 +80,9 @@ class Execution:
     async def prepare(self, job: JobSpec) -> PreparedEnvironment | None:
         """The job's provisioned environment, or None when it runs in the worker's interpreter.
 
-        Jobs naming no environment and no requirements skip the call (and older histories,
-        from before environments, replay without it).
+        Jobs naming no environment and no requirements skip the call.
         """
-        if not (job.environment or job.requirements) or not workflow.patched(
-                "job-environments"):
+        if not (job.environment or job.requirements):
             return None
         state, log = self.state, self.state.log
         try:

@@ -1,8 +1,8 @@
-"""A finished task handed to memory: its failures, the patches tried and what became of them.
+"""A finished task as memory takes it: its failures, the patches tried and what became of them.
 
-Memory (R5-R6) learns rules and templates from these episodes on the reflection pool. Handing
-over is bounded by the reflection timeout and never holds the task up or fails it: a memory
-that is slow or down is a recorded miss.
+Memory (R5-R6) learns rules and templates from these episodes on the reflection pool; the
+task hands them over with its outcome (``workflows.task.learning``), and the skill library
+passes them on.
 """
 
 from __future__ import annotations
@@ -10,27 +10,10 @@ from __future__ import annotations
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
-    from workflows.catalogue import REMEMBER_TASK
-    from workflows.common.advisory import advise
-    from workflows.contracts.memory import AttemptRecord, RememberAnswer, RememberInput
+    from workflows.contracts.memory import AttemptRecord, RememberInput
     from workflows.contracts.results import TaskResult
     from workflows.task.phases import Phase
     from workflows.task.state import TaskState
-
-
-async def remember(state: TaskState, result: TaskResult) -> RememberAnswer | None:
-    """Hand the finished task to memory; what it learned, or None after a recorded miss.
-
-    The path of tasks from before the hand-off to the learner (``HANDOFF_PATCH``): it waits.
-    """
-    task = state.task
-    learned = state.answered(await advise(
-        REMEMBER_TASK, remember_input(state, result), queues=task.queues,
-        limit_s=task.policy.reflection_timeout_s, log=state.log, agent="memory"))
-    if learned is not None:
-        state.log.add("agent_call", "complete", agent="memory", status="remembered",
-                      outputs=learned.model_dump(mode="json"))
-    return learned
 
 
 def remember_input(state: TaskState, result: TaskResult) -> RememberInput:

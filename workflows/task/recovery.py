@@ -2,7 +2,7 @@
 
 Every failure asks reflection for a diagnosis (bounded tightly, never blocking), and the
 reflector role for a failure the rule table cannot name (``reflecting``); a patch is
-applied, sent to a person, deferred or refused by the seed's confidence thresholds, and a
+applied, sent to a person, deferred or refused by its confidence thresholds, and a
 failure is retried as often as its category allows (``workflows.task.retrying``). A task run
 as a subagent first tries the subagent's remembered fixes on a failed run
 (``workflows.task.subagent``), then asks reflection. A retry whose declared metrics get worse
@@ -29,12 +29,6 @@ with workflow.unsafe.imports_passed_through():
     from workflows.task.retrying import spent_words
     from workflows.task.state import Finish, TaskState
     from workflows.task.subagent import SubagentMemory
-
-DEFER_WORDS_PATCH = "defer-words-by-context"
-"""A deferred patch says "deferred to the next cycle" only in a study's cycle."""
-
-ESTIMATES_PATCH = "estimates-in-regression"
-"""A retry's metrics written as estimates are judged for regression (by point, ties aside)."""
 
 FAILED_PHASE: dict[FailureKind, Phase] = {
     "rejected": Phase.REVIEW, "execution": Phase.EXECUTE, "verification": Phase.VERIFY}
@@ -167,7 +161,7 @@ class Recovery:
 
     def _not_applied(self, note: ReflectionNote) -> str:
         """Why a deferred patch was not applied; only a study's cycle has a next cycle."""
-        if in_study(self.state.task.run_id) or not workflow.patched(DEFER_WORDS_PATCH):
+        if in_study(self.state.task.run_id):
             return "deferred to the next cycle"
         if note.decision == "human":
             return ("not applied: it needs a person's approval, and the run has no error gate "
@@ -175,7 +169,7 @@ class Recovery:
         return "not applied: too uncertain to apply unasked"
 
     async def resolve(self, note: ReflectionNote) -> str:
-        """Apply, reject or defer a recovery, by the seed's confidence thresholds and policy."""
+        """Apply, reject or defer a recovery, by the confidence thresholds and policy."""
         if note.decision in ("retry", "retry_logged"):
             if note.decision == "retry_logged":
                 self.state.log.add("agent_call", "info", agent="reflector", status="retry_logged",
@@ -230,15 +224,14 @@ class Recovery:
                                outcome: ExecutionOutcome) -> None:
         """Undo a retry whose declared metrics regress against the attempt before it.
 
-        Estimates are judged only in workflows that started with :data:`ESTIMATES_PATCH`, and
-        the marker is asked for only when a declared metric is an estimate.
+        Metrics written as estimates are judged by their point, ties within their intervals
+        aside.
         """
         state = self.state
         old_job, old_outcome = previous
         declared = old_job.expected_metrics
         estimates = (has_estimates(old_outcome.metrics, declared)
-                     or has_estimates(outcome.metrics, declared)) \
-            and workflow.patched(ESTIMATES_PATCH)
+                     or has_estimates(outcome.metrics, declared))
         regressions = regressed_metrics(old_outcome.metrics, outcome.metrics, declared,
                                         state.task.decision.checks,
                                         directional=old_outcome.outcome == "succeeded",

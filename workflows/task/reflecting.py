@@ -19,8 +19,6 @@ with workflow.unsafe.imports_passed_through():
     from workflows.contracts.executive import DiagnoseInput, ReflectionNote
     from workflows.task.state import TaskState
 
-REFLECTOR_PATCH = "reflector-role"
-"""Tasks from before the reflector never asked it (their histories replay without it)."""
 GUARDRAIL = "guardrail: "
 
 
@@ -47,7 +45,7 @@ class Reflector:
     async def second_opinion(self, failure: DiagnoseInput,
                              note: ReflectionNote) -> ReflectionNote | None:
         """The reflector's note on ``failure``, or None when it is not asked or gives none."""
-        if not self.wanted(note) or not workflow.patched(REFLECTOR_PATCH):
+        if not self.wanted(note):
             return None
         req = ReflectRequest(run_id=failure.run_id, task_id=failure.task_id,
                              failure=failure, note=note)

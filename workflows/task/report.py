@@ -19,17 +19,12 @@ with workflow.unsafe.imports_passed_through():
     from workflows.contracts.results import TaskResult, WriteTaskReportInput
     from workflows.task.state import TaskState
 
-RESULT_PATCH = "task-result-detail"
-"""Tasks that finished before this change wrote no such file."""
-
 
 async def finish(state: TaskState, result: TaskResult) -> TaskResult:
     """Write ``result`` whole, then return it cut to fit (its search attributes follow)."""
-    patched = workflow.patched(RESULT_PATCH)
-    if patched:
-        result.detail = await write_detail(state, result)
+    result.detail = await write_detail(state, result)
     bounded = bound_task(result)
-    if patched and bounded.status != state.status:
+    if bounded.status != state.status:
         state.set_status(bounded.status)
     return bounded
 

@@ -1,4 +1,4 @@
-"""How many retries a failure gets: its category's, by the retry strategy of the seeds.
+"""How many retries a failure gets: its category's, by a retry strategy per error category.
 
 A failure is transient (it may pass by itself: retried up to 5 times), a matter of
 configuration (a parameter to adjust: 3) or fundamental (the approach itself must change: 2);
@@ -21,7 +21,7 @@ STRATEGY: dict[ErrorCategory, str] = {
     "configuration": "parameter_adjustment",
     "fundamental": "alternative_approach",
 }
-"""What each category's retry does, in the seed's words."""
+"""What each category's retry does, in words."""
 CATEGORY: dict[str, ErrorCategory] = {
     "killed": "transient",               # stopped from outside its limits: may not recur
     "timeout": "configuration",          # more time within policy, or less work

@@ -16,7 +16,6 @@ with workflow.unsafe.imports_passed_through():
     from workflows.agents.calls import AgentCalls, AgentUnavailable
     from workflows.agents.roles import ModelReviewRequest
     from workflows.catalogue import REVIEW_JOB_MODEL
-    from workflows.common.events import FLUSHES_PATCH
     from workflows.common.failures import root_message
     from workflows.contracts.executive import Finding, ReviewVerdict, merge_verdicts
     from workflows.contracts.plan import JobSpec
@@ -43,8 +42,6 @@ class Review:
         """The panel's verdicts on ``job``, recorded as events and as the review snapshot."""
         state = self.state
         state.bump(Phase.REVIEW)
-        if not workflow.patched(FLUSHES_PATCH):  # the job's or the model reviewers' flush
-            await state.log.flush()
         try:
             verdicts = await self.calls.review(job)
         except ActivityError as err:
@@ -66,8 +63,7 @@ class Review:
         task = self.state.task
         if not (self.agents.enabled and task.policy.agents.model_review):
             return verdicts
-        if workflow.patched(FLUSHES_PATCH):  # model calls take seconds: events first
-            await self.state.log.flush()
+        await self.state.log.flush()  # model calls take seconds: events first
         review = self.calls.review_input(job)
 
         async def one(verdict: ReviewVerdict) -> ReviewVerdict:

@@ -1,42 +1,22 @@
-"""A finished task handed to the skill library: its outcome, its deviation, one signal.
+"""A finished task's outcome as the skill library takes it, with its deviation.
 
-The task's own workflow sends the outcome (the job that finally ran, the fixes on the way,
-the steps taken, time and cost) to the long-lived ``SkillLibraryWorkflow``. Sending never
-holds the task up or fails it: a library that is not running is a recorded miss.
+The outcome (the job that finally ran, the fixes on the way, the steps taken, time and cost)
+goes to the long-lived ``SkillLibraryWorkflow`` with the task's hand-off to the learner
+(``workflows.task.learning``).
 """
 
 from __future__ import annotations
 
 from temporalio import workflow
-from temporalio.exceptions import FailureError
 
 with workflow.unsafe.imports_passed_through():
-    from workflows.common.failures import root_message
     from workflows.contracts.plan import Scalar
     from workflows.contracts.results import TaskResult
-    from workflows.library.contracts import TASK_FINISHED, SkillReport, TaskOutcome, library_id
+    from workflows.library.contracts import TaskOutcome
     from workflows.library.formulas import deviation
     from workflows.library.patterns import SkillStep
     from workflows.task.phases import Phase
     from workflows.task.state import TaskState
-
-
-async def report_to_library(state: TaskState, result: TaskResult) -> SkillReport:
-    """Signal the library the task's outcome; a library not running (or refusing) is a miss."""
-    outcome = task_outcome(state, result)
-    report = SkillReport(deviation=outcome.deviation, detail=outcome.deviation_detail)
-    library = workflow.get_external_workflow_handle(library_id(state.task.queues.skills))
-    try:
-        await library.signal(TASK_FINISHED, outcome)
-    except FailureError as err:  # a missing library must never fail the task
-        report.miss = f"the skill library did not take the outcome: {root_message(err)}"
-    else:
-        report.reported = True
-    state.log.add("agent_call", "complete" if report.reported else "error", agent="skills",
-                  status="reported" if report.reported else "missed",
-                  outputs={"deviation": report.deviation, "detail": report.detail,
-                           "miss": report.miss})
-    return report
 
 
 def task_outcome(state: TaskState, result: TaskResult) -> TaskOutcome:

@@ -35,11 +35,6 @@ with workflow.unsafe.imports_passed_through():
 
 AnswerT = TypeVar("AnswerT")
 
-RETRY_BY_CATEGORY_PATCH = "retries-by-error-category"
-"""Workflow patch id: a failure gets its category's retries (5/3/2) unless the policy sets one
-number; histories before it gave every failure two."""
-FLAT_RETRIES = 2
-"""What every failure got before retries went by category."""
 
 class Finish(Exception):  # control flow: the task ends with this status
     """Raised inside the pipeline to end the task with a final status."""
@@ -104,10 +99,7 @@ class TaskState:
         Args:
             failure: a sandbox outcome, ``rejected`` or ``verification``.
         """
-        flat = self.task.policy.max_retries
-        if flat is None and not workflow.patched(RETRY_BY_CATEGORY_PATCH):
-            flat = FLAT_RETRIES
-        return retries_for(failure, flat)
+        return retries_for(failure, self.task.policy.max_retries)
 
     def retries_spent(self, retry_phase: Phase, failure: str) -> bool:
         """Whether ``retry_phase`` has had all the retries ``failure`` is allowed."""

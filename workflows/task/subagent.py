@@ -23,8 +23,6 @@ with workflow.unsafe.imports_passed_through():
     from workflows.library.subagents import MemoryTry, fix_key, next_fix
     from workflows.task.state import TaskState
 
-SUBAGENT_PATCH = "subagent-memory"
-"""Workflow patch id: a subagent's remembered fixes are tried before reflection's rule table."""
 MEMORY_CONFIDENCE = 0.85
 """A remembered fix's confidence by the reflection formula: 0.50 base, +0.20 proven fix,
 +0.15 minimal patch (one change) — the ``retry`` threshold."""
@@ -50,9 +48,9 @@ class SubagentMemory:
         return use if use is not None and use.subagent else None
 
     def has_memory(self) -> bool:
-        """Whether a failed run tries remembered fixes first (in histories that know how)."""
+        """Whether a failed run tries remembered fixes first."""
         use = self.subagent
-        return use is not None and bool(use.recovery) and workflow.patched(SUBAGENT_PATCH)
+        return use is not None and bool(use.recovery)
 
     def next_job(self, root_cause: str) -> JobSpec | None:
         """The job patched by the next remembered fix that applies and passes the guard.

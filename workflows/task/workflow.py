@@ -31,22 +31,18 @@ with workflow.unsafe.imports_passed_through():
     from workflows.common.gates import GateKeeper, GateRefusedError
     from workflows.contracts.execution import ExecutionOutcome, TaskStatus
     from workflows.contracts.executive import GateDecision, GateRecord, panel_approves
-    from workflows.contracts.memory import MEMORY_PATCH
     from workflows.contracts.plan import JobSpec
     from workflows.contracts.results import TaskInput, TaskProgress, TaskResult
-    from workflows.library.contracts import HANDOFF_PATCH, SKILLS_PATCH
     from workflows.task.calls import TaskCalls
     from workflows.task.coding import Coding
     from workflows.task.debugging import Debugging
     from workflows.task.execution import Execution
     from workflows.task.learning import hand_off, hands_off
-    from workflows.task.memory import remember
     from workflows.task.phases import Phase
     from workflows.task.recovery import Recovery
     from workflows.task.reflecting import Reflector
     from workflows.task.report import finish
     from workflows.task.review import Review, describe_rejection
-    from workflows.task.skills import report_to_library
     from workflows.task.state import Finish, TaskState
 
 
@@ -152,11 +148,8 @@ class TaskWorkflow:
                                                           *self.agents.guided]))
         result = state.finalize(status, reason, self.agents.spend)
         result.started_at, result.finished_at = started, workflow.now()
-        if workflow.patched(HANDOFF_PATCH):
-            if hands_off(state):
-                result.skill_report = await hand_off(state, result)
-        else:  # tasks from before the hand-off waited for memory and the library's signal
-            await self._learn_waiting(result)
+        if hands_off(state):
+            result.skill_report = await hand_off(state, result)
         artifacts = [a.name for a in result.artifacts]
         result = await finish(state, result)
         state.move(Phase.DONE)
@@ -164,14 +157,6 @@ class TaskWorkflow:
                       outputs={"status_reason": result.status_reason, "artifacts": artifacts})
         await state.log.flush()
         return result
-
-    async def _learn_waiting(self, result: TaskResult) -> None:
-        task, state = self.state.task, self.state
-        if task.policy.memory.enabled and workflow.patched(MEMORY_PATCH):
-            result.learned = await remember(state, result)
-        skills = task.policy.skills
-        if skills.enabled and skills.report and workflow.patched(SKILLS_PATCH):
-            result.skill_report = await report_to_library(state, result)
 
     async def _unless_cancelled(self) -> None:
         """The pipeline; a cancelled workflow stops it and ends the task ``cancelled``.

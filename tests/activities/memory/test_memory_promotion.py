@@ -16,7 +16,7 @@ def test_a_promoted_rule_is_active_or_a_candidate() -> None:
 
 @pytest.mark.parametrize(("was", "clean", "promotion", "cached"), [
     (False, 1, "auto", False),
-    (False, 2, "auto", True),          # the seed's two clean runs
+    (False, 2, "auto", True),          # two clean runs make a template
     (False, 2, "person", False),       # a candidate until a person approves it
     (False, 9, "person", False),
     (True, 2, "person", True),         # approved stays cached

@@ -55,7 +55,7 @@ def test_confidence_is_never_below_zero() -> None:
 
 
 @pytest.mark.parametrize(("changes", "memory", "confidence", "expected"), [
-    (1, False, 0.90, 0.08),       # the seed's "low risk" OOM patch
+    (1, False, 0.90, 0.08),       # a "low risk" OOM patch
     (2, False, 0.70, 0.19),
     (1, True, 0.90, 0.0),         # -0.12 clamped at zero
     (4, False, 0.0, 0.50),
@@ -68,7 +68,7 @@ def test_risk_formula(changes: int, memory: bool, confidence: float, expected: f
 
 @pytest.mark.parametrize(("risk", "ceiling"), [
     (0.0, "retry"),
-    (0.15, "retry"),              # the seed's execution retry: risk 0.15, low, approved
+    (0.15, "retry"),              # an execution retry: risk 0.15, low, approved
     (0.1501, "retry_logged"),
     (0.30, "retry_logged"),
     (0.3001, "human"),
@@ -79,7 +79,7 @@ def test_risk_bands_cap_the_decision(risk: float, ceiling: str) -> None:
 
 
 @pytest.mark.parametrize(("confidence", "risk", "decision"), [
-    (0.90, 0.08, "retry"),            # the seed's low-risk OOM patch retries unasked
+    (0.90, 0.08, "retry"),            # a low-risk OOM patch retries unasked
     (0.85, 0.15, "retry"),            # both on their edges
     (0.85, 0.1501, "retry_logged"),   # confident but above low risk: retried and logged
     (0.85, 0.30, "retry_logged"),

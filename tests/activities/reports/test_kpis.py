@@ -1,4 +1,4 @@
-"""Planning KPIs (002 §1.11): completion, estimation accuracy, calibration, dependencies."""
+"""Planning KPIs: completion, estimation accuracy, calibration, dependencies."""
 
 from __future__ import annotations
 

@@ -5,7 +5,8 @@ the same through Temporal's API). Takes ``runs-by-assay-status.png`` (and, given
 path, ``run-waiting-details.png``: a run at its plan gate, its *User Metadata* tab) with
 Debian's Chromium driven by the ``playwright`` package (no browser download)::
 
-    PYTHONPATH=. python tests/data/webui/screenshot.py OUT.png [WAITING.png]
+    PYTHONPATH=. python tests/data/webui/screenshot.py docs/images/runs-by-assay-status.png \
+        [docs/images/run-waiting-details.png]
 
 The column is the UI's own setting (its table's column picker), set here in the browser's
 storage as a person's choice would leave it.

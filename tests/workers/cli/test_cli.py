@@ -217,7 +217,7 @@ async def test_status_answers_on_a_run_with_refused_decisions(
 async def test_a_goal_with_no_model_ends_deferred_and_says_why(served: dict[str, str]) -> None:
     code, out, err = await cli(served, "run", "Does sepal length differ between species?",
                                "--wait", "--again")
-    assert code == 7, err  # a deferred run: its own exit code (README: Exit codes)
+    assert code == 7, err  # a deferred run: its own exit code (docs/reference/exit-codes.md)
     assert "note: no model is configured" in err
     lines = out.splitlines()
     assert lines[0].endswith(": deferred")

@@ -54,7 +54,7 @@ def test_a_lazy_command_runs_and_shows_its_own_help() -> None:
 
 def test_status_loads_no_database_driver_or_figure_library() -> None:
     code = (
-        "import socket, sys\n"
+        "import os, socket, sys\n"
         "from typer.testing import CliRunner\n"
         "from workers.cli.main import app\n"
         "with socket.socket() as s:\n"
@@ -63,7 +63,10 @@ def test_status_loads_no_database_driver_or_figure_library() -> None:
         "                            env={'ASSAY_TEMPORAL_ADDRESS': f'127.0.0.1:{port}'})\n"
         "assert result.exit_code == 3, (result.exit_code, result.output)\n"
         "heavy = ['sqlalchemy', 'matplotlib', 'workers.stack.check', 'workers.stack.launcher']\n"
-        "print(','.join(m for m in heavy if m in sys.modules))\n")
+        "print(','.join(m for m in heavy if m in sys.modules), flush=True)\n"
+        # as `assay` itself ends (workers.cli.main.main): the client's native threads may
+        # still be winding down, and interpreter finalization would abort on them
+        "os._exit(0)\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           check=True, timeout=60)
     assert done.stdout.strip() == ""

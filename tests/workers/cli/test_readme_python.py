@@ -1,8 +1,9 @@
-"""The README's "From Python" example runs as written against a server with workers.
+"""The documentation's "From Python" example runs as written against a server with workers.
 
-The code block is read from README.md when the test runs, so the README cannot drift from
-what works: a second start of the same plan, and a plan supplied right after a goal run
-starts, are both in it.
+The code block is read from the page ``docs/guides/python.md`` (it is marked runnable by this
+test: see ``docs/contributing.md``) when the test runs, so the page cannot drift from what
+works: a second start of the same plan, and a plan supplied right after a goal run starts,
+are both in it.
 """
 
 from __future__ import annotations
@@ -14,20 +15,20 @@ import signal
 import sys
 from pathlib import Path
 
+from tests.docs.blocks import block_of, pages
 from tests.support.e2e import EXAMPLE, ROOT
 
-SECTION = "### From Python\n"
+PAGE = "guides/python.md"
+"""The page that holds the example, relative to ``docs/``."""
 DIED_AT_EXIT = (-signal.SIGSEGV, -signal.SIGABRT)
 """Signals a native runtime's teardown has killed the example's interpreter with."""
 
 
 def readme_python() -> str:
-    """The first Python code block of the README's "From Python" section."""
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = text[text.index(SECTION):]
-    found = re.search(r"```python\n(.*?)```", section, re.DOTALL)
-    assert found is not None, "the From Python section has no python code block"
-    return found.group(1)
+    """The runnable Python block of the "From Python" page."""
+    block = block_of(PAGE)
+    assert block.language == "python" and block.test == "tests/workers/cli/test_readme_python.py"
+    return block.code
 
 
 def test_the_readme_block_is_found_and_reads_the_address_from_settings() -> None:
@@ -61,7 +62,7 @@ async def test_the_readme_python_example_runs_as_written(served: dict[str, str],
 
 def test_the_readmes_temporal_commands_name_the_server_assay_uses() -> None:
     """The ``temporal`` CLI ignores ASSAY_TEMPORAL_ADDRESS: each block sets the address."""
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    text = "\n".join(p.read_text(encoding="utf-8") for p in [ROOT / "README.md", *pages()])
     blocks = re.findall(r"```bash\n(.*?)```", text, re.DOTALL)
     with_temporal = [b for b in blocks if re.search(r"^temporal ", b, re.MULTILINE)]
     assert with_temporal

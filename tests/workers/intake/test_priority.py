@@ -1,4 +1,4 @@
-"""The seed's assign_priority (002 §1.5): its points, its bands, and how intake applies it."""
+"""assign_priority: its points, its bands, and how intake applies it."""
 
 from __future__ import annotations
 

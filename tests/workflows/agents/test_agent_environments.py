@@ -7,9 +7,9 @@ from pathlib import Path
 
 from temporalio.testing import WorkflowEnvironment
 
+from tests.histories.capture.environments import REFUSAL, SCIENCE, FakeEnvironments
+from tests.histories.capture.goalenv import run_goal_environment
 from tests.workflows.agents_fakes import FakeAgents, job, probe_environment, spend
-from tests.workflows.capture_environments import REFUSAL, SCIENCE, FakeEnvironments
-from tests.workflows.capture_goalenv import run_goal_environment
 from tests.workflows.harness import Harness, task
 from workflows.agents.roles import DebugAnswer
 from workflows.contracts.environments import PreparedEnvironment, PrepareEnvironmentInput

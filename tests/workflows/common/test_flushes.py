@@ -1,9 +1,8 @@
 """Events are written before a workflow waits for something slow, and none is lost.
 
 Real runs on the time-skipping server. A task whose panel is deterministic reviewers only
-writes its events before its job, not also before each panel: its history holds fewer
-``record_events`` local activities than the saved history of the same path from before
-``FLUSHES_PATCH``, and every event still arrives once, each workflow's numbered without a gap.
+writes its events before its job, not also before each panel (a few milliseconds), and every
+event still arrives once, each workflow's numbered without a gap.
 With model reviewers the events are written after the deterministic panel, before the first
 model call (which takes seconds). A task that ends while the run writes its events (a write
 can take long: the database is slow or gone for a while and the write is retried) still moves
@@ -20,19 +19,16 @@ from pathlib import Path
 
 from temporalio.api.enums.v1 import EventType
 from temporalio.api.history.v1 import HistoryEvent
-from temporalio.client import WorkflowHistory
 from temporalio.testing import WorkflowEnvironment
 
+from tests.histories.capture.all import run_goal
+from tests.histories.capture.upserts import DECISIONS
 from tests.support.waiting import wait_for
-from tests.workflows.capture import run_goal
-from tests.workflows.capture_upserts import DECISIONS
 from tests.workflows.harness import Harness, task
-from workflows.common.events import FLUSHES_PATCH
 from workflows.constants import task_workflow_id
 from workflows.contracts.execution import ExecuteJobInput, ExecutionOutcome, RecordEventsInput
 from workflows.research.workflow import ResearchWorkflow
 
-HISTORIES = Path(__file__).resolve().parents[2] / "histories"
 MARKER = EventType.EVENT_TYPE_MARKER_RECORDED
 SCHEDULED = EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED
 CHILD_DONE = EventType.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_COMPLETED
@@ -47,10 +43,11 @@ def _local(event: HistoryEvent) -> str:
     return json.loads(attrs.details["data"].payloads[0].data)["activity_type"]
 
 
-def _flushes_before(stem: str) -> int:
-    """``record_events`` calls in a saved history from before the patch."""
-    saved = WorkflowHistory.from_json(stem, (HISTORIES / f"{stem}.json").read_text())
-    return sum(_local(e) == "record_events" for e in saved.events)
+def _kinds(history: list[HistoryEvent]) -> list[str]:
+    """The local activities and activities a history ran, in order."""
+    kinds = [(_local(e) or (e.activity_task_scheduled_event_attributes.activity_type.name
+                            if e.event_type == SCHEDULED else "")) for e in history]
+    return [k for k in kinds if k]
 
 
 async def test_deterministic_panels_add_no_flush_and_every_event_arrives_once(
@@ -60,13 +57,13 @@ async def test_deterministic_panels_add_no_flush_and_every_event_arrives_once(
     assert [t.status for t in report.tasks] == ["completed", "completed"]
     for tid, panels in (("a", 1), ("b", 2)):  # b: out of memory, patched, reviewed again
         handle = time_env.client.get_workflow_handle(task_workflow_id(report.run_id, tid))
-        history = (await handle.fetch_history()).events
-        flushes = sum(_local(e) == "record_events" for e in history)
-        assert flushes == _flushes_before(f"coalesced.task-{tid}") - panels, tid
-        patches = [e.marker_recorded_event_attributes.details["patch-data"].payloads[0].data
-                   for e in history if e.event_type == MARKER
-                   and e.marker_recorded_event_attributes.marker_name == "core_patch"]
-        assert any(FLUSHES_PATCH.encode() in data for data in patches)
+        kinds = _kinds(list((await handle.fetch_history()).events))
+        starts = [i for i, kind in enumerate(kinds) if kind == "review_ops"]
+        assert len(starts) == panels, (tid, kinds)
+        for start in starts:  # no flush before the panel; one before the job it passes
+            assert start == 0 or kinds[start - 1] != "record_events", (tid, kinds)
+            job = kinds.index("execute_job", start)
+            assert "record_events" in kinds[start:job], (tid, kinds)
     orders: dict[str, list[int]] = defaultdict(list)
     for event in harness.sink.events.values():
         orders[event.node_id].append(event.execution_order)
@@ -83,10 +80,7 @@ async def test_events_are_written_before_the_model_reviewers_are_called(
     result = await run_goal(time_env, tmp_path)
     (first, *_) = result.tasks
     handle = time_env.client.get_workflow_handle(task_workflow_id(result.run_id, first.task_id))
-    history = (await handle.fetch_history()).events
-    kinds = [(_local(e) or (e.activity_task_scheduled_event_attributes.activity_type.name
-                            if e.event_type == SCHEDULED else "")) for e in history]
-    kinds = [k for k in kinds if k]
+    kinds = _kinds(list((await handle.fetch_history()).events))
     panel = kinds.index("review_ops")
     model = kinds.index("review_job_model")
     assert "record_events" in kinds[panel:model], kinds

@@ -1,4 +1,4 @@
-"""Resource estimates (002 §1.6) at the seed's numbers, and their calibration from actuals."""
+"""Resource estimates at the documented example's numbers, and their calibration from actuals."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from workflows.contracts.resources import (
 def test_the_seeds_two_clip_examples() -> None:
     assert BUFFER == 1.2
     assert estimate_gpu_hours(150e6, 500, 32) == pytest.approx(0.09)  # 5.4 min
-    assert estimate_gpu_hours(430e6, 500, 16) == pytest.approx(0.516)  # the seed's 0.52
+    assert estimate_gpu_hours(430e6, 500, 16) == pytest.approx(0.516)  # 0.52 GPU hours
     assert estimate_gpu_hours(1e9, 1000, 32) == pytest.approx(1.2)  # the baseline, buffered
     with pytest.raises(ValueError, match="batch size"):
         estimate_gpu_hours(1e9, 1000, 0)

@@ -15,7 +15,7 @@ from typing import Any
 
 from temporalio.testing import WorkflowEnvironment
 
-from tests.workflows.capture_branches import approve_step
+from tests.histories.capture.branches import approve_step
 from tests.workflows.common.test_gates import start, task_gate_waiting
 from tests.workflows.harness import Harness, task
 from tests.workflows.research.test_branches import refused, until, update

@@ -15,9 +15,9 @@ from temporalio.testing import WorkflowEnvironment
 
 from activities.learning.handoff import Learner
 from activities.learning.settle import wait_learned
+from tests.histories.capture.all import remember_task
+from tests.histories.capture.guided import GUIDE, match_skills
 from tests.workflows.agents_fakes import FakeAgents, goal_agents, job
-from tests.workflows.capture import remember_task
-from tests.workflows.capture_guided import GUIDE, match_skills
 from tests.workflows.harness import Harness, task
 from workflows.agents.roles import CodeAnswer, CodeRequest, PlanAnswer, PlanRequest
 from workflows.catalogue import RECORD_OUTCOMES

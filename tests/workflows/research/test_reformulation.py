@@ -11,7 +11,7 @@ from pathlib import Path
 
 from temporalio.testing import WorkflowEnvironment
 
-from tests.workflows.capture_writer import GOAL, QUERY, Reformulating, run_reformulated
+from tests.histories.capture.writer import GOAL, QUERY, Reformulating, run_reformulated
 from workflows.library.contracts import MatchAnswer
 from workflows.library.patterns import GuidelineRef
 from workflows.research.skills import merged_answer

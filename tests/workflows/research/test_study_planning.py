@@ -9,9 +9,9 @@ from typing import Any
 
 from temporalio.testing import WorkflowEnvironment
 
+from tests.histories.capture.study_cycle import RULE, FakeRecall, cycle_agents, draft, study
+from tests.histories.capture.study_cycle import run as run_cycle
 from tests.workflows.agents_fakes import FakeAgents, job
-from tests.workflows.capture_study_cycle import RULE, FakeRecall, cycle_agents, draft, study
-from tests.workflows.capture_study_cycle import run as run_cycle
 from workflows.contracts.results import RunReport
 from workflows.contracts.study import StudyContext
 

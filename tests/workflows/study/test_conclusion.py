@@ -1,4 +1,4 @@
-"""A study's end concludes its undecided hypotheses from their children, by the README's rule."""
+"""A study's end concludes its undecided hypotheses from their children (docs/guides/studies.md)."""
 
 from __future__ import annotations
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from temporalio.testing import WorkflowEnvironment
 
-from tests.workflows.capture_environments import REFUSAL, SCIENCE, run_environments
+from tests.histories.capture.environments import REFUSAL, SCIENCE, run_environments
 
 
 async def test_jobs_run_in_their_prepared_environment_and_a_refusal_ends_the_task(

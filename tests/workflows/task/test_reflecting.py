@@ -12,7 +12,7 @@ from pathlib import Path
 
 from temporalio.testing import WorkflowEnvironment
 
-from tests.workflows.capture_reflector import run_deferred, run_reflector
+from tests.histories.capture.reflector import run_deferred, run_reflector
 
 
 async def test_an_unnamed_failure_is_patched_by_the_reflector_and_a_hostile_patch_refused(

@@ -1,0 +1,1 @@
+"""Tests of the documentation site: its strict build, generated references, runnable blocks."""
