@@ -1,4 +1,5 @@
 # The two commands that matter: `make run` and `make test`. Both create .venv if needed.
+# While you work, `make test-fast`: the unit tests alone, in under a minute (tests/README.md).
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -11,8 +12,8 @@ STUDY := examples/study
 STUDY_GOAL := examples/study-goal
 EVAL := examples/eval/suite.json
 
-.PHONY: run test lint bench eval up down check clean histories system example-recording \
-	docs docs-build
+.PHONY: run test test-fast lint bench eval up down check clean histories system \
+	example-recording docs docs-build
 
 # Bubblewrap isolates sandboxed jobs; Prometheus scrapes a worker in the metrics test. As root
 # on Debian each is installed when missing.
@@ -55,6 +56,12 @@ run: system $(STAMP)
 test: system $(STAMP)
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m pytest
 
+# The unit tests: no Temporal, PostgreSQL, stack or job subprocess. A test is left out when it is
+# marked `integration`: by hand, by a server fixture it uses (tests/conftest.py: SERVERS) or by
+# where it lives (INTEGRATION_PATHS: tests/e2e, tests/examples, the sandbox's, the replays...).
+test-fast: $(STAMP)
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m pytest -m "not integration" -q
+
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/pyright
@@ -72,7 +79,7 @@ eval: system $(STAMP)
 # Re-record the example goals' model exchanges (after a deliberate change to prompts or roles).
 example-recording: system $(STAMP)
 	PATH="$(CURDIR)/$(BIN):$$PATH" ASSAY_SAVE_EXAMPLE_RECORDING=1 $(BIN)/python -m pytest \
-	  tests/test_agents_e2e.py tests/test_study_goal_e2e.py -k replayed
+	  tests/e2e/test_agents_e2e.py tests/e2e/test_study_goal_e2e.py -k replayed
 	PATH="$(CURDIR)/$(BIN):$$PATH" ASSAY_SAVE_EXAMPLE_RECORDING=1 $(BIN)/python -m pytest \
 	  tests/workers/evaluation/test_goal_recordings.py
 

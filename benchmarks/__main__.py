@@ -21,6 +21,9 @@
     the planner's study context for two 20-task cycles against its byte budget.
 11. parts: the artifact store (local and S3 on moto's server) vs a bare file copy, the
     timeline figure vs a blank PNG of its size, documentation lookups vs ``inspect.getsource``.
+12. guards: a 2 MB job source refused by the review vs parsing it, a 1.4 MB skill query vs a
+    one-line one, 154 skill folders read vs their bytes, hostile plan files refused by the CLI
+    vs an empty plan (the timings the functional tests leave to this suite).
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from benchmarks import (
     bench_branches,
     bench_environments,
     bench_events,
+    bench_guards,
     bench_memory,
     bench_parts,
     bench_results,
@@ -164,17 +168,24 @@ def print_parts() -> None:
     bench_parts.run()
 
 
+def print_guards() -> None:
+    """Guards against huge or hostile input, each beside the work it spares."""
+    print("12. guards: huge or hostile input refused or bounded (median of 5, of 3 for folders)")
+    bench_guards.run()
+
+
 def main() -> None:
     """Run every benchmark, or those named (runs, sandbox, events, stack, memory, skills,
-    results, environments, branches, studies)."""
+    results, environments, branches, studies, parts, guards)."""
     chosen = set(sys.argv[1:]) or {"runs", "sandbox", "events", "stack", "memory", "skills",
-                                   "results", "environments", "branches", "studies", "parts"}
+                                   "results", "environments", "branches", "studies", "parts",
+                                   "guards"}
     for name, fn in (("runs", print_runs), ("sandbox", print_sandbox),
                      ("events", print_events), ("stack", print_stack),
                      ("memory", print_memory), ("skills", print_skills),
                      ("results", print_results), ("environments", print_environments),
                      ("branches", print_branches), ("studies", print_studies),
-                     ("parts", print_parts)):
+                     ("parts", print_parts), ("guards", print_guards)):
         if name in chosen:
             fn()
             sys.stdout.flush()

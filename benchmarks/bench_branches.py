@@ -29,7 +29,7 @@ from temporalio.testing import WorkflowEnvironment
 from benchmarks.bench_memory import Stack, started_stack
 from client.assay import DATA_CONVERTER
 from client.steering import SteeringClient
-from tests.e2e_support import wait_for
+from tests.support.waiting import wait_for
 from tests.workflows.research import sweeps
 from workers.stack.temporal import dev_server_flags
 from workflows.catalogue import EXECUTE_JOB

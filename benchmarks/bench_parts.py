@@ -26,7 +26,7 @@ from PIL import Image
 from activities.artifacts.store import ArtifactStore, LocalArtifactStore
 from activities.reports.timeline import WIDTH, draw_timeline
 from activities.research.tool import DocsResearcher
-from tests.s3_support import s3_server
+from tests.support.s3 import s3_server
 from workflows.contracts.results import PhaseMark, RunReport, TaskResult
 
 REPEATS = 7

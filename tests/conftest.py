@@ -13,7 +13,7 @@ import tempfile
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
 import pytest
 from temporalio.api.operatorservice.v1 import AddSearchAttributesRequest
@@ -28,7 +28,53 @@ if TYPE_CHECKING:
     from skills.library import SkillLibrary
     from skills.store import SkillStore
 
+pytest_plugins = ["tests.support.isolation"]
+
 BIN = Path(sys.executable).parent
+SERVERS = frozenset({"time_env", "own_time_env", "dev_env", "postgres_server_url"})
+"""The fixtures that start a server: a test that uses one, itself or through another fixture
+(``fresh_database_url``, ``skill_store``, ``served``...), is an integration test."""
+TESTS = Path(__file__).resolve().parent
+INTEGRATION_PATHS = {
+    "e2e": "whole runs on a dev server, PostgreSQL and worker pools",
+    "examples": "the examples' jobs, a subprocess each",
+    "activities/sandbox": "jobs in sandboxed subprocesses",
+    "activities/environments": "job environments installed by uv",
+    "activities/review/test_review_infra.py": "imports probed in the job's interpreter",
+    "workers/cli/test_lazy.py": "what a fresh interpreter imports",
+    "workflows/test_replay.py": "every saved history through Temporal's replayer",
+}
+"""Folders and modules (under tests/) whose tests are integration tests whatever fixtures they
+use, and why."""
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark ``integration`` every test that starts a server or lives in an integration folder,
+    so ``make test-fast`` (``-m "not integration"``) leaves it out."""
+    for item in items:
+        path = item.path.resolve().relative_to(TESTS).as_posix()
+        if (SERVERS & set(getattr(item, "fixturenames", ()))
+                or any(path == p or path.startswith(f"{p}/") for p in INTEGRATION_PATHS)):
+            item.add_marker(pytest.mark.integration)
+
+
+@pytest.fixture(autouse=True)
+def _servers_only_in_integration_tests(request: pytest.FixtureRequest,
+                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """A test not marked ``integration`` that starts a server fails, saying to mark it: it
+    would make ``make test-fast`` slow."""
+    if request.node.get_closest_marker("integration") is not None:
+        return
+    from workers.stack.embedded import EmbeddedPostgres
+    from workers.stack.temporal import TemporalDevServer
+
+    def refused(*_: object, **__: object) -> NoReturn:
+        raise AssertionError(f"{request.node.nodeid} starts a server: mark it "
+                             "@pytest.mark.integration (or use a fixture of tests/conftest.py)")
+    for owner, name in ((WorkflowEnvironment, "start_local"),
+                        (WorkflowEnvironment, "start_time_skipping"),
+                        (EmbeddedPostgres, "start"), (TemporalDevServer, "start")):
+        monkeypatch.setattr(owner, name, refused)
 
 
 def binary(name: str) -> str:

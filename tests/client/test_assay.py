@@ -17,7 +17,7 @@ from temporalio.testing import WorkflowEnvironment
 
 from client.assay import AssayClient, RunExistsError
 from client.runs import RunSummary
-from tests.e2e_support import wait_for
+from tests.support.waiting import wait_for
 from tests.workflows.harness import Harness, task
 from workflows.common import sizes
 from workflows.research.workflow import ResearchWorkflow

@@ -7,7 +7,6 @@ import logging
 import re
 import subprocess
 import sys
-import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -213,17 +212,6 @@ def test_recall_at_5_on_the_labelled_queries(library: SkillIndex) -> None:
         assert sum(recall) / len(recall) >= floor, f"θ={theta}"
 
 
-def test_a_multi_query_search_at_1000_skills_is_fast(library: SkillIndex) -> None:
-    queries = reformulate("Compare the mean of two groups in measurements.csv", 4)
-    library.search(queries)
-    took: list[float] = []
-    for _ in range(20):
-        start = time.perf_counter()
-        library.search(queries)
-        took.append(time.perf_counter() - start)
-    assert sorted(took)[10] < 0.020  # the target: p50 <= 20 ms
-
-
 # --- one small index per test ---------------------------------------------------------------
 
 
@@ -336,9 +324,8 @@ def test_huge_and_non_ascii_text(index: SkillIndex) -> None:
     assert ranked(index, "Ausreißer in den Messreihen markieren", threshold=0.0)[0] == (
         "ausreisser@v1")
     assert ranked(index, "日本語のテキストの単語", threshold=0.0)[0] == "nihongo@v1"
-    start = time.perf_counter()
-    hits = index.search(["flag outliers " * 100_000], threshold=0.0)
-    assert time.perf_counter() - start < 2.0 and hits[0].skill_id == "zscore@v1"
+    hits = index.search(["flag outliers " * 100_000], threshold=0.0)  # its time: bench_guards
+    assert hits[0].skill_id == "zscore@v1"
 
 
 def test_the_index_persists_and_is_opened_once(tmp_path: Path) -> None:

@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.e2e_support import ROOT
+from tests.support.e2e import ROOT
 from workers.settings import Settings
 
 

@@ -28,7 +28,7 @@ from activities.reflection.reflection import Reflection
 from activities.review.infra import InfrastructureReviewer
 from activities.review.panel import review_ops, review_quality_safety
 from skills.library import SkillLibrary
-from tests.fakes import EventSink, LearnerSink, ReportSink, fake_activity
+from tests.support.fakes import EventSink, LearnerSink, ReportSink, fake_activity
 from workflows.constants import run_workflow_id
 from workflows.contracts.errors import ErrorType
 from workflows.contracts.execution import Artifact, ExecuteJobInput, ExecutionOutcome
@@ -150,7 +150,7 @@ class Harness:
         self.result: ResearchResult | None = None
         """The workflow's result of the last :meth:`run`."""
         self.memory = Memory(None)  # workflow tests run without memory (tests/test_memory_*)
-        self.skills = SkillLibrary(None)  # nor a skill library (tests/test_skills_e2e.py)
+        self.skills = SkillLibrary(None)  # nor a skill library (tests/e2e/test_skills_e2e.py)
 
     def request(self, decisions: list[dict[str, Any]], **policy: Any) -> ResearchInput:
         plan = Plan.model_validate({"decisions": decisions})

@@ -29,7 +29,7 @@ from temporalio.common import RawValue
 from temporalio.exceptions import ApplicationError
 from temporalio.testing import WorkflowEnvironment
 
-from tests.e2e_support import wait_for
+from tests.support.waiting import wait_for
 from tests.workflows.common.test_gates import plan_gate_waiting, start, task_gate_waiting
 from tests.workflows.harness import Harness, task
 from workflows.catalogue import EXTRACT_SKILLS, MAINTAIN_SKILLS, RECORD_OUTCOMES

@@ -10,7 +10,7 @@ from pydantic import SecretStr
 from activities.agents.roles import Agents
 from activities.llm.gateway import ModelGateway
 from tests.activities.agents.test_agents import KEY, MODEL
-from tests.fake_anthropic import FakeAnthropic
+from tests.support.fake_anthropic import FakeAnthropic
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ from pydantic import SecretStr
 
 from activities.agents.roles import Agents
 from activities.llm.gateway import ModelGateway
-from tests.fake_anthropic import FakeAnthropic, ToolUse, usage
+from tests.support.fake_anthropic import FakeAnthropic, ToolUse, usage
 from workflows.contracts.context import TaskDigest
 from workflows.contracts.execution import Artifact, ExecutionOutcome
 from workflows.contracts.plan import Check, JobSpec, Resources

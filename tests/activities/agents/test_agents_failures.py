@@ -28,7 +28,7 @@ from tests.activities.agents.test_agents import (
     review_request,
     summary_request,
 )
-from tests.fake_anthropic import FakeAnthropic, Text, ToolUse, usage
+from tests.support.fake_anthropic import FakeAnthropic, Text, ToolUse, usage
 from workflows.contracts.policy import ModelRecording
 from workflows.contracts.roles import MAX_CODE_CHARS
 from workflows.contracts.spend import Budget, Usage

@@ -25,7 +25,7 @@ from activities.llm.metrics import (
     OUTPUT_TOKENS,
 )
 from tests.activities.agents.test_agents import DRAFT, KEY, MODEL, plan_request
-from tests.fake_anthropic import FakeAnthropic, Text, ToolUse, usage
+from tests.support.fake_anthropic import FakeAnthropic, Text, ToolUse, usage
 from workflows.contracts.policy import ModelRecording
 
 Totals = dict[tuple[str, str, str, str], float]

@@ -37,7 +37,7 @@ from tests.activities.agents.test_agents import (
     review_request,
     summary_request,
 )
-from tests.fake_anthropic import FakeAnthropic, ToolUse
+from tests.support.fake_anthropic import FakeAnthropic, ToolUse
 from workflows.contracts.roles import PlanDraftOutput, PlanReviewRequest
 
 REVIEW = {"verdict": "APPROVE", "confidence": 0.8}

@@ -24,7 +24,7 @@ from tests.activities.agents.test_agents import (
     plan_request,
     prompt_of,
 )
-from tests.fake_anthropic import FakeAnthropic, ToolUse
+from tests.support.fake_anthropic import FakeAnthropic, ToolUse
 from workflows.contracts.patterns import SkillPattern
 from workflows.contracts.skills import GuidelineRef
 

@@ -22,7 +22,7 @@ from tests.activities.agents.test_agents import (
     summary_request,
 )
 from tests.activities.agents.test_agents_failures import repair_text
-from tests.fake_anthropic import FakeAnthropic, ToolUse
+from tests.support.fake_anthropic import FakeAnthropic, ToolUse
 from tests.workflows.study.factories import decision, plan, report, result
 from workflows.contracts.execution import CheckResult
 from workflows.contracts.plan import Check

@@ -18,7 +18,7 @@ from activities.agents.reflector import reflect_message, reflector_note
 from activities.agents.roles import Agents
 from activities.patches.apply import apply_patch
 from activities.reflection.reflection import diagnose
-from tests.fake_anthropic import FakeAnthropic, ToolUse, tool_of
+from tests.support.fake_anthropic import FakeAnthropic, ToolUse, tool_of
 from workflows.contracts.execution import ExecutionOutcome
 from workflows.contracts.plan import JobSpec, Resources
 from workflows.contracts.reflection import DiagnoseInput

@@ -21,7 +21,7 @@ from activities.artifacts.store import LocalArtifactStore
 from activities.llm.gateway import ModelGateway
 from activities.research.tool import LOOKUP_TOOL, DocsResearcher
 from tests.activities.agents.test_agents import JOB_ANSWER, KEY, MODEL, code_request
-from tests.fake_anthropic import FakeAnthropic, ToolUse
+from tests.support.fake_anthropic import FakeAnthropic, ToolUse
 from workflows.contracts.policy import ModelRecording
 
 MEDIAN = ToolUse({"target": "statistics.median"}, name=LOOKUP_TOOL)

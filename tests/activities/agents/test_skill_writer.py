@@ -18,7 +18,7 @@ from activities.agents import writing
 from activities.agents.prompting import system_prompt
 from activities.agents.writer import SkillWriter
 from activities.llm.gateway import ModelGateway
-from tests.fake_anthropic import FakeAnthropic, Malformed, ToolUse
+from tests.support.fake_anthropic import FakeAnthropic, Malformed, ToolUse
 from workflows.contracts.writing import (
     EXPLANATION_CHARS,
     JudgeMergeRequest,

@@ -19,7 +19,7 @@ from activities.artifacts.store import LocalArtifactStore
 from activities.llm.gateway import ModelGateway
 from tests.activities.agents.test_agents import DRAFT, KEY, MODEL, code_request, plan_request
 from tests.activities.agents.test_study_prompt import context
-from tests.fake_anthropic import FakeAnthropic, ToolUse
+from tests.support.fake_anthropic import FakeAnthropic, ToolUse
 from tests.workflows.study.factories import outcome, summary
 from workflows.contracts.execution import Artifact, DependencyArtifact
 from workflows.contracts.hypotheses import HypothesisTest

@@ -10,8 +10,8 @@ from activities.agents import render
 from activities.agents.roles import Agents
 from activities.agents.studies import STUDY_CONTEXT_BYTES, study_section
 from tests.activities.agents.test_agents import DRAFT, plan_request, prompt_of
-from tests.e2e_support import ROOT
-from tests.fake_anthropic import FakeAnthropic, ToolUse
+from tests.support.e2e import ROOT
+from tests.support.fake_anthropic import FakeAnthropic, ToolUse
 from tests.workflows.study.factories import hypothesis, outcome, summary, tree, verdict
 from workflows.contracts.roles import (
     DataFile,

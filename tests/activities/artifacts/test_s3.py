@@ -22,7 +22,7 @@ from activities.artifacts.store import (
     TooLargeError,
     UnsafeEntryError,
 )
-from tests.s3_support import BUCKET, CuttingProxy, S3Server, s3_server
+from tests.support.s3 import BUCKET, CuttingProxy, S3Server, s3_server
 from workers.settings import Settings
 
 BIG = 3 * 1024 * 1024

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from activities.common.trees import TreeLimitError, remove_tree, walk
-from tests.disks import nest
+from tests.support.disks import nest
 
 
 @pytest.fixture

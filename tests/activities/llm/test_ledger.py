@@ -19,7 +19,7 @@ from temporalio.exceptions import ApplicationError
 from activities.llm.gateway import ModelGateway
 from activities.llm.ledger import BudgetLedger, BudgetRefused, Claim
 from tests.activities.llm.test_models import GOOD, KEY, MODEL, ask
-from tests.fake_anthropic import FakeAnthropic, ToolUse, usage
+from tests.support.fake_anthropic import FakeAnthropic, ToolUse, usage
 from workflows.contracts.errors import ErrorType
 from workflows.contracts.spend import Budget, Usage
 

@@ -12,7 +12,7 @@ from pydantic import BaseModel, Field, SecretStr
 from temporalio.exceptions import ApplicationError
 
 from activities.llm.gateway import ModelGateway
-from tests.fake_anthropic import (
+from tests.support.fake_anthropic import (
     FakeAnthropic,
     HttpError,
     Malformed,

@@ -12,7 +12,7 @@ from temporalio.exceptions import ApplicationError
 
 from activities.llm.gateway import ModelGateway
 from tests.activities.llm.test_models import GOOD, KEY, MODEL, ask
-from tests.fake_anthropic import FakeAnthropic, Text, ToolUse, usage
+from tests.support.fake_anthropic import FakeAnthropic, Text, ToolUse, usage
 from workflows.contracts.spend import ChatMessage, ModelAnswer, ModelCall
 
 

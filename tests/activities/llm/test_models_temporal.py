@@ -19,7 +19,7 @@ with workflow.unsafe.imports_passed_through():
 
     from activities.llm.gateway import ModelGateway
     from tests.activities.llm.test_models import GOOD, KEY, MODEL, ask
-    from tests.fake_anthropic import FakeAnthropic, HttpError, ToolUse
+    from tests.support.fake_anthropic import FakeAnthropic, HttpError, ToolUse
     from workflows.catalogue import CALL_MODEL
     from workflows.contracts.spend import ModelAnswer, ModelCall
 

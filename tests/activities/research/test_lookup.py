@@ -15,7 +15,7 @@ from activities.common.trees import remove_tree
 from activities.research.docs import DocsFolder, Refused
 from activities.research.symbols import NotFound, find
 from activities.research.tool import LOOKUP_TOOL, DocsResearcher
-from tests.disks import nest
+from tests.support.disks import nest
 
 
 def ask(researcher: DocsResearcher, target: str, *, source: bool = False) -> tuple[str, bool]:

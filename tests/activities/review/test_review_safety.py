@@ -3,8 +3,6 @@ analysis code is not."""
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 from activities.review.safety.check import SCOPE, review_quality_safety_source
@@ -246,9 +244,7 @@ def test_reads_outside_the_working_directory_are_not_writes() -> None:
 
 def test_a_two_megabyte_source_is_refused_without_parsing() -> None:
     code = "x = 1\n" * (2_000_000 // 6 + 1)
-    started = time.perf_counter()
-    verdict = review(code)
-    assert time.perf_counter() - started < 0.5
+    verdict = review(code)  # its time: benchmarks/bench_guards.py
     assert found(verdict, "source_too_large").severity == "critical"
     assert verdict.checks["source_parses"] is False
 

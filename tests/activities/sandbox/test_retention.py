@@ -12,7 +12,7 @@ from temporalio.testing import WorkflowEnvironment
 
 from activities.common.trees import remove_tree
 from activities.sandbox.retention import WorkspaceJanitor, temporal_closed_at
-from tests.activities.sandbox.test_sandbox import wait_until
+from tests.support.waiting import wait_for
 
 DAY = 24 * 3600.0
 NOW = time.time()
@@ -117,7 +117,8 @@ async def test_the_janitor_keeps_sweeping_after_any_error(tmp_path: Path) -> Non
     janitor = FailsOnce(tmp_path, retention_s=7 * DAY, closed_at=closed_at)
     janitor.start(every_s=0.01)
     try:
-        assert await wait_until(lambda: not (tmp_path / "finished").exists())
+        await wait_for(lambda: not (tmp_path / "finished").exists(), timeout=5,
+                       what="the janitor to remove the finished attempt")
     finally:
         await janitor.stop()
     assert janitor.sweeps >= 2

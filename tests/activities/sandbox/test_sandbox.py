@@ -17,6 +17,8 @@ from temporalio.testing import ActivityEnvironment
 from activities.artifacts.store import LocalArtifactStore
 from activities.sandbox.job import Sandbox
 from client.runs import short_execution
+from tests.support.isolation import lacking
+from tests.support.waiting import wait_for
 from workflows.contracts.execution import DependencyArtifact, ExecuteJobInput, ExecutionOutcome
 from workflows.contracts.plan import InputFile, JobSpec, Resources, Scalar
 
@@ -59,15 +61,6 @@ def job_uid(outcome: ExecutionOutcome) -> int:
 def processes_of(uid: int) -> list[psutil.Process]:
     return [p for p in psutil.process_iter(["uids"])
             if p.info["uids"] is not None and p.info["uids"].real == uid]
-
-
-async def wait_until(condition: Any, timeout: float = 5.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        await asyncio.sleep(0.02)
-    return bool(condition())
 
 
 NORMAL_JOB = """
@@ -187,7 +180,7 @@ async def test_fork_bomb_is_contained_and_leaves_nothing_behind(work_dir: Path) 
     assert "limit of 32 processes" in outcome.reason
     if os.geteuid() == 0:
         uid = job_uid(outcome)
-        assert await wait_until(lambda: not processes_of(uid))
+        await wait_for(lambda: not processes_of(uid), timeout=5, what="the forks to be killed")
 
 
 async def test_file_size_limit_stops_a_disk_filler(work_dir: Path) -> None:
@@ -213,7 +206,7 @@ async def test_free_space_guard_stops_many_small_files(work_dir: Path) -> None:
 
 async def test_network_connection_to_localhost_is_blocked(sandbox: Sandbox) -> None:
     if not sandbox.status.network_isolated:
-        pytest.skip("network isolation needs bubblewrap (see test_sandbox_isolation)")
+        lacking("network isolation needs bubblewrap (see test_sandbox_isolation)")
     with socket.socket() as listener:
         listener.bind(("127.0.0.1", 0))
         listener.listen()
@@ -315,9 +308,9 @@ async def test_cancellation_kills_every_process_of_the_job(sandbox: Sandbox,
                 found.append(proc)
         return found
 
-    assert await wait_until(started.exists, timeout=10)
+    await wait_for(started.exists, timeout=10, what="the job to start")
     assert len(job_processes()) >= 2
     env.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
-    assert await wait_until(lambda: not job_processes())
+    await wait_for(lambda: not job_processes(), timeout=5, what="the job's processes to end")

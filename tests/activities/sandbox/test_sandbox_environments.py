@@ -8,6 +8,7 @@ from temporalio.testing import ActivityEnvironment
 
 from activities.environments import Environments
 from activities.sandbox.job import Sandbox, isolation_status
+from tests.support.isolation import lacking
 from workflows.contracts.environments import PreparedEnvironment
 from workflows.contracts.errors import ErrorType
 from workflows.contracts.execution import ExecuteJobInput
@@ -35,7 +36,7 @@ async def test_a_job_imports_its_environment_s_packages_with_no_network(
         environments: Environments) -> None:
     status = isolation_status("bwrap")
     if not status.ok:
-        pytest.skip(f"bubblewrap does not work here: {status.detail}")
+        lacking(f"bubblewrap does not work here: {status.detail}")
     prepared = await environments.prepare(None, ["alpha"])
     sandbox = Sandbox(work_dir=environments.root.parent / "work", isolation="bwrap",
                       environments=environments)

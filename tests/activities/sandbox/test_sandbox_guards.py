@@ -20,8 +20,9 @@ from tests.activities.sandbox.test_sandbox import (
     job_uid,
     processes_of,
     run,
-    wait_until,
 )
+from tests.support.isolation import lacking
+from tests.support.waiting import wait_for
 
 SUPPORT = cgroup_support()
 needs_cgroup = pytest.mark.skipif(not SUPPORT.available,
@@ -100,7 +101,8 @@ async def test_every_process_of_a_job_is_in_its_cgroup_which_goes_with_the_job(
             "pathlib.Path('started').write_text('yes')\ntime.sleep(60)\n")
     env = ActivityEnvironment()
     task = asyncio.ensure_future(run(sandbox, code, env, memory_mb=200, timeout_s=60.0))
-    assert await wait_until((work_dir / RUN / "t1" / attempt_dir() / "started").exists, 10)
+    await wait_for((work_dir / RUN / "t1" / attempt_dir() / "started").exists, timeout=10,
+                   what="the job to start")
     sleepers = [p for p in psutil.process_iter(["cmdline"])
                 if p.info["cmdline"] == ["sleep", marker]]
     assert len(sleepers) == 3
@@ -117,7 +119,8 @@ async def test_every_process_of_a_job_is_in_its_cgroup_which_goes_with_the_job(
     with pytest.raises(asyncio.CancelledError):
         await task
     assert not any(d.exists() for d in dirs.values()), "the cgroup is removed after the job"
-    assert await wait_until(lambda: not any(p.is_running() for p in sleepers))
+    await wait_for(lambda: not any(p.is_running() for p in sleepers), timeout=5,
+                   what="the job's children to be killed")
 
 
 @needs_cgroup
@@ -129,7 +132,8 @@ async def test_fork_bomb_is_bounded_and_its_cgroup_removed(work_dir: Path) -> No
     assert "limit of 32 processes" in outcome.reason
     assert "in cgroup assay-job-" in outcome.isolation and "pids" in outcome.isolation
     assert {p: set(p.iterdir()) for p in before} == before
-    assert await wait_until(lambda: not processes_of(job_uid(outcome)))
+    await wait_for(lambda: not processes_of(job_uid(outcome)), timeout=5,
+                   what="the forks to be killed")
 
 
 USERNS = """
@@ -160,8 +164,8 @@ json.dump(found, open("metrics.json", "w"))
 async def test_a_job_cannot_create_a_user_namespace_or_mount_a_tmpfs(work_dir: Path) -> None:
     sandbox = Sandbox(work_dir=work_dir)
     if sandbox.status.mode != "bwrap":
-        pytest.skip("user namespaces are denied by bubblewrap's seccomp filter; "
-                    f"this machine runs jobs with {sandbox.status.mode}")
+        lacking("user namespaces are denied by bubblewrap's seccomp filter; "
+                f"this machine runs jobs with {sandbox.status.mode}")
     assert sandbox.status.userns_denied and "user namespaces denied" in sandbox.status.summary
     outcome = await run(sandbox, USERNS)
     assert outcome.outcome == "succeeded", outcome.stderr_tail

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import asyncio
 import os
 import shutil
 import socket
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import psutil
@@ -21,21 +19,22 @@ from activities.common.trees import remove_tree
 from activities.sandbox.isolation import SandboxUnavailableError
 from activities.sandbox.job import Sandbox, isolation_status
 from activities.sandbox.workspace import unreachable_parent
+from tests.support.isolation import as_root, lacking
+from tests.support.waiting import wait_for
 from workflows.contracts.execution import ExecuteJobInput, ExecutionOutcome
 from workflows.contracts.plan import JobSpec, Resources
 
 SYSTEM_PYTHON = "/usr/bin/python3"
 NO_BWRAP = "/nonexistent/bwrap"
-as_root = pytest.mark.skipif(os.geteuid() != 0, reason="dedicated job uids need a root worker")
 
 
 def rlimits_sandbox(work_dir: Path, max_processes: int = 256) -> Sandbox:
     """An rlimits-only sandbox with an interpreter every uid can run, or skip."""
     if not Path(SYSTEM_PYTHON).exists():
-        pytest.skip(f"{SYSTEM_PYTHON} is needed for rlimits tests as root")
+        lacking(f"{SYSTEM_PYTHON} is needed for rlimits tests as root")
     status = isolation_status("rlimits", python=SYSTEM_PYTHON)
     if not status.ok:
-        pytest.skip(status.summary)
+        lacking(status.summary)
     return Sandbox(work_dir=work_dir, isolation="rlimits", python=SYSTEM_PYTHON,
                    max_processes=max_processes)
 
@@ -49,7 +48,7 @@ async def run(sandbox: Sandbox, code: str, task: str = "t1") -> ExecutionOutcome
 
 def test_auto_uses_bubblewrap_when_it_works_here() -> None:
     if not isolation_status("bwrap").ok:
-        pytest.skip(f"bubblewrap does not work here: {isolation_status('bwrap').detail}")
+        lacking(f"bubblewrap does not work here: {isolation_status('bwrap').detail}")
     status = isolation_status("auto")
     assert status.ok and status.mode == "bwrap"
     assert status.network_isolated and status.pid_namespace
@@ -130,10 +129,7 @@ async def test_rlimits_mode_contains_a_fork_bomb_and_stray_processes(work_dir: P
         return [p for p in psutil.process_iter(["uids", "cmdline"])
                 if p.info["uids"].real == uid or "97.25" in (p.info["cmdline"] or [])]
 
-    deadline = time.monotonic() + 5
-    while leftovers() and time.monotonic() < deadline:
-        await asyncio.sleep(0.05)
-    assert not leftovers()
+    await wait_for(lambda: not leftovers(), timeout=5, what="the killed processes to be reaped")
 
 
 @as_root
@@ -154,7 +150,7 @@ async def test_an_interpreter_under_tmp_runs_jobs_whose_work_dir_is_elsewhere() 
     the work directory moved out of /tmp: the scratch mounted over /tmp hid the interpreter.
     """
     if not shutil.which("bwrap"):
-        pytest.skip("needs bubblewrap")
+        lacking("bubblewrap is not installed")
     venv = Path(tempfile.mkdtemp(prefix="assay-venv-test-", dir="/tmp"))
     work = Path(tempfile.mkdtemp(prefix="assay-work-test-", dir="/var/tmp"))
     try:

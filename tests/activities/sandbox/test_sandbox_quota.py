@@ -13,7 +13,7 @@ from activities.artifacts.store import LocalArtifactStore
 from activities.common.trees import remove_tree
 from activities.sandbox.job import Sandbox
 from tests.activities.sandbox.test_sandbox import attempt_dir, request, run
-from tests.disks import nest, small_tmpfs
+from tests.support.disks import nest, small_tmpfs
 
 
 def stored_bytes(store: LocalArtifactStore) -> int:

@@ -208,6 +208,7 @@ def test_an_edge_directory_admits_one_index_and_says_so(tmp_path: Path) -> None:
         again.count()
 
 
+@pytest.mark.integration
 def test_local_mode_admits_one_process_so_workers_need_a_server(tmp_path: Path) -> None:
     """Why the shared tests use one client: a second process cannot open the directory."""
     held = QdrantClient(path=str(tmp_path / "qdrant"))

@@ -17,8 +17,8 @@ from temporalio.testing import WorkflowEnvironment
 
 async def alone(scenario: Callable[[WorkflowEnvironment, Path], Awaitable[None]]) -> None:
     """Run one capture scenario alone: a fresh time-skipping server and a temporary folder."""
-    from tests.conftest import binary, register_search_attributes
     from client.assay import DATA_CONVERTER
+    from tests.conftest import binary, register_search_attributes
 
     env = await WorkflowEnvironment.start_time_skipping(
         test_server_existing_path=binary("temporal-test-server"), data_converter=DATA_CONVERTER)

@@ -39,8 +39,8 @@ from temporalio.client import WorkflowFailureError, WorkflowHandle
 from temporalio.exceptions import CancelledError
 from temporalio.testing import WorkflowEnvironment
 
-from tests.e2e_support import wait_for
 from tests.histories.capture import alone
+from tests.support.waiting import wait_for
 from tests.workflows.common.test_gates import start, task_gate_waiting
 from tests.workflows.harness import Harness, task
 from tests.workflows.research.test_branches import until, update

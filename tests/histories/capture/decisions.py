@@ -17,9 +17,9 @@ from pathlib import Path
 
 from temporalio.testing import WorkflowEnvironment
 
-from tests.e2e_support import wait_for
 from tests.histories.capture import alone
 from tests.histories.capture.refusals import waiting_at
+from tests.support.waiting import wait_for
 from tests.workflows.harness import Harness, task
 from tests.workflows.study.test_study_workflow import ACCEPT, H1, Study, cycle_plan
 from workflows.constants import cycle_run_id, task_workflow_id

@@ -21,8 +21,8 @@ from temporalio.common import RawValue
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
-from tests.e2e_support import wait_for
 from tests.histories.capture import alone
+from tests.support.waiting import wait_for
 from tests.workflows.harness import Harness, task
 from workflows.constants import task_workflow_id
 from workflows.contracts.gates import GateDecision, GateRecord

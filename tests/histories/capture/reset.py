@@ -17,8 +17,8 @@ from pathlib import Path
 
 from temporalio.testing import WorkflowEnvironment
 
-from tests.e2e_support import reset_run
 from tests.histories.capture.upserts import DECISIONS
+from tests.support.e2e import reset_run
 from tests.workflows.harness import Harness
 from workflows.research.workflow import ResearchWorkflow
 

@@ -9,14 +9,13 @@ are refused one by one, with their reasons, while ``import_skills`` (strict) tak
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 import pytest
 
 from activities.artifacts.store import LocalArtifactStore
 from skills.folders import SkillFileError, export_skills, import_skills
-from skills.folders.read import read_skills
+from skills.folders.read import ImportReport, read_skills
 from skills.guidance import PROMPT_GUIDELINE_CHARS, load_reference, prompt_guideline
 from tests.skills.folders.samples import simple, write_folder
 from workflows.contracts.patterns import MAX_DESCRIPTION
@@ -32,7 +31,7 @@ def _body(n: int) -> str:
     return "# Guide\n\n" + section * (25_000 // len(section) + n % 3)
 
 
-def _collection(root: Path) -> None:
+def write_collection(root: Path) -> None:
     """``COUNT`` folders like the public collections, and the broken ones of ``BROKEN``."""
     for n in range(COUNT):
         name = f"science-skill-{n}"
@@ -58,26 +57,30 @@ def _collection(root: Path) -> None:
         "scripts/run.py": "def (:\n", "assay.json": '{"run": {"script": "scripts/run.py"}}'})
 
 
+@pytest.fixture(scope="module")
+def collection(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The generated collection, written once: the tests here only read it."""
+    root = tmp_path_factory.mktemp("collection")
+    write_collection(root)
+    return root
+
+
+@pytest.fixture(scope="module")
+def report(collection: Path) -> ImportReport:
+    """The collection as ``read_skills`` reads it (its time: benchmarks/bench_guards.py)."""
+    return read_skills(collection)
+
+
 def test_a_collection_imports_every_valid_folder_and_lists_each_refusal(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    _collection(tmp_path)
-    started = time.perf_counter()
-    report = read_skills(tmp_path)
-    seconds = time.perf_counter() - started
-    with capsys.disabled():
-        print(f"\nimported {len(report.skills)} of {COUNT + len(BROKEN)} generated folders "
-              f"in {seconds:.2f}s")
+        report: ImportReport) -> None:
     assert [s.pattern.name for s in report.skills] == sorted(
         f"science-skill-{n}" for n in range(COUNT))
     assert sorted(Path(f).name for f in report.refused) == sorted(BROKEN)
     for folder, reasons in report.refused.items():
         assert len(reasons) == 1 and BROKEN[Path(folder).name] in reasons[0], reasons
-    assert seconds < 60
 
 
-def test_long_bodies_references_descriptions_and_metadata_are_kept(tmp_path: Path) -> None:
-    _collection(tmp_path)
-    report = read_skills(tmp_path)
+def test_long_bodies_references_descriptions_and_metadata_are_kept(report: ImportReport) -> None:
     skill = next(s for s in report.skills if s.pattern.name == "science-skill-0")
     pattern = skill.pattern
     full = ("Analyse data " + "with care and report intervals " * 40).strip()
@@ -104,18 +107,16 @@ def test_long_bodies_references_descriptions_and_metadata_are_kept(tmp_path: Pat
 
 
 def test_strict_import_takes_nothing_from_a_collection_with_a_broken_folder(
-        tmp_path: Path) -> None:
-    _collection(tmp_path)
+        collection: Path) -> None:
     with pytest.raises(SkillFileError) as caught:
-        import_skills(tmp_path)
+        import_skills(collection)
     assert len(caught.value.problems) == len(BROKEN)
 
 
-def test_an_imported_collection_skill_exports_and_imports_back_equal(tmp_path: Path) -> None:
-    source = tmp_path / "source"
-    _collection(source)
+def test_an_imported_collection_skill_exports_and_imports_back_equal(
+        collection: Path, tmp_path: Path) -> None:
     store = LocalArtifactStore(tmp_path / "store")
-    (skill,) = import_skills(source / "science-skill-0", store=store)
+    (skill,) = import_skills(collection / "science-skill-0", store=store)
     (folder,) = export_skills([skill], tmp_path / "out", store=store)
     (again,) = import_skills(folder, store=store)
     regenerated = {"files": [f for f in skill.pattern.files if f.path != "SKILL.md"]}

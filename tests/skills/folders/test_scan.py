@@ -9,8 +9,8 @@ import pytest
 from activities.common.trees import MAX_DEPTH, remove_tree
 from skills.folders import SkillFileError, import_skills
 from skills.folders.limits import MAX_FILE, MAX_FILES, MAX_FOLDER
-from tests.disks import nest
 from tests.skills.folders.samples import problems_of, simple, write_folder
+from tests.support.disks import nest
 
 
 def test_import_refuses_too_many_files(tmp_path: Path) -> None:

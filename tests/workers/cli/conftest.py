@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from temporalio.testing import WorkflowEnvironment
 
-from tests.e2e_support import isolated_settings, queue_env, worker_env
+from tests.support.e2e import isolated_settings, queue_env, worker_env
 from workers.pools.builders import SERVED_POOLS, run_pools
 
 

@@ -23,7 +23,8 @@ from typer.testing import CliRunner
 
 from client.assay import AssayClient
 from tests.activities.reports.test_branches import HOSTILE, branch, score, sweep
-from tests.e2e_support import ROOT, wait_for
+from tests.support.e2e import ROOT
+from tests.support.waiting import wait_for
 from workers.cli.branches import BranchView, Linked, print_branches, read_branches
 from workers.cli.main import app
 from workflows.constants import KIND_KEY, PARENT_KEY

@@ -15,7 +15,8 @@ from temporalio.testing import WorkflowEnvironment
 from typer.testing import CliRunner
 
 from client.assay import waiting_for_plan
-from tests.e2e_support import EXAMPLE, ROOT, wait_for
+from tests.support.e2e import EXAMPLE, ROOT
+from tests.support.waiting import wait_for
 from workers.cli.gates import GateName
 from workers.cli.main import app
 from workers.cli.show import outcome_lines, summary_lines

@@ -19,7 +19,8 @@ from temporalio.client import WorkflowExecutionStatus
 from temporalio.testing import WorkflowEnvironment
 from typer.testing import CliRunner
 
-from tests.e2e_support import ROOT, slow_plan, wait_for
+from tests.support.e2e import ROOT, slow_plan
+from tests.support.waiting import wait_for
 from workers.cli.main import app
 
 runner = CliRunner()

@@ -20,7 +20,7 @@ from temporalio.testing import WorkflowEnvironment
 from typer.testing import CliRunner
 
 from activities.llm.recording import recorded_path
-from tests.e2e_support import EXAMPLE
+from tests.support.e2e import EXAMPLE
 from workers.cli.main import app
 from workers.cli.run import build_request
 from workers.intake.recordings import recording_name, recordings_folder

@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import json
 import socket
-import time
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
-from tests.e2e_support import EXAMPLE
+from tests.support.e2e import EXAMPLE
 from workers.cli.main import app
 
 runner = CliRunner()
@@ -60,7 +59,6 @@ def nowhere(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
 
 
 def refused(args: list[str], message: str) -> None:
-    began = time.monotonic()
     result = runner.invoke(app, args)
     assert result.exception is None or isinstance(result.exception, SystemExit), (
         result.exception)
@@ -68,7 +66,7 @@ def refused(args: list[str], message: str) -> None:
     assert message in result.stderr, result.stderr
     assert result.stderr.startswith(f"error: {args[-1]}: ")
     assert "Traceback" not in result.output and "cannot reach Temporal" not in result.stderr
-    assert time.monotonic() - began < 10, "refused without reading or parsing it all"
+    # refused without reading or parsing it all: its time is in benchmarks/bench_guards.py
 
 
 @pytest.mark.parametrize("kind", HOSTILE)

@@ -10,7 +10,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from tests.e2e_support import EXAMPLE, ROOT, wait_for
+from tests.support.e2e import EXAMPLE, ROOT
+from tests.support.waiting import wait_for
 from tests.workers.cli.test_cli import cli
 
 CHATTY = (

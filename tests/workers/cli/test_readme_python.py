@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 from tests.docs.blocks import block_of, pages
-from tests.e2e_support import EXAMPLE, ROOT
+from tests.support.e2e import EXAMPLE, ROOT
 
 PAGE = "guides/python.md"
 """The page that holds the example, relative to ``docs/``."""

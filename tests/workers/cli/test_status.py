@@ -14,7 +14,8 @@ from temporalio.exceptions import ApplicationError
 from temporalio.testing import WorkflowEnvironment
 
 from client.assay import AssayClient
-from tests.e2e_support import EXAMPLE, ROOT, wait_for, worker_env
+from tests.support.e2e import EXAMPLE, ROOT, worker_env
+from tests.support.waiting import wait_for
 from tests.workers.cli.test_cli import cli
 from tests.workflows.harness import Harness, task
 from workflows.contracts.execution import ExecuteJobInput, ExecutionOutcome
@@ -25,12 +26,8 @@ HISTORY_LIMIT = "Workflow history size exceeds limit."
 
 
 async def waiting_at_plan_gate(client: AssayClient, run_id: str) -> None:
-    async def waiting() -> bool:
-        try:
-            progress = await client.progress(run_id)
-        except Exception:  # not started yet
-            return False
-        return progress.waiting is not None
+    async def waiting() -> bool:  # not found until the run is started
+        return (await client.progress(run_id)).waiting is not None
 
     await wait_for(waiting, timeout=60, what="the plan gate to wait", every=0.3)
 
@@ -145,11 +142,8 @@ async def test_status_names_who_decides_a_tasks_gate_and_a_run_held_open_after_i
         await dev_env.client.start_workflow(ResearchWorkflow.run, req, id=req.run_id,
                                             task_queue=task_queue)
 
-        async def at_gate() -> bool:
-            try:
-                return (await client.task_progress(req.run_id, "1")).waiting is not None
-            except Exception:  # the task has not started
-                return False
+        async def at_gate() -> bool:  # not found until the run starts the task's workflow
+            return (await client.task_progress(req.run_id, "1")).waiting is not None
 
         await wait_for(at_gate, timeout=60, what="task 1's result gate", every=0.3)
         code, out, err = await cli(env, "status", req.run_id)

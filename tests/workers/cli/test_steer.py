@@ -13,7 +13,8 @@ from typer.testing import CliRunner
 
 from tests.client.test_linking import finished_run
 from tests.client.test_steering import StandInRun
-from tests.e2e_support import wait_for, worker_env
+from tests.support.e2e import worker_env
+from tests.support.waiting import wait_for
 from tests.workers.cli.test_cli import cli, closed_port
 from workers.cli.main import app
 

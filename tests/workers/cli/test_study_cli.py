@@ -25,7 +25,8 @@ from activities.reports.study import StudyReportWriter
 from activities.reports.writer import ReportWriter
 from activities.study.cycles import StudyCycles
 from client.study import StudyClient, start_key
-from tests.e2e_support import ROOT, wait_for, worker_env
+from tests.support.e2e import ROOT, worker_env
+from tests.support.waiting import wait_for
 from tests.workers.cli.test_cli import cli
 from tests.workers.cli.test_cli import nowhere as nowhere  # a fixture
 from tests.workflows.harness import Harness

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e_support import (
+from tests.e2e.test_durability import free_port, gone
+from tests.support.e2e import (
     ROOT,
     isolated_settings,
     queue_env,
@@ -19,10 +20,9 @@ from tests.e2e_support import (
     start_worker,
     started_jobs,
     stop_gently,
-    wait_for,
     worker_env,
 )
-from tests.test_durability import free_port, gone
+from tests.support.waiting import wait_for
 from workers.stack.embedded import TemporalDevServer
 
 pytestmark = pytest.mark.integration

@@ -8,10 +8,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from temporalio.api.common.v1 import Payload
 
 from client.assay import DATA_CONVERTER
-from tests.e2e_support import ROOT
+from tests.support.e2e import ROOT
+from tests.support.waiting import wait_for_blocking
 from tests.workers.connection.codec_support import (
     UI_ORIGIN,
     call,
@@ -19,7 +21,7 @@ from tests.workers.connection.codec_support import (
     payloads_of,
     ui_body,
 )
-from tests.workers.stack.test_embedded import free_port, wait_until
+from tests.workers.stack.test_embedded import free_port
 from workers.connection import EncryptionCodec, KeyRing
 from workers.settings import Settings
 from workers.stack.temporal import TemporalDevServer, port_open
@@ -90,6 +92,7 @@ def test_the_embedded_web_ui_is_pointed_at_the_codec_server_when_set(tmp_path: P
     assert "--ui-codec-endpoint" not in TemporalDevServer(Settings(data_dir=tmp_path)).command()
 
 
+@pytest.mark.integration
 def test_the_cli_server_admits_the_web_ui_of_its_port_and_logs_each_origin_it_refuses(
         tmp_path: Path) -> None:
     port, ui_port = free_port(), free_port()
@@ -100,7 +103,8 @@ def test_the_cli_server_admits_the_web_ui_of_its_port_and_logs_each_origin_it_re
                                str(port)], env=env, stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True)
     try:
-        wait_until(lambda: port_open("127.0.0.1", port), timeout=30, what="the codec server")
+        wait_for_blocking(lambda: port_open("127.0.0.1", port), timeout=30,
+                          what="the codec server")
         url = f"http://127.0.0.1:{port}/decode"
         for host in ("localhost", "127.0.0.1"):
             status, headers, _ = call(url, method="OPTIONS",

@@ -18,7 +18,7 @@ from temporalio.api.workflowservice.v1 import DescribeNamespaceRequest
 from temporalio.service import TLSConfig
 from temporalio.testing import WorkflowEnvironment
 
-from tests.e2e_support import ROOT
+from tests.support.e2e import ROOT
 from tests.workers.connection.tls_support import SERVER_NAME, make_pki, tls_proxy
 from workers.connection import connect, connect_options
 from workers.settings import Settings

@@ -25,7 +25,7 @@ from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
 from client.assay import DATA_CONVERTER, AssayClient
-from tests.e2e_support import (
+from tests.support.e2e import (
     EXAMPLE,
     ROOT,
     isolated_settings,

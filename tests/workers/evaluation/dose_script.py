@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.fake_anthropic import FakeAnthropic, ToolUse
+from tests.support.fake_anthropic import FakeAnthropic, ToolUse
 
 ROOT = Path(__file__).resolve().parents[3]
 SUITE = ROOT / "examples" / "eval" / "suite.json"

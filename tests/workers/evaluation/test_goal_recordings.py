@@ -18,8 +18,8 @@ from pydantic import SecretStr
 from temporalio.testing import WorkflowEnvironment
 
 from client.assay import AssayClient
-from tests.e2e_support import isolated_settings, pools_serving, report_of, store_of
-from tests.fake_anthropic import FakeAnthropic
+from tests.support.e2e import isolated_settings, pools_serving, report_of, store_of
+from tests.support.fake_anthropic import FakeAnthropic
 from tests.workers.evaluation.dose_script import DATA, GOAL, RECORDING, SUITE, script
 from workers.evaluation.scoring import score
 from workers.evaluation.suite import load_suite

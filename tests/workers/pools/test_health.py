@@ -14,7 +14,8 @@ from temporalio.testing import WorkflowEnvironment
 
 from activities.metrics.definitions import REGISTRY
 from client.assay import DATA_CONVERTER
-from tests.e2e_support import isolated_settings, wait_for
+from tests.support.e2e import isolated_settings
+from tests.support.waiting import wait_for
 from tests.workers.pools.test_pools import free_port
 from workers.pools.builders import run_pools
 from workers.pools.exporter import MetricsExporter

@@ -17,8 +17,9 @@ from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
 from client.assay import DATA_CONVERTER
-from tests.e2e_support import isolated_settings, wait_for
-from tests.fake_anthropic import FakeAnthropic, ToolUse, usage
+from tests.support.e2e import isolated_settings
+from tests.support.fake_anthropic import FakeAnthropic, ToolUse, usage
+from tests.support.waiting import wait_for
 from workers.pools.builders import SERVED_POOLS, PoolSpec, build_specs, make_runtime, run_pools
 from workflows.catalogue import (
     CALL_MODEL,

@@ -9,7 +9,8 @@ from pathlib import Path
 
 from temporalio.testing import WorkflowEnvironment
 
-from tests.e2e_support import isolated_settings, wait_for
+from tests.support.e2e import isolated_settings
+from tests.support.waiting import wait_for
 from workers.pools.builders import build_specs
 from workflows.contracts.pools import Pool
 

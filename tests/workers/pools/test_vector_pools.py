@@ -11,7 +11,7 @@ import pytest
 
 from activities.memory.memory import Memory
 from activities.vectors import ClientIndex, EdgeIndex
-from tests.e2e_support import isolated_settings
+from tests.support.e2e import isolated_settings
 from workers.pools.builders import PoolSpec, build_specs
 from workers.stack.qdrant import QdrantLocal
 from workflows.catalogue import CONSULT_MEMORY, MATCH_SKILLS, declaration_of

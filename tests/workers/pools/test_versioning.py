@@ -21,7 +21,8 @@ from temporalio.common import VersioningBehavior, WorkerDeploymentVersion
 from temporalio.service import RPCError, RPCStatusCode
 from temporalio.testing import WorkflowEnvironment
 
-from tests.e2e_support import isolated_settings, wait_for
+from tests.support.e2e import isolated_settings
+from tests.support.waiting import wait_for
 from workers.pools.builders import SERVED_POOLS, PoolSpec, build_specs, serve_specs
 from workers.pools.versioning import (
     Routing,

@@ -15,9 +15,10 @@ import pytest
 from pydantic import SecretStr
 
 from client.assay import AssayClient, connect
-from tests.e2e_support import ROOT, wait_for
-from tests.fake_anthropic import FakeAnthropic, SeenRequest
-from tests.goal_script import GOAL, script
+from tests.support.e2e import ROOT
+from tests.support.fake_anthropic import FakeAnthropic, SeenRequest
+from tests.support.goal_script import GOAL, script
+from tests.support.waiting import wait_for
 from tests.workers.stack.test_embedded import free_port, private_root
 from workers.intake.goalfile import load_goal
 from workers.intake.runpolicy import build_policy, queues_from

@@ -9,9 +9,8 @@ import socket
 import subprocess
 import sys
 import tempfile
-import time
 import uuid
-from collections.abc import Callable, Generator, Iterator
+from collections.abc import Generator, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -22,6 +21,7 @@ from sqlalchemy.ext.asyncio import create_async_engine
 from sqlalchemy.pool import NullPool
 from temporalio.client import WorkflowExecutionStatus
 
+from tests.support.waiting import wait_for
 from workers.connection.identity import claimed
 from workers.settings import Settings
 from workers.stack.embedded import (
@@ -61,14 +61,6 @@ def private_root() -> Generator[Path]:
 def private_dir() -> Iterator[Path]:
     with private_root() as path:
         yield path
-
-
-def wait_until(condition: Callable[[], bool], *, timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what}")
-        time.sleep(0.05)
 
 
 def temporal_settings(data: Path, ui_port: int | None = None) -> Settings:
@@ -152,7 +144,7 @@ async def test_postgres_keeps_data_across_restart_and_kill(private_dir: Path) ->
         killed = pg.pid
         assert killed is not None
         os.kill(killed, signal.SIGKILL)  # its pid file stays behind, naming a dead server
-        wait_until(lambda: pg.pid is None, timeout=10, what="PostgreSQL to die")
+        await wait_for(lambda: pg.pid is None, timeout=10, what="PostgreSQL to die")
         pg.start()
         assert pg.pid not in (None, killed)
         assert await query(pg, "kept", "select body from notes") == "still here"
@@ -184,6 +176,7 @@ async def test_temporal_starts_registers_search_attributes_and_is_reused(
     assert server.owned_pid() is None
 
 
+@pytest.mark.integration
 async def test_temporal_answering_for_another_data_directory_is_not_joined(
         tmp_path: Path) -> None:
     first = temporal_settings(tmp_path / "first")
@@ -232,7 +225,8 @@ async def test_temporal_keeps_workflows_across_restart_and_kill(tmp_path: Path) 
         killed = server.pid
         assert killed is not None
         os.kill(killed, signal.SIGKILL)
-        wait_until(lambda: server.owned_pid() is None, timeout=10, what="the server to die")
+        await wait_for(lambda: server.owned_pid() is None, timeout=10,
+                       what="the server to die")
         fresh = TemporalDevServer(settings)  # as a new `assay up` would, after a crash
         await fresh.start()
         assert fresh.pid not in (None, killed) and not fresh.reused
@@ -272,6 +266,7 @@ def test_qdrant_local_opens_once_per_directory(tmp_path: Path) -> None:
     second.close()
 
 
+@pytest.mark.integration
 def test_qdrant_local_held_by_another_process_names_it(tmp_path: Path) -> None:
     path = tmp_path / "qdrant"
     code = ("import sys; from qdrant_client import QdrantClient; "

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.disks import small_tmpfs
+from tests.support.disks import small_tmpfs
 from workers.settings import Settings
 from workers.stack.check import check
 from workers.stack.host import HealthItem, host_items

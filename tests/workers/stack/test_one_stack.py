@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e_support import EXAMPLE, ROOT
+from tests.support.e2e import EXAMPLE, ROOT
 from tests.workers.stack.test_embedded import free_port, private_root
 
 CANARY = "sk-ant-canary-0123456789"

@@ -8,6 +8,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from tests.workers.stack.test_embedded import free_port
 from workers.settings import Settings
 from workers.stack.pools import BACKOFF_S, WorkerProcess, exit_text
@@ -15,6 +17,7 @@ from workers.stack.state import StackInfo, read_state
 from workflows.contracts.pools import Pool
 
 
+@pytest.mark.integration  # waits out the real backoff: 1 s, 2 s and 5 s
 async def test_a_dying_worker_process_is_restarted_with_backoff_and_logged(
         tmp_path: Path) -> None:
     settings = Settings(data_dir=tmp_path / "assay", temporal_address=f"127.0.0.1:{free_port()}")

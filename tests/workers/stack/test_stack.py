@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.workers.stack.test_embedded import free_port, private_root, wait_until
+from tests.support.waiting import wait_for_blocking
+from tests.workers.stack.test_embedded import free_port, private_root
 from workers.pools.builders import SERVED_POOLS
 from workers.settings import Settings
 from workers.stack.check import HealthItem
@@ -111,15 +112,15 @@ def test_stack_restarts_a_killed_temporal_and_down_cleans_up_after_a_crash(
     temporal = TemporalDevServer(settings)
 
     os.kill(info.temporal_pid, signal.SIGKILL)
-    wait_until(lambda: temporal.owned_pid() not in (None, info.temporal_pid), timeout=30,
-               what="the stack to restart the Temporal dev server")
+    wait_for_blocking(lambda: temporal.owned_pid() not in (None, info.temporal_pid),
+                      timeout=30, what="the stack to restart the Temporal dev server")
     restarted = temporal.owned_pid()
     assert restarted is not None
-    wait_until(lambda: (read_state(settings) or info).temporal_pid == restarted, timeout=10,
-               what="stack.json to name the restarted server")
+    wait_for_blocking(lambda: (read_state(settings) or info).temporal_pid == restarted,
+                      timeout=10, what="stack.json to name the restarted server")
 
     os.kill(info.pid, signal.SIGKILL)  # the stack dies; its services are left behind
-    wait_until(lambda: running_stack(settings) is None, timeout=10, what="the stack to die")
+    wait_for_blocking(lambda: running_stack(settings) is None, timeout=10, what="the stack to die")
     assert is_alive(restarted) and EmbeddedPostgres(settings.postgres_dir).pid is not None
     said: list[str] = []
     assert down(settings, say=said.append) == 0
@@ -162,8 +163,9 @@ def test_up_says_when_the_last_stacks_services_died_with_it(settings: Settings) 
     assert info is not None and info.temporal_pid is not None
     os.kill(info.pid, signal.SIGKILL)
     os.kill(info.temporal_pid, signal.SIGKILL)
-    wait_until(lambda: running_stack(settings) is None and not is_alive(info.temporal_pid or 0),
-               timeout=10, what="the stack and its Temporal dev server to die")
+    wait_for_blocking(
+        lambda: running_stack(settings) is None and not is_alive(info.temporal_pid or 0),
+        timeout=10, what="the stack and its Temporal dev server to die")
     said: list[str] = []
     assert up(settings, detach=True, say=said.append, command=SERVICES_ONLY, timeout=60) == 0
     assert said[0] == (f"stack.json recorded the Temporal dev server (pid {info.temporal_pid}), "
@@ -189,7 +191,7 @@ def test_a_killed_worker_process_is_restarted_and_check_tells_at_once(
 
     old = info.workers_pid
     os.kill(old, signal.SIGKILL)
-    wait_until(lambda: not is_alive(old), timeout=5, what="the worker process to die")
+    wait_for_blocking(lambda: not is_alive(old), timeout=5, what="the worker process to die")
     items = by_name(check(settings))  # at once: no waiting for its last polls to age
     assert items["stack"].ok
     for queue in served_queues(items, settings):
@@ -201,7 +203,7 @@ def test_a_killed_worker_process_is_restarted_and_check_tells_at_once(
         now = read_state(settings)
         return now is not None and now.workers_pid != old and now.workers_serving
 
-    wait_until(restarted, timeout=60, what="the watchdog to restart the worker process")
+    wait_for_blocking(restarted, timeout=60, what="the watchdog to restart the worker process")
     items = by_name(check(settings))
     assert all(queue.ok for queue in served_queues(items, settings))
     assert items["stack"].detail.endswith(", restarted 1 time")
@@ -212,14 +214,14 @@ def test_a_killed_worker_process_is_restarted_and_check_tells_at_once(
     restarted_info = read_state(settings)
     assert restarted_info is not None and restarted_info.workers_pid is not None
     os.kill(info.pid, signal.SIGKILL)  # now the stack itself dies
-    wait_until(lambda: running_stack(settings) is None, timeout=10, what="the stack to die")
+    wait_for_blocking(lambda: running_stack(settings) is None, timeout=10, what="the stack to die")
     items = by_name(check(settings))
     assert not items["stack"].ok and "ended without `assay down`" in items["stack"].detail
     for queue in served_queues(items, settings):
         assert (queue.ok, queue.detail) == (
             False, f"the stack (pid {info.pid}) that ran its workers is gone")
-    wait_until(lambda: not is_alive(restarted_info.workers_pid or 0), timeout=45,
-               what="the orphaned worker process to stop by itself")
+    wait_for_blocking(lambda: not is_alive(restarted_info.workers_pid or 0), timeout=45,
+                      what="the orphaned worker process to stop by itself")
 
 
 @pytest.mark.integration

@@ -11,7 +11,7 @@ from temporalio.exceptions import ApplicationError
 from temporalio.testing import WorkflowEnvironment
 
 from client.assay import SUPPLY_PLAN
-from tests.e2e_support import wait_for
+from tests.support.waiting import wait_for
 from tests.workflows.agents_fakes import (
     FakeAgents,
     job,

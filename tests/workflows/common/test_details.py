@@ -18,7 +18,7 @@ from temporalio.client import Client, WorkflowExecutionStatus, WorkflowHandle
 from temporalio.testing import WorkflowEnvironment
 
 from client.assay import DATA_CONVERTER
-from tests.e2e_support import wait_for
+from tests.support.waiting import wait_for
 from tests.workflows.common.test_gates import human, plan_gate_waiting, start
 from tests.workflows.harness import Harness, task
 from workflows.common.details import span, wait_summary, who_may

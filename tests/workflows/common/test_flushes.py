@@ -21,9 +21,9 @@ from temporalio.api.enums.v1 import EventType
 from temporalio.api.history.v1 import HistoryEvent
 from temporalio.testing import WorkflowEnvironment
 
-from tests.e2e_support import wait_for
 from tests.histories.capture.all import run_goal
 from tests.histories.capture.upserts import DECISIONS
+from tests.support.waiting import wait_for
 from tests.workflows.harness import Harness, task
 from workflows.constants import task_workflow_id
 from workflows.contracts.execution import ExecuteJobInput, ExecutionOutcome, RecordEventsInput

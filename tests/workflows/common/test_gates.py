@@ -13,7 +13,7 @@ from temporalio.testing import WorkflowEnvironment
 
 from activities.reflection.reflection import diagnose as diagnose_rules
 from client.assay import AssayClient
-from tests.e2e_support import wait_for
+from tests.support.waiting import wait_for
 from tests.workflows.harness import Harness, task
 from workflows.contracts.gates import GateDecision, GateRecord
 from workflows.contracts.reflection import DiagnoseInput, ReflectionNote, retry_decision
@@ -41,11 +41,8 @@ async def plan_gate_waiting(handle: WorkflowHandle[ResearchWorkflow, ResearchRes
 
 
 async def task_gate_waiting(child: WorkflowHandle[Any, Any], gate: str) -> None:
-    async def waiting() -> bool:
-        try:
-            progress = await child.query("progress", result_type=TaskProgress)
-        except Exception:  # the task workflow has not started yet
-            return False
+    async def waiting() -> bool:  # not found until the run starts the task's workflow
+        progress = await child.query("progress", result_type=TaskProgress)
         return progress.waiting is not None and progress.waiting.gate == gate
     await wait_for(waiting, timeout=20, what=f"the {gate} gate to open")
 

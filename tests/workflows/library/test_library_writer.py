@@ -27,9 +27,9 @@ from skills.index import SkillIndex
 from skills.library import SkillLibrary
 from skills.revise import SkillRevisions
 from skills.store import SkillStore
-from tests.fake_anthropic import FakeAnthropic, ToolUse
 from tests.histories.capture.writer import Recorder, learned, run_library
 from tests.skills.extract.batches import sales_batch
+from tests.support.fake_anthropic import FakeAnthropic, ToolUse
 from workflows.contracts.skills import (
     TASK_FINISHED,
     LibraryState,

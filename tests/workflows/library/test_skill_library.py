@@ -1,7 +1,7 @@
 """SkillLibraryWorkflow on a real (time-skipping) Temporal server.
 
 The library's activities are replaced by recorders here (they are tested against PostgreSQL
-and Qdrant in tests/activities and end to end in tests/test_skills_e2e.py): what is under test
+and Qdrant in tests/activities and end to end in tests/e2e/test_skills_e2e.py): what is under test
 is the workflow's own logic — batches of ten, maintenance at 10, 20, 40, repeated and
 malformed signals, continue-as-new carrying the state.
 """

@@ -16,7 +16,7 @@ from typing import Any
 from temporalio.client import WorkflowHandle, WorkflowHistory
 from temporalio.testing import WorkflowEnvironment
 
-from tests.e2e_support import wait_for
+from tests.support.waiting import wait_for
 from tests.workflows.harness import Harness, task
 from workflows.constants import branch_workflow_id
 from workflows.contracts.branches import BranchTree

@@ -15,7 +15,7 @@ from temporalio.client import WorkflowFailureError, WorkflowHandle, WorkflowUpda
 from temporalio.exceptions import ApplicationError, CancelledError
 from temporalio.testing import WorkflowEnvironment
 
-from tests.e2e_support import wait_for
+from tests.support.waiting import wait_for
 from tests.workflows.common.test_gates import start, task_gate_waiting, unsure_reflection
 from tests.workflows.harness import Harness, task
 from workflows.constants import task_workflow_id

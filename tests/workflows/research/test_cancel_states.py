@@ -17,8 +17,8 @@ from typing import Any
 from temporalio.client import WorkflowHandle
 from temporalio.testing import WorkflowEnvironment
 
-from tests.e2e_support import wait_for
 from tests.histories.capture.branches import approve_step
+from tests.support.waiting import wait_for
 from tests.workflows.common.test_gates import start, task_gate_waiting
 from tests.workflows.harness import Harness, task
 from tests.workflows.research.test_branch_siblings import result_of

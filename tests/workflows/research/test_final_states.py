@@ -23,7 +23,7 @@ from temporalio.client import WorkflowHandle, WorkflowUpdateFailedError
 from temporalio.service import RPCError
 from temporalio.testing import WorkflowEnvironment
 
-from tests.e2e_support import wait_for
+from tests.support.waiting import wait_for
 from tests.workflows.common.test_gates import start
 from tests.workflows.harness import Harness, task
 from tests.workflows.research.test_branch_siblings import result_of

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from temporalio.testing import WorkflowEnvironment
 
-from tests.e2e_support import wait_for
+from tests.support.waiting import wait_for
 from tests.workflows.harness import Harness, task
 from workflows.contracts.plan import Plan
 from workflows.research.workflow import ResearchWorkflow

@@ -12,8 +12,8 @@ from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
 from client.assay import SUPPLY_PLAN
-from tests.e2e_support import wait_for
-from tests.fakes import EventSink, ReportSink
+from tests.support.fakes import EventSink, ReportSink
+from tests.support.waiting import wait_for
 from tests.workflows.harness import FakeSandbox, Harness, all_on, task
 from workflows.constants import run_workflow_id
 from workflows.contracts.plan import Plan

@@ -16,7 +16,7 @@ from temporalio.client import WorkflowHandle, WorkflowUpdateFailedError, Workflo
 from temporalio.exceptions import ApplicationError
 from temporalio.testing import WorkflowEnvironment
 
-from tests.e2e_support import wait_for
+from tests.support.waiting import wait_for
 from tests.workflows.harness import Harness, task
 from workflows.contracts.errors import ErrorType
 from workflows.contracts.plan import Plan

@@ -16,7 +16,7 @@ from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
 from client.assay import DATA_CONVERTER
-from tests.e2e_support import wait_for
+from tests.support.waiting import wait_for
 from tests.workflows.agents_fakes import FakeAgents, job, probe_environment
 from tests.workflows.harness import Harness, task
 from workflows.constants import PLAN_KEY, task_workflow_id

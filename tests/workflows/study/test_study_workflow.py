@@ -28,7 +28,7 @@ from activities.artifacts.store import LocalArtifactStore
 from activities.reports.writer import ReportWriter
 from activities.study.cycles import StudyCycles
 from client.assay import DATA_CONVERTER
-from tests.e2e_support import wait_for
+from tests.support.waiting import wait_for
 from tests.workflows.harness import Harness, all_on, task
 from workflows.constants import cycle_run_id, study_workflow_id
 from workflows.contracts.cycles import (

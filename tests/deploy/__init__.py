@@ -1,0 +1,1 @@
+"""The deployment files (compose, Kubernetes, Prometheus, Grafana) agree with the code."""
