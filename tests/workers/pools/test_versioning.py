@@ -213,6 +213,10 @@ async def test_turning_versioning_off_sends_new_workflows_to_unversioned_workers
         await wait_for(current_is_v1, timeout=60, what="v1 current", every=0.5)
     off = on.model_copy(update={"worker_versioning": False})
     async with version_serving(dev_env, off):
+        async def unversioned() -> bool:  # the worker says so once it is up
+            return (await routing(client, deployment)).current is None
+
+        await wait_for(unversioned, timeout=60, what="v1 no longer current", every=0.5)
         handle = await client.start_workflow(IdleWorkflow.run, id=f"{prefix}-idle",
                                              task_queue=off.queue(Pool.ORCHESTRATION))
         await asyncio.wait_for(handle.result(), timeout=30)
