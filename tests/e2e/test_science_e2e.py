@@ -27,7 +27,7 @@ from workers.settings import Settings
 from workflows.contracts.policy import Queues, RunPolicy
 
 pytestmark = pytest.mark.integration
-SCIENCE = ROOT / "examples" / "science" / "pending_actions.json"
+SCIENCE = ROOT / "examples" / "science" / "plan.json"
 
 
 @pytest.fixture

@@ -14,7 +14,7 @@ from workers.intake.planfile import load_plan
 from workers.intake.runpolicy import queues_from
 
 pytestmark = pytest.mark.integration
-SWEEP = ROOT / "examples" / "sweep" / "pending_actions.json"
+SWEEP = ROOT / "examples" / "sweep" / "plan.json"
 CLOSE = ROOT / "examples" / "sweep" / "close_rates.json"
 
 

@@ -27,7 +27,7 @@ from workers.intake.planfile import load_plan as load_plan_file
 from workflows.contracts.plan import Decision, JobSpec, Plan, Scalar, check_graph
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "iris"
-PLAN_FILE = EXAMPLE / "pending_actions.json"
+PLAN_FILE = EXAMPLE / "plan.json"
 
 @dataclass(frozen=True)
 class JobRun:

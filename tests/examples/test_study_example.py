@@ -21,7 +21,7 @@ from workflows.contracts.plan import Plan, check_graph, cycle_ref
 from workflows.contracts.verdicts import panel_approves
 
 FOLDER = Path(__file__).resolve().parents[2] / "examples" / "study"
-CYCLES = {1: FOLDER / "pending_actions.json", 2: FOLDER / "cycle-2.json"}
+CYCLES = {1: FOLDER / "plan.json", 2: FOLDER / "cycle-2.json"}
 
 
 def plan_of(cycle: int) -> Plan:

@@ -26,7 +26,7 @@ from workflows.contracts.plan import Decision, JobSpec, Plan, check_graph
 from workflows.contracts.verdicts import ReviewInput, panel_approves
 
 FOLDER = Path(__file__).resolve().parents[2] / "examples" / "sweep"
-PLAN_FILE = FOLDER / "pending_actions.json"
+PLAN_FILE = FOLDER / "plan.json"
 
 
 def the_plan() -> Plan:
