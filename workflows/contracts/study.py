@@ -66,7 +66,7 @@ cycles takes about a tenth of it (``tests/workflows/study/test_state_size.py``).
 
 ESCALATE_AFTER_FIXES = 2
 """Failed fixes in a row of one line (a hypothesis, or a task where none is linked) after
-which a study escalates to a pivot: the seed's fail fast."""
+which a study escalates to a pivot (fail fast)."""
 ESCALATE_AFTER_STALLED = 2
 """Cycles in a row without progress after which a study escalates to a pivot (once), before
 ``no_progress_cycles`` (also 2) would stop it."""

@@ -1,6 +1,6 @@
 """Fail fast: a study whose fixes keep failing, or that stalls, escalates to a pivot.
 
-The seed's meta-skills loop: after repeated failed fixes, stop fixing and try something else.
+The meta-skills loop: after repeated failed fixes, stop fixing and try something else.
 After a cycle, :func:`escalation` decides whether the study escalates, before its
 no-progress stop (rule 4 of ``workflows.study.rules``) would end it:
 
