@@ -180,13 +180,20 @@ def _calibrated(outcome: TaskOutcome, calibration: dict[str, Calibration]) -> Ta
 def with_decision(state: StudyState, decision: CycleDecision) -> StudyState:
     """``state`` with the last cycle's decision replaced (a person's, at the ``cycle`` gate).
 
+    A decision that is no escalation takes back what the rules' escalation abandoned.
+
     Raises:
         ValueError: no cycle has run.
     """
     if not state.summaries:
         raise ValueError("no cycle has run: there is no decision to replace")
     last = state.summaries[-1].model_copy(update={"decision": decision})
-    return state.model_copy(update={"summaries": [*state.summaries[:-1], last]})
+    tree = state.tree
+    if not decision.escalated:  # a person's decision instead of an escalation keeps the line
+        kept = [h.model_copy(update={"abandoned_in": None}) for h in tree.hypotheses
+                if h.abandoned_in == last.cycle]
+        tree = tree.replaced(kept) if kept else tree
+    return state.model_copy(update={"summaries": [*state.summaries[:-1], last], "tree": tree})
 
 
 def _outcome(result: TaskResult, decision: Decision | None, wanted: frozenset[str],

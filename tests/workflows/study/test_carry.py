@@ -162,3 +162,18 @@ def test_a_line_whose_fixes_keep_failing_escalates_and_the_tree_marks_it_abandon
     assert actions == [("fix", False), ("fix", False), ("pivot", True)]
     assert state.tree.get("H1").abandoned_in == 3
     assert [h.id for h in state.tree.open()] == ["H2"]
+
+
+def test_a_persons_decision_instead_of_an_escalation_takes_the_line_back() -> None:
+    state = StudyState(study_id="s", goal="does it predict?", policy=StudyPolicy(max_cycles=9))
+    failing = plan([decision("1", hypothesis="H1")],
+                   hypotheses=[hypothesis("H1").model_dump(), hypothesis("H2").model_dump()])
+    for cycle in (1, 2, 3):
+        state = close_cycle(state, report([result("1", status="failed")], failing,
+                                          run_id=f"run-{cycle}"))
+    assert state.tree.get("H1").abandoned_in == 3
+    person = CycleDecision(action="fix", reason="one more try", by="ada", fixes=["H1"])
+    assert with_decision(state, person).tree.get("H1").abandoned_in is None
+    confirmed = state.summaries[-1].decision
+    assert confirmed is not None
+    assert with_decision(state, confirmed).tree.get("H1").abandoned_in == 3
