@@ -23,7 +23,14 @@ from dataclasses import dataclass
 
 from activities.agents.previews import Reused
 from activities.agents.prompting import bullets
-from activities.agents.study_facts import Reader, how_text, policy_text, reuse_text
+from activities.agents.study_facts import (
+    Reader,
+    calibration_text,
+    how_text,
+    policy_text,
+    reuse_text,
+    rough,
+)
 from workflows.contracts.hypotheses import DECIDED, Hypothesis
 from workflows.contracts.plaintext import clip
 from workflows.contracts.study import (
@@ -112,6 +119,8 @@ def _render(ctx: StudyContext, lines: list[_Line], cut: set[int], budget: int,
                  + (bullets(kept.get("reuse", [])) or "(none)"))
     parts.append("### Carried forward (failed or deferred, not yet completed)\n\n"
                  + (bullets(kept.get("carried", [])) or "(none)"))
+    if ctx.calibration:
+        parts.append(calibration_text(ctx))
     title = "How to review this cycle's plan" if reader == "plan_reviewer" else \
         "How to plan this cycle"
     parts.append(f"### {title}\n\n" + how_text(ctx, reader))
@@ -130,7 +139,19 @@ def _decision_line(decision: CycleDecision | None) -> str:
     pursue = f": pursue {decision.pursue}" if decision.pursue else ""
     about = f" (about {', '.join(decision.hypotheses)})" if decision.hypotheses else ""
     return (f"Decision for this cycle: {decision.action}{pursue}, because "
-            f"{clip(decision.reason, REASON_CHARS)}{about}; decided by {decision.by}.")
+            f"{clip(decision.reason, REASON_CHARS)}{about}; decided by {decision.by}."
+            + _escalation_text(decision))
+
+
+def _escalation_text(decision: CycleDecision) -> str:
+    """What an escalation asks of the planner (nothing for another decision)."""
+    if not decision.escalated:
+        return ""
+    dropped = ", ".join(decision.abandon) or "the approach of the last cycles"
+    return (f" ESCALATION (fail fast): abandon {dropped}; do not plan another fix of it. Try "
+            "an alternative: " + (f"the hypothesis {decision.pursue}, " if decision.pursue
+                                  else "") + "a new sibling hypothesis or a different approach "
+            "(another method, data or model).")
 
 
 def _cycle_block(summary: CycleSummary, decision: CycleDecision | None,
@@ -207,6 +228,8 @@ def _summary_lines(summary: CycleSummary, older: bool) -> list[_Line]:
 def _hypothesis_text(h: Hypothesis) -> str:
     where = f"parent {h.parent}" if h.parent else "root"
     status = f"{h.status} in cycle {h.decided_in}" if h.decided_in else h.status
+    if h.abandoned_in:
+        status += f", abandoned in cycle {h.abandoned_in}: do not pursue"
     text = (f"{h.id} ({where}) [{status}]: {clip(h.statement, STATEMENT_CHARS)}; test: "
             f"{h.test.describe()}")
     if h.evidence:
@@ -226,6 +249,8 @@ def _outcome_text(o: TaskOutcome) -> str:
     if o.wall_s is not None:
         estimate = f"estimated {rough(o.estimated_s)}" if o.estimated_s is not None \
             else "no estimate"
+        if o.calibrated_s is not None:
+            estimate += f", calibrated {rough(o.calibrated_s)}"
         parts.append(f"time {rough(o.wall_s)} ({estimate})")
     estimate = (f"estimated ${o.estimated_cost_usd:.4f}" if o.estimated_cost_usd is not None
                 else "no estimate")
@@ -234,19 +259,6 @@ def _outcome_text(o: TaskOutcome) -> str:
                                                   ("diagnosis", o.diagnosis),
                                                   ("action", o.action)) if text]
     return f"{o.task_id} [{o.status}]{link}: " + "; ".join(parts)
-
-
-def rough(seconds: float) -> str:
-    """A duration as a planner needs it: ``under 1 min``, ``5 min``, ``2.5 h``.
-
-    Coarse on purpose: the same study re-run gives the same prompt bytes (a recording
-    answers it), which seconds measured on a busy machine would not.
-    """
-    if seconds < 60:
-        return "under 1 min"
-    if seconds < 3600:
-        return f"{round(seconds / 60)} min"
-    return f"{seconds / 3600:.1f} h"
 
 
 def _carried_text(t: CarriedTask) -> str:

@@ -14,7 +14,9 @@ from __future__ import annotations
 from typing import Literal
 
 from activities.agents.prompting import fenced
+from workflows.contracts.kpis import ESTIMATION_TARGET
 from workflows.contracts.plaintext import clip
+from workflows.contracts.resources import MAX_KINDS
 from workflows.contracts.study import StudyContext, TaskOutcome
 
 Reader = Literal["planner", "plan_reviewer"]
@@ -53,6 +55,36 @@ REVIEW = (
     "names, and plan a concluding cycle when this is the last? `reuse` may name only the "
     "earlier tasks offered above, and a job reads their files at `deps/<ref>/<file>`. "
     + TESTS_AND_CHECKS)
+
+
+def rough(seconds: float) -> str:
+    """A duration as a planner needs it: ``under 1 min``, ``5 min``, ``2.5 h``.
+
+    Coarse on purpose: the same study re-run gives the same prompt bytes (a recording
+    answers it), which seconds measured on a busy machine would not.
+    """
+    if seconds < 60:
+        return "under 1 min"
+    if seconds < 3600:
+        return f"{round(seconds / 60)} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+def calibration_text(ctx: StudyContext) -> str:
+    """Each task kind's time-estimate calibration: the factor to apply and the accuracy."""
+    lines: list[str] = []
+    for kind, c in list(ctx.calibration.items())[:MAX_KINDS]:
+        said = f"{c.accuracy:.0%}" if c.accuracy is not None else "unknown"
+        target = "" if c.accuracy is None else " (target met)" if \
+            c.accuracy >= ESTIMATION_TARGET else " (below target)"
+        after = (f", calibrated estimates {c.calibrated_accuracy:.0%}"
+                 if c.calibrated_accuracy is not None else "")
+        lines.append(f"- {kind}: actual = estimate times {c.factor:.2f} (from {c.tasks} tasks); "
+                     f"accuracy of the plan's estimates {said}{target}{after}; a 1 h estimate "
+                     f"is {rough(3600 * c.factor)}")
+    return (f"### Time estimates, calibrated from actuals (accuracy target ≥ "
+            f"{ESTIMATION_TARGET:.0%})\n\nMultiply your time estimates of each kind by its "
+            "factor:\n\n" + "\n".join(lines))
 
 
 def policy_text(ctx: StudyContext) -> str:

@@ -7,19 +7,14 @@ shows each cycle's.
 from __future__ import annotations
 
 from workflows.contracts.kinds import task_kind
-from workflows.contracts.kpis import ESTIMATION_TARGET, HIGH_COMPLETION_TARGET, Estimate, Kpis
+from workflows.contracts.kpis import (
+    ESTIMATION_TARGET,
+    HIGH_COMPLETION_TARGET,
+    Estimate,
+    Kpis,
+)
+from workflows.contracts.kpis import accuracy as accuracy
 from workflows.contracts.results import RunReport, TaskResult
-
-
-def accuracy(estimated_s: float, actual_s: float) -> float:
-    """The time estimate's accuracy, ``1 - |actual - estimated| / estimated``.
-
-    Raises:
-        ValueError: an estimate that is not positive.
-    """
-    if estimated_s <= 0:
-        raise ValueError(f"an estimate must be positive, not {estimated_s}")
-    return 1 - abs(actual_s - estimated_s) / estimated_s
 
 
 def estimates(tasks: list[TaskResult], estimated: dict[str, float]) -> list[Estimate]:

@@ -97,7 +97,9 @@ def _decision(decision: CycleDecision | None) -> str:
     pursue = f" → {md(decision.pursue)}" if decision.pursue else ""
     by = "" if decision.by == "rules" and decision.person is None else \
         f" ({md(decision.who(), 500)})"  # the rules alone say nothing more
-    return f"**{decision.action}**{pursue}{by}"
+    escalated = (f" (**escalated**: abandons {md(', '.join(decision.abandon) or 'its approach')})"
+                 if decision.escalated else "")
+    return f"**{decision.action}**{pursue}{escalated}{by}"
 
 
 def _story(report: StudyReport, chart: Chart) -> list[str]:
@@ -222,7 +224,8 @@ def _hypotheses(report: StudyReport) -> list[str]:
             "| --- | --- | --- | --- | --- | --- | ---: | ---: | --- |"]
     for h in tree.hypotheses:
         status = h.status + (f" (cycle {h.decided_in}{', concluded' if h.concluded else ''})"
-                             if h.decided_in else "")
+                             if h.decided_in else "") + (
+            f", abandoned in cycle {h.abandoned_in}" if h.abandoned_in else "")
         head = (f"| {md(h.id)} | {md(h.parent) if h.parent else NONE} "
                 f"| {md(h.statement, STATEMENT_CHARS)} | {md(h.test.describe())} | {status}")
         items = h.evidence or [None]

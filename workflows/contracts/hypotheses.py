@@ -109,6 +109,9 @@ class Hypothesis(StrictModel):
     concluded: str = Field(default="", max_length=CONCLUDED_CHARS, exclude_if=lambda v: not v)
     """How the study's end concluded it from its children (``workflows.study.conclusion``);
     empty for a verdict of its own test (and left out of the dump, so digests stay)."""
+    abandoned_in: int | None = Field(default=None, ge=1, exclude_if=lambda v: v is None)
+    """The cycle whose escalation abandoned it (``workflows.study.escalation``): no longer
+    pursued, though a later verdict may still decide it (none: not abandoned)."""
 
     @model_validator(mode="after")
     def _not_its_own_parent(self) -> Hypothesis:
@@ -190,8 +193,8 @@ class HypothesisTree(StrictModel):
         return [h for h in self.children(parent) if h.id != hypothesis_id]
 
     def open(self) -> list[Hypothesis]:
-        """Hypotheses still to be decided (``open`` or ``inconclusive``), in tree order."""
-        return [h for h in self.hypotheses if h.status not in DECIDED]
+        """Hypotheses still to be decided, in tree order: open or inconclusive, not abandoned."""
+        return [h for h in self.hypotheses if h.status not in DECIDED and h.abandoned_in is None]
 
     def replaced(self, changed: list[Hypothesis]) -> HypothesisTree:
         """This tree with the records of ``changed`` put in place of those with their ids."""

@@ -23,6 +23,17 @@ ESTIMATE_SECONDS = {"time_s": 1.0, "duration_s": 1.0, "minutes": 60.0, "hours": 
 the first present counts."""
 
 
+def accuracy(estimated_s: float, actual_s: float) -> float:
+    """The time estimate's accuracy, ``1 - |actual - estimated| / estimated``.
+
+    Raises:
+        ValueError: an estimate that is not positive.
+    """
+    if estimated_s <= 0:
+        raise ValueError(f"an estimate must be positive, not {estimated_s}")
+    return 1 - abs(actual_s - estimated_s) / estimated_s
+
+
 def estimated_seconds(estimate: dict[str, Any] | None) -> float | None:
     """A task's estimated time in seconds from its ``estimated_resources`` (None: none)."""
     for key, scale in ESTIMATE_SECONDS.items():

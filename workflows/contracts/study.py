@@ -38,6 +38,7 @@ from workflows.contracts.hypotheses import Evidence as Evidence
 from workflows.contracts.hypotheses import Hypothesis as Hypothesis
 from workflows.contracts.hypotheses import HypothesisStatus as HypothesisStatus
 from workflows.contracts.plaintext import clip
+from workflows.contracts.resources import MAX_KINDS, Calibration
 
 MAX_CYCLES = 100
 """Most cycles a study may run."""
@@ -63,6 +64,13 @@ STATE_BYTES = 1_500_000
 payload limit with room for the workflow's input envelope. A 50-cycle study of 20-task
 cycles takes about a tenth of it (``tests/workflows/study/test_state_size.py``)."""
 
+ESCALATE_AFTER_FIXES = 2
+"""Failed fixes in a row of one line (a hypothesis, or a task where none is linked) after
+which a study escalates to a pivot (fail fast)."""
+ESCALATE_AFTER_STALLED = 2
+"""Cycles in a row without progress after which a study escalates to a pivot (once), before
+``no_progress_cycles`` (also 2) would stop it."""
+
 Action = Literal["iterate", "pivot", "fix", "stop"]
 
 
@@ -83,6 +91,11 @@ class TaskOutcome(Model):
     checks_declared: int = 0
     wall_s: float | None = None
     estimated_s: float | None = None
+    kind: str = Field(default="", exclude_if=lambda v: not v)
+    """The task's kind (``workflows.contracts.kinds``): what its estimate is calibrated by."""
+    calibrated_s: float | None = Field(default=None, exclude_if=lambda v: v is None)
+    """``estimated_s`` with its kind's calibration from the earlier cycles applied (none: no
+    estimate, or the kind not calibrated yet)."""
     cost_usd: float = 0.0
     estimated_cost_usd: float | None = None
     diagnosis: str = ""
@@ -124,6 +137,16 @@ class CycleDecision(StrictModel):
     person: Decided | None = None
     """The person who answered the ``cycle`` gate: who confirmed the rules' decision (``by``
     stays ``rules``) or made this one (``by`` names them), when, their comment and channel."""
+    fixes: list[TaskId] = Field(default_factory=list[str], max_length=20,
+                                exclude_if=lambda v: not v)
+    """For ``fix``: the lines it fixes, each a hypothesis, or a task where none is linked
+    (what :mod:`workflows.study.escalation` counts failed fixes on)."""
+    escalated: bool = Field(default=False, exclude_if=lambda v: not v)
+    """A fail-fast escalation: a ``pivot`` away from lines whose fixes kept failing or from
+    cycles without progress (``workflows.study.escalation``)."""
+    abandon: list[TaskId] = Field(default_factory=list[str], max_length=20,
+                                  exclude_if=lambda v: not v)
+    """For an escalation: the lines it abandons (the tree marks such hypotheses)."""
 
     def who(self) -> str:
         """``rules``; ``rules, confirmed by ada via cli, …: "…"``; or ``ada via temporal, …``."""
@@ -135,8 +158,14 @@ class CycleDecision(StrictModel):
 
     @model_validator(mode="after")
     def _pivot_names_a_sibling(self) -> CycleDecision:
-        if (self.action == "pivot") != (self.pursue is not None):
+        if self.pursue is not None and self.action != "pivot":
             raise ValueError('"pursue" names the sibling hypothesis of a pivot, and only of one')
+        if self.action == "pivot" and self.pursue is None and not self.escalated:
+            raise ValueError('a pivot names the sibling hypothesis it pursues ("pursue"), '
+                             'unless it is an escalation ("escalated": abandon and try another '
+                             'approach)')
+        if self.escalated and self.action != "pivot":
+            raise ValueError('an escalation ("escalated") is a pivot')
         return self
 
 
@@ -183,7 +212,9 @@ class CycleSummary(Model):
                        for v in self.verdicts if v.settled][:HEADLINE_VERDICTS]
             decision = self.decision and self.decision.model_copy(update={
                 "reason": clip(self.decision.reason, TEXT_CHARS),
-                "hypotheses": self.decision.hypotheses[:HEADLINE_VERDICTS]})
+                "hypotheses": self.decision.hypotheses[:HEADLINE_VERDICTS],
+                "fixes": self.decision.fixes[:HEADLINE_VERDICTS],
+                "abandon": self.decision.abandon[:HEADLINE_VERDICTS]})
             return self.model_copy(update={
                 "tasks": [], "deferred": [], "blockers": self.blockers[:1],
                 "verdicts": decided, "decision": decision,
@@ -197,6 +228,13 @@ class StudyPolicy(StrictModel):
     max_cycles: int = Field(default=10, ge=1, le=MAX_CYCLES)
     budget_usd: float | None = Field(default=None, gt=0)
     no_progress_cycles: int = Field(default=2, ge=1, le=MAX_CYCLES)
+    escalate_after_fixes: int | None = Field(default=ESCALATE_AFTER_FIXES, ge=1, le=MAX_CYCLES)
+    """A line whose fixes failed this many cycles in a row escalates to a pivot (None: never)."""
+    escalate_after_stalled: int | None = Field(default=ESCALATE_AFTER_STALLED, ge=1,
+                                               le=MAX_CYCLES)
+    """This many cycles in a row without progress escalate to a pivot, once, before the
+    ``no_progress_cycles`` stop (None: never; above ``no_progress_cycles``: the stop comes
+    first)."""
     acceptance: list[HypothesisTest] = Field(default_factory=list[HypothesisTest],
                                              max_length=MAX_CRITERIA)
     """The goal's acceptance criteria: metric tests that must all hold to stop."""
@@ -232,6 +270,9 @@ class StudyState(Model):
     """Carried tasks left out to keep :data:`MAX_CARRIED` (the oldest first)."""
     spent_usd: float = 0.0
     cycles: int = 0
+    calibration: dict[str, Calibration] = Field(default_factory=dict[str, Calibration],
+                                                max_length=MAX_KINDS, exclude_if=lambda v: not v)
+    """Each task kind's time-estimate calibration from the cycles' actuals."""
 
     @model_validator(mode="after")
     def _has_a_start(self) -> StudyState:
@@ -267,6 +308,9 @@ class StudyContext(Model):
     """When the study stops: its acceptance criteria, key metric, cycle limit and budget."""
     spent_usd: float = 0.0
     """What the study's earlier cycles cost."""
+    calibration: dict[str, Calibration] = Field(default_factory=dict[str, Calibration],
+                                                max_length=MAX_KINDS, exclude_if=lambda v: not v)
+    """Each task kind's time-estimate calibration: factor and accuracy."""
 
     def reusable(self) -> dict[str, TaskOutcome]:
         """The earlier tasks this cycle's tasks may reuse, by ``c<cycle>.<task_id>``.
@@ -284,4 +328,5 @@ def context_of(state: StudyState) -> StudyContext:
     return StudyContext(study_id=state.study_id, cycle=state.cycles + 1, tree=state.tree,
                         previous=state.summaries[-FULL_SUMMARIES:], carried=state.carried,
                         decision=latest.decision if latest else None,
-                        policy=state.policy, spent_usd=state.spent_usd)
+                        policy=state.policy, spent_usd=state.spent_usd,
+                        calibration=state.calibration)

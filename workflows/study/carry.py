@@ -8,11 +8,16 @@ against the plan's estimate (``estimated_resources``: ``time_s``, ``duration_s``
 unfinished task its diagnosis. The tasks linked to a hypothesis and the unfinished ones are
 listed first, so the bound never drops the evidence or a failure before a plain success.
 
+Each task's kind is kept, and its estimate calibrated by the study's calibration of that kind
+(``workflows.contracts.resources``); recording the cycle moves each kind's calibration by its
+completed tasks' actuals (:func:`actuals`).
+
 Failed and deferred tasks are carried forward, with their diagnosis, until a later cycle
 completes a task of the same id; when more than :data:`MAX_CARRIED` wait, the oldest are
 dropped and counted (``StudyState.carried_dropped``), never silently. :func:`close_cycle`
 is the whole step after a cycle, for the study workflow: join the plan's hypotheses, judge
-them, decide by the rules, and record the cycle in the state.
+them, decide by the rules, mark what an escalation abandons, and record the cycle in the
+state.
 """
 
 from __future__ import annotations
@@ -29,9 +34,11 @@ from workflows.contracts.estimates import (
     split_name,
 )
 from workflows.contracts.hypotheses import HypothesisTree
+from workflows.contracts.kinds import task_kind
 from workflows.contracts.kpis import estimated_seconds
 from workflows.contracts.plaintext import clip
 from workflows.contracts.plan import Decision
+from workflows.contracts.resources import Calibration, calibrated_seconds, recalibrated
 from workflows.contracts.results import RunReport, TaskResult
 from workflows.contracts.study import (
     FULL_SUMMARIES,
@@ -48,19 +55,22 @@ from workflows.contracts.study import (
     StudyState,
     TaskOutcome,
 )
-from workflows.study import rules, verdicts
+from workflows.study import escalation, rules, verdicts
 
 
 def summarize(report: RunReport, cycle: int, key_metric: Metric | None = None,
-              wanted: frozenset[str] = frozenset()) -> CycleSummary:
+              wanted: frozenset[str] = frozenset(),
+              calibration: dict[str, Calibration] | None = None) -> CycleSummary:
     """The summary of one cycle's run, bounded (see ``workflows.contracts.study``).
 
-    ``wanted`` are metric names kept before any other (those hypotheses and criteria test).
+    ``wanted`` are metric names kept before any other (those hypotheses and criteria test);
+    ``calibration`` gives each estimate its calibrated value (by the task's kind).
     """
     decisions = report.plan.by_id() if report.plan else {}
     if key_metric is not None:
         wanted = wanted | {key_metric.name}
-    outcomes = [_outcome(t, decisions.get(t.task_id), wanted) for t in report.tasks]
+    outcomes = [_calibrated(_outcome(t, decisions.get(t.task_id), wanted), calibration or {})
+                for t in report.tasks]
     outcomes.sort(key=lambda o: (o.hypothesis is None and o.status == "completed"))
     unfinished = [o for o in outcomes if o.status != "completed"]
     deferred = [DeferredPatch(task_id=t.task_id, root_cause=clip(n.root_cause, TEXT_CHARS),
@@ -125,6 +135,7 @@ def record(state: StudyState, summary: CycleSummary, tree: HypothesisTree) -> St
     carried, dropped = carry_forward(state.carried, summary)
     return state.model_copy(update={
         "tree": tree, "summaries": summaries, "carried": carried,
+        "calibration": recalibrated(state.calibration, actuals(summary)),
         "carried_dropped": state.carried_dropped + dropped,
         "spent_usd": state.spent_usd + summary.cost_usd, "cycles": state.cycles + 1})
 
@@ -138,16 +149,38 @@ def close_cycle(state: StudyState, report: RunReport) -> StudyState:
     tree = verdicts.adopt(state.tree, report.plan) if report.plan else state.tree
     wanted = frozenset(t.metric for t in [*(h.test for h in tree.hypotheses),
                                           *state.policy.acceptance] if t.metric)
-    summary = summarize(report, state.cycles + 1, state.policy.key_metric, wanted)
+    summary = summarize(report, state.cycles + 1, state.policy.key_metric, wanted,
+                        state.calibration)
     tree, judged = verdicts.apply(tree, verdicts.judge(tree, summary), summary.cycle)
     summary = summary.model_copy(update={"verdicts": judged})
     decision = rules.decide(state.policy, tree, [*state.summaries, summary],
                             state.spent_usd + summary.cost_usd)
+    tree = escalation.abandoned(tree, decision, summary.cycle)
     return record(state, summary.model_copy(update={"decision": decision}), tree)
+
+
+def actuals(summary: CycleSummary) -> dict[str, list[tuple[float, float]]]:
+    """Each kind's ``(estimated_s, actual_s)`` of the cycle's completed tasks with both."""
+    found: dict[str, list[tuple[float, float]]] = {}
+    for o in summary.tasks:
+        if o.status == "completed" and o.estimated_s and o.wall_s is not None and o.kind:
+            found.setdefault(o.kind, []).append((o.estimated_s, o.wall_s))
+    return found
+
+
+def _calibrated(outcome: TaskOutcome, calibration: dict[str, Calibration]) -> TaskOutcome:
+    """``outcome`` with its estimate's calibrated value, where its kind is calibrated."""
+    known = calibration.get(outcome.kind)
+    if outcome.estimated_s is None or known is None:
+        return outcome
+    return outcome.model_copy(update={
+        "calibrated_s": round(calibrated_seconds(outcome.estimated_s, known), 3)})
 
 
 def with_decision(state: StudyState, decision: CycleDecision) -> StudyState:
     """``state`` with the last cycle's decision replaced (a person's, at the ``cycle`` gate).
+
+    A decision that is no escalation takes back what the rules' escalation abandoned.
 
     Raises:
         ValueError: no cycle has run.
@@ -155,7 +188,12 @@ def with_decision(state: StudyState, decision: CycleDecision) -> StudyState:
     if not state.summaries:
         raise ValueError("no cycle has run: there is no decision to replace")
     last = state.summaries[-1].model_copy(update={"decision": decision})
-    return state.model_copy(update={"summaries": [*state.summaries[:-1], last]})
+    tree = state.tree
+    if not decision.escalated:  # a person's decision instead of an escalation keeps the line
+        kept = [h.model_copy(update={"abandoned_in": None}) for h in tree.hypotheses
+                if h.abandoned_in == last.cycle]
+        tree = tree.replaced(kept) if kept else tree
+    return state.model_copy(update={"summaries": [*state.summaries[:-1], last], "tree": tree})
 
 
 def _outcome(result: TaskResult, decision: Decision | None, wanted: frozenset[str],
@@ -172,6 +210,7 @@ def _outcome(result: TaskResult, decision: Decision | None, wanted: frozenset[st
         checks_passed=sum(c.passed for c in result.checks),
         checks_declared=len(decision.checks) if decision else len(result.checks),
         wall_s=wall, estimated_s=estimated_seconds(estimate),
+        kind=task_kind(result.action, result.job),
         cost_usd=result.model.usage.cost_usd,
         estimated_cost_usd=_number(estimate.get("cost_usd")),
         diagnosis="" if done else _diagnosis(result),

@@ -6,29 +6,34 @@
 2. **Cycle limit** — ``max_cycles`` cycles have run → ``stop``.
 3. **Budget** — the study has spent ``budget_usd`` or more → ``stop``.
    When acceptance is *inconclusive* (no criterion fails, but an interval includes a
-   threshold), a stop by rules 2 to 4 says "acceptance not established" and why: it is
+   threshold), a stop by rules 2 to 5 says "acceptance not established" and why: it is
    never "met".
-4. **No progress** — none of the last ``no_progress_cycles`` cycles made progress → ``stop``.
+4. **Escalation** — the fixes of a line failed ``escalate_after_fixes`` times in a row, or
+   ``escalate_after_stalled`` cycles made no progress (as rule 5 says it) with no escalation
+   asked for them → ``pivot``, escalated: abandon the failing line and pursue another
+   hypothesis or approach (``workflows.study.escalation``, fail fast).
+5. **No progress** — none of the last ``no_progress_cycles`` cycles made progress → ``stop``.
    A cycle made progress when, against the cycles before it, a hypothesis was decided in it
    (a verdict ``settled`` it), or the key metric's best value improved (in its direction), or
    fewer tasks were left unfinished than in the cycle before. A key value better than the best
    but within their intervals (either value inside the other's interval) is a tie, not an
    improvement, and the stop's reason says so. The first cycle has nothing to
    compare with, so the rule needs ``no_progress_cycles + 1`` cycles.
-5. **Fix** — a task linked to a hypothesis did not complete, or a hypothesis came out
+6. **Fix** — a task linked to a hypothesis did not complete, or a hypothesis came out
    ``inconclusive`` → ``fix``: retry what failed, with its diagnosis. When no task of the cycle
    links to a hypothesis, every task counts (the whole plan is the question).
-6. **Refuted** — a hypothesis was refuted → ``pivot`` to its first open sibling (tree order;
+7. **Refuted** — a hypothesis was refuted → ``pivot`` to its first open sibling (tree order;
    roots are siblings of each other). With no open sibling: a child hypothesis → ``iterate`` on
    its parent (the next cycle proposes another alternative under it); a root → ``stop``, no
    alternative is left.
-7. **Supported** — a hypothesis was supported → ``iterate``: on its first open child, else the
+8. **Supported** — a hypothesis was supported → ``iterate``: on its first open child, else the
    tree's first open hypothesis, else the next question.
-8. **Acceptance inconclusive** → ``iterate``: gather more evidence (another cycle), the
-   reason naming the interval that includes the threshold (rules 5 to 7 say it too).
-9. Otherwise → ``iterate``: nothing was decided and nothing failed.
+9. **Acceptance inconclusive** → ``iterate``: gather more evidence (another cycle), the
+   reason naming the interval that includes the threshold (rules 6 to 8 say it too).
+10. Otherwise → ``iterate``: nothing was decided and nothing failed.
 
-Consecutive fixes that change nothing stop at rule 4 (fail fast rather than retry forever).
+Consecutive fixes that fail escalate at rule 4, and a pivot that changes nothing stops at
+rule 5 (fail fast rather than retry forever).
 """
 
 from __future__ import annotations
@@ -38,6 +43,7 @@ from workflows.contracts.estimates import within_intervals
 from workflows.contracts.hypotheses import HypothesisTree, Verdict
 from workflows.contracts.plaintext import clip
 from workflows.contracts.study import Action, CycleDecision, CycleSummary, StudyPolicy
+from workflows.study.escalation import escalation, failing_lines
 from workflows.study.verdicts import acceptance, shown
 
 
@@ -56,6 +62,10 @@ def decide(policy: StudyPolicy, tree: HypothesisTree, summaries: list[CycleSumma
         return _stop(f"acceptance criteria met: {why}")
     unsettled = f"acceptance not established: {why}" if met == "inconclusive" else ""
     stop = _limits(policy, summaries, spent_usd)
+    escalated = None if stop else escalation(policy, tree, summaries, stalled(policy, summaries))
+    if escalated is not None:
+        return _also(escalated, unsettled)
+    stop = stop or _stalled(policy, summaries)
     if stop:
         return _stop(f"{stop}; {unsettled}" if unsettled else stop)
     decided = _fix(latest) or _refuted(tree, latest.verdicts) or _supported(tree, latest.verdicts)
@@ -73,17 +83,30 @@ def _also(decision: CycleDecision, unsettled: str) -> CycleDecision:
     """``decision`` with the inconclusive acceptance said too (nothing to say: as it is)."""
     if not unsettled:
         return decision
-    return _decision(action=decision.action, reason=f"{decision.reason}; {unsettled}",
-                     hypotheses=decision.hypotheses, pursue=decision.pursue)
+    return decision.model_copy(update={
+        "reason": clip(f"{decision.reason}; {unsettled}", COMMENT_CHARS)})
 
 
 def _limits(policy: StudyPolicy, summaries: list[CycleSummary], spent_usd: float) -> str:
-    """Why the study stops by its cycle limit, budget or lack of progress (empty: it does not)."""
+    """Why the study stops by its cycle limit or budget (empty: it does not)."""
     if len(summaries) >= policy.max_cycles:
         return f"cycle limit reached: {len(summaries)} of {policy.max_cycles} cycles run"
     if policy.budget_usd is not None and spent_usd >= policy.budget_usd:
         return f"budget spent: ${spent_usd:.2f} of ${policy.budget_usd:.2f}"
-    return _stalled(policy, summaries)
+    return ""
+
+
+def stalled(policy: StudyPolicy, summaries: list[CycleSummary]) -> int:
+    """How many cycles in a row, up to the last, made no progress.
+
+    The first cycle is never counted: it has nothing to compare with.
+    """
+    count = 0
+    for index in range(len(summaries) - 1, 0, -1):
+        if progress(summaries, index, policy):
+            break
+        count += 1
+    return count
 
 
 def progress(summaries: list[CycleSummary], index: int, policy: StudyPolicy) -> str:
@@ -151,7 +174,7 @@ def _fix(latest: CycleSummary) -> CycleDecision | None:
     said += [v.reason for v in inconclusive[:5]]
     concerned = [*dict.fromkeys([*(t.hypothesis for t in failed if t.hypothesis),
                                  *(v.hypothesis for v in inconclusive)])]
-    return _decision(action="fix", hypotheses=concerned,
+    return _decision(action="fix", hypotheses=concerned, fixes=failing_lines(latest),
                          reason=f"fix: {len(failed)} tasks unfinished, {len(inconclusive)} "
                                 f"hypotheses inconclusive — {'; '.join(said)}")
 
@@ -213,10 +236,11 @@ def _stop(reason: str, hypotheses: list[str] | None = None) -> CycleDecision:
 
 
 def _decision(*, action: Action, reason: str, hypotheses: list[str] | None = None,
-              pursue: str | None = None) -> CycleDecision:
+              pursue: str | None = None, fixes: list[str] | None = None) -> CycleDecision:
     """A decision by the rules, its reason cut to what a decision may carry."""
     return CycleDecision(action=action, reason=clip(reason, COMMENT_CHARS),
-                         hypotheses=(hypotheses or [])[:20], pursue=pursue)
+                         hypotheses=(hypotheses or [])[:20], pursue=pursue,
+                         fixes=(fixes or [])[:20])
 
 
 def _best(values: list[float | None], policy: StudyPolicy) -> float | None:

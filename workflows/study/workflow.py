@@ -291,6 +291,10 @@ class StudyWorkflow:
         self.log.add("checkpoint", "complete", status=decision.action,
                      outputs={"cycle": latest.cycle, "reason": decision.reason,
                               "hypotheses": decision.hypotheses, "pursue": decision.pursue})
+        if decision.escalated:  # the escalation's own event (no command: the log is flushed below)
+            self.log.add("checkpoint", "info", status="escalated",
+                         outputs={"cycle": latest.cycle, "abandon": decision.abandon,
+                                  "pursue": decision.pursue, "reason": decision.reason})
         if not self.gates.needs_person("cycle"):
             await self.log.flush()
             return decision

@@ -13,6 +13,7 @@ from tests.activities.agents.test_agents import DRAFT, plan_request, prompt_of
 from tests.support.e2e import ROOT
 from tests.support.fake_anthropic import FakeAnthropic, ToolUse
 from tests.workflows.study.factories import hypothesis, outcome, summary, tree, verdict
+from workflows.contracts.resources import Calibration
 from workflows.contracts.roles import (
     DataFile,
     PlanDraftOutput,
@@ -209,3 +210,32 @@ async def test_a_run_of_its_own_is_offered_the_plan_schema_it_always_was(
     assert tool["name"] == "PlanDraftOutput"
     assert "hypothes" not in json.dumps(tool["input_schema"])
     assert answer.draft.hypotheses == [] and "## Study" not in prompt_of(fake)
+
+
+def test_an_escalation_tells_the_planner_to_abandon_the_line_and_try_another() -> None:
+    escalated = CycleDecision(action="pivot", escalated=True, abandon=["H3"],
+                              hypotheses=["H3"], reason="fail fast: the fixes of H3 failed "
+                              "in 2 cycles in a row (escalation after 2)")
+    h3 = hypothesis("H3", "H1", metric="p_value", op="<", threshold=0.05, abandoned_in=2,
+                    statement="the difference is significant on log values")
+    ctx = context(decision=escalated)
+    ctx = ctx.model_copy(update={"tree": ctx.tree.replaced([h3])})
+    study = study_section(ctx)
+    assert ("decided by rules. ESCALATION (fail fast): abandon H3; do not plan another fix of "
+            "it. Try an alternative: a new sibling hypothesis or a different approach (another "
+            "method, data or model).") in study
+    assert "- H3 (parent H1) [open, abandoned in cycle 2: do not pursue]" in study
+
+
+def test_the_planner_sees_each_kinds_calibration_and_each_calibrated_estimate() -> None:
+    ctx = context(calibration={"fit-model": Calibration(
+        kind="fit-model", factor=0.375, tasks=1, accuracy=0.375)})
+    welch = ctx.previous[0].tasks[0].model_copy(update={"calibrated_s": 22.5})
+    ctx.previous[0].tasks[0] = welch
+    study = study_section(ctx)
+    assert ("### Time estimates, calibrated from actuals (accuracy target ≥ 70%)\n\nMultiply "
+            "your time estimates of each kind by its factor:\n\n- fit-model: actual = estimate "
+            "times 0.38 (from 1 tasks); accuracy of the plan's estimates 38% (below target); a "
+            "1 h estimate is 22 min") in study
+    assert "time under 1 min (estimated 1 min, calibrated under 1 min)" in study
+    assert "Time estimates, calibrated" not in study_section(context())

@@ -467,3 +467,16 @@ async def test_the_synthesis_gives_intervals_and_says_what_is_not_established(
     assert "f1 = 0.72 \\[0.66, 0.78\\] 95 %" in said
     running = Path((await write(tmp_path, state, status="running")).summary_md)
     assert "## Synthesis" not in running.read_text(encoding="utf-8")
+
+
+async def test_an_escalation_is_told_in_the_story_and_marked_in_the_tree(tmp_path: Path) -> None:
+    failed = result("fit", status="failed", reason="exit 1: smoothing window too wide")
+    runs = [three_cycles()[0], *(cycle_report(n, [result("prep"), failed], 0.5)
+                                 for n in (2, 3))]
+    state = await study_of(tmp_path / "runs", runs)
+    paths = await write(tmp_path, state, status="running", started_at=T0)
+    markdown = Path(paths.summary_md).read_text(encoding="utf-8")
+    assert ("- Cycle 3 (1/2 tasks, partial): **pivot** → H3 (**escalated**: abandons H2): "
+            "fail fast: no progress in the last 2 cycles (2 to 3; escalation after 2); abandon "
+            "H2 and pursue H3") in section(markdown, "Story")
+    assert "| inconclusive, abandoned in cycle 3 |" in section(markdown, "Hypotheses")

@@ -30,6 +30,7 @@ from tests.histories.capture.bounds import run_bounds
 from tests.histories.capture.branches import SCENARIOS as BRANCH_SCENARIOS
 from tests.histories.capture.decisions import run_decisions, run_decisions_study
 from tests.histories.capture.environments import run_environments
+from tests.histories.capture.escalation import run_escalation, save_escalation
 from tests.histories.capture.goalenv import run_goal_environment
 from tests.histories.capture.guided import run_guided
 from tests.histories.capture.learning import run_learning
@@ -242,6 +243,8 @@ async def capture() -> None:
             study = await run_study(env, Path(tmp))
         with tempfile.TemporaryDirectory() as tmp:
             cancelled_study = await run_cancelled_study(env, Path(tmp))
+        with tempfile.TemporaryDirectory() as tmp:
+            escalated_study = await run_escalation(env, Path(tmp))
         refusing_library = await run_library_refusals(env)
         with tempfile.TemporaryDirectory() as tmp:
             learned, learning_library = await run_learning(env, Path(tmp))
@@ -277,6 +280,7 @@ async def capture() -> None:
         await save_one(env, "outcome_before_bounds.library", bounded_library)
         await save_study(env, *study)
         await save_one(env, "study_cancelled.study-1", cancelled_study)
+        await save_escalation(env, *escalated_study)
         await save_one(env, "decisions_study.study-1", decided_study)
         await save_one(env, "decisions_study.research-cycle-1",
                        cycle_run_id(decided_study, 1))

@@ -130,3 +130,50 @@ def test_the_key_value_names_the_task_it_came_from() -> None:
     assert summarize(report(tasks), 2, None).key_task == ""
     assert summarize(report(tasks), 2, Metric(name="auc")).key_task == ""
     assert got.key_ci is None, "a plain value has no interval"
+
+
+def test_each_cycle_calibrates_its_task_kinds_and_the_next_estimates_carry_it() -> None:
+    state = StudyState(study_id="s", goal="how long?", policy=StudyPolicy(max_cycles=5))
+    timed = plan([decision("1", estimated_resources={"minutes": 2})])  # actual: 30 s
+    state = close_cycle(state, report([result("1")], timed))
+    first = state.summaries[-1].tasks[0]
+    assert (first.estimated_s, first.wall_s, first.calibrated_s) == (120.0, 30.0, None)
+    calibration = state.calibration[first.kind]
+    assert (calibration.factor, calibration.accuracy) == (0.25, 0.25)
+    state = close_cycle(state, report([result("1")], timed, run_id="run-2"))
+    second = state.summaries[-1].tasks[0]
+    assert second.calibrated_s == 30.0  # the 2 min estimate, calibrated: 30 s
+    calibration = state.calibration[first.kind]
+    assert (calibration.factor, calibration.tasks, calibration.accuracy,
+            calibration.calibrated_accuracy) == (0.25, 2, 0.25, 1.0)
+
+
+def test_a_line_whose_fixes_keep_failing_escalates_and_the_tree_marks_it_abandoned() -> None:
+    state = StudyState(study_id="s", goal="does it predict?", policy=StudyPolicy(max_cycles=9))
+    hypotheses = [hypothesis("H1").model_dump(), hypothesis("H2").model_dump()]
+    failing = plan([decision("1", hypothesis="H1")], hypotheses=hypotheses)
+    actions: list[tuple[str, bool]] = []
+    for cycle in (1, 2, 3):
+        state = close_cycle(state, report([result("1", status="failed")], failing,
+                                          run_id=f"run-{cycle}"))
+        made = state.summaries[-1].decision
+        assert made is not None
+        actions.append((made.action, made.escalated))
+    assert actions == [("fix", False), ("fix", False), ("pivot", True)]
+    assert state.tree.get("H1").abandoned_in == 3
+    assert [h.id for h in state.tree.open()] == ["H2"]
+
+
+def test_a_persons_decision_instead_of_an_escalation_takes_the_line_back() -> None:
+    state = StudyState(study_id="s", goal="does it predict?", policy=StudyPolicy(max_cycles=9))
+    failing = plan([decision("1", hypothesis="H1")],
+                   hypotheses=[hypothesis("H1").model_dump(), hypothesis("H2").model_dump()])
+    for cycle in (1, 2, 3):
+        state = close_cycle(state, report([result("1", status="failed")], failing,
+                                          run_id=f"run-{cycle}"))
+    assert state.tree.get("H1").abandoned_in == 3
+    person = CycleDecision(action="fix", reason="one more try", by="ada", fixes=["H1"])
+    assert with_decision(state, person).tree.get("H1").abandoned_in is None
+    confirmed = state.summaries[-1].decision
+    assert confirmed is not None
+    assert with_decision(state, confirmed).tree.get("H1").abandoned_in == 3

@@ -41,6 +41,9 @@ def test_the_budget_stops_when_spent() -> None:
 
 
 def stalled(*cycles: CycleSummary, **fields: Any) -> str:
+    """The no-progress stop's reason (the escalation before it switched off: its own tests are
+    in test_escalation.py)."""
+    fields = {"escalate_after_stalled": None, **fields}
     got = decide(policy(key_metric=Metric(name="auc"), **fields), TREE, list(cycles), 0.0)
     return got.reason if got.action == "stop" else ""
 

@@ -370,3 +370,30 @@ async def test_the_root_hypothesis_gets_a_verdict_from_its_children_when_the_stu
     # each cycle's planner is told what the study stops on
     told = (await cycle_input(time_env, cycle_run_id(inp.state.study_id, 2))).study
     assert told is not None and told.policy.acceptance[0].describe() == "score >= 0.9"
+
+
+def crashing_plan(n: int, hypothesis: str) -> CyclePlan:
+    """Cycle ``n``'s plan: one task linked to ``hypothesis`` whose job always exits 1."""
+    fit = {**task(f"fit{n}", behave="crash"), "hypothesis": hypothesis}
+    plan = Plan.model_validate({"decisions": [fit], "hypotheses": [H1, H2]})
+    sha = hashlib.sha256(plan.model_dump_json().encode()).hexdigest()
+    return CyclePlan(plan_name=f"cycle-{n}", plan_sha256=sha, plan=plan)
+
+
+async def test_fixes_that_keep_failing_escalate_to_a_pivot_then_the_study_stops(
+        study: Study) -> None:
+    plans = [crashing_plan(1, "H1"), crashing_plan(2, "H1"), crashing_plan(3, "H1"),
+             crashing_plan(4, "H2")]
+    handle = await study.start(study.input(plans, **ACCEPT))
+    result = await handle.result()
+
+    assert (result.status, result.cycles) == ("completed", 4), result.reason
+    assert result.reason.startswith("no progress in the last 2 cycles (3 to 4)")
+    state = study.reports.written[-1].state
+    made = [s.decision for s in state.summaries]
+    assert [(d.action, d.escalated) for d in made if d] == [
+        ("fix", False), ("fix", False), ("pivot", True), ("stop", False)]
+    assert state.tree.get("H1").abandoned_in == 3
+    escalated = [e for e in study.harness.sink.events.values() if e.status == "escalated"]
+    assert [(e.outputs["cycle"], e.outputs["abandon"], e.outputs["pursue"])
+            for e in escalated] == [(3, ["H1"], "H2")]
