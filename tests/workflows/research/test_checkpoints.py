@@ -15,7 +15,7 @@ from temporalio.client import WorkflowHandle
 from temporalio.testing import WorkflowEnvironment
 
 from tests.histories.capture.branches import approve_step
-from tests.workflows.common.test_gates import start, task_gate_waiting
+from tests.workflows.common.test_gates import human, plan_gate_waiting, start, task_gate_waiting
 from tests.workflows.harness import Harness, task
 from tests.workflows.research.test_branches import refused, until, until_open, update
 from workflows.constants import task_workflow_id
@@ -128,3 +128,17 @@ async def test_a_failure_names_a_checkpoint_and_old_automatic_ones_are_dropped(
         ("error:a:1", "error", "a", "execute"), ("approval:step:d", "approval", "d", "execute")]
     assert points.checkpoints[0].tasks["a"] == "failed"
     assert points.dropped == 1, "approval:step:a, the oldest, was dropped"
+
+
+async def test_a_person_approving_the_plan_names_a_checkpoint_before_any_task(
+        time_env: WorkflowEnvironment, task_queue: str, tmp_path: Path) -> None:
+    harness = Harness(time_env, task_queue, tmp_path)
+    async with harness.worker():
+        run = await start(harness, [task("a"), task("b", deps=["a"])], **human("plan"))
+        await plan_gate_waiting(run)
+        await run.signal("approve", {"gate": "plan", "decision": "approve", "by": "ada"})
+        result = await run.result()
+        points = await listing(run)
+    assert result.status == "completed"
+    assert [(p.name, p.kind, p.by, p.from_task, p.tasks) for p in points.checkpoints] == [
+        ("approval:plan:run", "approval", "ada", "a", {})]
