@@ -66,9 +66,9 @@ class Checkpoints:
                 named, or the branch point is not one of the plan's tasks.
         """
         state = self.state
-        if state.phase in ENDED or state.status != "running":
+        if state.phase in ENDED or state.cancelling:
             raise CheckpointRefusedError(
-                f"run {state.req.run_id} has ended ({state.phase}): its state no longer "
+                f"run {state.req.run_id} is ending ({state.phase}): its state no longer "
                 "changes; branch from one of its checkpoints or its tasks instead")
         if req.name in self.points:
             raise CheckpointRefusedError(f"checkpoint {req.name!r} is already taken (named by "
