@@ -18,7 +18,7 @@ def row(point: Checkpoint) -> list[str]:
     """One checkpoint as the cells of :data:`HEADERS`, each plain and bounded."""
     start = f"{point.from_task}:{point.from_phase}" if point.from_task else "-"
     done = ", ".join(f"{t} {s}" for t, s in list(point.tasks.items())[:10])
-    more = len(point.tasks) - 10
+    more = max(point.finished, len(point.tasks)) - 10
     return [text(point.name), point.kind, text(point.by), f"{point.at:%Y-%m-%d %H:%M:%S}",
             text(start), (done or "none") + (f" (+{more} more)" if more > 0 else "")]
 

@@ -70,7 +70,7 @@ def checkpoint(
             return
         start = f"task {point.from_task} ({point.from_phase})" if point.from_task else "no task"
         typer.echo(f"checkpoint {point.name} of run {run_id} named by {point.by}: "
-                   f"{len(point.tasks)} finished tasks, {point.artifacts} artifacts; a branch "
+                   f"{point.finished} finished tasks, {point.artifacts} artifacts; a branch "
                    f"starts at {start} (`assay branch {run_id} --from-checkpoint {point.name} "
                    "--set ...`)")
 

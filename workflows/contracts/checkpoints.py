@@ -29,6 +29,8 @@ MAX_NAMED = 50
 """The most checkpoints people may name in one run."""
 AUTO_KEPT = 20
 """The latest automatic checkpoints (errors, approvals) a run keeps; older ones are dropped."""
+TASKS_SHOWN = 100
+"""The most finished tasks a checkpoint lists (it counts them all and keeps their results)."""
 CHECKPOINT_MAX_BYTES = 8_000
 """The largest ``checkpoint`` request a run reads."""
 
@@ -65,7 +67,10 @@ class Checkpoint(Model):
     """The branch point a branch from it starts at, unless the branch names another."""
     from_phase: CheckpointPhase = "planned"
     tasks: dict[str, TaskStatus] = Field(default_factory=dict[str, TaskStatus])
-    """The tasks finished by then, and how each ended (their results are kept as they were)."""
+    """The tasks finished by then, and how each ended (their results are kept as they were);
+    the latest :data:`TASKS_SHOWN` of them."""
+    finished: int = 0
+    """How many tasks had finished by then."""
     artifacts: int = 0
     """How many verified artifacts those tasks had."""
 

@@ -22,6 +22,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.contracts.checkpoints import (
         AUTO_KEPT,
         MAX_NAMED,
+        TASKS_SHOWN,
         Checkpoint,
         CheckpointKind,
         CheckpointList,
@@ -142,7 +143,8 @@ class Checkpoints:
         point = Checkpoint(
             name=name, kind=kind, by=clip(by, BY_CHARS), comment=comment, channel=channel,
             at=workflow.now(), run_phase=state.phase, from_task=task, from_phase=phase,
-            tasks={t: r.status for t, r in results.items()},
+            tasks={t: r.status for t, r in list(results.items())[-TASKS_SHOWN:]},
+            finished=len(results),
             artifacts=sum(len(r.artifacts) for r in results.values()))
         self.points[name], self.kept[name] = point, results
         if kind != "manual":

@@ -88,7 +88,7 @@ async def test_a_named_checkpoint_is_refused_when_bad_and_a_branch_from_it_compl
     assert isinstance(result, ResearchResult) and result.status == "completed"
     assert (point.name, point.kind, point.by, point.comment) == (
         "before-refit", "manual", "ada", "refit next")
-    assert point.tasks == {"1": "completed"} and point.artifacts == 1
+    assert point.tasks == {"1": "completed"} and (point.finished, point.artifacts) == (1, 1)
     assert (point.from_task, point.from_phase, point.run_phase) == ("2", "planned", "execute")
     assert "already taken" in said[0] and "before-refit" in said[0]
     assert all("malformed checkpoint request" in s and "name" in s for s in said[1:5]), said
