@@ -10,6 +10,7 @@ with :class:`client.assay.AssayClient`, whose connection and refusal handling it
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from temporalio.client import WorkflowFailureError
 from temporalio.common import (
@@ -24,6 +25,7 @@ from client.linking import LinkRefusedError, linked_input, parent_input, reused_
 from workflows.constants import PARENT_KEY, PLAN_KEY, branch_workflow_id
 from workflows.contracts.base import via
 from workflows.contracts.branches import BranchRequest, BranchTree, SteerRequest
+from workflows.contracts.checkpoints import Checkpoint, CheckpointList, CheckpointRequest
 from workflows.contracts.results import ParentLink, ResearchInput, ResearchResult
 from workflows.research.workflow import ResearchWorkflow
 
@@ -33,6 +35,10 @@ STEER_RUN = "steer_run"
 """The update that pauses, resumes, cancels or closes a run; it answers with the tree."""
 BRANCHES = "branches"
 """The query that answers with a run's branch tree."""
+CHECKPOINT = "checkpoint"
+"""The update that names a running run's state; it answers with the checkpoint."""
+CHECKPOINTS = "checkpoints"
+"""The query that answers with a run's named checkpoints."""
 SUMMARY_CHARS = 200
 """The longest summary a linked run shows in the Web UI."""
 MAX_LINKED = 1000
@@ -41,6 +47,10 @@ MAX_LINKED = 1000
 
 class BranchRefusedError(ValueError):
     """A branch request the run (or, for a closed run, the client) will not take; says why."""
+
+
+class CheckpointRefusedError(ValueError):
+    """A checkpoint name the run will not take (taken, malformed, too many, or it ended)."""
 
 
 class SteerRefusedError(ValueError):
@@ -77,6 +87,11 @@ class SteeringClient:
                 request; the message says why.
         """
         if await self.assay.status(run_id) != "running":
+            if request.from_checkpoint is not None:
+                raise BranchRefusedError(
+                    f"run {run_id} has finished: a branch of a finished run starts from its "
+                    "final results in a new linked run; drop the checkpoint (or start from "
+                    "one of a running run)")
             return await self.branch_closed(run_id, request)
         tree = await self.start_branches(run_id, request)
         names = tuple(b.name for b in request.branches)
@@ -113,6 +128,58 @@ class SteeringClient:
         """A run's branch tree: its branches, how they compared, who steered it."""
         await self.assay.status(run_id)
         return await self.assay.handle(run_id).query(BRANCHES, result_type=BranchTree)
+
+    async def checkpoint(self, run_id: str, request: CheckpointRequest) -> Checkpoint:
+        """Name a running run's state now through its ``checkpoint`` update.
+
+        Raises:
+            RunNotFoundError: no such run.
+            CheckpointRefusedError: the run refused it (the name is taken or malformed, too
+                many were named) or it has finished.
+        """
+        if await self.assay.status(run_id) != "running":
+            raise CheckpointRefusedError(await self._closed(run_id, "checkpoint"))
+        return await self.assay.send_update(
+            run_id, CHECKPOINT, request, Checkpoint, refused=CheckpointRefusedError,
+            gone=lambda: self._closed(run_id, "checkpoint"))
+
+    async def checkpoints(self, run_id: str) -> CheckpointList:
+        """A run's named checkpoints, oldest first, and how many automatic ones were dropped."""
+        await self.assay.status(run_id)
+        return await self.assay.handle(run_id).query(CHECKPOINTS, result_type=CheckpointList)
+
+    async def checkpoint_named(self, run_id: str, name: str) -> Checkpoint:
+        """Run ``run_id``'s checkpoint ``name``.
+
+        Raises:
+            BranchRefusedError: the run has no checkpoint ``name`` (the known ones said).
+        """
+        listing = await self.checkpoints(run_id)
+        point = next((p for p in listing.checkpoints if p.name == name), None)
+        if point is None:
+            known = ", ".join(p.name for p in listing.checkpoints[-20:]) or "none yet"
+            raise BranchRefusedError(f"run {run_id} has no checkpoint {name!r} (its "
+                                     f"checkpoints: {known})")
+        return point
+
+    async def from_checkpoint(self, run_id: str, name: str, **fields: Any) -> BranchRequest:
+        """A branch request from run ``run_id``'s checkpoint ``name``.
+
+        It starts at the checkpoint's branch point unless ``fields`` give ``from_task`` (and
+        ``from_phase``); the other fields are the request's as given.
+
+        Raises:
+            BranchRefusedError: the run has no checkpoint ``name`` (the known ones said), or
+                it stands for no task and ``fields`` name none.
+        """
+        point = await self.checkpoint_named(run_id, name)
+        start: dict[str, Any] = {"from_task": point.from_task, "from_phase": point.from_phase}
+        if "from_task" in fields:
+            start = {}
+        elif point.from_task is None:
+            raise BranchRefusedError(f"checkpoint {name!r} stands for no task (every task had "
+                                     "finished, or none was planned): name the task to branch")
+        return BranchRequest.model_validate({**start, **fields, "from_checkpoint": name})
 
     async def branch_closed(self, run_id: str, request: BranchRequest) -> BranchesStarted:
         """Start a new run linked to closed run ``run_id`` that runs only ``request``'s branches.

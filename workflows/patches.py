@@ -39,13 +39,19 @@ class Patch:
     retired: str = ""
 
 
-PATCHES: tuple[Patch, ...] = ()
-"""The patches in force, oldest first: none at 0.1.0, which retired every earlier one."""
-
 _RUN, _TASK, _BRANCH = "ResearchWorkflow", "TaskWorkflow", "BranchWorkflow"
 _STUDY, _LIBRARY = "StudyWorkflow", "SkillLibraryWorkflow"
 _LINES = (_RUN, _BRANCH)
 _ALL = (_RUN, _BRANCH, _TASK, _STUDY)
+
+
+CHECKPOINTS_PATCH = "named-checkpoints"
+
+PATCHES: tuple[Patch, ...] = (
+    Patch(CHECKPOINTS_PATCH, "0.2.0", (_RUN,), "a task's failure and a gate's approval name "
+          "a checkpoint of the run, recorded as an event"),
+)
+"""The patches in force, oldest first (0.1.0 retired every earlier one)."""
 
 
 def _retired(patch_id: str, workflows: tuple[str, ...], what: str) -> Patch:

@@ -7,6 +7,7 @@ that file cannot be read, from the run's workflow result, without the tasks' det
 from __future__ import annotations
 
 from activities.reports.branches import markdown_section as branches_section
+from activities.reports.checkpoints import markdown_section as checkpoints_section
 from activities.reports.figures import mermaid
 from activities.reports.kpis import markdown as kpi_lines
 from activities.reports.numbers import duration
@@ -63,6 +64,7 @@ def render_markdown(result: RunReport) -> str:
         *_answer_section(result),
         *_overview_section(result),
         *branches_section(result),
+        *checkpoints_section(result),
         *(["", "## Sweeps", "", "Every line of each group of branches: what it changed, its "
             "metrics with their intervals, its status and cost, and which line was kept and "
             "why.", *sweep_markdown(result.sweeps)] if result.sweeps else []),

@@ -15,7 +15,12 @@ from temporalio.worker import Worker
 
 from client.assay import AssayClient, RunNotFoundError
 from client.linking import parent_input
-from client.steering import BranchRefusedError, SteeringClient, SteerRefusedError
+from client.steering import (
+    BranchRefusedError,
+    CheckpointRefusedError,
+    SteeringClient,
+    SteerRefusedError,
+)
 from tests.client.test_linking import finished_run, request
 from workflows.constants import PARENT_KEY, PLAN_KEY
 from workflows.contracts.branches import BranchRecord, BranchRequest, BranchTree, SteerRequest
@@ -130,3 +135,43 @@ async def test_an_open_run_answers_with_its_tree_and_its_refusals_say_why(
         await steering.steer(run_id, SteerRequest(action="close", by="ada"))
         await handle.result()
         assert (await handle.describe()).status == WorkflowExecutionStatus.COMPLETED
+
+
+async def test_a_checkpoint_is_named_branched_from_and_refused_once_the_run_has_ended(
+        time_env: WorkflowEnvironment, task_queue: str, tmp_path: Path) -> None:
+    from tests.workflows.common.test_gates import start
+    from tests.workflows.harness import Harness, task
+    from tests.workflows.research.test_branches import until_open
+    from workflows.contracts.checkpoints import CheckpointRequest
+
+    harness = Harness(time_env, task_queue, tmp_path)
+    steering = SteeringClient(AssayClient(time_env.client, task_queue=task_queue))
+    async with harness.worker():
+        run = await start(harness, [task("1"), task("2", deps=["1"], score=0.5)],
+                          branching={"hold_open": True})
+        await until_open(run)
+        point = await steering.checkpoint(run.id, CheckpointRequest(name="all-done", by="ada"))
+        with pytest.raises(BranchRefusedError, match=r"no checkpoint 'nope' .*all-done"):
+            await steering.from_checkpoint(run.id, "nope", by="ada", branches=[{"name": "x"}])
+        with pytest.raises(BranchRefusedError, match="stands for no task"):
+            await steering.from_checkpoint(run.id, "all-done", by="ada",
+                                           branches=[{"name": "x"}])
+        asked = await steering.from_checkpoint(run.id, "all-done", from_task="2",
+                                               from_phase="execute", by="ada",
+                                               branches=[{"name": "hi", "set": {
+                                                   "args.score": 0.9}}])
+        started = await steering.branch(run.id, asked)
+        await steering.steer(run.id, SteerRequest(action="close", by="ada"))
+        result = await run.result()
+        with pytest.raises(CheckpointRefusedError, match="has finished"):
+            await steering.checkpoint(run.id, CheckpointRequest(name="late", by="ada"))
+        with pytest.raises(BranchRefusedError, match="has finished: a branch of a finished"):
+            await steering.branch(run.id, asked)
+    assert (point.from_task, point.tasks, point.channel) == (
+        None, {"1": "completed", "2": "completed"}, "python")
+    assert (asked.from_task, asked.from_phase, asked.from_checkpoint) == ("2", "execute",
+                                                                          "all-done")
+    assert started.names == ("hi",) and result.status == "completed"
+    assert result.branches is not None
+    assert [(b.checkpoint, b.status) for b in result.branches.branches] == [
+        ("all-done", "completed")]

@@ -8,6 +8,7 @@ run takes no branch, so the client starts a new run linked to it, and this says 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Collection
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -35,7 +36,7 @@ from workers.settings import Settings
 from workflows.branching.selection import held_out_problem
 from workflows.common.validation import field_errors
 from workflows.contracts.base import Scalar
-from workflows.contracts.branches import BranchRequest
+from workflows.contracts.branches import CHECKPOINT_CHARS, BranchRequest, CheckpointPhase
 from workflows.contracts.words import plural
 
 if TYPE_CHECKING:
@@ -63,7 +64,7 @@ class SelectName(StrEnum):
 class BranchOptions:
     """``assay branch``'s options as typed (checked by :func:`branch_request`)."""
 
-    start: str
+    start: str | None
     by: str
     sets: list[str] = field(default_factory=list[str])
     sweep: str | None = None
@@ -75,15 +76,28 @@ class BranchOptions:
     select: str | None = None
     comment: str = ""
     allow_test_selection: bool = False
+    checkpoint: str | None = None
+    """A named checkpoint of the run to start from (``--from-checkpoint``)."""
 
 
-def branch_request(opts: BranchOptions, taken: Collection[str] = ()) -> BranchRequest:
+def branch_request(opts: BranchOptions, taken: Collection[str] = (),
+                   point: tuple[str, CheckpointPhase] | None = None) -> BranchRequest:
     """The request ``opts`` ask for; default names avoid ``taken`` (the run's branches).
+
+    ``point`` is the branch point of ``opts.checkpoint`` when ``--from`` gives none.
 
     Raises:
         InputError: an option is malformed, hostile or too large; the message says which.
     """
-    task, phase = parse_checkpoint(opts.start)
+    if opts.checkpoint is not None:
+        check_checkpoint(opts.checkpoint)
+    if opts.start is not None:
+        task, phase = parse_checkpoint(opts.start)
+    elif point is not None:
+        task, phase = point
+    else:
+        raise InputError("say where to branch from: --from TASK[:phase] or --from-checkpoint "
+                         "NAME")
     sets = parse_sets(opts.sets)
     code = read_code(opts.code) if opts.code is not None else None
     plain(opts.by, "--by")
@@ -100,6 +114,7 @@ def branch_request(opts: BranchOptions, taken: Collection[str] = ()) -> BranchRe
             "from_task": task, "from_phase": phase, "by": opts.by, "comment": opts.comment,
             "metric": metric, "selection": opts.select, "channel": "cli",
             "allow_test_selection": opts.allow_test_selection,
+            "from_checkpoint": opts.checkpoint,
             "branches": [{**spec, "name": name, "set": changes}
                          for name, (_, changes) in zip(names, variants, strict=True)]})
     except ValidationError as err:
@@ -134,6 +149,36 @@ def _names(opts: BranchOptions, variants: list[tuple[str, dict[str, Scalar]]],
     return unique([name for name, _ in variants], set(taken))
 
 
+def check_checkpoint(name: str) -> str:
+    """A checkpoint name as ``--from-checkpoint`` gives it, refused if malformed."""
+    plain(name, "--from-checkpoint")
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.:-]*", name) or len(name) > CHECKPOINT_CHARS:
+        raise InputError(f"--from-checkpoint {name[:80]!r}: a checkpoint name is 1 to "
+                         f"{CHECKPOINT_CHARS} letters, digits, '_', '.', ':' or '-' "
+                         "(`assay checkpoints RUN` lists the run's)")
+    return name
+
+
+async def _point(steering: SteeringClient, run_id: str, name: str
+                 ) -> tuple[str, CheckpointPhase]:
+    """The branch point checkpoint ``name`` of ``run_id`` stands for.
+
+    Raises:
+        InputError: the run has no such checkpoint (the known ones said), or it stands for
+            no task.
+    """
+    from client.steering import BranchRefusedError
+
+    try:
+        point = await steering.checkpoint_named(run_id, name)
+    except BranchRefusedError as err:
+        raise InputError(str(err)) from None
+    if point.from_task is None:
+        raise InputError(f"checkpoint {name!r} stands for no task (every task had finished, "
+                         "or none was planned): give --from TASK[:phase] too")
+    return point.from_task, point.from_phase
+
+
 async def _taken(steering: SteeringClient, run_id: str) -> set[str]:
     """The names an open run's branches have (none known if it cannot answer)."""
     from temporalio.client import WorkflowQueryFailedError
@@ -146,8 +191,13 @@ async def _taken(steering: SteeringClient, run_id: str) -> set[str]:
 
 def branch(
     run_id: Annotated[str, typer.Argument(help="The run to branch.")],
-    start: Annotated[str, typer.Option(
-        "--from", help="The checkpoint: TASK, TASK:planned, TASK:execute or TASK:verify.")],
+    start: Annotated[str | None, typer.Option(
+        "--from", help="The checkpoint: TASK, TASK:planned, TASK:execute or TASK:verify.")]
+    = None,
+    checkpoint: Annotated[str | None, typer.Option(
+        "--from-checkpoint", help="A named checkpoint of the run (`assay checkpoints RUN`): "
+        "the tasks it reuses as they were then; its branch point unless --from says.")]
+    = None,
     sets: Annotated[list[str] | None, typer.Option(
         "--set", help="FIELD=VALUE: args.X, resources.memory_mb|timeout_s|cpus or "
                       "TASK:args.X; repeat for more.")] = None,
@@ -178,17 +228,25 @@ def branch(
     opts = BranchOptions(start=start, by=by or settings.user, sets=sets or [], sweep=sweep,
                          name=name, kind=kind.value, hypothesis=hypothesis, code=code,
                          metric=metric, select=select.value if select else None,
-                         comment=comment, allow_test_selection=allow_test_selection)
+                         comment=comment, allow_test_selection=allow_test_selection,
+                         checkpoint=checkpoint)
     try:
-        request = branch_request(opts)
+        placeholder = ("1", "planned") if start is None and checkpoint is not None else None
+        request = branch_request(opts, point=placeholder)  # checked before anything is sent
     except InputError as err:
         fail(str(err), EXIT_BAD_INPUT)
 
     async def go() -> None:
         steering = SteeringClient(await client_for(settings))
         wanted = request
-        if name is None and await steering.assay.status(run_id) == "running":
-            wanted = branch_request(opts, await _taken(steering, run_id))
+        try:
+            point = (await _point(steering, run_id, checkpoint)
+                     if checkpoint is not None and start is None else None)
+            if point is not None or (name is None
+                                     and await steering.assay.status(run_id) == "running"):
+                wanted = branch_request(opts, await _taken(steering, run_id), point)
+        except InputError as err:
+            fail(str(err), EXIT_BAD_INPUT)
         try:
             started = await steering.branch(run_id, wanted)
         except BranchRefusedError as err:

@@ -145,17 +145,17 @@ def _split(item: str, option: str) -> tuple[str, str]:
     return parse_field(field.strip(), option), text
 
 
-def parse_checkpoint(text: str) -> tuple[str, CheckpointPhase]:
+def parse_checkpoint(text: str, option: str = "--from") -> tuple[str, CheckpointPhase]:
     """``TASK[:planned|execute|verify]`` as a task id and a phase (``planned`` by default)."""
-    plain(text, "--from")
+    plain(text, option)
     task, _, phase = text.partition(":")
     phases: tuple[CheckpointPhase, ...] = get_args(CheckpointPhase)
     if phase and phase not in phases:
-        raise InputError(f"--from {text[:80]!r}: the phase is one of {', '.join(phases)}")
+        raise InputError(f"{option} {text[:80]!r}: the phase is one of {', '.join(phases)}")
     try:
         task = _TASK.validate_python(task)
     except ValidationError:
-        raise InputError(f"--from {text[:80]!r}: write a task id (letters, digits, '_', '.', "
+        raise InputError(f"{option} {text[:80]!r}: write a task id (letters, digits, '_', '.', "
                          "'-'), then optionally :planned, :execute or :verify") from None
     return task, next(p for p in phases if p == (phase or "planned"))
 

@@ -208,6 +208,10 @@ lazy("gates", "workers.cli.gates", "gates", "List the gates waiting for a person
      "studies waiting for a plan.")
 lazy("branch", "workers.cli.branch", "branch", "Start branches of a run from a task's "
      "checkpoint (a closed run: a new linked run).")
+lazy("checkpoint", "workers.cli.checkpoints", "checkpoint", "Name a running run's state now, "
+     "so branches can start from it.")
+lazy("checkpoints", "workers.cli.checkpoints", "checkpoints", "List a run's named "
+     "checkpoints: people's, and those of its errors and approvals.")
 lazy("branches", "workers.cli.branches", "branches", "Show a run's branch tree and a comparison "
      "table per group of sibling branches.")
 for _action, _help in (

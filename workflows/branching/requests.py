@@ -186,7 +186,8 @@ def _one(spec: BranchSpec, req: BranchRequest, view: RunView, tasks: list[str],
             changed[tid] = decision.model_copy(update={"job": job, "branches": []})
     record = BranchRecord(
         name=spec.name, kind=spec.kind, hypothesis=spec.hypothesis, from_task=req.from_task,
-        from_phase=req.from_phase, group=group, by=req.by, comment=req.comment,
+        from_phase=req.from_phase, checkpoint=req.from_checkpoint or "", group=group,
+        by=req.by, comment=req.comment,
         channel=req.channel or "temporal", changes=changes,
         code_sha256=digest(spec.code.encode()) if spec.code else "",
         workflow_id=branch_workflow_id(view.run_id, spec.name),

@@ -38,6 +38,8 @@ MAIN_LINE = "main"
 """The name the run's own line of work has among its branches (no branch may take it)."""
 MAX_RUN_BRANCHES = 100
 """Most branches one run holds; each is a child workflow with a history of its own."""
+CHECKPOINT_CHARS = 160
+"""The longest checkpoint name, the run's own (``approval:GATE:TASK``) included."""
 BRANCH_MAX_BYTES = 1_000_000
 """The largest ``branch`` request a run reads (a sweep of twenty with code fits)."""
 
@@ -63,6 +65,9 @@ class BranchRequest(StrictModel):
     """How it was sent (``cli``, ``python``; none: ``temporal``)."""
     allow_test_selection: bool = False
     """Compare on a held-out metric (``test_`` or the plan's ``held_out``) all the same."""
+    from_checkpoint: str | None = Field(default=None, min_length=1, max_length=CHECKPOINT_CHARS,
+                                        pattern=r"^[A-Za-z0-9][A-Za-z0-9_.:-]*$")
+    """A named checkpoint of the run: the tasks it reuses are as they were when it was named."""
 
 
 class SteerRequest(StrictModel):
@@ -118,6 +123,8 @@ class BranchRecord(Model):
     changes: list[BranchChange] = Field(default_factory=list[BranchChange])
     code_sha256: str = ""
     workflow_id: str = ""
+    checkpoint: str = ""
+    """The named checkpoint it started from (empty: the run's state when it started)."""
     linked_run: str = ""
     """Set when the branch was started as a new run linked to a closed one."""
     status: BranchStatus = "running"

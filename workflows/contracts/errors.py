@@ -30,6 +30,8 @@ class ErrorType(StrEnum):
     BRANCH_REFUSED = "BranchRefused"
     """A branch request the run will not take: who, from where, which names or changes."""
     STEER_REFUSED = "SteerRefused"
+    CHECKPOINT_REFUSED = "CheckpointRefused"
+    """A checkpoint name the run will not take: taken, malformed, too many, or the run ended."""
     """A pause, resume, cancel or close the run will not take: who, or when."""
     # a worker that cannot do the work at all
     SANDBOX_UNAVAILABLE = "SandboxUnavailable"

@@ -18,6 +18,7 @@ from pydantic import Field
 from workflows.contracts.alternatives import BranchSpec
 from workflows.contracts.base import Model, PlainText
 from workflows.contracts.branches import BranchRequest, BranchTree, SweepTable, TaskStart
+from workflows.contracts.checkpoints import CheckpointList
 from workflows.contracts.context import TaskDigest
 from workflows.contracts.execution import (
     Artifact,
@@ -247,6 +248,8 @@ class RunBase(Model):
     the digest of the goal and its data."""
     branches: BranchTree | None = None
     """The run's branches, how they compared and which line was kept (none: no branch)."""
+    checkpoints: CheckpointList | None = None
+    """The run's named checkpoints (none: it has none)."""
     parent: str = ""
     """The closed run this one branched from (``assay branch`` on a closed run)."""
 

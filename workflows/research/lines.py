@@ -44,6 +44,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.contracts.plan import Decision
     from workflows.contracts.results import TaskResult
     from workflows.research.branch import BranchWorkflow
+    from workflows.research.checkpoints import Checkpoints
     from workflows.research.choosing import Choosing
     from workflows.research.state import RunState
 
@@ -70,6 +71,8 @@ class Branches(Choosing):
         self._children: list[asyncio.Task[None]] = []
         self.waiting: list[BranchRequest] = []
         """Branches a plan writes whose reused tasks (the branch point's siblings) still run."""
+        self.points = Checkpoints(state)
+        """The run's named checkpoints (a request ``from_checkpoint`` reuses their state)."""
 
     # --- starting ----------------------------------------------------------------------------
 
@@ -84,7 +87,10 @@ class Branches(Choosing):
             if self.closed or state.cancelling:
                 raise BranchRefusedError("the run is closing: start a new run from it instead "
                                          "(`assay branch` does so for a closed run)")
-            return plan_request(req, self._view(), state.req.policy)
+            view = self._view()
+            if req.from_checkpoint is not None:
+                view = self.points.view(req.from_checkpoint, view)
+            return plan_request(req, view, state.req.policy)
         except BranchRefusedError as err:
             self.refuse(req.by, str(err))
             raise
@@ -202,7 +208,8 @@ class Branches(Choosing):
                 self.start_quietly(req)
 
     def finished(self, result: TaskResult) -> None:
-        """A task ended: start the branches that waited for it, and its recovery branches."""
+        """A task ended: name its checkpoints, start the branches waiting for it, recover."""
+        self.points.finished(result)
         self.release()
         self.recover(result)
 

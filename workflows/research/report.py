@@ -24,6 +24,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.common.failures import root_message
     from workflows.common.sizes import fit_run, task_summary
     from workflows.contracts.branches import BranchTree
+    from workflows.contracts.checkpoints import CheckpointList
     from workflows.contracts.gates import GateRecord
     from workflows.contracts.kpis import estimated_seconds
     from workflows.contracts.plan import PRIORITY_RANK, Plan
@@ -93,7 +94,8 @@ async def answer_goal(state: RunState, agents: AgentCalls, question: str | None 
 
 
 def run_report(state: RunState, started: datetime, *, gates: list[GateRecord],
-               model: ModelSpend, branches: BranchTree | None = None) -> RunReport:
+               model: ModelSpend, branches: BranchTree | None = None,
+               checkpoints: CheckpointList | None = None) -> RunReport:
     """The run's report as it stands now, with every task's result."""
     req, now, tasks = state.req, workflow.now(), state.tasks()
     done = sum(t.status == "completed" for t in tasks)
@@ -120,6 +122,7 @@ def run_report(state: RunState, started: datetime, *, gates: list[GateRecord],
         reflection=summarize(tasks, state.memory),
         skills=_skill_summary(state, tasks),
         supplied_plan=state.supplied_plan, branches=branches,
+        checkpoints=checkpoints if checkpoints and checkpoints.checkpoints else None,
         parent=req.parent.run_id if req.parent is not None else "",
         dependencies=({d.task_id: list(d.dependencies) for d in state.plan.decisions}
                       if state.plan is not None else {}),

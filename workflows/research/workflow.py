@@ -38,6 +38,12 @@ with workflow.unsafe.imports_passed_through():
         BranchTree,
         SteerRequest,
     )
+    from workflows.contracts.checkpoints import (
+        CHECKPOINT_MAX_BYTES,
+        Checkpoint,
+        CheckpointList,
+        CheckpointRequest,
+    )
     from workflows.contracts.errors import ErrorType
     from workflows.contracts.gates import GateDecision, GateRecord
     from workflows.contracts.plaintext import clip
@@ -48,6 +54,7 @@ with workflow.unsafe.imports_passed_through():
         ResearchResult,
         RunProgress,
     )
+    from workflows.research.checkpoints import CheckpointRefusedError
     from workflows.research.context import unreusable
     from workflows.research.lines import Branches
     from workflows.research.memory import consult_memory
@@ -71,7 +78,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.research.tasks import TaskRunner
 
 
-RequestT = TypeVar("RequestT", BranchRequest, SteerRequest)
+RequestT = TypeVar("RequestT", BranchRequest, SteerRequest, CheckpointRequest)
 
 
 @workflow.defn
@@ -227,10 +234,28 @@ class ResearchWorkflow:
             raise refusal(str(err), ErrorType.STEER_REFUSED) from None
         return self.branches.answer([])
 
+    @workflow.update(name="checkpoint")
+    def checkpoint(self, raw: RawValue) -> Checkpoint:
+        """Name the run's state now (a ``CheckpointRequest``); refused: ``CheckpointRefused``."""
+        req = None
+        try:
+            req = self._read(raw, CheckpointRequest)
+            return self.branches.points.name(req)
+        except (RequestRefusedError, CheckpointRefusedError) as err:
+            if req is not None:
+                self.branches.refuse(req.by, str(err))
+            raise refusal(str(err), ErrorType.CHECKPOINT_REFUSED) from None
+
+    @workflow.query(name="checkpoints")
+    def checkpoints(self) -> CheckpointList:
+        """The run's named checkpoints: people's, and the latest of its errors and approvals."""
+        return self.branches.points.listing()
+
     def _read(self, raw: RawValue, model: type[RequestT]) -> RequestT:
-        """A branch or steer request, its size checked first; a refusal is recorded."""
+        """A branch, steer or checkpoint request, its size checked first; refusals recorded."""
         limit, what = ((BRANCH_MAX_BYTES, "branch request") if model is BranchRequest
-                       else (STEER_MAX_BYTES, "steer request"))
+                       else (CHECKPOINT_MAX_BYTES, "checkpoint request")
+                       if model is CheckpointRequest else (STEER_MAX_BYTES, "steer request"))
         try:
             return read(raw, model, limit=limit, what=what)
         except RequestRefusedError as err:
@@ -271,7 +296,7 @@ class ResearchWorkflow:
         state.set_phase("report")
         tree = self.branches.tree() if self.branches.records else None
         report = run_report(state, started, gates=self.gates.records, model=self.agents.spend,
-                            branches=tree)
+                            branches=tree, checkpoints=self.branches.points.listing())
         await write_report(state, report)
         result = run_result(report)
         state.set_status(result.status)
@@ -342,6 +367,7 @@ class ResearchWorkflow:
         state.log.add("checkpoint", "info", status="planned",
                       outputs={"order": order, "tasks": len(order)})
         if await self.planning.approved(plan, order):
+            self.branches.points.plan_approved(self.gates.records)
             state.set_phase("execute")
             await self.tasks.run_all(plan, order)
             await self.steering.after_tasks()

@@ -6,7 +6,8 @@ workflow code: a change to the commands a workflow emits is guarded with a patch
 here. The scenarios of this module reuse the fake-activity runs of ``test_research``; the
 others live in the modules beside it, each of which re-captures only its own histories with
 ``python -m tests.histories.capture.<module>`` (``branches`` those of branches and steering:
-``branched``, ``steered``, ``cancelled``, ``withdrawn``, ``tied``, ``held``). ``reset`` needs
+``branched``, ``steered``, ``cancelled``, ``withdrawn``, ``tied``, ``held``,
+``checkpointed``). ``reset`` needs
 a dev server and runs only alone.
 """
 

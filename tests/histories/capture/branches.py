@@ -22,6 +22,10 @@ something else.
   the main line.
 - ``held``: a one-task run with a human ``result`` gate: the gate approved, the run is held
   open for branches, then closed.
+- ``checkpointed``: two tasks with human step gates, held open. ``ada`` names the checkpoint
+  ``before-b`` while ``b`` waits at its gate (each approved gate names its own,
+  ``approval:step:TASK``: the ``named-checkpoints`` patch); branch ``alt`` starts from
+  ``before-b`` (task ``b``, reusing ``a``) and completes; then ``close``.
 
 ``python -m tests.histories.capture.branches held`` captures the named scenarios only.
 """
@@ -218,10 +222,37 @@ async def run_held(env: WorkflowEnvironment, root: Path) -> ResearchResult:
     return result
 
 
+async def run_checkpointed(env: WorkflowEnvironment, root: Path) -> ResearchResult:
+    """The checkpointed scenario (see the module's docstring)."""
+    harness = Harness(env, f"capture-{uuid.uuid4().hex[:8]}", root)
+    async with harness.worker():
+        run = await start(harness, [task("a"), task("b", deps=["a"], score=0.5)],
+                          branching=HOLD, gates=STEP)
+        await approve_step(env, run, "a")
+        await task_gate_waiting(env.client.get_workflow_handle(
+            task_workflow_id(run.id, "b")), "step")
+        await run.execute_update("checkpoint", {  # pyright: ignore[reportUnknownMemberType]
+            "name": "before-b", "by": "ada"})
+        await approve_step(env, run, "b")
+        await until(run, lambda p: p.phase == "open", "the run to be held open")
+        tree = await update(run, "start_branches", {
+            "from_task": "b", "from_checkpoint": "before-b", "by": "ada",
+            "branches": [{"name": "alt", "set": {"args.score": 0.9}}]})
+        assert tree.branches[0].reused == ["a"], tree
+        await approve_step(env, run, "b", branch="alt")
+        await until(run, lambda p: p.phase == "open", "the run to stay open")
+        await update(run, "steer_run", {"action": "close", "by": "ada"})
+        result = await run.result()
+    assert result.status == "completed", result
+    assert result.branches is not None and result.branches.branches[0].status == "completed"
+    return result
+
+
 SCENARIOS: dict[str, Callable[[WorkflowEnvironment, Path],
                               Awaitable[ResearchResult | RunReport]]] = {
     "branched": run_branched, "steered": run_steered, "cancelled": run_cancelled,
-    "withdrawn": run_withdrawn, "held": run_held, "tied": run_tied}
+    "withdrawn": run_withdrawn, "held": run_held, "tied": run_tied,
+    "checkpointed": run_checkpointed}
 
 
 async def capture_alone(names: list[str] | None = None) -> None:
