@@ -27,9 +27,9 @@ from workflows.contracts.branches import BranchRecord, BranchRequest, BranchTree
 
 
 async def test_a_closed_runs_branches_start_a_new_run_linked_to_it(
-        time_env: WorkflowEnvironment, task_queue: str, tmp_path: Path) -> None:
-    _, req, result = await finished_run(time_env, task_queue, tmp_path)
-    steering = SteeringClient(AssayClient(time_env.client, task_queue="elsewhere"))
+        own_time_env: WorkflowEnvironment, task_queue: str, tmp_path: Path) -> None:
+    _, req, result = await finished_run(own_time_env, task_queue, tmp_path)
+    steering = SteeringClient(AssayClient(own_time_env.client, task_queue="elsewhere"))
     asked = request()
     started = await steering.branch(req.run_id, asked)
     again = await steering.branch(req.run_id, request(name="lr-0.2"))
@@ -38,7 +38,7 @@ async def test_a_closed_runs_branches_start_a_new_run_linked_to_it(
             f"{req.run_id}.b1", req.run_id, ("lr-0.1",))
         assert started.workflow_ids == (f"{req.run_id}.b1.branch-lr-0.1",)
         assert again.run_id == f"{req.run_id}.b2"  # the first free number
-        linked = await parent_input(time_env.client, started.run_id)
+        linked = await parent_input(own_time_env.client, started.run_id)
         assert linked.run_id == started.run_id
         assert (linked.plan, linked.policy, linked.queues) == (req.plan, req.policy, req.queues)
         assert linked.parent is not None and linked.parent.run_id == req.run_id
@@ -46,12 +46,12 @@ async def test_a_closed_runs_branches_start_a_new_run_linked_to_it(
         assert [(t.task_id, t.status) for t in linked.parent.reused] == [
             (t.task_id, t.status) for t in result.tasks]
         assert linked.parent.reused[0].artifacts  # the whole result, not the summary
-        described = await time_env.client.get_workflow_handle(started.run_id).describe()
+        described = await own_time_env.client.get_workflow_handle(started.run_id).describe()
         assert described.typed_search_attributes.get(PARENT_KEY) == req.run_id
         assert described.typed_search_attributes.get(PLAN_KEY) == req.plan_name
     finally:
         for run in (started.run_id, again.run_id):
-            await time_env.client.get_workflow_handle(run).terminate("test over")
+            await own_time_env.client.get_workflow_handle(run).terminate("test over")
 
 
 async def test_a_request_the_closed_run_refuses_starts_nothing(
@@ -68,12 +68,12 @@ async def test_a_request_the_closed_run_refuses_starts_nothing(
 
 
 async def test_a_run_that_ended_without_a_result_cannot_be_branched(
-        time_env: WorkflowEnvironment, task_queue: str) -> None:
+        own_time_env: WorkflowEnvironment, task_queue: str) -> None:
     run_id = f"stand-in-{uuid.uuid4().hex[:8]}"
-    handle = await time_env.client.start_workflow(StandInRun.run, id=run_id,
-                                                  task_queue=task_queue)
+    handle = await own_time_env.client.start_workflow(StandInRun.run, id=run_id,
+                                                      task_queue=task_queue)
     await handle.terminate("gone")
-    steering = SteeringClient(AssayClient(time_env.client, task_queue=task_queue))
+    steering = SteeringClient(AssayClient(own_time_env.client, task_queue=task_queue))
     with pytest.raises(BranchRefusedError, match=r"ended \(terminated\) without a result"):
         await steering.branch(run_id, request())
     with pytest.raises(RunNotFoundError):
