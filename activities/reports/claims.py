@@ -31,6 +31,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, cast
 
 from workflows.contracts.estimates import Estimate
+from workflows.contracts.goal import RunAnswer
+from workflows.contracts.results import TaskResult
 
 NUMBER = re.compile(
     r"(?<![\w.])(?P<sign>[-−+])?(?P<digits>\d{1,3}(?:,\d{3})+(?!\d)|\d+)"
@@ -104,3 +106,12 @@ def _rounds_to(v: float, x: float, tolerance: float, negative: bool) -> bool:
 def flagged_line(numbers: Sequence[str]) -> str:
     """``Not held by a verified metric: 0.73, 12 %.`` (empty when none)."""
     return f"Not held by a verified metric: {', '.join(numbers)}." if numbers else ""
+
+
+def answer_unheld(answer: RunAnswer, tasks: Sequence[TaskResult]) -> list[str]:
+    """The numbers of a run's answer that no completed task's verified metric (or check) holds."""
+    done = [t for t in tasks if t.status == "completed"]
+    pool = verified_numbers([*(v for t in done for v in t.metrics.values()),
+                             *(c.check.value for t in done for c in t.checks)])
+    text = "\n".join([answer.answer, answer.analysis, *answer.caveats])
+    return unheld(text, pool)
