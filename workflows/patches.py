@@ -39,11 +39,16 @@ class Patch:
     retired: str = ""
 
 
-PATCHES: tuple[Patch, ...] = ()
-"""The patches in force, oldest first: none at 0.1.0, which retired every earlier one."""
-
 _RUN, _TASK, _BRANCH = "ResearchWorkflow", "TaskWorkflow", "BranchWorkflow"
 _STUDY, _LIBRARY = "StudyWorkflow", "SkillLibraryWorkflow"
+
+STUDY_SYNTHESIS_PATCH = "study-synthesis"
+
+PATCHES: tuple[Patch, ...] = (
+    Patch(STUDY_SYNTHESIS_PATCH, since="0.2.0", workflows=(_STUDY,),
+          what="an ended study asks the study synthesizer for its answer before its report"),
+)
+"""The patches in force, oldest first (0.1.0 retired every earlier one)."""
 _LINES = (_RUN, _BRANCH)
 _ALL = (_RUN, _BRANCH, _TASK, _STUDY)
 
