@@ -5,7 +5,8 @@ cycles it ended, the acceptance criteria, the key metric and its direction, the 
 tree with each verdict and its evidence (with intervals), each cycle's decision, key value
 (with its interval) and every task's verified metrics, and the tasks that never completed.
 Each part the study itself bounded says so (a cycle's ``omitted`` and a task's
-``metrics_omitted``). An answer citing a cycle, a task or a metric the record does not hold
+``metrics_omitted``): an older cycle keeps only its headline, whose key-metric task and the
+hypotheses' evidence still name its verified values. An answer citing a cycle, a task or a metric the record does not hold
 is sent back for repair (:func:`synthesis_of` raises ``ValueError``).
 """
 
@@ -26,6 +27,7 @@ REASON_CHARS = 600
 def synthesis_message(req: SynthesisRequest) -> str:
     """The study synthesizer's facts: the study's question, rules, tree and cycles."""
     state = req.state
+    key = state.policy.key_metric.name if state.policy.key_metric else "value"
     question = state.goal or f"The study of the plan {state.first_plan or state.study_id}"
     ended = (f"{req.status} after {state.cycles} of at most {state.policy.max_cycles} "
              f"cycles" + (f": {clip(req.reason, REASON_CHARS)}" if req.reason else ""))
@@ -35,7 +37,7 @@ def synthesis_message(req: SynthesisRequest) -> str:
         section("What decides it", _rules(state)),
         section("Hypothesis tree (verdicts from verified metrics)",
                 bullets(_hypothesis(h) for h in state.tree.hypotheses)),
-        *(section(f"Cycle {s.cycle}", _cycle(s)) for s in state.summaries),
+        *(section(f"Cycle {s.cycle}", _cycle(s, key)) for s in state.summaries),
         section("Tasks that never completed",
                 bullets(f"task {c.task_id} of cycle {c.cycle} [{c.status}]"
                         + (f": {clip(c.reason, REASON_CHARS)}" if c.reason else "")
@@ -66,8 +68,8 @@ def _hypothesis(h: Hypothesis) -> str:
     return text
 
 
-def _cycle(summary: CycleSummary) -> str:
-    key = (f"key metric {shown(summary.key_value)}"
+def _cycle(summary: CycleSummary, key_name: str) -> str:
+    key = (f"key metric {key_name} = {shown(summary.key_value)}"
            + (f" [{shown(summary.key_ci[0])}, {shown(summary.key_ci[1])}]"
               if summary.key_ci else "")
            + (f" (task {summary.key_task})" if summary.key_task else "")
@@ -102,21 +104,42 @@ def synthesis_of(state: StudyState, out: SynthesisOutput, model: str = "") -> St
         ValueError: a statement cites a cycle, task or metric the record does not hold, or
             cites neither a metric nor an artifact.
     """
-    cycles = {s.cycle: {t.task_id: t for t in s.tasks} for s in state.summaries}
+    known = cited_record(state)
+    cycles = {s.cycle for s in state.summaries}
     for n, statement in enumerate(out.statements, 1):
         for cite in statement.cites:
-            tasks = cycles.get(cite.cycle)
-            if tasks is None:
+            if cite.cycle not in cycles:
                 raise ValueError(f"statement {n} cites cycle {cite.cycle}, which did not run "
-                                 f"(cycles: {', '.join(map(str, cycles)) or 'none'})")
-            task = tasks.get(cite.task_id)
-            if task is None:
+                                 f"(cycles: {', '.join(map(str, sorted(cycles))) or 'none'})")
+            metrics = known.get((cite.cycle, cite.task_id))
+            if metrics is None:
                 raise ValueError(f"statement {n} cites task {cite.task_id!r}, which is not a "
-                                 f"task of cycle {cite.cycle}")
+                                 f"task of cycle {cite.cycle} in the record")
             if not cite.metric and not cite.artifact:
                 raise ValueError(f"statement {n} cites task {cite.task_id!r} without a "
                                  "metric or artifact")
-            if cite.metric and split_name(cite.metric, task.metrics)[0] not in task.metrics:
+            if cite.metric and split_name(cite.metric, metrics)[0] not in metrics:
                 raise ValueError(f"statement {n} cites metric {cite.metric!r}, which task "
                                  f"{cite.task_id!r} of cycle {cite.cycle} did not verify")
     return StudySynthesis(**out.model_dump(), model=model)
+
+
+def cited_record(state: StudyState) -> dict[tuple[int, str], dict[str, object]]:
+    """What a statement may cite: each (cycle, task) the record names, with its metrics.
+
+    The cycles' task outcomes, the hypotheses' evidence and each cycle's key-metric task (an
+    older cycle keeps only these), and the tasks that never completed (their artifacts).
+    """
+    known: dict[tuple[int, str], dict[str, object]] = {}
+    for s in state.summaries:
+        for t in s.tasks:
+            known.setdefault((s.cycle, t.task_id), {}).update(t.metrics)
+        key = state.policy.key_metric
+        if s.key_task and key is not None and s.key_value is not None:
+            known.setdefault((s.cycle, s.key_task), {}).setdefault(key.name, s.key_value)
+    for h in state.tree.hypotheses:
+        for e in h.evidence:
+            known.setdefault((e.cycle, e.task_id), {}).setdefault(e.metric, e.value)
+    for c in state.carried:
+        known.setdefault((c.cycle, c.task_id), {})
+    return known

@@ -42,8 +42,8 @@ def synthesis(report: StudyReport) -> list[str]:
         return _written(report.synthesis)
     why = f" ({md(report.synthesis_note, STATEMENT_CHARS)})" if report.synthesis_note else ""
     return ["", "## Synthesis", "",
-            f"Deterministic, written from verified metrics only: the study synthesizer gave "
-            f"no answer{why}. Each line cites its cycle, task and metric.",
+            f"Deterministic, written from verified metrics only{why}. Each line cites its "
+            "cycle, task and metric.",
             "", "What was found:", "", *(_found(report) or ["- No hypothesis was decided."]),
             "", "How sure:", "", *(_sure(report, last) or ["- No acceptance criterion or key "
                                                            "metric was set."]),

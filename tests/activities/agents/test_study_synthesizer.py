@@ -69,7 +69,7 @@ async def test_its_request_holds_the_tree_the_cycles_intervals_and_the_criteria(
                  "H1 (root) [inconclusive in cycle 2]: BMI explains progression",
                  "cycle 2, task pooled: cv_r2 = 0.49 [0.421, 0.55] 95 %",
                  "## Cycle 1", "task bmi [completed]: slope = 37.5; cv_r2 = 0.34",
-                 "key metric 0.49 [0.421, 0.55] (task pooled)",
+                 "key metric cv_r2 = 0.49 [0.421, 0.55] (task pooled)",
                  "(3 more metrics left out)", "Decision after it: iterate, because below 0.5."):
         assert said in prompt, said
     assert fake.requests[0].body["system"][0]["text"].startswith("# Role: study synthesizer")
@@ -87,7 +87,7 @@ async def test_a_citation_outside_the_record_is_sent_back_for_repair(
     assert got.spend.repairs == 2
     repairs = str(fake.requests[1].body["messages"]) + str(fake.requests[2].body["messages"])
     assert "cites cycle 3, which did not run" in repairs
-    assert "cites task 'bmi', which is not a task of cycle 2" in repairs
+    assert "cites task 'bmi', which is not a task of cycle 2 in the record" in repairs
 
 
 async def test_an_answer_that_stays_uncited_fails_as_invalid_output(
@@ -107,3 +107,14 @@ async def test_it_writes_on_the_writing_tier(fake: FakeAnthropic) -> None:
     finally:
         await gateway.aclose()
     assert got.spend.model == MODEL and fake.requests[0].body["model"] == MODEL
+
+
+def test_an_older_cycle_kept_as_its_headline_may_be_cited_by_its_evidence_and_key_task() -> None:
+    from activities.agents.synthesis import cited_record
+
+    state = ended_study()
+    headline = state.summaries[0].model_copy(update={"tasks": []})
+    known = cited_record(state.model_copy(update={"summaries": [headline,
+                                                                state.summaries[1]]}))
+    assert known[(1, "bmi")] == {"cv_r2": 0.34}  # its key-metric task
+    assert known[(2, "pooled")]["cv_r2"] == state.summaries[1].tasks[0].metrics["cv_r2"]
