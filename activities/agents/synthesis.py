@@ -6,8 +6,9 @@ tree with each verdict and its evidence (with intervals), each cycle's decision,
 (with its interval) and every task's verified metrics, and the tasks that never completed.
 Each part the study itself bounded says so (a cycle's ``omitted`` and a task's
 ``metrics_omitted``): an older cycle keeps only its headline, whose key-metric task and the
-hypotheses' evidence still name its verified values. An answer citing a cycle, a task or a metric the record does not hold
-is sent back for repair (:func:`synthesis_of` raises ``ValueError``).
+hypotheses' evidence still name its verified values. An answer citing a cycle, a task or a
+metric the record does not hold is sent back for repair (:func:`synthesis_of` raises
+``ValueError``).
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ the numbers of such a text and returns those that no verified number holds. The 
   it is written with (``0.49`` holds 0.4949 but not 0.4951; ``37.5`` holds 37.46).
 - **Percentages** hold a verified number either as written (``49 %`` ← 49.0) or as a
   fraction (``49 %`` ← 0.49, at two more decimals).
-- **Signs.** A number written with a minus sign (``-`` or ``−``) must match a negative
+- **Signs.** A number written with a minus sign (``-``, or U+2212) must match a negative
   verified number; one written without a sign may match either sign, since words often carry
   it ("fell by 0.12").
 
@@ -35,7 +35,7 @@ from workflows.contracts.goal import RunAnswer
 from workflows.contracts.results import TaskResult
 
 NUMBER = re.compile(
-    r"(?<![\w.])(?P<sign>[-−+])?(?P<digits>\d{1,3}(?:,\d{3})+(?!\d)|\d+)"
+    r"(?<![\w.])(?P<sign>[-\u2212+])?(?P<digits>\d{1,3}(?:,\d{3})+(?!\d)|\d+)"
     r"(?P<frac>\.\d+)?(?P<exp>[eE][-+]?\d+)?(?![\w]|\.\d)(?P<pct>\s?%)?")
 """A number as an answer writes one: sign, digits (thousands with commas), fraction,
 exponent, percent sign; not inside a word and not part of a dotted version."""
@@ -92,7 +92,7 @@ def _held(match: re.Match[str], pool: list[float]) -> bool:
     readings = [(x, tolerance)]
     if match.group("pct"):
         readings.append((x / 100, tolerance / 100))
-    negative = sign in ("-", "−")
+    negative = sign in ("-", "\u2212")
     return any(_rounds_to(v, x, tol, negative) for x, tol in readings for v in pool)
 
 

@@ -213,4 +213,5 @@ async def test_a_recording_without_the_synthesizers_answer_falls_back_to_the_det
     markdown = Path(result.report.summary_md).read_text(encoding="utf-8")
     said = markdown[markdown.index("## Synthesis"):markdown.index("## Goal")]
     assert said.startswith("## Synthesis\n\nDeterministic, written from verified metrics "
-                           "only (the study\\_synthesizer gave no answer: the recording ")
+                           "only (the study\\_synthesizer gave no answer: ReplayMiss: the "
+                           "recording ")

@@ -13,9 +13,10 @@ from activities.llm.gateway import ModelGateway
 from tests.activities.agents.test_agents import KEY, LIGHT, MODEL, prompt_of
 from tests.support.fake_anthropic import FakeAnthropic, ToolUse
 from workflows.contracts.cycles import SynthesisRequest
+from workflows.contracts.estimates import Estimate
 from workflows.contracts.study import CycleDecision, CycleSummary, StudyState, TaskOutcome
 
-R2 = {"value": 0.49, "ci": [0.421, 0.55], "level": 0.95, "n": 442}
+R2 = Estimate(value=0.49, ci=(0.421, 0.55), level=0.95, n=442)
 
 
 def ended_study() -> StudyState:
@@ -31,12 +32,14 @@ def ended_study() -> StudyState:
              "evidence": [{"task_id": "pooled", "metric": "cv_r2", "value": 0.49,
                            "ci": [0.421, 0.55], "level": 0.95, "cycle": 2}]}]},
         "summaries": [
-            CycleSummary(cycle=1, run_id="study-diabetes.cycle-1", status="completed", plan_sha256="0" * 64,
+            CycleSummary(cycle=1, run_id="study-diabetes.cycle-1", status="completed",
+                         plan_sha256="0" * 64,
                          tasks=[TaskOutcome(task_id="bmi", status="completed",
                                             metrics={"slope": 37.5, "cv_r2": 0.34})],
                          tasks_total=1, key_value=0.34, key_task="bmi",
                          decision=CycleDecision(action="iterate", reason="below 0.5")),
-            CycleSummary(cycle=2, run_id="study-diabetes.cycle-2", status="completed", plan_sha256="1" * 64,
+            CycleSummary(cycle=2, run_id="study-diabetes.cycle-2", status="completed",
+                         plan_sha256="1" * 64,
                          tasks=[TaskOutcome(task_id="pooled", status="completed",
                                             hypothesis="H1", metrics={"cv_r2": R2},
                                             metrics_omitted="3 more metrics left out")],
@@ -54,7 +57,7 @@ def request() -> SynthesisRequest:
 def answer(cycle: int = 2, task: str = "pooled", metric: str = "cv_r2.ci_high") -> ToolUse:
     cite: dict[str, Any] = {"cycle": cycle, "task_id": task, "metric": metric}
     return ToolUse({"conclusion": "BMI explains about half the variance: R² 0.49.",
-                    "statements": [{"kind": "sure", "text": "0.5 lies inside 0.421–0.55.",
+                    "statements": [{"kind": "sure", "text": "0.5 lies inside 0.421\u20130.55.",
                                     "cites": [cite]}]})
 
 
@@ -117,4 +120,4 @@ def test_an_older_cycle_kept_as_its_headline_may_be_cited_by_its_evidence_and_ke
     known = cited_record(state.model_copy(update={"summaries": [headline,
                                                                 state.summaries[1]]}))
     assert known[(1, "bmi")] == {"cv_r2": 0.34}  # its key-metric task
-    assert known[(2, "pooled")]["cv_r2"] == state.summaries[1].tasks[0].metrics["cv_r2"]
+    assert known[(2, "pooled")]["cv_r2"] == R2  # the outcome, before H1's plain evidence

@@ -71,7 +71,7 @@ def test_the_output_processors_answer_is_kept_and_said_to_be_its(tmp_path: Path)
 
 def test_numbers_of_the_output_processors_answer_no_metric_holds_are_flagged(
         tmp_path: Path) -> None:
-    given = RunAnswer(answer="R² is 0.49 (95 % CI 0.421–0.55) over 442 rows, so 0.5 is not "
+    given = RunAnswer(answer="R² is 0.49 (95 % CI 0.421\u20130.55) over 442 rows, so 0.5 is not "
                              "ruled out; ridge would reach 0.73.",
                       caveats=["the plot failed; 12.5 % of rows may be outliers"])
     paths = ReportWriter(tmp_path)._write(report(answer=given))  # pyright: ignore[reportPrivateUsage]
