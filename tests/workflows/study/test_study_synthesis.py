@@ -73,3 +73,18 @@ async def test_a_cancelled_study_is_synthesized_too(
     from tests.histories.capture.synthesis import run_synthesis_cancelled
 
     await run_synthesis_cancelled(own_time_env, tmp_path)
+
+
+async def test_a_spent_study_budget_refuses_the_synthesizer_and_the_report_says_so(
+        own_time_env: WorkflowEnvironment, tmp_path: Path) -> None:
+    agents = FakeAgents(synthesis=ANSWER)
+    study = Study(own_time_env, f"synthesis-{tmp_path.name}", tmp_path,
+                  agents=agents.overrides(), extra=[probe_environment])
+    inp = with_model(study.input([cycle_plan(1, 0.5, "H1", H1)], budget_usd=0.001, **ACCEPT))
+    async with study.harness.worker():
+        result = await (await study.start(inp)).result()
+    assert result.reason.startswith("budget spent"), result.reason
+    assert "synthesize_study" not in agents.requests
+    final = study.reports.written[-1]
+    assert final.synthesis is None
+    assert final.synthesis_note.startswith("model budget exhausted: cost budget of $0.0000")
