@@ -163,8 +163,8 @@ class Settings(BaseSettings):
     anthropic_base_url: str | None = None
     """Another endpoint for the Anthropic Messages API (unset: Anthropic's)."""
     model_default: str = "claude-sonnet-5"
-    """Model of the roles that write (planner, coder, debuggers, the output processor that
-    writes a run's final answer) unless ``models`` says."""
+    """Model of the roles that write (planner, coder, debuggers, the output processor and the
+    study synthesizer that write a run's and a study's final answer) unless ``models`` says."""
     model_light: str = "claude-haiku-4-5"
     """Model of the roles that judge (plan reviewer, model reviewers)."""
     models: dict[str, str] = Field(default_factory=dict[str, str])

@@ -21,7 +21,13 @@ from temporalio.common import RetryPolicy
 
 from workflows.contracts import skills as library
 from workflows.contracts import writing
-from workflows.contracts.cycles import CloseCycleInput, ResolveReuseInput, StudyReportInput
+from workflows.contracts.cycles import (
+    CloseCycleInput,
+    ResolveReuseInput,
+    StudyReportInput,
+    SynthesisAnswer,
+    SynthesisRequest,
+)
 from workflows.contracts.environments import PreparedEnvironment, PrepareEnvironmentInput
 from workflows.contracts.errors import PERMANENT
 from workflows.contracts.execution import (
@@ -237,6 +243,8 @@ WRITE_JOB = _role("write_job", CodeRequest, CodeAnswer)
 REVIEW_JOB_MODEL = _role("review_job_model", ModelReviewRequest, ModelReviewAnswer)
 DEBUG_JOB = _role("debug_job", DebugRequest, DebugAnswer)
 SUMMARIZE_RUN = _role("summarize_run", SummaryRequest, SummaryAnswer)
+SYNTHESIZE_STUDY = _role("synthesize_study", SynthesisRequest, SynthesisAnswer)
+"""A study's answer when it ends, each statement citing its evidence (the study synthesizer)."""
 WRITER_RETRY = retry(maximum=timedelta(seconds=30), attempts=3)
 """The skill writer is advisory: after a few tries the library keeps its deterministic text."""
 WRITE_SKILL = ActivityDecl[writing.WriteSkillRequest, writing.WriteSkillAnswer](
@@ -310,8 +318,8 @@ CATALOGUE: tuple[ActivityDecl[Any, Any], ...] = (
     RECORD_EVENTS, WRITE_REPORT, WRITE_TASK_REPORT, WRITE_STUDY_REPORT, CLOSE_CYCLE,
     RESOLVE_REUSE, HAND_OFF_OUTCOME,
     REVIEW_OPS, REVIEW_QUALITY_SAFETY, CALL_MODEL, PLAN_GOAL, REVIEW_PLAN, WRITE_JOB,
-    REVIEW_JOB_MODEL, DEBUG_JOB, SUMMARIZE_RUN, WRITE_SKILL, JUDGE_MERGE, REFORMULATE_QUERY,
-    REFLECT_FAILURE,
+    REVIEW_JOB_MODEL, DEBUG_JOB, SUMMARIZE_RUN, SYNTHESIZE_STUDY, WRITE_SKILL, JUDGE_MERGE,
+    REFORMULATE_QUERY, REFLECT_FAILURE,
     EXECUTE_JOB, VERIFY_EVIDENCE, REVIEW_INFRASTRUCTURE, RESCAN_ARTIFACTS, PROBE_ENVIRONMENT,
     PREPARE_ENVIRONMENT,
     DIAGNOSE_FAILURE, CONSULT_MEMORY, REMEMBER_TASK, RECALL_MEMORY,

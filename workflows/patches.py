@@ -41,15 +41,18 @@ class Patch:
 
 _RUN, _TASK, _BRANCH = "ResearchWorkflow", "TaskWorkflow", "BranchWorkflow"
 _STUDY, _LIBRARY = "StudyWorkflow", "SkillLibraryWorkflow"
+
 _LINES = (_RUN, _BRANCH)
 _ALL = (_RUN, _BRANCH, _TASK, _STUDY)
 
-
 CHECKPOINTS_PATCH = "named-checkpoints"
+STUDY_SYNTHESIS_PATCH = "study-synthesis"
 
 PATCHES: tuple[Patch, ...] = (
     Patch(CHECKPOINTS_PATCH, "0.2.0", (_RUN,), "a task's failure and a gate's approval name "
           "a checkpoint of the run, recorded as an event"),
+    Patch(STUDY_SYNTHESIS_PATCH, since="0.2.0", workflows=(_STUDY,),
+          what="an ended study asks the study synthesizer for its answer before its report"),
 )
 """The patches in force, oldest first (0.1.0 retired every earlier one)."""
 

@@ -143,15 +143,33 @@ def environment_text(facts: EnvironmentFacts | None) -> str:
     return text
 
 
-def named_text(environments: Sequence[str]) -> str:
-    """The named environments a job may ask for in ``environment`` ("" when none is known)."""
+UNKNOWN_PACKAGES = (
+    "The packages of the job's environment are not known here (none are listed). Import the "
+    "standard library and what the task needs, and list every third-party package the job "
+    "imports in `requirements` (names with version specifiers): they are resolved, reviewed "
+    "and installed into the job's environment before it runs.")
+"""What the coder reads when no environment's packages were probed (fast mode, base)."""
+
+
+def sandbox_text(facts: EnvironmentFacts | None) -> str:
+    """The coder's environment: its packages with versions, or that none are known."""
+    return environment_text(facts) if facts is not None else UNKNOWN_PACKAGES
+
+
+def named_text(environments: Sequence[str], known: bool = True) -> str:
+    """The named environments a job may ask for in ``environment`` ("" when none is known).
+
+    ``known``: whether the run's environment's packages are shown above (the sentence says
+    so only when they are).
+    """
     if not environments:
         return ""
     named = ", ".join(f"`{n}`" for n in environments if n != BASE)
+    packages = ("its packages are listed above" if known else
+                "its packages are not known here")
     return (f"Environments a job may name in `environment`: {named}, or `{BASE}` (the "
             "worker's own interpreter). Name one only when the job needs what it has; a job "
-            "naming none runs in the run's environment (its packages are listed above when "
-            "known).")
+            f"naming none runs in the run's environment ({packages}).")
 
 
 def job_text(job: JobSpec) -> str:

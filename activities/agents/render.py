@@ -24,6 +24,7 @@ from activities.agents.prompting import (
     message,
     named_text,
     profiles_section,
+    sandbox_text,
     scrub,
     section,
     tail,
@@ -130,7 +131,8 @@ def code_message(req: CodeRequest, shown: Previews | None = None,
         section("Instructions of the specialist this task runs as", req.instructions)
         if req.instructions else "")
     sandbox = section("Sandbox environment",
-                      message(environment_text(req.environment), named_text(environments)))
+                      message(sandbox_text(req.environment),
+                              named_text(environments, req.environment is not None)))
     if req.mode == "fast":
         return message(task.strip(), sandbox.strip(),
                        section("Mode", "fast: write the simplest correct job."))

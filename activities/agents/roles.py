@@ -22,6 +22,7 @@ from activities.agents.guidance import GUIDELINE_TOKENS, GuidelineSource, guidan
 from activities.agents.previews import artifact_previews, previews, reusable_previews
 from activities.agents.prompting import system_prompt
 from activities.agents.reflector import reflect_message, reflector_note
+from activities.agents.synthesis import synthesis_message, synthesis_of
 from activities.artifacts.store import ArtifactStore
 from activities.llm.errors import spent
 from activities.llm.gateway import ModelGateway
@@ -34,9 +35,11 @@ from workflows.catalogue import (
     REVIEW_JOB_MODEL,
     REVIEW_PLAN,
     SUMMARIZE_RUN,
+    SYNTHESIZE_STUDY,
     WRITE_JOB,
 )
 from workflows.contracts.base import Model
+from workflows.contracts.cycles import SynthesisAnswer, SynthesisRequest
 from workflows.contracts.errors import ErrorType
 from workflows.contracts.reflector import ReflectAnswer, ReflectorOutput, ReflectRequest
 from workflows.contracts.roles import (
@@ -63,6 +66,7 @@ from workflows.contracts.roles import (
     SummaryRequest,
 )
 from workflows.contracts.spend import ChatMessage, ModelAnswer, ModelCall, Spend
+from workflows.contracts.synthesis import SynthesisOutput
 
 JOB_CONTRACT = "job_contract"
 """Shared prompt: how a job runs in the sandbox (coder and debuggers)."""
@@ -70,7 +74,7 @@ RESEARCHER = "researcher"
 """Shared prompt: the offline documentation lookups (coder and debuggers, when configured)."""
 MAX_TOKENS: dict[str, int] = {"planner": 8192, "plan_reviewer": 2048, "coder": 16_384,
                               "reviewer": 2048, "debugger": 16_384, "output_processor": 4096,
-                              "reflector": 2048}
+                              "study_synthesizer": 4096, "reflector": 2048}
 
 _O = TypeVar("_O", bound=Model)
 _R = TypeVar("_R")
@@ -214,6 +218,15 @@ class Agents:
         got = await self._consult(req, "output_processor", RunAnswer,
                                   render.summary_message(req, shown, profiles), lambda out: out)
         return SummaryAnswer(answer=got.value, spend=got.spend)
+
+    @SYNTHESIZE_STUDY.defn
+    async def synthesize_study(self, req: SynthesisRequest) -> SynthesisAnswer:
+        """Write an ended study's answer, every statement citing its verified evidence."""
+        got = await self._consult(req, "study_synthesizer", SynthesisOutput,
+                                  synthesis_message(req),
+                                  lambda out: synthesis_of(req.state, out))
+        synthesis = got.value.model_copy(update={"model": got.model})
+        return SynthesisAnswer(synthesis=synthesis, spend=got.spend)
 
     @REFLECT_FAILURE.defn
     async def reflect_failure(self, req: ReflectRequest) -> ReflectAnswer:

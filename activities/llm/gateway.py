@@ -58,7 +58,8 @@ MAX_CACHED_CONTRACTS = 256
 LIGHT_ROLES = ("plan_reviewer",)
 LIGHT_ROLE_PREFIXES = ("reviewer_",)
 """Roles that judge rather than write: they run on the light model unless set otherwise.
-The output processor writes a run's final answer, so it runs on the writing (default) tier."""
+The output processor and the study synthesizer write a run's and a study's final answer, so they
+run on the writing (default) tier."""
 ROLE_FAMILIES = ("reviewer", "debugger")
 """``reviewer_ops`` falls back to a model set for ``reviewer``, ``debugger_direct`` to
 ``debugger``'s."""

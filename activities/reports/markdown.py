@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from activities.reports.branches import markdown_section as branches_section
 from activities.reports.checkpoints import markdown_section as checkpoints_section
+from activities.reports.claims import flagged_line
 from activities.reports.figures import mermaid
 from activities.reports.kpis import markdown as kpi_lines
 from activities.reports.numbers import duration
@@ -187,6 +188,8 @@ def _answer_section(result: RunReport) -> list[str]:
     if result.answer_by:
         lines += [f"Written by the {one_line(result.answer_by)}.", ""]
     lines += quoted(answer.answer)
+    if result.answer_unheld:
+        lines += ["", f"**{flagged_line(result.answer_unheld)}**"]
     if answer.analysis:
         lines += ["", "### Analysis", "", *quoted(answer.analysis)]
     if answer.caveats:

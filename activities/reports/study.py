@@ -22,6 +22,7 @@ from pathlib import Path
 from pydantic import Field, ValidationError
 from temporalio.exceptions import ApplicationError
 
+from activities.reports.claims import unheld, verified_numbers
 from activities.reports.kpis import run_kpis
 from activities.reports.study_axis import caption
 from activities.reports.study_figures import Chart, CycleFacts, chart_of, draw_metrics, facts_of
@@ -38,6 +39,7 @@ from workflows.contracts.errors import ErrorType
 from workflows.contracts.kpis import Kpis
 from workflows.contracts.results import ReportPaths, RunReport
 from workflows.contracts.study import CycleSummary, StudyState
+from workflows.contracts.synthesis import StudySynthesis
 
 STUDY_JSON = "study.json"
 STUDY_MD = "study.md"
@@ -77,6 +79,11 @@ class StudyReport(StudyState):
     cycle_kpis: dict[int, Kpis] = Field(default_factory=dict[int, Kpis])
     """Each cycle's planning KPIs, from its report (a cycle whose report was not read has
     none)."""
+    synthesis: StudySynthesis | None = None
+    """The study synthesizer's answer, with the numbers no verified metric holds (None: the
+    deterministic synthesis stands)."""
+    synthesis_note: str = ""
+    """Why the deterministic synthesis stands (empty while the study runs)."""
 
 
 STUDIES = "studies"
@@ -140,9 +147,11 @@ def write_study(req: StudyReportInput, folder: Path, root: Path) -> ReportPaths:
     latest: RunReport | None = None
     sweeps: dict[int, list[SweepTable]] = {}
     kpis: dict[int, Kpis] = {}
+    runs: list[RunReport] = []
     for summary in req.state.summaries:
         found, run = read_cycle(summary, root)
         reports.append(found)
+        runs += [run] if run is not None else []
         facts.append(facts_of(summary, run))
         if run is not None:
             kpis[summary.cycle] = run.kpis or run_kpis(run)
@@ -159,7 +168,8 @@ def write_study(req: StudyReportInput, folder: Path, root: Path) -> ReportPaths:
         "finished_at": req.finished_at, "reports": reports,
         "figures": [figure] if figure else [], "chart_metric": chart.metric,
         "sweeps": sweeps,
-        "cycle_kpis": kpis})
+        "cycle_kpis": kpis, "synthesis": _checked(req, runs),
+        "synthesis_note": req.synthesis_note})
     paths = ReportPaths(results_json=str(folder / STUDY_JSON),
                         summary_md=str(folder / STUDY_MD))
     write_atomic(folder / STUDY_JSON, report.model_dump_json(indent=2))
@@ -195,6 +205,28 @@ def read_cycle(summary: CycleSummary, root: Path) -> tuple[CycleReport, RunRepor
         found.problem = f"{path} is the report of run {run.run_id}, not of {summary.run_id}"
         return found, None
     return found, run
+
+
+def _checked(req: StudyReportInput, runs: list[RunReport]) -> StudySynthesis | None:
+    """The synthesizer's answer with its numbers that no verified metric holds flagged.
+
+    Verified: every task metric of the cycles' summaries and reports, the hypotheses'
+    evidence, the key values with their intervals, and the criteria's thresholds.
+    """
+    given = req.synthesis
+    if given is None:
+        return None
+    state = req.state
+    pool = verified_numbers([
+        *(v for s in state.summaries for t in s.tasks for v in t.metrics.values()),
+        *(v for r in runs for t in r.tasks if t.status == "completed"
+          for v in t.metrics.values()),
+        *(e.model_dump(include={"value", "ci", "level"}) for h in state.tree.hypotheses
+          for e in h.evidence),
+        *(s.key_value for s in state.summaries), *(s.key_ci for s in state.summaries),
+        *(t.threshold for t in state.policy.acceptance)])
+    text = "\n".join([given.conclusion, *(s.text for s in given.statements)])
+    return given.model_copy(update={"unheld": unheld(text, pool)})
 
 
 def _criteria(state: StudyState, chart: Chart) -> list[tuple[str, float]]:

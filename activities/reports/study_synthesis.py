@@ -14,10 +14,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from activities.reports.branches import md
+from activities.reports.claims import flagged_line
 from activities.reports.numbers import value
+from activities.reports.tasks import quoted
 from workflows.contracts.estimates import number, reading
 from workflows.contracts.hypotheses import DECIDED, Evidence, Hypothesis
 from workflows.contracts.study import CycleSummary
+from workflows.contracts.synthesis import StudySynthesis
 from workflows.study.verdicts import acceptance
 
 if TYPE_CHECKING:
@@ -28,12 +31,19 @@ HOLDS = {"met": "holds", "unmet": "does not hold", "inconclusive": "is not estab
 
 
 def synthesis(report: StudyReport) -> list[str]:
-    """The synthesis section of an ended study ([] while it runs or before any cycle)."""
+    """The synthesis section of an ended study ([] while it runs or before any cycle).
+
+    The study synthesizer's when it answered; else the deterministic one, saying why.
+    """
     last = report.latest()
     if report.status == "running" or last is None:
         return []
+    if report.synthesis is not None:
+        return _written(report.synthesis)
+    why = f" ({md(report.synthesis_note, STATEMENT_CHARS)})" if report.synthesis_note else ""
     return ["", "## Synthesis", "",
-            "Written from verified metrics only: each line cites its cycle, task and metric.",
+            f"Deterministic, written from verified metrics only{why}. Each line cites its "
+            "cycle, task and metric.",
             "", "What was found:", "", *(_found(report) or ["- No hypothesis was decided."]),
             "", "How sure:", "", *(_sure(report, last) or ["- No acceptance criterion or key "
                                                            "metric was set."]),
@@ -102,4 +112,25 @@ def _open(report: StudyReport) -> list[str]:
     lines += [f"- Task {md(c.task_id)} of cycle {c.cycle} never completed ({c.status}"
               + (f": {md(c.reason, STATEMENT_CHARS)}" if c.reason else "") + ")."
               for c in report.carried]
+    return lines
+
+
+KINDS = (("found", "What was found:"), ("sure", "How sure:"), ("open", "Still open:"))
+
+
+def _written(given: StudySynthesis) -> list[str]:
+    """The study synthesizer's answer, each statement with its citations."""
+    by = f" ({md(given.model)})" if given.model else ""
+    lines = ["", "## Synthesis", "",
+             f"Written by the study synthesizer{by} from the study's verified record; each "
+             "statement cites its cycle, task and verified metric or artifact.", "",
+             *quoted(given.conclusion)]
+    if given.unheld:
+        lines += ["", f"**{flagged_line(given.unheld)}**"]
+    for kind, title in KINDS:
+        said = [s for s in given.statements if s.kind == kind]
+        if said:
+            lines += ["", title, ""]
+            lines += [f"- {md(s.text)} ({'; '.join(md(c.shown()) for c in s.cites)})"
+                      for s in said]
     return lines

@@ -21,6 +21,7 @@ from temporalio.exceptions import ApplicationError
 
 from activities.artifacts.store import ArtifactStore, StoreError, StoreUnavailableError
 from activities.metrics import record
+from activities.reports.claims import answer_unheld
 from activities.reports.keep import ARTIFACT_BUDGET, ArtifactKeeper
 from activities.reports.kpis import run_kpis
 from activities.reports.ledger import LedgerError, append_ledger, ledger_entries
@@ -148,6 +149,7 @@ class ReportWriter:
         final = report.model_copy(update={"report": paths, "tasks": tasks, "sweeps": sweeps})
         if final.answer is not None:
             final.answer_by = "output processor"
+            final.answer_unheld = answer_unheld(final.answer, tasks)
         elif any(t.status == "completed" for t in tasks):
             final.answer, final.answer_by = verified_answer(tasks), ANSWERED_BY
         files = self.keeper.keep(folder, tasks)

@@ -148,6 +148,14 @@ async def test_a_goal_study_refutes_pivots_fixes_reuses_and_stops_on_its_criteri
     markdown = Path(result.report.summary_md).read_text(encoding="utf-8")
     assert "refuted" in markdown and "supported" in markdown
     assert "pivot" in markdown and "fix" in markdown and shown(parabola_r2) in markdown
+    # the study synthesizer was told the whole record and its cited answer opens the report
+    [asked] = [text_of(r.body) for r in fake.requests if tool_of(r.body) == "SynthesisOutput"]
+    assert f"task fit [completed] (hypothesis H2): r2 = {shown(parabola_r2)}" in asked
+    assert "Acceptance criterion: `r2 >= 0.95`" in asked
+    synthesis = markdown[markdown.index("## Synthesis"):markdown.index("## Goal")]
+    assert "Written by the study synthesizer" in synthesis
+    assert "> y bends with x: a parabola explains it" in synthesis
+    assert "(cycle 3, task fit: r2)" in synthesis
 
 
 @pytest.mark.timeout(240)
@@ -181,3 +189,29 @@ async def test_the_example_goal_study_is_replayed_offline_from_its_recording(
         shutil.copyfile(made, recording)
     else:
         assert fake.requests == []  # every answer came from the recording
+
+
+@pytest.mark.timeout(240)
+async def test_a_recording_without_the_synthesizers_answer_falls_back_to_the_deterministic_one(
+        dev_env: WorkflowEnvironment, fake: FakeAnthropic, fresh_database_url: str,
+        tmp_path: Path, task_queue: str) -> None:
+    """A recording made before the study synthesizer existed still replays: the study ends as
+    recorded and its report keeps the deterministic synthesis, saying why."""
+    fake.stop()
+    older = tmp_path / "older.jsonl"
+    lines = (EXAMPLE / "recording.jsonl").read_text(encoding="utf-8").splitlines()
+    older.write_text("".join(f"{line}\n" for line in lines
+                             if json.loads(line).get("schema") != "SynthesisOutput"))
+    assert len(older.read_text().splitlines()) == len(lines) - 1
+    settings = isolated_settings(tmp_path / "assay", task_queue)
+    policy = build_policy(settings, policy_file=EXAMPLE / "policy.json",
+                          agents=AgentFlags(replay=older))
+    result = await run_study(dev_env, settings, policy, fresh_database_url)
+
+    assert (result.status, result.cycles) == ("completed", 3), result.reason
+    assert result.report is not None
+    markdown = Path(result.report.summary_md).read_text(encoding="utf-8")
+    said = markdown[markdown.index("## Synthesis"):markdown.index("## Goal")]
+    assert said.startswith("## Synthesis\n\nDeterministic, written from verified metrics "
+                           "only (the study\\_synthesizer gave no answer: ReplayMiss: the "
+                           "recording ")

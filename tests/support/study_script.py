@@ -126,6 +126,18 @@ ANSWER: dict[str, Any] = {
     "answer": "A parabola: it explains nearly all of y's variance; a line does not.",
     "analysis": "The verified r2 of each fit decides.", "caveats": []}
 
+SYNTHESIS: dict[str, Any] = {
+    "conclusion": "y bends with x: a parabola explains it and a straight line does not.",
+    "statements": [
+        {"kind": "found", "text": "A straight line falls short of the criterion (H1 refuted).",
+         "cites": [{"cycle": 1, "task_id": "fit", "metric": "r2"}]},
+        {"kind": "found", "text": "A parabola fitted to the cleaned data meets it (H2 "
+                                  "supported).",
+         "cites": [{"cycle": 3, "task_id": "fit", "metric": "r2"}]},
+        {"kind": "open", "text": "The plot was never drawn: no plotting backend.",
+         "cites": [{"cycle": 1, "task_id": "plot", "artifact": "plot.png"}]}]}
+"""The study synthesizer's answer, citing the cycles' verified fits."""
+
 
 def job(code: str, artifacts: list[str], metrics: list[str]) -> dict[str, object]:
     """A coder's answer."""
@@ -162,6 +174,7 @@ def script(fake: FakeAnthropic) -> None:
     fake.on_tool("JobOutput", sized(job(DATA, ["data.csv"], ["rows"])),
                  containing="Clean the points table")
     fake.on_tool("RunAnswer", sized(ANSWER))
+    fake.on_tool("SynthesisOutput", sized(SYNTHESIS))
     # the plot's SystemExit is a failure no rule names: the reflector finds no setting to change
     fake.on_tool("ReflectorOutput", sized({
         "root_cause": "missing_dependency", "likely_fix": "plot without a missing backend",

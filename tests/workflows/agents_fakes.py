@@ -11,7 +11,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from temporalio.exceptions import ApplicationError
+
 from workflows.catalogue import PROBE_ENVIRONMENT
+from workflows.contracts.cycles import SynthesisAnswer, SynthesisRequest
 from workflows.contracts.plan import JobSpec
 from workflows.contracts.roles import (
     CodeAnswer,
@@ -33,6 +36,7 @@ from workflows.contracts.roles import (
     SummaryRequest,
 )
 from workflows.contracts.spend import Spend, Usage
+from workflows.contracts.synthesis import StudySynthesis
 from workflows.contracts.verdicts import Finding, ReviewVerdict
 
 CALL_USAGE = Usage(input_tokens=1000, output_tokens=200, cost_usd=0.01)
@@ -67,6 +71,8 @@ class FakeAgents:
     fixes: dict[str, DebugAnswer] = field(default_factory=dict[str, DebugAnswer])
     """Debugger answers by strategy (``diagnostic_first`` for the diagnostic script)."""
     requests: dict[str, list[Any]] = field(default_factory=dict[str, list[Any]])
+    synthesis: StudySynthesis | None = None
+    """The study synthesizer's answer (None: it fails, non-retryable)."""
 
     def _seen(self, name: str, req: Any) -> None:
         self.requests.setdefault(name, []).append(req)
@@ -110,11 +116,19 @@ class FakeAgents:
                                               analysis="scores as reported"),
                              spend=spend("output_processor"))
 
+    async def synthesize_study(self, req: SynthesisRequest) -> SynthesisAnswer:
+        self._seen("synthesize_study", req)
+        if self.synthesis is None:
+            raise ApplicationError("the study synthesizer gave an unusable answer",
+                                   type="InvalidModelOutput", non_retryable=True)
+        return SynthesisAnswer(synthesis=self.synthesis, spend=spend("study_synthesizer"))
+
     def overrides(self) -> dict[str, Any]:
         """The role activities by name, for ``Harness(overrides=...)``."""
         return {"plan_goal": self.plan_goal, "review_plan": self.review_plan,
                 "write_job": self.write_job, "review_job_model": self.review_job_model,
-                "debug_job": self.debug_job, "summarize_run": self.summarize_run}
+                "debug_job": self.debug_job, "summarize_run": self.summarize_run,
+                "synthesize_study": self.synthesize_study}
 
 
 @PROBE_ENVIRONMENT.defn

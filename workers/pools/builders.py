@@ -310,8 +310,9 @@ async def _agents_spec(settings: Settings, database_url: str,
     return PoolSpec(activities=[review_ops, review_quality_safety, gateway.call_model,
                                 agents.plan_goal, agents.review_plan, agents.write_job,
                                 agents.review_job_model, agents.debug_job,
-                                agents.summarize_run, writer.write_skill, writer.judge_merge,
-                                writer.reformulate_query, agents.reflect_failure])
+                                agents.summarize_run, agents.synthesize_study, writer.write_skill,
+                                writer.judge_merge, writer.reformulate_query,
+                                agents.reflect_failure])
 
 
 def make_runtime(settings: Settings) -> Runtime | None:

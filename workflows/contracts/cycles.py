@@ -22,7 +22,9 @@ from workflows.contracts.plan import Plan
 from workflows.contracts.policy import Queues, RunPolicy
 from workflows.contracts.pools import Pool
 from workflows.contracts.results import ReportPaths, ResearchResult
+from workflows.contracts.roles import AgentRequest, RoleAnswer
 from workflows.contracts.study import MAX_CYCLES, CycleDecision, StudyState
+from workflows.contracts.synthesis import StudySynthesis
 
 StudyStatus = Literal["running", "completed", "failed", "cancelled"]
 """``completed``: stopped by its rules or a person; ``failed``: a cycle could not run."""
@@ -106,6 +108,10 @@ class StudyReportInput(Model):
     finished_at: datetime | None = None
     reason: str = Field(default="", max_length=2000)
     """How the study ended (empty while it runs)."""
+    synthesis: StudySynthesis | None = None
+    """The study synthesizer's answer (None: the deterministic synthesis stands)."""
+    synthesis_note: str = Field(default="", max_length=2000)
+    """Why the deterministic synthesis stands (no model, budget, no answer; empty: not said)."""
 
 
 
@@ -132,3 +138,18 @@ class ResolveReuseInput(Model):
     digests: dict[int, str] = Field(default_factory=dict[int, str])
     """The same reports' digests in the artifact store, by cycle (read where a path is not
     on the worker's host)."""
+
+
+class SynthesisRequest(AgentRequest):
+    """Input of ``synthesize_study``: the study's record as it ends (its tree concluded)."""
+
+    state: StudyState
+    status: StudyStatus
+    reason: str = Field(default="", max_length=2000)
+    """How the study ended."""
+
+
+class SynthesisAnswer(RoleAnswer):
+    """Result of ``synthesize_study``: the study synthesizer's answer."""
+
+    synthesis: StudySynthesis

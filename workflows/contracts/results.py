@@ -326,6 +326,9 @@ class RunReport(RunBase):
     """Each group of branches as one table of every line (written with the report)."""
     answer_by: str = ""
     """Who wrote ``answer``: the output processor, or the verified evidence alone (no model)."""
+    answer_unheld: list[str] = Field(default_factory=list[str])
+    """Numbers of a model-written ``answer`` that no verified metric holds
+    (``activities.reports.claims``)."""
 
 
 class WriteReportInput(Model):

@@ -59,11 +59,13 @@ with workflow.unsafe.imports_passed_through():
     from workflows.contracts.plaintext import clip
     from workflows.contracts.results import ReportPaths, ResearchInput, ResearchResult
     from workflows.contracts.study import CycleDecision, StudyState, context_of
+    from workflows.patches import STUDY_SYNTHESIS_PATCH
     from workflows.research.workflow import ResearchWorkflow
     from workflows.study.carry import with_decision
     from workflows.study.conclusion import concluded
     from workflows.study.reporting import write_study_report
     from workflows.study.requests import decided, override, read_stop, study_plan
+    from workflows.study.synthesis import Synthesized, synthesize
 
 
 @workflow.defn(name="StudyWorkflow")
@@ -340,8 +342,13 @@ class StudyWorkflow:
     async def _report(self, status: StudyStatus, started: datetime,
                       reason: str = "") -> ReportPaths | None:
         """Write the report; a study that ends concludes its undecided hypotheses first."""
+        answer = Synthesized(self.state)
         if status != "running":
             self.state = self.state.model_copy(update={
                 "tree": concluded(self.state.tree, self.state.cycles)})
+            if workflow.patched(STUDY_SYNTHESIS_PATCH):
+                answer = await synthesize(self.inp, self.state, status, reason, self.log)
+                self.state = answer.state
         await self.log.flush()
-        return await write_study_report(self.state, status, started, self.log, reason)
+        return await write_study_report(self.state, status, started, self.log, reason,
+                                        synthesis=answer.synthesis, note=answer.note)

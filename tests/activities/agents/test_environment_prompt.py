@@ -31,3 +31,21 @@ def test_a_job_s_environment_is_listed_with_its_settings_only_when_it_names_one(
     plain = JobSpec(code="print(1)")
     assert "- environment: science" in job_text(named)
     assert "environment" not in job_text(plain)
+
+
+def test_the_coder_is_told_listed_packages_only_when_some_are_known() -> None:
+    from activities.agents.prompting import system_prompt
+    from activities.agents.render import code_message
+    from tests.activities.agents.test_agents import code_request
+
+    named = ["science"]
+    unknown = code_message(code_request(environment=None), environments=named)
+    assert "listed above" not in unknown
+    assert "The packages of the job's environment are not known here" in unknown
+    assert "(its packages are not known here)" in unknown
+    known = code_message(code_request(environment=EnvironmentFacts(
+        python="3.11.7", packages={"numpy": "2.4.6"})), environments=named)
+    assert "Installed: numpy==2.4.6" in known and "(its packages are listed above)" in known
+    assert "not known here" not in known
+    system = system_prompt("coder")
+    assert "when\n  it says none are known, rely on no package being there" in system

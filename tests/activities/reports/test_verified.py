@@ -67,3 +67,15 @@ def test_the_output_processors_answer_is_kept_and_said_to_be_its(tmp_path: Path)
     written = json.loads(Path(paths.results_json).read_text())
     assert written["answer"]["answer"] == "ridge does not beat OLS here"
     assert written["answer_by"] == "output processor"
+
+
+def test_numbers_of_the_output_processors_answer_no_metric_holds_are_flagged(
+        tmp_path: Path) -> None:
+    given = RunAnswer(answer="R² is 0.49 (95 % CI 0.421\u20130.55) over 442 rows, so 0.5 is not "
+                             "ruled out; ridge would reach 0.73.",
+                      caveats=["the plot failed; 12.5 % of rows may be outliers"])
+    paths = ReportWriter(tmp_path)._write(report(answer=given))  # pyright: ignore[reportPrivateUsage]
+    written = json.loads(Path(paths.results_json).read_text())
+    assert written["answer_unheld"] == ["0.73", "12.5 %"]
+    summary = Path(paths.summary_md).read_text()
+    assert "**Not held by a verified metric: 0.73, 12.5 %.**" in summary

@@ -42,6 +42,7 @@ from tests.histories.capture.retries import run_retries
 from tests.histories.capture.study import run_cancelled_study, run_study, save_study
 from tests.histories.capture.study_cycle import run_study_cycle, run_study_reuse
 from tests.histories.capture.subagent import run_subagents
+from tests.histories.capture.synthesis import run_synthesis, run_synthesis_cancelled
 from tests.histories.capture.unhung import (
     run_cancel_running,
     run_gate_withdrawn,
@@ -246,6 +247,8 @@ async def capture() -> None:
             cancelled_study = await run_cancelled_study(env, Path(tmp))
         with tempfile.TemporaryDirectory() as tmp:
             escalated_study = await run_escalation(env, Path(tmp))
+            synthesized = await run_synthesis(env, Path(tmp) / "ended")
+            synthesized_cancel = await run_synthesis_cancelled(env, Path(tmp) / "cancelled")
         refusing_library = await run_library_refusals(env)
         with tempfile.TemporaryDirectory() as tmp:
             learned, learning_library = await run_learning(env, Path(tmp))
@@ -282,6 +285,8 @@ async def capture() -> None:
         await save_study(env, *study)
         await save_one(env, "study_cancelled.study-1", cancelled_study)
         await save_escalation(env, *escalated_study)
+        await save_one(env, "synthesis.study-1", synthesized)
+        await save_one(env, "synthesis_cancelled.study-1", synthesized_cancel)
         await save_one(env, "decisions_study.study-1", decided_study)
         await save_one(env, "decisions_study.research-cycle-1",
                        cycle_run_id(decided_study, 1))

@@ -32,6 +32,7 @@ from workflows.catalogue import (
     REVIEW_JOB_MODEL,
     REVIEW_PLAN,
     SUMMARIZE_RUN,
+    SYNTHESIZE_STUDY,
     WRITE_JOB,
     WRITE_SKILL,
     declaration_of,
@@ -105,7 +106,7 @@ async def test_agent_roles_serve_on_the_agents_pool_and_the_probe_on_the_sandbox
         agents = activities_by_name(specs[Pool.AGENTS])
         sandbox = activities_by_name(specs[Pool.SANDBOX])
     roles = [d.name for d in (PLAN_GOAL, REVIEW_PLAN, WRITE_JOB, REVIEW_JOB_MODEL, DEBUG_JOB,
-                              SUMMARIZE_RUN, REFLECT_FAILURE)]
+                              SUMMARIZE_RUN, SYNTHESIZE_STUDY, REFLECT_FAILURE)]
     writer = [d.name for d in (WRITE_SKILL, JUDGE_MERGE, REFORMULATE_QUERY)]
     assert set(agents) == {*roles, *writer, CALL_MODEL.name, "review_ops",
                            "review_quality_safety"}

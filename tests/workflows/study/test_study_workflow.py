@@ -82,15 +82,16 @@ def cycle_plan(n: int, score: float, hypothesis: str, *proposals: dict[str, Any]
 class Study:
     """A harness for one study: a worker serving every queue, real reports and close_cycle."""
 
-    def __init__(self, env: WorkflowEnvironment, queue: str, root: Path) -> None:
+    def __init__(self, env: WorkflowEnvironment, queue: str, root: Path,
+                 agents: dict[str, Any] | None = None, extra: list[Any] | None = None) -> None:
         self.env = env
         self.reports = StudyReports()
         # the reports keep copies from the store the fake sandbox puts artifacts in
         writer = ReportWriter(root / "runs", LocalArtifactStore(root / "store"))
         self.harness = Harness(env, queue, root, overrides={
             "write_report": writer.write_report, "write_task_report": writer.write_task_report,
-            "write_study_report": self.reports.write},
-            extra=[CYCLES.close_cycle, CYCLES.resolve_reuse])
+            "write_study_report": self.reports.write, **(agents or {})},
+            extra=[CYCLES.close_cycle, CYCLES.resolve_reuse, *(extra or [])])
 
     def input(self, plans: list[CyclePlan], *, goal: str | None = None,
               gate: dict[str, Any] | None = None, **study: Any) -> StudyInput:
