@@ -66,7 +66,8 @@ def _rules(state: StudyState) -> str:
 def _hypothesis(h: Hypothesis) -> str:
     where = f"child of {h.parent}" if h.parent else "root"
     status = f"{h.status} in cycle {h.decided_in}" if h.decided_in else h.status
-    text = f"{h.id} ({where}) [{status}]: {h.statement}; test: `{h.test.describe()}`"
+    text = (f"{h.id} ({where}) [{status}]: {h.statement.rstrip('.')}; test: "
+            f"`{h.test.describe()}`")
     if h.concluded:
         text += f"; concluded {h.concluded}"
     if h.evidence:

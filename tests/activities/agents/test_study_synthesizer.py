@@ -151,3 +151,13 @@ def test_a_cycle_cut_to_its_first_outcomes_counts_the_rest_once() -> None:
             "cycle's own report has it): 2 more task outcomes (completed, linked to no "
             "hypothesis); 1 deferred patches.\n\n## Cycle 2") in said
     assert "not linked first" not in said and "more tasks are in" not in said
+
+
+def test_a_statement_ending_its_sentence_reads_once_before_its_test() -> None:
+    from activities.agents.synthesis import synthesis_message
+
+    state = ended_study()
+    ended = state.tree.hypotheses[0].model_copy(update={"statement": "BMI explains it."})
+    said = synthesis_message(request().model_copy(update={"state": state.model_copy(update={
+        "tree": state.tree.replaced([ended])})}))
+    assert "[inconclusive in cycle 2]: BMI explains it; test: `cv_r2 >= 0.5`" in said
