@@ -111,8 +111,23 @@ def data_text(files: Iterable[InputFile]) -> str:
     for f in files:
         line = f"### {f.name} ({f.size} bytes)"
         first = getattr(f, "head", "")
-        parts.append(f"{line}\n\n{fenced(head(first, DATA_HEAD_CHARS))}" if first else line)
+        parts.append(f"{line}\n\n{_first_lines(first, f.size)}" if first else line)
     return "\n\n".join(parts)
+
+
+def _first_lines(first: str, size: int) -> str:
+    """A data file's first characters, fenced, and what of the file they leave out.
+
+    When the file is longer, only its whole first lines are shown (a row cut in the middle
+    reads as a row with empty fields), followed by how many bytes are not shown.
+    """
+    if len(first) < DATA_HEAD_CHARS or size <= len(first.encode("utf-8")):
+        return fenced(head(first, DATA_HEAD_CHARS))
+    shown = first.rpartition("\n")[0] or first
+    lines = shown.count("\n") + 1
+    rest = size - len(shown.encode("utf-8"))
+    return (f"{fenced(shown)}\n[... only the first {lines:,} line{'s' if lines > 1 else ''} "
+            f"shown: {rest:,} more bytes of the file not shown ...]")
 
 
 def profiles_section(profiles: Mapping[str, str] | None) -> str:

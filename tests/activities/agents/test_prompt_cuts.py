@@ -17,6 +17,7 @@ from tests.activities.agents.test_agents import (
     KEY,
     MODEL,
     code_request,
+    data_file,
     plan_request,
     prompt_of,
     summary_request,
@@ -26,7 +27,7 @@ from tests.support.fake_anthropic import FakeAnthropic, ToolUse
 from tests.workflows.study.factories import decision, plan, report, result
 from workflows.contracts.execution import CheckResult
 from workflows.contracts.plan import Check
-from workflows.contracts.roles import EnvironmentFacts
+from workflows.contracts.roles import DATA_HEAD_CHARS, EnvironmentFacts
 from workflows.contracts.study import StudyContext
 from workflows.research.context import task_digest
 from workflows.study.carry import summarize
@@ -100,3 +101,26 @@ async def test_the_coder_names_an_environment_the_worker_knows(
     said = repair_text(fake, 1)
     assert "`environment` names 'cuda', which this machine does not have" in said
     assert "base, gpu, science" in said
+
+
+async def test_the_planner_sees_a_long_data_files_whole_first_lines_and_how_much_is_not_shown(
+        fake: FakeAnthropic, agents: Agents) -> None:
+    """The first 2,000 characters of a longer file end inside a row: the prompt keeps the
+    whole lines and says how many bytes it left out, so no row reads as one with empty
+    fields."""
+    rows = "".join(f"{i},{i * 0.25:.4f},{'malignant' if i % 3 else 'benign'}\n"
+                   for i in range(400))
+    text_of_file = f"id,value,label\n{rows}"
+    cut = text_of_file[:DATA_HEAD_CHARS]
+    big = data_file().model_copy(update={"name": "big.csv", "size": len(text_of_file),
+                                         "head": cut})
+    fake.script(ToolUse({"context": "c", "tasks": [{
+        "task_id": "t", "priority": "HIGH", "action": "a", "acceptance_criteria": ["x"],
+        "inputs": ["big.csv"]}]}))
+    await agents.plan_goal(plan_request(data=[big]))
+    text = prompt_of(fake)
+    whole = cut.rpartition("\n")[0]
+    lines = whole.count("\n") + 1
+    assert f"```\n{whole}\n```\n[... only the first {lines} lines shown: " \
+           f"{len(text_of_file) - len(whole):,} more bytes of the file not shown ...]" in text
+    assert cut.rpartition("\n")[2] not in text.split("```")[1]  # the cut-off row is gone
