@@ -19,7 +19,7 @@ from workers.cli.common import (
 from workers.cli.gates import GateName
 from workers.intake.runpolicy import AgentFlags, NoModelAction
 from workers.settings import Settings
-from workflows.contracts.policy import TimeoutAction
+from workflows.contracts.policy import Tiering, TimeoutAction
 
 RUN_GATES = ", ".join(g.value for g in GateName if g is not GateName.CYCLE)
 """The gates a run has, as ``--human-gate`` takes them (the cycle gate is a study's)."""
@@ -74,6 +74,9 @@ def run(
         "--no-debuggers", help="No model debuggers after a failed job.")] = False,
     plan_review_rounds: Annotated[int | None, typer.Option(
         min=0, max=5, help="Planner/plan-reviewer rounds for a goal.")] = None,
+    tiering: Annotated[Tiering | None, typer.Option(
+        help="Light or full tasks: by their label and the rules (auto), or every task one "
+             "tier (default: ASSAY_TIERING, auto).")] = None,
     memory: Annotated[bool | None, typer.Option(
         help="Use reflection memory: semantic rules and templates at intake, episodes kept "
              "after each task (default: ASSAY_MEMORY_ENABLED, on).")] = None,
@@ -116,6 +119,8 @@ def run(
                               known_environments=known)
         if allow_test_selection:
             policy.branching.allow_test_selection = True
+        if tiering is not None:
+            policy.tiering = tiering
         req = build_request(target, data or [], settings, policy)
     except (PlanFileError, PolicyError, GoalError) as err:
         fail(str(err), EXIT_BAD_INPUT)

@@ -273,6 +273,18 @@ def test_bad_policy_file_exits_2(nowhere: str, tmp_path: Path) -> None:
     assert "gates.plan.human" in result.stderr
 
 
+def test_a_bad_tiering_exits_2_naming_the_choices(nowhere: str, tmp_path: Path) -> None:
+    result = runner.invoke(app, ["run", str(EXAMPLE), "--tiering", "medium"],
+                           env={"COLUMNS": "200"})
+    assert result.exit_code == 2
+    assert "'medium' is not one of 'auto', 'light', 'full'" in result.stderr
+    policy = tmp_path / "policy.json"
+    policy.write_text('{"tiering": "medium"}')
+    result = runner.invoke(app, ["run", str(EXAMPLE), "--policy", str(policy)])
+    assert result.exit_code == 2
+    assert "tiering" in result.stderr and "'auto', 'light' or 'full'" in result.stderr
+
+
 def finished(**extra: object) -> ResearchResult:
     when = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
     return ResearchResult.model_validate({

@@ -46,6 +46,18 @@ def test_a_draft_becomes_a_plan_with_checks_and_pinned_inputs() -> None:
     assert first.job is None
 
 
+def test_the_planners_complexity_label_is_offered_and_reaches_the_plan() -> None:
+    schema = PlanDraftOutput.model_json_schema()
+    offered = schema["$defs"]["PlannedTask"]["properties"]["complexity"]
+    assert "light" in offered["description"] and "full" in offered["description"]
+    draft = PlanDraftOutput(tasks=[planned("1", complexity="full"), planned("2")])
+    plan = plan_from_draft(draft, DATA, name="g")
+    assert [d.complexity for d in plan.decisions] == ["full", None]
+    assert "complexity" not in draft.model_dump()["tasks"][1]
+    with pytest.raises(ValueError, match="'light' or 'full'"):
+        planned("3", complexity="medium")
+
+
 @pytest.mark.parametrize(("tasks", "problem"), [
     ([planned("1", inputs=["other.csv"])], "not data files of this goal"),
     ([planned("1", dependencies=["9"])], "unknown"),

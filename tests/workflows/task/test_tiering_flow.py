@@ -7,7 +7,13 @@ from typing import Any
 
 from temporalio.testing import WorkflowEnvironment
 
-from tests.workflows.agents_fakes import FakeAgents, job, probe_environment, spend
+from tests.workflows.agents_fakes import (
+    FakeAgents,
+    job,
+    model_reject,
+    probe_environment,
+    spend,
+)
 from tests.workflows.harness import Harness, task
 from workflows.contracts.roles import DebugAnswer
 
@@ -71,6 +77,19 @@ async def test_a_light_task_failing_twice_gets_the_debuggers(
     assert only.status == "completed", only.status_reason
     assert only.provenance.job_author.startswith("debugger:")
     assert harness.sandbox.ran[:3] == ["a", "a", "a.diagnose"]
+
+
+async def test_an_escalated_job_the_other_reviewers_reject_ends_the_task_unrun(
+        time_env: WorkflowEnvironment, task_queue: str, tmp_path: Path) -> None:
+    agents = FakeAgents(model_verdicts=model_reject("ops", "the spec is off"),
+                        fixes=working_fixes())
+    harness = harness_for(time_env, task_queue, tmp_path, agents)
+    result = await harness.run([task("a", behave="crash_once")], agents=ON)
+    only = result.tasks[0]
+    assert only.status == "failed_retry"
+    assert "escalated to full, the job was rejected: ops: the spec is off" in only.status_reason
+    assert harness.sandbox.ran == ["a"]
+    assert "debug_job" not in agents.requests
 
 
 async def test_full_policy_restores_the_whole_panel_and_the_debuggers_at_once(
