@@ -22,6 +22,7 @@ from activities.artifacts.store import ArtifactStore
 from activities.reports.reading import result_report
 from client.assay import AssayClient
 from workers.evaluation.configurations import Configuration
+from workers.evaluation.labels import score_labels
 from workers.evaluation.scoring import score
 from workers.evaluation.suite import Suite, SuiteTask
 from workers.intake.goalfile import load_goal
@@ -49,6 +50,8 @@ class Sample(BaseModel):
     calls_by_role: dict[str, int] = Field(default_factory=dict[str, int])
     held: list[str] = Field(default_factory=list[str])
     missed: list[str] = Field(default_factory=list[str])
+    answer_problems: list[str] = Field(default_factory=list[str])
+    """What the run's own check found wrong with its formatted answer (its citations)."""
     error: str = ""
 
 
@@ -82,7 +85,8 @@ class Evaluation:
         if task.plan is not None:
             req = load_plan(self.base / task.plan, **common)
         else:
-            req = load_goal(task.goal or "", [self.base / d for d in task.data], **common)
+            req = load_goal(task.goal or "", [self.base / d for d in task.data],
+                            answer_format=task.answer_format, **common)
         return req.model_copy(update={"plan_name": f"eval {task.id}"})
 
     async def run_configuration(self, client: AssayClient, config: Configuration,
@@ -128,9 +132,15 @@ def scored(sample: Sample, task: SuiteTask, result: ResearchResult,
     sample.calls_by_role = dict(result.model.calls_by_role)
     sample.tokens = result.model.usage.total_tokens
     sample.cost_usd = result.model.usage.cost_usd
-    verdicts = score(results_document(result, store), task.expect)
+    document = results_document(result, store)
+    verdicts = score(document, task.expect)
     sample.held = [v.line() for v in verdicts if v.passed]
     sample.missed = [v.line() for v in verdicts if not v.passed]
+    if task.answer_format:
+        labelled = score_labels(document, task.answer_format, task.labels)
+        sample.held += labelled.held
+        sample.missed += labelled.missed
+        sample.answer_problems = labelled.problems
     sample.passed = not sample.missed
 
 
