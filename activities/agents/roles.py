@@ -20,6 +20,7 @@ from temporalio.exceptions import ApplicationError
 from activities.agents import convert, render
 from activities.agents.answers import checked, format_section
 from activities.agents.guidance import GUIDELINE_TOKENS, GuidelineSource, guidance_section
+from activities.agents.judging import judge_message
 from activities.agents.previews import artifact_previews, previews, reusable_previews
 from activities.agents.prompting import message, system_prompt
 from activities.agents.reflector import reflect_message, reflector_note
@@ -31,6 +32,7 @@ from activities.llm.helpers import Helper
 from activities.profiles.stored import DataProfiles
 from workflows.catalogue import (
     DEBUG_JOB,
+    JUDGE_HYPOTHESIS,
     PLAN_GOAL,
     REFLECT_FAILURE,
     REVIEW_JOB_MODEL,
@@ -43,6 +45,7 @@ from workflows.contracts.base import Model
 from workflows.contracts.cycles import SynthesisAnswer, SynthesisRequest
 from workflows.contracts.errors import ErrorType
 from workflows.contracts.goal import RunAnswerInFormat
+from workflows.contracts.judging import JudgeAnswer, JudgeOutput, JudgeRequest
 from workflows.contracts.reflector import ReflectAnswer, ReflectorOutput, ReflectRequest
 from workflows.contracts.roles import (
     AgentRequest,
@@ -228,6 +231,13 @@ class Agents:
             got = await self._consult(req, "output_processor", RunAnswer, text,
                                       lambda out: out)
         return SummaryAnswer(answer=got.value, spend=got.spend)
+
+    @JUDGE_HYPOTHESIS.defn
+    async def judge_hypothesis(self, req: JudgeRequest) -> JudgeAnswer:
+        """Judge an answer against a gold hypothesis: context, variables, relationship."""
+        got = await self._consult(req, "hypothesis_judge", JudgeOutput, judge_message(req),
+                                  lambda out: out)
+        return JudgeAnswer(judgement=got.value, spend=got.spend)
 
     @SYNTHESIZE_STUDY.defn
     async def synthesize_study(self, req: SynthesisRequest) -> SynthesisAnswer:

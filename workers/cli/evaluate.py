@@ -13,13 +13,26 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
+from typer import _click as click  # the click Typer carries
+from typer.core import TyperGroup
 
 from workers.cli.common import EXIT_BAD_INPUT, client_for, fail, print_table, run_async
+from workers.cli.eval_import import import_app
 from workers.settings import Settings
 
 if TYPE_CHECKING:
     from workers.evaluation.configurations import Configuration
     from workers.evaluation.runner import Evaluation, Sample
+
+
+class _RunByDefault(TyperGroup):
+    """``assay eval SUITE ...`` runs a suite; ``assay eval import ...`` imports a benchmark."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        """Arguments that name no subcommand are the ``run`` command's."""
+        if args and args[0] not in self.commands and args[0] not in ("--help", "-h"):
+            args = ["run", *args]
+        return super().parse_args(ctx, args)
 
 
 def evaluate(
@@ -68,6 +81,9 @@ def evaluate(
     evaluation = Evaluation(suite, base, settings=settings, live=mode == "live",
                             parallel=parallel, timeout_s=timeout,
                             echo=lambda line: typer.echo(line, err=True))
+    if mode == "live" and any(t.hypothesis for t in suite.tasks):
+        folder.mkdir(parents=True, exist_ok=True)
+        evaluation.judge_record = folder / "judge-recording.jsonl"
     try:
         evaluation.prepare(configs)
     except (PlanFileError, GoalError, PolicyError) as err:
@@ -102,3 +118,11 @@ async def _run(evaluation: Evaluation, configs: list[Configuration], repeat: int
     stamp = started.isoformat(timespec="seconds")
     report, raw = write(folder, suite, samples, repeat=repeat, mode=mode, started=stamp)
     typer.echo(f"\nreport: {report}\nsamples: {raw}")
+
+
+SHORT_HELP = ("Run a research suite --repeat times per --ablate configuration and score "
+              "pass@1/pass@k.")
+eval_app = typer.Typer(cls=_RunByDefault, add_completion=False, help=SHORT_HELP,
+                       no_args_is_help=True)
+eval_app.command("run", help=evaluate.__doc__)(evaluate)
+eval_app.add_typer(import_app, name="import")

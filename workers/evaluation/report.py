@@ -127,6 +127,7 @@ def markdown(suite: Suite, samples: Sequence[Sample], *, repeat: int, mode: str,
               "each task's median run time, calls and cost the mean per run.", ""]
     for config in configs:
         lines += [f"## {config.name}", "", *markdown_table(TASK_HEADERS, task_rows(config)), ""]
+    lines += judged_lines(samples)
     failed = [s for s in samples if not s.passed]
     if failed:
         lines += ["## Failed runs", ""]
@@ -134,6 +135,21 @@ def markdown(suite: Suite, samples: Sequence[Sample], *, repeat: int, mode: str,
                   f"{s.status}): {s.error or '; '.join(s.missed)}" for s in failed]
         lines.append("")
     return "\n".join(lines)
+
+
+def judged_lines(samples: Sequence[Sample]) -> list[str]:
+    """The hypothesis judge's verdict and reasons on each judged run (none: no lines)."""
+    judged = [s for s in samples if s.judgement]
+    if not judged:
+        return []
+    lines = ["## Judged hypotheses", ""]
+    for s in judged:
+        j = s.judgement or {}
+        verdict = "match" if j.get("matches") else "no match"
+        lines.append(f"- `{s.configuration}` {s.task} #{s.repeat}: {verdict} (context "
+                     f"{j.get('context')}, variables {j.get('variables')}, relationship "
+                     f"{j.get('relationship')}; score {j.get('score')}): {j.get('reasons')}")
+    return [*lines, ""]
 
 
 def write(folder: Path, suite: Suite, samples: Sequence[Sample], *, repeat: int, mode: str,

@@ -22,6 +22,7 @@ from activities.artifacts.store import ArtifactStore
 from activities.reports.reading import result_report
 from client.assay import AssayClient
 from workers.evaluation.configurations import Configuration
+from workers.evaluation.judging import judge_run
 from workers.evaluation.labels import score_labels
 from workers.evaluation.scoring import score
 from workers.evaluation.suite import Suite, SuiteTask
@@ -52,6 +53,8 @@ class Sample(BaseModel):
     missed: list[str] = Field(default_factory=list[str])
     answer_problems: list[str] = Field(default_factory=list[str])
     """What the run's own check found wrong with its formatted answer (its citations)."""
+    judgement: dict[str, Any] | None = None
+    """The hypothesis judge's facets, score and reasons (tasks with a gold hypothesis)."""
     error: str = ""
 
 
@@ -65,6 +68,8 @@ class Evaluation:
         self.live, self.parallel, self.timeout_s, self.echo = live, parallel, timeout_s, echo
         self.store = settings.artifact_store()
         self.requests: dict[tuple[str, str], ResearchInput] = {}
+        self.judge_record: Path | None = None
+        """Where a live evaluation appends the hypothesis judge's traffic."""
 
     def prepare(self, configs: list[Configuration]) -> None:
         """Every run's input, checked before any run starts.
@@ -115,14 +120,26 @@ class Evaluation:
             except Exception as err:  # a run that fails is a failed sample
                 sample.error = root_message(err) if str(err) else type(err).__name__
             else:
-                scored(sample, task, result, self.store)
+                document = scored(sample, task, result, self.store)
+                if task.hypothesis:
+                    await self._judged(sample, task, document)
         self.echo(_progress(sample))
         return sample
 
+    async def _judged(self, sample: Sample, task: SuiteTask, document: Any) -> None:
+        """The judge's verdict on a run of a task with a gold hypothesis, in its sample."""
+        replay = (self.base / task.judge_replay if task.judge_replay and not self.live
+                  else None)
+        judged = await judge_run(self.settings, task, document, replay=replay,
+                                 record=self.judge_record if self.live else None)
+        (sample.held if judged.passed else sample.missed).append(judged.line)
+        sample.judgement = judged.judgement
+        sample.passed = not sample.missed
+
 
 def scored(sample: Sample, task: SuiteTask, result: ResearchResult,
-           store: ArtifactStore | None = None) -> None:
-    """Fill a sample from a finished run's result and its results JSON.
+           store: ArtifactStore | None = None) -> Any:
+    """Fill a sample from a finished run's result and its results JSON; return that JSON.
 
     ``store`` is where that JSON is read by digest when this machine lacks its path.
     """
@@ -142,6 +159,7 @@ def scored(sample: Sample, task: SuiteTask, result: ResearchResult,
         sample.missed += labelled.missed
         sample.answer_problems = labelled.problems
     sample.passed = not sample.missed
+    return document
 
 
 def results_document(result: ResearchResult, store: ArtifactStore | None = None) -> Any:

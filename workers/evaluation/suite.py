@@ -80,6 +80,13 @@ class SuiteTask(Strict):
     labels: dict[str, str] = Field(default_factory=dict[str, str], max_length=50)
     """The reference value of each field of ``answer_format``: every one must match, numbers
     within the format's rounding."""
+    hypothesis: str | None = Field(default=None, max_length=4000)
+    """A gold hypothesis the run's answer is judged against by the judge role (context,
+    variables, relationship)."""
+    judge_replay: str | None = None
+    """The hypothesis judge's recorded traffic, replayed when no key is configured."""
+    concepts: list[str] = Field(default_factory=list[str], max_length=10)
+    """What the task exercises, for scores per concept (none: its topic)."""
 
     @model_validator(mode="after")
     def _plan_or_goal_with_a_reference(self) -> Self:
@@ -93,15 +100,18 @@ class SuiteTask(Strict):
                              "values of the format's @name[...] fields")
         if self.answer_format:
             _check_format(self.answer_format, self.labels)
-        if not self.expect and not self.labels:
+        if self.hypothesis is not None and self.goal is None:
+            raise ValueError("`hypothesis` goes with a goal")
+        if not self.expect and not self.labels and not self.hypothesis:
             raise ValueError("no reference answer: add `expect`, a list of {path, value} "
                              "(with abs_tol/rel_tol, or an op) the run's results must show, "
-                             "or `answer_format` with its `labels`")
+                             "or `answer_format` with its `labels`, or a `hypothesis`")
         return self
 
     def files(self) -> list[tuple[str, str]]:
         """(field, relative path) of every file the task names."""
-        named = [("plan", self.plan), ("replay", self.replay)]
+        named = [("plan", self.plan), ("replay", self.replay),
+                 ("judge_replay", self.judge_replay)]
         return [(k, v) for k, v in named if v] + [("data", d) for d in self.data]
 
 
