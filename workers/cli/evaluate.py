@@ -103,6 +103,12 @@ async def _run(evaluation: Evaluation, configs: list[Configuration], repeat: int
         write,
     )
     from workers.evaluation.runner import run_suite
+    from workers.evaluation.strata import (
+        CAUSE_HEADERS,
+        STRATA_HEADERS,
+        cause_rows,
+        strata_rows,
+    )
 
     suite = evaluation.suite
 
@@ -110,11 +116,15 @@ async def _run(evaluation: Evaluation, configs: list[Configuration], repeat: int
         for scored in scores(suite, samples):
             typer.echo(f"\n{config.name}: {len(samples)} runs")
             print_table(TASK_HEADERS, task_rows(scored))
+            typer.echo("")
+            print_table(STRATA_HEADERS, strata_rows(suite, scored))
 
     samples = await run_suite(evaluation, await client_for(evaluation.settings), configs,
                               repeat, done)
     typer.echo("\ncomparison")
     print_table(COMPARE_HEADERS, compare_rows(scores(suite, samples)))
+    typer.echo("\nfailures by cause (share of each configuration's failed runs)")
+    print_table(CAUSE_HEADERS, cause_rows(samples))
     stamp = started.isoformat(timespec="seconds")
     report, raw = write(folder, suite, samples, repeat=repeat, mode=mode, started=stamp)
     typer.echo(f"\nreport: {report}\nsamples: {raw}")

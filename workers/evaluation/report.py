@@ -16,6 +16,7 @@ from pathlib import Path
 
 from workers.evaluation.runner import Sample
 from workers.evaluation.scoring import pass_at_k
+from workers.evaluation.strata import CAUSE_HEADERS, STRATA_HEADERS, cause_rows, strata_rows
 from workers.evaluation.suite import Suite
 
 TASK_HEADERS = ["TASK", "LEVEL", "TOPIC", "PASS@1", "PASS@K", "TIME S", "CALLS", "COST $",
@@ -39,6 +40,7 @@ class TaskScore:
     calls: float
     cost: float
     statuses: str
+    tokens: float = 0.0
 
 
 def task_score(task: str, level: int, topic: str, samples: Sequence[Sample]) -> TaskScore:
@@ -51,7 +53,8 @@ def task_score(task: str, level: int, topic: str, samples: Sequence[Sample]) -> 
                      statistics.median(s.seconds for s in samples),
                      statistics.fmean(s.calls for s in samples),
                      statistics.fmean(s.cost_usd for s in samples),
-                     ", ".join(f"{k} {v}" if v > 1 else k for k, v in sorted(counts.items())))
+                     ", ".join(f"{k} {v}" if v > 1 else k for k, v in sorted(counts.items())),
+                     statistics.fmean(s.tokens for s in samples))
 
 
 @dataclass(frozen=True)
@@ -125,8 +128,14 @@ def markdown(suite: Suite, samples: Sequence[Sample], *, repeat: int, mode: str,
     lines += ["## Comparison", "", *markdown_table(COMPARE_HEADERS, compare_rows(configs)), "",
               "pass@1 and pass@k are means over tasks; L1-L3 are pass@1 by level; time is "
               "each task's median run time, calls and cost the mean per run.", ""]
+    lines += ["## Failures by cause", "", *markdown_table(CAUSE_HEADERS, cause_rows(samples)),
+              "", "Each cause's share of a configuration's failed runs: planning (no plan "
+              "ran), code (a job failed), environment (sandbox, packages, services), "
+              "verification (checks failed, or a wrong answer), answer format (no readable "
+              "formatted answer), budget (model budget or time).", ""]
     for config in configs:
-        lines += [f"## {config.name}", "", *markdown_table(TASK_HEADERS, task_rows(config)), ""]
+        lines += [f"## {config.name}", "", *markdown_table(TASK_HEADERS, task_rows(config)), "",
+                  *markdown_table(STRATA_HEADERS, strata_rows(suite, config)), ""]
     lines += judged_lines(samples)
     failed = [s for s in samples if not s.passed]
     if failed:

@@ -21,6 +21,7 @@ from temporalio.service import RPCError
 from activities.artifacts.store import ArtifactStore
 from activities.reports.reading import result_report
 from client.assay import AssayClient
+from workers.evaluation.causes import failure_cause
 from workers.evaluation.configurations import Configuration
 from workers.evaluation.judging import judge_run
 from workers.evaluation.labels import score_labels
@@ -56,6 +57,8 @@ class Sample(BaseModel):
     judgement: dict[str, Any] | None = None
     """The hypothesis judge's facets, score and reasons (tasks with a gold hypothesis)."""
     error: str = ""
+    cause: str = ""
+    """Why it failed (``workers.evaluation.causes``); empty when it passed."""
 
 
 class Evaluation:
@@ -109,6 +112,7 @@ class Evaluation:
         sample = Sample(task=task.id, level=task.level, configuration=config.name,
                         repeat=repeat)
         req = self.requests[config.name, task.id]
+        document: Any = None
         async with slots:
             try:
                 sample.run_id = await client.start_run(req, again=True)
@@ -123,6 +127,8 @@ class Evaluation:
                 document = scored(sample, task, result, self.store)
                 if task.hypothesis:
                     await self._judged(sample, task, document)
+        sample.cause = failure_cause(passed=sample.passed, error=sample.error,
+                                     missed=sample.missed, document=document)
         self.echo(_progress(sample))
         return sample
 

@@ -56,6 +56,7 @@ async def test_imported_benchmarks_run_and_are_scored_as_the_benchmarks_score(
     assert (right.passed, right.held, right.answer_problems) == (
         True, ["@mean_age[35.25] (want 35.25)"], [])
     assert (wrong.passed, wrong.missed) == (False, ["@max_income[38000] (want 61000)"])
+    assert (right.cause, wrong.cause) == ("", "verification")
     assert wrong.answer_problems == [  # the run's own check caught it too
         "@max_income: 38000 differs from stats.max_income = 61000.0"]
     db = discoverybench_folder(tmp_path)
