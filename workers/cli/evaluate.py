@@ -51,6 +51,9 @@ def evaluate(
                                            "counts as failed and is cancelled.")] = 900.0,
     out: Annotated[Path | None, typer.Option(help="Folder of the report (default: "
                                              "<data dir>/evals/<suite>-<time>).")] = None,
+    curve: Annotated[bool, typer.Option(
+        "--curve", help="A learning curve instead: each task once, in order, with learning "
+                        "on and then off; curve.png in the report.")] = False,
 ) -> None:
     """Run a research suite --repeat times per --ablate configuration and score pass@1/pass@k.
 
@@ -65,14 +68,18 @@ def evaluate(
         parse_ablations,
     )
     from workers.evaluation.configurations import model_mode
+    from workers.evaluation.curve import PASSES
     from workers.evaluation.runner import Evaluation
     from workers.intake import GoalError, PlanFileError, PolicyError
 
     settings = Settings()
+    if curve and (ablate or off):
+        fail("--curve runs its own two passes (learning on, then off); drop --ablate and "
+             "--off", EXIT_BAD_INPUT)
     try:
         suite, base = load_suite(suite_file)
-        configs = configurations(parse_ablations(ablate),
-                                 parse_ablations(off, option="--off"))
+        configs = list(PASSES) if curve else configurations(
+            parse_ablations(ablate), parse_ablations(off, option="--off"))
     except (SuiteError, AblationError) as err:
         fail(str(err), EXIT_BAD_INPUT)
     mode = model_mode(settings)
@@ -88,12 +95,14 @@ def evaluate(
         evaluation.prepare(configs)
     except (PlanFileError, GoalError, PolicyError) as err:
         fail(str(err), EXIT_BAD_INPUT)
-    run_async(_run(evaluation, configs, repeat, folder, mode, started))
+    run_async(_run(evaluation, configs, 1 if curve else repeat, folder, mode, started,
+                   curve=curve))
 
 
 async def _run(evaluation: Evaluation, configs: list[Configuration], repeat: int,
-               folder: Path, mode: str, started: datetime) -> None:
+               folder: Path, mode: str, started: datetime, *, curve: bool = False) -> None:
     """Run every configuration, print its table as it ends, then compare and write."""
+    from workers.evaluation.curve import CURVE_HEADERS, curve_rows, points, run_curve, write_curve
     from workers.evaluation.report import (
         COMPARE_HEADERS,
         TASK_HEADERS,
@@ -119,14 +128,24 @@ async def _run(evaluation: Evaluation, configs: list[Configuration], repeat: int
             typer.echo("")
             print_table(STRATA_HEADERS, strata_rows(suite, scored))
 
-    samples = await run_suite(evaluation, await client_for(evaluation.settings), configs,
-                              repeat, done)
+    client = await client_for(evaluation.settings)
+    if curve:
+        samples = await run_curve(evaluation, client, done)
+    else:
+        samples = await run_suite(evaluation, client, configs, repeat, done)
     typer.echo("\ncomparison")
     print_table(COMPARE_HEADERS, compare_rows(scores(suite, samples)))
     typer.echo("\nfailures by cause (share of each configuration's failed runs)")
     print_table(CAUSE_HEADERS, cause_rows(samples))
+    extra: list[str] = []
+    if curve:
+        image, extra = write_curve(folder, samples, f"{suite.name}: learning curve")
+        typer.echo("\nlearning curve")
+        print_table(CURVE_HEADERS, curve_rows(points(samples)))
+        typer.echo(f"figure: {image}")
     stamp = started.isoformat(timespec="seconds")
-    report, raw = write(folder, suite, samples, repeat=repeat, mode=mode, started=stamp)
+    report, raw = write(folder, suite, samples, repeat=repeat, mode=mode, started=stamp,
+                        extra=extra)
     typer.echo(f"\nreport: {report}\nsamples: {raw}")
 
 

@@ -7,7 +7,8 @@ each task's runs through the client and scores them (``scoring.py``: reference p
 pass@k; ``labels.py``: a formatted answer against a benchmark's labels; ``judging.py``: a gold
 hypothesis, by the hypothesis judge role); ``causes.py`` puts each failed run down to a cause;
 ``report.py`` renders the tables (``strata.py``: per level and concept, failures by cause) and
-writes the Markdown report and the raw samples. ``imports/`` turns public benchmarks' folders
+writes the Markdown report and the raw samples; ``curve.py`` runs and draws a learning curve
+(learning on, then off, task by task in order). ``imports/`` turns public benchmarks' folders
 into suites. ``assay eval`` (``workers/cli/evaluate.py``) is its command.
 """
 

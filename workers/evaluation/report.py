@@ -115,8 +115,8 @@ def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> lis
 
 
 def markdown(suite: Suite, samples: Sequence[Sample], *, repeat: int, mode: str,
-             started: str) -> str:
-    """The evaluation's Markdown report."""
+             started: str, extra: Sequence[str] = ()) -> str:
+    """The evaluation's Markdown report (``extra``: lines after the comparison)."""
     configs = scores(suite, samples)
     lines = [f"# Evaluation: {suite.name}", "",
              f"- Started: {started}", f"- Tasks: {len(suite.tasks)}; runs per task and "
@@ -128,8 +128,9 @@ def markdown(suite: Suite, samples: Sequence[Sample], *, repeat: int, mode: str,
     lines += ["## Comparison", "", *markdown_table(COMPARE_HEADERS, compare_rows(configs)), "",
               "pass@1 and pass@k are means over tasks; L1-L3 are pass@1 by level; time is "
               "each task's median run time, calls and cost the mean per run.", ""]
-    lines += ["## Failures by cause", "", *markdown_table(CAUSE_HEADERS, cause_rows(samples)),
-              "", "Each cause's share of a configuration's failed runs: planning (no plan "
+    lines += [*extra, "## Failures by cause", "",
+              *markdown_table(CAUSE_HEADERS, cause_rows(samples)), "",
+              "Each cause's share of a configuration's failed runs: planning (no plan "
               "ran), code (a job failed), environment (sandbox, packages, services), "
               "verification (checks failed, or a wrong answer), answer format (no readable "
               "formatted answer), budget (model budget or time).", ""]
@@ -162,12 +163,12 @@ def judged_lines(samples: Sequence[Sample]) -> list[str]:
 
 
 def write(folder: Path, suite: Suite, samples: Sequence[Sample], *, repeat: int, mode: str,
-          started: str) -> tuple[Path, Path]:
+          started: str, extra: Sequence[str] = ()) -> tuple[Path, Path]:
     """``report.md`` and ``samples.json`` (every run's raw sample) in ``folder``."""
     folder.mkdir(parents=True, exist_ok=True)
     report, raw = folder / "report.md", folder / "samples.json"
-    report.write_text(markdown(suite, samples, repeat=repeat, mode=mode, started=started),
-                      encoding="utf-8")
+    report.write_text(markdown(suite, samples, repeat=repeat, mode=mode, started=started,
+                               extra=extra), encoding="utf-8")
     document = {"suite": suite.name, "started": started, "repeat": repeat, "mode": mode,
                 "samples": [s.model_dump(mode="json") for s in samples]}
     raw.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")

@@ -107,6 +107,13 @@ class Evaluation:
                 for r in range(1, repeat + 1) for t in self.suite.tasks]
         return list(await asyncio.gather(*jobs))
 
+    async def sample_one(self, client: AssayClient, task: SuiteTask,
+                         config: Configuration) -> Sample:
+        """One run of ``task`` under ``config``, on its own (a learning curve's step)."""
+        if (config.name, task.id) not in self.requests:
+            self.prepare([config])
+        return await self._sample(client, asyncio.Semaphore(1), task, config, 1)
+
     async def _sample(self, client: AssayClient, slots: asyncio.Semaphore, task: SuiteTask,
                       config: Configuration, repeat: int) -> Sample:
         sample = Sample(task=task.id, level=task.level, configuration=config.name,

@@ -24,6 +24,7 @@ from tests.workers.evaluation.benchmark_folders import (
     script,
 )
 from workers.evaluation.configurations import Configuration
+from workers.evaluation.curve import points, run_curve, write_curve
 from workers.evaluation.imports import import_dabench, import_discoverybench, write_suite
 from workers.evaluation.runner import Evaluation
 from workers.settings import Settings
@@ -70,3 +71,24 @@ async def test_imported_benchmarks_run_and_are_scored_as_the_benchmarks_score(
     assert judged.judge_record.is_file()  # the judge's traffic, to replay offline
     judge_requests = [r for r in fake.requests if r.body["tools"][0]["name"] == "JudgeOutput"]
     assert len(judge_requests) == 1
+
+
+@pytest.mark.timeout(900)
+async def test_a_learning_curve_runs_each_task_in_order_with_learning_on_then_off(
+        dev_env: WorkflowEnvironment, served: tuple[Settings, FakeAnthropic],
+        tmp_path: Path) -> None:
+    settings, _fake = served
+    client = AssayClient(dev_env.client, task_queue=settings.queue_orchestration)
+    dab = dabench_folder(tmp_path)
+    suite = write_suite(import_dabench(dab), dab / "assay-suite.json")
+    evaluation = Evaluation(suite, dab, settings=settings, live=True)
+    passes: list[str] = []
+    samples = await run_curve(evaluation, client, lambda c, _s: passes.append(c.name))
+    assert passes == ["learning", "no-learning"]
+    assert [(s.configuration, s.task, s.passed) for s in samples] == [
+        ("learning", "dabench-0", True), ("learning", "dabench-1", False),
+        ("no-learning", "dabench-0", True), ("no-learning", "dabench-1", False)]
+    assert [p.pass_rate for p in points(samples)] == [1.0, 0.5, 1.0, 0.5]
+    image, lines = write_curve(tmp_path / "report", samples, "dabench")
+    assert image.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert f"![learning curve]({image.name})" in lines
