@@ -86,7 +86,7 @@ def _on_signals(callback: Callable[[], None]) -> None:
 
 lazy("run", "workers.cli.run", "run", "Start a run of a plan file or of a research goal; "
      "with --wait, follow it to the end.")
-lazy("eval", "workers.cli.evaluate", "evaluate", "Run a research suite --repeat times per "
+lazy("eval", "workers.cli.evaluate", "eval_app", "Run a research suite --repeat times per "
      "--ablate configuration and score pass@1/pass@k.")
 lazy("plan", "workers.cli.plan", "plan", "Give a plan (checked like `assay run`) to a goal run "
      "waiting for one, or to a study.")

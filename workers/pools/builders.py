@@ -312,7 +312,7 @@ async def _agents_spec(settings: Settings, database_url: str,
                                 agents.review_job_model, agents.debug_job,
                                 agents.summarize_run, agents.synthesize_study, writer.write_skill,
                                 writer.judge_merge, writer.reformulate_query,
-                                agents.reflect_failure])
+                                agents.reflect_failure, agents.judge_hypothesis])
 
 
 def make_runtime(settings: Settings) -> Runtime | None:

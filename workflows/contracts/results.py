@@ -188,6 +188,9 @@ class ResearchInput(Model):
                                               max_length=2000)
     """Earlier cycles' verified artifacts the plan's tasks reuse (``Decision.reuse``; their
     ``task_id`` is the reference, ``c1.data``), resolved by the study."""
+    answer_format: PlainText | None = None
+    """The format the goal's answer must take (``@mean_age[mean_age], rounded to two decimal
+    places``): the output processor then also writes its answer so, citing verified metrics."""
 
 
 class PlanSource(Model):
