@@ -24,6 +24,7 @@ from workflows.contracts.execution import (
     Artifact,
     CheckResult,
     DependencyArtifact,
+    EventScope,
     ExecutionOutcome,
     RunStatus,
     TaskStatus,
@@ -82,6 +83,8 @@ class TaskInput(Model):
     """The branch this task runs in (none: the run's main line)."""
     start: TaskStart | None = None
     """The checkpoint a branch's branch-point task starts from (none: intake)."""
+    parent_event: EventScope | None = None
+    """The run's event that handed this task over: the task's events nest under it."""
 
     def scope(self) -> str:
         """The task's id within its run: ``3``, or ``3.branch-NAME`` in a branch.

@@ -88,11 +88,11 @@ class BranchWorkflow:
         state = self.state
         upsert_keywords(**{KIND_KEY.name: "branch", PARENT_KEY.name: inp.run_id,
                            PLAN_KEY.name: inp.plan_name, STATUS_KEY.name: "running"})
-        state.log.add("checkpoint", "start", status="running",
-                      inputs={"branch": inp.record.name, "from": f"{inp.record.from_task}:"
-                              f"{inp.record.from_phase}", "reused": sorted(state.reused)},
-                      outputs={"changes": [c.model_dump(mode="json")
-                                           for c in inp.record.changes]})
+        state.log.open("checkpoint", "start", status="running", holds="root",
+                       inputs={"branch": inp.record.name, "from": f"{inp.record.from_task}:"
+                               f"{inp.record.from_phase}", "reused": sorted(state.reused)},
+                       outputs={"changes": [c.model_dump(mode="json")
+                                            for c in inp.record.changes]})
         state.set_phase("execute")
         await self.tasks.run_all(inp.plan, inp.order)
         tasks = [bound_task(state.results[t], limit=BRANCH_TASK_LIMIT) for t in inp.order]
