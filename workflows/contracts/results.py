@@ -299,6 +299,8 @@ class ReportFiles(Model):
     """Artifacts not copied, each with why (unsafe path, changed checksum, size budget)."""
     figures: list[str] = Field(default_factory=list[str])
     """Figures drawn for the report (the tasks' timeline), relative to the run's folder."""
+    events: str = ""
+    """The run's events as a tree (``timeline.md``), relative to the run's folder."""
 
 
 class RunReport(RunBase):
