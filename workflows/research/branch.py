@@ -40,7 +40,8 @@ class BranchWorkflow:
         req = ResearchInput(run_id=inp.run_id, plan_name=inp.plan_name,
                             plan_sha256=inp.plan_sha256, plan=inp.plan, goal=inp.goal,
                             data=inp.data, policy=inp.policy, queues=inp.queues)
-        self.state = state = RunState(req, branch=inp.record.name)
+        self.state = state = RunState(req, branch=inp.record.name,
+                                      parent_event=inp.parent_event)
         state.order = list(inp.order)
         for reused in inp.reused:
             state.results[reused.task_id] = reused

@@ -16,7 +16,9 @@ from temporalio.testing import WorkflowEnvironment
 from activities.events.schema import StoredEvent
 from activities.events.tree import EventNode, build_tree, walk
 from tests.workflows.agents_fakes import FakeAgents, job, probe_environment, spend
+from tests.workflows.common.test_gates import start
 from tests.workflows.harness import Harness, task
+from tests.workflows.research.test_branches import HOLD, PLAN, sweep, until_open, update
 from workflows.contracts.execution import EventRecord
 from workflows.contracts.roles import DebugAnswer
 
@@ -98,3 +100,26 @@ async def test_a_crashed_job_fixed_by_debuggers_nests_task_phase_attempt_and_deb
     depths = {node.stored.event.id: depth for depth, node in walk(roots)}
     assert all(e.depth == depths[e.id] for e in events), "stored depth is the tree's depth"
     assert len(depths) == len(events)
+
+
+async def test_a_branch_nests_under_the_runs_hand_off_of_it_and_its_tasks_under_it(
+        own_time_env: WorkflowEnvironment, task_queue: str, tmp_path: Path) -> None:
+    harness = Harness(own_time_env, task_queue, tmp_path)
+    async with harness.worker():
+        handle = await start(harness, PLAN, **HOLD)
+        await until_open(handle)
+        await update(handle, "start_branches", sweep(0.9))
+        await update(handle, "steer_run", {"action": "close", "by": "ada"})
+        await handle.result()
+    events = list(harness.sink.events.values())
+    roots = build_tree([StoredEvent(seq=i + 1, recorded_at=T0, event=e)
+                        for i, e in enumerate(events)])
+    assert len(roots) == 1 and roots[0].stored.event.node_id == "run"
+    handed = one(roots[0], event_type="handoff", status="branch")
+    assert one(handed, event_type="handoff", event_subtype="complete")
+    branch = one(handed, node_id="branch-s-0.9", event_subtype="start")
+    tasks = children(branch, event_type="handoff", event_subtype="start")
+    assert [t.stored.event.inputs["task_id"] for t in tasks] == ["2", "3"]
+    for t in tasks:
+        scope = f"{t.stored.event.inputs['task_id']}.branch-s-0.9"
+        assert one(t, node_id=scope, event_subtype="start").children
