@@ -21,6 +21,7 @@ from pydantic import (
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from workflows.contracts.environments import NAME_PATTERN
+from workflows.contracts.policy import Tiering
 from workflows.contracts.pools import Pool
 
 if TYPE_CHECKING:
@@ -182,6 +183,9 @@ class Settings(BaseSettings):
     """Episodes kept per task type (the newest)."""
     memory_max_age_days: float = Field(default=30, gt=0)
     """Episodes older than this are pruned."""
+    tiering: Tiering = "auto"
+    """Runs tier their tasks light or full by label and rules (``auto``), or force one tier,
+    unless a run's policy file says otherwise (``tiering:``)."""
     skills_enabled: bool = True
     """Runs use the skill library unless a run's policy or ``--no-skills`` says otherwise."""
     skills_auto_approve: float = Field(default=1.01, ge=0, le=1.01)

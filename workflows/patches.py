@@ -47,12 +47,16 @@ _ALL = (_RUN, _BRANCH, _TASK, _STUDY)
 
 CHECKPOINTS_PATCH = "named-checkpoints"
 STUDY_SYNTHESIS_PATCH = "study-synthesis"
+TIERING_PATCH = "complexity-tiers"
 
 PATCHES: tuple[Patch, ...] = (
     Patch(CHECKPOINTS_PATCH, "0.2.0", (_RUN,), "a task's failure and a gate's approval name "
           "a checkpoint of the run, recorded as an event"),
     Patch(STUDY_SYNTHESIS_PATCH, since="0.2.0", workflows=(_STUDY,),
           what="an ended study asks the study synthesizer for its answer before its report"),
+    Patch(TIERING_PATCH, since="0.2.0", workflows=(_TASK,),
+          what="a light task asks one model reviewer, and calls the debuggers only after a "
+               "second failure (its first escalates it to full)"),
 )
 """The patches in force, oldest first (0.1.0 retired every earlier one)."""
 

@@ -106,12 +106,23 @@ def checks_text(checks: Iterable[Check]) -> str:
 
 
 def data_text(files: Iterable[InputFile]) -> str:
-    """Data files by name and size, with their first lines where given (never their path)."""
+    """Data files by name and size, with their first lines where given (never their path).
+
+    A file longer than its preview shows its whole first lines only, and says how many
+    lines that is and how many of its bytes are left out (its profile has the rest).
+    """
     parts: list[str] = []
     for f in files:
         line = f"### {f.name} ({f.size} bytes)"
-        first = getattr(f, "head", "")
-        parts.append(f"{line}\n\n{fenced(head(first, DATA_HEAD_CHARS))}" if first else line)
+        first = head(getattr(f, "head", ""), DATA_HEAD_CHARS)
+        shown = len(first.encode())
+        if first and shown < f.size:
+            first = first[:first.rfind("\n")] if "\n" in first else first
+            rows = first.count("\n") + 1
+            left = f.size - len(first.encode())
+            first += (f"\n[first {rows} line{'s' if rows != 1 else ''} shown; the other "
+                      f"{left:,} bytes are left out: the data profile describes the whole file]")
+        parts.append(f"{line}\n\n{fenced(first)}" if first else line)
     return "\n\n".join(parts)
 
 

@@ -25,7 +25,7 @@ from activities.agents.prompting import (
     tail,
 )
 from activities.patches.apply import RESOURCE_FIELDS
-from activities.reflection.reflection import scored
+from activities.reflection.reflection import diagnosis_of, scored
 from activities.reflection.rules import Diagnosis
 from workflows.common.canonical import canonical_json
 from workflows.contracts.reflection import DiagnoseInput, PatchChange, ReflectionNote
@@ -45,7 +45,7 @@ ROLE = "reflector"
 
 def reflect_message(req: ReflectRequest) -> str:
     """The reflector's facts: the task, the job, how it failed, what the rule table said."""
-    failure, note = req.failure, req.note
+    failure = req.failure
     policy = failure.policy
     tried = [canonical_json([c.model_dump(mode="json") for c in p.changes], spaced=True)
              for p in failure.previous_patches]
@@ -55,9 +55,7 @@ def reflect_message(req: ReflectRequest) -> str:
         section("The job that failed", job_text(failure.job)),
         section(f"How it failed ({failure.kind}, attempt {failure.attempt})",
                 _how_it_failed(failure, req.run_id)),
-        section("The rule table's note", bullets([f"root cause: {note.root_cause}",
-                                                  f"reason: {note.reason}",
-                                                  *note.evidence])),
+        section("The rule table's note", _note_text(req)),
         section("Patches already tried (never propose one again)", bullets(tried)),
         section("Policy ceilings", bullets([
             f"resources.memory_mb: never above the job's {failure.job.resources.memory_mb}",
@@ -65,6 +63,25 @@ def reflect_message(req: ReflectRequest) -> str:
             f"resources.cpus: at most {policy.max_cpus:g}"])),
         section("Known root causes", ", ".join(KNOWN_ROOT_CAUSES)),
     )
+
+
+def _note_text(req: ReflectRequest) -> str:
+    """The rule table's diagnosis and evidence, without what it alone would decide.
+
+    That decision (the task ending deferred) is not what follows: the reflector's answer,
+    and then the debuggers, come first.
+    """
+    note, outcome = req.note, req.failure.outcome
+
+    def clean(text: str) -> str:
+        return scrub(text, workspace=outcome.workspace if outcome else "", run_id=req.run_id)
+
+    patched = ("with a patch the guardrails passed" if note.patch is not None
+               else "with no patch of its own")
+    return bullets([f"root cause: {note.root_cause}",
+                    f"reason: {clean(diagnosis_of(note, req.failure.run_id))}",
+                    f"its confidence: {note.confidence:.2f}, {patched}",
+                    *map(clean, note.evidence)])
 
 
 def _how_it_failed(failure: DiagnoseInput, run_id: str) -> str:

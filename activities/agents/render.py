@@ -211,7 +211,8 @@ def debug_message(req: DebugRequest) -> str:
         section("stderr (tail)", fenced(clean(tail(outcome.stderr_tail, STDERR_CHARS)))),
         section("stdout (tail)", fenced(clean(tail(outcome.stdout_tail, STDOUT_CHARS)))),
     ]
-    if req.strategy in ("introspect", "diagnostic"):
+    if req.strategy == "introspect" or (req.strategy == "diagnostic"
+                                        and req.environment is not None):
         parts.append(section("Sandbox environment", environment_text(req.environment)))
     if req.strategy == "diagnostic":
         stage = ("Write a diagnostic script first." if req.diagnostic_output is None

@@ -230,8 +230,8 @@ def _hypothesis_text(h: Hypothesis) -> str:
     status = f"{h.status} in cycle {h.decided_in}" if h.decided_in else h.status
     if h.abandoned_in:
         status += f", abandoned in cycle {h.abandoned_in}: do not pursue"
-    text = (f"{h.id} ({where}) [{status}]: {clip(h.statement, STATEMENT_CHARS)}; test: "
-            f"{h.test.describe()}")
+    statement = clip(h.statement, STATEMENT_CHARS).rstrip(".")
+    text = f"{h.id} ({where}) [{status}]: {statement}; test: {h.test.describe()}"
     if h.evidence:
         text += "; evidence: " + ", ".join(f"{e.task_id}.{e.shown()} "
                                            f"(cycle {e.cycle})" for e in h.evidence)

@@ -18,7 +18,13 @@ from workflows.contracts.cycles import SynthesisRequest
 from workflows.contracts.estimates import split_name
 from workflows.contracts.hypotheses import Hypothesis
 from workflows.contracts.plaintext import clip
-from workflows.contracts.study import CycleSummary, StudyState, TaskOutcome
+from workflows.contracts.study import (
+    HEADLINE_NOTE,
+    TASKS_CUT,
+    CycleSummary,
+    StudyState,
+    TaskOutcome,
+)
 from workflows.contracts.synthesis import StudySynthesis, SynthesisOutput
 from workflows.study.verdicts import shown
 
@@ -60,7 +66,8 @@ def _rules(state: StudyState) -> str:
 def _hypothesis(h: Hypothesis) -> str:
     where = f"child of {h.parent}" if h.parent else "root"
     status = f"{h.status} in cycle {h.decided_in}" if h.decided_in else h.status
-    text = f"{h.id} ({where}) [{status}]: {h.statement}; test: `{h.test.describe()}`"
+    text = (f"{h.id} ({where}) [{status}]: {h.statement.rstrip('.')}; test: "
+            f"`{h.test.describe()}`")
     if h.concluded:
         text += f"; concluded {h.concluded}"
     if h.evidence:
@@ -80,13 +87,32 @@ def _cycle(summary: CycleSummary, key_name: str) -> str:
              f"unfinished); {key}."]
     if d is not None:
         parts.append(f"Decision after it: {d.action}, because {clip(d.reason, REASON_CHARS)}.")
-    if summary.omitted:
-        parts.append("Left out of its record: " + "; ".join(summary.omitted))
-    parts.append(bullets(_outcome(t) for t in summary.tasks))
-    if len(summary.tasks) < summary.tasks_total:
-        parts.append(f"({summary.tasks_total - len(summary.tasks)} more tasks are in the "
-                     "cycle's own report)")
+    if summary.tasks:
+        parts.append(bullets(_outcome(t) for t in summary.tasks))
+    left_out = _left_out(summary)
+    if left_out:
+        parts.append(left_out)
     return "\n\n".join(parts)
+
+
+def _left_out(summary: CycleSummary) -> str:
+    """One line saying what the cycle's record leaves out (its own report has it), or ``""``.
+
+    The cut task outcomes are counted once, whichever note of ``omitted`` named them.
+    """
+    hidden = summary.tasks_total - len(summary.tasks)
+    others = [n for n in summary.omitted if n != HEADLINE_NOTE and not n.endswith(TASKS_CUT)]
+    said: list[str] = []
+    if hidden and not summary.tasks:
+        said.append(f"its {hidden} task outcome{'s' if hidden != 1 else ''} (an older cycle "
+                    "keeps only its headline; its key-metric task and the tree's evidence "
+                    "still name its verified values)")
+    elif hidden:
+        said.append(f"{hidden} more task outcome{'s' if hidden != 1 else ''} (completed, "
+                    "linked to no hypothesis)")
+    said += others
+    return (f"Left out here (the cycle's own report has it): {'; '.join(said)}."
+            if said else "")
 
 
 def _outcome(task: TaskOutcome) -> str:

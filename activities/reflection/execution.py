@@ -153,8 +153,11 @@ def _nonzero_exit(req: DiagnoseInput, outcome: ExecutionOutcome,
                   evidence: list[str]) -> Diagnosis:
     found = last_exception(outcome.stderr_tail)
     if found is None:
-        return unknown(f"the job {outcome.reason} without a Python traceback; a person has to "
-                       "look at its output", evidence)
+        last = _last_line(outcome.stderr_tail)
+        if last:
+            evidence.append(f"stderr ends: {last}")
+        return unknown(f"the job ended with no Python traceback ({outcome.reason}); a person "
+                       "has to look at its output", evidence)
     kind, message = found
     said = f"{kind}: {message}" if message else kind
     evidence.append(f"stderr: {said}")
@@ -168,6 +171,14 @@ def _nonzero_exit(req: DiagnoseInput, outcome: ExecutionOutcome,
                                            else "not among the job's argument values"))
     return Diagnosis(root_cause, fix, evidence=evidence,
                      reason=f"the job failed with {said}; {fix} (not patched automatically)")
+
+
+def _last_line(text: str, limit: int = 300) -> str:
+    """The last non-blank line of ``text``, cut to ``limit`` characters (saying so)."""
+    line = next((x.strip() for x in reversed(text.splitlines()) if x.strip()), "")
+    if len(line) <= limit:
+        return line
+    return f"{line[:limit]}... [{len(line) - limit} more characters]"
 
 
 _RULES: dict[str, _Rule] = {

@@ -67,7 +67,7 @@ from workflows.contracts.reflection import (
     RetryDecision,
 )
 
-__all__ = ["MemoryView", "Reflection", "diagnose", "note_id_for", "scored"]
+__all__ = ["MemoryView", "Reflection", "diagnose", "diagnosis_of", "note_id_for", "scored"]
 
 log = logging.getLogger("assay.reflection")
 
@@ -225,6 +225,17 @@ def scored(req: DiagnoseInput, found: Diagnosis, memory: MemoryView | None = Non
         source=source if patched is not None else "none",
         memory_ref=view.ref if patched is not None and proven else "",
         patterns=view.patterns)
+
+
+def diagnosis_of(note: ReflectionNote, run_id: str) -> str:
+    """The note's reason without the decision :func:`scored` closed it with.
+
+    What the rule table alone would decide ("the task ends deferred") is not what happens to
+    a failure a later step takes up (the reflector, then the debuggers): a role shown the note
+    reads the diagnosis and its evidence, not that decision.
+    """
+    return note.reason.removesuffix(
+        f" (confidence {note.confidence:.2f}: {_said(note.decision, run_id)})")
 
 
 def _said(decision: RetryDecision, run_id: str) -> str:

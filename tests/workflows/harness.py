@@ -86,7 +86,7 @@ class FakeSandbox:
         if behave == "diagnose":
             return ExecutionOutcome(outcome="succeeded", exit_code=0, workspace=str(workspace),
                                     stdout_tail=f"diagnosis from {workspace}: column 'x' missing")
-        if behave == "crash":
+        if behave == "crash" or (behave == "crash_once" and self.ran.count(req.task_id) == 1):
             return ExecutionOutcome(outcome="nonzero_exit", exit_code=1, reason="exit code 1",
                                     workspace=str(workspace))
         if behave.startswith("oom_above:") and int(req.job.args["batch_size"]) > int(

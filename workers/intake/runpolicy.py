@@ -83,6 +83,7 @@ def build_policy(settings: Settings, *, policy_file: Path | None = None,
         "agents": {"enabled": model_available(settings)},
         "memory": {"enabled": settings.memory_enabled},
         "skills": {"enabled": settings.skills_enabled},
+        "tiering": settings.tiering,
     }
     if policy_file is not None:
         base = _merge(base, _read(policy_file))

@@ -69,7 +69,7 @@ def plan_from_draft(draft: PlanDraftOutput, data: list[DataFile], *, name: str,
                 dependencies=task.dependencies, rationale=task.rationale or None,
                 checks=[Check(metric=c.metric, op=c.op, value=c.value) for c in task.checks],
                 inputs=list(task.inputs), hypothesis=task.hypothesis,
-                reuse=list(task.reuse),
+                reuse=list(task.reuse), complexity=task.complexity,
                 resolved_inputs=[InputFile(name=f.name, path=f.path, sha256=f.sha256,
                                            size=f.size)
                                  for f in (files[n] for n in task.inputs)]))

@@ -18,7 +18,7 @@ from pydantic.json_schema import SkipJsonSchema
 
 from workflows.contracts.base import Model
 from workflows.contracts.hypotheses import STATEMENT_CHARS
-from workflows.contracts.plan import Priority
+from workflows.contracts.plan import Complexity, Priority
 
 TASK_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
 
@@ -43,6 +43,10 @@ class PlannedTask(Model):
     inputs: list[str] = Field(default_factory=list[str], max_length=50)
     """Names of the goal's data files this task reads."""
     rationale: str = Field(default="", max_length=2000)
+    complexity: Complexity | None = Field(
+        default=None, exclude_if=lambda v: v is None,
+        description="light: a short job on small data, one reviewer suffices; full: anything "
+                    "larger or riskier. Leave out when unsure.")
     hypothesis: SkipJsonSchema[str | None] = Field(default=None,
                                                    exclude_if=lambda v: v is None)
     """The hypothesis this task's verified metrics are evidence for (a study's cycle only:

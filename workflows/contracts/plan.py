@@ -40,6 +40,9 @@ from workflows.contracts.hypotheses import MAX_HYPOTHESES, Hypothesis, check_hyp
 
 Priority = Literal["HIGH", "MEDIUM", "LOW"]
 PRIORITY_RANK: dict[str, int] = {"HIGH": 0, "MEDIUM": 1, "LOW": 2}
+Complexity = Literal["light", "full"]
+"""A task's tier: ``light`` (one model reviewer, debuggers only after a second failure) or
+``full`` (everything); see ``workflows.task.tiering``."""
 
 
 
@@ -221,13 +224,16 @@ class Decision(StrictModel):
     resolved_inputs: list[InputFile] = Field(default_factory=list[InputFile])
     priority_score: PriorityScore | None = None
     """Set at intake when the plan gave no ``priority``: the computed score that chose it."""
+    complexity: Complexity | None = None
+    """The plan's (or the planner's) label; the rules of ``workflows.task.tiering`` may raise
+    ``light`` to ``full``, never lower ``full`` (none: the rules decide alone)."""
 
     @model_serializer(mode="wrap")
     def _without_unset_branching(self, handler: SerializerFunctionWrapHandler,
                                  ) -> dict[str, Any]:
         """Leave out what is unset of the later fields (so digests stay as before)."""
         return _without_unset(handler(self), branches=[], metric=None, hypothesis=None,
-                              reuse=[], priority_score=None)
+                              reuse=[], priority_score=None, complexity=None)
 
 
 class Plan(StrictModel):

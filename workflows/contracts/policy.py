@@ -42,6 +42,8 @@ class ReviewPolicy(StrictModel):
 
 GateKind = Literal["plan", "step", "error", "result", "branch", "cycle"]
 TimeoutAction = Literal["approve", "reject"]
+Tiering = Literal["auto", "light", "full"]
+"""How tasks are tiered: by their label and the rules (``auto``), or all forced to one tier."""
 
 
 class GateRule(StrictModel):
@@ -229,6 +231,9 @@ class RunPolicy(StrictModel):
     memory: MemoryPolicy = Field(default_factory=MemoryPolicy)
     skills: SkillPolicy = Field(default_factory=SkillPolicy)
     branching: BranchingPolicy = Field(default_factory=BranchingPolicy)
+    tiering: Tiering = "auto"
+    """``auto``: each task is light or full by its label and the rules of
+    ``workflows.task.tiering``; ``light`` or ``full``: every task is."""
     environment: EnvironmentName | None = None
     """The job environment of every job of the run that names none (``assay run
     --environment``); none: such jobs run in the worker's own interpreter."""

@@ -169,6 +169,12 @@ class CycleDecision(StrictModel):
         return self
 
 
+HEADLINE_NOTE = "an older cycle keeps its headline: its report has the rest"
+"""What an older cycle's ``omitted`` says (:meth:`CycleSummary.headline`)."""
+TASKS_CUT = " tasks (completed, not linked first)"
+"""How a summary's ``omitted`` ends when it kept only its first task outcomes."""
+
+
 class CycleSummary(Model):
     """One cycle, as the study keeps it and the next cycle's planning reads it."""
 
@@ -218,7 +224,7 @@ class CycleSummary(Model):
             return self.model_copy(update={
                 "tasks": [], "deferred": [], "blockers": self.blockers[:1],
                 "verdicts": decided, "decision": decision,
-                "omitted": ["an older cycle keeps its headline: its report has the rest"]})
+                "omitted": [HEADLINE_NOTE]})
         return self
 
 

@@ -47,6 +47,7 @@ from workflows.contracts.study import (
     MAX_DEFERRED,
     MAX_METRICS,
     MAX_OUTCOMES,
+    TASKS_CUT,
     TEXT_CHARS,
     CarriedTask,
     CycleDecision,
@@ -78,7 +79,7 @@ def summarize(report: RunReport, cycle: int, key_metric: Metric | None = None,
                 for t in report.tasks for n in t.reflections if n.decision == "defer"]
     omitted: list[str] = []
     if len(outcomes) > MAX_OUTCOMES:
-        omitted.append(f"{len(outcomes) - MAX_OUTCOMES} tasks (completed, not linked first)")
+        omitted.append(f"{len(outcomes) - MAX_OUTCOMES}{TASKS_CUT}")
     if len(deferred) > MAX_DEFERRED:
         omitted.append(f"{len(deferred) - MAX_DEFERRED} deferred patches")
     return CycleSummary(

@@ -174,9 +174,11 @@ def _fix(latest: CycleSummary) -> CycleDecision | None:
     said += [v.reason for v in inconclusive[:5]]
     concerned = [*dict.fromkeys([*(t.hypothesis for t in failed if t.hypothesis),
                                  *(v.hypothesis for v in inconclusive)])]
+    counts = [f"{len(failed)} task{'s' if len(failed) != 1 else ''} unfinished" if failed
+              else "", f"{len(inconclusive)} hypothes{'es' if len(inconclusive) != 1 else 'is'}"
+              " inconclusive" if inconclusive else ""]
     return _decision(action="fix", hypotheses=concerned, fixes=failing_lines(latest),
-                         reason=f"fix: {len(failed)} tasks unfinished, {len(inconclusive)} "
-                                f"hypotheses inconclusive — {'; '.join(said)}")
+                         reason=f"{', '.join(c for c in counts if c)} — {'; '.join(said)}")
 
 
 def _refuted(tree: HypothesisTree, verdicts: list[Verdict]) -> CycleDecision | None:

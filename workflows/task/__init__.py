@@ -5,7 +5,7 @@
 Its steps are plain collaborators, each given the task's ``state.TaskState``: ``review``,
 ``execution``, ``recovery`` (with ``subagent``: a subagent's remembered fixes, tried
 first; ``reflecting``, the reflector's second opinion), ``coding`` and ``debugging``;
-``memory`` and ``skills`` hand
+``tiering`` the pure rules that make a task light or full; ``memory`` and ``skills`` hand
 the finished task to the learning pools; ``report`` writes its whole result and cuts the one
 it returns to fit; ``calls`` holds its activity calls.
 """

@@ -2,12 +2,15 @@
 
 Deterministic first: the three reviewers' own checks always run, and a model reviewer (when
 the policy turns them on) can only add its judgement to a verdict, never take a finding away.
-A panel that cannot review at all ends the task with :class:`Finish`.
+A light task (``workflows.task.tiering``) asks one model reviewer, the code's; escalated to
+full, it asks the other two about the same job. A panel that cannot review at all ends the
+task with :class:`Finish`.
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 
 from temporalio import workflow
 from temporalio.exceptions import ActivityError
@@ -22,6 +25,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.task.calls import TaskCalls
     from workflows.task.phases import Phase
     from workflows.task.state import Finish, TaskState
+    from workflows.task.tiering import LIGHT_REVIEWER
 
 
 class Review:
@@ -47,7 +51,22 @@ class Review:
         except ActivityError as err:
             raise Finish("failed", f"the review panel could not review the job: "
                                    f"{root_message(err)}") from err
-        verdicts = await self._with_model_reviews(job, verdicts)
+        light = state.tier == "light"
+        verdicts = await self._with_model_reviews(
+            job, verdicts, lambda reviewer: not light or reviewer == LIGHT_REVIEWER)
+        self._record(verdicts)
+        return verdicts
+
+    async def escalated(self, job: JobSpec) -> list[ReviewVerdict]:
+        """The light panel's verdicts on ``job`` with the other model reviewers' added."""
+        verdicts = await self._with_model_reviews(
+            job, self.state.verdicts, lambda reviewer: reviewer != LIGHT_REVIEWER)
+        self._record(verdicts)
+        return verdicts
+
+    def _record(self, verdicts: list[ReviewVerdict]) -> None:
+        """The verdicts as events and as the review snapshot."""
+        state = self.state
         for v in verdicts:
             state.log.add("agent_call", "complete", agent=v.reviewer, status=v.verdict,
                           outputs={"confidence": v.confidence,
@@ -55,11 +74,10 @@ class Review:
                                    "warnings": [f.message for f in v.warnings][:20],
                                    "reasoning": v.reasoning})
         state.snapshot(Phase.REVIEW, {"verdicts": [v.model_dump(mode="json") for v in verdicts]})
-        return verdicts
 
-    async def _with_model_reviews(self, job: JobSpec,
-                                  verdicts: list[ReviewVerdict]) -> list[ReviewVerdict]:
-        """Each deterministic verdict with its model reviewer's judgement added."""
+    async def _with_model_reviews(self, job: JobSpec, verdicts: list[ReviewVerdict],
+                                  asks: Callable[[str], bool]) -> list[ReviewVerdict]:
+        """Each verdict whose reviewer ``asks`` names with its model reviewer's judgement."""
         task = self.state.task
         if not (self.agents.enabled and task.policy.agents.model_review):
             return verdicts
@@ -67,6 +85,8 @@ class Review:
         review = self.calls.review_input(job)
 
         async def one(verdict: ReviewVerdict) -> ReviewVerdict:
+            if not asks(verdict.reviewer):
+                return verdict
             req = ModelReviewRequest(run_id=task.run_id, task_id=task.decision.task_id,
                                      reviewer=verdict.reviewer, review=review,
                                      deterministic=verdict)

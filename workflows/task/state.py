@@ -18,7 +18,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.constants import ATTEMPTS_KEY, KIND_KEY, PHASE_KEY, STATUS_KEY, digest
     from workflows.contracts.alternatives import BranchSpec
     from workflows.contracts.execution import ExecutionOutcome, TaskStatus, Verification
-    from workflows.contracts.plan import JobSpec
+    from workflows.contracts.plan import Complexity, JobSpec
     from workflows.contracts.reflection import Patch, ReflectionNote
     from workflows.contracts.results import (
         PHASE_MARKS,
@@ -69,6 +69,8 @@ class TaskState:
         """Each phase entered and when (workflow time; no command), for the report."""
         self.memory_tries: list[MemoryTry] = []
         """The remembered fixes of the subagent this task runs as that it tried, in order."""
+        self.tier: Complexity = "full"
+        """The task's tier (``workflows.task.tiering``); full until classified."""
 
     def move(self, nxt: Phase) -> None:
         """Enter phase ``nxt`` (checked against the transition table) and record it."""

@@ -8,7 +8,10 @@ event and kept in ``snapshots`` (the state a later branch starts from); phase, s
 attempts per phase are queryable and mirrored in search attributes. No code runs until the
 review panel approves; no result counts until its evidence is verified; every failure asks
 reflection for a diagnosis and takes as many guarded retries as the failure's category allows
-(``workflows.task.retrying``) or ``policy.max_retries`` when it is set.
+(``workflows.task.retrying``) or ``policy.max_retries`` when it is set. With models on, a
+task is light or full (``workflows.task.tiering``): a light one asks one model reviewer, and
+its first failure reflection cannot patch escalates it to full and runs it again before any
+debugger is called.
 
 The class holds the handlers and the phases' loops; each step is a collaborator given the
 task's ``TaskState``: ``Coding`` (implement), ``Review``, ``Execution`` (execute, verify),
@@ -34,6 +37,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.contracts.plan import JobSpec
     from workflows.contracts.results import TaskInput, TaskProgress, TaskResult
     from workflows.contracts.verdicts import panel_approves
+    from workflows.patches import TIERING_PATCH
     from workflows.task.calls import TaskCalls
     from workflows.task.coding import Coding
     from workflows.task.debugging import Debugging
@@ -45,6 +49,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.task.report import finish
     from workflows.task.review import Review, describe_rejection
     from workflows.task.state import Finish, TaskState
+    from workflows.task.tiering import classify
 
 
 @workflow.defn
@@ -186,6 +191,7 @@ class TaskWorkflow:
         else:
             await self.coding.implement()
         if state.outcome is None:
+            self._classify()
             await self._review_phase()
             if self.gates.needs_person("step"):
                 await self._step_gate()
@@ -251,6 +257,8 @@ class TaskWorkflow:
             if isinstance(patched, Finish):
                 if state.branches_asked or not self.debugging.possible():
                     raise patched
+                if state.tier == "light" and await self._escalate(failed):
+                    continue
                 await self.debugging.debug(failed)
                 return
             verdicts = state.verdicts = await self.review.panel(patched)
@@ -258,6 +266,43 @@ class TaskWorkflow:
                 raise Finish("failed_retry", f"{failed}; the patched job was rejected: "
                                              f"{describe_rejection(verdicts)}")
             previous, state.job = (state.job, outcome), patched
+
+    def _classify(self) -> None:
+        """Settle the task's tier once its job is known (models on; else nothing differs)."""
+        state = self.state
+        if not (self.agents.enabled and workflow.patched(TIERING_PATCH)):
+            return
+        task = state.task
+        tier = classify(task.policy.tiering, task.decision, state.job)
+        state.tier = tier.tier
+        state.log.add("checkpoint", "info", status=f"tier:{tier.tier}",
+                      outputs={"tier": tier.tier, "by": tier.by, "reasons": tier.reasons})
+
+    async def _escalate(self, failed: str) -> bool:
+        """A light task's unpatched failure makes it full; whether its job runs once more.
+
+        At its first failed run (and a retry left), the other model reviewers see the job,
+        which runs again: the debuggers come only if it fails twice. Later, it goes on to
+        the debuggers as a full task.
+
+        Raises:
+            Finish: the other model reviewers rejected the job.
+        """
+        state = self.state
+        assert state.job is not None
+        again = (state.attempts.get(Phase.EXECUTE, 0) < 2
+                 and state.phase == Phase.EXECUTION_RETRY)
+        state.tier = "full"
+        state.log.add("checkpoint", "info", status="tier:full",
+                      outputs={"tier": "full", "by": "escalation", "reasons": [failed],
+                               "runs_again": again})
+        if not again:
+            return False
+        verdicts = state.verdicts = await self.review.escalated(state.job)
+        if not panel_approves(verdicts):
+            raise Finish("failed_retry", f"{failed}; escalated to full, the job was rejected: "
+                                         f"{describe_rejection(verdicts)}")
+        return True
 
     async def _verify_phase(self) -> None:
         state = self.state

@@ -260,6 +260,17 @@ async def test_the_diagnostic_debugger_first_asks_for_a_diagnostic_job(
     assert fake.requests[0].body["tools"][0]["name"] == "DiagnosticOutput"
 
 
+async def test_the_diagnostic_debugger_is_not_shown_an_empty_environment(
+        fake: FakeAnthropic, agents: Agents) -> None:
+    """Its packages are the introspect debugger's part: its prompt says its script prints
+    them, rather than showing a "Sandbox environment" of "(none)"."""
+    fake.script(ToolUse({"code": "print(1)\n", "purpose": "versions"}))
+    await agents.debug_job(debug_request("diagnostic", environment=None))
+    assert "## Sandbox environment" not in prompt_of(fake)
+    system = fake.requests[0].body["system"][0]["text"]
+    assert "the environment's packages are\nnot listed, so have your script print" in system
+
+
 async def test_the_diagnostic_debugger_then_fixes_from_the_diagnostic_output(
         fake: FakeAnthropic, agents: Agents) -> None:
     fake.script(ToolUse(FIX_ANSWER))

@@ -100,3 +100,23 @@ async def test_the_coder_names_an_environment_the_worker_knows(
     said = repair_text(fake, 1)
     assert "`environment` names 'cuda', which this machine does not have" in said
     assert "base, gpu, science" in said
+
+
+def test_a_data_preview_shorter_than_its_file_ends_on_a_whole_line_and_says_what_it_left_out(
+        ) -> None:
+    from activities.agents.prompting import data_text
+    from workflows.contracts.goal import DataFile
+
+    rows = "".join(f"{n},{n * n}\n" for n in range(1000))
+    text = f"x,y\n{rows}"
+    preview = DataFile(name="t.csv", path="/data/t.csv", sha256="0" * 64, size=len(text),
+                       head=text[:2000])
+    said = data_text([preview])
+    shown = said[said.index("```\n") + 4:said.index("\n[first")]
+    assert text.startswith(shown + "\n") and shown.endswith(rows.splitlines()[shown.count(
+        "\n") - 1])  # whole lines only: the row cut in the middle is dropped
+    assert (f"\n[first {shown.count(chr(10)) + 1} lines shown; the other "
+            f"{len(text) - len(shown):,} bytes are left out: the data profile describes the "
+            "whole file]\n```") in said
+    whole = DataFile(name="s.csv", path="/data/s.csv", sha256="0" * 64, size=8, head="x,y\n1,2\n")
+    assert data_text([whole]) == "### s.csv (8 bytes)\n\n```\nx,y\n1,2\n```"  # as it was

@@ -123,3 +123,22 @@ async def test_the_role_answers_through_the_model_gateway(agents: Agents,
     assert tool_of(fake.requests[0].body) == "ReflectorOutput"
     assert got.note.patch is not None and got.note.decision == "retry"
     assert got.spend.role == "reflector" and got.spend.calls == 1
+
+
+def test_it_reads_the_rule_tables_diagnosis_not_the_deferral_that_no_longer_holds() -> None:
+    """The rule table alone would end the task deferred; the reflector, and the debuggers
+    after it, come first, so the reflector is not told that the task ends."""
+    stopped = f"{WORKSPACE}/data.csv: column 'label' should hold text but has dtype str"
+    failed = failure().model_copy(update={"outcome": ExecutionOutcome(
+        outcome="nonzero_exit", reason="exited with status 1; see stderr", exit_code=1,
+        stderr_tail=f"{stopped}\n", workspace=WORKSPACE)})
+    note = diagnose(failed)
+    assert note.reason.endswith("the task ends deferred)")
+    text = reflect_message(ReflectRequest(run_id=RUN_ID, task_id="solve", failure=failed,
+                                          note=note))
+    told = text[text.index("## The rule table's note"):text.index("## Patches already")]
+    assert "deferred" not in told and "(confidence" not in told
+    assert ("- reason: the job ended with no Python traceback (exited with status 1; see "
+            "stderr); a person has to look at its output\n") in told
+    assert "- its confidence: 0.20, with no patch of its own" in told
+    assert "- stderr ends: ./data.csv: column 'label' should hold text" in told

@@ -239,3 +239,16 @@ def test_the_planner_sees_each_kinds_calibration_and_each_calibrated_estimate() 
             "1 h estimate is 22 min") in study
     assert "time under 1 min (estimated 1 min, calibrated under 1 min)" in study
     assert "Time estimates, calibrated" not in study_section(context())
+
+
+def test_a_statement_ending_its_sentence_reads_once_before_its_test() -> None:
+    h1 = hypothesis("H1", statement="a and b differ in mean value.")
+    said = study_section(context(tree=tree(h1)))
+    assert "[open]: a and b differ in mean value; test: " in said
+    assert ".; test" not in said
+
+
+def test_the_planner_is_told_a_tree_hypothesis_is_linked_not_proposed_again() -> None:
+    said = study_section(context())
+    assert ("A hypothesis already in the tree is not proposed again: a task links to it by "
+            "its id alone (its `hypothesis`), and a new one may name it as `parent`") in said

@@ -121,3 +121,43 @@ def test_an_older_cycle_kept_as_its_headline_may_be_cited_by_its_evidence_and_ke
                                                                 state.summaries[1]]}))
     assert known[(1, "bmi")] == {"cv_r2": 0.34}  # its key-metric task
     assert known[(2, "pooled")]["cv_r2"] == R2  # the outcome, before H1's plain evidence
+
+
+def test_an_older_cycle_says_once_and_on_one_line_what_its_headline_left_out() -> None:
+    from activities.agents.synthesis import synthesis_message
+
+    state = ended_study()
+    older = state.summaries[0].model_copy(update={"tasks_total": 3}).headline()
+    said = synthesis_message(request().model_copy(update={"state": state.model_copy(
+        update={"summaries": [older, state.summaries[1]]})}))
+    cycle = said[said.index("## Cycle 1"):said.index("## Cycle 2")]
+    assert cycle == (
+        "## Cycle 1\n\nRun completed, 3 tasks (0 unfinished); key metric cv_r2 = 0.34 (task "
+        "bmi).\n\nDecision after it: iterate, because below 0.5.\n\nLeft out here (the cycle's "
+        "own report has it): its 3 task outcomes (an older cycle keeps only its headline; its "
+        "key-metric task and the tree's evidence still name its verified values).\n\n")
+    assert "\n\n\n" not in said
+
+
+def test_a_cycle_cut_to_its_first_outcomes_counts_the_rest_once() -> None:
+    from activities.agents.synthesis import synthesis_message
+
+    state = ended_study()
+    cut = state.summaries[0].model_copy(update={"tasks_total": 3, "omitted": [
+        "2 tasks (completed, not linked first)", "1 deferred patches"]})
+    said = synthesis_message(request().model_copy(update={"state": state.model_copy(
+        update={"summaries": [cut, state.summaries[1]]})}))
+    assert ("- task bmi [completed]: slope = 37.5; cv_r2 = 0.34\n\nLeft out here (the "
+            "cycle's own report has it): 2 more task outcomes (completed, linked to no "
+            "hypothesis); 1 deferred patches.\n\n## Cycle 2") in said
+    assert "not linked first" not in said and "more tasks are in" not in said
+
+
+def test_a_statement_ending_its_sentence_reads_once_before_its_test() -> None:
+    from activities.agents.synthesis import synthesis_message
+
+    state = ended_study()
+    ended = state.tree.hypotheses[0].model_copy(update={"statement": "BMI explains it."})
+    said = synthesis_message(request().model_copy(update={"state": state.model_copy(update={
+        "tree": state.tree.replaced([ended])})}))
+    assert "[inconclusive in cycle 2]: BMI explains it; test: `cv_r2 >= 0.5`" in said

@@ -459,3 +459,14 @@ async def test_diagnose_failure_without_memory_answers_by_the_rule_table() -> No
     reflection = Reflection(None, None)
     note = await ActivityEnvironment().run(reflection.diagnose_failure, req)
     assert note == diagnose(req) and note.decision == "retry"
+
+
+def test_a_job_that_stops_itself_is_diagnosed_in_words_that_read_and_quote_its_last_line() -> None:
+    stopped = "data.csv: column 'label' should hold text labels but has dtype str"
+    note = diagnose(failure("execution", job({"column": "label"}),
+                            outcome=outcome_from(f"reading data.csv\n{stopped}\n")))
+    assert note.root_cause == "unknown" and note.patch is None
+    assert note.reason.startswith("the job ended with no Python traceback (exited with status "
+                                  "1; see stderr); a person has to look at its output")
+    assert "see stderr without" not in note.reason
+    assert f"stderr ends: {stopped}" in note.evidence

@@ -132,7 +132,7 @@ def test_the_story_says_each_decision_and_why_then_the_numbers(
         "1 supported, 1 refuted, 1 still open." in story
     assert "- Cycle 1 (2/2 tasks, completed): **pivot** → H2: H1 refuted: auc = 0.62 " \
         "(task fit), not \\>= 0.8; pivot to its sibling H2: smoothing first lifts f1" in story
-    assert "- Cycle 2 (1/2 tasks, partial): **fix**: fix: 1 tasks unfinished" in story
+    assert "- Cycle 2 (1/2 tasks, partial): **fix**: 1 task unfinished" in story
     assert "- Cycle 3 (2/2 tasks, completed): **stop**: acceptance criteria met: " \
         "f1 = 0.74 (task fit) \\>= 0.7" in story
     assert story.rstrip().endswith(

@@ -43,6 +43,7 @@ from tests.histories.capture.study import run_cancelled_study, run_study, save_s
 from tests.histories.capture.study_cycle import run_study_cycle, run_study_reuse
 from tests.histories.capture.subagent import run_subagents
 from tests.histories.capture.synthesis import run_synthesis, run_synthesis_cancelled
+from tests.histories.capture.tiers import run_tiers
 from tests.histories.capture.unhung import (
     run_cancel_running,
     run_gate_withdrawn,
@@ -228,6 +229,8 @@ async def capture() -> None:
             runs.append(("reflector", (await run_reflector(env, Path(tmp)))[0]))
         with tempfile.TemporaryDirectory() as tmp:
             runs.append(("reflector_deferred", await run_deferred(env, Path(tmp))))
+        with tempfile.TemporaryDirectory() as tmp:
+            runs.append(("tiers", await run_tiers(env, Path(tmp))))
         with tempfile.TemporaryDirectory() as tmp:
             runs.append(("goalenv", (await run_goal_environment(env, Path(tmp))).result))
         with tempfile.TemporaryDirectory() as tmp:

@@ -40,7 +40,7 @@ async def test_debuggers_see_the_environment_and_their_scripts_and_fixes_run_in_
     harness.overrides.update({"prepare_environment": prepare, "execute_job": execute_in})
     failing = task("a", code="# behave: crash\nprint(0)\n", behave="")
     failing["job"]["environment"] = "science"
-    result = await harness.run([failing], agents={"enabled": True})
+    result = await harness.run([failing], agents={"enabled": True}, tiering="full")
 
     only = result.tasks[0]
     assert only.status == "completed", only.status_reason

@@ -33,7 +33,8 @@ from workflows.contracts.roles import (
 from workflows.contracts.verdicts import Finding, ReviewVerdict
 from workflows.research.workflow import ResearchWorkflow
 
-ON: dict[str, Any] = {"agents": {"enabled": True}}
+ON: dict[str, Any] = {"agents": {"enabled": True}, "tiering": "full"}
+"""Models on, every task full: these tests are about the whole panel and the debuggers."""
 DATA = [DataFile(name="table.csv", path="/data/table.csv", sha256="a" * 64, size=10,
                  head="x,y\n1,2\n")]
 

@@ -108,14 +108,15 @@ def test_a_failed_linked_task_asks_for_a_fix_with_its_diagnosis() -> None:
                                           verdicts=[verdict("H2", "supported")])], 0.0)
     assert got.action == "fix"
     assert got.hypotheses == ["H1"]
-    assert got.reason == ("fix: 1 tasks unfinished, 0 hypotheses inconclusive — task 3 "
-                          "failed_final: KeyError: 'age'; likely fix: use column 'Age'")
+    assert got.reason == ("1 task unfinished — task 3 failed_final: KeyError: 'age'; likely "
+                          "fix: use column 'Age'")
 
 
 def test_an_inconclusive_hypothesis_asks_for_a_fix() -> None:
     got = decide(policy(), TREE, [summary(1, outcome("1", hypothesis="H1"),
                                           verdicts=[verdict("H1", "inconclusive", False)])], 0)
     assert (got.action, got.hypotheses) == ("fix", ["H1"])
+    assert got.reason.startswith("1 hypothesis inconclusive — ")  # no "0 tasks unfinished"
 
 
 def test_unlinked_failures_count_only_when_no_task_links_a_hypothesis() -> None:
