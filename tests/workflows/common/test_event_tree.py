@@ -22,7 +22,8 @@ from tests.workflows.research.test_branches import HOLD, PLAN, sweep, until_open
 from workflows.contracts.execution import EventRecord
 from workflows.contracts.roles import DebugAnswer
 
-ON: dict[str, Any] = {"agents": {"enabled": True}}
+ON: dict[str, Any] = {"agents": {"enabled": True}, "tiering": "full"}
+"""Models on, the task full: its first failure goes to the debuggers."""
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
 
