@@ -78,7 +78,7 @@ async def build_specs(settings: Settings, pools: Sequence[Pool], *, database_url
         await store.open()
         stack.push_async_callback(store.close)
         artifacts = settings.artifact_store()
-        writer = ReportWriter(settings.runs_dir, artifacts)
+        writer = ReportWriter(settings.runs_dir, artifacts, events=store)
         cycles = StudyCycles(artifacts)
         studies = StudyReportWriter(settings.root)
         specs[Pool.ORCHESTRATION] = PoolSpec(
