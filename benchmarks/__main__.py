@@ -7,9 +7,12 @@
 2. sandbox start overhead vs a bare ``python -c pass``;
 3. event ingestion through the store vs raw asyncpg inserts;
 4. start-up of the embedded services.
-5. a recurring out-of-memory task with reflection memory on vs off (attempts, wall time);
+5. memory's task-type look-ups in the in-process shard vs qdrant-client's local mode (median,
+   opening, carrying over, same answers); a recurring out-of-memory task with reflection
+   memory on vs off (attempts, wall time);
 6. skill retrieval at 1 000 and 10 000 skills vs a dense-only search (latency, recall@5, MRR);
-   ``assay skills search`` from a fresh process at 1 000 skills (time to first result), and
+   ``assay skills search`` and ``assay memory rules`` from a fresh process at 1 000 skills
+   (time to first result) vs a fresh ``python -c pass`` and ``assay --help``, and
    recall@5 and MRR on the labelled collection: before, BM25 alone, dense alone, shipped.
 7. a run's result and history with 4 tasks of 999 artifacts, with 100, 500 and 1 000
    independent tasks and a chain of 200 (sizes against Temporal's limits, report files, wall
@@ -38,6 +41,7 @@ from benchmarks import (
     bench_environments,
     bench_events,
     bench_guards,
+    bench_lookups,
     bench_memory,
     bench_parts,
     bench_results,
@@ -112,7 +116,10 @@ def print_stack() -> None:
 
 def print_memory() -> None:
     """Reflection memory on a recurring out-of-memory task, against memory off."""
-    print("5. the same out-of-memory task run 4 times with memory off (baseline), then 4 times "
+    print("5. memory's task-type look-ups: the in-process shard vs qdrant-client's local mode "
+          "(before), same 1 000 types")
+    bench_lookups.run()
+    print("   the same out-of-memory task run 4 times with memory off (baseline), then 4 times "
           "with memory on, same stack")
     asyncio.run(bench_memory.run(4))
 
