@@ -4,7 +4,9 @@
    and vs the floor, a bare workflow with the run's dispatch shape (``floor.py``), on the same
    dev server (latency and throughput), where its time goes (from its histories),
    what 100 concurrent runs kept, the overhead on a 60-second job, and the CLI's start;
-2. sandbox start overhead vs a bare ``python -c pass``;
+2. sandbox start overhead vs a bare ``python -c pass``; job throughput: N real jobs through
+   the sandbox and verification vs the same jobs as bare ``bwrap … python`` at the same
+   concurrency (jobs/s, time to the first job, where a job's time goes);
 3. event ingestion through the store vs raw asyncpg inserts;
 4. start-up of the embedded services.
 5. memory's task-type look-ups in the in-process shard vs qdrant-client's local mode (median,
@@ -41,6 +43,7 @@ from benchmarks import (
     bench_environments,
     bench_events,
     bench_guards,
+    bench_jobs,
     bench_lookups,
     bench_memory,
     bench_parts,
@@ -98,6 +101,9 @@ def print_sandbox() -> None:
     print("2. sandbox start: `pass` through the sandbox vs bare `python -c pass` (median of 20)")
     print(f"   bare {figures['bare_ms']:.1f} ms, sandboxed {figures['sandbox_ms']:.1f} ms, "
           f"overhead {figures['overhead_ms']:.1f} ms (target <= 50 ms)")
+    print("   job throughput: 40 real jobs through the sandbox and verification vs the same jobs "
+          "as bare `bwrap ... python`, as many at a time as there are cores (the limit)")
+    bench_jobs.run(40)
 
 
 def print_events() -> None:
