@@ -104,6 +104,7 @@ async def build_specs(settings: Settings, pools: Sequence[Pool], *, database_url
         probe = EnvironmentProbe(ttl_s=settings.environment_probe_ttl_s)
         environments = settings.environments()
         artifacts = settings.artifact_store()
+        verifier = EvidenceVerifier(artifacts)
         sandbox = Sandbox(work_dir=settings.work_dir,
                           output_limit_bytes=settings.job_output_limit_bytes,
                           max_memory_mb=settings.job_max_memory_mb,
@@ -114,13 +115,13 @@ async def build_specs(settings: Settings, pools: Sequence[Pool], *, database_url
                           max_artifacts_mb=settings.job_max_artifacts_mb,
                           min_free_disk_mb=settings.min_free_disk_mb,
                           isolation=settings.sandbox_isolation, fingerprint=probe.fingerprint,
-                          store=artifacts,
-                          environments=environments)
+                          store=artifacts, environments=environments,
+                          verifier=verifier.verify_evidence)
         infra = InfrastructureReviewer(settings.work_dir, environments=environments)
         preparer = EnvironmentPreparer(environments, infra.base_versions)
         relinker = Relinker(settings.work_dir, artifacts)
         specs[Pool.SANDBOX] = PoolSpec(
-            activities=[sandbox.execute_job, EvidenceVerifier(artifacts).verify_evidence,
+            activities=[sandbox.execute_job, verifier.verify_evidence,
                         infra.review_infrastructure,
                         relinker.rescan_artifacts, probe.probe_environment,
                         preparer.prepare_environment],

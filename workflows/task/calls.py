@@ -100,11 +100,14 @@ class TaskCalls:
                     f"{asked.environment or 'for its requirements'}")
 
     async def execute(self, job: JobSpec, attempt: int, *, label: str | None = None,
-                      environment: PreparedEnvironment | None = None) -> ExecutionOutcome:
+                      environment: PreparedEnvironment | None = None,
+                      verify: bool = False) -> ExecutionOutcome:
         """Run the job in the sandbox (heartbeating, so a lost worker is noticed quickly).
 
         ``label`` runs it in a working directory of its own (``<task>.<label>``), as the
-        diagnostic debugger's scripts do.
+        diagnostic debugger's scripts do. ``verify`` asks the sandbox to verify the evidence
+        of a job that succeeds against the task's checks in the same dispatch
+        (``ExecutionOutcome.verification``); the attempt gets the time a verification does.
         """
         decision = self.task.decision
         task_id = f"{self.task.scope()}.{label}" if label else self.task.scope()
@@ -112,9 +115,11 @@ class TaskCalls:
             ExecuteJobInput(run_id=self.task.run_id, task_id=task_id, attempt=attempt,
                             job=job, inputs=decision.resolved_inputs,
                             dependency_artifacts=self.task.dependency_artifacts,
-                            environment=environment),
+                            environment=environment,
+                            verify_checks=decision.checks if verify else None),
             queues=self.task.queues,
-            start_to_close=timedelta(seconds=job.resources.timeout_s) + JOB_GRACE,
+            start_to_close=(timedelta(seconds=job.resources.timeout_s) + JOB_GRACE
+                            + (EVIDENCE_BASE if verify else timedelta(0))),
             heartbeat=self.heartbeat, summary=job_summary(task_id, job.filename, attempt))
 
     async def environment(self) -> EnvironmentFacts:
