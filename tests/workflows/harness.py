@@ -26,7 +26,11 @@ from activities.memory.memory import Memory
 from activities.memory.recall import Recall
 from activities.reflection.reflection import Reflection
 from activities.review.infra import InfrastructureReviewer
-from activities.review.panel import review_ops, review_quality_safety
+from activities.review.panel import (
+    review_ops,
+    review_ops_quality_safety,
+    review_quality_safety,
+)
 from activities.sandbox.evidence import Verifier, with_evidence
 from skills.library import SkillLibrary
 from tests.support.fakes import EventSink, LearnerSink, ReportSink, fake_activity
@@ -185,6 +189,7 @@ class Harness:
             "verify_evidence": EvidenceVerifier(self.sandbox.store).verify_evidence,
             "review_ops": review_ops,
             "review_quality_safety": review_quality_safety,
+            "review_ops_quality_safety": review_ops_quality_safety,
             "diagnose_failure": Reflection(None, None).diagnose_failure,
             "consult_memory": self.memory.consult_memory,
             "remember_task": self.memory.remember_task,

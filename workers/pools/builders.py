@@ -273,7 +273,11 @@ async def _agents_spec(settings: Settings, database_url: str,
     from activities.llm.ledger import BudgetLedger
     from activities.profiles.stored import DataProfiles
     from activities.research.tool import DocsResearcher
-    from activities.review.panel import review_ops, review_quality_safety
+    from activities.review.panel import (
+        review_ops,
+        review_ops_quality_safety,
+        review_quality_safety,
+    )
     from skills.store import SkillStore
 
     ledger = BudgetLedger(database_url)  # opens on the first call of a run with a budget
@@ -308,7 +312,8 @@ async def _agents_spec(settings: Settings, database_url: str,
                     profiles=DataProfiles(artifacts, max_bytes=settings.profile_bytes,
                                           scan_bytes=settings.profile_scan_bytes))
     writer = SkillWriter(gateway)
-    return PoolSpec(activities=[review_ops, review_quality_safety, gateway.call_model,
+    return PoolSpec(activities=[review_ops, review_quality_safety, review_ops_quality_safety,
+                                gateway.call_model,
                                 agents.plan_goal, agents.review_plan, agents.write_job,
                                 agents.review_job_model, agents.debug_job,
                                 agents.summarize_run, agents.synthesize_study, writer.write_skill,

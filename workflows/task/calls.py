@@ -17,6 +17,8 @@ with workflow.unsafe.imports_passed_through():
         PREPARE_ENVIRONMENT,
         PROBE_ENVIRONMENT,
         RESCAN_ARTIFACTS,
+        REVIEW_INFRASTRUCTURE,
+        REVIEW_OPS_QUALITY_SAFETY,
         REVIEWERS,
         VERIFY_EVIDENCE,
     )
@@ -33,6 +35,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.contracts.results import TaskInput
     from workflows.contracts.roles import EnvironmentFacts
     from workflows.contracts.verdicts import InputDigest, ReviewInput, ReviewVerdict
+    from workflows.patches import AGENT_REVIEWS_PATCH
 
 JOB_GRACE = timedelta(seconds=120)
 """Time an execute attempt gets beyond the job's own timeout (workspace, hashing, hand-back)."""
@@ -79,9 +82,19 @@ class TaskCalls:
             policy=self.task.policy.review)
 
     async def review(self, job: JobSpec, *, diagnostic: bool = False) -> list[ReviewVerdict]:
-        """The three reviewers, in parallel."""
+        """The three reviewers, in parallel; the agents pool's two in one dispatch."""
         req = self.review_input(job, diagnostic=diagnostic)
         what = "diagnostic script" if diagnostic else job.filename or "job"
+        if workflow.patched(AGENT_REVIEWS_PATCH):
+            queues, tid = self.task.queues, req.task_id
+            agents, infra = await asyncio.gather(
+                REVIEW_OPS_QUALITY_SAFETY.run(
+                    req, queues=queues,
+                    summary=f"Task {tid} · review_ops and review_quality_safety review {what}"),
+                REVIEW_INFRASTRUCTURE.run(
+                    req, queues=queues,
+                    summary=f"Task {tid} · review_infrastructure reviews {what}"))
+            return [*agents, infra]
         return list(await asyncio.gather(
             *(reviewer.run(req, queues=self.task.queues,
                            summary=f"Task {req.task_id} · {reviewer.name} reviews {what}")

@@ -1,7 +1,9 @@
-"""Capture the ``verified`` histories: evidence verified in the job's own dispatch.
+"""Capture the ``verified`` histories: evidence verified in the job's own dispatch, the agents
+pool's two reviewers asked in one.
 
 Part of ``python -m tests.histories.capture``; ``python -m tests.histories.capture.verified``
-captures this scenario alone (the other saved histories stay as they are). The sandbox worker
+captures this scenario alone (the other saved histories stay as they are). Each task's panel
+asks the agents pool's two reviewers in one dispatch. The sandbox worker
 verifies evidence with the job (``verify_with_job``). Task ``a``'s verify step takes the job
 dispatch's verification; task ``b`` left its evidence in a sub-folder: the job dispatch finds
 it missing, the task re-scans and verifies the re-linked evidence in a dispatch of its own.
