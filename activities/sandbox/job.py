@@ -129,8 +129,7 @@ class Sandbox:
         cgroups: where jobs' cgroups go, instead of what is measured on this machine
             (:meth:`CgroupSupport.unavailable` runs jobs without one).
         environments: provisioned job environments (none: every job runs in ``python``).
-        verifier: the worker's ``verify_evidence``: a job asked to (``verify_checks``) has its
-            evidence verified by it in the same dispatch (none: never).
+        verifier: verifies the evidence of a job that asks (``activities.sandbox.evidence``).
 
     Raises:
         SandboxUnavailableError: the requested isolation cannot run jobs on this machine.
@@ -183,10 +182,7 @@ class Sandbox:
 
     @EXECUTE_JOB.defn
     async def execute_job(self, req: ExecuteJobInput) -> ExecutionOutcome:
-        """Run one attempt of a task's job, classify how it ended, verify its evidence if asked.
-
-        The verification: :mod:`activities.sandbox.evidence`.
-        """
+        """Run one attempt of a task's job, classify how it ended, verify its evidence if asked."""
         layout = plan_layout(self._work_dir, req, task_execution())  # its own per execution
         self._sources.check(req)
         limits = Limits.for_job(req.job.resources, max_memory_mb=self._max_memory_mb,

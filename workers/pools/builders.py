@@ -104,7 +104,6 @@ async def build_specs(settings: Settings, pools: Sequence[Pool], *, database_url
         probe = EnvironmentProbe(ttl_s=settings.environment_probe_ttl_s)
         environments = settings.environments()
         artifacts = settings.artifact_store()
-        verifier = EvidenceVerifier(artifacts)
         sandbox = Sandbox(work_dir=settings.work_dir,
                           output_limit_bytes=settings.job_output_limit_bytes,
                           max_memory_mb=settings.job_max_memory_mb,
@@ -116,12 +115,12 @@ async def build_specs(settings: Settings, pools: Sequence[Pool], *, database_url
                           min_free_disk_mb=settings.min_free_disk_mb,
                           isolation=settings.sandbox_isolation, fingerprint=probe.fingerprint,
                           store=artifacts, environments=environments,
-                          verifier=verifier.verify_evidence)
+                          verifier=EvidenceVerifier(artifacts).verify_evidence)
         infra = InfrastructureReviewer(settings.work_dir, environments=environments)
         preparer = EnvironmentPreparer(environments, infra.base_versions)
         relinker = Relinker(settings.work_dir, artifacts)
         specs[Pool.SANDBOX] = PoolSpec(
-            activities=[sandbox.execute_job, verifier.verify_evidence,
+            activities=[sandbox.execute_job, EvidenceVerifier(artifacts).verify_evidence,
                         infra.review_infrastructure,
                         relinker.rescan_artifacts, probe.probe_environment,
                         preparer.prepare_environment],
@@ -273,11 +272,7 @@ async def _agents_spec(settings: Settings, database_url: str,
     from activities.llm.ledger import BudgetLedger
     from activities.profiles.stored import DataProfiles
     from activities.research.tool import DocsResearcher
-    from activities.review.panel import (
-        review_ops,
-        review_ops_quality_safety,
-        review_quality_safety,
-    )
+    from activities.review.panel import review_ops, review_ops_quality_safety, review_quality_safety
     from skills.store import SkillStore
 
     ledger = BudgetLedger(database_url)  # opens on the first call of a run with a budget
@@ -313,9 +308,8 @@ async def _agents_spec(settings: Settings, database_url: str,
                                           scan_bytes=settings.profile_scan_bytes))
     writer = SkillWriter(gateway)
     return PoolSpec(activities=[review_ops, review_quality_safety, review_ops_quality_safety,
-                                gateway.call_model,
-                                agents.plan_goal, agents.review_plan, agents.write_job,
-                                agents.review_job_model, agents.debug_job,
+                                gateway.call_model, agents.plan_goal, agents.review_plan,
+                                agents.write_job, agents.review_job_model, agents.debug_job,
                                 agents.summarize_run, agents.synthesize_study, writer.write_skill,
                                 writer.judge_merge, writer.reformulate_query,
                                 agents.reflect_failure])
