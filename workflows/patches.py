@@ -48,6 +48,8 @@ _ALL = (_RUN, _BRANCH, _TASK, _STUDY)
 CHECKPOINTS_PATCH = "named-checkpoints"
 STUDY_SYNTHESIS_PATCH = "study-synthesis"
 TIERING_PATCH = "complexity-tiers"
+VERIFY_WITH_JOB_PATCH = "verify-with-job"
+AGENT_REVIEWS_PATCH = "agent-reviews-together"
 
 PATCHES: tuple[Patch, ...] = (
     Patch(CHECKPOINTS_PATCH, "0.2.0", (_RUN,), "a task's failure and a gate's approval name "
@@ -57,6 +59,12 @@ PATCHES: tuple[Patch, ...] = (
     Patch(TIERING_PATCH, since="0.2.0", workflows=(_TASK,),
           what="a light task asks one model reviewer, and calls the debuggers only after a "
                "second failure (its first escalates it to full)"),
+    Patch(VERIFY_WITH_JOB_PATCH, since="0.2.0", workflows=(_TASK,),
+          what="a task's job and the first verification of its evidence go in one sandbox "
+               "dispatch; verification stays its own phase, check and events"),
+    Patch(AGENT_REVIEWS_PATCH, since="0.2.0", workflows=(_TASK,),
+          what="the agents pool's two reviewers (ops, quality and safety) go in one dispatch "
+               "beside the infrastructure reviewer's; each verdict stays its reviewer's"),
 )
 """The patches in force, oldest first (0.1.0 retired every earlier one)."""
 
