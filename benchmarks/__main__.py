@@ -4,12 +4,17 @@
    and vs the floor, a bare workflow with the run's dispatch shape (``floor.py``), on the same
    dev server (latency and throughput), where its time goes (from its histories),
    what 100 concurrent runs kept, the overhead on a 60-second job, and the CLI's start;
-2. sandbox start overhead vs a bare ``python -c pass``;
+2. sandbox start overhead vs a bare ``python -c pass``; job throughput: N real jobs through
+   the sandbox and verification vs the same jobs as bare ``bwrap … python`` at the same
+   concurrency (jobs/s, time to the first job, where a job's time goes);
 3. event ingestion through the store vs raw asyncpg inserts;
 4. start-up of the embedded services.
-5. a recurring out-of-memory task with reflection memory on vs off (attempts, wall time);
+5. memory's task-type look-ups in the in-process shard vs qdrant-client's local mode (median,
+   opening, carrying over, same answers); a recurring out-of-memory task with reflection
+   memory on vs off (attempts, wall time);
 6. skill retrieval at 1 000 and 10 000 skills vs a dense-only search (latency, recall@5, MRR);
-   ``assay skills search`` from a fresh process at 1 000 skills (time to first result), and
+   ``assay skills search`` and ``assay memory rules`` from a fresh process at 1 000 skills
+   (time to first result) vs a fresh ``python -c pass`` and ``assay --help``, and
    recall@5 and MRR on the labelled collection: before, BM25 alone, dense alone, shipped.
 7. a run's result and history with 4 tasks of 999 artifacts, with 100, 500 and 1 000
    independent tasks and a chain of 200 (sizes against Temporal's limits, report files, wall
@@ -38,6 +43,8 @@ from benchmarks import (
     bench_environments,
     bench_events,
     bench_guards,
+    bench_jobs,
+    bench_lookups,
     bench_memory,
     bench_parts,
     bench_results,
@@ -94,6 +101,9 @@ def print_sandbox() -> None:
     print("2. sandbox start: `pass` through the sandbox vs bare `python -c pass` (median of 20)")
     print(f"   bare {figures['bare_ms']:.1f} ms, sandboxed {figures['sandbox_ms']:.1f} ms, "
           f"overhead {figures['overhead_ms']:.1f} ms (target <= 50 ms)")
+    print("   job throughput: 40 real jobs through the sandbox and verification vs the same jobs "
+          "as bare `bwrap ... python`, as many at a time as there are cores (the limit)")
+    bench_jobs.run(40)
 
 
 def print_events() -> None:
@@ -112,7 +122,10 @@ def print_stack() -> None:
 
 def print_memory() -> None:
     """Reflection memory on a recurring out-of-memory task, against memory off."""
-    print("5. the same out-of-memory task run 4 times with memory off (baseline), then 4 times "
+    print("5. memory's task-type look-ups: the in-process shard vs qdrant-client's local mode "
+          "(before), same 1 000 types")
+    bench_lookups.run()
+    print("   the same out-of-memory task run 4 times with memory off (baseline), then 4 times "
           "with memory on, same stack")
     asyncio.run(bench_memory.run(4))
 

@@ -40,6 +40,10 @@ class CliFigures(TypedDict):
     warm_median_s: float
     warm_max_s: float
     help_s: float
+    python_s: float
+    """A fresh ``python -c pass``: the floor of any command."""
+    memory_median_s: float
+    """``assay memory rules``, a read of memory's store."""
     own_median_s: float
     """The search itself in a fresh process, its modules imported: index brought up to date,
     model loaded, query searched, the hits' rows read."""
@@ -81,6 +85,13 @@ def timed(args: list[str], env: dict[str, str]) -> float:
     return took
 
 
+def bare_python(env: dict[str, str]) -> float:
+    """Wall seconds of a fresh ``python -c pass``."""
+    start = time.perf_counter()
+    subprocess.run([sys.executable, "-c", "pass"], env=env, check=True)
+    return time.perf_counter() - start
+
+
 async def seed(url: str, n: int) -> None:
     """``n`` skills in the library at ``url``."""
     async with SkillStore(url) as store:
@@ -100,13 +111,16 @@ def cli_search(n: int, root: Path) -> CliFigures:
                    PYTHONPATH=str(ROOT))
         timed(["--help"], env)  # bytecode cached, as after any first use
         help_s = statistics.median(timed(["--help"], env) for _ in range(3))
+        python_s = statistics.median(bare_python(env) for _ in range(3))
+        memory = [timed(["memory", "rules"], env) for _ in range(5)]
         first = timed(["skills", "search", GOALS[0]], env)
         warm = [timed(["skills", "search", goal], env) for goal in GOALS * 2]
         own = [own_time(env, goal) for goal in GOALS * 2]
     finally:
         pg.stop()
     return CliFigures(skills=n, first_s=first, warm_median_s=statistics.median(warm),
-                      warm_max_s=max(warm), help_s=help_s,
+                      warm_max_s=max(warm), help_s=help_s, python_s=python_s,
+                      memory_median_s=statistics.median(memory),
                       own_median_s=statistics.median(own))
 
 
@@ -117,9 +131,10 @@ def run(n: int = 1000) -> CliFigures:
         print(f"   assay skills search, fresh process, {n:,} skills in PostgreSQL: first "
               f"search (indexes the library) {figures['first_s']:.2f} s; then median "
               f"{figures['warm_median_s']:.2f} s, max {figures['warm_max_s']:.2f} s to the "
-              f"first result (assay --help: {figures['help_s']:.2f} s); the search itself "
-              f"(index updated, model loaded, query, rows read): median "
-              f"{figures['own_median_s']:.2f} s")
+              f"first result (assay --help: {figures['help_s']:.2f} s, python -c pass: "
+              f"{figures['python_s']:.2f} s); the search itself (index updated, model loaded, "
+              f"query, rows read): median {figures['own_median_s']:.2f} s; assay memory rules: "
+              f"median {figures['memory_median_s']:.2f} s")
         print_quality(quality(Path(tmp) / "quality"), len(collection()), len(labelled()))
     return figures
 

@@ -11,7 +11,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 from workers.settings import Settings
-from workers.stack.embedded import EmbeddedPostgres, QdrantLocal, TemporalDevServer
+from workers.stack.embedded import EmbeddedPostgres
+from workers.stack.qdrant import QdrantLocal
+from workers.stack.temporal import TemporalDevServer
 
 
 def _free_port() -> int:

@@ -37,8 +37,8 @@ from sqlalchemy import (
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlmodel import Field, SQLModel
 
-from activities.memory.schema import summary
 from database.engine import DatabaseUnavailable
+from workflows.common.validation import summary
 from workflows.contracts.patterns import Skill, SkillStatus, name_problem
 
 STATUSES: tuple[SkillStatus, ...] = get_args(SkillStatus)

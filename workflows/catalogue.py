@@ -38,6 +38,7 @@ from workflows.contracts.execution import (
     Verification,
     VerifyEvidenceInput,
 )
+from workflows.contracts.judging import JudgeAnswer, JudgeRequest
 from workflows.contracts.memory import ConsultAnswer, ConsultInput, RememberAnswer, RememberInput
 from workflows.contracts.metadata import summary_line
 from workflows.contracts.policy import Queues
@@ -244,6 +245,8 @@ REVIEW_JOB_MODEL = _role("review_job_model", ModelReviewRequest, ModelReviewAnsw
 DEBUG_JOB = _role("debug_job", DebugRequest, DebugAnswer)
 SUMMARIZE_RUN = _role("summarize_run", SummaryRequest, SummaryAnswer)
 SYNTHESIZE_STUDY = _role("synthesize_study", SynthesisRequest, SynthesisAnswer)
+JUDGE_HYPOTHESIS = _role("judge_hypothesis", JudgeRequest, JudgeAnswer)
+"""The hypothesis judge: an evaluation's answer against a benchmark's gold hypothesis."""
 """A study's answer when it ends, each statement citing its evidence (the study synthesizer)."""
 WRITER_RETRY = retry(maximum=timedelta(seconds=30), attempts=3)
 """The skill writer is advisory: after a few tries the library keeps its deterministic text."""
@@ -318,7 +321,8 @@ CATALOGUE: tuple[ActivityDecl[Any, Any], ...] = (
     RECORD_EVENTS, WRITE_REPORT, WRITE_TASK_REPORT, WRITE_STUDY_REPORT, CLOSE_CYCLE,
     RESOLVE_REUSE, HAND_OFF_OUTCOME,
     REVIEW_OPS, REVIEW_QUALITY_SAFETY, CALL_MODEL, PLAN_GOAL, REVIEW_PLAN, WRITE_JOB,
-    REVIEW_JOB_MODEL, DEBUG_JOB, SUMMARIZE_RUN, SYNTHESIZE_STUDY, WRITE_SKILL, JUDGE_MERGE,
+    REVIEW_JOB_MODEL, DEBUG_JOB, SUMMARIZE_RUN, SYNTHESIZE_STUDY, JUDGE_HYPOTHESIS, WRITE_SKILL,
+    JUDGE_MERGE,
     REFORMULATE_QUERY, REFLECT_FAILURE,
     EXECUTE_JOB, VERIFY_EVIDENCE, REVIEW_INFRASTRUCTURE, RESCAN_ARTIFACTS, PROBE_ENVIRONMENT,
     PREPARE_ENVIRONMENT,

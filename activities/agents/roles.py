@@ -18,9 +18,11 @@ from typing import Any, Generic, TypeVar
 from temporalio.exceptions import ApplicationError
 
 from activities.agents import convert, render
+from activities.agents.answers import checked, format_section
 from activities.agents.guidance import GUIDELINE_TOKENS, GuidelineSource, guidance_section
+from activities.agents.judging import judge_message
 from activities.agents.previews import artifact_previews, previews, reusable_previews
-from activities.agents.prompting import system_prompt
+from activities.agents.prompting import message, system_prompt
 from activities.agents.reflector import reflect_message, reflector_note
 from activities.agents.synthesis import synthesis_message, synthesis_of
 from activities.artifacts.store import ArtifactStore
@@ -30,6 +32,7 @@ from activities.llm.helpers import Helper
 from activities.profiles.stored import DataProfiles
 from workflows.catalogue import (
     DEBUG_JOB,
+    JUDGE_HYPOTHESIS,
     PLAN_GOAL,
     REFLECT_FAILURE,
     REVIEW_JOB_MODEL,
@@ -41,6 +44,8 @@ from workflows.catalogue import (
 from workflows.contracts.base import Model
 from workflows.contracts.cycles import SynthesisAnswer, SynthesisRequest
 from workflows.contracts.errors import ErrorType
+from workflows.contracts.goal import RunAnswerInFormat
+from workflows.contracts.judging import JudgeAnswer, JudgeOutput, JudgeRequest
 from workflows.contracts.reflector import ReflectAnswer, ReflectorOutput, ReflectRequest
 from workflows.contracts.roles import (
     AgentRequest,
@@ -215,9 +220,24 @@ class Agents:
         """Answer the run's goal from its tasks' verified results."""
         shown = await asyncio.to_thread(previews, req.tasks, self.store)
         profiles = await asyncio.to_thread(self.profiles.of, req.data)
-        got = await self._consult(req, "output_processor", RunAnswer,
-                                  render.summary_message(req, shown, profiles), lambda out: out)
+        text = render.summary_message(req, shown, profiles)
+        if req.answer_format:  # only then: a goal naming none asks what it always did
+            fmt = req.answer_format
+            got = await self._consult(
+                req, "output_processor", RunAnswerInFormat,
+                message(text.rstrip(), format_section(fmt)),
+                lambda out: checked(out, fmt, req.tasks))
+        else:
+            got = await self._consult(req, "output_processor", RunAnswer, text,
+                                      lambda out: out)
         return SummaryAnswer(answer=got.value, spend=got.spend)
+
+    @JUDGE_HYPOTHESIS.defn
+    async def judge_hypothesis(self, req: JudgeRequest) -> JudgeAnswer:
+        """Judge an answer against a gold hypothesis: context, variables, relationship."""
+        got = await self._consult(req, "hypothesis_judge", JudgeOutput, judge_message(req),
+                                  lambda out: out)
+        return JudgeAnswer(judgement=got.value, spend=got.spend)
 
     @SYNTHESIZE_STUDY.defn
     async def synthesize_study(self, req: SynthesisRequest) -> SynthesisAnswer:

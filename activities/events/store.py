@@ -151,6 +151,17 @@ class EventStore(Database):
             for row in rows
         ]
 
+    async def first_events(self, run_id: str, limit: int) -> list[StoredEvent]:
+        """A run's first ``limit`` events (with its task workflows'), in ``seq`` order."""
+        events: list[StoredEvent] = []
+        while len(events) < limit:
+            batch = await self.events_after(run_id, events[-1].seq if events else 0,
+                                            min(MAX_PAGE, limit - len(events)))
+            events += batch
+            if not batch:
+                break
+        return events
+
     async def count(self, run_id: str, execution: str | None = None) -> int:
         """How many events a run (with its task workflows) has stored.
 

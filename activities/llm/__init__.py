@@ -6,15 +6,6 @@
 and the tools a role may call before it answers (``helpers``, e.g. ``lookup_docs``).
 ``ledger.BudgetLedger`` is the runs' budget account in PostgreSQL (tables in ``schema``): each
 call reserves what ``reserve`` says it may spend before it is sent, and settles after.
+Nothing is imported here: a worker that records a job's metrics (``metrics``) does not load
+the SDK client.
 """
-
-
-from activities.llm.gateway import ModelGateway
-from activities.llm.recording import Recorder, Recordings, Replay
-
-__all__ = [
-    "ModelGateway",
-    "Recorder",
-    "Recordings",
-    "Replay",
-]

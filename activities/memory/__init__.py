@@ -4,19 +4,7 @@
 ``recall.Recall`` the ``recall_memory`` one (notes for a goal's planner); ``store``
 and ``schema`` keep memory and its hash-chained ledger in PostgreSQL; ``rules`` applies and
 promotes rules; ``promotion`` says whether a promotion is final or waits for a person
-(``memory.promotion``); ``index`` finds similar task types in Qdrant.
+(``memory.promotion``); ``index`` finds similar task types in Qdrant (``carry`` moves an
+index kept in qdrant-client's local mode into the in-process engine). Nothing is imported
+here, so the CLI's reads of the store load the store alone.
 """
-
-
-from activities.memory.index import TaskTypeIndex
-from activities.memory.memory import Memory
-from activities.memory.recall import Recall
-from activities.memory.store import MemoryStore, MemoryStoreUnavailable
-
-__all__ = [
-    "Memory",
-    "MemoryStore",
-    "MemoryStoreUnavailable",
-    "Recall",
-    "TaskTypeIndex",
-]

@@ -36,7 +36,7 @@ from sqlmodel import Field, SQLModel
 
 from activities.common.chain import sha256_hex
 from database.limits import fit_json
-from workflows.common.validation import field_errors
+from workflows.common.validation import summary
 from workflows.contracts.memory import (
     Episode,
     Limit,
@@ -179,13 +179,6 @@ def job_checksum(job: JobSpec) -> str:
 def template_id(task_type: str, job_sha256: str) -> str:
     """The deterministic id of the template of one job spec for one task type."""
     return "tpl-" + sha256_hex(f"{task_type}/{job_sha256}")[:12]
-
-
-def summary(err: ValidationError, most: int = 3) -> str:
-    """A validation error in one line: the first few fields and what is wrong with each."""
-    items = [str(error) for error in field_errors(err)]
-    more = f" (and {len(items) - most} more)" if len(items) > most else ""
-    return "; ".join(items[:most]) + more
 
 
 def episode_row(episode: Episode) -> dict[str, Any]:

@@ -154,6 +154,9 @@ def _overview_section(result: RunReport) -> list[str]:
                      f"| {task.provenance.execution.attempts} | {task.provenance.job_author} |")
     for figure in result.files.figures:
         lines += ["", f"!{link('Timeline of the tasks by phase', figure)}"]
+    if result.files.events:
+        lines += ["", f"Every event, nested run → task → phase → attempt or debugger: "
+                      f"{link(result.files.events, result.files.events)}."]
     return [*lines, "", *mermaid(result)]
 
 

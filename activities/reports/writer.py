@@ -16,12 +16,14 @@ import contextlib
 import os
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from temporalio.exceptions import ApplicationError
 
 from activities.artifacts.store import ArtifactStore, StoreError, StoreUnavailableError
 from activities.metrics import record
 from activities.reports.claims import answer_unheld
+from activities.reports.events import EVENTS_FILE, events_markdown, read_events
 from activities.reports.keep import ARTIFACT_BUDGET, ArtifactKeeper
 from activities.reports.kpis import run_kpis
 from activities.reports.ledger import LedgerError, append_ledger, ledger_entries
@@ -43,6 +45,10 @@ from workflows.contracts.results import (
     scoped,
 )
 
+if TYPE_CHECKING:
+    from activities.events.schema import StoredEvent
+    from activities.events.store import EventStore
+
 TASKS_FOLDER = "tasks"
 RESET_PREFIX = "reset-"
 
@@ -55,12 +61,15 @@ class ReportWriter:
         store: the artifact store the sandbox puts the jobs' artifacts in; they are copied
             from it into the run's folder (None: none is copied; the report lists them).
         artifact_budget: bytes of artifacts copied per run at most.
+        events: the event store the run's events are read from for ``timeline.md``.
     """
 
     def __init__(self, runs_dir: Path, store: ArtifactStore | None = None, *,
-                 artifact_budget: int = ARTIFACT_BUDGET) -> None:
+                 artifact_budget: int = ARTIFACT_BUDGET, events: EventStore | None = None,
+                 ) -> None:
         self.runs_dir = runs_dir
         self.store = store
+        self.events = events
         self.keeper = ArtifactKeeper(store, budget=artifact_budget)
 
     @WRITE_REPORT.defn
@@ -68,11 +77,13 @@ class ReportWriter:
         """Write ``execution_results_<ts>.json`` and ``execution_summary_<ts>.md``.
 
         With them, the run's folder gets a copy of each verified artifact and the tasks'
-        timeline figure; that work runs in a thread, off the worker's event loop. The run
-        is counted in Assay's metrics (its status and its gates' waits).
+        timeline figure, and ``timeline.md`` its events as a tree; that work runs in a
+        thread, off the worker's event loop. The run is counted in Assay's metrics (its
+        status and its gates' waits).
         """
+        events = await read_events(self.events, req.report)
         try:
-            paths = await asyncio.to_thread(self._write, req.report)
+            paths = await asyncio.to_thread(self._write, req.report, events)
         except StoreUnavailableError as err:  # retried: writing the report again is idempotent
             raise ApplicationError(f"the report of {req.report.run_id} is written but could "
                                    f"not be put in the artifact store: {err}",
@@ -134,7 +145,8 @@ class ReportWriter:
                 f"{RESET_PREFIX}{short_execution(report.execution)}", "execution")
         return folder
 
-    def _write(self, report: RunReport) -> ReportPaths:
+    def _write(self, report: RunReport,
+               events: list[StoredEvent] | str | None = None) -> ReportPaths:
         folder = self.folder(report)
         private_dirs(self.runs_dir, folder)
         json_path = folder / f"execution_results_{report.timestamp}.json"
@@ -155,6 +167,9 @@ class ReportWriter:
         files = self.keeper.keep(folder, tasks)
         figure = draw_timeline(final, folder)
         files.figures = [figure] if figure else []
+        if events is not None:
+            write_atomic(folder / EVENTS_FILE, events_markdown(report, events))
+            files.events = EVENTS_FILE
         final.files = files
         final.kpis = run_kpis(final)
         append_ledger(ledger, ledger_entries(final))

@@ -10,6 +10,7 @@ audit trail (``memory``) with the task's key, and a repeat of that key changes n
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from sqlalchemy import select
 
@@ -17,10 +18,12 @@ from database.engine import Database
 from skills.schema import EVENTS
 from skills.store.rows import lock_library, now, read_locked, record, write
 from workflows.contracts.patterns import Skill
-from workflows.contracts.reflection import PatchChange
-from workflows.contracts.skills import TaskOutcome
 from workflows.contracts.subagents import MemoryTry
 from workflows.library.subagents import cures_of, fix_key, remembered
+
+if TYPE_CHECKING:  # a store opened to read skills does not load the learner's contracts
+    from workflows.contracts.reflection import PatchChange
+    from workflows.contracts.skills import TaskOutcome
 
 MEMORY_ACTION = "memory"
 """The audit trail's action for one task's update of a subagent's memory."""

@@ -35,7 +35,7 @@ from tests.support.e2e import (
 from tests.support.waiting import wait_for
 from workers.intake.planfile import load_plan
 from workers.intake.runpolicy import queues_from
-from workers.stack.embedded import TemporalDevServer
+from workers.stack.temporal import TemporalDevServer
 from workflows.constants import task_workflow_id
 from workflows.contracts.policy import RunPolicy
 from workflows.contracts.results import ResearchResult

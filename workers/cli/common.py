@@ -63,6 +63,19 @@ def fail(message: str, code: int = EXIT_FAILED) -> NoReturn:
 
 def run_async(coro: Coroutine[Any, Any, T]) -> T:
     """Run a coroutine, turning unreachable services into a clear message."""
+    try:
+        return asyncio.run(coro)
+    except Exception as err:
+        explain(err)
+        raise
+
+
+def explain(err: Exception) -> None:
+    """End the command with what ``err`` means for the user, if it is one that says.
+
+    The error types of Temporal and the client are loaded only here, once something failed:
+    a command that never talks to Temporal does not pay for importing them.
+    """
     from temporalio.client import WorkflowFailureError, WorkflowQueryFailedError
     from temporalio.service import RPCError
 
@@ -71,28 +84,23 @@ def run_async(coro: Coroutine[Any, Any, T]) -> T:
     from workers.stack.process import StackError
     from workflows.common.failures import root_message
 
-    try:
-        return asyncio.run(coro)
-    except (RunExistsError, RunNotFoundError, StackError, CodecKeyError) as err:
+    if isinstance(err, (RunExistsError, RunNotFoundError, StackError, CodecKeyError)):
         fail(str(err))
-    except KeyError as err:  # the plain converter meets a payload it cannot read
-        if ENCODING.decode() not in str(err):
-            raise
+    if isinstance(err, KeyError) and ENCODING.decode() in str(err):
         fail("this namespace's payloads are encrypted and no payload key is set: set "
              "ASSAY_CODEC_KEYS or ASSAY_CODEC_KEY_FILE as the workers have them")
-    except WorkflowFailureError as err:
+    if isinstance(err, WorkflowFailureError):
         fail(f"the run ended without a result: {root_message(err)}; see `{describe_command()}` "
              "for its history")
-    except WorkflowQueryFailedError as err:
+    if isinstance(err, WorkflowQueryFailedError):
         fail(f"the run could not answer: {err}; see `{describe_command()}` for its pending "
              "workflow task and the worker's log for why")
-    except RPCError as err:
+    if isinstance(err, RPCError):
         fail(f"Temporal refused the request: {err.message}")
-    except RuntimeError as err:
-        if "connect" in str(err).lower() or "transport" in str(err).lower():
-            fail(f"cannot reach Temporal: {err}\nIs the stack running? Start it with "
-                 "`assay up` (or set ASSAY_TEMPORAL_ADDRESS).", EXIT_UNAVAILABLE)
-        raise
+    if isinstance(err, RuntimeError) and (
+            "connect" in str(err).lower() or "transport" in str(err).lower()):
+        fail(f"cannot reach Temporal: {err}\nIs the stack running? Start it with "
+             "`assay up` (or set ASSAY_TEMPORAL_ADDRESS).", EXIT_UNAVAILABLE)
 
 
 async def gather_bounded(calls: Sequence[Awaitable[T]], limit: int) -> list[T]:
@@ -131,7 +139,7 @@ def with_database(store: Callable[[str], D], use: Callable[[D], Awaitable[T]], *
     and one in ``refused`` (bad input) with 2, each with its message.
     """
     from database.engine import DatabaseUnavailable
-    from workers.stack.launcher import database_url
+    from workers.stack.embedded import database_url  # not the launcher: Temporal's side
 
     async def go() -> T:
         opened = store(database_url(Settings(), start=False))

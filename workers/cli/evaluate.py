@@ -13,13 +13,26 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
+from typer import _click as click  # the click Typer carries
+from typer.core import TyperGroup
 
 from workers.cli.common import EXIT_BAD_INPUT, client_for, fail, print_table, run_async
+from workers.cli.eval_import import import_app
 from workers.settings import Settings
 
 if TYPE_CHECKING:
     from workers.evaluation.configurations import Configuration
     from workers.evaluation.runner import Evaluation, Sample
+
+
+class _RunByDefault(TyperGroup):
+    """``assay eval SUITE ...`` runs a suite; ``assay eval import ...`` imports a benchmark."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        """Arguments that name no subcommand are the ``run`` command's."""
+        if args and args[0] not in self.commands and args[0] not in ("--help", "-h"):
+            args = ["run", *args]
+        return super().parse_args(ctx, args)
 
 
 def evaluate(
@@ -38,6 +51,9 @@ def evaluate(
                                            "counts as failed and is cancelled.")] = 900.0,
     out: Annotated[Path | None, typer.Option(help="Folder of the report (default: "
                                              "<data dir>/evals/<suite>-<time>).")] = None,
+    curve: Annotated[bool, typer.Option(
+        "--curve", help="A learning curve instead: each task once, in order, with learning "
+                        "on and then off; curve.png in the report.")] = False,
 ) -> None:
     """Run a research suite --repeat times per --ablate configuration and score pass@1/pass@k.
 
@@ -52,14 +68,18 @@ def evaluate(
         parse_ablations,
     )
     from workers.evaluation.configurations import model_mode
+    from workers.evaluation.curve import PASSES
     from workers.evaluation.runner import Evaluation
     from workers.intake import GoalError, PlanFileError, PolicyError
 
     settings = Settings()
+    if curve and (ablate or off):
+        fail("--curve runs its own two passes (learning on, then off); drop --ablate and "
+             "--off", EXIT_BAD_INPUT)
     try:
         suite, base = load_suite(suite_file)
-        configs = configurations(parse_ablations(ablate),
-                                 parse_ablations(off, option="--off"))
+        configs = list(PASSES) if curve else configurations(
+            parse_ablations(ablate), parse_ablations(off, option="--off"))
     except (SuiteError, AblationError) as err:
         fail(str(err), EXIT_BAD_INPUT)
     mode = model_mode(settings)
@@ -68,16 +88,21 @@ def evaluate(
     evaluation = Evaluation(suite, base, settings=settings, live=mode == "live",
                             parallel=parallel, timeout_s=timeout,
                             echo=lambda line: typer.echo(line, err=True))
+    if mode == "live" and any(t.hypothesis for t in suite.tasks):
+        folder.mkdir(parents=True, exist_ok=True)
+        evaluation.judge_record = folder / "judge-recording.jsonl"
     try:
         evaluation.prepare(configs)
     except (PlanFileError, GoalError, PolicyError) as err:
         fail(str(err), EXIT_BAD_INPUT)
-    run_async(_run(evaluation, configs, repeat, folder, mode, started))
+    run_async(_run(evaluation, configs, 1 if curve else repeat, folder, mode, started,
+                   curve=curve))
 
 
 async def _run(evaluation: Evaluation, configs: list[Configuration], repeat: int,
-               folder: Path, mode: str, started: datetime) -> None:
+               folder: Path, mode: str, started: datetime, *, curve: bool = False) -> None:
     """Run every configuration, print its table as it ends, then compare and write."""
+    from workers.evaluation.curve import CURVE_HEADERS, curve_rows, points, run_curve, write_curve
     from workers.evaluation.report import (
         COMPARE_HEADERS,
         TASK_HEADERS,
@@ -87,6 +112,12 @@ async def _run(evaluation: Evaluation, configs: list[Configuration], repeat: int
         write,
     )
     from workers.evaluation.runner import run_suite
+    from workers.evaluation.strata import (
+        CAUSE_HEADERS,
+        STRATA_HEADERS,
+        cause_rows,
+        strata_rows,
+    )
 
     suite = evaluation.suite
 
@@ -94,11 +125,33 @@ async def _run(evaluation: Evaluation, configs: list[Configuration], repeat: int
         for scored in scores(suite, samples):
             typer.echo(f"\n{config.name}: {len(samples)} runs")
             print_table(TASK_HEADERS, task_rows(scored))
+            typer.echo("")
+            print_table(STRATA_HEADERS, strata_rows(suite, scored))
 
-    samples = await run_suite(evaluation, await client_for(evaluation.settings), configs,
-                              repeat, done)
+    client = await client_for(evaluation.settings)
+    if curve:
+        samples = await run_curve(evaluation, client, done)
+    else:
+        samples = await run_suite(evaluation, client, configs, repeat, done)
     typer.echo("\ncomparison")
     print_table(COMPARE_HEADERS, compare_rows(scores(suite, samples)))
+    typer.echo("\nfailures by cause (share of each configuration's failed runs)")
+    print_table(CAUSE_HEADERS, cause_rows(samples))
+    extra: list[str] = []
+    if curve:
+        image, extra = write_curve(folder, samples, f"{suite.name}: learning curve")
+        typer.echo("\nlearning curve")
+        print_table(CURVE_HEADERS, curve_rows(points(samples)))
+        typer.echo(f"figure: {image}")
     stamp = started.isoformat(timespec="seconds")
-    report, raw = write(folder, suite, samples, repeat=repeat, mode=mode, started=stamp)
+    report, raw = write(folder, suite, samples, repeat=repeat, mode=mode, started=stamp,
+                        extra=extra)
     typer.echo(f"\nreport: {report}\nsamples: {raw}")
+
+
+SHORT_HELP = ("Run a research suite --repeat times per --ablate configuration and score "
+              "pass@1/pass@k.")
+eval_app = typer.Typer(cls=_RunByDefault, add_completion=False, help=SHORT_HELP,
+                       no_args_is_help=True)
+eval_app.command("run", help=evaluate.__doc__)(evaluate)
+eval_app.add_typer(import_app, name="import")

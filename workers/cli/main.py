@@ -86,7 +86,7 @@ def _on_signals(callback: Callable[[], None]) -> None:
 
 lazy("run", "workers.cli.run", "run", "Start a run of a plan file or of a research goal; "
      "with --wait, follow it to the end.")
-lazy("eval", "workers.cli.evaluate", "evaluate", "Run a research suite --repeat times per "
+lazy("eval", "workers.cli.evaluate", "eval_app", "Run a research suite --repeat times per "
      "--ablate configuration and score pass@1/pass@k.")
 lazy("plan", "workers.cli.plan", "plan", "Give a plan (checked like `assay run`) to a goal run "
      "waiting for one, or to a study.")
@@ -100,10 +100,13 @@ def watch(run_id: str,
           follow: Annotated[bool, typer.Option(help="Keep watching until the run ends.")] = True,
           as_json: Annotated[bool, typer.Option(
               "--json", help="One JSON object per event (and per refusal) per line.")] = False,
+          tree: Annotated[bool, typer.Option(
+              "--tree", help="Print the events once, indented as they nest: run, task, phase, "
+              "attempt or debugger, then the calls and job runs inside.")] = False,
           ) -> None:
     """Print a run's events as readable lines, in the order they were recorded."""
     from activities.events.store import EventStore
-    from workers.cli.watch import watch_run
+    from workers.cli.watch import watch_run, watch_tree
     from workers.stack.launcher import database_url
 
     settings = Settings()
@@ -113,6 +116,9 @@ def watch(run_id: str,
         store = EventStore(database_url(settings, start=False))
         await store.open()
         try:
+            if tree:
+                return await watch_tree(client, store, run_id, as_json=as_json,
+                                        echo=typer.echo)
             return await watch_run(client, store, run_id, follow=follow, as_json=as_json,
                                    echo=typer.echo)
         finally:

@@ -54,6 +54,9 @@ def run(
     = None,
     data: Annotated[list[Path] | None, typer.Option(
         "--data", help="A data file the goal is about (repeatable).")] = None,
+    answer_format: Annotated[str | None, typer.Option(
+        help="The form a goal's answer must take, as @name[description] fields (e.g. "
+             "'@mean_age[mean_age], rounded to two decimal places').")] = None,
     agents: Annotated[bool | None, typer.Option(
         "--agents/--no-agents",
         help="Use model-backed agents (default: when a key or a replay is configured).")]
@@ -121,7 +124,7 @@ def run(
             policy.branching.allow_test_selection = True
         if tiering is not None:
             policy.tiering = tiering
-        req = build_request(target, data or [], settings, policy)
+        req = build_request(target, data or [], settings, policy, answer_format=answer_format)
     except (PlanFileError, PolicyError, GoalError) as err:
         fail(str(err), EXIT_BAD_INPUT)
     if held := plan_problem(req.plan, req.policy.branching):
@@ -147,7 +150,7 @@ def refuse_other_store(settings: Settings) -> None:
 
 
 def build_request(target: str, data: list[Path], settings: Settings,
-                  policy: RunPolicy) -> ResearchInput:
+                  policy: RunPolicy, *, answer_format: str | None = None) -> ResearchInput:
     """The run's input: a resolved plan file (or a folder's), or a goal with its data files.
 
     Inputs and data files are put in the artifact store, where the sandbox takes them from.
@@ -171,11 +174,14 @@ def build_request(target: str, data: list[Path], settings: Settings,
         if data:
             raise GoalError("--data goes with a goal in words; a plan file names the data "
                             "each task reads in its `inputs`")
+        if answer_format:
+            raise GoalError("--answer-format goes with a goal in words; a plan's tasks "
+                            "name their metrics in `checks`")
         req = load_plan(plan_file, max_bytes=settings.max_plan_bytes, policy=policy,
                         queues=queues, store=store)
     else:
         req = load_goal(target, data, max_bytes=settings.max_plan_bytes, policy=policy,
-                        queues=queues, store=store)
+                        queues=queues, store=store, answer_format=answer_format)
     return with_job_environment(req, settings.job_environment,
                                 settings.environments().catalog.names())
 

@@ -4,8 +4,12 @@
 tolerances, levels); ``configurations.py`` maps the full configuration and each ablation
 (skills, memory, debuggers, model review) onto the run policy; ``runner.py`` starts and awaits
 each task's runs through the client and scores them (``scoring.py``: reference parts and
-pass@k); ``report.py`` renders the tables and writes the Markdown report and the raw samples.
-``assay eval`` (``workers/cli/evaluate.py``) is its command.
+pass@k; ``labels.py``: a formatted answer against a benchmark's labels; ``judging.py``: a gold
+hypothesis, by the hypothesis judge role); ``causes.py`` puts each failed run down to a cause;
+``report.py`` renders the tables (``strata.py``: per level and concept, failures by cause) and
+writes the Markdown report and the raw samples; ``curve.py`` runs and draws a learning curve
+(learning on, then off, task by task in order). ``imports/`` turns public benchmarks' folders
+into suites. ``assay eval`` (``workers/cli/evaluate.py``) is its command.
 """
 
 from workers.evaluation.configurations import (

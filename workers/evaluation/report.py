@@ -16,6 +16,7 @@ from pathlib import Path
 
 from workers.evaluation.runner import Sample
 from workers.evaluation.scoring import pass_at_k
+from workers.evaluation.strata import CAUSE_HEADERS, STRATA_HEADERS, cause_rows, strata_rows
 from workers.evaluation.suite import Suite
 
 TASK_HEADERS = ["TASK", "LEVEL", "TOPIC", "PASS@1", "PASS@K", "TIME S", "CALLS", "COST $",
@@ -39,6 +40,7 @@ class TaskScore:
     calls: float
     cost: float
     statuses: str
+    tokens: float = 0.0
 
 
 def task_score(task: str, level: int, topic: str, samples: Sequence[Sample]) -> TaskScore:
@@ -51,7 +53,8 @@ def task_score(task: str, level: int, topic: str, samples: Sequence[Sample]) -> 
                      statistics.median(s.seconds for s in samples),
                      statistics.fmean(s.calls for s in samples),
                      statistics.fmean(s.cost_usd for s in samples),
-                     ", ".join(f"{k} {v}" if v > 1 else k for k, v in sorted(counts.items())))
+                     ", ".join(f"{k} {v}" if v > 1 else k for k, v in sorted(counts.items())),
+                     statistics.fmean(s.tokens for s in samples))
 
 
 @dataclass(frozen=True)
@@ -112,8 +115,8 @@ def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> lis
 
 
 def markdown(suite: Suite, samples: Sequence[Sample], *, repeat: int, mode: str,
-             started: str) -> str:
-    """The evaluation's Markdown report."""
+             started: str, extra: Sequence[str] = ()) -> str:
+    """The evaluation's Markdown report (``extra``: lines after the comparison)."""
     configs = scores(suite, samples)
     lines = [f"# Evaluation: {suite.name}", "",
              f"- Started: {started}", f"- Tasks: {len(suite.tasks)}; runs per task and "
@@ -125,8 +128,16 @@ def markdown(suite: Suite, samples: Sequence[Sample], *, repeat: int, mode: str,
     lines += ["## Comparison", "", *markdown_table(COMPARE_HEADERS, compare_rows(configs)), "",
               "pass@1 and pass@k are means over tasks; L1-L3 are pass@1 by level; time is "
               "each task's median run time, calls and cost the mean per run.", ""]
+    lines += [*extra, "## Failures by cause", "",
+              *markdown_table(CAUSE_HEADERS, cause_rows(samples)), "",
+              "Each cause's share of a configuration's failed runs: planning (no plan "
+              "ran), code (a job failed), environment (sandbox, packages, services), "
+              "verification (checks failed, or a wrong answer), answer format (no readable "
+              "formatted answer), budget (model budget or time).", ""]
     for config in configs:
-        lines += [f"## {config.name}", "", *markdown_table(TASK_HEADERS, task_rows(config)), ""]
+        lines += [f"## {config.name}", "", *markdown_table(TASK_HEADERS, task_rows(config)), "",
+                  *markdown_table(STRATA_HEADERS, strata_rows(suite, config)), ""]
+    lines += judged_lines(samples)
     failed = [s for s in samples if not s.passed]
     if failed:
         lines += ["## Failed runs", ""]
@@ -136,13 +147,28 @@ def markdown(suite: Suite, samples: Sequence[Sample], *, repeat: int, mode: str,
     return "\n".join(lines)
 
 
+def judged_lines(samples: Sequence[Sample]) -> list[str]:
+    """The hypothesis judge's verdict and reasons on each judged run (none: no lines)."""
+    judged = [s for s in samples if s.judgement]
+    if not judged:
+        return []
+    lines = ["## Judged hypotheses", ""]
+    for s in judged:
+        j = s.judgement or {}
+        verdict = "match" if j.get("matches") else "no match"
+        lines.append(f"- `{s.configuration}` {s.task} #{s.repeat}: {verdict} (context "
+                     f"{j.get('context')}, variables {j.get('variables')}, relationship "
+                     f"{j.get('relationship')}; score {j.get('score')}): {j.get('reasons')}")
+    return [*lines, ""]
+
+
 def write(folder: Path, suite: Suite, samples: Sequence[Sample], *, repeat: int, mode: str,
-          started: str) -> tuple[Path, Path]:
+          started: str, extra: Sequence[str] = ()) -> tuple[Path, Path]:
     """``report.md`` and ``samples.json`` (every run's raw sample) in ``folder``."""
     folder.mkdir(parents=True, exist_ok=True)
     report, raw = folder / "report.md", folder / "samples.json"
-    report.write_text(markdown(suite, samples, repeat=repeat, mode=mode, started=started),
-                      encoding="utf-8")
+    report.write_text(markdown(suite, samples, repeat=repeat, mode=mode, started=started,
+                               extra=extra), encoding="utf-8")
     document = {"suite": suite.name, "started": started, "repeat": repeat, "mode": mode,
                 "samples": [s.model_dump(mode="json") for s in samples]}
     raw.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")

@@ -21,7 +21,10 @@ from temporalio.service import RPCError
 from activities.artifacts.store import ArtifactStore
 from activities.reports.reading import result_report
 from client.assay import AssayClient
+from workers.evaluation.causes import failure_cause
 from workers.evaluation.configurations import Configuration
+from workers.evaluation.judging import judge_run
+from workers.evaluation.labels import score_labels
 from workers.evaluation.scoring import score
 from workers.evaluation.suite import Suite, SuiteTask
 from workers.intake.goalfile import load_goal
@@ -49,7 +52,13 @@ class Sample(BaseModel):
     calls_by_role: dict[str, int] = Field(default_factory=dict[str, int])
     held: list[str] = Field(default_factory=list[str])
     missed: list[str] = Field(default_factory=list[str])
+    answer_problems: list[str] = Field(default_factory=list[str])
+    """What the run's own check found wrong with its formatted answer (its citations)."""
+    judgement: dict[str, Any] | None = None
+    """The hypothesis judge's facets, score and reasons (tasks with a gold hypothesis)."""
     error: str = ""
+    cause: str = ""
+    """Why it failed (``workers.evaluation.causes``); empty when it passed."""
 
 
 class Evaluation:
@@ -62,6 +71,8 @@ class Evaluation:
         self.live, self.parallel, self.timeout_s, self.echo = live, parallel, timeout_s, echo
         self.store = settings.artifact_store()
         self.requests: dict[tuple[str, str], ResearchInput] = {}
+        self.judge_record: Path | None = None
+        """Where a live evaluation appends the hypothesis judge's traffic."""
 
     def prepare(self, configs: list[Configuration]) -> None:
         """Every run's input, checked before any run starts.
@@ -82,7 +93,8 @@ class Evaluation:
         if task.plan is not None:
             req = load_plan(self.base / task.plan, **common)
         else:
-            req = load_goal(task.goal or "", [self.base / d for d in task.data], **common)
+            req = load_goal(task.goal or "", [self.base / d for d in task.data],
+                            answer_format=task.answer_format, **common)
         return req.model_copy(update={"plan_name": f"eval {task.id}"})
 
     async def run_configuration(self, client: AssayClient, config: Configuration,
@@ -95,11 +107,19 @@ class Evaluation:
                 for r in range(1, repeat + 1) for t in self.suite.tasks]
         return list(await asyncio.gather(*jobs))
 
+    async def sample_one(self, client: AssayClient, task: SuiteTask,
+                         config: Configuration) -> Sample:
+        """One run of ``task`` under ``config``, on its own (a learning curve's step)."""
+        if (config.name, task.id) not in self.requests:
+            self.prepare([config])
+        return await self._sample(client, asyncio.Semaphore(1), task, config, 1)
+
     async def _sample(self, client: AssayClient, slots: asyncio.Semaphore, task: SuiteTask,
                       config: Configuration, repeat: int) -> Sample:
         sample = Sample(task=task.id, level=task.level, configuration=config.name,
                         repeat=repeat)
         req = self.requests[config.name, task.id]
+        document: Any = None
         async with slots:
             try:
                 sample.run_id = await client.start_run(req, again=True)
@@ -111,14 +131,28 @@ class Evaluation:
             except Exception as err:  # a run that fails is a failed sample
                 sample.error = root_message(err) if str(err) else type(err).__name__
             else:
-                scored(sample, task, result, self.store)
+                document = scored(sample, task, result, self.store)
+                if task.hypothesis:
+                    await self._judged(sample, task, document)
+        sample.cause = failure_cause(passed=sample.passed, error=sample.error,
+                                     missed=sample.missed, document=document)
         self.echo(_progress(sample))
         return sample
 
+    async def _judged(self, sample: Sample, task: SuiteTask, document: Any) -> None:
+        """The judge's verdict on a run of a task with a gold hypothesis, in its sample."""
+        replay = (self.base / task.judge_replay if task.judge_replay and not self.live
+                  else None)
+        judged = await judge_run(self.settings, task, document, replay=replay,
+                                 record=self.judge_record if self.live else None)
+        (sample.held if judged.passed else sample.missed).append(judged.line)
+        sample.judgement = judged.judgement
+        sample.passed = not sample.missed
+
 
 def scored(sample: Sample, task: SuiteTask, result: ResearchResult,
-           store: ArtifactStore | None = None) -> None:
-    """Fill a sample from a finished run's result and its results JSON.
+           store: ArtifactStore | None = None) -> Any:
+    """Fill a sample from a finished run's result and its results JSON; return that JSON.
 
     ``store`` is where that JSON is read by digest when this machine lacks its path.
     """
@@ -128,10 +162,17 @@ def scored(sample: Sample, task: SuiteTask, result: ResearchResult,
     sample.calls_by_role = dict(result.model.calls_by_role)
     sample.tokens = result.model.usage.total_tokens
     sample.cost_usd = result.model.usage.cost_usd
-    verdicts = score(results_document(result, store), task.expect)
+    document = results_document(result, store)
+    verdicts = score(document, task.expect)
     sample.held = [v.line() for v in verdicts if v.passed]
     sample.missed = [v.line() for v in verdicts if not v.passed]
+    if task.answer_format:
+        labelled = score_labels(document, task.answer_format, task.labels)
+        sample.held += labelled.held
+        sample.missed += labelled.missed
+        sample.answer_problems = labelled.problems
     sample.passed = not sample.missed
+    return document
 
 
 def results_document(result: ResearchResult, store: ArtifactStore | None = None) -> Any:

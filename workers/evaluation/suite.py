@@ -17,6 +17,7 @@ from typing import Annotated, Any, Literal, Self, cast
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from workers.intake.jsonfile import JsonFileError, read_json
+from workflows.common.answer_format import AnswerFormatError, format_names
 from workflows.common.validation import field_errors
 
 MAX_SUITE_BYTES = 2_000_000
@@ -73,21 +74,44 @@ class SuiteTask(Strict):
     replay: str | None = None
     """A goal's recorded model traffic, replayed when no key is configured."""
     expect: list[Expect] = Field(default_factory=list[Expect], max_length=50)
+    answer_format: str | None = Field(default=None, max_length=2000)
+    """The format a goal's answer must take (``@name[...]`` fields; see
+    ``workflows.common.answer_format``)."""
+    labels: dict[str, str] = Field(default_factory=dict[str, str], max_length=50)
+    """The reference value of each field of ``answer_format``: every one must match, numbers
+    within the format's rounding."""
+    hypothesis: str | None = Field(default=None, max_length=4000)
+    """A gold hypothesis the run's answer is judged against by the judge role (context,
+    variables, relationship)."""
+    judge_replay: str | None = None
+    """The hypothesis judge's recorded traffic, replayed when no key is configured."""
+    concepts: list[str] = Field(default_factory=list[str], max_length=10)
+    """What the task exercises, for scores per concept (none: its topic)."""
 
     @model_validator(mode="after")
     def _plan_or_goal_with_a_reference(self) -> Self:
         if (self.plan is None) == (self.goal is None):
             raise ValueError("give either `plan` (a plan file) or `goal` (a goal in words)")
-        if self.plan is not None and (self.data or self.replay):
-            raise ValueError("`data` and `replay` go with a goal; a plan names its inputs")
-        if not self.expect:
+        if self.plan is not None and (self.data or self.replay or self.answer_format):
+            raise ValueError("`data`, `replay` and `answer_format` go with a goal; a plan "
+                             "names its inputs")
+        if bool(self.labels) != bool(self.answer_format):
+            raise ValueError("`labels` and `answer_format` go together: the labels are the "
+                             "values of the format's @name[...] fields")
+        if self.answer_format:
+            _check_format(self.answer_format, self.labels)
+        if self.hypothesis is not None and self.goal is None:
+            raise ValueError("`hypothesis` goes with a goal")
+        if not self.expect and not self.labels and not self.hypothesis:
             raise ValueError("no reference answer: add `expect`, a list of {path, value} "
-                             "(with abs_tol/rel_tol, or an op) the run's results must show")
+                             "(with abs_tol/rel_tol, or an op) the run's results must show, "
+                             "or `answer_format` with its `labels`, or a `hypothesis`")
         return self
 
     def files(self) -> list[tuple[str, str]]:
         """(field, relative path) of every file the task names."""
-        named = [("plan", self.plan), ("replay", self.replay)]
+        named = [("plan", self.plan), ("replay", self.replay),
+                 ("judge_replay", self.judge_replay)]
         return [(k, v) for k, v in named if v] + [("data", d) for d in self.data]
 
 
@@ -105,6 +129,18 @@ class Suite(Strict):
         if twice:
             raise ValueError(f"task ids must be unique: {', '.join(twice)} appear twice")
         return self
+
+
+def _check_format(answer_format: str, labels: dict[str, str]) -> None:
+    """A format naming fields, with a label for each (ValueError saying which is missing)."""
+    try:
+        names = format_names(answer_format)
+    except AnswerFormatError as err:
+        raise ValueError(str(err)) from None
+    unlabelled = [n for n in names if n not in labels]
+    unknown = [n for n in labels if n not in names]
+    if unlabelled or unknown:
+        raise ValueError(f"labels {sorted(labels)} do not match the format's fields {names}")
 
 
 def load_suite(path: Path) -> tuple[Suite, Path]:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from workflows.common.answer_format import AnswerFormatError, format_names
 from workflows.common.canonical import canonical_json
 from workflows.constants import digest
 from workflows.contracts.policy import Queues, RunPolicy
@@ -75,6 +76,19 @@ def check_goal(text: str) -> str:
     return goal
 
 
+def check_format(answer_format: str) -> str:
+    """An answer format with at least one ``@name[...]`` field, stripped, or GoalError."""
+    text = answer_format.strip()
+    try:
+        format_names(text)
+    except AnswerFormatError as err:
+        raise GoalError(f"--answer-format: {err}") from None
+    for index, char in enumerate(text):
+        if problem := _bad_char(char):
+            raise GoalError(f"the answer format contains {problem} at character {index + 1}")
+    return text
+
+
 def _bad_char(char: str) -> str:
     """What is wrong with one character of a goal or a file name (empty: nothing)."""
     if char in "\n\t":
@@ -102,12 +116,18 @@ def goal_digest(goal: str, data: list[DataFile]) -> str:
 
 
 def load_goal(text: str, data: list[Path], *, max_bytes: int, policy: RunPolicy | None = None,
-              queues: Queues | None = None, store: ArtifactStore | None = None) -> ResearchInput:
+              queues: Queues | None = None, store: ArtifactStore | None = None,
+              answer_format: str | None = None) -> ResearchInput:
     """Validate a goal and its data files into a workflow input (no plan yet).
 
     ``store`` receives every data file, so that the sandbox can take it; without one the
-    files are only checked and pinned (a run of the result cannot read them).
+    files are only checked and pinned (a run of the result cannot read them). An
+    ``answer_format`` (``@name[...]`` fields) is added to the goal's words, so every role
+    reads it, and kept for the output processor's formatted answer.
     """
+    if answer_format is not None:
+        answer_format = check_format(answer_format)
+        text = f"{text.strip()}\n\nAnswer format: {answer_format}"
     goal = check_goal(text)
     files = read_data(data)
     if store is not None:
@@ -115,6 +135,7 @@ def load_goal(text: str, data: list[Path], *, max_bytes: int, policy: RunPolicy 
             _put(store, path, item)
     req = ResearchInput(run_id="", plan_name=goal_name(goal),
                         plan_sha256=goal_digest(goal, files), goal=goal, data=files,
+                        answer_format=answer_format,
                         policy=policy or RunPolicy(), queues=queues or Queues())
     size = len(req.model_dump_json().encode())
     if size > max_bytes:

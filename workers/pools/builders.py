@@ -78,7 +78,7 @@ async def build_specs(settings: Settings, pools: Sequence[Pool], *, database_url
         await store.open()
         stack.push_async_callback(store.close)
         artifacts = settings.artifact_store()
-        writer = ReportWriter(settings.runs_dir, artifacts)
+        writer = ReportWriter(settings.runs_dir, artifacts, events=store)
         cycles = StudyCycles(artifacts)
         studies = StudyReportWriter(settings.root)
         specs[Pool.ORCHESTRATION] = PoolSpec(
@@ -238,21 +238,20 @@ def _skill_index_factory(settings: Settings,
 
 
 def _task_type_index(settings: Settings, stack: AsyncExitStack) -> TaskTypeIndex | None:
-    """Similar task types in Qdrant, or ``None`` (exact matching) when Qdrant cannot open.
-
-    The server's collection when ``qdrant_url`` is set, else local storage this process holds.
-    """
+    """Similar task types: a server's collection, else a shard under ``qdrant_dir``, or None."""
     from activities.memory.index import TaskTypeIndex
     from workers.stack.qdrant import QdrantLocal
 
     qdrant = QdrantLocal(settings.qdrant_dir, url=settings.qdrant_url)
-    try:
-        client = qdrant.open()
-    except Exception as err:  # memory still works, matching exact task types only
-        log.warning("Qdrant unavailable (%s): memory matches exact task types only", err)
-        return None
     stack.callback(qdrant.close)
-    return TaskTypeIndex.on_client(client)
+    try:
+        index = (TaskTypeIndex.on_client(qdrant.open()) if settings.qdrant_url
+                 else TaskTypeIndex.in_directory(settings.qdrant_dir))
+    except Exception as err:  # memory still works, matching exact task types only
+        log.warning("memory's task-type index cannot open (%s): exact task types only", err)
+        return None
+    stack.callback(index.close)
+    return index
 
 
 async def _agents_spec(settings: Settings, database_url: str,
@@ -312,7 +311,7 @@ async def _agents_spec(settings: Settings, database_url: str,
                                 agents.review_job_model, agents.debug_job,
                                 agents.summarize_run, agents.synthesize_study, writer.write_skill,
                                 writer.judge_merge, writer.reformulate_query,
-                                agents.reflect_failure])
+                                agents.reflect_failure, agents.judge_hypothesis])
 
 
 def make_runtime(settings: Settings) -> Runtime | None:

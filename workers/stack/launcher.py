@@ -20,7 +20,7 @@ import typer
 
 from workers.settings import Settings
 from workers.stack.check import HealthItem, acheck, check
-from workers.stack.embedded import ASSAY_DATABASE, EmbeddedPostgres, TemporalDevServer
+from workers.stack.embedded import EmbeddedPostgres, database_url
 from workers.stack.files import open_private_log
 from workers.stack.pools import STOP_GRACE_S
 from workers.stack.process import (
@@ -41,6 +41,7 @@ from workers.stack.state import (
     running_stack,
     state_path,
 )
+from workers.stack.temporal import TemporalDevServer
 
 __all__ = ["HealthItem", "StackError", "acheck", "check", "database_url", "down", "serve", "up"]
 
@@ -51,23 +52,6 @@ UP_COMMAND = [sys.executable, "-m", "workers.cli", "up"]
 def say_stderr(message: str) -> None:
     """Tell the person at the terminal (stderr keeps stdout for machine-readable output)."""
     typer.echo(message, err=True)
-
-
-def database_url(settings: Settings, *, start: bool = True) -> str:
-    """The configured database URL, else embedded PostgreSQL's.
-
-    With ``start`` (workers) the embedded server is started or attached; without it
-    (read-only commands such as ``assay watch``) it must already run.
-    """
-    if settings.database_url is not None:
-        return settings.database_url.get_secret_value()
-    postgres = EmbeddedPostgres(settings.postgres_dir)
-    if not start and not postgres.healthy():
-        raise StackError(f"embedded PostgreSQL is not running in {settings.postgres_dir}: "
-                         "start the stack with `assay up` (or set ASSAY_DATABASE_URL)")
-    postgres.start()
-    postgres.ensure_database(ASSAY_DATABASE)
-    return postgres.url(ASSAY_DATABASE)
 
 
 def up(settings: Settings, *, detach: bool = False, say: Say = say_stderr,

@@ -6,11 +6,11 @@ second process fails; this module says which process holds it, so the message ca
 
 from __future__ import annotations
 
-import fcntl
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from activities.vectors.locks import lock_holder
 from workers.stack.process import StackError
 
 if TYPE_CHECKING:
@@ -28,35 +28,6 @@ class QdrantInUseError(StackError):
             f"Qdrant's local storage {path} is in use by {who}; local mode allows one process "
             "at a time: stop that process, or run a Qdrant server and set ASSAY_QDRANT_URL")
         self.path, self.pid = path, pid
-
-
-def lock_holder(path: Path) -> tuple[bool, int | None]:
-    """Whether Qdrant's local storage at ``path`` is locked, and by which pid if known."""
-    lock_file = path / ".lock"
-    if not lock_file.exists():
-        return False, None
-    with lock_file.open("r+") as handle:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            return True, _flock_owner(lock_file)
-        fcntl.flock(handle, fcntl.LOCK_UN)
-    return False, None
-
-
-def _flock_owner(lock_file: Path) -> int | None:
-    """The pid holding a flock on ``lock_file``, read from /proc/locks (Linux)."""
-    st = lock_file.stat()
-    key = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
-    try:
-        lines = Path("/proc/locks").read_text().splitlines()
-    except OSError:
-        return None
-    for line in lines:
-        fields = line.split()
-        if len(fields) > 5 and fields[1] == "FLOCK" and fields[5] == key:
-            return int(fields[4])
-    return None
 
 
 class QdrantLocal:

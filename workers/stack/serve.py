@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from workers.pools.builders import SERVED_POOLS
 from workers.settings import Settings
 from workers.stack.check import postgres_item, qdrant_item
-from workers.stack.embedded import ASSAY_DATABASE, EmbeddedPostgres, TemporalDevServer
+from workers.stack.embedded import ASSAY_DATABASE, EmbeddedPostgres
 from workers.stack.pools import WorkerProcess
 from workers.stack.process import StackError, is_alive, start_time, withhold_secrets
 from workers.stack.state import (
@@ -31,6 +31,7 @@ from workers.stack.state import (
     remove_state,
     write_state,
 )
+from workers.stack.temporal import TemporalDevServer
 from workflows.contracts.pools import Pool
 
 log = logging.getLogger("assay.stack")
@@ -70,8 +71,8 @@ class Stack:
         info.database_url = redact(self.database_url)
         self._record_pids()
         self.say(f"PostgreSQL ready: {info.database_url} ({_since(began)})")
-        # Qdrant's local mode admits one process; the pools open it in this process, so
-        # here it is only proven usable, then released for them.
+        # memory's task-type shard admits one process; the pools open it in this process, so
+        # here it is only proven usable (and carried over from local mode), then released.
         item = await asyncio.to_thread(qdrant_item, self.settings)
         if not item.ok:
             raise StackError(item.detail)

@@ -11,7 +11,8 @@ every change of a job passes, reflection's patches and people's branches and mod
 alike (``guard``, ``changes``) and how a patch is applied and sealed (``patching``).
 
 And the deterministic primitives activities and workers use as well: canonical JSON
-(``canonical``) and validation errors in words (``validation``). Error types, words and
+(``canonical``), validation errors in words (``validation``) and answer formats
+(``answer_format``: ``@name[value]`` fields and their rounding). Error types, words and
 slugs, plain text and the Web UI's summaries are contracts (:mod:`workflows.contracts`).
 
 The package re-exports only its leaf modules (``failures``, ``canonical``, ``validation``);

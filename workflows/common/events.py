@@ -8,6 +8,14 @@ Ids come from ``workflow.uuid4()``, which is stable across replays and retries, 
 execution (``uuid5`` of the drawn one and the execution's run id): an execution that
 ``temporal workflow reset`` started replays the events drawn before its reset point with the
 same draws, and writes them as its own instead of colliding with the first execution's.
+
+Events form a tree through ``parent_event_id``: run → task (under the run's hand-off of it) →
+phase → job attempt or debugger → model calls, reviews and job runs. The parent is what the
+workflow holds open when it adds the event: the phase it is in (``holds="phase"``), else its
+own first event (``holds="root"``), else the event that started it; a step that runs beside
+others (a debugger, a job attempt) opens a scope with :meth:`EventLog.within`, kept in a
+context variable, so concurrent steps each nest their events under their own. Nothing of this
+is a command: the parent ids travel in the events the workflow writes anyway.
 """
 
 from __future__ import annotations
@@ -15,7 +23,10 @@ from __future__ import annotations
 import asyncio
 import uuid
 import weakref
-from typing import Any
+from collections.abc import Generator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Any, Literal
 
 from temporalio import workflow
 from temporalio.common import SearchAttributeKey, SearchAttributeUpdate
@@ -26,6 +37,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.common.details import CurrentDetails
     from workflows.contracts.execution import (
         EventRecord,
+        EventScope,
         EventSubtype,
         EventType,
         RecordEventsInput,
@@ -36,6 +48,13 @@ _PENDING: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop,
     weakref.WeakKeyDictionary())
 """Updates not yet sent, by workflow instance (each runs its own event loop; this module is
 shared by every instance, and a replay after an eviction starts on a fresh loop)."""
+
+_WITHIN: ContextVar[tuple[EventLog, EventScope] | None] = ContextVar("assay_event_scope",
+                                                                    default=None)
+"""The scope the current asyncio task nests its events under, and the log it belongs to (a
+task of the workflow's copies its creator's, so steps run side by side keep theirs apart)."""
+
+Holds = Literal["root", "phase"]
 
 
 def upsert_keywords(**values: str) -> None:
@@ -84,16 +103,28 @@ def run_execution(run_id: str) -> str:
 
 
 class EventLog:
-    """Buffer of a workflow's events, flushed in one activity call."""
+    """Buffer of a workflow's events, flushed in one activity call.
+
+    Args:
+        run_id: the run the events belong to.
+        node_id: who writes them (``run``, a task's scope, ``branch-NAME``, ``study``).
+        depth: the depth of an event with no parent.
+        parent: the event that started this workflow (a task's: the run's hand-off of it).
+    """
 
     def __init__(self, run_id: str, node_id: str, *, depth: int = 0,
-                 parent_event_id: str | None = None) -> None:
+                 parent: EventScope | None = None) -> None:
         self.run_id = run_id
         self.execution = run_execution(run_id)
         self.node_id = node_id
         self.depth = depth
-        self.parent_event_id = parent_event_id
+        self.parent = parent
+        self.root: EventScope | None = None
+        """This workflow's own first event, once it was added with ``holds="root"``."""
+        self.phase: EventScope | None = None
+        """The event of the phase the workflow is in (``holds="phase"``)."""
         self._order = 0
+        self._undrawn = 0
         self._pending: list[EventRecord] = []
         self._writes: set[asyncio.Task[None]] = set()
         self.details = CurrentDetails()
@@ -102,19 +133,72 @@ class EventLog:
     def add(self, event_type: EventType, subtype: EventSubtype, *, status: str = "",
             agent: str = "assay", inputs: dict[str, Any] | None = None,
             outputs: dict[str, Any] | None = None, meta: dict[str, Any] | None = None,
-            duration_ms: int | None = None) -> str:
-        """Queue one event and return its id (usable as a parent id)."""
+            duration_ms: int | None = None, under: EventScope | None = None) -> str:
+        """Queue one event and return its id; ``under`` names its parent (default: held)."""
+        return self.open(event_type, subtype, status=status, agent=agent, inputs=inputs,
+                         outputs=outputs, meta=meta, duration_ms=duration_ms,
+                         under=under).id
+
+    def open(self, event_type: EventType, subtype: EventSubtype, *, status: str = "",
+             agent: str = "assay", inputs: dict[str, Any] | None = None,
+             outputs: dict[str, Any] | None = None, meta: dict[str, Any] | None = None,
+             duration_ms: int | None = None, under: EventScope | None = None,
+             holds: Holds | None = None, undrawn: bool = False) -> EventScope:
+        """Queue one event and return it as a scope other events can nest under.
+
+        Its parent is ``under``, by default the scope held now (:meth:`held`). ``holds="root"``
+        makes it the workflow's own first event, ``holds="phase"`` the phase it is in (whose
+        parent is the root): later events nest under it. ``undrawn`` is for an event added
+        after 0.1.0: its id draws nothing from the workflow's random stream, so the events
+        after it keep the ids they had.
+        """
         self._order += 1
-        event_id = str(uuid.uuid5(workflow.uuid4(), self.execution))
+        if under is None:
+            under = self._parent_for(holds)
+        depth = under.depth + 1 if under is not None else self.depth
+        if undrawn:
+            self._undrawn += 1
+            event_id = str(uuid.uuid5(uuid.NAMESPACE_OID, f"{self.execution}/{self.node_id}/"
+                                                          f"{self._undrawn}"))
+        else:
+            event_id = str(uuid.uuid5(workflow.uuid4(), self.execution))
         self._pending.append(EventRecord(
             id=event_id, run_id=self.run_id, execution=self.execution, node_id=self.node_id,
             event_type=event_type,
             event_subtype=subtype, agent_name=agent, timestamp=workflow.now(),
-            duration_ms=duration_ms, execution_order=self._order, depth=self.depth,
+            duration_ms=duration_ms, execution_order=self._order, depth=depth,
             status=status, inputs=inputs or {}, outputs=outputs or {}, meta=meta or {},
-            parent_event_id=self.parent_event_id,
+            parent_event_id=under.id if under is not None else None,
         ))
-        return event_id
+        scope = EventScope(id=event_id, depth=depth)
+        if holds == "root":
+            self.root, self.phase = scope, None
+        elif holds == "phase":
+            self.phase = scope
+        return scope
+
+    def _parent_for(self, holds: Holds | None) -> EventScope | None:
+        if holds == "root":
+            return self.parent
+        if holds == "phase":
+            return self.root or self.parent
+        return self.held()
+
+    def held(self) -> EventScope | None:
+        """The scope new events nest under: the current step's, else the phase, else the root."""
+        within = _WITHIN.get()
+        if within is not None and within[0] is self:
+            return within[1]
+        return self.phase or self.root or self.parent
+
+    @contextmanager
+    def within(self, scope: EventScope) -> Generator[EventScope]:
+        """Nest the events this asyncio task adds under ``scope`` until the block ends."""
+        token = _WITHIN.set((self, scope))
+        try:
+            yield scope
+        finally:
+            _WITHIN.reset(token)
 
     def flush_soon(self, summary: str) -> None:
         """Write the buffered events now, from a handler that cannot wait (a signal's).

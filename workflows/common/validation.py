@@ -50,6 +50,13 @@ def field_errors(err: ValidationError, *, whole: str = "value",
             for e in err.errors()[:most]]
 
 
+def summary(err: ValidationError, most: int = 3) -> str:
+    """A validation error in one line: the first few fields and what is wrong with each."""
+    items = [str(error) for error in field_errors(err)]
+    more = f" (and {len(items) - most} more)" if len(items) > most else ""
+    return "; ".join(items[:most]) + more
+
+
 def worded_errors(err: ValidationError, model: type[BaseModel], *, whole: str = "value",
                   most: int | None = None, plain: bool = True) -> list[str]:
     """The first ``most`` errors of ``err`` in words, each naming its field.

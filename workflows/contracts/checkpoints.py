@@ -2,7 +2,9 @@
 
 A person names one of a running run (``assay checkpoint RUN --name before-refit``, the run's
 ``checkpoint`` update); a task's failure (``error:<task>:<n>``) and a gate's approval
-(``approval:<gate>:<task>``) name one by themselves. Each records the tasks finished at that
+(``approval:<gate>:<task>``) name one by themselves, and so does the run every
+``policy.checkpoint_every_min`` minutes (``periodic:<n>``, at the first task to end after each
+interval: the run's state changes only as its tasks end). Each records the tasks finished at that
 moment and the branch point it stands for; the results and their artifacts stay in the run's
 own state, so ``assay branch RUN --from-checkpoint NAME`` starts from what they were then.
 Pure models only.
@@ -20,7 +22,7 @@ from workflows.contracts.branches import CheckpointPhase
 from workflows.contracts.execution import TaskStatus
 from workflows.contracts.plan import TaskId
 
-CheckpointKind = Literal["manual", "error", "approval"]
+CheckpointKind = Literal["manual", "error", "approval", "periodic"]
 NAME_CHARS = 64
 """The longest name a person may give a checkpoint."""
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]*$"
@@ -28,7 +30,8 @@ NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]*$"
 MAX_NAMED = 50
 """The most checkpoints people may name in one run."""
 AUTO_KEPT = 20
-"""The latest automatic checkpoints (errors, approvals) a run keeps; older ones are dropped."""
+"""The latest automatic checkpoints a run keeps of errors and approvals, and apart of periodic
+ones; older ones are dropped."""
 TASKS_SHOWN = 100
 """The most finished tasks a checkpoint lists (it counts them all and keeps their results)."""
 CHECKPOINT_MAX_BYTES = 8_000

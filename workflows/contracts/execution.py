@@ -167,6 +167,13 @@ class EventRecord(Model):
     parent_event_id: str | None = None
 
 
+class EventScope(Model):
+    """An event others nest under: its id and its depth in the run's tree of events."""
+
+    id: str
+    depth: int = 0
+
+
 class RecordEventsInput(Model):
     """Input of the ``record_events`` activity: a batch, written in one transaction."""
 

@@ -10,6 +10,7 @@ from pydantic import Field
 
 from workflows.contracts.base import Model
 from workflows.contracts.branches import BranchRecord, BranchStatus, TaskStart
+from workflows.contracts.execution import EventScope
 from workflows.contracts.goal import DataFile
 from workflows.contracts.plan import Plan
 from workflows.contracts.policy import Queues, RunPolicy
@@ -35,6 +36,8 @@ class BranchInput(Model):
     policy: RunPolicy = Field(default_factory=RunPolicy)
     queues: Queues = Field(default_factory=Queues)
     budget: Budget | None = None
+    parent_event: EventScope | None = None
+    """The run's event that handed this branch over: the branch's events nest under it."""
 
 
 class BranchResult(Model):

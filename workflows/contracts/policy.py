@@ -237,6 +237,9 @@ class RunPolicy(StrictModel):
     environment: EnvironmentName | None = None
     """The job environment of every job of the run that names none (``assay run
     --environment``); none: such jobs run in the worker's own interpreter."""
+    checkpoint_every_min: float = Field(default=0, ge=0, le=7 * 24 * 60)
+    """Name a periodic checkpoint (``periodic:N``) at the first task to end after each this
+    many minutes of the run (0: none)."""
 
 
 class HostPathError(ValueError):

@@ -11,7 +11,7 @@ and are exported here too.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import Field
 
@@ -24,6 +24,7 @@ from workflows.contracts.execution import (
     Artifact,
     CheckResult,
     DependencyArtifact,
+    EventScope,
     ExecutionOutcome,
     RunStatus,
     TaskStatus,
@@ -40,6 +41,8 @@ from workflows.contracts.provenance import ApprovalProvenance as ApprovalProvena
 from workflows.contracts.provenance import PhaseAttempts as PhaseAttempts
 from workflows.contracts.provenance import PhaseMark, Provenance
 from workflows.contracts.reflection import ReflectionNote
+from workflows.contracts.report_files import KeptArtifact as KeptArtifact
+from workflows.contracts.report_files import ReportFiles as ReportFiles
 from workflows.contracts.skills import (
     MAX_GUIDELINES,
     GuidelineRef,
@@ -82,6 +85,8 @@ class TaskInput(Model):
     """The branch this task runs in (none: the run's main line)."""
     start: TaskStart | None = None
     """The checkpoint a branch's branch-point task starts from (none: intake)."""
+    parent_event: EventScope | None = None
+    """The run's event that handed this task over: the task's events nest under it."""
 
     def scope(self) -> str:
         """The task's id within its run: ``3``, or ``3.branch-NAME`` in a branch.
@@ -188,6 +193,9 @@ class ResearchInput(Model):
                                               max_length=2000)
     """Earlier cycles' verified artifacts the plan's tasks reuse (``Decision.reuse``; their
     ``task_id`` is the reference, ``c1.data``), resolved by the study."""
+    answer_format: PlainText | None = None
+    """The format the goal's answer must take (``@mean_age[mean_age], rounded to two decimal
+    places``): the output processor then also writes its answer so, citing verified metrics."""
 
 
 class PlanSource(Model):
@@ -270,32 +278,6 @@ class ResearchResult(RunBase):
     omitted: list[str] = Field(default_factory=list[str])
     """What was left out of this result to keep it under its limit (all of it is in the
     report)."""
-
-
-class KeptArtifact(Model):
-    """A verified artifact copied into the run's report folder (``artifacts/<task>/<name>``)."""
-
-    task_id: str
-    name: str
-    path: str
-    """Where the copy is, relative to the run's folder."""
-    size: int
-    sha256: str
-    kind: Literal["image", "text", "other"] = "other"
-    excerpt: str = ""
-    """The start of a findings text (``findings.md``, ``summary.txt``...), inlined in the
-    Markdown."""
-    truncated: bool = False
-
-
-class ReportFiles(Model):
-    """What the report folder holds besides the results JSON, Markdown and ledger."""
-
-    artifacts: list[KeptArtifact] = Field(default_factory=list[KeptArtifact])
-    skipped: list[str] = Field(default_factory=list[str])
-    """Artifacts not copied, each with why (unsafe path, changed checksum, size budget)."""
-    figures: list[str] = Field(default_factory=list[str])
-    """Figures drawn for the report (the tasks' timeline), relative to the run's folder."""
 
 
 class RunReport(RunBase):

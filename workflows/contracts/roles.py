@@ -270,6 +270,8 @@ class SummaryRequest(AgentRequest):
     tasks: list[TaskDigest]
     data: list[DataFile] = Field(default_factory=list[DataFile])
     """The goal's data files, whose profiles the activity shows."""
+    answer_format: str | None = None
+    """The format the goal names for its answer (``@name[value]`` fields), else None."""
 
 
 class SummaryAnswer(RoleAnswer):

@@ -9,9 +9,13 @@ from __future__ import annotations
 
 import math
 from datetime import datetime
+from typing import TYPE_CHECKING
 
-from workflows.contracts.patterns import Deviation, SkillMetrics
-from workflows.contracts.skills import SkillUse
+from workflows.contracts.patterns import SkillMetrics
+
+if TYPE_CHECKING:  # the skill library's contracts are not loaded for a score
+    from workflows.contracts.patterns import Deviation
+    from workflows.contracts.skills import SkillUse
 
 EXTRACT_EVERY = 10
 """K: outcomes per extraction batch."""

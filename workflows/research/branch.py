@@ -40,7 +40,8 @@ class BranchWorkflow:
         req = ResearchInput(run_id=inp.run_id, plan_name=inp.plan_name,
                             plan_sha256=inp.plan_sha256, plan=inp.plan, goal=inp.goal,
                             data=inp.data, policy=inp.policy, queues=inp.queues)
-        self.state = state = RunState(req, branch=inp.record.name)
+        self.state = state = RunState(req, branch=inp.record.name,
+                                      parent_event=inp.parent_event)
         state.order = list(inp.order)
         for reused in inp.reused:
             state.results[reused.task_id] = reused
@@ -88,11 +89,11 @@ class BranchWorkflow:
         state = self.state
         upsert_keywords(**{KIND_KEY.name: "branch", PARENT_KEY.name: inp.run_id,
                            PLAN_KEY.name: inp.plan_name, STATUS_KEY.name: "running"})
-        state.log.add("checkpoint", "start", status="running",
-                      inputs={"branch": inp.record.name, "from": f"{inp.record.from_task}:"
-                              f"{inp.record.from_phase}", "reused": sorted(state.reused)},
-                      outputs={"changes": [c.model_dump(mode="json")
-                                           for c in inp.record.changes]})
+        state.log.open("checkpoint", "start", status="running", holds="root",
+                       inputs={"branch": inp.record.name, "from": f"{inp.record.from_task}:"
+                               f"{inp.record.from_phase}", "reused": sorted(state.reused)},
+                       outputs={"changes": [c.model_dump(mode="json")
+                                            for c in inp.record.changes]})
         state.set_phase("execute")
         await self.tasks.run_all(inp.plan, inp.order)
         tasks = [bound_task(state.results[t], limit=BRANCH_TASK_LIMIT) for t in inp.order]

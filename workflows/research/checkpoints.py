@@ -3,7 +3,10 @@
 A person names one with the ``checkpoint`` update (:meth:`Checkpoints.name`); a task's
 failure and each gate a person approved name one by themselves (:meth:`Checkpoints.finished`,
 :meth:`Checkpoints.plan_approved`; guarded by the ``named-checkpoints`` patch), the latest
-:data:`AUTO_KEPT` kept. A checkpoint keeps the results of the tasks finished by then (the
+:data:`AUTO_KEPT` kept; with ``policy.checkpoint_every_min`` the run names ``periodic:N`` at
+the first task to end after each interval of workflow time (between two task ends its state
+does not change, so a save in between would repeat the last), the latest :data:`AUTO_KEPT`
+of them kept apart. A checkpoint keeps the results of the tasks finished by then (the
 objects the run held, artifacts and all), so a branch ``from_checkpoint`` reuses them as they
 were (:meth:`Checkpoints.view`) even after a kept line replaced them. Nothing is stored
 anywhere but the workflow's state and history. Deterministic workflow code only.
@@ -58,6 +61,8 @@ class Checkpoints:
         """Each checkpoint's finished tasks' results, as they were when it was named."""
         self.dropped = 0
         self._auto: bool | None = None
+        self._periodic = 0
+        """Periodic checkpoints named so far (the next is ``periodic:<this + 1>``)."""
 
     def name(self, req: CheckpointRequest) -> Checkpoint:
         """Name the run's state now ``req.name``, for ``req.by``.
@@ -91,16 +96,34 @@ class Checkpoints:
         failed = result.status == "failed"
         approved = [g for g in result.provenance.approvals
                     if g.status in ("approved", "modified") and g.by]
-        if not (failed or approved) or not self._enabled():
+        if (failed or approved) and self._enabled():
+            tid = result.task_id
+            phase: CheckpointPhase = "execute" if result.job is not None else "planned"
+            for gate in approved:
+                self._mark(f"approval:{gate.gate}:{tid}", "approval", gate.by or "", tid, phase)
+            if failed:
+                n = 1 + sum(1 for p in self.points if p.startswith(f"error:{tid}:"))
+                self._mark(f"error:{tid}:{n}", "error", "assay", tid, phase,
+                           comment=clip(result.status_reason, 300))
+        self.periodic()
+
+    def periodic(self) -> None:
+        """Name ``periodic:N`` if an interval of ``policy.checkpoint_every_min`` has passed.
+
+        Intervals are counted from the run's start in workflow time; a task ending after
+        several of them names one checkpoint, numbered by the intervals passed (so the names
+        say when: ``periodic:3`` is the state after 3 intervals).
+        """
+        every = self.state.req.policy.checkpoint_every_min
+        if not every:
             return
-        tid = result.task_id
-        phase: CheckpointPhase = "execute" if result.job is not None else "planned"
-        for gate in approved:
-            self._mark(f"approval:{gate.gate}:{tid}", "approval", gate.by or "", tid, phase)
-        if failed:
-            n = 1 + sum(1 for p in self.points if p.startswith(f"error:{tid}:"))
-            self._mark(f"error:{tid}:{n}", "error", "assay", tid, phase,
-                       comment=clip(result.status_reason, 300))
+        passed = (workflow.now() - workflow.info().start_time).total_seconds() / (every * 60)
+        if int(passed) <= self._periodic or not self._enabled():
+            return
+        self._periodic = int(passed)
+        task = next((t for t in self.state.order if t not in self.state.results), None)
+        self._mark(f"periodic:{self._periodic}", "periodic", "assay", task, "planned",
+                   comment=f"every {every:g} min")
 
     def plan_approved(self, gates: list[GateRecord]) -> None:
         """The plan gate a person approved names ``approval:plan:run``."""
@@ -148,15 +171,19 @@ class Checkpoints:
             artifacts=sum(len(r.artifacts) for r in results.values()))
         self.points[name], self.kept[name] = point, results
         if kind != "manual":
-            self._bound()
+            self._bound(kind)
         state.log.add("checkpoint", "info", status=kind, agent=point.by,
                       inputs={"name": name, "from": f"{task}:{phase}" if task else None},
                       outputs={"tasks": len(point.tasks), "artifacts": point.artifacts})
         return point
 
-    def _bound(self) -> None:
-        """Keep the latest :data:`AUTO_KEPT` automatic checkpoints; count the others."""
-        auto = [n for n, p in self.points.items() if p.kind != "manual"]
+    def _bound(self, kind: CheckpointKind) -> None:
+        """Keep the latest :data:`AUTO_KEPT` automatic checkpoints; count the others.
+
+        Periodic ones are kept apart: a long run's cannot push out its errors and approvals.
+        """
+        auto = [n for n, p in self.points.items()
+                if p.kind != "manual" and (p.kind == "periodic") == (kind == "periodic")]
         for old in auto[:-AUTO_KEPT] if len(auto) > AUTO_KEPT else []:
             del self.points[old], self.kept[old]
             self.dropped += 1

@@ -111,20 +111,19 @@ class Branches(Choosing):
             self.records[record.name] = record
             if record.group not in self.groups:
                 self.groups.append(record.group)
+            handed = state.log.open(
+                "handoff", "start", status="branch", agent=clip(record.by, BY_CHARS),
+                inputs={"branch": record.name, "from": f"{record.from_task}:"
+                        f"{record.from_phase}", "group": record.group, "kind": record.kind},
+                outputs={"changes": [c.model_dump(mode="json") for c in record.changes],
+                         "reused": record.reused})
             inp = BranchInput(run_id=state.req.run_id, plan_name=state.req.plan_name,
                               plan_sha256=state.req.plan_sha256, record=record, plan=one.plan,
                               order=one.order, reused=one.reused, start=one.start,
                               goal=state.req.goal, data=state.req.data,
                               policy=state.req.policy, queues=state.req.queues,
-                              budget=self.agents.budget())
+                              budget=self.agents.budget(), parent_event=handed)
             self._children.append(asyncio.create_task(self._run(inp)))
-            state.log.add("handoff", "start", status="branch", agent=clip(record.by, BY_CHARS),
-                          inputs={"branch": record.name, "from": f"{record.from_task}:"
-                                  f"{record.from_phase}", "group": record.group,
-                                  "kind": record.kind},
-                          outputs={"changes": [c.model_dump(mode="json")
-                                               for c in record.changes],
-                                   "reused": record.reused})
         return [one.record for one in planned]
 
     async def _run(self, inp: BranchInput) -> None:
@@ -161,7 +160,8 @@ class Branches(Choosing):
         for task in result.tasks:
             self.agents.charge(task.model)
         self.state.log.add("handoff", "complete", status=result.status,
-                           inputs={"branch": record.name}, outputs={"reason": result.reason})
+                           inputs={"branch": record.name}, outputs={"reason": result.reason},
+                           under=inp.parent_event)
         await self.state.log.flush()
 
     def running(self) -> list[str]:

@@ -84,7 +84,8 @@ async def answer_goal(state: RunState, agents: AgentCalls, question: str | None 
     try:
         answer = await agents.call(
             SUMMARIZE_RUN, SummaryRequest(run_id=state.req.run_id, goal=goal, tasks=digests,
-                                         data=state.req.data),
+                                         data=state.req.data,
+                                         answer_format=state.req.answer_format),
             role="output_processor")
     except AgentUnavailable as err:
         state.log.add("agent_call", "error", agent="output_processor", status="no_answer",

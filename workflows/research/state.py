@@ -16,7 +16,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.common.events import EventLog, upsert_keywords
     from workflows.constants import PHASE_KEY, STATUS_KEY
     from workflows.contracts.branches import SteerAction, TaskStart
-    from workflows.contracts.execution import TaskStatus
+    from workflows.contracts.execution import EventScope, TaskStatus
     from workflows.contracts.plan import Plan
     from workflows.contracts.results import PlanSource, ResearchInput, RunStatus, TaskResult
     from workflows.contracts.roles import RunAnswer
@@ -29,13 +29,17 @@ class RunState:
 
     Args:
         req: the run's input (plan or goal, data, queues, policy).
+        branch: the branch this state's tasks run in (none: the run's main line).
+        parent_event: a branch's: the run's event that handed it over.
     """
 
-    def __init__(self, req: ResearchInput, *, branch: str | None = None) -> None:
+    def __init__(self, req: ResearchInput, *, branch: str | None = None,
+                 parent_event: EventScope | None = None) -> None:
         self.req = req
         self.branch = branch
         """The branch this state's tasks run in (none: the run's main line)."""
-        self.log = EventLog(req.run_id, f"branch-{branch}" if branch else "run")
+        self.log = EventLog(req.run_id, f"branch-{branch}" if branch else "run",
+                            parent=parent_event)
         self.phase = "intake"
         self.status: RunStatus = "running"
         self.plan: Plan | None = req.plan

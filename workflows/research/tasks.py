@@ -171,7 +171,7 @@ class TaskRunner:
             self.on_start(decision)
         state.states[tid] = "running"
         state.show_tasks()
-        state.log.add("handoff", "start", status="running", inputs={"task_id": tid})
+        handed = state.log.open("handoff", "start", status="running", inputs={"task_id": tid})
         task_input = TaskInput(run_id=req.run_id, decision=decision, queues=req.queues,
                                policy=req.policy,
                                dependency_artifacts=self._dependency_artifacts(decision),
@@ -185,7 +185,7 @@ class TaskRunner:
                                guidelines=state.skills.guidelines.get(tid, []),
                                planned_with=state.skills.guided.get("planner", []),
                                branch=state.branch,
-                               start=state.starts.get(tid))
+                               start=state.starts.get(tid), parent_event=handed)
         try:
             result = await workflow.execute_child_workflow(
                 TaskWorkflow.run, task_input, id=self.workflow_id(tid),
@@ -206,7 +206,8 @@ class TaskRunner:
         state.show_tasks()
         state.results[tid] = result
         state.log.add("handoff", "complete", status=result.status,
-                      inputs={"task_id": tid}, outputs={"reason": result.status_reason})
+                      inputs={"task_id": tid}, outputs={"reason": result.status_reason},
+                      under=handed)
         if self.on_finish is not None:
             self.on_finish(result)
 

@@ -274,9 +274,10 @@ class ResearchWorkflow:
         if req.plan is None and not req.goal:
             raise ApplicationError("a run needs a plan or a goal", type=ErrorType.INVALID_PLAN,
                                    non_retryable=True)
-        state.log.add("checkpoint", "start", status="running",
-                      inputs={"plan": req.plan_name, "plan_sha256": req.plan_sha256,
-                              "goal": req.goal, "data": [d.name for d in req.data]})
+        state.log.open("checkpoint", "start", status="running",
+                       inputs={"plan": req.plan_name, "plan_sha256": req.plan_sha256,
+                               "goal": req.goal, "data": [d.name for d in req.data]},
+                       holds="root")
         cancelled = False
         try:
             if req.parent is not None:

@@ -8,7 +8,8 @@ before it runs; of the fixes that ran, the best becomes the task's result.
 from __future__ import annotations
 
 import asyncio
-from typing import TypeAlias
+from collections.abc import Awaitable
+from typing import TypeAlias, TypeVar
 
 from temporalio import workflow
 from temporalio.exceptions import ActivityError
@@ -19,10 +20,16 @@ with workflow.unsafe.imports_passed_through():
     from workflows.catalogue import DEBUG_JOB
     from workflows.common.failures import root_message
     from workflows.constants import digest
-    from workflows.contracts.execution import ExecutionOutcome
+    from workflows.contracts.execution import EventScope, ExecutionOutcome
     from workflows.contracts.reflection import PatchChange
     from workflows.contracts.results import AppliedPatch
-    from workflows.contracts.roles import DebugAnswer, DebugRequest, DebugStrategy, EnvironmentFacts
+    from workflows.contracts.roles import (
+        DEBUG_STRATEGIES,
+        DebugAnswer,
+        DebugRequest,
+        DebugStrategy,
+        EnvironmentFacts,
+    )
     from workflows.contracts.verdicts import panel_approves
     from workflows.task.calls import TaskCalls
     from workflows.task.execution import Execution
@@ -35,6 +42,8 @@ DEBUGGABLE = frozenset({"nonzero_exit", "missing_dependency", "timeout", "out_of
 
 DebugReply: TypeAlias = DebugAnswer | AgentUnavailable
 """A debugger's fix, or why it gave none."""
+
+StepT = TypeVar("StepT")
 
 
 class Debugging:
@@ -56,6 +65,8 @@ class Debugging:
         self.review = review
         self.execution = execution
         self.diagnostics = 0
+        self.scopes: dict[DebugStrategy, EventScope] = {}
+        """Each debugger's own event, which its calls, reviews and job runs nest under."""
 
     def possible(self) -> bool:
         """Whether the debuggers may try: models on, debuggers on, a failure code can cure."""
@@ -73,16 +84,21 @@ class Debugging:
         assert state.job is not None and state.outcome is not None
         state.move(Phase.DEBUG)
         env = await self.execution.environment()
-        answers = await asyncio.gather(self._debugger("direct", env=None),
-                                       self._debugger("introspect", env=env),
-                                       self._diagnose_then_fix())
+        self.scopes = {s: state.log.open("agent_call", "start", agent=f"debugger_{s}",
+                                         status="debugging", undrawn=True)
+                       for s in DEBUG_STRATEGIES}
+        answers = await asyncio.gather(
+            self._as("direct", self._debugger("direct", env=None)),
+            self._as("introspect", self._debugger("introspect", env=env)),
+            self._as("diagnostic", self._diagnose_then_fix()))
         candidates, problems = self._guarded(list(answers))
         if not candidates:
             budget = any(isinstance(a, AgentUnavailable) and a.budget for a in answers)
             raise Finish("deferred" if budget else "failed_retry",
                          f"{failed}; the debuggers offered no usable fix: {'; '.join(problems)}")
         distinct = group_alike(candidates)
-        reviews = await asyncio.gather(*(self.review.panel(c.job) for c in distinct))
+        reviews = await asyncio.gather(*(self._as(c.strategy, self.review.panel(c.job))
+                                         for c in distinct))
         approved: list[Candidate] = []
         for c, verdicts in zip(distinct, reviews, strict=True):
             c.verdicts = verdicts
@@ -93,7 +109,7 @@ class Debugging:
         if not approved:
             raise Finish("failed_retry", f"{failed}; every debugger fix was rejected: "
                                          f"{'; '.join(problems)}")
-        await asyncio.gather(*(self._run_candidate(c) for c in approved))
+        await asyncio.gather(*(self._as(c.strategy, self._run_candidate(c)) for c in approved))
         best = choose(approved)
         self._record_choice(approved, best)
         if best is None:
@@ -103,6 +119,11 @@ class Debugging:
         assert best.outcome is not None
         state.job, state.outcome, state.verdicts = best.job, best.outcome, best.verdicts
         state.provenance.job_author = f"debugger:{best.strategy}"
+
+    async def _as(self, strategy: DebugStrategy, step: Awaitable[StepT]) -> StepT:
+        """``step``, its events nested under the debugger ``strategy``'s."""
+        with self.state.log.within(self.scopes[strategy]):
+            return await step
 
     async def _debugger(self, strategy: DebugStrategy, *, env: EnvironmentFacts | None,
                         diagnostic_output: str | None = None) -> DebugReply:
@@ -161,7 +182,7 @@ class Debugging:
         assert state.job is not None
         candidates: list[Candidate] = []
         problems: list[str] = []
-        for strategy, answer in zip(("direct", "introspect", "diagnostic"), answers, strict=True):
+        for strategy, answer in zip(DEBUG_STRATEGIES, answers, strict=True):
             if isinstance(answer, AgentUnavailable):
                 problems.append(f"{strategy}: {answer.reason}")
                 continue
@@ -176,7 +197,8 @@ class Debugging:
             if violations:
                 problems.append(f"{strategy}: {'; '.join(violations)}")
                 state.log.add("tool_call", "error", agent=f"debugger_{strategy}",
-                              status="guardrail", outputs={"violations": violations})
+                              status="guardrail", outputs={"violations": violations},
+                              under=self.scopes[strategy])
                 continue
             candidates.append(Candidate(strategy=answer.strategy, job=answer.job,
                                         diagnosis=answer.diagnosis,

@@ -44,13 +44,22 @@ class Execution:
         self.calls = calls
 
     async def run(self, job: JobSpec) -> ExecutionOutcome:
-        """Run ``job`` in the sandbox and record how it went."""
+        """Run ``job`` in the sandbox and record how it went.
+
+        Its start event is the attempt's: the events of the run nest under it.
+        """
         state, log = self.state, self.state.log
         state.bump(Phase.EXECUTE)
         attempt = state.attempts[Phase.EXECUTE]
-        start_id = log.add("code_exec", "start", agent="sandbox",
+        started = log.open("code_exec", "start", agent="sandbox",
                            inputs={"filename": job.filename, "args": job.args,
-                                   "resources": job.resources.model_dump()})
+                                   "resources": job.resources.model_dump()},
+                           meta={"attempt": attempt})
+        with log.within(started):
+            return await self._attempt(job, attempt, started.id)
+
+    async def _attempt(self, job: JobSpec, attempt: int, start_id: str) -> ExecutionOutcome:
+        state, log = self.state, self.state.log
         await log.flush()
         environment = await self.prepare(job)
         try:

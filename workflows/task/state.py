@@ -51,7 +51,7 @@ class TaskState:
 
     def __init__(self, task: TaskInput) -> None:
         self.task = task
-        self.log = EventLog(task.run_id, task.scope(), depth=1)
+        self.log = EventLog(task.run_id, task.scope(), depth=1, parent=task.parent_event)
         self.phase = Phase.INTAKE
         self.status: TaskStatus = "pending"
         self.attempts: dict[str, int] = {}
@@ -76,8 +76,8 @@ class TaskState:
         """Enter phase ``nxt`` (checked against the transition table) and record it."""
         self.phase = check_transition(self.phase, nxt)
         self.timeline.append(PhaseMark(phase=nxt.value, at=workflow.now()))
-        self.log.add("checkpoint", "info", status=nxt.value,
-                     outputs={"attempts": dict(self.attempts)})
+        self.log.open("checkpoint", "info", status=nxt.value,
+                      outputs={"attempts": dict(self.attempts)}, holds="phase")
         upsert_keywords(**{PHASE_KEY.name: nxt.value})
         self.log.details.set("phase", f"Task {self.task.scope()}: phase **{nxt.value}**")
 

@@ -141,9 +141,9 @@ class TaskWorkflow:
         state = self.state
         started = workflow.now()
         state.set_status("running")
-        state.log.add("checkpoint", "start", status="running",
-                      inputs={"action": task.decision.action,
-                              "priority": task.decision.priority})
+        state.log.open("checkpoint", "start", status="running",
+                       inputs={"action": task.decision.action,
+                               "priority": task.decision.priority}, holds="root")
         status: TaskStatus = "completed"
         try:
             await self._unless_cancelled()
@@ -160,7 +160,8 @@ class TaskWorkflow:
         result = await finish(state, result)
         state.move(Phase.DONE)
         state.log.add("checkpoint", "complete", status=result.status,
-                      outputs={"status_reason": result.status_reason, "artifacts": artifacts})
+                      outputs={"status_reason": result.status_reason, "artifacts": artifacts},
+                      under=state.log.root)
         await state.log.flush()
         return result
 

@@ -21,10 +21,10 @@ from activities.memory.schema import (
     problems,
     rule_checksum,
     rule_row,
-    summary,
 )
 from activities.memory.store.writes import lock_type, upsert
 from database.engine import Database
+from workflows.common.validation import summary
 from workflows.contracts.memory import MemoryRule, RuleStatus
 from workflows.contracts.plan import Scalar
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -151,3 +153,16 @@ def test_series_names_cover_the_registry_and_the_sdk_metered_model_metrics() -> 
             "assay_model_calls", "assay_model_cost_usd_sum"} <= names
     assert "assay_model_calls_total" not in names  # the SDK adds no suffix
     assert all(family.documentation for family in REGISTRY.collect())
+
+
+def test_recording_a_job_loads_no_model_client() -> None:
+    """A sandbox worker's first job once waited for the model SDK to import, event loop held."""
+    code = (
+        "import sys\n"
+        "from activities.metrics import record\n"
+        "from workflows.contracts.execution import ExecutionOutcome\n"
+        "record.job_ran(ExecutionOutcome(outcome='succeeded', duration_s=0.1))\n"
+        "print(','.join(m for m in ('anthropic', 'activities.llm.gateway') if m in sys.modules))\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True, timeout=120)
+    assert done.stdout.strip() == ""

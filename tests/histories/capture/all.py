@@ -7,7 +7,7 @@ here. The scenarios of this module reuse the fake-activity runs of ``test_resear
 others live in the modules beside it, each of which re-captures only its own histories with
 ``python -m tests.histories.capture.<module>`` (``branches`` those of branches and steering:
 ``branched``, ``steered``, ``cancelled``, ``withdrawn``, ``tied``, ``held``,
-``checkpointed``). ``reset`` needs
+``checkpointed``, ``periodic``). ``reset`` needs
 a dev server and runs only alone.
 """
 

@@ -26,6 +26,9 @@ something else.
   ``before-b`` while ``b`` waits at its gate (each approved gate names its own,
   ``approval:step:TASK``: the ``named-checkpoints`` patch); branch ``alt`` starts from
   ``before-b`` (task ``b``, reusing ``a``) and completes; then ``close``.
+- ``periodic``: three tasks in a chain, each step gate timing out after an hour (approved),
+  with ``checkpoint_every_min`` 50: each task's end names ``periodic:1``, ``periodic:2``,
+  ``periodic:3`` (the intervals passed by then).
 
 ``python -m tests.histories.capture.branches held`` captures the named scenarios only.
 """
@@ -248,11 +251,27 @@ async def run_checkpointed(env: WorkflowEnvironment, root: Path) -> ResearchResu
     return result
 
 
+PERIODIC: dict[str, Any] = {"checkpoint_every_min": 50, "gates": {"step": {
+    "human": True, "timeout_s": 3600, "on_timeout": "approve"}}}
+"""Each task waits an hour at its step gate (time the server skips), then goes on."""
+
+
+async def run_periodic(env: WorkflowEnvironment, root: Path) -> ResearchResult:
+    """The periodic scenario (see the module's docstring)."""
+    harness = Harness(env, f"capture-{uuid.uuid4().hex[:8]}", root)
+    async with harness.worker():
+        run = await start(harness, [task("a"), task("b", deps=["a"]), task("c", deps=["b"])],
+                          **PERIODIC)
+        result = await run.result()
+    assert result.status == "completed", result
+    return result
+
+
 SCENARIOS: dict[str, Callable[[WorkflowEnvironment, Path],
                               Awaitable[ResearchResult | RunReport]]] = {
     "branched": run_branched, "steered": run_steered, "cancelled": run_cancelled,
     "withdrawn": run_withdrawn, "held": run_held, "tied": run_tied,
-    "checkpointed": run_checkpointed}
+    "checkpointed": run_checkpointed, "periodic": run_periodic}
 
 
 async def capture_alone(names: list[str] | None = None) -> None:

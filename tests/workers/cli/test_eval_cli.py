@@ -92,6 +92,14 @@ def test_a_bad_suite_or_ablation_is_refused_before_anything_starts(nowhere: Path
     assert result.exit_code == 3, result.output  # a good suite goes on to connect
 
 
+def test_a_learning_curve_refuses_ablations(nowhere: Path) -> None:
+    good = suite_file(nowhere, [plan_task("mean", "iris-describe.json", MEAN)])
+    refused([str(good), "--curve", "--ablate", "skills"],
+            "--curve runs its own two passes (learning on, then off)")
+    result = runner.invoke(app, ["eval", str(good), "--curve"])
+    assert result.exit_code == 3, result.output  # a curve goes on to connect
+
+
 @pytest.mark.timeout(600)
 async def test_a_tiny_suite_runs_twice_per_configuration_and_reports(
         served: dict[str, str], tmp_path: Path) -> None:

@@ -118,6 +118,15 @@ def test_data_with_a_plan_file_exits_2(nowhere: Path) -> None:
     refused(["run", str(EXAMPLE), "--data", "x.csv"], "--data goes with a goal in words")
 
 
+def test_an_answer_format_goes_with_a_goal_and_names_a_field(nowhere: Path) -> None:
+    refused(["run", str(EXAMPLE), "--answer-format", "@x[x]"],
+            "--answer-format goes with a goal in words")
+    refused(["run", "how big is x?", "--answer-format", "a number"],
+            "--answer-format: the answer format 'a number' names no field")
+    req = build_request("how big is x?", [], Settings(), RunPolicy(), answer_format="@x[x]")
+    assert (req.answer_format, req.goal) == ("@x[x]", "how big is x?\n\nAnswer format: @x[x]")
+
+
 def test_a_valid_goal_with_data_passes_every_check(nowhere: Path) -> None:
     (nowhere / "iris.csv").write_text("sepal_length,species\n5.1,setosa\n")
     err = reaches_temporal(["run", "Does sepal length differ between species?",

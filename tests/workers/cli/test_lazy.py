@@ -7,9 +7,12 @@ driver (checked in a fresh interpreter); and a lazy command runs like any other.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
+from pathlib import Path
 
+import pytest
 import typer.main
 from typer import _click as click
 from typer.testing import CliRunner
@@ -69,4 +72,25 @@ def test_status_loads_no_database_driver_or_figure_library() -> None:
         "os._exit(0)\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           check=True, timeout=60)
+    assert done.stdout.strip() == ""
+
+
+@pytest.mark.parametrize("args", [["memory", "rules"], ["skills", "search", "read a FITS image"]])
+def test_a_read_of_the_database_loads_neither_temporal_nor_the_stack_nor_memorys_activities(
+        fresh_database_url: str, tmp_path: Path, args: list[str]) -> None:
+    """What the look-ups cost from a fresh process was mostly modules they never used."""
+    code = (
+        "import sys\n"
+        "from typer.testing import CliRunner\n"
+        "from workers.cli.main import app\n"
+        f"result = CliRunner().invoke(app, {args!r})\n"
+        "assert result.exit_code == 0, (result.exit_code, result.output)\n"
+        "heavy = ['temporalio.client', 'client.assay', 'workers.connection',\n"
+        "         'workers.stack.launcher', 'workers.stack.temporal', 'activities.memory.memory',\n"
+        "         'activities.memory.schema' if 'skills' in sys.argv else 'skills.schema']\n"
+        "print(','.join(m for m in heavy if m in sys.modules))\n")
+    env = {**os.environ, "ASSAY_DATABASE_URL": fresh_database_url,
+           "ASSAY_DATA_DIR": str(tmp_path / "assay")}
+    done = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True,
+                          check=True, timeout=120, env=env)
     assert done.stdout.strip() == ""

@@ -23,7 +23,7 @@ from tests.support.e2e import (
     worker_env,
 )
 from tests.support.waiting import wait_for
-from workers.stack.embedded import TemporalDevServer
+from workers.stack.temporal import TemporalDevServer
 
 pytestmark = pytest.mark.integration
 

@@ -205,3 +205,13 @@ def test_a_store_that_cannot_be_written_is_named(tmp_path: Path) -> None:
                                         r"store .*not-a-dir.*must be writable"):
         load_goal("g", [data], max_bytes=LIMIT,
                   store=LocalArtifactStore(tmp_path / "not-a-dir" / "store"))
+
+
+def test_an_answer_format_is_added_to_the_goal_and_kept_for_the_answer(tmp_path: Path) -> None:
+    data = tmp_path / "a.csv"
+    data.write_text("a,b\n1,2\n")
+    req = load_goal("How big is a?", [data], max_bytes=LIMIT, answer_format=" @a[a] ")
+    assert (req.goal, req.answer_format) == ("How big is a?\n\nAnswer format: @a[a]", "@a[a]")
+    assert load_goal("How big is a?", [data], max_bytes=LIMIT).answer_format is None
+    with pytest.raises(GoalError, match="names no field"):
+        load_goal("How big is a?", [data], max_bytes=LIMIT, answer_format="a number")

@@ -24,6 +24,7 @@ from workers.pools.builders import SERVED_POOLS, PoolSpec, build_specs, make_run
 from workflows.catalogue import (
     CALL_MODEL,
     DEBUG_JOB,
+    JUDGE_HYPOTHESIS,
     JUDGE_MERGE,
     PLAN_GOAL,
     PROBE_ENVIRONMENT,
@@ -106,7 +107,8 @@ async def test_agent_roles_serve_on_the_agents_pool_and_the_probe_on_the_sandbox
         agents = activities_by_name(specs[Pool.AGENTS])
         sandbox = activities_by_name(specs[Pool.SANDBOX])
     roles = [d.name for d in (PLAN_GOAL, REVIEW_PLAN, WRITE_JOB, REVIEW_JOB_MODEL, DEBUG_JOB,
-                              SUMMARIZE_RUN, SYNTHESIZE_STUDY, REFLECT_FAILURE)]
+                              SUMMARIZE_RUN, SYNTHESIZE_STUDY, REFLECT_FAILURE,
+                              JUDGE_HYPOTHESIS)]
     writer = [d.name for d in (WRITE_SKILL, JUDGE_MERGE, REFORMULATE_QUERY)]
     assert set(agents) == {*roles, *writer, CALL_MODEL.name, "review_ops",
                            "review_quality_safety"}

@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
+from activities.memory.index import LAYOUT, SHARD
 from activities.memory.memory import Memory
 from activities.vectors import ClientIndex, EdgeIndex
 from tests.support.e2e import isolated_settings
 from workers.pools.builders import PoolSpec, build_specs
-from workers.stack.qdrant import QdrantLocal
 from workflows.catalogue import CONSULT_MEMORY, MATCH_SKILLS, declaration_of
 from workflows.contracts.kinds import task_kind
 from workflows.contracts.memory import ConsultInput, ConsultTask
@@ -29,7 +29,7 @@ def owner(spec: PoolSpec, name: str) -> Any:
     return fn.__self__  # pyright: ignore[reportFunctionMemberAccess]
 
 
-async def test_without_a_server_memory_uses_local_storage_and_skills_a_private_shard(
+async def test_without_a_server_memory_uses_its_shard_and_skills_a_private_one(
         tmp_path: Path, fresh_database_url: str) -> None:
     settings = isolated_settings(tmp_path, "vectors")
     async with AsyncExitStack() as stack:
@@ -37,19 +37,18 @@ async def test_without_a_server_memory_uses_local_storage_and_skills_a_private_s
                                   database_url=fresh_database_url, stack=stack)
         memory = owner(specs[Pool.REFLECTION], CONSULT_MEMORY.name)
         library = owner(specs[Pool.SKILLS], MATCH_SKILLS.name)
-        assert isinstance(memory.index.vectors, ClientIndex)
-        assert memory.index.vectors.where.startswith(str(settings.qdrant_dir))
+        assert isinstance(memory.index.vectors, EdgeIndex)
+        assert memory.index.vectors.path == settings.qdrant_dir / SHARD
         skills = library._index_factory()  # pyright: ignore[reportPrivateUsage]
         assert isinstance(skills.vectors, EdgeIndex)
         assert skills.vectors.path.parent == settings.root
         skills.close()
 
 
-async def test_with_local_storage_held_memory_falls_back_to_exact_task_types(
+async def test_with_its_shard_held_memory_falls_back_to_exact_task_types(
         tmp_path: Path, fresh_database_url: str) -> None:
     settings = isolated_settings(tmp_path, "vectors")
-    holder = QdrantLocal(settings.qdrant_dir)
-    holder.open()  # another pool's process, in effect: local mode admits one
+    holder = EdgeIndex(settings.qdrant_dir / SHARD, LAYOUT)  # another process, in effect
     try:
         async with AsyncExitStack() as stack:
             specs = await build_specs(settings, [Pool.REFLECTION],

@@ -21,8 +21,7 @@ from client.assay import DATA_CONVERTER
 from tests.workers.stack.test_embedded import private_root, temporal_settings
 from workers.settings import Settings
 from workers.stack.check import EMBEDDED_WINDOW_S, poll_window, pollers, pollers_item
-from workers.stack.embedded import TemporalDevServer
-from workers.stack.temporal import LONG_POLL_S
+from workers.stack.temporal import LONG_POLL_S, TemporalDevServer
 from workflows.contracts.pools import Pool
 
 pytestmark = pytest.mark.integration

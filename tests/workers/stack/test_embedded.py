@@ -24,14 +24,9 @@ from temporalio.client import WorkflowExecutionStatus
 from tests.support.waiting import wait_for
 from workers.connection.identity import claimed
 from workers.settings import Settings
-from workers.stack.embedded import (
-    EmbeddedPostgres,
-    QdrantInUseError,
-    QdrantLocal,
-    StackError,
-    TemporalDevServer,
-)
-from workers.stack.temporal import connect, missing_search_attributes
+from workers.stack.embedded import EmbeddedPostgres, StackError
+from workers.stack.qdrant import QdrantInUseError, QdrantLocal
+from workers.stack.temporal import TemporalDevServer, connect, missing_search_attributes
 
 REPO = Path(__file__).resolve().parents[3]
 

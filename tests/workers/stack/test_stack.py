@@ -18,10 +18,11 @@ from tests.workers.stack.test_embedded import free_port, private_root
 from workers.pools.builders import SERVED_POOLS
 from workers.settings import Settings
 from workers.stack.check import HealthItem
-from workers.stack.embedded import EmbeddedPostgres, TemporalDevServer
+from workers.stack.embedded import EmbeddedPostgres
 from workers.stack.launcher import check, down, up
 from workers.stack.process import is_alive, start_time
 from workers.stack.state import read_state, running_stack, state_path
+from workers.stack.temporal import TemporalDevServer
 from workflows.contracts.pools import Pool
 
 # The foreground stack with no worker pools: the services under test, nothing else.

@@ -11,17 +11,22 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 from temporalio.client import WorkflowHandle
 from temporalio.testing import WorkflowEnvironment
+from temporalio.worker import Replayer
 
-from tests.histories.capture.branches import approve_step
+from client.assay import DATA_CONVERTER
+from tests.histories.capture.branches import PERIODIC, approve_step
 from tests.workflows.common.test_gates import human, plan_gate_waiting, start, task_gate_waiting
 from tests.workflows.harness import Harness, task
 from tests.workflows.research.test_branches import refused, until, until_open, update
 from workflows.constants import task_workflow_id
 from workflows.contracts.checkpoints import Checkpoint, CheckpointList
 from workflows.contracts.errors import ErrorType
+from workflows.contracts.policy import RunPolicy
 from workflows.contracts.results import ResearchResult
+from workflows.research.workflow import ResearchWorkflow
 
 PLAN = [task("1"), task("2", deps=["1"], score=0.5), task("3", deps=["2"])]
 HOLD: dict[str, Any] = {"hold_open": True, "metric": {"name": "score", "direction": "maximize"}}
@@ -142,3 +147,53 @@ async def test_a_person_approving_the_plan_names_a_checkpoint_before_any_task(
     assert result.status == "completed"
     assert [(p.name, p.kind, p.by, p.from_task, p.tasks) for p in points.checkpoints] == [
         ("approval:plan:run", "approval", "ada", "a", {})]
+
+
+async def test_every_interval_the_first_task_to_end_names_a_periodic_checkpoint(
+        time_env: WorkflowEnvironment, task_queue: str, tmp_path: Path) -> None:
+    harness = Harness(time_env, task_queue, tmp_path)
+    async with harness.worker():
+        run = await start(harness, [task("a"), task("b", deps=["a"]), task("c", deps=["b"])],
+                          **PERIODIC)
+        result = await run.result()
+        points = await listing(run)
+        history = await run.fetch_history()
+    assert result.status == "completed"
+    periodic = [(p.name, p.from_task, p.tasks) for p in points.checkpoints
+                if p.kind == "periodic"]
+    assert periodic == [("periodic:1", "b", {"a": "completed"}),
+                        ("periodic:2", "c", {"a": "completed", "b": "completed"}),
+                        ("periodic:3", None, {"a": "completed", "b": "completed",
+                                              "c": "completed"})]
+    assert all(p.by == "assay" and p.comment == "every 50 min" for p in points.checkpoints
+               if p.kind == "periodic")
+    replayed = await Replayer(workflows=[ResearchWorkflow], data_converter=DATA_CONVERTER
+                              ).replay_workflow(history, raise_on_replay_failure=False)
+    assert replayed.replay_failure is None, replayed.replay_failure
+
+
+async def test_periodic_checkpoints_keep_their_own_latest_and_are_off_by_default(
+        time_env: WorkflowEnvironment, task_queue: str, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("workflows.research.checkpoints.AUTO_KEPT", 1)
+    harness = Harness(time_env, task_queue, tmp_path)
+    async with harness.worker():
+        run = await start(harness, [task("a"), task("b", deps=["a"], behave="crash"),
+                                    task("c", deps=["a"])], **PERIODIC)
+        await run.result()
+        points = await listing(run)
+        plain = await start(harness, [task("a")])
+        await plain.result()
+        none = await listing(plain)
+    kinds = sorted((p.kind, p.name) for p in points.checkpoints)
+    assert ("error", "error:b:1") in kinds, "a later periodic one does not push it out"
+    assert [k for k in kinds if k[0] == "periodic"] == [("periodic", "periodic:2")]
+    assert points.dropped >= 1
+    assert none.checkpoints == []
+
+
+@pytest.mark.parametrize("every", [-1, float("nan"), float("inf"), 7 * 24 * 60 + 1, "soon"])
+def test_a_periodic_interval_out_of_bounds_is_refused_naming_the_field(every: Any) -> None:
+    with pytest.raises(ValidationError) as caught:
+        RunPolicy.model_validate({"checkpoint_every_min": every})
+    assert "checkpoint_every_min" in str(caught.value)

@@ -1,0 +1,207 @@
+"""Job throughput: N real sandboxed jobs against the same N jobs as bare bubblewrap processes.
+
+The job is small and real: it computes a sum, writes an artifact and a ``metrics.json``. Both
+series run ``CONCURRENCY`` jobs at a time (the machine's cores: the physical limit), one
+after the other on the same machine:
+
+- bare: ``bwrap`` with the namespaces and read-only root a job gets, then ``python job.py``,
+  spawned straight from this process (what the hardware allows);
+- Assay: ``Sandbox.execute_job`` as the sandbox pool runs it (environment fingerprint,
+  workspace, isolation, guards, artifacts into the store), then ``verify`` of its evidence.
+
+Printed: jobs/s of each, the time to the first finished job, and where an Assay job's time
+goes (its environment, preparation, the run under bwrap, collecting its outcome,
+verification), beside the costs of its parts measured alone: ``python -c pass`` bare and
+under bwrap, and ``true`` under bwrap.
+
+Run: ``python -m benchmarks.bench_jobs``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any, TypedDict
+
+from activities.artifacts.store import LocalArtifactStore
+from activities.evidence.verify import verify
+from activities.sandbox.environment import EnvironmentProbe
+from activities.sandbox.job import Sandbox
+from workflows.contracts.execution import ExecuteJobInput, ExecutionOutcome, VerifyEvidenceInput
+from workflows.contracts.plan import JobSpec
+
+CONCURRENCY = os.cpu_count() or 1
+SOURCE = """import json, math
+total = sum(math.sqrt(i) for i in range(100_000))
+open("out.txt", "w").write(f"{total}\\n")
+json.dump({"total": total}, open("metrics.json", "w"))
+"""
+JOB = JobSpec(code=SOURCE, source=SOURCE, filename="job.py", expected_artifacts=["out.txt"],
+              expected_metrics=["total"])
+
+
+class Series(TypedDict):
+    """One series: wall seconds, jobs/s and seconds to the first finished job."""
+
+    jobs: int
+    wall_s: float
+    per_s: float
+    first_s: float
+
+
+class Phases(dict[str, list[float]]):
+    """Seconds of each phase of each Assay job."""
+
+    def timed(self, name: str, call: Awaitable[Any]) -> Awaitable[Any]:
+        """``call``, its seconds added to ``name``."""
+        async def run() -> Any:
+            start = time.perf_counter()
+            try:
+                return await call
+            finally:
+                self.setdefault(name, []).append(time.perf_counter() - start)
+        return run()
+
+
+class TimedSandbox(Sandbox):
+    """The sandbox, with the seconds of its phases kept in ``phases``."""
+
+    phases: Phases
+
+    async def _job_tools(self, req: ExecuteJobInput) -> Any:
+        return await self.phases.timed("environment", super()._job_tools(req))
+
+    async def _run(self, *args: Any, **kwargs: Any) -> Any:
+        return await self.phases.timed("run under bwrap", super()._run(*args, **kwargs))
+
+    async def _outcome(self, *args: Any, **kwargs: Any) -> Any:
+        return await self.phases.timed("outcome (artifacts)", super()._outcome(*args, **kwargs))
+
+
+async def bounded(n: int, one: Callable[[int], Awaitable[None]]) -> Series:
+    """Run ``one(0..n-1)``, ``CONCURRENCY`` at a time; wall, rate and first finish."""
+    gate = asyncio.Semaphore(CONCURRENCY)
+    finished: list[float] = []
+    start = time.perf_counter()
+
+    async def job(index: int) -> None:
+        async with gate:
+            await one(index)
+            finished.append(time.perf_counter() - start)
+
+    await asyncio.gather(*(job(i) for i in range(n)))
+    wall = time.perf_counter() - start
+    return Series(jobs=n, wall_s=wall, per_s=n / wall, first_s=min(finished))
+
+
+def bwrap_argv(work: Path, argv: list[str]) -> list[str]:
+    """``argv`` under bubblewrap with a job's namespaces and a read-only root."""
+    bwrap = shutil.which("bwrap")
+    if bwrap is None:
+        raise RuntimeError("bubblewrap (bwrap) is not installed: the job bench needs it")
+    return [bwrap, "--unshare-all", "--die-with-parent", "--new-session", "--ro-bind", "/", "/",
+            "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--bind", str(work),
+            str(work), "--chdir", str(work), *argv]
+
+
+async def spawned(argv: list[str], cwd: Path) -> None:
+    """Run ``argv`` to its end.
+
+    Raises:
+        RuntimeError: it failed.
+    """
+    proc = await asyncio.create_subprocess_exec(*argv, cwd=cwd)
+    if await proc.wait() != 0:
+        raise RuntimeError(f"{argv[-2:]} failed with code {proc.returncode}")
+
+
+async def bare(root: Path, n: int) -> Series:
+    """The N jobs as ``bwrap … python job.py``."""
+    async def one(index: int) -> None:
+        work = root / f"bare-{index}"
+        work.mkdir()
+        (work / "job.py").write_text(SOURCE)
+        await spawned(bwrap_argv(work, [sys.executable, "job.py"]), work)
+    return await bounded(n, one)
+
+
+async def assay(root: Path, n: int, phases: Phases) -> Series:
+    """The N jobs through the sandbox pool's activity, each then verified."""
+    store = LocalArtifactStore(root / "store")
+    probe = EnvironmentProbe()
+    (root / "work").mkdir(mode=0o755)
+    sandbox = TimedSandbox(work_dir=root / "work", fingerprint=probe.fingerprint, store=store)
+    sandbox.phases = phases
+
+    async def one(index: int) -> None:
+        start = time.perf_counter()
+        outcome: ExecutionOutcome = await sandbox.execute_job(ExecuteJobInput(
+            run_id="bench-jobs", task_id=f"t{index}", attempt=1, job=JOB))
+        phases.setdefault("job", []).append(time.perf_counter() - start)
+        if outcome.outcome != "succeeded":
+            raise RuntimeError(f"the benchmark job failed: {outcome.reason}")
+        check = VerifyEvidenceInput(task_id=f"t{index}", job=JOB, outcome=outcome)
+        verified = await phases.timed("verification", asyncio.to_thread(verify, check, store))
+        if not verified.passed:
+            raise RuntimeError(f"the benchmark job's evidence failed: {verified.summary}")
+    await probe.fingerprint()  # the worker's probe is warm before its first job
+    return await bounded(n, one)
+
+
+async def parts(root: Path, runs: int = 10) -> dict[str, float]:
+    """Median seconds of the parts alone, one at a time."""
+    work = root / "parts"
+    work.mkdir()
+    (work / "job.py").write_text(SOURCE)
+    argvs = {"python -c pass": [sys.executable, "-c", "pass"],
+             "bwrap true": bwrap_argv(work, ["/bin/true"]),
+             "bwrap python -c pass": bwrap_argv(work, [sys.executable, "-c", "pass"]),
+             "python job.py": [sys.executable, "job.py"]}
+    took: dict[str, list[float]] = {name: [] for name in argvs}
+    for _ in range(runs):
+        for name, argv in argvs.items():
+            start = time.perf_counter()
+            await spawned(argv, work)
+            took[name].append(time.perf_counter() - start)
+    return {name: statistics.median(values) for name, values in took.items()}
+
+
+async def measure(n: int = 40) -> tuple[Series, Series, dict[str, float], dict[str, float]]:
+    """Both series of ``n`` jobs, the Assay jobs' phase medians and the parts alone."""
+    with tempfile.TemporaryDirectory(prefix="assay-bench-jobs-") as tmp:
+        root = Path(tmp)
+        root.chmod(0o755)
+        alone = await parts(root)
+        (root / "warm").mkdir()
+        await bare(root / "warm", 1)
+        limit = await bare(root, n)
+        phases = Phases()
+        ours = await assay(root, n, phases)
+    medians = {k: statistics.median(v) for k, v in phases.items()}
+    medians["preparation (workspace, limits)"] = medians["job"] - sum(
+        medians[k] for k in ("environment", "run under bwrap", "outcome (artifacts)"))
+    return limit, ours, medians, alone
+
+
+def run(n: int = 40) -> None:
+    """Measure and print."""
+    limit, ours, phases, alone = asyncio.run(measure(n))
+    print(f"   {n} jobs, {CONCURRENCY} at a time: bare bwrap + python {limit['per_s']:.1f} "
+          f"jobs/s (first after {limit['first_s'] * 1000:.0f} ms); Assay's sandbox + "
+          f"verification {ours['per_s']:.1f} jobs/s (first after {ours['first_s'] * 1000:.0f} "
+          f"ms): {ours['per_s'] / limit['per_s']:.2f} of the limit")
+    print("   an Assay job's time (median ms): " + ", ".join(
+        f"{name} {seconds * 1000:.0f}" for name, seconds in phases.items()))
+    print("   the parts alone (median ms): " + ", ".join(
+        f"{name} {seconds * 1000:.0f}" for name, seconds in alone.items()))
+
+
+if __name__ == "__main__":
+    run(int(sys.argv[1]) if len(sys.argv) > 1 else 40)
