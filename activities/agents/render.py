@@ -72,7 +72,8 @@ def plan_message(req: PlanRequest, profiles: Profiles | None = None,
                          section("Feedback to address", bullets(
                              scrub(head(f, FEEDBACK_CHARS), run_id=req.run_id)
                              for f in req.feedback)))
-    study = section("Study", study_section(req.study, reused=reused)) \
+    study = section("Study", study_section(req.study, reused=reused,
+                                           timed=req.recording is None)) \
         if req.study is not None else ""
     return message(section("Goal", req.goal), section("Data files", data_text(req.data)),
                    profiles_section(profiles),
@@ -92,7 +93,8 @@ def plan_review_message(req: PlanReviewRequest, profiles: Profiles | None = None
     A study's cycle adds the study as its planner saw it, told what to check (a request
     without a study renders as it always did).
     """
-    study = section("Study", study_section(req.study, reused=reused, reader="plan_reviewer")) \
+    study = section("Study", study_section(req.study, reused=reused, reader="plan_reviewer",
+                                           timed=req.recording is None)) \
         if req.study is not None else ""
     return message(section("Goal", req.goal), section("Data files", data_text(req.data)),
                    profiles_section(profiles), study,

@@ -51,6 +51,10 @@ REASON_CHARS = 1000
 """A decision's reason is shown up to this many characters."""
 OPEN_KEPT = 10
 """Open hypotheses (the first in the tree) kept before the latest cycle's failures."""
+UNTIMED = (" Measured durations (tasks' times, cycles' wall times, time calibration) are "
+           "left out: this run's model exchanges are recorded or replayed, and a replay "
+           "must ask what its recording asked.")
+"""Said after the study's rules when ``timed`` is off."""
 PLURALS = {"hypothesis": "hypotheses", "carried task": "carried tasks",
            "reusable task": "reusable tasks"}
 
@@ -70,7 +74,8 @@ class _Line:
 
 
 def study_section(ctx: StudyContext, budget: int = STUDY_CONTEXT_BYTES,
-                  reused: Reused | None = None, reader: Reader = "planner") -> str:
+                  reused: Reused | None = None, reader: Reader = "planner",
+                  timed: bool = True) -> str:
     """The study's context as the body of a "Study" section, within ``budget``.
 
     Args:
@@ -80,19 +85,26 @@ def study_section(ctx: StudyContext, budget: int = STUDY_CONTEXT_BYTES,
             actions only).
         reader: the planner, or the plan reviewer (told what to check instead of how to
             plan).
+        timed: show measured durations (a task's time, a cycle's wall time, the time
+            calibration). A recorded or replayed run leaves them out and says so: they
+            differ between two runs of the same study, so a replay would not find the
+            request its recording answered.
     """
+    if not timed:
+        ctx = _untimed(ctx)
     lines = _lines(ctx, reused or {})
     order = sorted(range(len(lines)), key=lambda i: lines[i].rank)
     low, high = 0, len(order)
     while low < high:  # fewest cuts that fit; the cut note grows slowly, so check after
         mid = (low + high) // 2
-        if _fits(ctx, lines, set(order[:mid]), budget, reader):
+        if _fits(ctx, lines, set(order[:mid]), budget, reader, timed):
             high = mid
         else:
             low = mid + 1
-    while low < len(order) and not _fits(ctx, lines, set(order[:low]), budget, reader):
+    while low < len(order) and not _fits(ctx, lines, set(order[:low]), budget, reader,
+                                         timed):
         low += 1
-    text = _render(ctx, lines, set(order[:low]), budget, reader)
+    text = _render(ctx, lines, set(order[:low]), budget, reader, timed)
     data = text.encode()
     if len(data) <= budget:
         return text
@@ -101,20 +113,27 @@ def study_section(ctx: StudyContext, budget: int = STUDY_CONTEXT_BYTES,
 
 
 def _fits(ctx: StudyContext, lines: list[_Line], cut: set[int], budget: int,
-          reader: Reader) -> bool:
-    return len(_render(ctx, lines, cut, budget, reader).encode()) <= budget
+          reader: Reader, timed: bool) -> bool:
+    return len(_render(ctx, lines, cut, budget, reader, timed).encode()) <= budget
+
+
+def _untimed(ctx: StudyContext) -> StudyContext:
+    """``ctx`` without what was measured in seconds: tasks' times, calibrations."""
+    previous = [s.model_copy(update={"tasks": [t.model_copy(update={
+        "wall_s": None, "calibrated_s": None}) for t in s.tasks]}) for s in ctx.previous]
+    return ctx.model_copy(update={"previous": previous, "calibration": {}})
 
 
 def _render(ctx: StudyContext, lines: list[_Line], cut: set[int], budget: int,
-            reader: Reader) -> str:
+            reader: Reader, timed: bool) -> str:
     kept: dict[str, list[str]] = {}
     for i, line in enumerate(lines):
         if i not in cut:
             kept.setdefault(line.block, []).append(line.text)
-    parts = [policy_text(ctx), _decision_line(ctx.decision),
+    parts = [policy_text(ctx) + ("" if timed else UNTIMED), _decision_line(ctx.decision),
              "### Hypothesis tree\n\n" + (bullets(kept.get("tree", [])) or "(none yet)")]
     for summary in ctx.previous:
-        parts.append(_cycle_block(summary, ctx.decision, kept))
+        parts.append(_cycle_block(summary, ctx.decision, kept, timed))
     parts.append("### Earlier tasks you may reuse (`reuse`: their files, not run again)\n\n"
                  + (bullets(kept.get("reuse", [])) or "(none)"))
     parts.append("### Carried forward (failed or deferred, not yet completed)\n\n"
@@ -155,11 +174,11 @@ def _escalation_text(decision: CycleDecision) -> str:
 
 
 def _cycle_block(summary: CycleSummary, decision: CycleDecision | None,
-                 kept: dict[str, list[str]]) -> str:
+                 kept: dict[str, list[str]], timed: bool = True) -> str:
     key = f", key value {shown(summary.key_value)}" if summary.key_value is not None else ""
+    wall = f", wall {rough(summary.wall_s)}" if timed else ""
     head_line = (f"### Cycle {summary.cycle}: {summary.status}, {summary.tasks_total} tasks "
-                 f"({summary.unfinished} unfinished), cost ${summary.cost_usd:.4f}, wall "
-                 f"{rough(summary.wall_s)}{key}")
+                 f"({summary.unfinished} unfinished), cost ${summary.cost_usd:.4f}{wall}{key}")
     parts = [head_line]
     if summary.decision is not None and summary.decision != decision:
         after = summary.decision

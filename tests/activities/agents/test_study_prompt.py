@@ -252,3 +252,26 @@ def test_the_planner_is_told_a_tree_hypothesis_is_linked_not_proposed_again() ->
     said = study_section(context())
     assert ("A hypothesis already in the tree is not proposed again: a task links to it by "
             "its id alone (its `hypothesis`), and a new one may name it as `parent`") in said
+
+
+def test_a_recorded_study_shows_no_measured_durations_so_its_replay_asks_the_same() -> None:
+    from workflows.contracts.policy import ModelRecording
+
+    ctx = context(calibration={"fit-model": Calibration(
+        kind="fit-model", factor=0.375, tasks=1, accuracy=0.375)})
+    timed = study_section(ctx)
+    assert "wall under 1 min" in timed and "time 5 min (no estimate)" in timed
+    slower = ctx.model_copy(update={"previous": [ctx.previous[0].model_copy(update={
+        "wall_s": 1800.0, "tasks": [t.model_copy(update={"wall_s": 900.0})
+                                    for t in ctx.previous[0].tasks]})]})
+    untimed = study_section(ctx, timed=False)
+    assert study_section(slower, timed=False) == untimed  # the same, however long it took
+    assert "wall under" not in untimed and "time 5 min" not in untimed
+    assert "Time estimates, calibrated" not in untimed
+    assert ("Measured durations (tasks' times, cycles' wall times, time calibration) are left "
+            "out: this run's model exchanges are recorded or replayed") in untimed
+    recorded = plan_request().model_copy(update={
+        "study": ctx, "recording": ModelRecording(mode="record", name="study.jsonl")})
+    assert "Measured durations" in render.plan_message(recorded)
+    assert "Measured durations" not in render.plan_message(recorded.model_copy(
+        update={"recording": None}))
