@@ -55,3 +55,17 @@ async def test_the_tables_are_what_make_tables_writes(science: Path, tmp_path: P
     shipped = sorted((EVAL / "tables").iterdir())
     assert [p.name for p in written] == [p.name for p in shipped]
     assert all(a.read_bytes() == b.read_bytes() for a, b in zip(written, shipped, strict=True))
+
+
+def test_offline_the_goals_without_a_recording_are_skipped_saying_why(tmp_path: Path) -> None:
+    from workers.evaluation.configurations import Configuration
+    from workers.evaluation.runner import Evaluation
+
+    said: list[str] = []
+    evaluation = Evaluation(SUITE, BASE, settings=Settings(data_dir=tmp_path), live=False,
+                            echo=said.append)
+    evaluation.prepare([Configuration("full")])
+    assert {task for _, task in evaluation.skipped} == {t.id for t in OWN}
+    assert {task for _, task in evaluation.requests} == {
+        t.id for t in SUITE.tasks if t.replay}  # the included goals' recordings replay
+    assert len(said) == len(OWN) and all("no model key, and no recording" in s for s in said)
