@@ -11,8 +11,9 @@ SWEEP := examples/sweep/plan.json
 STUDY := examples/study
 STUDY_GOAL := examples/study-goal
 EVAL := examples/eval/suite.json
+EVAL_PLANS := examples/eval/plans-suite.json
 
-.PHONY: run test test-fast lint bench eval up down check clean histories system \
+.PHONY: run test test-fast lint bench eval eval-plans up down check clean histories system \
 	example-recording docs docs-build
 
 # Bubblewrap isolates sandboxed jobs; Prometheus scrapes a worker in the metrics test. As root
@@ -69,12 +70,17 @@ lint: $(STAMP)
 bench: $(STAMP)
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m benchmarks
 
-# The evaluation suite offline (plans, and the example goal on its recording), with every
-# ablation; then again with skills off everywhere, so the model-backed parts are measured.
+# The goal suite with every ablation, then with skills off everywhere: offline, the goals with
+# a recording replay it and the others are skipped with the reason; with a key, all run live.
 eval: system $(STAMP)
 	$(BIN)/assay up --detach
 	$(BIN)/assay eval $(EVAL) --repeat 3 --ablate all
 	$(BIN)/assay eval $(EVAL) --repeat 3 --ablate memory,debuggers,model-review --off skills
+
+# The plan suite (jobs given, no model needed; two recorded goals), every ablation.
+eval-plans: system $(STAMP)
+	$(BIN)/assay up --detach
+	$(BIN)/assay eval $(EVAL_PLANS) --repeat 3 --ablate all
 
 # Re-record the example goals' model exchanges (after a deliberate change to prompts or roles).
 example-recording: system $(STAMP)

@@ -51,6 +51,13 @@ def evaluate(
                                            "counts as failed and is cancelled.")] = 900.0,
     out: Annotated[Path | None, typer.Option(help="Folder of the report (default: "
                                              "<data dir>/evals/<suite>-<time>).")] = None,
+    record: Annotated[Path | None, typer.Option(
+        help="Live only: keep each goal's model traffic in DIR/<configuration>/<task>.jsonl, "
+             "to replay and re-score later with --replay DIR.", metavar="DIR")] = None,
+    replay: Annotated[Path | None, typer.Option(
+        help="Offline: answer each goal's model calls from DIR/<configuration>/<task>.jsonl "
+             "(made by --record DIR), else from the task's own recording.",
+        metavar="DIR")] = None,
     curve: Annotated[bool, typer.Option(
         "--curve", help="A learning curve instead: each task once, in order, with learning "
                         "on and then off; curve.png in the report.")] = False,
@@ -70,6 +77,7 @@ def evaluate(
     from workers.evaluation.configurations import model_mode
     from workers.evaluation.curve import PASSES
     from workers.evaluation.runner import Evaluation
+    from workers.evaluation.traffic import Traffic
     from workers.intake import GoalError, PlanFileError, PolicyError
 
     settings = Settings()
@@ -82,12 +90,14 @@ def evaluate(
             parse_ablations(ablate), parse_ablations(off, option="--off"))
     except (SuiteError, AblationError) as err:
         fail(str(err), EXIT_BAD_INPUT)
-    mode = model_mode(settings)
+    mode = "replay" if replay is not None else model_mode(settings)
+    _check_traffic(record, replay, mode)
     started = datetime.now(UTC)
     folder = out or settings.root / "evals" / f"{suite_file.stem}-{started:%Y%m%d-%H%M%S}"
     evaluation = Evaluation(suite, base, settings=settings, live=mode == "live",
                             parallel=parallel, timeout_s=timeout,
-                            echo=lambda line: typer.echo(line, err=True))
+                            echo=lambda line: typer.echo(line, err=True),
+                            traffic=Traffic(record=record, replay=replay))
     if mode == "live" and any(t.hypothesis for t in suite.tasks):
         folder.mkdir(parents=True, exist_ok=True)
         evaluation.judge_record = folder / "judge-recording.jsonl"
@@ -97,6 +107,19 @@ def evaluate(
         fail(str(err), EXIT_BAD_INPUT)
     run_async(_run(evaluation, configs, 1 if curve else repeat, folder, mode, started,
                    curve=curve))
+
+
+def _check_traffic(record: Path | None, replay: Path | None, mode: str) -> None:
+    """``--record`` needs live traffic; ``--replay`` a folder; not both (exit 2)."""
+    if record is not None and replay is not None:
+        fail("--record and --replay exclude each other: record a live evaluation, or "
+             "replay one", EXIT_BAD_INPUT)
+    if record is not None and mode != "live":
+        fail("--record keeps live model traffic, and no model key is configured (or "
+             "ASSAY_MODEL_REPLAY_PATH is set): set ANTHROPIC_API_KEY", EXIT_BAD_INPUT)
+    if replay is not None and not replay.is_dir():
+        fail(f"--replay {replay}: not a folder; give the DIR an earlier `assay eval "
+             "--record DIR` wrote", EXIT_BAD_INPUT)
 
 
 async def _run(evaluation: Evaluation, configs: list[Configuration], repeat: int,
@@ -136,7 +159,10 @@ async def _run(evaluation: Evaluation, configs: list[Configuration], repeat: int
     typer.echo("\ncomparison")
     print_table(COMPARE_HEADERS, compare_rows(scores(suite, samples)))
     typer.echo("\nfailures by cause (share of each configuration's failed runs)")
-    print_table(CAUSE_HEADERS, cause_rows(samples))
+    print_table(CAUSE_HEADERS, cause_rows([s for s in samples if not s.skipped]))
+    for s in samples:
+        if s.skipped:
+            typer.echo(f"not scored: {s.configuration} {s.task} #{s.repeat}: {s.skipped}")
     extra: list[str] = []
     if curve:
         image, extra = write_curve(folder, samples, f"{suite.name}: learning curve")

@@ -36,12 +36,13 @@ class Configuration:
     name: str
     off: tuple[str, ...] = ()
 
-    def policy(self, settings: Settings, *, replay: Path | None = None) -> RunPolicy:
-        """The run policy of this configuration; ``replay`` answers model calls offline."""
+    def policy(self, settings: Settings, *, replay: Path | None = None,
+               record: Path | None = None) -> RunPolicy:
+        """The run policy of this configuration (``replay``/``record``: model traffic)."""
         def on(part: str) -> bool | None:
             return False if part in self.off else None
 
-        flags = AgentFlags(replay=replay, debuggers=on("debuggers"),
+        flags = AgentFlags(replay=replay, record=record, debuggers=on("debuggers"),
                            model_review=on("model-review"))
         return build_policy(settings, agents=flags, memory=on("memory"), skills=on("skills"))
 

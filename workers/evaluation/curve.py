@@ -52,11 +52,12 @@ async def run_curve(evaluation: Evaluation, client: AssayClient,
 
 
 def points(samples: Sequence[Sample]) -> list[Point]:
-    """Every pass's points, in the order its tasks ran."""
+    """Every pass's points, in the order its tasks ran (skipped tasks have none)."""
     out: list[Point] = []
     for name in dict.fromkeys(s.configuration for s in samples):
         passed = 0
-        for index, s in enumerate((s for s in samples if s.configuration == name), start=1):
+        mine = (s for s in samples if s.configuration == name and not s.skipped)
+        for index, s in enumerate(mine, start=1):
             passed += s.passed
             out.append(Point(name, index, s.task, s.passed, passed / index, s.calls,
                              s.cost_usd))

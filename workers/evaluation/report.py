@@ -73,12 +73,14 @@ class ConfigScore:
 def scores(suite: Suite, samples: Sequence[Sample]) -> list[ConfigScore]:
     """Each configuration's task scores, in the order the samples ran."""
     names = list(dict.fromkeys(s.configuration for s in samples))
+    samples = [s for s in samples if not s.skipped]
     out: list[ConfigScore] = []
     for name in names:
         rows = [task_score(t.id, t.level, t.topic, mine)
                 for t in suite.tasks
                 if (mine := [s for s in samples if s.configuration == name and s.task == t.id])]
-        out.append(ConfigScore(name, rows))
+        if rows:  # a configuration whose every run went unscored has no line
+            out.append(ConfigScore(name, rows))
     return out
 
 
@@ -118,6 +120,8 @@ def markdown(suite: Suite, samples: Sequence[Sample], *, repeat: int, mode: str,
              started: str, extra: Sequence[str] = ()) -> str:
     """The evaluation's Markdown report (``extra``: lines after the comparison)."""
     configs = scores(suite, samples)
+    unscored = [s for s in samples if s.skipped]
+    samples = [s for s in samples if not s.skipped]
     lines = [f"# Evaluation: {suite.name}", "",
              f"- Started: {started}", f"- Tasks: {len(suite.tasks)}; runs per task and "
              f"configuration: {repeat} (pass@k with k = {repeat})",
@@ -138,6 +142,11 @@ def markdown(suite: Suite, samples: Sequence[Sample], *, repeat: int, mode: str,
         lines += [f"## {config.name}", "", *markdown_table(TASK_HEADERS, task_rows(config)), "",
                   *markdown_table(STRATA_HEADERS, strata_rows(suite, config)), ""]
     lines += judged_lines(samples)
+    if unscored:
+        lines += ["## Not scored", "", "Runs that did not run or whose result says nothing "
+                  "of the model; they are left out of every table above.", ""]
+        lines += [f"- `{s.configuration}` {s.task} #{s.repeat}: {s.skipped}" for s in unscored]
+        lines.append("")
     failed = [s for s in samples if not s.passed]
     if failed:
         lines += ["## Failed runs", ""]

@@ -27,6 +27,7 @@ from workers.evaluation.judging import judge_run
 from workers.evaluation.labels import score_labels
 from workers.evaluation.scoring import score
 from workers.evaluation.suite import Suite, SuiteTask
+from workers.evaluation.traffic import Traffic, replay_missed
 from workers.intake.goalfile import load_goal
 from workers.intake.planfile import load_plan
 from workers.intake.runpolicy import queues_from
@@ -59,6 +60,9 @@ class Sample(BaseModel):
     error: str = ""
     cause: str = ""
     """Why it failed (``workers.evaluation.causes``); empty when it passed."""
+    skipped: str = ""
+    """Why the run is not scored: its recording had no answer for a request this
+    configuration made (an ablation changes the prompts). Never the model's failure."""
 
 
 class Evaluation:
@@ -66,11 +70,15 @@ class Evaluation:
 
     def __init__(self, suite: Suite, base: Path, *, settings: Settings, live: bool,
                  parallel: int = 4, timeout_s: float = 900.0,
-                 echo: Callable[[str], None] = lambda _line: None) -> None:
+                 echo: Callable[[str], None] = lambda _line: None,
+                 traffic: Traffic | None = None) -> None:
         self.suite, self.base, self.settings = suite, base, settings
         self.live, self.parallel, self.timeout_s, self.echo = live, parallel, timeout_s, echo
+        self.traffic = traffic or Traffic()
         self.store = settings.artifact_store()
         self.requests: dict[tuple[str, str], ResearchInput] = {}
+        self.skipped: dict[tuple[str, str], str] = {}
+        """(configuration, task) not run, and why (offline, with no recording)."""
         self.judge_record: Path | None = None
         """Where a live evaluation appends the hypothesis judge's traffic."""
 
@@ -82,12 +90,19 @@ class Evaluation:
         """
         for config in configs:
             for task in self.suite.tasks:
-                self.requests[config.name, task.id] = self.request(task, config)
+                replay, record = self.traffic.paths(task, config, self.base, live=self.live)
+                if task.goal is not None and not self.live and replay is None:
+                    self.skipped[config.name, task.id] = self.traffic.why_skipped(task, config)
+                    self.echo(f"{config.name:<16} {task.id:<24} skipped: "
+                              f"{self.skipped[config.name, task.id]}")
+                    continue
+                self.requests[config.name, task.id] = self.request(task, config, replay,
+                                                                   record)
 
-    def request(self, task: SuiteTask, config: Configuration) -> ResearchInput:
+    def request(self, task: SuiteTask, config: Configuration, replay: Path | None = None,
+                record: Path | None = None) -> ResearchInput:
         """The run's input: the task's plan or goal under the configuration's policy."""
-        replay = self.base / task.replay if task.replay and not self.live else None
-        policy = config.policy(self.settings, replay=replay)
+        policy = config.policy(self.settings, replay=replay, record=record)
         common: dict[str, Any] = {"max_bytes": self.settings.max_plan_bytes, "policy": policy,
                                   "queues": queues_from(self.settings), "store": self.store}
         if task.plan is not None:
@@ -101,17 +116,27 @@ class Evaluation:
                                 repeat: int) -> list[Sample]:
         """Every task ``repeat`` times under ``config``, in parallel within the bound."""
         slots = asyncio.Semaphore(self.parallel)
-        if any((config.name, t.id) not in self.requests for t in self.suite.tasks):
+        if not any(name == config.name for name, _ in [*self.requests, *self.skipped]):
             self.prepare([config])
         jobs = [self._sample(client, slots, t, config, r)
-                for r in range(1, repeat + 1) for t in self.suite.tasks]
-        return list(await asyncio.gather(*jobs))
+                for r in range(1, repeat + 1) for t in self.suite.tasks
+                if (config.name, t.id) in self.requests]
+        return [*await asyncio.gather(*jobs), *self.not_run(config)]
+
+    def not_run(self, config: Configuration) -> list[Sample]:
+        """A sample saying why, for each task ``config`` skips (not scored)."""
+        return [Sample(task=t.id, level=t.level, configuration=config.name, repeat=1,
+                       status="skipped", skipped=self.skipped[config.name, t.id])
+                for t in self.suite.tasks if (config.name, t.id) in self.skipped]
 
     async def sample_one(self, client: AssayClient, task: SuiteTask,
                          config: Configuration) -> Sample:
         """One run of ``task`` under ``config``, on its own (a learning curve's step)."""
         if (config.name, task.id) not in self.requests:
             self.prepare([config])
+        if (config.name, task.id) in self.skipped:
+            return Sample(task=task.id, level=task.level, configuration=config.name,
+                          repeat=1, status="skipped", skipped=self.skipped[config.name, task.id])
         return await self._sample(client, asyncio.Semaphore(1), task, config, 1)
 
     async def _sample(self, client: AssayClient, slots: asyncio.Semaphore, task: SuiteTask,
@@ -134,8 +159,9 @@ class Evaluation:
                 document = scored(sample, task, result, self.store)
                 if task.hypothesis:
                     await self._judged(sample, task, document)
-        sample.cause = failure_cause(passed=sample.passed, error=sample.error,
-                                     missed=sample.missed, document=document)
+        sample.skipped = replay_missed(sample.error, document)
+        sample.cause = "" if sample.skipped else failure_cause(
+            passed=sample.passed, error=sample.error, missed=sample.missed, document=document)
         self.echo(_progress(sample))
         return sample
 
@@ -182,11 +208,11 @@ def results_document(result: ResearchResult, store: ArtifactStore | None = None)
 
 
 def _progress(sample: Sample) -> str:
-    verdict = "pass" if sample.passed else "FAIL"
+    verdict = "skip" if sample.skipped else "pass" if sample.passed else "FAIL"
     why = sample.error or (sample.missed[0] if sample.missed else "")
     return (f"{sample.configuration:<16} {sample.task:<24} #{sample.repeat}  {verdict}  "
             f"{sample.status:<9} {sample.seconds:6.1f} s  {sample.calls:3d} calls"
-            + (f"  ({why})" if why and not sample.passed else ""))
+            + (f"  ({sample.skipped or why})" if why and not sample.passed else ""))
 
 
 async def run_suite(evaluation: Evaluation, client: AssayClient, configs: list[Configuration],

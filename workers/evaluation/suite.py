@@ -5,7 +5,8 @@ words with its data files (and the recording of model traffic that answers it of
 what a correct run shows in its results JSON: numbers within tolerances, or comparisons, at
 paths such as ``tasks.fit.metrics.slope``. Everything that can be wrong with a suite is found
 here, before any run starts: a task with no reference answer, a missing file, a duplicate
-id, an unknown field.
+id, an unknown field. ``include`` adds tasks kept in files of their own
+(``workers.evaluation.includes``).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Annotated, Any, Literal, Self, cast
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from workers.evaluation.includes import IncludeError, included_tasks
 from workers.intake.jsonfile import JsonFileError, read_json
 from workflows.common.answer_format import AnswerFormatError, format_names
 from workflows.common.validation import field_errors
@@ -121,6 +123,9 @@ class Suite(Strict):
     name: str = Field(min_length=1, max_length=80)
     description: str = Field(default="", max_length=2000)
     tasks: list[SuiteTask] = Field(min_length=1, max_length=500)
+    include: list[str] = Field(default_factory=list[str], max_length=20)
+    """Glob patterns (``goals/*/task.json``) of files holding one task entry each, relative
+    to the suite file; their tasks follow the listed ones (``workers.evaluation.includes``)."""
 
     @model_validator(mode="after")
     def _unique_ids(self) -> Self:
@@ -153,6 +158,8 @@ def load_suite(path: Path) -> tuple[Suite, Path]:
         raw: Any = read_json(path, what="suite", max_bytes=MAX_SUITE_BYTES)
     except JsonFileError as err:
         raise SuiteError(str(err)) from None
+    if isinstance(raw, dict):
+        raw = _with_includes(cast(dict[str, Any], raw), path)
     try:
         suite = Suite.model_validate(raw)
     except ValidationError as err:
@@ -164,6 +171,22 @@ def load_suite(path: Path) -> tuple[Suite, Path]:
         for field, relative in task.files():
             resolve(base, relative, f"{path}: task {task.id}: {field}")
     return suite, base
+
+
+def _with_includes(document: dict[str, Any], path: Path) -> dict[str, Any]:
+    """The suite document with its included tasks appended to ``tasks``."""
+    patterns = document.get("include")
+    if not isinstance(patterns, list) or not all(isinstance(p, str) for p in
+                                                  cast(list[Any], patterns)):
+        return document  # validation says what is wrong with it
+    try:
+        added = included_tasks(cast(list[str], patterns), path.resolve().parent)
+    except IncludeError as err:
+        raise SuiteError(f"{path}: {err}") from None
+    listed = document.get("tasks", [])
+    tasks = cast(list[Any], listed) if isinstance(listed, list) else []
+    merged: dict[str, Any] = {**document, "tasks": [*tasks, *added]}
+    return merged
 
 
 def resolve(base: Path, relative: str, where: str) -> Path:

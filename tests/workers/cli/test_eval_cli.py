@@ -92,6 +92,17 @@ def test_a_bad_suite_or_ablation_is_refused_before_anything_starts(nowhere: Path
     assert result.exit_code == 3, result.output  # a good suite goes on to connect
 
 
+def test_record_and_replay_folders_are_refused_when_they_cannot_work(nowhere: Path) -> None:
+    good = suite_file(nowhere, [plan_task("mean", "iris-describe.json", MEAN)])
+    refused([str(good), "--record", str(nowhere / "kept")],
+            "--record keeps live model traffic, and no model key is configured")
+    refused([str(good), "--record", str(nowhere / "kept"), "--replay", str(nowhere)],
+            "--record and --replay exclude each other")
+    refused([str(good), "--replay", str(nowhere / "absent")], "absent: not a folder")
+    result = runner.invoke(app, ["eval", str(good), "--replay", str(nowhere), "--repeat", "1"])
+    assert result.exit_code == 3, result.output  # a replay folder goes on to connect
+
+
 def test_a_learning_curve_refuses_ablations(nowhere: Path) -> None:
     good = suite_file(nowhere, [plan_task("mean", "iris-describe.json", MEAN)])
     refused([str(good), "--curve", "--ablate", "skills"],

@@ -1,6 +1,6 @@
 """The scripted model behind the evaluation suite's second goal: a dose-response slope.
 
-The goal (``goal-dose-slope`` in ``examples/eval/suite.json``) asks whether the response rises
+The goal (``goal-dose-slope`` in ``examples/eval/plans-suite.json``) asks whether the response rises
 linearly with the dose in ``examples/eval/plans/data/dose.csv``. The planner plans one task,
 the coder writes a least-squares fit with the standard library, every reviewer approves, and
 the output processor answers from the verified metrics. Answers are routed by the tool the
@@ -15,7 +15,7 @@ from pathlib import Path
 from tests.support.fake_anthropic import FakeAnthropic, ToolUse
 
 ROOT = Path(__file__).resolve().parents[3]
-SUITE = ROOT / "examples" / "eval" / "suite.json"
+SUITE = ROOT / "examples" / "eval" / "plans-suite.json"
 TASK = next(t for t in json.loads(SUITE.read_text())["tasks"] if t["id"] == "goal-dose-slope")
 GOAL: str = TASK["goal"]
 DATA = (SUITE.parent / TASK["data"][0]).resolve()

@@ -22,7 +22,7 @@ from workers.evaluation.suite import SuiteTask, load_suite
 from workers.intake.planfile import load_plan
 
 SUITE, BASE = load_suite(Path(__file__).resolve().parents[3] / "examples" / "eval"
-                         / "suite.json")
+                         / "plans-suite.json")
 PLANNED = [t for t in SUITE.tasks if t.plan]
 
 

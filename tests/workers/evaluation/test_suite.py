@@ -22,7 +22,7 @@ from workers.evaluation.suite import SuiteError, load_suite
 from workers.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[3]
-SHIPPED = ROOT / "examples" / "eval" / "suite.json"
+SHIPPED = ROOT / "examples" / "eval" / "plans-suite.json"
 
 
 def write_suite(folder: Path, tasks: list[dict[str, Any]], **extra: Any) -> Path:
@@ -36,7 +36,7 @@ GOOD = {"id": "one", "level": 1, "plan": "plan.json",
         "expect": [{"path": "tasks.main.metrics.x", "value": 1.0, "abs_tol": 0.1}]}
 
 
-def test_the_shipped_suite_has_twenty_tasks_on_every_topic_and_level() -> None:
+def test_the_plan_suite_has_twenty_tasks_on_every_topic_and_level() -> None:
     suite, base = load_suite(SHIPPED)
     assert len(suite.tasks) >= 20
     assert {t.level for t in suite.tasks} == {1, 2, 3}
@@ -127,7 +127,7 @@ def test_parts_kept_off_are_off_in_every_configuration_the_base_included() -> No
 
 
 def test_an_evaluation_puts_its_inputs_in_the_store_the_pools_share(tmp_path: Path) -> None:
-    suite, base = load_suite(ROOT / "examples" / "eval" / "suite.json")
+    suite, base = load_suite(ROOT / "examples" / "eval" / "plans-suite.json")
     local = Evaluation(suite, base, settings=Settings(data_dir=tmp_path), live=False)
     assert isinstance(local.store, LocalArtifactStore)
     shared = Evaluation(suite, base, live=False, settings=Settings(
