@@ -2,11 +2,12 @@
 
 Each goal replays offline through ``assay eval``'s runner under the configuration the suite
 runs it with (``full``), every model answer from its recording (written by hand through a
-local Messages API endpoint, reading only each request; no model server exists here), jobs in
-the science environment pinned by ``examples/hand-debug/environments``. Each scores as planned:
-the wine and stack loss goals pass; the Nile goal fails because its job took numpy's default
+local Messages API endpoint, reading only each request; no model server exists here). Each
+scores as planned: the wine, stack loss and Longley goals pass (Longley's after its first job
+fails and a debugger fixes it); the Nile goal fails because its job took numpy's default
 standard deviation (``ddof=0``). Each goal's labels are recomputed by its ``reference.py`` in
-that science environment's interpreter and must equal its ``task.json``.
+the science environment's interpreter (pinned by ``examples/hand-debug/environments``) and
+must equal its ``task.json``.
 """
 
 from __future__ import annotations
