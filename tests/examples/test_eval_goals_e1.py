@@ -1,0 +1,82 @@
+"""The hand-recorded easy and medium goals of the evaluation suite (``examples/eval/goals/e1-*``).
+
+Each goal replays offline through ``assay eval``'s runner under the configuration the suite
+runs it with (``full``), every model answer from its recording (written by hand through a
+local Messages API endpoint, reading only each request; no model server exists here). Each
+scores as planned: the wine, stack loss and Longley goals pass (Longley's after its first job
+fails and a debugger fixes it); the Nile goal fails because its job took numpy's default
+standard deviation (``ddof=0``). Each goal's labels are recomputed by its ``reference.py`` in
+the science environment's interpreter (pinned by ``examples/hand-debug/environments``) and
+must equal its ``task.json``.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+from temporalio.testing import WorkflowEnvironment
+
+from client.assay import AssayClient
+from tests.support.e2e import ROOT, isolated_settings, pools_serving
+from workers.evaluation.configurations import Configuration
+from workers.evaluation.runner import Evaluation
+from workers.evaluation.suite import Suite, SuiteTask
+
+pytestmark = pytest.mark.integration
+SUITE_DIR = ROOT / "examples" / "eval"
+GOALS = SUITE_DIR / "goals"
+PINNED = ROOT / "examples" / "hand-debug" / "environments"
+PLANNED: dict[str, list[str]] = {
+    "e1-nile-flow": ["@sd_flow[168.38] (want 169.23)"],
+    "e1-wine-alcohol": [],
+    "e1-stackloss-fit": [],
+    "e1-longley-trend": [],
+}
+"""Each goal's missed labels on its recording: none, or the planned wrong answer."""
+
+
+def test_every_e1_goal_folder_is_listed_with_its_planned_score() -> None:
+    found = sorted(p.parent.name for p in GOALS.glob("e1-*/task.json"))
+    assert found == sorted(PLANNED)
+
+
+@pytest.mark.timeout(900)
+async def test_each_e1_reference_recomputes_its_labels_in_the_science_interpreter(
+        tmp_path: Path, shared_environments: Path) -> None:
+    settings = isolated_settings(tmp_path / "assay", "e1-reference",
+                                 environments_root=shared_environments,
+                                 environments_dir=PINNED)
+    environments = settings.environments()
+    science = await environments.ensure(await environments.prepare("science", []))
+    python = environments.interpreter(science)
+    for goal in sorted(PLANNED):
+        folder = GOALS / goal
+        labels = json.loads((folder / "task.json").read_text(encoding="utf-8"))["labels"]
+        done = subprocess.run([python, str(folder / "reference.py")], capture_output=True,
+                              text=True, timeout=120, check=True)
+        assert json.loads(done.stdout) == labels, goal
+
+
+@pytest.mark.timeout(900)
+@pytest.mark.parametrize("goal", sorted(PLANNED))
+async def test_an_e1_goal_replays_offline_through_assay_eval_and_scores_as_planned(
+        goal: str, dev_env: WorkflowEnvironment, fresh_database_url: str, tmp_path: Path,
+        task_queue: str, shared_environments: Path) -> None:
+    folder = GOALS / goal
+    task = SuiteTask.model_validate_json((folder / "task.json").read_text(encoding="utf-8"))
+    assert task.id == goal and task.replay == f"goals/{goal}/recording.jsonl"
+    settings = isolated_settings(tmp_path / "assay", task_queue,
+                                 environments_root=shared_environments)
+    evaluation = Evaluation(Suite(name=goal, tasks=[task]), SUITE_DIR, settings=settings,
+                            live=False)
+    async with pools_serving(settings, fresh_database_url, dev_env.client):
+        client = AssayClient(dev_env.client, task_queue=settings.queue_orchestration)
+        (sample,) = await evaluation.run_configuration(client, Configuration("full"), 1)
+
+    assert sample.status == "completed", (sample.error, sample.missed)
+    assert sample.missed == PLANNED[goal]
+    assert sample.passed == (not PLANNED[goal])
+    assert sample.calls == len((folder / "recording.jsonl").read_text().splitlines())
