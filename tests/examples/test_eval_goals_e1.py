@@ -67,10 +67,10 @@ async def test_an_e1_goal_replays_offline_through_assay_eval_and_scores_as_plann
         task_queue: str, shared_environments: Path) -> None:
     folder = GOALS / goal
     task = SuiteTask.model_validate_json((folder / "task.json").read_text(encoding="utf-8"))
-    assert task.id == goal and task.replay == f"goals/{goal}/recording.jsonl"
+    assert task.id == goal and task.replay == "recording.jsonl"  # relative to its file
     settings = isolated_settings(tmp_path / "assay", task_queue,
                                  environments_root=shared_environments)
-    evaluation = Evaluation(Suite(name=goal, tasks=[task]), SUITE_DIR, settings=settings,
+    evaluation = Evaluation(Suite(name=goal, tasks=[task]), folder, settings=settings,
                             live=False)
     async with pools_serving(settings, fresh_database_url, dev_env.client):
         client = AssayClient(dev_env.client, task_queue=settings.queue_orchestration)
