@@ -5,8 +5,9 @@ interpreter (numpy alone, never Assay) and must equal its ``task.json``. The goa
 through ``assay eval``'s runner offline: every model answer comes from the goal's recording
 (written by hand through a local Messages API endpoint), jobs run in the science environment
 the recordings were made with (pinned in ``examples/hand-debug/environments``), and each run
-scores as recorded: the Engel elasticity and the CO2 trend pass; the Grunfeld goal fails its
-reference because its plan added year effects to the firm effects the goal asks for.
+scores as recorded: the Engel elasticity, the wine cultivars' Welch ANOVA and the CO2 trend
+pass; the Grunfeld goal fails its reference because its plan added year effects to the firm
+effects the goal asks for.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from workers.evaluation.suite import Suite
 from workers.settings import Settings
 
 EVAL = ROOT / "examples" / "eval"
-GOALS = ("e2-engel-elasticity", "e2-grunfeld-within", "e2-co2-trend")
+GOALS = ("e2-engel-elasticity", "e2-wine-anova", "e2-grunfeld-within", "e2-co2-trend")
 PINNED = ROOT / "examples" / "hand-debug" / "environments"
 
 
@@ -84,7 +85,7 @@ async def served(dev_env: WorkflowEnvironment, fresh_database_url: str, tmp_path
 async def test_the_e2_goals_replay_offline_through_eval_and_score_as_recorded(
         dev_env: WorkflowEnvironment, served: Settings) -> None:
     suite = Suite.model_validate({"name": "e2", "tasks": [task_entry(g) for g in GOALS]})
-    evaluation = Evaluation(suite, EVAL, settings=served, live=False, parallel=3,
+    evaluation = Evaluation(suite, EVAL, settings=served, live=False, parallel=4,
                             timeout_s=1200)
     client = AssayClient(dev_env.client, task_queue=served.queue_orchestration)
     samples = {s.task: s for s in await evaluation.run_configuration(
@@ -94,6 +95,9 @@ async def test_the_e2_goals_replay_offline_through_eval_and_score_as_recorded(
         assert (sample.status, sample.error, sample.calls) == ("completed", "", 7), sample
         assert sample.calls_by_role["output_processor"] == 1
     engel, co2 = samples["e2-engel-elasticity"], samples["e2-co2-trend"]
+    wine = samples["e2-wine-anova"]
+    assert (wine.passed, sorted(wine.held)) == (True, [
+        "@f_statistic[549.07] (want 549.07)", "@top_cultivar[class_0] (want class_0)"])
     assert (engel.passed, sorted(engel.held)) == (True, [
         "@elasticity[0.856] (want 0.856)", "@r_squared[0.884] (want 0.884)"])
     assert (co2.passed, sorted(co2.held)) == (True, [
