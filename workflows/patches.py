@@ -47,12 +47,16 @@ _ALL = (_RUN, _BRANCH, _TASK, _STUDY)
 
 CHECKPOINTS_PATCH = "named-checkpoints"
 STUDY_SYNTHESIS_PATCH = "study-synthesis"
+TASK_BATCHES_PATCH = "task-batches"
 
 PATCHES: tuple[Patch, ...] = (
     Patch(CHECKPOINTS_PATCH, "0.2.0", (_RUN,), "a task's failure and a gate's approval name "
           "a checkpoint of the run, recorded as an event"),
     Patch(STUDY_SYNTHESIS_PATCH, since="0.2.0", workflows=(_STUDY,),
           what="an ended study asks the study synthesizer for its answer before its report"),
+    Patch(TASK_BATCHES_PATCH, since="0.2.0", workflows=(_RUN,),
+          what="a run of over 1 000 tasks (or policy.batch_tasks) runs them in batches, "
+               "each a TaskBatchWorkflow child"),
 )
 """The patches in force, oldest first (0.1.0 retired every earlier one)."""
 

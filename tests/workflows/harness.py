@@ -37,6 +37,7 @@ from workflows.contracts.policy import Queues, RunPolicy
 from workflows.contracts.reflector import ReflectAnswer, ReflectRequest
 from workflows.contracts.results import ResearchInput, ResearchResult, RunReport, TaskResult
 from workflows.contracts.roles import DataFile
+from workflows.research.batch import TaskBatchWorkflow
 from workflows.research.branch import BranchWorkflow
 from workflows.research.workflow import ResearchWorkflow
 from workflows.study.workflow import StudyWorkflow
@@ -189,6 +190,7 @@ class Harness:
         activities.update({name: fake_activity(name, fn) for name, fn in self.overrides.items()})
         async with Worker(self.env.client, task_queue=self.queue,
                           workflows=[ResearchWorkflow, BranchWorkflow, TaskWorkflow, StudyWorkflow,
+                                     TaskBatchWorkflow,
                                      *self.workflows],
                           activities=[*activities.values(), *self.extra],
                           workflow_failure_exception_types=[Exception]) as worker:

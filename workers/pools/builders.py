@@ -24,6 +24,7 @@ from workers.pools.versioning import deployment_config, deployment_version, prom
 from workers.settings import Settings
 from workflows.catalogue import check_registrations
 from workflows.contracts.pools import Pool
+from workflows.research.batch import TaskBatchWorkflow
 from workflows.research.branch import BranchWorkflow
 from workflows.research.workflow import ResearchWorkflow
 from workflows.study.workflow import StudyWorkflow
@@ -82,7 +83,8 @@ async def build_specs(settings: Settings, pools: Sequence[Pool], *, database_url
         cycles = StudyCycles(artifacts)
         studies = StudyReportWriter(settings.root)
         specs[Pool.ORCHESTRATION] = PoolSpec(
-            workflows=[ResearchWorkflow, BranchWorkflow, TaskWorkflow, StudyWorkflow],
+            workflows=[ResearchWorkflow, BranchWorkflow, TaskWorkflow, StudyWorkflow,
+                       TaskBatchWorkflow],
             versioning=VersioningBehavior.PINNED,  # they wait on people for days
             activities=[store.record_events, writer.write_report, writer.write_task_report,
                         cycles.close_cycle, cycles.resolve_reuse, studies.write_study_report,

@@ -7,9 +7,9 @@ workflows never read settings.
 from __future__ import annotations
 
 import re
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, SerializerFunctionWrapHandler, field_validator, model_serializer
 
 from workflows.contracts.alternatives import BranchSpec, Metric, TieRule
 from workflows.contracts.base import StrictModel
@@ -232,6 +232,18 @@ class RunPolicy(StrictModel):
     environment: EnvironmentName | None = None
     """The job environment of every job of the run that names none (``assay run
     --environment``); none: such jobs run in the worker's own interpreter."""
+    batch_tasks: int | None = Field(default=None, ge=1, le=1000)
+    """Tasks per batch: a run of more tasks than this runs them in batches of this many,
+    each a child workflow (``workflows.research.batches``). None: batches of 500 for a run of
+    over 1 000 tasks, none for a smaller one."""
+
+    @model_serializer(mode="wrap")
+    def _without_unset_batches(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """Leave out an unset ``batch_tasks``: a policy naming none serialises as before."""
+        data: dict[str, Any] = handler(self)
+        if self.batch_tasks is None:
+            data.pop("batch_tasks", None)
+        return data
 
 
 class HostPathError(ValueError):
