@@ -11,7 +11,6 @@ from __future__ import annotations
 from pydantic import Field, TypeAdapter
 
 from workflows.contracts.base import Model
-from workflows.contracts.memory import TaskAdvice
 from workflows.contracts.packing import pack, unpack
 from workflows.contracts.patterns import GuidelineRef
 from workflows.contracts.plan import Plan
@@ -35,7 +34,6 @@ class BatchInput(Model):
     reused: str = ""
     """The results of the tasks outside the batch that its tasks depend on, packed."""
     budget: Budget | None = None
-    memory: dict[str, TaskAdvice] = Field(default_factory=dict[str, TaskAdvice])
     skill_uses: dict[str, SkillUse] = Field(default_factory=dict[str, SkillUse])
     guidelines: dict[str, list[GuidelineRef]] = Field(
         default_factory=dict[str, list[GuidelineRef]])
@@ -57,6 +55,9 @@ class BatchResult(Model):
 
     number: int
     tasks: str
+    memory_misses: int = 0
+    """How often memory gave no answer to the batch (it consults memory for its tasks)."""
+    memory_warnings: list[str] = Field(default_factory=list[str])
 
     def results(self) -> list[TaskResult]:
         """Each task's bounded result, in the batch's order."""

@@ -27,11 +27,14 @@ with workflow.unsafe.imports_passed_through():
     from workflows.contracts.batches import BatchInput, BatchResult, pack_results
     from workflows.contracts.branches import SteerRequest
     from workflows.contracts.results import RunProgress
+    from workflows.research.memory import consult_memory
     from workflows.research.state import RunState
     from workflows.research.tasks import TaskRunner
 
 BATCH_TASK_LIMIT = 32 * 1024
 """Most bytes of each task's result a batch hands back (the whole is in its detail file)."""
+MEMORY_WARNINGS = 20
+"""Most of memory's warnings a batch hands back."""
 
 
 @workflow.defn
@@ -49,7 +52,6 @@ class TaskBatchWorkflow:
             state.states[reused.task_id] = reused.status
             state.reused.add(reused.task_id)
         state.states.update(dict.fromkeys(inp.order, "pending"))
-        state.memory.advice = dict(inp.memory)
         state.skill_uses = dict(inp.skill_uses)
         state.skills.guidelines = dict(inp.guidelines)
         if inp.planned_with:
@@ -99,12 +101,17 @@ class TaskBatchWorkflow:
                       inputs={"batch": inp.number, "tasks": len(inp.order),
                               "reused": sorted(state.reused)})
         state.set_phase("execute")
-        assert state.plan is not None
-        await self.tasks.run_all(state.plan, inp.order)
+        plan = state.plan
+        assert plan is not None
+        if inp.run.policy.memory.enabled:  # the run leaves its batches to consult memory
+            plan, state.memory = await consult_memory(state.req, plan, state.log)
+        await self.tasks.run_all(plan, inp.order)
         tasks = [bound_task(state.results[t], limit=BATCH_TASK_LIMIT) for t in inp.order]
         done = sum(t.status == "completed" for t in tasks)
         state.set_status("completed" if done == len(tasks) else "failed")
         state.log.add("checkpoint", "complete", status=state.status,
                       outputs={"completed": done, "tasks": len(tasks)})
         await state.log.flush()
-        return BatchResult(number=inp.number, tasks=pack_results(tasks))
+        return BatchResult(number=inp.number, tasks=pack_results(tasks),
+                           memory_misses=state.memory.misses,
+                           memory_warnings=state.memory.warnings[:MEMORY_WARNINGS])

@@ -8,6 +8,8 @@ in their Kahn order, into batches of :data:`BATCH_TASKS` and runs each as a chil
 keeps a few events a batch, each batch's history those of its 500 tasks. Batches run one
 after the other, so every task a batch's tasks depend on has ended before it starts, and
 its result goes with the batch; within a batch ``policy.max_parallel`` tasks run at once.
+Each batch consults memory for its own tasks (the whole plan's jobs in one request would
+pass the payload limit).
 Pause, resume and cancel reach the running batch; a task's gate decision is passed on to
 it. When a batch ends, its tasks' results are the run's, as a task's would be: the branches
 a plan writes and recovery branches start, checkpoints are named.
@@ -114,7 +116,6 @@ class BatchRunner:
             plan=pack_plan(plan.model_copy(update={"decisions": [decisions[t] for t in ids]})),
             order=ids, reused=pack_results(reused) if reused else "",
             budget=self.agents.budget(),
-            memory={t: a for t in ids if (a := state.memory.advice.get(t)) is not None},
             skill_uses={t: u for t in ids if (u := state.skill_uses.get(t)) is not None},
             guidelines={t: g for t in ids if (g := state.skills.guidelines.get(t))},
             planned_with=state.skills.guided.get("planner", []), wanted=wanted)
@@ -161,6 +162,8 @@ class BatchRunner:
             result = await handle
         finally:
             steering.cancel()
+        state.memory.misses += result.memory_misses
+        state.memory.warnings.extend(result.memory_warnings)
         return result.results()
 
     def _take(self, number: int, results: list[TaskResult],

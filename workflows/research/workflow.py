@@ -365,7 +365,7 @@ class ResearchWorkflow:
         state.states.update({tid: "pending" for tid in order})
         if state.skills_on and not state.from_skill:
             plan = await supply_jobs(state, plan, self.agents)
-        if req.policy.memory.enabled:
+        if req.policy.memory.enabled and not self.batches.wanted(order):  # else per batch
             plan, state.memory = await consult_memory(req, plan, state.log)
             if state.memory.advice:
                 state.plan = plan
