@@ -32,7 +32,7 @@ from workflows.contracts.gates import GateRecord
 from workflows.contracts.goal import DataFile, RunAnswer
 from workflows.contracts.kpis import Kpis
 from workflows.contracts.memory import ReflectionSummary, RememberAnswer, TaskAdvice
-from workflows.contracts.packing import PlanPacking
+from workflows.contracts.packing import ChunkedPlan
 from workflows.contracts.plan import Decision, JobSpec, Plan, PriorityScore
 from workflows.contracts.policy import Queues, RunPolicy
 from workflows.contracts.provenance import PHASE_MARKS as PHASE_MARKS
@@ -165,7 +165,7 @@ class ParentLink(Model):
     request: BranchRequest
 
 
-class ResearchInput(PlanPacking):
+class ResearchInput(ChunkedPlan):
     """Input of a ResearchWorkflow: a resolved plan (see ``workers.intake.planfile``), or a goal.
 
     With a ``goal`` and no ``plan`` the run plans first (planner and plan reviewer), or

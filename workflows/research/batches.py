@@ -19,7 +19,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from datetime import timedelta
 
+from pydantic import TypeAdapter
 from temporalio import workflow
 from temporalio.exceptions import ApplicationError, CancelledError
 
@@ -30,6 +32,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.contracts.batches import BatchInput, pack_plan, pack_results
     from workflows.contracts.branches import SteerRequest
     from workflows.contracts.gates import GateDecision
+    from workflows.contracts.packing import ChunkedPlan, unpack
     from workflows.contracts.plan import Decision, Plan
     from workflows.contracts.policy import RunPolicy
     from workflows.contracts.results import TaskResult
@@ -43,6 +46,28 @@ BATCH_FROM = 1000
 """A run of more tasks than this runs them in batches (unless ``policy.batch_tasks``)."""
 BATCH_TASKS = 500
 """Tasks per batch: its history some 4 000 events and 4 MB, its result ~250 kB packed."""
+
+
+_DECISIONS = TypeAdapter(list[Decision])
+STEP = timedelta(milliseconds=1)
+"""The timer that ends a workflow task between two chunks of a packed plan."""
+
+
+async def unpack_plan(req: ChunkedPlan) -> Plan | None:
+    """A run's packed plan, decoded one chunk per workflow task (None: it has none).
+
+    Validating 10 000 decisions in the workflow task that reads the run's input would take
+    it past Temporal's 2-second deadlock detector on a busy worker; a chunk of 1 000 takes
+    some 0.15 s, and a short timer between chunks ends each workflow task.
+    """
+    if not req.packed_plan or not workflow.patched(TASK_BATCHES_PATCH):
+        return None
+    head = unpack(req.packed_plan[0])
+    decisions: list[Decision] = []
+    for chunk in req.packed_plan[1:]:
+        decisions.extend(_DECISIONS.validate_python(unpack(chunk)))
+        await workflow.sleep(STEP)
+    return Plan.model_validate({**head, "decisions": decisions})
 
 
 def batch_size(policy: RunPolicy, tasks: int) -> int | None:
@@ -112,7 +137,7 @@ class BatchRunner:
         outside = sorted({d for t in ids for d in decisions[t].dependencies} - members)
         reused = [state.results[d] for d in outside if d in state.results]
         inp = BatchInput(
-            number=number, run=req.model_copy(update={"plan": None}),
+            number=number, run=req.model_copy(update={"plan": None, "packed_plan": []}),
             plan=pack_plan(plan.model_copy(update={"decisions": [decisions[t] for t in ids]})),
             order=ids, reused=pack_results(reused) if reused else "",
             budget=self.agents.budget(),

@@ -54,7 +54,7 @@ with workflow.unsafe.imports_passed_through():
         ResearchResult,
         RunProgress,
     )
-    from workflows.research.batches import BatchRunner
+    from workflows.research.batches import BatchRunner, unpack_plan
     from workflows.research.checkpoints import CheckpointRefusedError
     from workflows.research.context import unreusable
     from workflows.research.lines import Branches
@@ -276,7 +276,8 @@ class ResearchWorkflow:
         started = workflow.now()
         upsert_keywords(**{KIND_KEY.name: "run", PLAN_KEY.name: req.plan_name,
                            STATUS_KEY.name: "running"})
-        if req.plan is None and not req.goal:
+        state.plan = await unpack_plan(req) or state.plan  # a plan of over 1 000 tasks
+        if state.plan is None and not req.goal:
             raise ApplicationError("a run needs a plan or a goal", type=ErrorType.INVALID_PLAN,
                                    non_retryable=True)
         state.log.add("checkpoint", "start", status="running",

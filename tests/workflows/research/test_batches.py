@@ -7,12 +7,25 @@ seconds; the 10 000-task run at the end is the real size (``slow``: ``make test`
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
+import pytest
+from temporalio.service import RPCError
 from temporalio.testing import WorkflowEnvironment
+from temporalio.worker import Replayer
 
+from activities.reports.writer import ReportWriter
+from client.assay import DATA_CONVERTER, AssayClient
+from tests.workflows.common.test_gates import task_gate_waiting
 from tests.workflows.harness import Harness, task
 from workflows.constants import batch_workflow_id, task_workflow_id
+from workflows.contracts.branches import SteerRequest
+from workflows.contracts.gates import GateDecision
+from workflows.research.batch import TaskBatchWorkflow
+from workflows.research.workflow import ResearchWorkflow
+
+TEN_THOUSAND = 10_000
 
 
 async def test_a_plan_runs_in_batches_with_dependencies_across_them(
@@ -34,3 +47,77 @@ async def test_a_plan_runs_in_batches_with_dependencies_across_them(
     parent = await time_env.client.get_workflow_handle(
         task_workflow_id(run_id, "e")).describe()
     assert parent.parent_id == batch_workflow_id(run_id, 3)
+
+
+async def test_gates_and_steering_reach_the_running_batch(
+        time_env: WorkflowEnvironment, task_queue: str, tmp_path: Path) -> None:
+    """A task's gate decision sent to the run reaches its task in the running batch; a
+    cancel ends that batch's tasks and leaves the later batches unstarted."""
+    harness = Harness(time_env, task_queue, tmp_path)
+    plan = [task(f"t{i}") for i in range(6)]
+    req = harness.request(plan, batch_tasks=3, max_parallel=1,
+                          gates={"step": {"human": True}})
+    client = AssayClient(time_env.client, task_queue=task_queue)
+    async with harness.worker():
+        handle = await time_env.client.start_workflow(
+            ResearchWorkflow.run, req, id=req.run_id, task_queue=harness.queue)
+        await _until(client, req.run_id, "t0", "running")  # the batch's progress, overlaid
+        await task_gate_waiting(time_env.client.get_workflow_handle(
+            task_workflow_id(req.run_id, "t0")), "step")
+        await handle.signal("approve", GateDecision(gate="step", task_id="t0",
+                                                    decision="approve", by="tester"))
+        await task_gate_waiting(time_env.client.get_workflow_handle(
+            task_workflow_id(req.run_id, "t1")), "step")
+        await handle.signal("steer", SteerRequest(action="cancel", by="tester"))
+        result = await handle.result()
+    statuses = {t.task_id: t.status for t in result.tasks}
+    assert statuses == {"t0": "completed", "t1": "cancelled", "t2": "cancelled",
+                        "t3": "cancelled", "t4": "cancelled", "t5": "cancelled"}
+    assert "before it started" in next(t for t in result.tasks if t.task_id == "t4").status_reason
+    with pytest.raises(RPCError):
+        await time_env.client.get_workflow_handle(batch_workflow_id(req.run_id, 2)).describe()
+
+
+async def _until(client: AssayClient, run_id: str, task_id: str, status: str) -> None:
+    """Wait until the run's progress (its running batch's, overlaid) shows the task so."""
+    for _ in range(600):
+        if (await client.progress(run_id)).tasks.get(task_id) == status:
+            return
+        await asyncio.sleep(0.1)
+    raise AssertionError(f"task {task_id} never stood {status}")
+
+
+async def test_a_run_of_ten_thousand_tasks_completes_within_temporals_limits(
+        dev_env: WorkflowEnvironment, task_queue: str, tmp_path: Path) -> None:
+    """10 000 tasks on the fake sandbox: every one completes, no history nears 51 200
+    events or 10 MB, every payload stays under 2 MiB, the report is a summary with each
+    task's detail in a file, and the run's history replays (its plan decoded in chunks).
+
+    Some 15 minutes on a quiet 2-core machine: ``make test`` runs it, ``make test-fast`` not.
+    """
+    writer = ReportWriter(tmp_path / "runs")
+    harness = Harness(dev_env, task_queue, tmp_path / "work", overrides={
+        "write_report": writer.write_report, "write_task_report": writer.write_task_report})
+    req = harness.request([task(f"t{i:05d}") for i in range(TEN_THOUSAND)], max_parallel=16)
+    async with harness.worker():
+        handle = await dev_env.client.start_workflow(
+            ResearchWorkflow.run, req, id=req.run_id, task_queue=harness.queue)
+        result = await handle.result()
+    assert result.status == "completed", result.status_reason
+    assert result.status_reason.startswith("completed: 10000 completed"), result.status_reason
+    run_history = await handle.fetch_history()
+    histories = [run_history, *[await dev_env.client.get_workflow_handle(
+        batch_workflow_id(req.run_id, n)).fetch_history() for n in range(1, 21)]]
+    for history in histories:
+        assert len(history.events) < 10_000
+        assert sum(e.ByteSize() for e in history.events) < 10_000_000
+        assert max(e.ByteSize() for e in history.events) < 2 * 2**20
+    replayed = await Replayer(workflows=[ResearchWorkflow, TaskBatchWorkflow],
+                              data_converter=DATA_CONVERTER).replay_workflow(
+        run_history, raise_on_replay_failure=False)
+    assert replayed.replay_failure is None, replayed.replay_failure
+    folder = tmp_path / "runs" / req.run_id
+    summary = next(folder.glob("execution_summary_*.md")).read_text()
+    assert "## Tasks by status" in summary and "| completed | 10000 | 100.0% |" in summary
+    assert "### Task" not in summary and len(summary) < 20_000
+    assert len(list((folder / "tasks").glob("*.json"))) == TEN_THOUSAND
