@@ -24,6 +24,8 @@ LISTED = 100
 """Tasks listed by name among those that did not complete."""
 METRICS = 50
 """Metrics summarised at most (the most reported first)."""
+ANSWER_LINES = 40
+"""Lines of the answer shown (one made from the verified metrics has a line a task)."""
 
 
 def is_large(report: RunReport) -> bool:
@@ -36,6 +38,14 @@ def render_large(report: RunReport, head: list[str]) -> str:
     tasks = report.tasks
     return "\n".join([*head, *_statuses(tasks), *_priorities(report), *_times(tasks),
                       *_metrics(tasks), *_unfinished(tasks), *_files(report)]) + "\n"
+
+
+def capped(lines: list[str]) -> list[str]:
+    """The answer's section, its first :data:`ANSWER_LINES` lines if it is longer."""
+    if len(lines) <= ANSWER_LINES:
+        return lines
+    return [*lines[:ANSWER_LINES], "", f"({len(lines) - ANSWER_LINES} more lines of the "
+            "answer are in the results JSON, under `answer`.)"]
 
 
 def _statuses(tasks: list[TaskResult]) -> list[str]:

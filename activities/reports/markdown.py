@@ -11,7 +11,7 @@ from activities.reports.checkpoints import markdown_section as checkpoints_secti
 from activities.reports.claims import flagged_line
 from activities.reports.figures import mermaid
 from activities.reports.kpis import markdown as kpi_lines
-from activities.reports.large import is_large, render_large
+from activities.reports.large import capped, is_large, render_large
 from activities.reports.numbers import duration
 from activities.reports.sweeps import sweep_markdown
 from activities.reports.tasks import (
@@ -47,7 +47,7 @@ def render_markdown(result: RunReport) -> str:
     """The human-readable report of a run (a large run's: summary tables, ``large``)."""
     if is_large(result):
         return render_large(result, [*_head(result), *_goal_section(result),
-                                     *_answer_section(result)])
+                                     *capped(_answer_section(result))])
     lines = [
         *_head(result),
         *_isolation_lines(result.tasks),
