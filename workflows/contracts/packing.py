@@ -35,9 +35,9 @@ from workflows.contracts.base import Model
 
 PACK_FROM = 1000
 """Plans of more tasks than this are packed in a run's or a branch's input."""
-PACK_CHUNK = 1000
+PACK_CHUNK = 500
 """Decisions per packed chunk of a run's plan (the run decodes one chunk per workflow task,
-some 0.15 s each, so none comes near Temporal's 2-second deadlock detector)."""
+some 0.07 s each, so none comes near Temporal's 2-second deadlock detector)."""
 PACKED_KEY = "packed"
 """The key a packed plan's single field has (``{"packed": "..."}``)."""
 

@@ -50,15 +50,18 @@ BATCH_TASKS = 500
 
 _DECISIONS = TypeAdapter(list[Decision])
 STEP = timedelta(milliseconds=1)
-"""The timer that ends a workflow task between two chunks of a packed plan."""
+"""The timer that ends a workflow task: between two chunks of a packed plan, and before each
+batch starts (so a batch's start and the last one's results are not one long workflow
+task: on a worker whose process holds thousands of results, a garbage collection can take a
+second)."""
 
 
 async def unpack_plan(req: ChunkedPlan) -> Plan | None:
     """A run's packed plan, decoded one chunk per workflow task (None: it has none).
 
     Validating 10 000 decisions in the workflow task that reads the run's input would take
-    it past Temporal's 2-second deadlock detector on a busy worker; a chunk of 1 000 takes
-    some 0.15 s, and a short timer between chunks ends each workflow task.
+    it past Temporal's 2-second deadlock detector on a busy worker; a chunk of 500 takes
+    some 0.07 s, and a short timer between chunks ends each workflow task.
     """
     if not req.packed_plan or not workflow.patched(TASK_BATCHES_PATCH):
         return None
@@ -104,6 +107,7 @@ class BatchRunner:
         decisions = plan.by_id()
         wanted = sorted(wanted_metrics(state.plan, state.req.study))
         for start in range(0, len(order), size):
+            await workflow.sleep(STEP)  # a workflow task of its own: see ``unpack_plan``
             await workflow.wait_condition(lambda: not state.paused or state.cancelling)
             if state.cancelling:
                 break
