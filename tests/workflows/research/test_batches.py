@@ -11,6 +11,8 @@ import asyncio
 from pathlib import Path
 
 import pytest
+from temporalio.client import WorkflowFailureError
+from temporalio.exceptions import CancelledError
 from temporalio.service import RPCError
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Replayer
@@ -76,6 +78,30 @@ async def test_gates_and_steering_reach_the_running_batch(
     assert "before it started" in next(t for t in result.tasks if t.task_id == "t4").status_reason
     with pytest.raises(RPCError):
         await time_env.client.get_workflow_handle(batch_workflow_id(req.run_id, 2)).describe()
+
+
+async def test_temporal_cancel_winds_the_running_batch_down_and_writes_the_report(
+        time_env: WorkflowEnvironment, task_queue: str, tmp_path: Path) -> None:
+    harness = Harness(time_env, task_queue, tmp_path)
+    req = harness.request([task(f"t{i}") for i in range(4)], batch_tasks=2, max_parallel=1,
+                          gates={"step": {"human": True}})
+    async with harness.worker():
+        handle = await time_env.client.start_workflow(
+            ResearchWorkflow.run, req, id=req.run_id, task_queue=harness.queue)
+        await task_gate_waiting(time_env.client.get_workflow_handle(
+            task_workflow_id(req.run_id, "t0")), "step")
+        await handle.cancel()
+        with pytest.raises(WorkflowFailureError) as ended:
+            await handle.result()
+    assert isinstance(ended.value.cause, CancelledError)
+    written = harness.reports.last
+    assert written is not None and written.report.status == "cancelled"
+    tasks = {t.task_id: t for t in written.report.tasks}
+    assert {t: r.status for t, r in tasks.items()} == dict.fromkeys(
+        ("t0", "t1", "t2", "t3"), "cancelled")
+    assert "before it started" not in tasks["t0"].status_reason  # it was running, in batch 1
+    assert "before it started" in tasks["t2"].status_reason  # batch 2 never started
+    assert harness.sandbox.ran == []
 
 
 async def _until(client: AssayClient, run_id: str, task_id: str, status: str) -> None:
