@@ -113,6 +113,7 @@ async def _until(client: AssayClient, run_id: str, task_id: str, status: str) ->
     raise AssertionError(f"task {task_id} never stood {status}")
 
 
+@pytest.mark.timeout(3600)
 async def test_a_run_of_ten_thousand_tasks_completes_within_temporals_limits(
         dev_env: WorkflowEnvironment, task_queue: str, tmp_path: Path) -> None:
     """10 000 tasks on the fake sandbox: every one completes, no history nears 51 200
