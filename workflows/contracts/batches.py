@@ -8,6 +8,8 @@ a batch of 500 results is some 2.5 MB of JSON, a tenth of that packed. Pure mode
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import Field, TypeAdapter
 
 from workflows.contracts.base import Model
@@ -47,7 +49,7 @@ class BatchInput(Model):
 
     def reused_results(self) -> list[TaskResult]:
         """The results of the tasks outside the batch its tasks depend on."""
-        return _RESULTS.validate_python(unpack(self.reused)) if self.reused else []
+        return results_of(unpack(self.reused)) if self.reused else []
 
 
 class BatchResult(Model):
@@ -61,12 +63,26 @@ class BatchResult(Model):
 
     def results(self) -> list[TaskResult]:
         """Each task's bounded result, in the batch's order."""
-        return _RESULTS.validate_python(unpack(self.tasks))
+        return results_of(self.raw())
+
+    def raw(self) -> list[Any]:
+        """Each task's result as JSON-ready data, to decode a part at a time."""
+        return unpack(self.tasks)
+
+
+def dump_results(results: list[TaskResult]) -> list[Any]:
+    """``results`` as JSON-ready data, their unset fields left out (less to send and read)."""
+    return _RESULTS.dump_python(results, mode="json", exclude_defaults=True)
+
+
+def results_of(raw: list[Any]) -> list[TaskResult]:
+    """The results :func:`dump_results` dumped."""
+    return _RESULTS.validate_python(raw)
 
 
 def pack_results(results: list[TaskResult]) -> str:
     """``results`` packed, for a :class:`BatchInput` or :class:`BatchResult`."""
-    return pack(_RESULTS.dump_python(results, mode="json"))
+    return pack(dump_results(results))
 
 
 def pack_plan(plan: Plan) -> str:

@@ -13,6 +13,8 @@ it for the run's running batch).
 from __future__ import annotations
 
 import contextlib
+from datetime import timedelta
+from typing import Any
 
 from temporalio import workflow
 from temporalio.common import RawValue
@@ -24,8 +26,9 @@ with workflow.unsafe.imports_passed_through():
     from workflows.common.gates import GateKeeper
     from workflows.common.sizes import bound_task
     from workflows.constants import KIND_KEY, PARENT_KEY, PLAN_KEY, STATUS_KEY
-    from workflows.contracts.batches import BatchInput, BatchResult, pack_results
+    from workflows.contracts.batches import BatchInput, BatchResult, dump_results
     from workflows.contracts.branches import SteerRequest
+    from workflows.contracts.packing import pack
     from workflows.contracts.results import RunProgress
     from workflows.research.memory import consult_memory
     from workflows.research.state import RunState
@@ -35,6 +38,15 @@ BATCH_TASK_LIMIT = 32 * 1024
 """Most bytes of each task's result a batch hands back (the whole is in its detail file)."""
 MEMORY_WARNINGS = 20
 """Most of memory's warnings a batch hands back."""
+DUMPED = 100
+"""Task results a batch bounds and dumps per workflow task before handing them back."""
+STEP = timedelta(milliseconds=1)
+"""The timer that ends a workflow task, so that no workflow task of a large run is long.
+
+Between two chunks of a packed plan, before each batch starts, between two parts of a
+batch's results as it dumps them and as the run decodes them. Temporal's deadlock detector
+fails a workflow task that has not yielded in 2 seconds, and on a busy worker whose process
+holds thousands of results a garbage collection alone can take one."""
 
 
 @workflow.defn
@@ -106,12 +118,16 @@ class TaskBatchWorkflow:
         if inp.run.policy.memory.enabled:  # the run leaves its batches to consult memory
             plan, state.memory = await consult_memory(state.req, plan, state.log)
         await self.tasks.run_all(plan, inp.order)
-        tasks = [bound_task(state.results[t], limit=BATCH_TASK_LIMIT) for t in inp.order]
-        done = sum(t.status == "completed" for t in tasks)
+        tasks: list[Any] = []
+        for start in range(0, len(inp.order), DUMPED):  # a part per workflow task
+            await workflow.sleep(STEP)
+            tasks.extend(dump_results([bound_task(state.results[t], limit=BATCH_TASK_LIMIT)
+                                       for t in inp.order[start:start + DUMPED]]))
+        done = sum(state.results[t].status == "completed" for t in inp.order)
         state.set_status("completed" if done == len(tasks) else "failed")
         state.log.add("checkpoint", "complete", status=state.status,
                       outputs={"completed": done, "tasks": len(tasks)})
         await state.log.flush()
-        return BatchResult(number=inp.number, tasks=pack_results(tasks),
+        return BatchResult(number=inp.number, tasks=pack(tasks),
                            memory_misses=state.memory.misses,
                            memory_warnings=state.memory.warnings[:MEMORY_WARNINGS])

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from datetime import timedelta
 
 from pydantic import TypeAdapter
 from temporalio import workflow
@@ -29,7 +28,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.agents.calls import AgentCalls
     from workflows.common.failures import root_message
     from workflows.constants import batch_workflow_id
-    from workflows.contracts.batches import BatchInput, pack_plan, pack_results
+    from workflows.contracts.batches import BatchInput, pack_plan, pack_results, results_of
     from workflows.contracts.branches import SteerRequest
     from workflows.contracts.gates import GateDecision
     from workflows.contracts.packing import ChunkedPlan, unpack
@@ -37,23 +36,20 @@ with workflow.unsafe.imports_passed_through():
     from workflows.contracts.policy import RunPolicy
     from workflows.contracts.results import TaskResult
     from workflows.patches import TASK_BATCHES_PATCH
-    from workflows.research.batch import TaskBatchWorkflow
+    from workflows.research.batch import STEP, TaskBatchWorkflow
     from workflows.research.context import wanted_metrics
     from workflows.research.state import RunState
     from workflows.research.tasks import TaskRunner
 
 BATCH_FROM = 1000
 """A run of more tasks than this runs them in batches (unless ``policy.batch_tasks``)."""
+DECODED = 100
+"""Task results a run decodes per workflow task when a batch hands them back."""
 BATCH_TASKS = 500
 """Tasks per batch: its history some 4 000 events and 4 MB, its result ~250 kB packed."""
 
 
 _DECISIONS = TypeAdapter(list[Decision])
-STEP = timedelta(milliseconds=1)
-"""The timer that ends a workflow task: between two chunks of a packed plan, and before each
-batch starts (so a batch's start and the last one's results are not one long workflow
-task: on a worker whose process holds thousands of results, a garbage collection can take a
-second)."""
 
 
 async def unpack_plan(req: ChunkedPlan) -> Plan | None:
@@ -107,7 +103,7 @@ class BatchRunner:
         decisions = plan.by_id()
         wanted = sorted(wanted_metrics(state.plan, state.req.study))
         for start in range(0, len(order), size):
-            await workflow.sleep(STEP)  # a workflow task of its own: see ``unpack_plan``
+            await workflow.sleep(STEP)  # a workflow task of its own (``STEP``)
             await workflow.wait_condition(lambda: not state.paused or state.cancelling)
             if state.cancelling:
                 break
@@ -193,7 +189,11 @@ class BatchRunner:
             steering.cancel()
         state.memory.misses += result.memory_misses
         state.memory.warnings.extend(result.memory_warnings)
-        return result.results()
+        raw, results = result.raw(), list[TaskResult]()
+        for start in range(0, len(raw), DECODED):  # a part per workflow task: ``STEP``
+            await workflow.sleep(STEP)
+            results.extend(results_of(raw[start:start + DECODED]))
+        return results
 
     def _take(self, number: int, results: list[TaskResult],
               decisions: dict[str, Decision]) -> None:
