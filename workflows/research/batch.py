@@ -13,7 +13,6 @@ it for the run's running batch).
 from __future__ import annotations
 
 import contextlib
-from datetime import timedelta
 from typing import Any
 
 from temporalio import workflow
@@ -32,7 +31,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.contracts.results import RunProgress
     from workflows.research.memory import consult_memory
     from workflows.research.state import RunState
-    from workflows.research.tasks import TaskRunner
+    from workflows.research.tasks import STEP, TaskRunner
 
 BATCH_TASK_LIMIT = 32 * 1024
 """Most bytes of each task's result a batch hands back (the whole is in its detail file)."""
@@ -40,13 +39,6 @@ MEMORY_WARNINGS = 20
 """Most of memory's warnings a batch hands back."""
 DUMPED = 100
 """Task results a batch bounds and dumps per workflow task before handing them back."""
-STEP = timedelta(milliseconds=1)
-"""The timer that ends a workflow task, so that no workflow task of a large run is long.
-
-Between two chunks of a packed plan, before each batch starts, between two parts of a
-batch's results as it dumps them and as the run decodes them. Temporal's deadlock detector
-fails a workflow task that has not yielded in 2 seconds, and on a busy worker whose process
-holds thousands of results a garbage collection alone can take one."""
 
 
 @workflow.defn

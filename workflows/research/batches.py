@@ -36,10 +36,11 @@ with workflow.unsafe.imports_passed_through():
     from workflows.contracts.policy import RunPolicy
     from workflows.contracts.results import TaskResult
     from workflows.patches import TASK_BATCHES_PATCH
-    from workflows.research.batch import STEP, TaskBatchWorkflow
+    from workflows.research.batch import TaskBatchWorkflow
     from workflows.research.context import wanted_metrics
+    from workflows.research.report import slim_of
     from workflows.research.state import RunState
-    from workflows.research.tasks import TaskRunner
+    from workflows.research.tasks import STEP, TaskRunner
 
 BATCH_FROM = 1000
 """A run of more tasks than this runs them in batches (unless ``policy.batch_tasks``)."""
@@ -204,6 +205,7 @@ class BatchRunner:
             self.agents.charge(result.model)
             state.results[tid] = result
             state.states[tid] = result.status
+            slim_of(state, result)  # the report's part, made now rather than at the end
         counts: dict[str, int] = {}
         for result in results:
             counts[result.status] = counts.get(result.status, 0) + 1

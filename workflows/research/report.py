@@ -22,7 +22,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.agents.calls import AgentCalls, AgentUnavailable
     from workflows.catalogue import SUMMARIZE_RUN, WRITE_REPORT
     from workflows.common.failures import root_message
-    from workflows.common.sizes import fit_run, task_summary
+    from workflows.common.sizes import fit_run, quick_result, task_summary
     from workflows.contracts.branches import BranchTree
     from workflows.contracts.checkpoints import CheckpointList
     from workflows.contracts.gates import GateRecord
@@ -114,7 +114,7 @@ def run_report(state: RunState, started: datetime, *, gates: list[GateRecord],
         run_id=req.run_id, plan_name=req.plan_name, plan_sha256=req.plan_sha256,
         status=status, timestamp=started.strftime("%Y%m%d_%H%M%S"),
         started_at=started, finished_at=now, task_counts=_counts(tasks),
-        tasks=[_slim(t) for t in tasks] if len(tasks) > PACK_FROM else tasks,
+        tasks=[slim_of(state, t) for t in tasks] if len(tasks) > PACK_FROM else tasks,
         completion_by_priority=_completion_by_priority(tasks),
         gates=list(gates), goal=req.goal,
         status_reason=state.reason or _status_reason(status, tasks),
@@ -138,6 +138,16 @@ def run_report(state: RunState, started: datetime, *, gates: list[GateRecord],
     )
 
 
+def slim_of(state: RunState, task: TaskResult) -> TaskResult:
+    """``task`` as a large run's report is given it; made once (``RunState.slim``)."""
+    made = state.slim.get(task.task_id)
+    if made is not None and made[0] is task:
+        return made[1]
+    slim = _slim(task)
+    state.slim[task.task_id] = (task, slim)
+    return slim
+
+
 def _slim(task: TaskResult) -> TaskResult:
     """A large run's task as its report is given it.
 
@@ -146,11 +156,10 @@ def _slim(task: TaskResult) -> TaskResult:
     """
     if not task.detail:
         return task
-    return TaskResult(task_id=task.task_id, priority=task.priority, action=task.action,
-                      status=task.status, status_reason=task.status_reason,
-                      detail=task.detail, branch=task.branch,
-                      attempts_total=task.attempts_total,
-                      artifacts_total=task.artifact_count())
+    return quick_result(
+        task_id=task.task_id, priority=task.priority, action=task.action, status=task.status,
+        status_reason=task.status_reason, detail=task.detail, branch=task.branch,
+        attempts_total=task.attempts_total, artifacts_total=task.artifact_count())
 
 
 def run_result(report: RunReport) -> ResearchResult:
