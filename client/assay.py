@@ -24,6 +24,7 @@ from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.exceptions import ApplicationError, WorkflowAlreadyStartedError
 from temporalio.service import RPCError, RPCStatusCode
 
+from client.batches import batched_progress
 from client.runs import MEMO_GOAL_CHARS as MEMO_GOAL_CHARS  # callers import it from here
 from client.runs import (
     PendingGate,
@@ -198,8 +199,10 @@ class AssayClient:
         description = await self._describe(run_id)
         handle = self.handle(run_id)
         if description.status == WorkflowExecutionStatus.COMPLETED:
-            ended = final_progress(await handle.result(),
-                                   description.typed_search_attributes.get(PHASE_KEY))
+            result, phase = await handle.result(), description.typed_search_attributes.get(
+                PHASE_KEY)
+            ended = final_progress(result, phase) or await batched_progress(
+                self.client, result, phase)
             if ended is not None:
                 return ended
         progress = await handle.query(ResearchWorkflow.progress)

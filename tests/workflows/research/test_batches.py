@@ -19,6 +19,7 @@ from temporalio.worker import Replayer
 
 from activities.reports.writer import ReportWriter
 from client.assay import DATA_CONVERTER, AssayClient
+from client.batches import batched_progress
 from tests.workflows.common.test_gates import task_gate_waiting
 from tests.workflows.harness import Harness, task
 from workflows.constants import batch_workflow_id, task_workflow_id
@@ -49,6 +50,9 @@ async def test_a_plan_runs_in_batches_with_dependencies_across_them(
     parent = await time_env.client.get_workflow_handle(
         task_workflow_id(run_id, "e")).describe()
     assert parent.parent_id == batch_workflow_id(run_id, 3)
+    assert harness.result is not None  # a result that dropped its tasks: the batches say
+    read = await batched_progress(time_env.client, harness.result, "done")
+    assert read is not None and read.tasks == statuses and read.order == list("abcde")
 
 
 async def test_gates_and_steering_reach_the_running_batch(
