@@ -144,7 +144,8 @@ async def test_a_run_of_ten_thousand_tasks_completes_within_temporals_limits(
         assert sum(e.ByteSize() for e in history.events) < 10_000_000
         assert max(e.ByteSize() for e in history.events) < 2 * 2**20
     replayed = await Replayer(workflows=[ResearchWorkflow, TaskBatchWorkflow],
-                              data_converter=DATA_CONVERTER).replay_workflow(
+                              data_converter=DATA_CONVERTER,  # no 2 s deadlock timer: what
+                              debug_mode=True).replay_workflow(  # replay checks is the commands
         run_history, raise_on_replay_failure=False)
     assert replayed.replay_failure is None, replayed.replay_failure
     folder = tmp_path / "runs" / req.run_id
