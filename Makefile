@@ -13,7 +13,7 @@ STUDY_GOAL := examples/study-goal
 EVAL := examples/eval/suite.json
 EVAL_PLANS := examples/eval/plans-suite.json
 
-.PHONY: run test test-fast lint bench eval eval-plans up down check clean histories system \
+.PHONY: run test test-fast test-scale lint bench eval eval-plans up down check clean histories system \
 	example-recording docs docs-build
 
 # Bubblewrap isolates sandboxed jobs; Prometheus scrapes a worker in the metrics test. As root
@@ -60,6 +60,10 @@ test: system $(STAMP)
 # The unit tests: no Temporal, PostgreSQL, stack or job subprocess. A test is left out when it is
 # marked `integration`: by hand, by a server fixture it uses (tests/conftest.py: SERVERS) or by
 # where it lives (INTEGRATION_PATHS: tests/e2e, tests/examples, the sandbox's, the replays...).
+# The 10 000-task run on the fake sandbox (marked `scale`; half an hour and more on 2 cores).
+test-scale: system $(STAMP)
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m pytest -m scale -q
+
 test-fast: $(STAMP)
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m pytest -m "not integration" -q
 

@@ -16,9 +16,10 @@
    ``assay skills search`` and ``assay memory rules`` from a fresh process at 1 000 skills
    (time to first result) vs a fresh ``python -c pass`` and ``assay --help``, and
    recall@5 and MRR on the labelled collection: before, BM25 alone, dense alone, shipped.
-7. a run's result and history with 4 tasks of 999 artifacts, with 100, 500 and 1 000
-   independent tasks and a chain of 200 (sizes against Temporal's limits, report files, wall
-   time per task, worker memory, and the per-task ratio of 1 000 to 100).
+7. a run's result and history with 4 tasks of 999 artifacts, with 100, 500, 1 000, 5 000 and
+   10 000 independent tasks and a chain of 200 (sizes against Temporal's limits, report files,
+   wall time per task, worker memory, and the per-task ratio of 1 000, 5 000 and 10 000 to
+   100), with the scale table: each workflow's history (run, largest batch, a task).
 8. provisioning a job environment from a wheelhouse: the first time vs a cache hit.
 9. branches: time to start one; a three-branch sweep from a checkpoint vs three fresh runs
    (wall time, sandbox executions, CPU); the run's history with 0 to 20 branches.
@@ -37,6 +38,7 @@ import asyncio
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from benchmarks import (
     bench_branches,
@@ -142,13 +144,34 @@ def print_skills() -> None:
 
 def print_results() -> None:
     """A run's result and history at scale."""
-    print("7. a run's result and history: 4 tasks of 999 artifacts, then 100, 500 and 1 000 "
-          "trivial tasks and a chain of 200 (real workflows and report writer, in-process "
-          "sandbox, dev server)")
+    print("7. a run's result and history: 4 tasks of 999 artifacts, then 100, 500, 1 000, "
+          "5 000 and 10 000 trivial tasks and a chain of 200 (real workflows and report "
+          "writer, in-process sandbox, dev server)")
     rows = {r["case"]: r for r in asyncio.run(bench_results.run(list(bench_results.CASES)))}
-    if "100" in rows and "1000" in rows:
-        print(f"   per-task time, 1 000 tasks against 100: "
-              f"{rows['1000']['per_task_ms'] / rows['100']['per_task_ms']:.2f}x (flat: ~1)")
+    print_scale(rows)
+    for big in ("1000", "5000", "10000"):
+        if "100" in rows and big in rows:
+            print(f"   per-task time, {int(big):,} tasks against 100: "
+                  f"{rows[big]['per_task_ms'] / rows['100']['per_task_ms']:.2f}x (flat: ~1"
+                  + ("; bar <= 1.3" if big == "10000" else "") + ")")
+
+
+def print_scale(rows: dict[str, dict[str, Any]]) -> None:
+    """The scale table: per-task time, each workflow's history, RSS, ``assay status``."""
+    print("   | tasks | per task | run events | run MB | batches | batch events | batch MB "
+          "| task events | task kB | largest event | RSS | assay status |")
+    print("   |" + " ---: |" * 12)
+    for case in ("100", "500", "1000", "5000", "10000"):
+        if case not in rows:
+            continue
+        r = rows[case]
+        batch = (f"{r['batches']} | {r['batch_events']} | {r['batch_bytes'] / 1e6:.2f}"
+                 if r["batches"] else "— | — | —")
+        largest = max(r["largest_event"], r["batch_largest_event"])
+        print(f"   | {int(case):,} | {r['per_task_ms']:.1f} ms | {r['events']} "
+              f"| {r['history_bytes'] / 1e6:.2f} | {batch} | {r['task_events']} "
+              f"| {r['task_bytes'] / 1e3:.1f} | {largest / 1e3:.0f} kB | {r['rss_mb']:.0f} MB "
+              f"| {r['status_ms']:.0f} ms |")
 
 
 def print_environments() -> None:

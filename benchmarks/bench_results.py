@@ -1,12 +1,14 @@
-"""A run's result and history at scale: 4 tasks of 999 artifacts, 100 / 500 / 1 000
-independent tasks and a chain of 200.
+"""A run's result and history at scale: 4 tasks of 999 artifacts, 100 / 500 / 1 000 /
+5 000 / 10 000 independent tasks and a chain of 200.
 
 Each case runs the real ResearchWorkflow and TaskWorkflows, reviewers, verifier and report
 writer on one temporal dev server, with the workflow tests' in-process sandbox (a job only
 writes its files), so the figures are the orchestration's own: the run's result and the
 largest event of its history against Temporal's 2 MiB payload limit, the history's size, the
 report files written, the wall time per task and how long ``assay status`` takes on the
-ended run. A run whose completion the server refuses
+ended run. A run of over 1 000 tasks runs them in batches (``workflows.research.batches``):
+its row gives the largest batch's history too, and every row a task's. A run whose
+completion the server refuses
 (the failure this guards against: it is retried for ever) is reported as ``wedged`` as soon
 as its history shows two such refusals, and terminated.
 """
@@ -26,6 +28,7 @@ from typing import Any
 
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import WorkflowHandle
+from temporalio.service import RPCError
 from temporalio.testing import WorkflowEnvironment
 
 from activities.artifacts.store import LocalArtifactStore
@@ -34,15 +37,19 @@ from benchmarks.bench_runs import cli_times
 from client.assay import DATA_CONVERTER
 from tests.workflows.harness import Harness, task
 from workers.stack.temporal import dev_server_flags
+from workflows.constants import batch_workflow_id, task_workflow_id
 from workflows.contracts.execution import Artifact, ExecuteJobInput, ExecutionOutcome
 from workflows.research.workflow import ResearchWorkflow
 
 CASES = {"4x999": (4, 999), "100": (100, 0), "500": (500, 0), "1000": (1000, 0),
-         "chain200": (200, 0)}
+         "5000": (5000, 0), "10000": (10000, 0), "chain200": (200, 0)}
 """Case name -> (tasks, declared artifacts per task; 0: the harness's one ``out.txt``); a
 ``chain`` case makes each task depend on the one before."""
 WEDGED_AFTER = 2
 """Refused completions after which a run counts as wedged."""
+DEADLOCK = "Potential deadlock detected"
+"""How the SDK's deadlock detector's failure starts: a workflow task that took over 2 s (on a
+loaded machine, any can), retried, not a refused completion."""
 
 
 Execute = Callable[[ExecuteJobInput], Awaitable[ExecutionOutcome]]
@@ -87,7 +94,8 @@ async def settle(handle: WorkflowHandle[Any, Any]) -> tuple[str, int]:
     while not (await asyncio.wait([waiter], timeout=5))[0]:
         history = await handle.fetch_history()
         refused = sum(e.event_type == EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED
-                      for e in history.events)
+                      and DEADLOCK not in e.workflow_task_failed_event_attributes.failure.message
+                      for e in history.events)  # a deadlock (a busy machine) is retried
         if refused >= WEDGED_AFTER:
             await handle.terminate("benchmark: completion refused, retried for ever")
             with contextlib.suppress(Exception):  # the terminated run's result is an error
@@ -121,6 +129,10 @@ async def one(env: WorkflowEnvironment, root: Path, name: str) -> dict[str, Any]
         status_ms = (await cli_times(env.client, req.run_id, repeat=3,
                                      labels=("assay status RUN",)))["assay status RUN"]
     events = (await handle.fetch_history()).events
+    batches = [await _history(env, batch_workflow_id(req.run_id, n))
+               for n in range(1, tasks // 500 + 2) if tasks > 1000]
+    batches = [b for b in batches if b[0]]
+    task_history = await _history(env, task_workflow_id(req.run_id, "t0000"))
     folder = root / "runs" / req.run_id
     reports = [p for p in folder.iterdir() if p.is_file()] if folder.exists() else []
     results_json = [p for p in reports if p.name.startswith("execution_results_")]
@@ -128,9 +140,22 @@ async def one(env: WorkflowEnvironment, root: Path, name: str) -> dict[str, Any]
             "per_task_ms": wall * 1000 / tasks, "result_bytes": result_bytes,
             "history_bytes": sum(e.ByteSize() for e in events), "events": len(events),
             "largest_event": max(e.ByteSize() for e in events),
+            "batches": len(batches), "batch_events": max((b[0] for b in batches), default=0),
+            "batch_bytes": max((b[1] for b in batches), default=0),
+            "batch_largest_event": max((b[2] for b in batches), default=0),
+            "task_events": task_history[0], "task_bytes": task_history[1],
             "report_files": len(reports), "report_bytes": sum(p.stat().st_size for p in reports),
             "results_json_bytes": sum(p.stat().st_size for p in results_json),
             "rss_mb": rss_mb(), "status_ms": status_ms}
+
+
+async def _history(env: WorkflowEnvironment, workflow_id: str) -> tuple[int, int, int]:
+    """(events, bytes, largest event's bytes) of a workflow's history; zeros if none."""
+    try:
+        events = (await env.client.get_workflow_handle(workflow_id).fetch_history()).events
+    except RPCError:
+        return 0, 0, 0
+    return len(events), sum(e.ByteSize() for e in events), max(e.ByteSize() for e in events)
 
 
 def rss_mb() -> float:

@@ -24,6 +24,7 @@ from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.exceptions import ApplicationError, WorkflowAlreadyStartedError
 from temporalio.service import RPCError, RPCStatusCode
 
+from client.batches import batched_progress
 from client.runs import MEMO_GOAL_CHARS as MEMO_GOAL_CHARS  # callers import it from here
 from client.runs import (
     PendingGate,
@@ -198,15 +199,28 @@ class AssayClient:
         description = await self._describe(run_id)
         handle = self.handle(run_id)
         if description.status == WorkflowExecutionStatus.COMPLETED:
-            ended = final_progress(await handle.result(),
-                                   description.typed_search_attributes.get(PHASE_KEY))
+            result, phase = await handle.result(), description.typed_search_attributes.get(
+                PHASE_KEY)
+            ended = final_progress(result, phase) or await batched_progress(
+                self.client, result, phase)
             if ended is not None:
                 return ended
         progress = await handle.query(ResearchWorkflow.progress)
+        if progress.batch is not None:  # a large run: its running batch knows its tasks
+            progress = await self._with_batch(progress, progress.batch)
         if description.status not in (None, WorkflowExecutionStatus.RUNNING):
             # a run Temporal stopped answers as it last stood: no gate of it waits now
             return progress.model_copy(update={"waiting": None, "approvers": []})
         return progress
+
+    async def _with_batch(self, progress: RunProgress, batch: str) -> RunProgress:
+        """``progress`` with how the tasks of its running batch stand (the batch knows)."""
+        try:
+            now = await self.client.get_workflow_handle(batch).query(
+                "progress", result_type=RunProgress)
+        except (RPCError, WorkflowQueryFailedError):  # it ended meanwhile: the run knows
+            return progress
+        return progress.model_copy(update={"tasks": {**progress.tasks, **now.tasks}})
 
     async def result(self, run_id: str) -> ResearchResult:
         """Wait for a run to finish and return its results."""

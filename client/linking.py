@@ -45,7 +45,7 @@ async def parent_input(client: Client, run_id: str) -> ResearchInput:
     started = await started_input(client, run_id, ResearchInput)
     if started is None:
         raise LinkRefusedError(f"the history of {run_id} does not start with a run's input")
-    return started
+    return started.with_plan()  # a plan of over 1 000 tasks was sent packed
 
 
 async def started_input(client: Client, workflow_id: str, kind: type[InputT]) -> InputT | None:

@@ -86,6 +86,11 @@ def branch_workflow_id(run_id: str, branch: str) -> str:
     return f"{run_id}.branch-{branch}"
 
 
+def batch_workflow_id(run_id: str, number: int) -> str:
+    """ID of the TaskBatchWorkflow of batch ``number`` (from 1) of run ``run_id``."""
+    return f"{run_id}.batch-{number:04d}"
+
+
 def branch_task_workflow_id(run_id: str, branch: str, task_id: str) -> str:
     """ID of the TaskWorkflow of ``task_id`` inside branch ``branch`` of run ``run_id``."""
     return f"{branch_workflow_id(run_id, branch)}.task-{task_id}"

@@ -50,6 +50,7 @@ STUDY_SYNTHESIS_PATCH = "study-synthesis"
 TIERING_PATCH = "complexity-tiers"
 VERIFY_WITH_JOB_PATCH = "verify-with-job"
 AGENT_REVIEWS_PATCH = "agent-reviews-together"
+TASK_BATCHES_PATCH = "task-batches"
 
 PATCHES: tuple[Patch, ...] = (
     Patch(CHECKPOINTS_PATCH, "0.2.0", (_RUN,), "a task's failure and a gate's approval name "
@@ -65,6 +66,9 @@ PATCHES: tuple[Patch, ...] = (
     Patch(AGENT_REVIEWS_PATCH, since="0.2.0", workflows=(_TASK,),
           what="the agents pool's two reviewers (ops, quality and safety) go in one dispatch "
                "beside the infrastructure reviewer's; each verdict stays its reviewer's"),
+    Patch(TASK_BATCHES_PATCH, since="0.2.0", workflows=(_RUN,),
+          what="a run of over 1 000 tasks (or policy.batch_tasks) runs them in batches, "
+               "each a TaskBatchWorkflow child"),
 )
 """The patches in force, oldest first (0.1.0 retired every earlier one)."""
 

@@ -11,6 +11,7 @@ from activities.reports.checkpoints import markdown_section as checkpoints_secti
 from activities.reports.claims import flagged_line
 from activities.reports.figures import mermaid
 from activities.reports.kpis import markdown as kpi_lines
+from activities.reports.large import capped, is_large, render_large
 from activities.reports.numbers import duration
 from activities.reports.sweeps import sweep_markdown
 from activities.reports.tasks import (
@@ -43,23 +44,12 @@ def describe_spend(spend: ModelSpend) -> str:
 
 
 def render_markdown(result: RunReport) -> str:
-    """The human-readable report of a run."""
-    done = sum(t.status == "completed" for t in result.tasks)
-    run_time = (result.finished_at - result.started_at).total_seconds()
+    """The human-readable report of a run (a large run's: summary tables, ``large``)."""
+    if is_large(result):
+        return render_large(result, [*_head(result), *_goal_section(result),
+                                     *capped(_answer_section(result))])
     lines = [
-        f"# Execution summary — {result.plan_name}",
-        "",
-        f"- Run: `{result.run_id}`",
-        *([f"- Execution: `{result.execution}`, a reset of `{result.first_execution}`"
-           " (`temporal workflow reset`)"] if result.reset() else []),
-        f"- Status: **{result.status}** ({done}/{len(result.tasks)} tasks completed)",
-    ]
-    if result.status_reason:
-        lines.append(f"- Reason: {one_line(result.status_reason)}")
-    lines += [
-        f"- Started: {result.started_at.isoformat()} — finished: {result.finished_at.isoformat()}"
-        f" (took {duration(run_time)})",
-        *_plan_lines(result),
+        *_head(result),
         *_isolation_lines(result.tasks),
         *_goal_section(result),
         *_answer_section(result),
@@ -93,6 +83,26 @@ def render_markdown(result: RunReport) -> str:
                               isolation=isolation_parts(result.tasks, task.task_id)[1])
     lines += _files_section(result)
     return "\n".join(lines) + "\n"
+
+
+def _head(result: RunReport) -> list[str]:
+    """The report's title and the run's status, reason, time and plan."""
+    done = sum(t.status == "completed" for t in result.tasks)
+    run_time = (result.finished_at - result.started_at).total_seconds()
+    lines = [
+        f"# Execution summary — {result.plan_name}",
+        "",
+        f"- Run: `{result.run_id}`",
+        *([f"- Execution: `{result.execution}`, a reset of `{result.first_execution}`"
+           " (`temporal workflow reset`)"] if result.reset() else []),
+        f"- Status: **{result.status}** ({done}/{len(result.tasks)} tasks completed)",
+    ]
+    if result.status_reason:
+        lines.append(f"- Reason: {one_line(result.status_reason)}")
+    return [*lines,
+            f"- Started: {result.started_at.isoformat()} — finished: "
+            f"{result.finished_at.isoformat()} (took {duration(run_time)})",
+            *_plan_lines(result)]
 
 
 def _priority_scores(result: RunReport) -> list[str]:

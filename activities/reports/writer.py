@@ -26,6 +26,7 @@ from activities.reports.claims import answer_unheld
 from activities.reports.events import EVENTS_FILE, events_markdown, read_events
 from activities.reports.keep import ARTIFACT_BUDGET, ArtifactKeeper
 from activities.reports.kpis import run_kpis
+from activities.reports.large import is_large
 from activities.reports.ledger import LedgerError, append_ledger, ledger_entries
 from activities.reports.markdown import render_markdown
 from activities.reports.sweeps import sweep_tables
@@ -165,7 +166,7 @@ class ReportWriter:
         elif any(t.status == "completed" for t in tasks):
             final.answer, final.answer_by = verified_answer(tasks), ANSWERED_BY
         files = self.keeper.keep(folder, tasks)
-        figure = draw_timeline(final, folder)
+        figure = None if is_large(final) else draw_timeline(final, folder)
         files.figures = [figure] if figure else []
         if events is not None:
             write_atomic(folder / EVENTS_FILE, events_markdown(report, events))

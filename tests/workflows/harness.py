@@ -42,6 +42,7 @@ from workflows.contracts.policy import Queues, RunPolicy
 from workflows.contracts.reflector import ReflectAnswer, ReflectRequest
 from workflows.contracts.results import ResearchInput, ResearchResult, RunReport, TaskResult
 from workflows.contracts.roles import DataFile
+from workflows.research.batch import TaskBatchWorkflow
 from workflows.research.branch import BranchWorkflow
 from workflows.research.workflow import ResearchWorkflow
 from workflows.study.workflow import StudyWorkflow
@@ -206,6 +207,7 @@ class Harness:
             self.sandbox.verifier = activities["verify_evidence"]
         async with Worker(self.env.client, task_queue=self.queue,
                           workflows=[ResearchWorkflow, BranchWorkflow, TaskWorkflow, StudyWorkflow,
+                                     TaskBatchWorkflow,
                                      *self.workflows],
                           activities=[*activities.values(), *self.extra],
                           workflow_failure_exception_types=[Exception]) as worker:

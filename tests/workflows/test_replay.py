@@ -18,6 +18,7 @@ from client.assay import DATA_CONVERTER
 from tests.workflows.incompatible import ReorderedTaskWorkflow
 from workflows import patches
 from workflows.library.workflow import SkillLibraryWorkflow
+from workflows.research.batch import TaskBatchWorkflow
 from workflows.research.branch import BranchWorkflow
 from workflows.research.workflow import ResearchWorkflow
 from workflows.study.workflow import StudyWorkflow
@@ -28,14 +29,14 @@ HISTORIES = sorted((Path(__file__).resolve().parent.parent / "histories").glob("
 
 def test_histories_are_present() -> None:
     kinds = {path.name.split(".")[1].split("-")[0] for path in HISTORIES}
-    assert kinds == {"research", "task", "branch", "library", "study"}, (
+    assert kinds == {"research", "task", "branch", "library", "study", "batch"}, (
         "run `python -m tests.histories.capture`")
 
 
 @pytest.mark.parametrize("path", HISTORIES, ids=[p.stem for p in HISTORIES])
 async def test_history_replays(path: Path) -> None:
     replayer = Replayer(workflows=[ResearchWorkflow, BranchWorkflow, TaskWorkflow, StudyWorkflow,
-                                   SkillLibraryWorkflow],
+                                   SkillLibraryWorkflow, TaskBatchWorkflow],
                         data_converter=DATA_CONVERTER)
     history = WorkflowHistory.from_json(path.stem, path.read_text())
     result = await replayer.replay_workflow(history, raise_on_replay_failure=False)

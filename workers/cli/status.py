@@ -9,6 +9,7 @@ the activity it waits on: a job's heartbeat, the attempt, and why the last attem
 from __future__ import annotations
 
 import json
+from collections import Counter
 from dataclasses import replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Annotated
@@ -132,6 +133,10 @@ def _waits(summary: RunSummary, progress: RunProgress) -> list[str]:
     return []
 
 
+LISTED_TASKS = 200
+"""Past this many tasks, status lists the counts and the tasks neither completed nor pending."""
+
+
 def _task_lines(snap: Snapshot, reasons: dict[str, str]) -> list[str]:
     """Each task's status and, once the run has ended, why (``reasons``).
 
@@ -141,7 +146,17 @@ def _task_lines(snap: Snapshot, reasons: dict[str, str]) -> list[str]:
     from workers.cli.show import gate_line, short
 
     progress, lines = snap.progress, list[str]()
-    for tid in progress.order:
+    order = progress.order
+    if len(order) > LISTED_TASKS:  # a large run: the counts, and the tasks not done or waiting
+        counts = Counter(progress.tasks.get(t, "pending") for t in order)
+        lines.append("  tasks: " + ", ".join(f"{n} {s}" for s, n in sorted(counts.items())))
+        order = [t for t in order if progress.tasks.get(t, "pending")
+                 not in ("completed", "pending")]
+        if len(order) > LISTED_TASKS:
+            lines.append(f"  the first {LISTED_TASKS} of {len(order)} not completed nor "
+                         "pending (every task: `assay status RUN --json`, the report's files)")
+            order = order[:LISTED_TASKS]
+    for tid in order:
         now = snap.live.get(tid)
         doing = f"  {now.phase}  {beat_text(now, snap.at)}".rstrip() if now else ""
         why = f"  {short(reasons[tid])}" if reasons.get(tid) else ""

@@ -24,6 +24,7 @@ from workers.pools.versioning import deployment_config, deployment_version, prom
 from workers.settings import Settings
 from workflows.catalogue import check_registrations
 from workflows.contracts.pools import Pool
+from workflows.research.batch import TaskBatchWorkflow as Batches
 from workflows.research.branch import BranchWorkflow
 from workflows.research.workflow import ResearchWorkflow
 from workflows.study.workflow import StudyWorkflow
@@ -34,7 +35,6 @@ if TYPE_CHECKING:
     from skills.index import SkillIndex
 
 log = logging.getLogger("assay.workers")
-
 
 SERVED_POOLS: frozenset[Pool] = frozenset(
     {Pool.ORCHESTRATION, Pool.AGENTS, Pool.SANDBOX, Pool.REFLECTION, Pool.SKILLS})
@@ -82,7 +82,7 @@ async def build_specs(settings: Settings, pools: Sequence[Pool], *, database_url
         cycles = StudyCycles(artifacts)
         studies = StudyReportWriter(settings.root)
         specs[Pool.ORCHESTRATION] = PoolSpec(
-            workflows=[ResearchWorkflow, BranchWorkflow, TaskWorkflow, StudyWorkflow],
+            workflows=[ResearchWorkflow, BranchWorkflow, TaskWorkflow, StudyWorkflow, Batches],
             versioning=VersioningBehavior.PINNED,  # they wait on people for days
             activities=[store.record_events, writer.write_report, writer.write_task_report,
                         cycles.close_cycle, cycles.resolve_reuse, studies.write_study_report,

@@ -232,3 +232,19 @@ class _Json(BaseModel):
     """Any JSON value, measured the way the data converter writes it."""
 
     value: Any
+
+
+_BLANK = TaskResult(task_id="-", status="cancelled", status_reason="")
+"""A result with every field at its default, which :func:`quick_result` copies."""
+
+
+def quick_result(**fields: Any) -> TaskResult:
+    """A result of ``fields`` (the rest at their defaults), made without validating.
+
+    Building and validating a ``TaskResult`` takes some 0.3 ms (its defaults are models
+    built and checked each time): 3 s for the 10 000 tasks of a large run, past Temporal's
+    deadlock detector. This copies one blank result instead, sharing its defaults, so a
+    result made here is read, never changed in place. ``fields`` must be valid.
+    """
+    return _BLANK.model_copy(update=fields)
+

@@ -12,13 +12,14 @@ from workflows.contracts.base import Model
 from workflows.contracts.branches import BranchRecord, BranchStatus, TaskStart
 from workflows.contracts.execution import EventScope
 from workflows.contracts.goal import DataFile
+from workflows.contracts.packing import PlanPacking
 from workflows.contracts.plan import Plan
 from workflows.contracts.policy import Queues, RunPolicy
 from workflows.contracts.results import TaskResult
 from workflows.contracts.spend import Budget
 
 
-class BranchInput(Model):
+class BranchInput(PlanPacking):
     """Input of a BranchWorkflow: the branch's tasks, changed, and the results it reuses."""
 
     run_id: str

@@ -46,9 +46,11 @@ Complexity = Literal["light", "full"]
 
 
 
-MAX_TASKS = 1000
+MAX_TASKS = 10_000
 """Most tasks a plan may have. A run's result stays small at any size (each task's status and
-reason, ~200 bytes; ``workflows.common.sizes``), and 1 000 tasks fit its history with room."""
+reason, ~200 bytes, cut to fit; ``workflows.common.sizes``); a run of over 1 000 tasks packs
+its plan (``workflows.contracts.packing``) and runs its tasks in batches, each a child
+workflow (``workflows.research.batches``), so its history stays far from Temporal's limits."""
 MAX_HELD_OUT = 100
 """Most metrics a plan may list as held out."""
 

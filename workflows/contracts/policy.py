@@ -7,9 +7,9 @@ workflows never read settings.
 from __future__ import annotations
 
 import re
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, SerializerFunctionWrapHandler, field_validator, model_serializer
 
 from workflows.contracts.alternatives import BranchSpec, Metric, TieRule
 from workflows.contracts.base import StrictModel
@@ -240,6 +240,18 @@ class RunPolicy(StrictModel):
     checkpoint_every_min: float = Field(default=0, ge=0, le=7 * 24 * 60)
     """Name a periodic checkpoint (``periodic:N``) at the first task to end after each this
     many minutes of the run (0: none)."""
+    batch_tasks: int | None = Field(default=None, ge=1, le=1000)
+    """Tasks per batch: a run of more tasks than this runs them in batches of this many,
+    each a child workflow (``workflows.research.batches``). None: batches of 500 for a run of
+    over 1 000 tasks, none for a smaller one."""
+
+    @model_serializer(mode="wrap")
+    def _without_unset_batches(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """Leave out an unset ``batch_tasks``: a policy naming none serialises as before."""
+        data: dict[str, Any] = handler(self)
+        if self.batch_tasks is None:
+            data.pop("batch_tasks", None)
+        return data
 
 
 class HostPathError(ValueError):

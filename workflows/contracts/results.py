@@ -33,6 +33,7 @@ from workflows.contracts.gates import GateRecord
 from workflows.contracts.goal import DataFile, RunAnswer
 from workflows.contracts.kpis import Kpis
 from workflows.contracts.memory import ReflectionSummary, RememberAnswer, TaskAdvice
+from workflows.contracts.packing import ChunkedPlan
 from workflows.contracts.plan import Decision, JobSpec, Plan, PriorityScore
 from workflows.contracts.policy import Queues, RunPolicy
 from workflows.contracts.provenance import PHASE_MARKS as PHASE_MARKS
@@ -169,7 +170,7 @@ class ParentLink(Model):
     request: BranchRequest
 
 
-class ResearchInput(Model):
+class ResearchInput(ChunkedPlan):
     """Input of a ResearchWorkflow: a resolved plan (see ``workers.intake.planfile``), or a goal.
 
     With a ``goal`` and no ``plan`` the run plans first (planner and plan reviewer), or
@@ -357,6 +358,8 @@ class RunProgress(Model):
     """What the run's model calls have cost so far (a running task's once it ends)."""
     hypotheses: list[str] = Field(default_factory=list[str])
     """The hypotheses its plan tests (a study's cycle; empty before it has a plan)."""
+    batch: str | None = None
+    """The workflow ID of the batch of tasks running now (a run of over 1 000 tasks)."""
 
 
 class SuppliedPlan(Model):

@@ -22,11 +22,12 @@ with workflow.unsafe.imports_passed_through():
     from workflows.agents.calls import AgentCalls, AgentUnavailable
     from workflows.catalogue import SUMMARIZE_RUN, WRITE_REPORT
     from workflows.common.failures import root_message
-    from workflows.common.sizes import fit_run, task_summary
+    from workflows.common.sizes import fit_run, quick_result, task_summary
     from workflows.contracts.branches import BranchTree
     from workflows.contracts.checkpoints import CheckpointList
     from workflows.contracts.gates import GateRecord
     from workflows.contracts.kpis import estimated_seconds
+    from workflows.contracts.packing import PACK_FROM
     from workflows.contracts.plan import PRIORITY_RANK, Plan
     from workflows.contracts.results import (
         ResearchResult,
@@ -113,12 +114,13 @@ def run_report(state: RunState, started: datetime, *, gates: list[GateRecord],
     return RunReport(
         run_id=req.run_id, plan_name=req.plan_name, plan_sha256=req.plan_sha256,
         status=status, timestamp=started.strftime("%Y%m%d_%H%M%S"),
-        started_at=started, finished_at=now, tasks=tasks, task_counts=_counts(tasks),
+        started_at=started, finished_at=now, task_counts=_counts(tasks),
+        tasks=[slim_of(state, t) for t in tasks] if len(tasks) > PACK_FROM else tasks,
         completion_by_priority=_completion_by_priority(tasks),
         gates=list(gates), goal=req.goal,
         status_reason=state.reason or _status_reason(status, tasks),
-        plan=(state.plan if req.plan is None or state.memory.advice or state.skill_uses
-              else None),
+        plan=(state.plan if (req.plan is None and not req.packed_plan) or state.memory.advice
+              or state.skill_uses else None),
         answer=state.answer, model=model,
         reflection=summarize(tasks, state.memory),
         skills=_skill_summary(state, tasks),
@@ -135,6 +137,30 @@ def run_report(state: RunState, started: datetime, *, gates: list[GateRecord],
         execution=workflow.info().run_id,
         first_execution=workflow.info().first_execution_run_id,
     )
+
+
+def slim_of(state: RunState, task: TaskResult) -> TaskResult:
+    """``task`` as a large run's report is given it; made once (``RunState.slim``)."""
+    made = state.slim.get(task.task_id)
+    if made is not None and made[0] is task:
+        return made[1]
+    slim = _slim(task)
+    state.slim[task.task_id] = (task, slim)
+    return slim
+
+
+def _slim(task: TaskResult) -> TaskResult:
+    """A large run's task as its report is given it.
+
+    The writer reads the whole from the file the task wrote (``detail``), so the report's
+    input stays a few MB at 10 000 tasks.
+    """
+    if not task.detail:
+        return task
+    return quick_result(
+        task_id=task.task_id, priority=task.priority, action=task.action, status=task.status,
+        status_reason=task.status_reason, detail=task.detail, branch=task.branch,
+        attempts_total=task.attempts_total, artifacts_total=task.artifact_count())
 
 
 def run_result(report: RunReport) -> ResearchResult:

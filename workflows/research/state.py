@@ -68,6 +68,9 @@ class RunState:
         """The run is being cancelled: nothing new starts and running tasks are cancelled."""
         self.broken = ""
         """What raised inside the run's own code (empty: nothing): it ends ``failed``."""
+        self.slim: dict[str, tuple[TaskResult, TaskResult]] = {}
+        """A large run's results and what its report is given of each, made as each batch
+        ends (``workflows.research.report``), so the report is not made all at once."""
 
     def steer(self, action: SteerAction) -> None:
         """Pause, resume or cancel this line's tasks (``close`` is the run's, not a line's)."""

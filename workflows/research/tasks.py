@@ -11,7 +11,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Callable
-from typing import Any
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any
 
 from temporalio import workflow
 from temporalio.common import SearchAttributePair, TypedSearchAttributes
@@ -20,6 +21,7 @@ from temporalio.exceptions import ApplicationError, CancelledError
 with workflow.unsafe.imports_passed_through():
     from workflows.agents.calls import AgentCalls
     from workflows.common.failures import root_message
+    from workflows.common.sizes import quick_result
     from workflows.constants import PLAN_KEY, branch_task_workflow_id, task_workflow_id
     from workflows.contracts.execution import DependencyArtifact
     from workflows.contracts.metadata import task_details, task_summary
@@ -29,6 +31,18 @@ with workflow.unsafe.imports_passed_through():
     from workflows.research.context import upstream, wanted_metrics
     from workflows.research.state import RunState
     from workflows.task.workflow import TaskWorkflow
+
+if TYPE_CHECKING:
+    from workflows.research.batches import BatchRunner
+
+STEP = timedelta(milliseconds=1)
+"""The timer that ends a workflow task, so that no workflow task of a large run is long.
+
+Between two chunks of a packed plan, before each batch starts, between two parts of a
+batch's results as it dumps them and as the run decodes them, every 1 000 tasks a cancel
+ends unstarted. Temporal's deadlock detector fails a workflow task that has not yielded in
+2 seconds, and on a busy worker whose process holds thousands of results a garbage
+collection alone can take one."""
 
 
 class TaskRunner:
@@ -50,9 +64,17 @@ class TaskRunner:
         """Tasks whose workflows were asked to cancel (asked once only)."""
         self._requests: list[asyncio.Task[None]] = []
         """Cancel requests on their way (a run does not wait for them to be answered)."""
+        self.batches: BatchRunner | None = None
+        """How a large run runs its tasks (in batches); none in a batch or a branch."""
+        self.wanted: frozenset[str] | None = None
+        """The metrics a dependency's digest keeps first, when given (a batch's: the whole
+        plan's); else the plan's own."""
 
     async def run_all(self, plan: Plan, order: list[str]) -> None:
         """Run the plan's tasks in ``order`` until each has a result."""
+        if self.batches is not None and self.batches.wanted(order):
+            await self.batches.run_all(plan, order)
+            return
         state = self.state
         decisions = plan.by_id()
         limit = state.req.policy.max_parallel
@@ -60,7 +82,7 @@ class TaskRunner:
         children: list[asyncio.Task[None]] = []
         while pending or state.running:
             if state.cancelling:
-                await self._cancel([decisions[tid] for tid in pending])
+                await self.cancel([decisions[tid] for tid in pending])
                 pending.clear()
             for tid in list(pending):
                 decision = decisions[tid]
@@ -88,7 +110,7 @@ class TaskRunner:
         return lambda: (len(state.results) > finished or (paused and not state.paused)
                         or (state.cancelling and not cancelling))
 
-    async def _cancel(self, pending: list[Decision]) -> None:
+    async def cancel(self, pending: list[Decision]) -> None:
         """Cancel the running tasks' workflows; the pending ones end cancelled unstarted."""
         state = self.state
         for tid in sorted(state.running - self._cancelled):
@@ -96,8 +118,10 @@ class TaskRunner:
             handle = workflow.get_external_workflow_handle(self.workflow_id(tid))
             # the task's own end is what the run waits for, not the server's answer
             self._requests.append(asyncio.create_task(_request_cancel(handle)))
-        for decision in pending:
-            state.results[decision.task_id] = TaskResult(
+        for n, decision in enumerate(pending):  # thousands in a large run: ``quick_result``
+            if n and not n % 1000:
+                await workflow.sleep(STEP)
+            state.results[decision.task_id] = quick_result(
                 task_id=decision.task_id, priority=decision.priority, action=decision.action,
                 status="cancelled", status_reason="cancelled before it started: the run was "
                                                   "cancelled")
@@ -137,8 +161,10 @@ class TaskRunner:
         """After the run was cancelled mid-way: cancel what runs, end the rest cancelled."""
         state = self.state
         state.cancelling = True
+        if self.batches is not None:
+            await self.batches.wind_down()
         decisions = state.plan.by_id() if state.plan is not None else {}
-        await self._cancel([decisions[t] for t in order
+        await self.cancel([decisions[t] for t in order
                             if t in decisions and t not in state.results
                             and t not in state.running])
         await workflow.wait_condition(lambda: not state.running)
@@ -176,7 +202,8 @@ class TaskRunner:
                                policy=req.policy,
                                dependency_artifacts=self._dependency_artifacts(decision),
                                upstream=upstream(decision, state.results,
-                                                 wanted_metrics(state.plan, req.study)),
+                                                 self.wanted if self.wanted is not None
+                                                 else wanted_metrics(state.plan, req.study)),
                                goal=req.goal,
                                data=[d for d in req.data if d.name in decision.inputs],
                                budget=self.agents.budget(),

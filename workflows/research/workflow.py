@@ -54,6 +54,7 @@ with workflow.unsafe.imports_passed_through():
         ResearchResult,
         RunProgress,
     )
+    from workflows.research.batches import BatchRunner, unpack_plan
     from workflows.research.checkpoints import CheckpointRefusedError
     from workflows.research.context import unreusable
     from workflows.research.lines import Branches
@@ -93,6 +94,7 @@ class ResearchWorkflow:
                                  budget_for(req.policy.agents))
         self.planning = Planning(state, self.agents, self.gates)
         self.tasks = TaskRunner(state, self.agents)
+        self.tasks.batches = self.batches = BatchRunner(state, self.agents, self.tasks)
         self.branches = Branches(state, self.gates, self.agents)
         self.steering = Steering(state, self.branches)
         self.tasks.on_start, self.tasks.on_finish = self.branches.explore, self.branches.finished
@@ -110,7 +112,8 @@ class ResearchWorkflow:
                            refused=[*self.gates.refusals(), *self.branches.refused],
                            spent_usd=self.agents.spend.usage.cost_usd,
                            hypotheses=[h.id for h in state.plan.hypotheses] if state.plan
-                           else [])
+                           else [], batch=self.batches.current[0] if self.batches.current
+                           else None)
 
     @workflow.query
     def gates_list(self) -> list[GateRecord]:
@@ -139,6 +142,8 @@ class ResearchWorkflow:
                 self.gates.offer(decision)
             return
         if decision.task_id not in self.state.running:
+            if await self.batches.pass_on(decision):  # a large run's task, in its batch
+                return
             self.gates.refuse(decision, f"task {decision.task_id!r} is not running in this run")
             return
         child = workflow.get_external_workflow_handle(
@@ -271,7 +276,8 @@ class ResearchWorkflow:
         started = workflow.now()
         upsert_keywords(**{KIND_KEY.name: "run", PLAN_KEY.name: req.plan_name,
                            STATUS_KEY.name: "running"})
-        if req.plan is None and not req.goal:
+        state.plan = await unpack_plan(req) or state.plan  # a plan of over 1 000 tasks
+        if state.plan is None and not req.goal:
             raise ApplicationError("a run needs a plan or a goal", type=ErrorType.INVALID_PLAN,
                                    non_retryable=True)
         state.log.open("checkpoint", "start", status="running",
@@ -361,7 +367,7 @@ class ResearchWorkflow:
         state.states.update({tid: "pending" for tid in order})
         if state.skills_on and not state.from_skill:
             plan = await supply_jobs(state, plan, self.agents)
-        if req.policy.memory.enabled:
+        if req.policy.memory.enabled and not self.batches.wanted(order):  # else per batch
             plan, state.memory = await consult_memory(req, plan, state.log)
             if state.memory.advice:
                 state.plan = plan

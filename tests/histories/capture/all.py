@@ -27,6 +27,7 @@ from activities.learning.settle import wait_learned
 from client.assay import DATA_CONVERTER
 from tests.conftest import binary, register_search_attributes
 from tests.histories.capture.answers import run_answered
+from tests.histories.capture.batches import run_batches
 from tests.histories.capture.bounds import run_bounds
 from tests.histories.capture.branches import SCENARIOS as BRANCH_SCENARIOS
 from tests.histories.capture.decisions import run_decisions, run_decisions_study
@@ -56,7 +57,12 @@ from tests.histories.capture.writer import Recorder, Reformulating, run_library,
 from tests.workflows.agents_fakes import goal_agents, job, probe_environment
 from tests.workflows.harness import Harness, task
 from workflows.catalogue import RECORD_OUTCOMES
-from workflows.constants import branch_task_workflow_id, cycle_run_id, task_workflow_id
+from workflows.constants import (
+    batch_workflow_id,
+    branch_task_workflow_id,
+    cycle_run_id,
+    task_workflow_id,
+)
 from workflows.contracts.kinds import task_kind
 from workflows.contracts.memory import (
     ConsultAnswer,
@@ -215,6 +221,8 @@ async def capture() -> None:
         with tempfile.TemporaryDirectory() as tmp:
             runs.append(("bounds", await run_bounds(env, Path(tmp))))
         with tempfile.TemporaryDirectory() as tmp:
+            runs.append(("batches", await run_batches(env, Path(tmp))))
+        with tempfile.TemporaryDirectory() as tmp:
             runs.append(("plans", await run_plans(env, Path(tmp))))
         with tempfile.TemporaryDirectory() as tmp:
             runs.append(("answered", await run_answered(env, Path(tmp))))
@@ -302,16 +310,22 @@ async def capture() -> None:
 
 async def save(env: WorkflowEnvironment, name: str,
                result: ResearchResult | RunReport) -> None:
-    """Write the histories of a run, of each task that started, and of each branch.
+    """Write the histories of a run, of each task that started, of each batch and branch.
 
-    A branch's history is ``<name>.branch-<branch>.json``; its tasks' are
-    ``<name>.task-<task>.branch-<branch>.json`` (those that started).
+    A batch's history is ``<name>.batch-NNNN.json``. A branch's history is
+    ``<name>.branch-<branch>.json``; its tasks' are ``<name>.task-<task>.branch-<branch>.json``
+    (those that started).
     """
     ids = [("research", result.run_id), *(
         (f"task-{t.task_id}", task_workflow_id(result.run_id, t.task_id))
         for t in result.tasks if t.status != "blocked")]
     for kind, wf_id in ids:
         await save_one(env, f"{name}.{kind}", wf_id)
+    number = 1  # a run of many tasks runs them in batches
+    while await started(env, batch_workflow_id(result.run_id, number)):
+        await save_one(env, f"{name}.batch-{number:04d}",
+                       batch_workflow_id(result.run_id, number))
+        number += 1
     for branch in result.branches.branches if result.branches is not None else []:
         await save_one(env, f"{name}.branch-{branch.name}", branch.workflow_id)
         for tid in branch.tasks:

@@ -90,7 +90,7 @@ def test_empty_plan_is_refused() -> None:
         Plan.model_validate({"decisions": []})
 
 
-def test_a_plan_may_have_a_thousand_tasks_and_no_more() -> None:
-    assert len(plan(*(decision(f"t{i}") for i in range(1000))).decisions) == 1000
-    with pytest.raises(ValidationError, match="at most 1000 items"):
-        plan(*(decision(f"t{i}") for i in range(1001)))
+def test_a_plan_may_have_ten_thousand_tasks_and_no_more() -> None:
+    assert len(plan(*(decision(f"t{i}") for i in range(10_000))).decisions) == 10_000
+    with pytest.raises(ValidationError, match="at most 10000 items"):
+        plan(*(decision(f"t{i}") for i in range(10_001)))
