@@ -76,8 +76,10 @@ bench: $(STAMP)
 
 # The goal suite with every ablation, then with skills off everywhere: offline, the goals with
 # a recording replay it and the others are skipped with the reason; with a key, all run live.
+# The recordings were made with the science packages pinned in examples/hand-debug/environments.
 eval: system $(STAMP)
-	$(BIN)/assay up --detach
+	ASSAY_ENVIRONMENTS_DIR=$${ASSAY_ENVIRONMENTS_DIR:-$(CURDIR)/examples/hand-debug/environments} \
+	  $(BIN)/assay up --detach
 	$(BIN)/assay eval $(EVAL) --repeat 3 --ablate all
 	$(BIN)/assay eval $(EVAL) --repeat 3 --ablate memory,debuggers,model-review --off skills
 
