@@ -9,11 +9,8 @@ decisions of its tasks' gates (``approve``). Its result is small: each task's bo
 
 from __future__ import annotations
 
-import contextlib
-
 from temporalio import workflow
 from temporalio.common import RawValue
-from temporalio.exceptions import ApplicationError
 
 with workflow.unsafe.imports_passed_through():
     from workflows.agents.calls import AgentCalls
@@ -57,24 +54,12 @@ class BranchWorkflow:
     @workflow.signal(name="steer")
     def steer(self, req: SteerRequest) -> None:
         """Pause, resume or cancel this branch (the run sends it; it was checked there)."""
-        state = self.state
-        state.steer(req.action)
-        state.log.add("approval", "info", agent=req.by, status=req.action,
-                      outputs={"comment": req.comment})
+        self.tasks.steer(req)
 
     @workflow.signal(name="approve")
     async def approve(self, raw: RawValue) -> None:
         """Pass a decision on to the gate of one of this branch's running tasks."""
-        decision = self.gates.parse(raw)
-        if decision is None or decision.task_id is None:
-            return
-        if decision.task_id not in self.state.running:
-            self.gates.refuse(decision, f"task {decision.task_id!r} is not running in branch "
-                                        f"{self.state.branch}")
-            return
-        child = workflow.get_external_workflow_handle(self.tasks.workflow_id(decision.task_id))
-        with contextlib.suppress(ApplicationError):  # the task ended meanwhile
-            await child.signal("approve", decision)
+        await self.tasks.pass_on(self.gates, raw, f" in branch {self.state.branch}")
 
     @workflow.query
     def progress(self) -> RunProgress:

@@ -15,14 +15,16 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from temporalio import workflow
-from temporalio.common import SearchAttributePair, TypedSearchAttributes
+from temporalio.common import RawValue, SearchAttributePair, TypedSearchAttributes
 from temporalio.exceptions import ApplicationError, CancelledError
 
 with workflow.unsafe.imports_passed_through():
     from workflows.agents.calls import AgentCalls
     from workflows.common.failures import root_message
+    from workflows.common.gates import GateKeeper
     from workflows.common.sizes import quick_result
     from workflows.constants import PLAN_KEY, branch_task_workflow_id, task_workflow_id
+    from workflows.contracts.branches import SteerRequest
     from workflows.contracts.execution import DependencyArtifact
     from workflows.contracts.metadata import task_details, task_summary
     from workflows.contracts.plaintext import clip
@@ -129,6 +131,25 @@ class TaskRunner:
         state.log.add("handoff", "info", status="cancelling",
                       inputs={"running": sorted(state.running)},
                       outputs={"unstarted": [d.task_id for d in pending]})
+
+    def steer(self, req: SteerRequest) -> None:
+        """Pause, resume or cancel this line (its parent sent ``req`` and checked it)."""
+        state = self.state
+        state.steer(req.action)
+        state.log.add("approval", "info", agent=req.by, status=req.action,
+                      outputs={"comment": req.comment})
+
+    async def pass_on(self, gates: GateKeeper, raw: RawValue, where: str = "") -> None:
+        """Pass a gate decision on to the running task it names (``where``: "in branch b")."""
+        decision = gates.parse(raw)
+        if decision is None or decision.task_id is None:
+            return
+        if decision.task_id not in self.state.running:
+            gates.refuse(decision, f"task {decision.task_id!r} is not running{where}")
+            return
+        child = workflow.get_external_workflow_handle(self.workflow_id(decision.task_id))
+        with contextlib.suppress(ApplicationError):  # the task ended meanwhile
+            await child.signal("approve", decision)
 
     def workflow_id(self, task_id: str) -> str:
         """The workflow ID of ``task_id`` in this line (the main line's or a branch's)."""
