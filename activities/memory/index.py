@@ -18,12 +18,11 @@ import asyncio
 import hashlib
 import math
 import re
+import struct
 import uuid
 from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
-
-import numpy as np
 
 from activities.vectors import ClientIndex, Found, Layout, Point, Query, Sparse, VectorIndex
 
@@ -166,4 +165,14 @@ def exact_score(query: Sparse, found: Found) -> float | None:
     total = 0.0
     for mine, theirs in shared:
         total += mine * theirs
-    return float(np.float32(total)) if shared else None
+    return _single(total) if shared else None
+
+
+def _single(value: float) -> float:
+    """``value`` rounded to the nearest single-precision float, as numpy's ``float32`` does.
+
+    Without numpy: workflow sandboxes may import this module (a test's workflow through the
+    tests' harness), and numpy's core loads once per process.
+    """
+    single: float = struct.unpack("f", struct.pack("f", value))[0]
+    return single
