@@ -237,10 +237,6 @@ REVIEW_OPS = ActivityDecl[ReviewInput, ReviewVerdict](
     "review_ops", ReviewInput, ReviewVerdict, Pool.AGENTS, MINUTE, QUICK)
 REVIEW_QUALITY_SAFETY = ActivityDecl[ReviewInput, ReviewVerdict](
     "review_quality_safety", ReviewInput, ReviewVerdict, Pool.AGENTS, MINUTE, QUICK)
-REVIEW_OPS_QUALITY_SAFETY = ActivityDecl[ReviewInput, list[ReviewVerdict]](
-    "review_ops_quality_safety", ReviewInput, list[ReviewVerdict], Pool.AGENTS, MINUTE, QUICK)
-"""The agents pool's two reviewers in one dispatch: ops's verdict, then quality and safety's
-(each still its own reviewer, check and verdict)."""
 CALL_MODEL = _role("call_model", ModelCall, ModelAnswer)
 PLAN_GOAL = _role("plan_goal", PlanRequest, PlanAnswer)
 REVIEW_PLAN = _role("review_plan", PlanReviewRequest, PlanReviewAnswer)
@@ -324,9 +320,9 @@ REVISE_SKILLS = ActivityDecl[writing.ReviseInput, writing.ReviseAnswer](
 CATALOGUE: tuple[ActivityDecl[Any, Any], ...] = (
     RECORD_EVENTS, WRITE_REPORT, WRITE_TASK_REPORT, WRITE_STUDY_REPORT, CLOSE_CYCLE,
     RESOLVE_REUSE, HAND_OFF_OUTCOME,
-    REVIEW_OPS, REVIEW_QUALITY_SAFETY, REVIEW_OPS_QUALITY_SAFETY, CALL_MODEL, PLAN_GOAL,
-    REVIEW_PLAN, WRITE_JOB, REVIEW_JOB_MODEL, DEBUG_JOB, SUMMARIZE_RUN, SYNTHESIZE_STUDY,
-    JUDGE_HYPOTHESIS, WRITE_SKILL, JUDGE_MERGE,
+    REVIEW_OPS, REVIEW_QUALITY_SAFETY, CALL_MODEL, PLAN_GOAL, REVIEW_PLAN, WRITE_JOB,
+    REVIEW_JOB_MODEL, DEBUG_JOB, SUMMARIZE_RUN, SYNTHESIZE_STUDY, JUDGE_HYPOTHESIS, WRITE_SKILL,
+    JUDGE_MERGE,
     REFORMULATE_QUERY, REFLECT_FAILURE,
     EXECUTE_JOB, VERIFY_EVIDENCE, REVIEW_INFRASTRUCTURE, RESCAN_ARTIFACTS, PROBE_ENVIRONMENT,
     PREPARE_ENVIRONMENT,

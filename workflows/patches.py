@@ -48,8 +48,6 @@ _ALL = (_RUN, _BRANCH, _TASK, _STUDY)
 CHECKPOINTS_PATCH = "named-checkpoints"
 STUDY_SYNTHESIS_PATCH = "study-synthesis"
 TIERING_PATCH = "complexity-tiers"
-VERIFY_WITH_JOB_PATCH = "verify-with-job"
-AGENT_REVIEWS_PATCH = "agent-reviews-together"
 TASK_BATCHES_PATCH = "task-batches"
 
 PATCHES: tuple[Patch, ...] = (
@@ -60,12 +58,6 @@ PATCHES: tuple[Patch, ...] = (
     Patch(TIERING_PATCH, since="0.2.0", workflows=(_TASK,),
           what="a light task asks one model reviewer, and calls the debuggers only after a "
                "second failure (its first escalates it to full)"),
-    Patch(VERIFY_WITH_JOB_PATCH, since="0.2.0", workflows=(_TASK,),
-          what="a task's job and the first verification of its evidence go in one sandbox "
-               "dispatch; verification stays its own phase, check and events"),
-    Patch(AGENT_REVIEWS_PATCH, since="0.2.0", workflows=(_TASK,),
-          what="the agents pool's two reviewers (ops, quality and safety) go in one dispatch "
-               "beside the infrastructure reviewer's; each verdict stays its reviewer's"),
     Patch(TASK_BATCHES_PATCH, since="0.2.0", workflows=(_RUN,),
           what="a run of over 1 000 tasks (or policy.batch_tasks) runs them in batches, "
                "each a TaskBatchWorkflow child"),

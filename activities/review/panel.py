@@ -9,8 +9,6 @@ APPROVE exactly when no finding is critical.
 
 - ``review_ops`` (agents pool, pure): the job spec is complete, consistent and within policy.
 - ``review_quality_safety`` (agents pool, pure): what the code would do, read statically.
-- ``review_ops_quality_safety`` (agents pool): both of the above in one dispatch, as a task
-  asks them (one activity task instead of two; each verdict its reviewer's own).
 - ``review_infrastructure`` (sandbox pool): whether the machine that runs jobs can run this
   one; a method of :class:`InfrastructureReviewer`, which the sandbox worker builds.
 
@@ -25,11 +23,10 @@ import asyncio
 from activities.review.infra import InfrastructureReviewer
 from activities.review.ops import review_ops_spec
 from activities.review.safety.check import review_quality_safety_source
-from workflows.catalogue import REVIEW_OPS, REVIEW_OPS_QUALITY_SAFETY, REVIEW_QUALITY_SAFETY
+from workflows.catalogue import REVIEW_OPS, REVIEW_QUALITY_SAFETY
 from workflows.contracts.verdicts import ReviewInput, ReviewVerdict
 
-__all__ = ["InfrastructureReviewer", "review_ops", "review_ops_quality_safety",
-           "review_quality_safety"]
+__all__ = ["InfrastructureReviewer", "review_ops", "review_quality_safety"]
 
 
 @REVIEW_OPS.defn
@@ -42,9 +39,3 @@ async def review_ops(req: ReviewInput) -> ReviewVerdict:
 async def review_quality_safety(req: ReviewInput) -> ReviewVerdict:
     """Quality and safety review: a static reading of the job's source."""
     return await asyncio.to_thread(review_quality_safety_source, req)
-
-
-@REVIEW_OPS_QUALITY_SAFETY.defn
-async def review_ops_quality_safety(req: ReviewInput) -> list[ReviewVerdict]:
-    """The ops and the quality and safety reviews of one job, in that order, at once."""
-    return list(await asyncio.gather(review_ops(req), review_quality_safety(req)))

@@ -73,7 +73,6 @@ from activities.sandbox.artifacts import (
 from activities.sandbox.cgroup import sweep_stale
 from activities.sandbox.classify import KEEPS_NOTHING
 from activities.sandbox.command import Tools, build_argv, uid_pool
-from activities.sandbox.evidence import Verifier, with_evidence
 from activities.sandbox.guards import JobGuards, Totals
 from activities.sandbox.hierarchy import CgroupSupport
 from activities.sandbox.interpreter import job_tools
@@ -129,7 +128,6 @@ class Sandbox:
         cgroups: where jobs' cgroups go, instead of what is measured on this machine
             (:meth:`CgroupSupport.unavailable` runs jobs without one).
         environments: provisioned job environments (none: every job runs in ``python``).
-        verifier: verifies the evidence of a job that asks (``activities.sandbox.evidence``).
 
     Raises:
         SandboxUnavailableError: the requested isolation cannot run jobs on this machine.
@@ -147,8 +145,7 @@ class Sandbox:
                  fingerprint: Callable[[], Awaitable[str]] | None = None,
                  cgroups: CgroupSupport | None = None,
                  store: ArtifactStore | None = None,
-                 environments: Environments | None = None,
-                 verifier: Verifier | None = None) -> None:
+                 environments: Environments | None = None) -> None:
         status = require(isolation, python=python, bwrap=bwrap)
         self.status = status if cgroups is None else dataclasses.replace(status, cgroups=cgroups)
         sweep_stale(self.status.cgroups)
@@ -175,14 +172,13 @@ class Sandbox:
         self._sources = Sources(self._work_dir, store)
         self._store = store
         self._environments = environments
-        self._verifier = verifier
         self._disks = [("the work directory", self._work_dir)]
         if isinstance(store, LocalArtifactStore):
             self._disks.append(("the artifact store", store.root))
 
     @EXECUTE_JOB.defn
     async def execute_job(self, req: ExecuteJobInput) -> ExecutionOutcome:
-        """Run one attempt of a task's job, classify how it ended, verify its evidence if asked."""
+        """Run one attempt of a task's job and classify how it ended."""
         layout = plan_layout(self._work_dir, req, task_execution())  # its own per execution
         self._sources.check(req)
         limits = Limits.for_job(req.job.resources, max_memory_mb=self._max_memory_mb,
@@ -209,7 +205,7 @@ class Sandbox:
         finally:
             environment.cancel()
         record.job_ran(outcome)
-        return await with_evidence(self._verifier, req, outcome)
+        return outcome
 
     async def _job_tools(self, req: ExecuteJobInput) -> Tools:
         """The sandbox's tools with the job's interpreter: its environment's, if it has one."""

@@ -26,12 +26,7 @@ from activities.memory.memory import Memory
 from activities.memory.recall import Recall
 from activities.reflection.reflection import Reflection
 from activities.review.infra import InfrastructureReviewer
-from activities.review.panel import (
-    review_ops,
-    review_ops_quality_safety,
-    review_quality_safety,
-)
-from activities.sandbox.evidence import Verifier, with_evidence
+from activities.review.panel import review_ops, review_quality_safety
 from skills.library import SkillLibrary
 from tests.support.fakes import EventSink, LearnerSink, ReportSink, fake_activity
 from workflows.constants import run_workflow_id
@@ -81,14 +76,8 @@ class FakeSandbox:
         self.ran: list[str] = []
         self.args_seen: list[dict[str, Any]] = []
         self.deps_seen: dict[str, list[str]] = {}
-        self.verifier: Verifier | None = None
-        """Set: a job that asks has its evidence verified in its own dispatch, as the real
-        sandbox's worker does (``activities.sandbox.evidence``)."""
 
     async def execute(self, req: ExecuteJobInput) -> ExecutionOutcome:
-        return await with_evidence(self.verifier, req, await self._run(req))
-
-    async def _run(self, req: ExecuteJobInput) -> ExecutionOutcome:
         self.ran.append(req.task_id)
         self.args_seen.append(dict(req.job.args))
         self.deps_seen[req.task_id] = [f"{d.task_id}/{d.name}" for d in req.dependency_artifacts]
@@ -150,16 +139,13 @@ class Harness:
     def __init__(self, env: WorkflowEnvironment, queue: str, root: Path, *,
                  overrides: dict[str, Callable[[Any], Awaitable[Any]]] | None = None,
                  extra: list[Callable[..., Any]] | None = None,
-                 workflows: list[type] | None = None, verify_with_job: bool = False) -> None:
+                 workflows: list[type] | None = None) -> None:
         """``overrides`` replaces activities by name (e.g. a reflection that is unsure);
-        ``extra`` adds activities already defined (``@activity.defn``); ``verify_with_job``
-        has the fake sandbox verify evidence in the job's dispatch with the worker's
-        ``verify_evidence``, as the real sandbox worker does."""
+        ``extra`` adds activities already defined (``@activity.defn``)."""
         self.env, self.queue, self.root = env, queue, root
         self.overrides = overrides or {}
         self.extra = extra or []
         self.workflows = workflows or []
-        self.verify_with_job = verify_with_job
         self.sandbox, self.sink, self.reports = FakeSandbox(root), EventSink(), ReportSink()
         self.learner = LearnerSink()
         self.result: ResearchResult | None = None
@@ -190,7 +176,6 @@ class Harness:
             "verify_evidence": EvidenceVerifier(self.sandbox.store).verify_evidence,
             "review_ops": review_ops,
             "review_quality_safety": review_quality_safety,
-            "review_ops_quality_safety": review_ops_quality_safety,
             "diagnose_failure": Reflection(None, None).diagnose_failure,
             "consult_memory": self.memory.consult_memory,
             "remember_task": self.memory.remember_task,
@@ -203,8 +188,6 @@ class Harness:
             "hand_off_outcome": self.learner.activity(),
             "reflect_failure": fake_activity("reflect_failure", no_reflector)}
         activities.update({name: fake_activity(name, fn) for name, fn in self.overrides.items()})
-        if self.verify_with_job:
-            self.sandbox.verifier = activities["verify_evidence"]
         async with Worker(self.env.client, task_queue=self.queue,
                           workflows=[ResearchWorkflow, BranchWorkflow, TaskWorkflow, StudyWorkflow,
                                      TaskBatchWorkflow,

@@ -114,8 +114,8 @@ async def build_specs(settings: Settings, pools: Sequence[Pool], *, database_url
                           max_artifacts_mb=settings.job_max_artifacts_mb,
                           min_free_disk_mb=settings.min_free_disk_mb,
                           isolation=settings.sandbox_isolation, fingerprint=probe.fingerprint,
-                          store=artifacts, environments=environments,
-                          verifier=EvidenceVerifier(artifacts).verify_evidence)
+                          store=artifacts,
+                          environments=environments)
         infra = InfrastructureReviewer(settings.work_dir, environments=environments)
         preparer = EnvironmentPreparer(environments, infra.base_versions)
         relinker = Relinker(settings.work_dir, artifacts)
@@ -271,7 +271,7 @@ async def _agents_spec(settings: Settings, database_url: str,
     from activities.llm.ledger import BudgetLedger
     from activities.profiles.stored import DataProfiles
     from activities.research.tool import DocsResearcher
-    from activities.review.panel import review_ops, review_ops_quality_safety, review_quality_safety
+    from activities.review.panel import review_ops, review_quality_safety
     from skills.store import SkillStore
 
     ledger = BudgetLedger(database_url)  # opens on the first call of a run with a budget
@@ -306,9 +306,9 @@ async def _agents_spec(settings: Settings, database_url: str,
                     profiles=DataProfiles(artifacts, max_bytes=settings.profile_bytes,
                                           scan_bytes=settings.profile_scan_bytes))
     writer = SkillWriter(gateway)
-    return PoolSpec(activities=[review_ops, review_quality_safety, review_ops_quality_safety,
-                                gateway.call_model, agents.plan_goal, agents.review_plan,
-                                agents.write_job, agents.review_job_model, agents.debug_job,
+    return PoolSpec(activities=[review_ops, review_quality_safety, gateway.call_model,
+                                agents.plan_goal, agents.review_plan, agents.write_job,
+                                agents.review_job_model, agents.debug_job,
                                 agents.summarize_run, agents.synthesize_study, writer.write_skill,
                                 writer.judge_merge, writer.reformulate_query,
                                 agents.reflect_failure, agents.judge_hypothesis])

@@ -75,9 +75,6 @@ class ExecuteJobInput(Model):
     )
     environment: PreparedEnvironment | None = None
     """The provisioned environment the job runs in (none: the worker's own interpreter)."""
-    verify_checks: list[Check] | None = None
-    """Set: a job that succeeds has its evidence verified against these checks in the same
-    dispatch (``ExecutionOutcome.verification``); none: the job alone runs."""
 
 
 class ExecutionOutcome(Model):
@@ -105,9 +102,6 @@ class ExecutionOutcome(Model):
     """Fingerprint of the job interpreter (Python version and a digest of its packages), or
     ``name@digest`` of a provisioned environment: reflection correlates failures with changes
     of it."""
-    verification: Verification | None = None
-    """The evidence verified in the job's own dispatch, when it was asked and could be; the
-    task takes it out as its verify step's answer, so a kept outcome never carries one."""
 
 
 # --- evidence ------------------------------------------------------------------------------
@@ -139,9 +133,6 @@ class Verification(Model):
     checks: list[CheckResult] = Field(default_factory=list[CheckResult])
     artifacts: list[Artifact] = Field(default_factory=list[Artifact])
     summary: str = ""
-
-
-ExecutionOutcome.model_rebuild()  # its ``verification`` is declared after it
 
 
 # --- events --------------------------------------------------------------------------------

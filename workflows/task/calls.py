@@ -17,8 +17,6 @@ with workflow.unsafe.imports_passed_through():
         PREPARE_ENVIRONMENT,
         PROBE_ENVIRONMENT,
         RESCAN_ARTIFACTS,
-        REVIEW_INFRASTRUCTURE,
-        REVIEW_OPS_QUALITY_SAFETY,
         REVIEWERS,
         VERIFY_EVIDENCE,
     )
@@ -35,7 +33,6 @@ with workflow.unsafe.imports_passed_through():
     from workflows.contracts.results import TaskInput
     from workflows.contracts.roles import EnvironmentFacts
     from workflows.contracts.verdicts import InputDigest, ReviewInput, ReviewVerdict
-    from workflows.patches import AGENT_REVIEWS_PATCH
 
 JOB_GRACE = timedelta(seconds=120)
 """Time an execute attempt gets beyond the job's own timeout (workspace, hashing, hand-back)."""
@@ -82,19 +79,9 @@ class TaskCalls:
             policy=self.task.policy.review)
 
     async def review(self, job: JobSpec, *, diagnostic: bool = False) -> list[ReviewVerdict]:
-        """The three reviewers, in parallel; the agents pool's two in one dispatch."""
+        """The three reviewers, in parallel."""
         req = self.review_input(job, diagnostic=diagnostic)
         what = "diagnostic script" if diagnostic else job.filename or "job"
-        if workflow.patched(AGENT_REVIEWS_PATCH):
-            queues, tid = self.task.queues, req.task_id
-            agents, infra = await asyncio.gather(
-                REVIEW_OPS_QUALITY_SAFETY.run(
-                    req, queues=queues,
-                    summary=f"Task {tid} · review_ops and review_quality_safety review {what}"),
-                REVIEW_INFRASTRUCTURE.run(
-                    req, queues=queues,
-                    summary=f"Task {tid} · review_infrastructure reviews {what}"))
-            return [*agents, infra]
         return list(await asyncio.gather(
             *(reviewer.run(req, queues=self.task.queues,
                            summary=f"Task {req.task_id} · {reviewer.name} reviews {what}")
@@ -113,14 +100,11 @@ class TaskCalls:
                     f"{asked.environment or 'for its requirements'}")
 
     async def execute(self, job: JobSpec, attempt: int, *, label: str | None = None,
-                      environment: PreparedEnvironment | None = None,
-                      verify: bool = False) -> ExecutionOutcome:
+                      environment: PreparedEnvironment | None = None) -> ExecutionOutcome:
         """Run the job in the sandbox (heartbeating, so a lost worker is noticed quickly).
 
         ``label`` runs it in a working directory of its own (``<task>.<label>``), as the
-        diagnostic debugger's scripts do. ``verify`` asks the sandbox to verify the evidence
-        of a job that succeeds against the task's checks in the same dispatch
-        (``ExecutionOutcome.verification``); the attempt gets the time a verification does.
+        diagnostic debugger's scripts do.
         """
         decision = self.task.decision
         task_id = f"{self.task.scope()}.{label}" if label else self.task.scope()
@@ -128,11 +112,9 @@ class TaskCalls:
             ExecuteJobInput(run_id=self.task.run_id, task_id=task_id, attempt=attempt,
                             job=job, inputs=decision.resolved_inputs,
                             dependency_artifacts=self.task.dependency_artifacts,
-                            environment=environment,
-                            verify_checks=decision.checks if verify else None),
+                            environment=environment),
             queues=self.task.queues,
-            start_to_close=(timedelta(seconds=job.resources.timeout_s) + JOB_GRACE
-                            + (EVIDENCE_BASE if verify else timedelta(0))),
+            start_to_close=timedelta(seconds=job.resources.timeout_s) + JOB_GRACE,
             heartbeat=self.heartbeat, summary=job_summary(task_id, job.filename, attempt))
 
     async def environment(self) -> EnvironmentFacts:

@@ -1,11 +1,7 @@
 """The sandbox steps of a TaskWorkflow: run a job, check its evidence, re-link what was misplaced.
 
 Each step counts its attempt, records its events and keeps a snapshot; a step the sandbox or
-the verifier cannot do at all ends the task with :class:`Finish` and the reason. The job's
-dispatch also verifies the evidence of a job that succeeds: the verify step takes that answer
-as its own (its phase, attempt, event and snapshot as ever) instead of a second dispatch, and
-dispatches ``verify_evidence`` itself for any other outcome (re-linked evidence, a sandbox that
-could not verify, a task resumed at ``verify``).
+the verifier cannot do at all ends the task with :class:`Finish` and the reason.
 """
 
 from __future__ import annotations
@@ -20,7 +16,6 @@ with workflow.unsafe.imports_passed_through():
     from workflows.contracts.execution import ExecutionOutcome, Verification
     from workflows.contracts.plan import JobSpec
     from workflows.contracts.roles import EnvironmentFacts
-    from workflows.patches import VERIFY_WITH_JOB_PATCH
     from workflows.task.calls import TaskCalls
     from workflows.task.phases import Phase
     from workflows.task.state import Finish, TaskState
@@ -47,8 +42,6 @@ class Execution:
     def __init__(self, state: TaskState, calls: TaskCalls) -> None:
         self.state = state
         self.calls = calls
-        self.early: tuple[JobSpec, ExecutionOutcome, Verification] | None = None
-        """The verification the last job's own dispatch made, with that job and outcome."""
 
     async def run(self, job: JobSpec) -> ExecutionOutcome:
         """Run ``job`` in the sandbox and record how it went.
@@ -69,18 +62,13 @@ class Execution:
         state, log = self.state, self.state.log
         await log.flush()
         environment = await self.prepare(job)
-        self.early = None
         try:
-            outcome = await self.calls.execute(job, attempt, environment=environment,
-                                               verify=workflow.patched(VERIFY_WITH_JOB_PATCH))
+            outcome = await self.calls.execute(job, attempt, environment=environment)
         except ActivityError as err:
             reason = f"the sandbox could not run the job: {root_message(err)}"
             log.add("error", "error", agent="sandbox", status="failed",
                     outputs={"reason": reason})
             raise Finish("failed", reason) from err
-        if outcome.verification is not None:
-            self.early = (job, outcome, outcome.verification)
-            outcome.verification = None
         ok = outcome.outcome == "succeeded"
         log.add("code_exec", "complete" if ok else "error", agent="sandbox",
                 status=outcome.outcome, duration_ms=int(outcome.duration_s * 1000),
@@ -138,15 +126,11 @@ class Execution:
     async def verify(self, job: JobSpec, outcome: ExecutionOutcome) -> Verification:
         """Check the evidence ``job`` left, and record the verdict."""
         self.state.bump(Phase.VERIFY)
-        early, self.early = self.early, None
-        if early is not None and early[0] is job and early[1] is outcome:
-            verification = early[2]
-        else:
-            try:
-                verification = await self.calls.verify(job, outcome)
-            except ActivityError as err:
-                raise Finish("failed", f"the evidence could not be checked: "
-                                       f"{root_message(err)}") from err
+        try:
+            verification = await self.calls.verify(job, outcome)
+        except ActivityError as err:
+            raise Finish("failed", f"the evidence could not be checked: "
+                                   f"{root_message(err)}") from err
         self.state.log.add("tool_call", "complete" if verification.passed else "error",
                            agent="verifier", status="pass" if verification.passed else "fail",
                            outputs={"summary": verification.summary,

@@ -52,7 +52,6 @@ from tests.histories.capture.unhung import (
     save_unhung,
 )
 from tests.histories.capture.upserts import run_coalesced
-from tests.histories.capture.verified import run_verified
 from tests.histories.capture.writer import Recorder, Reformulating, run_library, run_reformulated
 from tests.workflows.agents_fakes import goal_agents, job, probe_environment
 from tests.workflows.harness import Harness, task
@@ -240,8 +239,6 @@ async def capture() -> None:
             runs.append(("reflector_deferred", await run_deferred(env, Path(tmp))))
         with tempfile.TemporaryDirectory() as tmp:
             runs.append(("tiers", await run_tiers(env, Path(tmp))))
-        with tempfile.TemporaryDirectory() as tmp:
-            runs.append(("verified", await run_verified(env, Path(tmp))))
         with tempfile.TemporaryDirectory() as tmp:
             runs.append(("goalenv", (await run_goal_environment(env, Path(tmp))).result))
         with tempfile.TemporaryDirectory() as tmp:

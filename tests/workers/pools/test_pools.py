@@ -111,7 +111,7 @@ async def test_agent_roles_serve_on_the_agents_pool_and_the_probe_on_the_sandbox
                               JUDGE_HYPOTHESIS)]
     writer = [d.name for d in (WRITE_SKILL, JUDGE_MERGE, REFORMULATE_QUERY)]
     assert set(agents) == {*roles, *writer, CALL_MODEL.name, "review_ops",
-                           "review_quality_safety", "review_ops_quality_safety"}
+                           "review_quality_safety"}
     assert PROBE_ENVIRONMENT.name in sandbox and not set(roles) & set(sandbox)
     gateways = {id(agents[name].__self__.gateway) for name in roles + writer}
     assert gateways == {id(agents[CALL_MODEL.name].__self__)}

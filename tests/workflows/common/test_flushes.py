@@ -58,7 +58,7 @@ async def test_deterministic_panels_add_no_flush_and_every_event_arrives_once(
     for tid, panels in (("a", 1), ("b", 2)):  # b: out of memory, patched, reviewed again
         handle = time_env.client.get_workflow_handle(task_workflow_id(report.run_id, tid))
         kinds = _kinds(list((await handle.fetch_history()).events))
-        starts = [i for i, kind in enumerate(kinds) if kind == "review_ops_quality_safety"]
+        starts = [i for i, kind in enumerate(kinds) if kind == "review_ops"]
         assert len(starts) == panels, (tid, kinds)
         for start in starts:  # no flush before the panel; one before the job it passes
             assert start == 0 or kinds[start - 1] != "record_events", (tid, kinds)
@@ -81,7 +81,7 @@ async def test_events_are_written_before_the_model_reviewers_are_called(
     (first, *_) = result.tasks
     handle = time_env.client.get_workflow_handle(task_workflow_id(result.run_id, first.task_id))
     kinds = _kinds(list((await handle.fetch_history()).events))
-    panel = kinds.index("review_ops_quality_safety")
+    panel = kinds.index("review_ops")
     model = kinds.index("review_job_model")
     assert "record_events" in kinds[panel:model], kinds
     assert kinds[panel - 1] != "record_events", "no flush of its own before the panel"

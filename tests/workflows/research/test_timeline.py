@@ -77,8 +77,7 @@ async def test_task_workflows_read_as_the_plan_and_are_found_by_assay_plan(
 
     summaries = await _activity_summaries(dev_env.client, fit_handle.id)
     assert summaries["execute_job"] == ["Task fit · run job job.py (attempt 1)"]
-    assert summaries["review_ops_quality_safety"] == [
-        "Task fit · review_ops and review_quality_safety review job.py"]
+    assert summaries["review_ops"] == ["Task fit · review_ops reviews job.py"]
     assert summaries["verify_evidence"] == ["Task fit · verify the evidence of job.py"]
 
 
