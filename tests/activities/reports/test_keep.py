@@ -13,7 +13,7 @@ from PIL import Image
 from temporalio.testing import ActivityEnvironment
 
 from activities.artifacts.store import LocalArtifactStore
-from activities.reports.keep import EXCERPT_BYTES
+from activities.reports.keep import ARTIFACT_BUDGET, EXCERPT_BYTES
 from activities.reports.writer import ReportWriter
 from workflows.contracts.execution import Artifact
 from workflows.contracts.results import RunReport, TaskResult, WriteReportInput
@@ -56,8 +56,9 @@ class Work:
                          finished_at=START, tasks=[task])
 
 
-async def write(tmp_path: Path, work: Work, **options: int) -> tuple[RunReport, str]:
-    writer = ReportWriter(tmp_path / "runs", work.store, **options)
+async def write(tmp_path: Path, work: Work, artifact_budget: int = ARTIFACT_BUDGET,
+                ) -> tuple[RunReport, str]:
+    writer = ReportWriter(tmp_path / "runs", work.store, artifact_budget=artifact_budget)
     paths = await ActivityEnvironment().run(writer.write_report,
                                             WriteReportInput(report=work.report()))
     final = RunReport.model_validate_json(Path(paths.results_json).read_text())
