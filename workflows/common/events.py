@@ -21,6 +21,7 @@ is a command: the parent ids travel in the events the workflow writes anyway.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import uuid
 import weakref
 from collections.abc import Generator
@@ -198,7 +199,10 @@ class EventLog:
         try:
             yield scope
         finally:
-            _WITHIN.reset(token)
+            # A workflow evicted while it waits inside the block has its coroutine closed
+            # outside the asyncio task's context, where the token cannot be reset (nor needs to).
+            with contextlib.suppress(ValueError):
+                _WITHIN.reset(token)
 
     def flush_soon(self, summary: str) -> None:
         """Write the buffered events now, from a handler that cannot wait (a signal's).
