@@ -10,10 +10,11 @@ import signal
 import subprocess
 import sys
 import uuid
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Callable
 from pathlib import Path
 from typing import Any
 
+from pydantic import SecretStr
 from temporalio.api.common.v1 import WorkflowExecution
 from temporalio.api.enums.v1 import EventType
 from temporalio.api.workflowservice.v1 import ResetWorkflowExecutionRequest
@@ -22,6 +23,7 @@ from temporalio.client import Client
 from activities.artifacts.store import LocalArtifactStore
 from activities.events.schema import StoredEvent
 from activities.events.store import EventStore
+from tests.support.fake_anthropic import FakeAnthropic
 from workers.cli.show import load_report
 from workers.pools.builders import SERVED_POOLS, run_pools
 from workers.settings import Settings
@@ -52,6 +54,20 @@ async def pools_serving(settings: Settings, database_url: str, client: Client, *
     finally:
         stop.set()
         await running
+
+
+@contextlib.asynccontextmanager
+async def scripted_pools(client: Client, database_url: str, data_dir: Path, prefix: str,
+                         script: Callable[[FakeAnthropic], None],
+                         ) -> AsyncGenerator[tuple[Settings, FakeAnthropic]]:
+    """Every pool in this process, its model a scripted Messages API server ``script`` taught."""
+    with FakeAnthropic() as fake:
+        script(fake)
+        settings = isolated_settings(data_dir, prefix).model_copy(update={
+            "anthropic_api_key": SecretStr("sk-ant-test-scripted"),
+            "anthropic_base_url": fake.base_url})
+        async with pools_serving(settings, database_url, client):
+            yield settings, fake
 
 
 def store_of(settings: Settings) -> LocalArtifactStore:

@@ -14,11 +14,10 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-from pydantic import SecretStr
 from temporalio.testing import WorkflowEnvironment
 
 from client.assay import AssayClient
-from tests.support.e2e import isolated_settings, pools_serving, report_of, store_of
+from tests.support.e2e import report_of, scripted_pools, store_of
 from tests.support.fake_anthropic import FakeAnthropic
 from tests.workers.evaluation.dose_script import DATA, GOAL, RECORDING, SUITE, script
 from workers.evaluation.scoring import score
@@ -34,13 +33,9 @@ pytestmark = pytest.mark.integration
 @pytest.fixture
 async def served(dev_env: WorkflowEnvironment, fresh_database_url: str, tmp_path: Path,
                  task_queue: str) -> AsyncIterator[tuple[Settings, FakeAnthropic]]:
-    with FakeAnthropic() as fake:
-        script(fake)
-        settings = isolated_settings(tmp_path / "assay", task_queue).model_copy(update={
-            "anthropic_api_key": SecretStr("sk-ant-test-dose"),
-            "anthropic_base_url": fake.base_url})
-        async with pools_serving(settings, fresh_database_url, dev_env.client):
-            yield settings, fake
+    async with scripted_pools(dev_env.client, fresh_database_url, tmp_path / "assay",
+                              task_queue, script) as served:
+        yield served
 
 
 async def run_goal(client: AssayClient, settings: Settings, flags: AgentFlags) -> RunReport:
