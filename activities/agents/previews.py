@@ -8,7 +8,8 @@ no disk shared with the sandbox; without one, from its path. A file that is not 
 text (a NUL byte, not UTF-8) or unreadable is left out. Reads are bounded:
 :data:`PREVIEW_BYTES` per file, :data:`PREVIEW_LINES` lines of at most
 :data:`PREVIEW_LINE_CHARS` characters, each cut saying so (an S3 store still downloads the
-whole object to check its digest first).
+whole object to check its digest first). Whatever a preview leaves out it says, and how much:
+its last line counts the lines shown and the bytes of the file not shown.
 """
 
 from __future__ import annotations
@@ -27,8 +28,8 @@ PREVIEW_LINES = 5
 PREVIEW_LINE_CHARS = 160
 CUT_LINE = " …"
 """Ends a line cut to :data:`PREVIEW_LINE_CHARS`."""
-CUT_REST = "[… the rest of the file is not shown]"
-"""Ends a preview of a file longer than its first lines."""
+CUT_REST = "[… {shown}; the other {left:,} of its {size:,} bytes are not shown]"
+"""Ends a preview that leaves part of its file out (see :func:`cut_note`)."""
 UTF8_LONGEST = 4
 """Bytes of the longest UTF-8 character: a read may end inside one."""
 
@@ -44,12 +45,28 @@ def stored_lines(store: ArtifactStore, sha256: str) -> str | None:
     try:
         with store.open(sha256) as handle:
             chunk = handle.read(PREVIEW_BYTES)
+            size = handle.seek(0, 2)
     except (StoreError, OSError):
         return None
-    return _text(chunk)
+    return _text(chunk, size)
 
 
-def _text(chunk: bytes) -> str | None:
+def cut_note(lines: int, shown_bytes: int, size: int) -> str:
+    """The last line of a preview that shows ``shown_bytes`` of a ``size``-byte file."""
+    shown = f"first {lines} line{'' if lines == 1 else 's'} shown"
+    return CUT_REST.format(shown=shown, left=size - shown_bytes, size=size)
+
+
+def _line(line: str) -> tuple[str, int]:
+    """A line as shown (cut to :data:`PREVIEW_LINE_CHARS`) and the file's bytes it shows."""
+    body = line.splitlines()[0]
+    if len(body) > PREVIEW_LINE_CHARS:
+        kept = body[:PREVIEW_LINE_CHARS]
+        return kept + CUT_LINE, len(kept.encode())
+    return body, len(line.encode())
+
+
+def _text(chunk: bytes, size: int) -> str | None:
     if b"\0" in chunk:
         return None
     try:
@@ -58,11 +75,11 @@ def _text(chunk: bytes) -> str | None:
         if len(chunk) < PREVIEW_BYTES or err.start < len(chunk) - UTF8_LONGEST:
             return None
         text = chunk[:err.start].decode("utf-8")
-    lines = text.splitlines()
-    shown = [line if len(line) <= PREVIEW_LINE_CHARS else line[:PREVIEW_LINE_CHARS] + CUT_LINE
-             for line in lines[:PREVIEW_LINES]]
-    if len(lines) > PREVIEW_LINES or len(chunk) >= PREVIEW_BYTES:
-        shown.append(CUT_REST)
+    lines = [_line(line) for line in text.splitlines(keepends=True)[:PREVIEW_LINES]]
+    shown = [line for line, _ in lines]
+    shown_bytes = sum(count for _, count in lines)
+    if shown_bytes < size:
+        shown.append(cut_note(len(shown), shown_bytes, size))
     return "\n".join(shown)
 
 

@@ -9,10 +9,10 @@ import pytest
 
 from activities.agents.previews import (
     CUT_LINE,
-    CUT_REST,
     PREVIEW_BYTES,
     PREVIEW_LINE_CHARS,
     PREVIEW_LINES,
+    cut_note,
     previews,
     stored_lines,
 )
@@ -38,7 +38,15 @@ def test_a_text_file_shows_its_first_lines_cut_to_width(tmp_path: Path) -> None:
     lines = (first_lines(path) or "").splitlines()
     assert len(lines) == PREVIEW_LINES + 1 and lines[0] == "x,y"
     assert lines[1] == "0," + "y" * (PREVIEW_LINE_CHARS - 2) + CUT_LINE
-    assert lines[-1] == CUT_REST
+    assert lines[-1] == "[… first 5 lines shown; the other 5,430 of its 6,074 bytes are not shown]"
+
+
+def test_a_short_file_with_a_long_line_says_how_much_of_it_is_not_shown(tmp_path: Path) -> None:
+    path = tmp_path / "wide.json"
+    path.write_text('{"coefficients": [' + ", ".join(["0.123456"] * 40) + "]}\n")
+    shown = (first_lines(path) or "").splitlines()
+    assert shown[0].endswith(CUT_LINE)
+    assert shown[1] == "[… first 1 line shown; the other 259 of its 419 bytes are not shown]"
 
 
 def test_a_short_file_is_shown_whole_without_a_note(tmp_path: Path) -> None:
@@ -66,7 +74,8 @@ def test_a_digest_the_store_lacks_is_left_out(tmp_path: Path) -> None:
 def test_a_read_that_ends_inside_a_character_keeps_the_text_before_it(tmp_path: Path) -> None:
     path = tmp_path / "wide.txt"
     path.write_bytes(b"a" * (PREVIEW_BYTES - 1) + "é".encode() + b"more\n")
-    assert first_lines(path) == "a" * PREVIEW_LINE_CHARS + CUT_LINE + "\n" + CUT_REST
+    assert first_lines(path) == ("a" * PREVIEW_LINE_CHARS + CUT_LINE + "\n"
+                                 + cut_note(1, PREVIEW_LINE_CHARS, PREVIEW_BYTES + 6))
 
 
 def upstream(tmp_path: Path) -> TaskDigest:
