@@ -13,7 +13,7 @@ from activities.agents.prompting import section
 from workflows.common.answer_format import (
     AnswerFormatError,
     as_number,
-    decimals,
+    field_decimals,
     format_names,
     parse_fields,
     same_value,
@@ -50,7 +50,7 @@ def problems(answer_format: str, values: dict[str, str], out: RunAnswerInFormat,
         names = format_names(answer_format)
     except AnswerFormatError as err:
         return [str(err)]
-    places = decimals(answer_format)
+    places = field_decimals(answer_format)
     cited = {c.name: c for c in out.cites}
     done = {t.task_id: t for t in tasks if t.status == "completed"}
     found: list[str] = []
@@ -68,9 +68,10 @@ def problems(answer_format: str, values: dict[str, str], out: RunAnswerInFormat,
                          "task's verified metrics hold")
             continue
         metric = task.metrics[cite.metric]
-        if as_number(metric) is None and not isinstance(metric, str):
+        number = as_number(metric)
+        if number is None and not isinstance(metric, str):
             found.append(f"@{name}: {cite.task_id}.{cite.metric} is not a value")
-        elif not same_value(values[name], metric, places):
+        elif not same_value(values[name], metric, places.get(name)):
             found.append(f"@{name}: {values[name]} differs from {cite.task_id}."
-                         f"{cite.metric} = {metric}")
+                         f"{cite.metric} = {number if isinstance(metric, dict) else metric}")
     return found

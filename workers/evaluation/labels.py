@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 
 from workers.evaluation.scoring import MISSING, lookup
-from workflows.common.answer_format import decimals, same_value
+from workflows.common.answer_format import field_decimals, same_value
 
 FORMAT_CAUSE = "answer format"
 """The prefix of a miss that is the answer's form, not its values."""
@@ -41,13 +41,13 @@ def score_labels(document: Any, answer_format: str, labels: dict[str, str]) -> L
         text = str(given.get("text") or "")[:80]
         return LabelScore(missed=[f"{FORMAT_CAUSE}: no @name[value] field can be read in "
                                   f"{text!r}"], problems=problems)
-    places = decimals(answer_format)
+    places = field_decimals(answer_format)
     score = LabelScore(problems=problems)
     for name, want in labels.items():
         got = values.get(name)
         if got is None:
             score.missed.append(f"{FORMAT_CAUSE}: @{name} missing (want {want})")
-        elif same_value(got, want, places):
+        elif same_value(got, want, places.get(name)):
             score.held.append(f"@{name}[{got}] (want {want})")
         else:
             score.missed.append(f"@{name}[{got}] (want {want})")

@@ -3,16 +3,18 @@
 A goal may name the format its answer must take (``@mean_age[mean_age], where "mean_age" is a
 number rounded to two decimal places``). The names are the ``@name[...]`` parts; the rounding,
 when the format states one (``rounded to two decimal places``), is how closely a number must
-match. The same rules serve the intake (a format with no field is refused), the output
-processor's check of its answer against the verified metrics it cites, and the evaluation's
-scoring against a benchmark's labels. Pure functions: workflows, activities and the CLI share
-them.
+match; a format stating several roundings gives each field the one written after its name
+(``"trend" … to three decimal places and "mean" … to two``). The same rules serve the intake
+(a format with no field is refused), the output processor's check of its answer against the
+verified metrics it cites, and the evaluation's scoring against a benchmark's labels. Pure
+functions: workflows, activities and the CLI share them.
 """
 
 from __future__ import annotations
 
 import math
 import re
+from typing import cast
 
 FIELD = re.compile(r"@([A-Za-z_][A-Za-z0-9_]*)\[([^\[\]]*)\]")
 ROUNDING = re.compile(r"(\w+)\s+decimal\s+places?", re.IGNORECASE)
@@ -50,6 +52,28 @@ def decimals(answer_format: str) -> int | None:
     return int(word) if word.isdigit() else WORDS.get(word)
 
 
+def field_decimals(answer_format: str) -> dict[str, int | None]:
+    """Each field's decimal places (None: the format states none for it).
+
+    One stated rounding serves every field; of several, each goes to the field whose name is
+    written last before it.
+    """
+    names = list(dict.fromkeys(m.group(1) for m in FIELD.finditer(answer_format)))
+    roundings = list(ROUNDING.finditer(answer_format))
+    if len(roundings) <= 1:
+        return dict.fromkeys(names, decimals(answer_format))
+    mentions = sorted((m.start(), name) for name in names
+                      for m in re.finditer(rf"(?<![A-Za-z0-9_]){re.escape(name)}(?![A-Za-z0-9_])",
+                                           answer_format))
+    places: dict[str, int | None] = dict.fromkeys(names)
+    for rounding in roundings:
+        before = [name for at, name in mentions if at < rounding.start()]
+        word = rounding.group(1).lower()
+        if before and places[before[-1]] is None:
+            places[before[-1]] = int(word) if word.isdigit() else WORDS.get(word)
+    return places
+
+
 def parse_fields(text: str) -> dict[str, str]:
     """Every ``@name[value]`` in an answer (the first value of a name repeated)."""
     fields: dict[str, str] = {}
@@ -59,7 +83,12 @@ def parse_fields(text: str) -> dict[str, str]:
 
 
 def as_number(value: object) -> float | None:
-    """A finite number from a number or its text (``"34.21"``, ``"1e-3"``), else None."""
+    """A finite number from a number, its text or an estimate's value, else None.
+
+    ``34.21``, ``"1e-3"`` and ``{"value": 0.49, "ci": [0.42, 0.55]}`` are numbers.
+    """
+    if isinstance(value, dict) and "value" in value:
+        value = cast(dict[str, object], value)["value"]
     if isinstance(value, bool):
         return None
     if isinstance(value, int | float):

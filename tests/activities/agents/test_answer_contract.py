@@ -5,6 +5,7 @@ from __future__ import annotations
 from activities.agents.roles import Agents
 from tests.activities.agents.test_agents import prompt_of, summary_request
 from tests.support.fake_anthropic import FakeAnthropic, ToolUse
+from workflows.contracts.context import TaskDigest
 from workflows.contracts.goal import RunAnswer
 
 FORMAT = '@p_value[p], where "p" is a number rounded to three decimal places'
@@ -55,3 +56,19 @@ async def test_a_missing_or_uncited_field_is_named(
     assert first.formatted.problems == ["@p_value: missing from the formatted answer"]
     assert second.formatted.problems == [
         "@p_value: cites compare.q, which no completed task's verified metrics hold"]
+
+
+async def test_an_estimate_is_held_by_its_value_and_each_field_by_its_own_rounding(
+        fake: FakeAnthropic, agents: Agents) -> None:
+    answer_format = ('@trend[trend], @mean[mean], where "trend" is rounded to three decimal '
+                     'places and "mean" to one decimal place')
+    task = TaskDigest(task_id="fit", action="Fit the trend", status="completed",
+                      metrics={"trend": {"value": 1.3482, "ci": [1.30, 1.40]},
+                               "mean": 368.2346},
+                      checks=[], artifacts=[], stdout_tail="")
+    fake.script(ToolUse({"answer": "1.348 ppm a year.", "in_format": "@trend[1.348], @mean[368.2]",
+                         "cites": [{"name": "trend", "task_id": "fit", "metric": "trend"},
+                                   {"name": "mean", "task_id": "fit", "metric": "mean"}]}))
+    formatted = (await agents.summarize_run(summary_request(answer_format=answer_format,
+                                                            tasks=[task]))).answer.formatted
+    assert formatted is not None and formatted.problems == []
