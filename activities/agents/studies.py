@@ -235,8 +235,8 @@ def _summary_lines(summary: CycleSummary, older: bool) -> list[_Line]:
         lines.append(_Line(f"tasks-{c}", _outcome_text(task), (tier, count - n),
                            "task outcome", where))
     rank = (1, 0) if older else (6, count + 1)  # the latest's after its task outcomes
-    lines += [_Line(f"verdicts-{c}", f"{v.hypothesis}: {v.status}: {v.reason or '(no reason)'}",
-                    rank, "verdict", where) for v in summary.verdicts]
+    lines += [_Line(f"verdicts-{c}", v.line(), rank, "verdict", where)
+              for v in summary.verdicts]
     lines += [_Line(f"blockers-{c}", b, rank, "blocker", where) for b in summary.blockers]
     lines += [_Line(f"deferred-{c}", f"task {d.task_id}: {d.root_cause}; likely fix: "
                     f"{d.likely_fix} (confidence {d.confidence:.2f})", rank,

@@ -116,7 +116,8 @@ def test_the_study_section_carries_what_happened_and_the_decision() -> None:
             "in chunks") in study
     assert "Blockers:\n- the cluster queue was full for 2 hours" in study
     assert "- task bootstrap: memory; likely fix: args.chunk = 1000 (confidence 0.40)" in study
-    assert "- H2: refuted: H2 refuted: auc = 0.7 (task 1)" in study
+    assert "Verdicts:\n- H2 refuted: auc = 0.7 (task 1)\n" in study  # the verdict said once
+    assert "H2: refuted" not in study
     assert ("- task bootstrap from cycle 1 [failed]: reason: exit code 1; diagnosis: out of "
             "memory: resample in chunks") in study
     assert "`hypotheses`" in study and "Left out" not in study
