@@ -177,8 +177,9 @@ def _cycle_block(summary: CycleSummary, decision: CycleDecision | None,
                  kept: dict[str, list[str]], timed: bool = True) -> str:
     key = f", key value {shown(summary.key_value)}" if summary.key_value is not None else ""
     wall = f", wall {rough(summary.wall_s)}" if timed else ""
-    head_line = (f"### Cycle {summary.cycle}: {summary.status}, {summary.tasks_total} tasks "
-                 f"({summary.unfinished} unfinished), cost ${summary.cost_usd:.4f}{wall}{key}")
+    head_line = (f"### Cycle {summary.cycle}: {summary.status}, "
+                 f"{plural(summary.tasks_total, 'task')} ({summary.unfinished} unfinished), "
+                 f"cost ${summary.cost_usd:.4f}{wall}{key}")
     parts = [head_line]
     if summary.decision is not None and summary.decision != decision:
         after = summary.decision
