@@ -49,6 +49,7 @@ CHECKPOINTS_PATCH = "named-checkpoints"
 STUDY_SYNTHESIS_PATCH = "study-synthesis"
 TIERING_PATCH = "complexity-tiers"
 TASK_BATCHES_PATCH = "task-batches"
+OWN_VERDICTS_PATCH = "own-test-verdicts"
 
 PATCHES: tuple[Patch, ...] = (
     Patch(CHECKPOINTS_PATCH, "0.2.0", (_RUN,), "a task's failure and a gate's approval name "
@@ -61,6 +62,9 @@ PATCHES: tuple[Patch, ...] = (
     Patch(TASK_BATCHES_PATCH, since="0.2.0", workflows=(_RUN,),
           what="a run of over 1 000 tasks (or policy.batch_tasks) runs them in batches, "
                "each a TaskBatchWorkflow child"),
+    Patch(OWN_VERDICTS_PATCH, since="0.2.0", workflows=(_STUDY,),
+          what="an ended study concludes from its children only the hypotheses whose own "
+               "test never ran; one its own test left inconclusive stays so"),
 )
 """The patches in force, oldest first (0.1.0 retired every earlier one)."""
 

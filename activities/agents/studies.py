@@ -177,8 +177,9 @@ def _cycle_block(summary: CycleSummary, decision: CycleDecision | None,
                  kept: dict[str, list[str]], timed: bool = True) -> str:
     key = f", key value {shown(summary.key_value)}" if summary.key_value is not None else ""
     wall = f", wall {rough(summary.wall_s)}" if timed else ""
-    head_line = (f"### Cycle {summary.cycle}: {summary.status}, {summary.tasks_total} tasks "
-                 f"({summary.unfinished} unfinished), cost ${summary.cost_usd:.4f}{wall}{key}")
+    head_line = (f"### Cycle {summary.cycle}: {summary.status}, "
+                 f"{plural(summary.tasks_total, 'task')} ({summary.unfinished} unfinished), "
+                 f"cost ${summary.cost_usd:.4f}{wall}{key}")
     parts = [head_line]
     if summary.decision is not None and summary.decision != decision:
         after = summary.decision
@@ -235,8 +236,8 @@ def _summary_lines(summary: CycleSummary, older: bool) -> list[_Line]:
         lines.append(_Line(f"tasks-{c}", _outcome_text(task), (tier, count - n),
                            "task outcome", where))
     rank = (1, 0) if older else (6, count + 1)  # the latest's after its task outcomes
-    lines += [_Line(f"verdicts-{c}", f"{v.hypothesis}: {v.status}: {v.reason or '(no reason)'}",
-                    rank, "verdict", where) for v in summary.verdicts]
+    lines += [_Line(f"verdicts-{c}", v.line(), rank, "verdict", where)
+              for v in summary.verdicts]
     lines += [_Line(f"blockers-{c}", b, rank, "blocker", where) for b in summary.blockers]
     lines += [_Line(f"deferred-{c}", f"task {d.task_id}: {d.root_cause}; likely fix: "
                     f"{d.likely_fix} (confidence {d.confidence:.2f})", rank,

@@ -18,6 +18,7 @@ from workflows.contracts.kpis import ESTIMATION_TARGET
 from workflows.contracts.plaintext import clip
 from workflows.contracts.resources import MAX_KINDS
 from workflows.contracts.study import StudyContext, TaskOutcome
+from workflows.contracts.words import plural
 
 Reader = Literal["planner", "plan_reviewer"]
 ACTION_CHARS = 200
@@ -81,7 +82,8 @@ def calibration_text(ctx: StudyContext) -> str:
             c.accuracy >= ESTIMATION_TARGET else " (below target)"
         after = (f", calibrated estimates {c.calibrated_accuracy:.0%}"
                  if c.calibrated_accuracy is not None else "")
-        lines.append(f"- {kind}: actual = estimate times {c.factor:.2f} (from {c.tasks} tasks); "
+        lines.append(f"- {kind}: actual = estimate times {c.factor:.2f} "
+                     f"(from {plural(c.tasks, 'task')}); "
                      f"accuracy of the plan's estimates {said}{target}{after}; a 1 h estimate "
                      f"is {rough(3600 * c.factor)}")
     return (f"### Time estimates, calibrated from actuals (accuracy target ≥ "
@@ -108,7 +110,7 @@ def policy_text(ctx: StudyContext) -> str:
         better = "higher" if key.direction == "maximize" else "lower"
         lines.append(f"Key metric: `{key.name}` ({better} is better); progress is measured "
                      "on a task's verified metric of exactly that name, and a study that "
-                     f"makes none for {policy.no_progress_cycles} cycles stops.")
+                     f"makes none for {plural(policy.no_progress_cycles, 'cycle')} stops.")
     if policy.budget_usd is not None:
         lines.append(f"Budget: ${policy.budget_usd:.2f}, of which ${ctx.spent_usd:.4f} is "
                      "spent.")

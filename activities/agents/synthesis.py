@@ -26,6 +26,7 @@ from workflows.contracts.study import (
     TaskOutcome,
 )
 from workflows.contracts.synthesis import StudySynthesis, SynthesisOutput
+from workflows.contracts.words import plural
 from workflows.study.verdicts import shown
 
 REASON_CHARS = 600
@@ -83,7 +84,7 @@ def _cycle(summary: CycleSummary, key_name: str) -> str:
            + (f" (task {summary.key_task})" if summary.key_task else "")
            if summary.key_value is not None else "no key metric value")
     d = summary.decision
-    parts = [f"Run {summary.status}, {summary.tasks_total} tasks ({summary.unfinished} "
+    parts = [f"Run {summary.status}, {plural(summary.tasks_total, 'task')} ({summary.unfinished} "
              f"unfinished); {key}."]
     if d is not None:
         parts.append(f"Decision after it: {d.action}, because {clip(d.reason, REASON_CHARS)}.")
@@ -104,11 +105,11 @@ def _left_out(summary: CycleSummary) -> str:
     others = [n for n in summary.omitted if n != HEADLINE_NOTE and not n.endswith(TASKS_CUT)]
     said: list[str] = []
     if hidden and not summary.tasks:
-        said.append(f"its {hidden} task outcome{'s' if hidden != 1 else ''} (an older cycle "
+        said.append(f"its {plural(hidden, 'task outcome')} (an older cycle "
                     "keeps only its headline; its key-metric task and the tree's evidence "
                     "still name its verified values)")
     elif hidden:
-        said.append(f"{hidden} more task outcome{'s' if hidden != 1 else ''} (completed, "
+        said.append(f"{plural(hidden, 'more task outcome')} (completed, "
                     "linked to no hypothesis)")
     said += others
     return (f"Left out here (the cycle's own report has it): {'; '.join(said)}."

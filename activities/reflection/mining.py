@@ -25,6 +25,7 @@ from activities.events.schema import EVENTS
 from database.limits import fit_key
 from workflows.contracts.memory import Episode, Signal
 from workflows.contracts.reflection import Pattern
+from workflows.contracts.words import plural
 
 MAX_SIGNALS = 5_000
 """Most events one diagnosis reads from a run (the newest are kept)."""
@@ -172,6 +173,7 @@ def temporal_correlation(episodes: Sequence[Episode],
     before = good[-1]
     return [Pattern(kind="temporal_correlation", key=f"{before} -> {last_env}",
                     count=len(failures),
-                    detail=f"{len(failures)} failures ({', '.join(sorted(set(failures)))}) since "
+                    detail=f"{plural(len(failures), 'failure')} "
+                           f"({', '.join(sorted(set(failures)))}) since "
                            f"the job environment changed from {before} to {last_env}; it "
                            "never succeeded in the new one")]

@@ -15,6 +15,7 @@ from workflows.contracts.kpis import (
 )
 from workflows.contracts.kpis import accuracy as accuracy
 from workflows.contracts.results import RunReport, TaskResult
+from workflows.contracts.words import plural
 
 
 def estimates(tasks: list[TaskResult], estimated: dict[str, float]) -> list[Estimate]:
@@ -90,9 +91,10 @@ def markdown(kpis: Kpis) -> list[str]:
     lines.append(f"- Priority calibration: {len(kpis.high_blocking)} HIGH task(s) blocked "
                  f"later work{_ids(', not: ', kpis.high_not_blocking)}"
                  f"{_ids('; LOW tasks that did: ', kpis.low_blocking)}")
-    lines.append(f"- Dependency correctness: {len(kpis.unplanned_blockers)} unplanned "
-                 f"blocker(s){_ids(' (', kpis.unplanned_blockers, ')')}, "
-                 f"{len(kpis.planned_blocks)} task(s) stopped by a planned dependency")
+    lines.append(f"- Dependency correctness: "
+                 f"{plural(len(kpis.unplanned_blockers), 'unplanned blocker')}"
+                 f"{_ids(' (', kpis.unplanned_blockers, ')')}, "
+                 f"{plural(len(kpis.planned_blocks), 'task')} stopped by a planned dependency")
     return lines
 
 

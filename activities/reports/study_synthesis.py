@@ -7,6 +7,9 @@ backs it. What was found: each hypothesis decided by its own test or concluded f
 children at the study's end (``workflows.study.conclusion``). How sure: each acceptance
 criterion on the last cycle, and the key metric's best value. Still open: the hypotheses
 left open or inconclusive, and the tasks that never completed. A running study has none.
+Statements are shown whole: the synthesizer's as its schema bounds them, hypotheses' as
+their contract does; only the reason the synthesizer gave no answer and a task's failure
+are bounded, and a cut says how much it left out (``workflows.contracts.plaintext.clip``).
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from activities.reports.numbers import value
 from activities.reports.tasks import quoted
 from workflows.contracts.estimates import number, reading
 from workflows.contracts.hypotheses import DECIDED, Evidence, Hypothesis
+from workflows.contracts.plaintext import clip
 from workflows.contracts.study import CycleSummary
 from workflows.contracts.synthesis import StudySynthesis
 from workflows.study.verdicts import acceptance
@@ -26,7 +30,8 @@ from workflows.study.verdicts import acceptance
 if TYPE_CHECKING:
     from activities.reports.study import StudyReport
 
-STATEMENT_CHARS = 200
+REASON_CHARS = 600
+"""The most of a note or a task's failure a line shows (a cut says how much it left out)."""
 HOLDS = {"met": "holds", "unmet": "does not hold", "inconclusive": "is not established"}
 
 
@@ -40,7 +45,8 @@ def synthesis(report: StudyReport) -> list[str]:
         return []
     if report.synthesis is not None:
         return _written(report.synthesis)
-    why = f" ({md(report.synthesis_note, STATEMENT_CHARS)})" if report.synthesis_note else ""
+    why = f" ({_whole(clip(report.synthesis_note, REASON_CHARS))})" if report.synthesis_note \
+        else ""
     return ["", "## Synthesis", "",
             f"Deterministic, written from verified metrics only{why}. Each line cites its "
             "cycle, task and metric.",
@@ -51,6 +57,11 @@ def synthesis(report: StudyReport) -> list[str]:
                                                        "decided and every task completed."])]
 
 
+def _whole(text: str) -> str:
+    """``text`` as literal Markdown on one line, whole (its contract bounds it)."""
+    return md(text, len(text))
+
+
 def _cites(evidence: list[Evidence]) -> str:
     if not evidence:
         return "no verified metric backs it"
@@ -59,7 +70,7 @@ def _cites(evidence: list[Evidence]) -> str:
 
 
 def _said(h: Hypothesis) -> str:
-    return f"{md(h.id)} ({md(h.statement, STATEMENT_CHARS)})"
+    return f"{md(h.id)} ({_whole(h.statement)})"
 
 
 def _found(report: StudyReport) -> list[str]:
@@ -67,7 +78,7 @@ def _found(report: StudyReport) -> list[str]:
     for h in report.tree.hypotheses:
         if h.status not in DECIDED:
             continue
-        how = (f"concluded at the study's end {md(h.concluded)}" if h.concluded else
+        how = (f"concluded at the study's end {_whole(h.concluded)}" if h.concluded else
                f"its test {md(h.test.describe())} decided in cycle {h.decided_in}")
         lines.append(f"- {_said(h)} is **{h.status}**: {how} ({_cites(h.evidence)}).")
     return lines
@@ -110,7 +121,7 @@ def _open(report: StudyReport) -> list[str]:
                                               ": no task reported its test's metric") + "."
              for h in report.tree.hypotheses if h.status not in DECIDED]
     lines += [f"- Task {md(c.task_id)} of cycle {c.cycle} never completed ({c.status}"
-              + (f": {md(c.reason, STATEMENT_CHARS)}" if c.reason else "") + ")."
+              + (f": {_whole(clip(c.reason, REASON_CHARS))}" if c.reason else "") + ")."
               for c in report.carried]
     return lines
 
@@ -131,6 +142,6 @@ def _written(given: StudySynthesis) -> list[str]:
         said = [s for s in given.statements if s.kind == kind]
         if said:
             lines += ["", title, ""]
-            lines += [f"- {md(s.text)} ({'; '.join(md(c.shown()) for c in s.cites)})"
-                      for s in said]
+            lines += [f"- {_whole(s.text)} "
+                      f"({'; '.join(_whole(c.shown()) for c in s.cites)})" for s in said]
     return lines

@@ -15,6 +15,7 @@ from workflows.contracts.estimates import is_estimate, number, shown
 from workflows.contracts.goal import RunAnswer
 from workflows.contracts.plaintext import clip
 from workflows.contracts.results import TaskResult
+from workflows.contracts.words import plural
 
 ANSWERED_BY = "verified evidence (no model)"
 """What the report says wrote such an answer."""
@@ -32,8 +33,8 @@ def verified_answer(tasks: Sequence[TaskResult]) -> RunAnswer | None:
     checks = [c for t in done for c in t.checks]
     passed = sum(c.passed for c in checks)
     unfinished = [t for t in tasks if t.status != "completed"]
-    answer = (f"{len(done)} of {len(tasks)} tasks completed with verified evidence; "
-              f"{passed} of {len(checks)} declared checks held.")
+    answer = (f"{len(done)} of {plural(len(tasks), 'task')} completed with verified evidence; "
+              f"{passed} of {plural(len(checks), 'declared check')} held.")
     if unfinished:
         named = ", ".join(f"{t.task_id} ({t.status})" for t in unfinished[:10])
         answer += f" Not completed: {named}" + (" and more." if len(unfinished) > 10 else ".")

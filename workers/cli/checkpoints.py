@@ -19,6 +19,7 @@ from workers.cli.common import EXIT_BAD_INPUT, ByOption, client_for, fail, print
 from workers.cli.fields import InputError, parse_checkpoint, plain, signed
 from workers.settings import Settings
 from workflows.contracts.checkpoints import NAME_CHARS, NAME_PATTERN, CheckpointRequest
+from workflows.contracts.words import plural
 
 
 def checkpoint_request(name: str, by: str, comment: str, at: str | None) -> CheckpointRequest:
@@ -70,7 +71,8 @@ def checkpoint(
             return
         start = f"task {point.from_task} ({point.from_phase})" if point.from_task else "no task"
         typer.echo(f"checkpoint {point.name} of run {run_id} named by {point.by}: "
-                   f"{point.finished} finished tasks, {point.artifacts} artifacts; a branch "
+                   f"{plural(point.finished, 'finished task')}, "
+                   f"{plural(point.artifacts, 'artifact')}; a branch "
                    f"starts at {start} (`assay branch {run_id} --from-checkpoint {point.name} "
                    "--set ...`)")
 

@@ -25,6 +25,7 @@ from workers.cli.common import (
 )
 from workers.settings import Settings
 from workflows.contracts.plan import Scalar
+from workflows.contracts.words import plural
 
 if TYPE_CHECKING:
     from activities.memory.store import MemoryStore
@@ -152,8 +153,9 @@ def show_rule(rule_id: Annotated[str, typer.Argument(help="The rule's id.")],
         ("rule", rule.rule_id), ("task type", rule.task_type), ("root cause", rule.root_cause),
         ("status", rule.status), ("pattern", rule.pattern), ("observation", rule.observation),
         ("recommendation", f"{rec.action}: {recommendation(rule)}"),
-        ("evidence", f"{rule.occurrences} occurrences, {rule.success_count} successes, "
-                     f"{rule.failure_count} failures"),
+        ("evidence", f"{plural(rule.occurrences, 'occurrence')}, "
+                     f"{plural(rule.success_count, 'success', 'successes')}, "
+                     f"{plural(rule.failure_count, 'failure')}"),
         ("confidence", f"{rule.confidence:.2f}"), ("created", when(rule.created_at)),
         ("last validated", when(rule.last_validated)), ("updated by", rule.updated_by),
         ("sha256", rule.sha256),

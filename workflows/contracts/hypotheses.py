@@ -130,6 +130,18 @@ class Verdict(Model):
     settled: bool = False
     """This verdict decided the hypothesis: supported or refuted, and it was not so before."""
 
+    def line(self) -> str:
+        """The verdict said once, with the evidence its reason gives.
+
+        ``H1 inconclusive: the 95 % interval [0.7295, 0.7541] of cv_auc (task cv) includes
+        0.75``. A reason from ``workflows.study.verdicts`` already opens with the hypothesis
+        and its status, and is shown as it is; any other gets them put in front.
+        """
+        said = f"{self.hypothesis} {self.status}"
+        if self.reason.startswith(said):
+            return self.reason
+        return f"{said}: {self.reason}" if self.reason else f"{said} (no reason given)"
+
 
 def check_hypotheses(items: list[Hypothesis], *, known_parents: bool = True) -> None:
     """Check a set of hypotheses: count, unique ids, parents, no cycle of parents.

@@ -171,8 +171,9 @@ class CycleDecision(StrictModel):
 
 HEADLINE_NOTE = "an older cycle keeps its headline: its report has the rest"
 """What an older cycle's ``omitted`` says (:meth:`CycleSummary.headline`)."""
-TASKS_CUT = " tasks (completed, not linked first)"
-"""How a summary's ``omitted`` ends when it kept only its first task outcomes."""
+TASKS_CUT = " (completed, not linked first)"
+"""How a summary's ``omitted`` ends when it kept only its first task outcomes (after the count
+of tasks it left out: ``1 task``, ``3 tasks``)."""
 
 
 class CycleSummary(Model):

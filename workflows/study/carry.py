@@ -56,6 +56,7 @@ from workflows.contracts.study import (
     StudyState,
     TaskOutcome,
 )
+from workflows.contracts.words import plural
 from workflows.study import escalation, rules, verdicts
 
 
@@ -79,9 +80,9 @@ def summarize(report: RunReport, cycle: int, key_metric: Metric | None = None,
                 for t in report.tasks for n in t.reflections if n.decision == "defer"]
     omitted: list[str] = []
     if len(outcomes) > MAX_OUTCOMES:
-        omitted.append(f"{len(outcomes) - MAX_OUTCOMES}{TASKS_CUT}")
+        omitted.append(f"{plural(len(outcomes) - MAX_OUTCOMES, 'task')}{TASKS_CUT}")
     if len(deferred) > MAX_DEFERRED:
-        omitted.append(f"{len(deferred) - MAX_DEFERRED} deferred patches")
+        omitted.append(plural(len(deferred) - MAX_DEFERRED, "deferred patch", "deferred patches"))
     return CycleSummary(
         cycle=cycle, run_id=report.run_id, plan_sha256=report.plan_sha256,
         status=report.status, tasks=outcomes[:MAX_OUTCOMES], tasks_total=len(outcomes),

@@ -26,6 +26,7 @@ from workflows.contracts.base import COMMENT_CHARS
 from workflows.contracts.hypotheses import HypothesisTree
 from workflows.contracts.plaintext import clip
 from workflows.contracts.study import CycleDecision, CycleSummary, StudyPolicy
+from workflows.contracts.words import plural
 
 
 def failing_lines(summary: CycleSummary) -> list[str]:
@@ -73,15 +74,15 @@ def escalation(policy: StudyPolicy, tree: HypothesisTree, summaries: list[CycleS
     stuck = [line for line, n in counts.items() if limit is not None and n >= limit]
     if stuck:
         why = (f"fail fast: the fixes of {', '.join(stuck)} failed in "
-               f"{max(counts[s] for s in stuck)} cycles in a row (escalation after "
+               f"{plural(max(counts[s] for s in stuck), 'cycle')} in a row (escalation after "
                f"{limit})")
         return _pivot(tree, stuck, why)
     window = policy.escalate_after_stalled
     if window is None or stalled < window or _escalated_in(summaries, stalled):
         return None
     tested = [t.hypothesis for t in latest.tasks if t.hypothesis]
-    why = (f"fail fast: no progress in the last {stalled} cycles ({latest.cycle - stalled + 1} "
-           f"to {latest.cycle}; escalation after {window})")
+    why = (f"fail fast: no progress in the last {plural(stalled, 'cycle')} "
+           f"({latest.cycle - stalled + 1} to {latest.cycle}; escalation after {window})")
     return _pivot(tree, [*dict.fromkeys([*lines, *tested])], why)
 
 

@@ -43,6 +43,7 @@ from workflows.contracts.estimates import within_intervals
 from workflows.contracts.hypotheses import HypothesisTree, Verdict
 from workflows.contracts.plaintext import clip
 from workflows.contracts.study import Action, CycleDecision, CycleSummary, StudyPolicy
+from workflows.contracts.words import plural
 from workflows.study.escalation import escalation, failing_lines
 from workflows.study.verdicts import acceptance, shown
 
@@ -76,7 +77,7 @@ def decide(policy: StudyPolicy, tree: HypothesisTree, summaries: list[CycleSumma
                          reason=f"{unsettled}; gather more evidence (another cycle)")
     return _decision(action="iterate",
                      reason=f"cycle {latest.cycle}: no hypothesis decided and every task "
-                            f"completed ({latest.tasks_total} tasks): iterate")
+                            f"completed ({plural(latest.tasks_total, 'task')}): iterate")
 
 
 def _also(decision: CycleDecision, unsettled: str) -> CycleDecision:
@@ -90,7 +91,7 @@ def _also(decision: CycleDecision, unsettled: str) -> CycleDecision:
 def _limits(policy: StudyPolicy, summaries: list[CycleSummary], spent_usd: float) -> str:
     """Why the study stops by its cycle limit or budget (empty: it does not)."""
     if len(summaries) >= policy.max_cycles:
-        return f"cycle limit reached: {len(summaries)} of {policy.max_cycles} cycles run"
+        return f"cycle limit reached: {len(summaries)} of {plural(policy.max_cycles, 'cycle')} run"
     if policy.budget_usd is not None and spent_usd >= policy.budget_usd:
         return f"budget spent: ${spent_usd:.2f} of ${policy.budget_usd:.2f}"
     return ""
@@ -157,8 +158,8 @@ def _stalled(policy: StudyPolicy, summaries: list[CycleSummary]) -> str:
            f"({', '.join(shown(s.key_value) for s in cycles)}{''.join(f'; {t}' for t in ties)})"
            if best is not None else "no key metric reported")
     unfinished = " → ".join(str(s.unfinished) for s in [summaries[window[0] - 1], *cycles])
-    return (f"no progress in the last {n} cycles ({cycles[0].cycle} to {cycles[-1].cycle}): no "
-            f"hypothesis decided, {key}, unfinished tasks {unfinished}")
+    return (f"no progress in the last {plural(n, 'cycle')} ({cycles[0].cycle} to "
+            f"{cycles[-1].cycle}): no hypothesis decided, {key}, unfinished tasks {unfinished}")
 
 
 def _fix(latest: CycleSummary) -> CycleDecision | None:
@@ -174,9 +175,9 @@ def _fix(latest: CycleSummary) -> CycleDecision | None:
     said += [v.reason for v in inconclusive[:5]]
     concerned = [*dict.fromkeys([*(t.hypothesis for t in failed if t.hypothesis),
                                  *(v.hypothesis for v in inconclusive)])]
-    counts = [f"{len(failed)} task{'s' if len(failed) != 1 else ''} unfinished" if failed
-              else "", f"{len(inconclusive)} hypothes{'es' if len(inconclusive) != 1 else 'is'}"
-              " inconclusive" if inconclusive else ""]
+    counts = [f"{plural(len(failed), 'task')} unfinished" if failed else "",
+              f"{plural(len(inconclusive), 'hypothesis', 'hypotheses')} inconclusive"
+              if inconclusive else ""]
     return _decision(action="fix", hypotheses=concerned, fixes=failing_lines(latest),
                          reason=f"{', '.join(c for c in counts if c)} — {'; '.join(said)}")
 

@@ -59,7 +59,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.contracts.plaintext import clip
     from workflows.contracts.results import ReportPaths, ResearchInput, ResearchResult
     from workflows.contracts.study import CycleDecision, StudyState, context_of
-    from workflows.patches import STUDY_SYNTHESIS_PATCH
+    from workflows.patches import OWN_VERDICTS_PATCH, STUDY_SYNTHESIS_PATCH
     from workflows.research.workflow import ResearchWorkflow
     from workflows.study.carry import with_decision
     from workflows.study.conclusion import concluded
@@ -344,8 +344,9 @@ class StudyWorkflow:
         """Write the report; a study that ends concludes its undecided hypotheses first."""
         answer = Synthesized(self.state)
         if status != "running":
+            own = workflow.patched(OWN_VERDICTS_PATCH)
             self.state = self.state.model_copy(update={
-                "tree": concluded(self.state.tree, self.state.cycles)})
+                "tree": concluded(self.state.tree, self.state.cycles, own_tests=own)})
             if workflow.patched(STUDY_SYNTHESIS_PATCH):
                 answer = await synthesize(self.inp, self.state, status, reason, self.log)
                 self.state = answer.state

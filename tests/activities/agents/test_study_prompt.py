@@ -116,7 +116,8 @@ def test_the_study_section_carries_what_happened_and_the_decision() -> None:
             "in chunks") in study
     assert "Blockers:\n- the cluster queue was full for 2 hours" in study
     assert "- task bootstrap: memory; likely fix: args.chunk = 1000 (confidence 0.40)" in study
-    assert "- H2: refuted: H2 refuted: auc = 0.7 (task 1)" in study
+    assert "Verdicts:\n- H2 refuted: auc = 0.7 (task 1)\n" in study  # the verdict said once
+    assert "H2: refuted" not in study
     assert ("- task bootstrap from cycle 1 [failed]: reason: exit code 1; diagnosis: out of "
             "memory: resample in chunks") in study
     assert "`hypotheses`" in study and "Left out" not in study
@@ -235,7 +236,7 @@ def test_the_planner_sees_each_kinds_calibration_and_each_calibrated_estimate() 
     study = study_section(ctx)
     assert ("### Time estimates, calibrated from actuals (accuracy target ≥ 70%)\n\nMultiply "
             "your time estimates of each kind by its factor:\n\n- fit-model: actual = estimate "
-            "times 0.38 (from 1 tasks); accuracy of the plan's estimates 38% (below target); a "
+            "times 0.38 (from 1 task); accuracy of the plan's estimates 38% (below target); a "
             "1 h estimate is 22 min") in study
     assert "time under 1 min (estimated 1 min, calibrated under 1 min)" in study
     assert "Time estimates, calibrated" not in study_section(context())
@@ -275,3 +276,11 @@ def test_a_recorded_study_shows_no_measured_durations_so_its_replay_asks_the_sam
     assert "Measured durations" in render.plan_message(recorded)
     assert "Measured durations" not in render.plan_message(recorded.model_copy(
         update={"recording": None}))
+
+
+def test_a_cycle_of_one_task_is_counted_in_the_singular() -> None:
+    one = summary(1, TaskOutcome(task_id="welch", status="completed", hypothesis="H2"),
+                  verdicts=[verdict("H2", "refuted")])
+    req = requests()["memory"].model_copy(update={"study": context(previous=[one])})
+    study = render.plan_message(req)
+    assert "### Cycle 1: completed, 1 task (0 unfinished)" in study

@@ -161,3 +161,16 @@ def test_a_statement_ending_its_sentence_reads_once_before_its_test() -> None:
     said = synthesis_message(request().model_copy(update={"state": state.model_copy(update={
         "tree": state.tree.replaced([ended])})}))
     assert "[inconclusive in cycle 2]: BMI explains it; test: `cv_r2 >= 0.5`" in said
+
+
+def test_a_cycle_of_one_task_says_so_in_the_singular() -> None:
+    from activities.agents.synthesis import synthesis_message
+
+    state = ended_study()  # each cycle ran one task
+    one = state.summaries[0].model_copy(update={"tasks_total": 2, "omitted": [
+        "1 task (completed, not linked first)"]})
+    said = synthesis_message(request().model_copy(update={"state": state.model_copy(
+        update={"summaries": [one, state.summaries[1]]})}))
+    assert "Run completed, 1 task (0 unfinished); key metric cv_r2 = 0.49" in said
+    assert "1 more task outcome (completed, linked to no hypothesis)" in said
+    assert "1 tasks" not in said and "1 more task outcomes" not in said

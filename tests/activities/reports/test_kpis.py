@@ -98,7 +98,7 @@ async def test_the_results_json_and_summary_carry_the_kpis(tmp_path: Path) -> No
     assert "## Planning KPIs" in text
     assert "- HIGH completion: 50% of 2, target ≥ 80% (below target)" in text
     assert "- Estimation accuracy: 38%, target ≥ 70% (below target) (`a` 38%)" in text
-    assert "- Dependency correctness: 1 unplanned blocker(s) (`b`)" in text
+    assert "- Dependency correctness: 1 unplanned blocker (`b`)" in text
 
 
 def test_accuracy_is_kept_per_task_kind() -> None:

@@ -434,8 +434,8 @@ async def test_an_ended_study_answers_each_root_hypothesis_and_marks_a_concluded
     state = state.model_copy(update={"tree": ended})
     markdown = Path((await write(tmp_path, state, status="completed")).summary_md).read_text(
         encoding="utf-8")
-    assert ("- Question H0: **refuted**, from its children (H0a refuted): every child is "
-            "refuted") in section(markdown, "Final answer")
+    assert ("- Question H0: **refuted**, its own test never ran; from its children (H0a "
+            "refuted): every child is refuted") in section(markdown, "Final answer")
     assert "| refuted (cycle 3, concluded) |" in section(markdown, "Hypotheses")
     running = await write(tmp_path, state, status="running")
     assert "- Question H0" not in Path(running.summary_md).read_text(encoding="utf-8")

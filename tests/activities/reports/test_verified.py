@@ -79,3 +79,10 @@ def test_numbers_of_the_output_processors_answer_no_metric_holds_are_flagged(
     assert written["answer_unheld"] == ["0.73", "12.5 %"]
     summary = Path(paths.summary_md).read_text()
     assert "**Not held by a verified metric: 0.73, 12.5 %.**" in summary
+
+
+def test_one_task_and_one_check_are_counted_in_the_singular() -> None:
+    answer = verified_answer([tasks()[0].model_copy(update={"checks": tasks()[0].checks[:1]})])
+    assert answer is not None
+    assert answer.answer.startswith("1 of 1 task completed with verified evidence; 1 of 1 "
+                                    "declared check held.")

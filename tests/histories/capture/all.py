@@ -36,6 +36,7 @@ from tests.histories.capture.escalation import run_escalation, save_escalation
 from tests.histories.capture.goalenv import run_goal_environment
 from tests.histories.capture.guided import run_guided
 from tests.histories.capture.learning import run_learning
+from tests.histories.capture.own_verdicts import run_own_verdicts
 from tests.histories.capture.plans import run_plans
 from tests.histories.capture.reflector import run_deferred, run_reflector
 from tests.histories.capture.refusals import run_library_refusals, run_refusals
@@ -260,6 +261,7 @@ async def capture() -> None:
             escalated_study = await run_escalation(env, Path(tmp))
             synthesized = await run_synthesis(env, Path(tmp) / "ended")
             synthesized_cancel = await run_synthesis_cancelled(env, Path(tmp) / "cancelled")
+            own_verdicts, _ = await run_own_verdicts(env, Path(tmp) / "own")
         refusing_library = await run_library_refusals(env)
         with tempfile.TemporaryDirectory() as tmp:
             learned, learning_library = await run_learning(env, Path(tmp))
@@ -298,6 +300,7 @@ async def capture() -> None:
         await save_escalation(env, *escalated_study)
         await save_one(env, "synthesis.study-1", synthesized)
         await save_one(env, "synthesis_cancelled.study-1", synthesized_cancel)
+        await save_one(env, "own_verdicts.study-2", own_verdicts)
         await save_one(env, "decisions_study.study-1", decided_study)
         await save_one(env, "decisions_study.research-cycle-1",
                        cycle_run_id(decided_study, 1))

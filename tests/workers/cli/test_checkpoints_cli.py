@@ -54,7 +54,7 @@ async def test_a_running_run_is_checkpointed_listed_and_branched_from_the_checkp
                                        "--by", "ada", "-m", "refit next")
             assert code == 0, err
             assert out.startswith(f"checkpoint before-refit of run {run.id} named by ada: 1 "
-                                  "finished tasks, 1 artifacts; a branch starts at task 2 "
+                                  "finished task, 1 artifact; a branch starts at task 2 "
                                   "(planned)"), out
             code, _, err = await cli(env, "checkpoint", run.id, "--name", "before-refit")
             assert code == 2 and "refused: checkpoint 'before-refit' is already taken" in err

@@ -121,7 +121,7 @@ def test_show_gives_everything_about_a_rule(memory: str) -> None:
     assert result.exit_code == 0, result.output
     fields = dict(line.split(":", 1) for line in result.stdout.splitlines())
     assert fields["recommendation"].strip() == "cap the batch size: args.batch_size=16 (max)"
-    assert fields["evidence"].strip() == "3 occurrences, 3 successes, 1 failures"
+    assert fields["evidence"].strip() == "3 occurrences, 3 successes, 1 failure"
     assert fields["pattern"].strip() == "out_of_memory in 3 tasks"
     assert fields["created"].strip() == "2026-03-01T12:00:00+00:00"
     assert fields["last validated"].strip() == "-"

@@ -123,3 +123,15 @@ def test_policy_and_state_refuse_what_they_cannot_use() -> None:
         StudyPolicy(max_cycles=0)
     with pytest.raises(ValidationError, match='"goal" or a "first_plan"'):
         StudyState(study_id="s")
+
+
+def test_a_verdict_line_says_the_verdict_once_with_its_evidence() -> None:
+    from workflows.contracts.hypotheses import Verdict
+
+    judged = Verdict(hypothesis="H1", status="inconclusive", reason=(
+        "H1 inconclusive: the 95 % interval [0.7295, 0.7541] of cv_auc (task cv) includes 0.75"))
+    assert judged.line() == judged.reason
+    assert Verdict(hypothesis="H2", status="refuted", reason="auc = 0.7 (task 1)").line() == \
+        "H2 refuted: auc = 0.7 (task 1)"
+    assert Verdict(hypothesis="H3", status="supported", reason="").line() == \
+        "H3 supported (no reason given)"

@@ -209,3 +209,13 @@ def test_an_interval_that_clears_the_threshold_meets_acceptance() -> None:
     got = decide(rules, TREE, [summary(1, outcome("2", r2_gain=cleared))], 0.0)
     assert (got.action, got.reason) == ("stop", "acceptance criteria met: r2_gain = 0.03 "
                                                 "[0.012, 0.05] 95 % (task 2) >= 0.01")
+
+
+def test_reasons_count_one_in_the_singular() -> None:
+    one = decide(policy(), TREE, [summary(1, outcome("1"))], 0)
+    assert one.reason == "cycle 1: no hypothesis decided and every task completed (1 task): iterate"
+    limit = decide(policy(max_cycles=1), TREE, [summary(1, outcome("1"))], 0)
+    assert limit.reason == "cycle limit reached: 1 of 1 cycle run"
+    fix = decide(policy(), TREE, [summary(1, outcome("1", status="failed", hypothesis="H1"),
+                                          verdicts=[verdict("H2", "inconclusive")])], 0)
+    assert fix.reason.startswith("1 task unfinished, 1 hypothesis inconclusive — ")

@@ -364,8 +364,8 @@ async def test_the_root_hypothesis_gets_a_verdict_from_its_children_when_the_stu
     assert running.state.tree.get("H0").status == "open"  # concluded only at the end
     concluded = final.state.tree.get("H0")
     assert (concluded.status, concluded.decided_in) == ("supported", 2)
-    assert concluded.concluded == ("from its children (H1 refuted, H2 supported): a child is "
-                                   "supported")
+    assert concluded.concluded == ("its own test never ran; from its children (H1 refuted, "
+                                   "H2 supported): a child is supported")
     ended = await handle.query("progress", result_type=StudyProgress)
     assert ended.state.tree.get("H0").status == "supported"  # `assay hypotheses` reads it
     # each cycle's planner is told what the study stops on
