@@ -20,6 +20,7 @@ from activities.reports.numbers import duration, number, value
 from activities.reports.tasks import fenced
 from workflows.contracts.alternatives import Metric
 from workflows.contracts.branches import MAIN_LINE, BranchRecord, BranchTree, LineScore
+from workflows.contracts.plaintext import clip
 from workflows.contracts.plan import Scalar
 from workflows.contracts.results import RunReport, TaskResult
 from workflows.contracts.words import plural
@@ -61,8 +62,8 @@ class Comparison:
 
 
 def text(item: str, limit: int = TEXT_CHARS) -> str:
-    """``item`` on one printable line of at most ``limit`` characters."""
-    return short(item, limit)
+    """``item`` on one printable line of at most ``limit`` characters; a cut says how much."""
+    return clip(short(item, len(item)), limit)
 
 
 def groups(tree: BranchTree) -> dict[str, list[BranchRecord]]:

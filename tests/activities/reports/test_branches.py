@@ -14,6 +14,7 @@ from activities.reports.branches import (
     branch_mermaid,
     comparisons,
     markdown_section,
+    md,
     tree_lines,
 )
 from activities.reports.markdown import render_markdown
@@ -223,3 +224,11 @@ def test_a_hostile_name_cannot_break_out_of_a_mermaid_label() -> None:
     assert all(node.match(x) or edge.match(x) or other.match(x) for x in body), body
     assert '  t0["9"]' in lines and "  t0 -.-> p0" in lines  # a task not in the report
     assert "#124;" in "\n".join(lines) and "#62;" in "\n".join(lines)  # | and > as entities
+
+
+def test_a_cut_report_text_says_how_much_it_left_out() -> None:
+    reason = "the key metric did not improve " * 20  # 619 characters on one line
+    shown = md(reason, 240)
+    assert shown.endswith("improve the key metr…\\[390 more\\]")  # Markdown-escaped
+    assert len(shown) == 240 + 2
+    assert md("fits", 240) == "fits"
