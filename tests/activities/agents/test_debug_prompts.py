@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from activities.agents.render import DIAGNOSTIC_CHARS, debug_message, review_message
 from tests.activities.agents.test_agents import (
     RUN_ID,
@@ -69,7 +71,7 @@ Warnings:
 """A first job's review, byte for byte as it rendered before a fix could be named."""
 
 
-def fix(*strategies: str, diagnosis: str = "the column is `Species`", **failed: object,
+def fix(*strategies: str, diagnosis: str = "the column is `Species`", **failed: Any,
         ) -> DebugFix:
     return DebugFix.model_validate({"strategies": list(strategies), "diagnosis": diagnosis,
                                     "failure": outcome(**failed)})
