@@ -57,6 +57,9 @@ MEMORY_NOTES = 20
 MEMORY_NOTE_CHARS = 1000
 FEEDBACK_CHARS = 2000
 DIAGNOSIS_CHARS = 2000
+ENVIRONMENT_NOTE = ("The packages installed where the job runs, with their versions: check "
+                    "that what the job calls exists and behaves so in these versions.")
+"""What a model reviewer is asked of the job environment's packages."""
 STRATEGIES: dict[DebugStrategy, str] = {"direct": "from the error and the code",
               "introspect": "also shown the environment's packages",
               "diagnostic": "after running a script that printed the facts it needed"}
@@ -159,8 +162,10 @@ def code_message(req: CodeRequest, shown: Previews | None = None,
 def review_message(req: ModelReviewRequest, profiles: Profiles | None = None) -> str:
     """A model reviewer's facts: the task, its data's profiles, the job and the verdict.
 
-    A debugger's fix (``req.fix``) adds which debugger wrote it and the failure it answers,
-    as the debugger saw it; a first job's review renders as it always did.
+    The environment's packages with their versions (``req.environment``) are shown as the
+    coder saw them, when the task holds them. A debugger's fix (``req.fix``) adds which
+    debugger wrote it and the failure it answers, as the debugger saw it. A request with
+    neither renders as it always did.
     """
     review = req.review
     policy = review.policy
@@ -175,6 +180,8 @@ def review_message(req: ModelReviewRequest, profiles: Profiles | None = None) ->
         section("Artifacts of finished dependencies (read-only)",
                 bullets(review.dependency_artifacts)),
         section("Policy limits", limits),
+        section("Sandbox environment", message(ENVIRONMENT_NOTE, environment_text(
+            req.environment))) if req.environment is not None else "",
         section("This job is a debugger's fix", fix_text(req.fix, req.run_id))
         if req.fix is not None else "",
         section("The job", job_text(review.job)),

@@ -220,6 +220,8 @@ class ModelReviewRequest(AgentRequest):
     review: ReviewInput
     deterministic: ReviewVerdict
     fix: DebugFix | None = None
+    environment: EnvironmentFacts | None = None
+    """The packages of the environment the job runs in, when the task holds them."""
 
 
 class ModelReviewAnswer(RoleAnswer):

@@ -99,7 +99,8 @@ class Debugging:
                          f"{failed}; the debuggers offered no usable fix: {'; '.join(problems)}")
         distinct = group_alike(candidates)
         reviews = await asyncio.gather(*(self._as(c.strategy, self.review.panel(
-            c.job, DebugFix(strategies=c.agreeing, diagnosis=c.diagnosis, failure=state.outcome)))
+            c.job, DebugFix(strategies=c.agreeing, diagnosis=c.diagnosis, failure=state.outcome),
+            env if c.job.environment == state.job.environment else None))
             for c in distinct))
         approved: list[Candidate] = []
         for c, verdicts in zip(distinct, reviews, strict=True):
