@@ -18,12 +18,15 @@ from importlib import resources
 from workflows.common.canonical import canonical_json
 from workflows.common.cuts import keep
 from workflows.contracts.environments import BASE
+from workflows.contracts.execution import ExecutionOutcome
 from workflows.contracts.plan import Check, InputFile, JobSpec
 from workflows.contracts.roles import DATA_HEAD_CHARS, MAX_CODE_CHARS, EnvironmentFacts
 
 PROMPTS_PACKAGE = "activities.agents"
 PROMPTS_DIR = "prompts"
 MAX_PACKAGES_SHOWN = 400
+STDERR_CHARS = 4000
+"""How much of a failed job's stderr a role reads: its last characters, where errors are."""
 MIN_RUN_ID_CHARS = 8
 """Shorter ids are not scrubbed: they could be ordinary words of the text."""
 SITE_PACKAGES = re.compile(r"/[^\s\"':]*?/(?:site|dist)-packages/")
@@ -98,6 +101,21 @@ def scrub(text: str, *, workspace: str = "", run_id: str = "") -> str:
         text = text.replace(run_id, "<run>")
     text = SITE_PACKAGES.sub("<site-packages>/", text)
     return STDLIB.sub("<stdlib>/", text)
+
+
+def failure_facts(outcome: ExecutionOutcome, run_id: str) -> list[str]:
+    """How a job failed: its classified outcome, exit status, signal and the sandbox's reason."""
+    reason = scrub(outcome.reason, workspace=outcome.workspace, run_id=run_id)
+    return [f"outcome: {outcome.outcome}",
+            f"exit code: {outcome.exit_code if outcome.exit_code is not None else 'none'}",
+            f"signal: {outcome.signal if outcome.signal is not None else 'none'}",
+            f"reason: {reason or '(none)'}"]
+
+
+def stderr_text(outcome: ExecutionOutcome, run_id: str) -> str:
+    """A failed job's stderr: its tail, bounded, paths made relative, fenced."""
+    return fenced(scrub(tail(outcome.stderr_tail, STDERR_CHARS), workspace=outcome.workspace,
+                        run_id=run_id))
 
 
 def checks_text(checks: Iterable[Check]) -> str:

@@ -22,6 +22,7 @@ from activities.agents.prompting import (
     message,
     scrub,
     section,
+    stderr_text,
     tail,
 )
 from activities.patches.apply import RESOURCE_FIELDS
@@ -38,7 +39,6 @@ KNOWN_ROOT_CAUSES = (
     "assertion_failed", "permission_denied", "missing_artifact", "missing_metric",
     "invalid_metrics", "invalid_artifact", "acceptance_not_met")
 """The rule table's root causes: naming one of them is a known pattern (+0.25 confidence)."""
-STDERR_CHARS = 4000
 STDOUT_CHARS = 2000
 ROLE = "reflector"
 
@@ -94,7 +94,7 @@ def _how_it_failed(failure: DiagnoseInput, run_id: str) -> str:
         lines += [
             bullets([f"outcome: {outcome.outcome}", f"exit code: {outcome.exit_code}",
                      f"reason: {clean(outcome.reason) or '(none)'}"]),
-            "stderr (tail):\n" + fenced(clean(tail(outcome.stderr_tail, STDERR_CHARS))),
+            "stderr (tail):\n" + stderr_text(outcome, run_id),
             "stdout (tail):\n" + fenced(clean(tail(outcome.stdout_tail, STDOUT_CHARS)))]
     if failure.verification is not None:
         lines.append(f"verification: {failure.verification.summary}")

@@ -18,6 +18,7 @@ from activities.agents.prompting import (
     checks_text,
     data_text,
     environment_text,
+    failure_facts,
     fenced,
     head,
     job_text,
@@ -27,6 +28,7 @@ from activities.agents.prompting import (
     sandbox_text,
     scrub,
     section,
+    stderr_text,
     tail,
 )
 from activities.agents.studies import study_section
@@ -36,7 +38,9 @@ from workflows.common.cuts import keep
 from workflows.contracts.context import TaskDigest
 from workflows.contracts.roles import (
     CodeRequest,
+    DebugFix,
     DebugRequest,
+    DebugStrategy,
     ModelReviewRequest,
     PlanDraftOutput,
     PlanRequest,
@@ -45,7 +49,6 @@ from workflows.contracts.roles import (
 )
 from workflows.contracts.verdicts import Finding, ReviewVerdict
 
-STDERR_CHARS = 4000
 STDOUT_CHARS = 2000
 DIAGNOSTIC_CHARS = 6000
 SUMMARY_STDOUT_CHARS = 1500
@@ -53,6 +56,14 @@ METRICS_CHARS = 4000
 MEMORY_NOTES = 20
 MEMORY_NOTE_CHARS = 1000
 FEEDBACK_CHARS = 2000
+DIAGNOSIS_CHARS = 2000
+ENVIRONMENT_NOTE = ("The packages installed where the job runs, with their versions: check "
+                    "that what the job calls exists and behaves so in these versions.")
+"""What a model reviewer is asked of the job environment's packages."""
+STRATEGIES: dict[DebugStrategy, str] = {"direct": "from the error and the code",
+              "introspect": "also shown the environment's packages",
+              "diagnostic": "after running a script that printed the facts it needed"}
+"""How each debugger came to its fix, as a reviewer of the fix is told."""
 
 
 def plan_message(req: PlanRequest, profiles: Profiles | None = None,
@@ -149,7 +160,13 @@ def code_message(req: CodeRequest, shown: Previews | None = None,
 
 
 def review_message(req: ModelReviewRequest, profiles: Profiles | None = None) -> str:
-    """A model reviewer's facts: the task, its data's profiles, the job and the verdict."""
+    """A model reviewer's facts: the task, its data's profiles, the job and the verdict.
+
+    The environment's packages with their versions (``req.environment``) are shown as the
+    coder saw them, when the task holds them. A debugger's fix (``req.fix``) adds which
+    debugger wrote it and the failure it answers, as the debugger saw it. A request with
+    neither renders as it always did.
+    """
     review = req.review
     policy = review.policy
     limits = (f"memory_mb <= {policy.max_memory_mb}, timeout_s <= {policy.max_timeout_s:g}, "
@@ -163,9 +180,30 @@ def review_message(req: ModelReviewRequest, profiles: Profiles | None = None) ->
         section("Artifacts of finished dependencies (read-only)",
                 bullets(review.dependency_artifacts)),
         section("Policy limits", limits),
+        section("Sandbox environment", message(ENVIRONMENT_NOTE, environment_text(
+            req.environment))) if req.environment is not None else "",
+        section("This job is a debugger's fix", fix_text(req.fix, req.run_id))
+        if req.fix is not None else "",
         section("The job", job_text(review.job)),
         section(f"Deterministic {req.reviewer} review",
                 verdict_text(req.deterministic, req.run_id)))
+
+
+def fix_text(fix: DebugFix, run_id: str) -> str:
+    """Who wrote a fix, the failure it answers and the debugger's diagnosis, to check it."""
+    names = " and ".join(f"*{s}* ({STRATEGIES[s]})" for s in fix.strategies)
+    one = len(fix.strategies) == 1
+    wrote = "debugger" if one else "debuggers each"
+    diagnosis = scrub(head(fix.diagnosis, DIAGNOSIS_CHARS), workspace=fix.failure.workspace,
+                      run_id=run_id)
+    return message(
+        f"The task's previous job failed, and the {names} {wrote} rewrote it into the job "
+        f"below{'' if one else ' (the same code)'}. Check that the fix addresses the cause "
+        "of that failure, not only its symptom, and that the job still does what the task "
+        "asks.",
+        bullets([*failure_facts(fix.failure, run_id),
+                 f"the debugger's diagnosis: {diagnosis or '(none)'}"]),
+        "stderr of the failed job (tail):\n" + stderr_text(fix.failure, run_id)).strip()
 
 
 def verdict_text(verdict: ReviewVerdict, run_id: str = "") -> str:
@@ -194,10 +232,7 @@ def debug_message(req: DebugRequest) -> str:
     artifacts = canonical_json(sorted(a.name for a in outcome.artifacts), spaced=True)
     metrics = head(canonical_json(outcome.metrics, spaced=True), METRICS_CHARS)
     failure = bullets([
-        f"outcome: {outcome.outcome}",
-        f"exit code: {outcome.exit_code if outcome.exit_code is not None else 'none'}",
-        f"signal: {outcome.signal if outcome.signal is not None else 'none'}",
-        f"reason: {clean(outcome.reason) or '(none)'}",
+        *failure_facts(outcome, req.run_id),
         f"output truncated by the sandbox: {'yes' if outcome.output_truncated else 'no'}",
         f"artifacts left: {artifacts}",
         f"metrics.json: {clean(metrics)}",
@@ -210,7 +245,7 @@ def debug_message(req: DebugRequest) -> str:
         section("Input files in the working directory", bullets(req.input_names)),
         section("The job that failed", job_text(req.job)),
         section("How it failed", failure),
-        section("stderr (tail)", fenced(clean(tail(outcome.stderr_tail, STDERR_CHARS)))),
+        section("stderr (tail)", stderr_text(outcome, req.run_id)),
         section("stdout (tail)", fenced(clean(tail(outcome.stdout_tail, STDOUT_CHARS)))),
     ]
     if req.strategy == "introspect" or (req.strategy == "diagnostic"
@@ -220,6 +255,10 @@ def debug_message(req: DebugRequest) -> str:
         stage = ("Write a diagnostic script first." if req.diagnostic_output is None
                  else "Your diagnostic script ran; now fix the job.")
         parts.append(section("Stage", stage))
+        if req.diagnostic_script is not None:
+            parts.append(section("Your diagnostic script", message(
+                f"What you said it would tell you: {clean(req.diagnostic_purpose) or '(none)'}",
+                fenced(head(req.diagnostic_script, DIAGNOSTIC_CHARS), "python")).strip()))
         if req.diagnostic_output is not None:
             parts.append(section("Diagnostic output", fenced(
                 clean(tail(req.diagnostic_output, DIAGNOSTIC_CHARS)))))

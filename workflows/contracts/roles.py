@@ -195,12 +195,33 @@ class ModelReviewOutput(Model):
     reasoning: str = Field(default="", max_length=4000)
 
 
+DebugStrategy = Literal["direct", "introspect", "diagnostic"]
+DEBUG_STRATEGIES: tuple[DebugStrategy, ...] = ("direct", "introspect", "diagnostic")
+
+
+class DebugFix(Model):
+    """What a model reviewer of a debugger's fix is told: who wrote it, and what it answers."""
+
+    strategies: list[DebugStrategy] = Field(min_length=1)
+    """The debuggers whose fix this is (several when they wrote the same code)."""
+    diagnosis: str = ""
+    """The debugger's own account of the cause."""
+    failure: ExecutionOutcome
+    """How the job it fixes failed, as the debuggers saw it."""
+
+
 class ModelReviewRequest(AgentRequest):
-    """Input of ``review_job_model``."""
+    """Input of ``review_job_model``.
+
+    ``fix`` is set when the job is a debugger's fix of a failed one; a first job has none.
+    """
 
     reviewer: Reviewer
     review: ReviewInput
     deterministic: ReviewVerdict
+    fix: DebugFix | None = None
+    environment: EnvironmentFacts | None = None
+    """The packages of the environment the job runs in, when the task holds them."""
 
 
 class ModelReviewAnswer(RoleAnswer):
@@ -210,10 +231,6 @@ class ModelReviewAnswer(RoleAnswer):
 
 
 # --- debuggers ----------------------------------------------------------------------------
-
-DebugStrategy = Literal["direct", "introspect", "diagnostic"]
-DEBUG_STRATEGIES: tuple[DebugStrategy, ...] = ("direct", "introspect", "diagnostic")
-
 
 class DiagnosticOutput(Model):
     """A diagnostic script the ``diagnostic`` debugger wants run before it proposes a fix."""
@@ -248,6 +265,10 @@ class DebugRequest(AgentRequest):
     outcome: ExecutionOutcome
     environment: EnvironmentFacts | None = None
     diagnostic_output: str | None = None
+    diagnostic_script: str | None = None
+    """The script the diagnostic debugger wrote in its first stage (set with its output)."""
+    diagnostic_purpose: str = ""
+    """What that debugger said its script would tell it."""
 
 
 class DebugAnswer(RoleAnswer):

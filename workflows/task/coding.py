@@ -36,7 +36,6 @@ class Coding:
         self.state = state
         self.agents = agents
         self.execution = execution
-        self._run_facts: EnvironmentFacts | None = None
 
     async def implement(self) -> None:
         """Settle the job to review: the plan's, a skill's or a template's, else the coder's."""
@@ -122,9 +121,9 @@ class Coding:
         ran_in_one = prepared is not None and prepared.provisioned
         name = self._run_environment()
         if name and not (mode == "deep" and ran_in_one):
-            if self._run_facts is None:
-                self._run_facts = await self.execution.facts_of(name)
-            return self._run_facts
+            if self.state.run_facts is None:
+                self.state.run_facts = await self.execution.facts_of(name)
+            return self.state.run_facts
         return await self.execution.environment() if mode == "deep" else None
 
     async def rewrite(self, end: Finish, rejected: str) -> JobSpec:

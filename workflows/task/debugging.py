@@ -26,6 +26,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.contracts.roles import (
         DEBUG_STRATEGIES,
         DebugAnswer,
+        DebugFix,
         DebugRequest,
         DebugStrategy,
         EnvironmentFacts,
@@ -97,8 +98,10 @@ class Debugging:
             raise Finish("deferred" if budget else "failed_retry",
                          f"{failed}; the debuggers offered no usable fix: {'; '.join(problems)}")
         distinct = group_alike(candidates)
-        reviews = await asyncio.gather(*(self._as(c.strategy, self.review.panel(c.job))
-                                         for c in distinct))
+        reviews = await asyncio.gather(*(self._as(c.strategy, self.review.panel(
+            c.job, DebugFix(strategies=c.agreeing, diagnosis=c.diagnosis, failure=state.outcome),
+            env if c.job.environment == state.job.environment else None))
+            for c in distinct))
         approved: list[Candidate] = []
         for c, verdicts in zip(distinct, reviews, strict=True):
             c.verdicts = verdicts
@@ -126,7 +129,14 @@ class Debugging:
             return await step
 
     async def _debugger(self, strategy: DebugStrategy, *, env: EnvironmentFacts | None,
-                        diagnostic_output: str | None = None) -> DebugReply:
+                        diagnostic_output: str | None = None,
+                        diagnostic: DebugAnswer | None = None) -> DebugReply:
+        """One debugger's answer.
+
+        The diagnostic one's second stage sees its first stage's script (``diagnostic``, that
+        stage's answer) and what the script printed (``diagnostic_output``).
+        """
+        script = diagnostic.diagnostic_job if diagnostic is not None else None
         state = self.state
         assert state.job is not None and state.outcome is not None
         decision = state.task.decision
@@ -135,7 +145,10 @@ class Debugging:
             action=decision.action, acceptance_criteria=decision.acceptance_criteria,
             checks=decision.checks, input_names=[i.name for i in decision.resolved_inputs],
             job=state.job, outcome=state.outcome, environment=env,
-            diagnostic_output=diagnostic_output, guidelines=state.task.guidelines)
+            diagnostic_output=diagnostic_output,
+            diagnostic_script=(script.source or script.code) if script is not None else None,
+            diagnostic_purpose=diagnostic.diagnosis if diagnostic is not None else "",
+            guidelines=state.task.guidelines)
         try:
             return await self.agents.call(DEBUG_JOB, req, role=f"debugger_{strategy}")
         except AgentUnavailable as err:
@@ -174,7 +187,8 @@ class Debugging:
                   f"{ran.stdout_tail[-4000:]}\n--- stderr ---\n{ran.stderr_tail[-4000:]}")
         if ran.workspace:
             output = output.replace(ran.workspace, ".")
-        return await self._debugger("diagnostic", env=None, diagnostic_output=output)
+        return await self._debugger("diagnostic", env=None, diagnostic_output=output,
+                                    diagnostic=first)
 
     def _guarded(self, answers: list[DebugReply]) -> tuple[list[Candidate], list[str]]:
         """Fixes that pass the code-patch guardrails, and why the others were dropped."""

@@ -20,7 +20,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.catalogue import REVIEW_JOB_MODEL
     from workflows.common.failures import root_message
     from workflows.contracts.plan import JobSpec
-    from workflows.contracts.roles import ModelReviewRequest
+    from workflows.contracts.roles import DebugFix, EnvironmentFacts, ModelReviewRequest
     from workflows.contracts.verdicts import Finding, ReviewVerdict, merge_verdicts
     from workflows.task.calls import TaskCalls
     from workflows.task.phases import Phase
@@ -42,8 +42,14 @@ class Review:
         self.calls = calls
         self.agents = agents
 
-    async def panel(self, job: JobSpec) -> list[ReviewVerdict]:
-        """The panel's verdicts on ``job``, recorded as events and as the review snapshot."""
+    async def panel(self, job: JobSpec, fix: DebugFix | None = None,
+                    environment: EnvironmentFacts | None = None) -> list[ReviewVerdict]:
+        """The panel's verdicts on ``job``, recorded as events and as the review snapshot.
+
+        ``fix``: the job is a debugger's fix, and the model reviewers are told what it fixes.
+        ``environment``: the packages of the environment it runs in, when the caller holds
+        them (else the run's environment's, when the job runs there and they are known).
+        """
         state = self.state
         state.bump(Phase.REVIEW)
         try:
@@ -53,7 +59,8 @@ class Review:
                                    f"{root_message(err)}") from err
         light = state.tier == "light"
         verdicts = await self._with_model_reviews(
-            job, verdicts, lambda reviewer: not light or reviewer == LIGHT_REVIEWER)
+            job, verdicts, lambda reviewer: not light or reviewer == LIGHT_REVIEWER, fix,
+            environment)
         self._record(verdicts)
         return verdicts
 
@@ -76,20 +83,24 @@ class Review:
         state.snapshot(Phase.REVIEW, {"verdicts": [v.model_dump(mode="json") for v in verdicts]})
 
     async def _with_model_reviews(self, job: JobSpec, verdicts: list[ReviewVerdict],
-                                  asks: Callable[[str], bool]) -> list[ReviewVerdict]:
+                                  asks: Callable[[str], bool],
+                                  fix: DebugFix | None = None,
+                                  environment: EnvironmentFacts | None = None,
+                                  ) -> list[ReviewVerdict]:
         """Each verdict whose reviewer ``asks`` names with its model reviewer's judgement."""
         task = self.state.task
         if not (self.agents.enabled and task.policy.agents.model_review):
             return verdicts
         await self.state.log.flush()  # model calls take seconds: events first
         review = self.calls.review_input(job)
+        facts = environment or self._run_facts(job)
 
         async def one(verdict: ReviewVerdict) -> ReviewVerdict:
             if not asks(verdict.reviewer):
                 return verdict
             req = ModelReviewRequest(run_id=task.run_id, task_id=task.decision.task_id,
                                      reviewer=verdict.reviewer, review=review,
-                                     deterministic=verdict)
+                                     deterministic=verdict, fix=fix, environment=facts)
             try:
                 answer = await self.agents.call(REVIEW_JOB_MODEL, req,
                                                 role=f"reviewer_{verdict.reviewer}")
@@ -100,6 +111,14 @@ class Review:
             return merge_verdicts(verdict, answer.verdict)
 
         return list(await asyncio.gather(*(one(v) for v in verdicts)))
+
+    def _run_facts(self, job: JobSpec) -> EnvironmentFacts | None:
+        """The run's environment's packages, when ``job`` runs there and they are known.
+
+        They are known once prepared for the coder; none is prepared for a review alone.
+        """
+        run = self.state.task.policy.environment
+        return self.state.run_facts if run and job.environment == run else None
 
 
 def describe_rejection(verdicts: list[ReviewVerdict]) -> str:

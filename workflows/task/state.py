@@ -28,6 +28,7 @@ with workflow.unsafe.imports_passed_through():
         TaskInput,
         TaskResult,
     )
+    from workflows.contracts.roles import EnvironmentFacts
     from workflows.contracts.spend import ModelSpend
     from workflows.contracts.subagents import MemoryTry
     from workflows.contracts.verdicts import ReviewVerdict
@@ -71,6 +72,9 @@ class TaskState:
         """The remembered fixes of the subagent this task runs as that it tried, in order."""
         self.tier: Complexity = "full"
         """The task's tier (``workflows.task.tiering``); full until classified."""
+        self.run_facts: EnvironmentFacts | None = None
+        """The packages of the run's named environment, once prepared for the coder: the
+        model reviewers of a job that runs there read them too."""
 
     def move(self, nxt: Phase) -> None:
         """Enter phase ``nxt`` (checked against the transition table) and record it."""

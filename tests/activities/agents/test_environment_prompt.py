@@ -49,3 +49,15 @@ def test_the_coder_is_told_listed_packages_only_when_some_are_known() -> None:
     assert "not known here" not in known
     system = system_prompt("coder")
     assert "when\n  it says none are known, rely on no package being there" in system
+
+
+def test_a_model_reviewer_is_shown_the_job_environment_s_packages_as_the_coder_is() -> None:
+    from activities.agents.render import review_message
+    from tests.activities.agents.test_agents import review_request
+
+    facts = environment_facts(SCIENCE)
+    text = review_message(review_request("infrastructure", environment=facts))
+    shown = text[text.index("## Sandbox environment"):text.index("## The job\n")]
+    assert "check that what the job calls exists and behaves so in these versions" in shown
+    assert environment_text(facts) in shown  # the coder's own rendering
+    assert "## Sandbox environment" not in review_message(review_request("infrastructure"))

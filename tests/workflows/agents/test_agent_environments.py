@@ -99,3 +99,30 @@ async def test_the_runs_environment_fills_in_only_jobs_that_name_none(
     assert fake.ran_in == {"plain": SCIENCE.label()}
     assert by_id["own"].status == "failed" and REFUSAL in by_id["own"].status_reason
     assert [a.environment for a in fake.asked].count("nope") == 1
+
+
+async def test_model_reviewers_are_shown_the_packages_of_the_environment_the_job_runs_in(
+        time_env: WorkflowEnvironment, task_queue: str, tmp_path: Path) -> None:
+    run = await run_goal_environment(time_env, tmp_path)
+    assert run.result.status == "completed", run.result.status_reason
+    reviews = run.agents.requests["review_job_model"]
+    coder_saw = run.agents.requests["write_job"][0].environment
+    assert coder_saw is not None
+    assert any(r.fix is None for r in reviews) and any(r.fix is not None for r in reviews)
+    for r in reviews:  # first jobs and fixes alike: what the coder was shown
+        assert r.environment is not None, (r.task_id, r.reviewer)
+        assert r.environment.environment == SCIENCE.label()
+        assert r.environment.packages == coder_saw.packages
+
+
+async def test_without_known_packages_a_first_job_s_reviewers_are_shown_none(
+        time_env: WorkflowEnvironment, task_queue: str, tmp_path: Path) -> None:
+    run = await run_goal_environment(time_env, tmp_path, environment=None)
+    reviews = run.agents.requests["review_job_model"]
+    assert all(r.environment is None for r in reviews if r.fix is None)
+    # a fix's reviewers see the interpreter the failed job ran in, as its debugger did
+    introspect = next(r for r in run.agents.requests["debug_job"]
+                      if r.strategy == "introspect")
+    assert introspect.environment is not None
+    fixes = [r for r in reviews if r.fix is not None]
+    assert fixes and all(r.environment == introspect.environment for r in fixes)
