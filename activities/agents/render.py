@@ -32,6 +32,7 @@ from activities.agents.prompting import (
     tail,
 )
 from activities.agents.studies import study_section
+from activities.agents.study_facts import answer_section
 from activities.profiles.stored import Profiles
 from workflows.common.canonical import canonical_json
 from workflows.common.cuts import keep
@@ -271,7 +272,8 @@ def summary_message(req: SummaryRequest, shown: Previews | None = None,
 
     Each task's text artifacts show their first lines where they were read (``shown``).
     """
-    return message(section("Goal", req.goal), profiles_section(profiles),
+    study = section("Study", answer_section(req.study, req.testing)) if req.study else ""
+    return message(section("Goal", req.goal), study, profiles_section(profiles),
                    *(section(f"Task {t.task_id}", _digest(t, req.run_id, shown or {}))
                      for t in req.tasks))
 

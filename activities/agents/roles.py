@@ -24,7 +24,7 @@ from activities.agents.judging import judge_message
 from activities.agents.previews import artifact_previews, previews, reusable_previews
 from activities.agents.prompting import message, system_prompt
 from activities.agents.reflector import reflect_message, reflector_note
-from activities.agents.synthesis import synthesis_message, synthesis_of
+from activities.agents.synthesis import synthesis_message, synthesis_of, with_reports
 from activities.artifacts.store import ArtifactStore
 from activities.llm.errors import spent
 from activities.llm.gateway import ModelGateway
@@ -241,10 +241,16 @@ class Agents:
 
     @SYNTHESIZE_STUDY.defn
     async def synthesize_study(self, req: SynthesisRequest) -> SynthesisAnswer:
-        """Write an ended study's answer, every statement citing its verified evidence."""
+        """Write an ended study's answer, every statement citing its verified evidence.
+
+        Every cycle's tasks are read again from its report, with more of their metrics than
+        the study's state keeps (:func:`~activities.agents.synthesis.with_reports`).
+        """
+        state = await asyncio.to_thread(with_reports, req.state, self.store)
+        req = req.model_copy(update={"state": state})
         got = await self._consult(req, "study_synthesizer", SynthesisOutput,
                                   synthesis_message(req),
-                                  lambda out: synthesis_of(req.state, out))
+                                  lambda out: synthesis_of(state, out))
         synthesis = got.value.model_copy(update={"model": got.model})
         return SynthesisAnswer(synthesis=synthesis, spend=got.spend)
 

@@ -27,11 +27,12 @@ from activities.agents.study_facts import (
     Reader,
     calibration_text,
     how_text,
+    hypothesis_text,
     policy_text,
     reuse_text,
     rough,
 )
-from workflows.contracts.hypotheses import DECIDED, Hypothesis
+from workflows.contracts.hypotheses import DECIDED
 from workflows.contracts.plaintext import clip
 from workflows.contracts.study import (
     CarriedTask,
@@ -45,8 +46,6 @@ from workflows.study.verdicts import shown
 
 STUDY_CONTEXT_BYTES = 24_000
 """The most the study section of a planner's message may take, in UTF-8 bytes."""
-STATEMENT_CHARS = 400
-"""A hypothesis statement is shown up to this many characters."""
 REASON_CHARS = 1000
 """A decision's reason is shown up to this many characters."""
 OPEN_KEPT = 10
@@ -209,7 +208,7 @@ def _lines(ctx: StudyContext, reused: Reused) -> list[_Line]:
             rank = (2, h.decided_in or 0)
         else:
             rank = (7 if open_ids.index(h.id) < OPEN_KEPT else 5, -n)
-        lines.append(_Line("tree", _hypothesis_text(h), rank, "hypothesis"))
+        lines.append(_Line("tree", hypothesis_text(h), rank, "hypothesis"))
     latest = len(ctx.previous) - 1
     for age, summary in enumerate(ctx.previous):
         older = age < latest
@@ -243,19 +242,6 @@ def _summary_lines(summary: CycleSummary, older: bool) -> list[_Line]:
                     f"{d.likely_fix} (confidence {d.confidence:.2f})", rank,
                     "deferred patch", where) for d in summary.deferred]
     return lines
-
-
-def _hypothesis_text(h: Hypothesis) -> str:
-    where = f"parent {h.parent}" if h.parent else "root"
-    status = f"{h.status} in cycle {h.decided_in}" if h.decided_in else h.status
-    if h.abandoned_in:
-        status += f", abandoned in cycle {h.abandoned_in}: do not pursue"
-    statement = clip(h.statement, STATEMENT_CHARS).rstrip(".")
-    text = f"{h.id} ({where}) [{status}]: {statement}; test: {h.test.describe()}"
-    if h.evidence:
-        text += "; evidence: " + ", ".join(f"{e.task_id}.{e.shown()} "
-                                           f"(cycle {e.cycle})" for e in h.evidence)
-    return text
 
 
 def _outcome_text(o: TaskOutcome) -> str:

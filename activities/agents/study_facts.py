@@ -1,7 +1,9 @@
 """The fixed parts of a study's section: what the study stops on, and how to plan or review.
 
 The planner and the plan reviewer of a study's cycle read the same section
-(:mod:`activities.agents.studies`); these parts are never cut. They say which cycle this is
+(:mod:`activities.agents.studies`); these parts are never cut. The output processor of a
+study's cycle reads the study's rules, the hypotheses the cycle tests and how to answer in a
+study (:func:`answer_section`), from the same parts. They say which cycle this is
 of how many (so the last one can be planned to conclude), the acceptance criteria and the key
 metric by their exact names (a task that reports ``cv_r2_mean`` for ``cv_r2`` does not meet
 them), the budget, and what each reader is to do. A hypothesis's test is told apart from a
@@ -13,14 +15,20 @@ from __future__ import annotations
 
 from typing import Literal
 
-from activities.agents.prompting import fenced
+from activities.agents.prompting import bullets, fenced
+from workflows.common.cuts import keep
+from workflows.contracts.hypotheses import Hypothesis
 from workflows.contracts.kpis import ESTIMATION_TARGET
 from workflows.contracts.plaintext import clip
 from workflows.contracts.resources import MAX_KINDS
 from workflows.contracts.study import StudyContext, TaskOutcome
 from workflows.contracts.words import plural
 
-Reader = Literal["planner", "plan_reviewer"]
+Reader = Literal["planner", "plan_reviewer", "output_processor"]
+STATEMENT_CHARS = 400
+"""A hypothesis statement is shown up to this many characters."""
+TESTED_SHOWN = 20
+"""Hypotheses under test the output processor is shown (the rest are named as left out)."""
 ACTION_CHARS = 200
 """A reusable task's action is shown up to this many characters."""
 FILES_SHOWN = 5
@@ -51,6 +59,15 @@ PLAN = (
     "above), and that task's job reads its verified files at `deps/c1.data/<file>` (the "
     "files listed above); a reused task is not a `dependencies` entry and is not planned "
     "again.")
+ANSWER = (
+    "Answer the goal from this cycle's verified results. For each hypothesis above, give the "
+    "verified value of the metric its test names (with its interval where the task wrote "
+    "one) and the task that reported it, and say whether it meets the test; a value whose "
+    "interval includes the threshold does not settle it. The study itself judges each test "
+    "and each acceptance criterion on these verified metrics by their exact names, never on "
+    "your words: where no task reported a test's metric under that name, say so rather than "
+    "offering another metric in its place. Say where the key metric stands against the "
+    "acceptance criteria.")
 REVIEW = (
     "Review the draft as this cycle of the study: does it carry out the decision (or, in "
     "the first cycle, start on the goal), answer the carried tasks' diagnoses, test "
@@ -91,11 +108,14 @@ def calibration_text(ctx: StudyContext) -> str:
             "factor:\n\n" + "\n".join(lines))
 
 
-def policy_text(ctx: StudyContext) -> str:
+def policy_text(ctx: StudyContext, reader: Reader = "planner") -> str:
     """Which cycle of how many, the acceptance criteria, the key metric and the budget."""
     policy = ctx.policy
     left = policy.max_cycles - ctx.cycle
-    if left <= 0:
+    if left <= 0 and reader == "output_processor":
+        when = ("It is the study's last cycle: no later cycle will settle what this one "
+                "leaves open, so say plainly what is still open.")
+    elif left <= 0:
         when = ("It is the study's last cycle: plan it to conclude (settle what is still "
                 "open, report the key metric with its interval, answer the goal).")
     else:
@@ -121,6 +141,8 @@ def how_text(ctx: StudyContext, reader: Reader) -> str:
     """What the planner or the plan reviewer is to do with the section."""
     if reader == "plan_reviewer":
         return REVIEW
+    if reader == "output_processor":
+        return ANSWER
     start = ("Plan this cycle to carry out the decision above, using what the earlier "
              "cycles found. " if ctx.decision is not None else
              "Plan the study's first cycle: test the hypotheses that answer the goal. ")
@@ -138,3 +160,33 @@ def reuse_text(ref: str, task: TaskOutcome, files: list[tuple[str, str | None]] 
     shown = [f"First lines of {name}:\n{fenced(first)}"
              for name, first in files[:FILES_SHOWN] if first]
     return "\n".join([f"{text}; files: {names}", *shown])
+
+
+def hypothesis_text(h: Hypothesis) -> str:
+    """One hypothesis: its id, parent, status, statement, test and evidence."""
+    where = f"parent {h.parent}" if h.parent else "root"
+    status = f"{h.status} in cycle {h.decided_in}" if h.decided_in else h.status
+    if h.abandoned_in:
+        status += f", abandoned in cycle {h.abandoned_in}: do not pursue"
+    statement = clip(h.statement, STATEMENT_CHARS).rstrip(".")
+    text = f"{h.id} ({where}) [{status}]: {statement}; test: {h.test.describe()}"
+    if h.evidence:
+        text += "; evidence: " + ", ".join(f"{e.task_id}.{e.shown()} "
+                                           f"(cycle {e.cycle})" for e in h.evidence)
+    return text
+
+
+def answer_section(ctx: StudyContext, testing: list[str]) -> str:
+    """The output processor's study section: the rules, the hypotheses tested, how to answer.
+
+    At most :data:`TESTED_SHOWN` hypotheses are shown; a line names those left out.
+    """
+    tested = [h for h in ctx.tree.hypotheses if h.id in testing]
+    shown, cut = keep(tested, TESTED_SHOWN, what="hypothesis", many="hypotheses",
+                      name=lambda h: h.id)
+    listed = bullets(hypothesis_text(h) for h in shown) or (
+        "(none: no task of this cycle is linked to a hypothesis)")
+    return "\n\n".join([
+        "This run is a cycle of a study. " + policy_text(ctx, "output_processor"),
+        "### Hypotheses this cycle tests\n\n" + listed + (f"\n{cut}" if cut else ""),
+        "### How to answer in this study\n\n" + how_text(ctx, "output_processor")])

@@ -3,23 +3,33 @@
 The message holds the study's whole record as it ends: its question, how and after how many
 cycles it ended, the acceptance criteria, the key metric and its direction, the hypothesis
 tree with each verdict and its evidence (with intervals), each cycle's decision, key value
-(with its interval) and every task's verified metrics, and the tasks that never completed.
-Each part the study itself bounded says so (a cycle's ``omitted`` and a task's
-``metrics_omitted``): an older cycle keeps only its headline, whose key-metric task and the
-hypotheses' evidence still name its verified values. An answer citing a cycle, a task or a
-metric the record does not hold is sent back for repair (:func:`synthesis_of` raises
-``ValueError``).
+(with its interval) and every task's verified metrics, each line naming its cycle and task,
+and the tasks that never completed. The study's state keeps whole only its latest cycles, and
+:data:`~workflows.contracts.study.MAX_METRICS` metrics a task, so :func:`with_reports` reads
+every cycle's tasks again from its report (newest first, up to :data:`SYNTHESIS_TASKS`
+tasks), each with up to :data:`TASK_METRICS` verified metrics within
+:data:`SYNTHESIS_METRICS` in all, cut by ``workflows.common.cuts`` (the metrics its checks,
+the hypotheses' tests, the criteria and the key metric name first). Each part still bounded
+says so (a cycle's ``omitted`` and a task's ``metrics_omitted``): a cycle whose report cannot
+be read here keeps only its headline, whose key-metric task and the hypotheses' evidence
+still name its verified values. An answer citing a cycle, a task or a metric the record does
+not hold is sent back for repair (:func:`synthesis_of` raises ``ValueError``).
 """
 
 from __future__ import annotations
 
 from activities.agents.prompting import bullets, message, section
+from activities.artifacts.store import ArtifactStore
+from activities.reports.reading import read_report
 from workflows.contracts.cycles import SynthesisRequest
 from workflows.contracts.estimates import split_name
 from workflows.contracts.hypotheses import Hypothesis
 from workflows.contracts.plaintext import clip
+from workflows.contracts.results import RunReport
 from workflows.contracts.study import (
     HEADLINE_NOTE,
+    MAX_METRICS,
+    MAX_OUTCOMES,
     TASKS_CUT,
     CycleSummary,
     StudyState,
@@ -27,9 +37,49 @@ from workflows.contracts.study import (
 )
 from workflows.contracts.synthesis import StudySynthesis, SynthesisOutput
 from workflows.contracts.words import plural
+from workflows.study.carry import summarize, tested
 from workflows.study.verdicts import shown
 
 REASON_CHARS = 600
+SYNTHESIS_TASKS = 120
+"""Task outcomes read again from the cycles' reports, the newest cycles first (an older
+cycle past them keeps what the study's state holds of it, and says so)."""
+SYNTHESIS_METRICS = 1_000
+"""Verified metrics shown across those tasks: each task gets this share of them, at least
+:data:`~workflows.contracts.study.MAX_METRICS` and at most :data:`TASK_METRICS`."""
+TASK_METRICS = 40
+"""The most verified metrics shown of one task."""
+
+
+def with_reports(state: StudyState, store: ArtifactStore | None) -> StudyState:
+    """``state`` with every cycle's task outcomes read again from its report, more metrics each.
+
+    A cycle whose report cannot be read here (nor from ``store``) stays as the state holds it.
+    """
+    reports: dict[int, RunReport] = {}
+    tasks = 0
+    for s in reversed(state.summaries):
+        report = read_report(s.results_json, s.results_sha256, store)
+        if report is None or report.run_id != s.run_id:
+            continue
+        count = min(len(report.tasks), MAX_OUTCOMES)
+        if tasks + count > SYNTHESIS_TASKS:
+            break
+        tasks, reports[s.cycle] = tasks + count, report
+    bound = max(MAX_METRICS, min(TASK_METRICS, SYNTHESIS_METRICS // max(1, tasks)))
+    wanted = tested(state.tree, state.policy)
+    summaries = [_again(s, reports[s.cycle], state, wanted, bound) if s.cycle in reports
+                 else s for s in state.summaries]
+    return state.model_copy(update={"summaries": summaries})
+
+
+def _again(summary: CycleSummary, report: RunReport, state: StudyState,
+           wanted: frozenset[str], bound: int) -> CycleSummary:
+    """``summary`` with its task outcomes from ``report``, up to ``bound`` metrics each."""
+    again = summarize(report, summary.cycle, state.policy.key_metric, wanted, metrics=bound)
+    return summary.model_copy(update={
+        "tasks": again.tasks, "tasks_total": again.tasks_total,
+        "unfinished": again.unfinished, "omitted": again.omitted})
 
 
 def synthesis_message(req: SynthesisRequest) -> str:
@@ -89,7 +139,9 @@ def _cycle(summary: CycleSummary, key_name: str) -> str:
     if d is not None:
         parts.append(f"Decision after it: {d.action}, because {clip(d.reason, REASON_CHARS)}.")
     if summary.tasks:
-        parts.append(bullets(_outcome(t) for t in summary.tasks))
+        parts.append("Its tasks' verified metrics (cite each as this cycle, its task and the "
+                     "metric's name):\n\n"
+                     + bullets(_outcome(summary.cycle, t) for t in summary.tasks))
     left_out = _left_out(summary)
     if left_out:
         parts.append(left_out)
@@ -116,10 +168,11 @@ def _left_out(summary: CycleSummary) -> str:
             if said else "")
 
 
-def _outcome(task: TaskOutcome) -> str:
+def _outcome(cycle: int, task: TaskOutcome) -> str:
     link = f" (hypothesis {task.hypothesis})" if task.hypothesis else ""
     metrics = "; ".join(f"{k} = {shown(v)}" for k, v in task.metrics.items())
-    text = f"task {task.task_id} [{task.status}]{link}: " + (metrics or "no verified metric")
+    text = (f"cycle {cycle}, task {task.task_id} [{task.status}]{link}: "
+            + (metrics or "no verified metric"))
     if task.metrics_omitted:
         text += f" ({task.metrics_omitted})"
     return text + (f"; reason: {clip(task.reason, REASON_CHARS)}" if task.reason else "")

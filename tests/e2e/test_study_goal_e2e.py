@@ -150,7 +150,9 @@ async def test_a_goal_study_refutes_pivots_fixes_reuses_and_stops_on_its_criteri
     assert "pivot" in markdown and "fix" in markdown and shown(parabola_r2) in markdown
     # the study synthesizer was told the whole record and its cited answer opens the report
     [asked] = [text_of(r.body) for r in fake.requests if tool_of(r.body) == "SynthesisOutput"]
-    assert f"task fit [completed] (hypothesis H2): r2 = {shown(parabola_r2)}" in asked
+    assert f"cycle 3, task fit [completed] (hypothesis H2): r2 = {shown(parabola_r2)}" in asked
+    # cycle 1 is only a headline in the study's state: its tasks are read from its report
+    assert f"cycle 1, task fit [completed] (hypothesis H1): r2 = {shown(line_r2)}" in asked
     assert "Acceptance criterion: `r2 >= 0.95`" in asked
     synthesis = markdown[markdown.index("## Synthesis"):markdown.index("## Goal")]
     assert "Written by the study synthesizer" in synthesis

@@ -32,6 +32,7 @@ from workflows.contracts.execution import DependencyArtifact, ExecutionOutcome
 from workflows.contracts.goal import DATA_HEAD_CHARS as DATA_HEAD_CHARS
 from workflows.contracts.goal import DataFile as DataFile
 from workflows.contracts.goal import RunAnswer as RunAnswer
+from workflows.contracts.hypotheses import MAX_HYPOTHESES
 from workflows.contracts.patterns import MAX_GUIDELINES, GuidelineRef
 from workflows.contracts.plan import Check, JobSpec
 from workflows.contracts.policy import ModelRecording
@@ -293,6 +294,15 @@ class SummaryRequest(AgentRequest):
     """The goal's data files, whose profiles the activity shows."""
     answer_format: str | None = None
     """The format the goal names for its answer (``@name[value]`` fields), else None."""
+    study: StudyContext | None = Field(default=None, exclude_if=lambda v: v is None)
+    """In a study's cycle, what its answer is judged by: the cycle and the limit, the
+    acceptance criteria and the key metric, and the hypothesis tree with this plan's
+    proposals joined (no earlier cycles' summaries; :func:`workflows.research.context.
+    study_facts`). None for a run of its own, whose request stays as it always was."""
+    testing: list[str] = Field(default_factory=list[str], max_length=MAX_HYPOTHESES,
+                               exclude_if=lambda v: not v)
+    """The ids of the hypotheses of ``study``'s tree this cycle tests (its plan proposes
+    them, or a task links to them)."""
 
 
 class SummaryAnswer(RoleAnswer):

@@ -22,6 +22,7 @@ from workflows.common.cuts import keep, keep_mapping
 from workflows.contracts.context import DIGEST_ITEMS, DIGEST_VALUE_CHARS, TaskDigest
 from workflows.contracts.estimates import split_name
 from workflows.contracts.execution import DependencyArtifact
+from workflows.contracts.hypotheses import HypothesisTree
 from workflows.contracts.plan import Decision, Plan
 from workflows.contracts.results import ResearchInput, TaskResult
 from workflows.contracts.study import StudyContext
@@ -68,6 +69,30 @@ def wanted_metrics(plan: Plan | None, study: StudyContext | None) -> frozenset[s
     keys = [m.name for m in (plan.metric if plan else None,
                              *(d.metric for d in (plan.decisions if plan else []))) if m]
     return frozenset([*keys, *(t.metric for t in tests if t.metric)])
+
+
+def study_facts(study: StudyContext | None, plan: Plan | None,
+                ) -> tuple[StudyContext | None, list[str]]:
+    """What a study's cycle's answer is judged by, and the ids of the hypotheses it tests.
+
+    ``study`` without its earlier cycles, carried tasks and calibration (the planner's, not
+    the answer's), its tree with ``plan``'s new proposals joined (a test referring to a plan
+    check still reads as that reference: the study resolves it); the tested ids are those the
+    plan proposes or a task links to, in the tree's order. A run of its own has neither.
+    """
+    if study is None:
+        return None, []
+    known = {h.id for h in study.tree.hypotheses}
+    added = [h for h in plan.hypotheses if h.id not in known] if plan else []
+    try:  # a proposal of a known id is the tree's record (the study checks they agree)
+        tree = HypothesisTree(hypotheses=[*study.tree.hypotheses, *added])
+    except ValueError:  # the study reports what is wrong when it closes the cycle
+        tree = study.tree
+    linked = {*(h.id for h in plan.hypotheses),
+              *(d.hypothesis for d in plan.decisions if d.hypothesis)} if plan else set[str]()
+    facts = study.model_copy(update={"previous": [], "carried": [], "calibration": {},
+                                     "tree": tree})
+    return facts, [h.id for h in tree.hypotheses if h.id in linked]
 
 
 def upstream(decision: Decision, results: Mapping[str, TaskResult],

@@ -39,7 +39,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.contracts.roles import SummaryRequest
     from workflows.contracts.skills import SkillSummary
     from workflows.contracts.spend import ModelSpend
-    from workflows.research.context import task_digest, wanted_metrics
+    from workflows.research.context import study_facts, task_digest, wanted_metrics
     from workflows.research.memory import summarize
     from workflows.research.skills import note_results
     from workflows.research.state import RunState
@@ -82,11 +82,13 @@ async def answer_goal(state: RunState, agents: AgentCalls, question: str | None 
     tail = max(DIGEST_TAIL_MIN, min(DIGEST_TAIL, DIGEST_BUDGET // len(tasks)))
     wanted = wanted_metrics(state.plan, state.req.study)
     digests = [task_digest(t, tail=tail, wanted=wanted) for t in tasks]
+    study, testing = study_facts(state.req.study, state.plan)
     try:
         answer = await agents.call(
             SUMMARIZE_RUN, SummaryRequest(run_id=state.req.run_id, goal=goal, tasks=digests,
                                          data=state.req.data,
-                                         answer_format=state.req.answer_format),
+                                         answer_format=state.req.answer_format,
+                                         study=study, testing=testing),
             role="output_processor")
     except AgentUnavailable as err:
         state.log.add("agent_call", "error", agent="output_processor", status="no_answer",

@@ -53,6 +53,7 @@ from workflows.contracts.study import (
     CycleDecision,
     CycleSummary,
     DeferredPatch,
+    StudyPolicy,
     StudyState,
     TaskOutcome,
 )
@@ -62,17 +63,20 @@ from workflows.study import escalation, rules, verdicts
 
 def summarize(report: RunReport, cycle: int, key_metric: Metric | None = None,
               wanted: frozenset[str] = frozenset(),
-              calibration: dict[str, Calibration] | None = None) -> CycleSummary:
+              calibration: dict[str, Calibration] | None = None, *,
+              metrics: int = MAX_METRICS) -> CycleSummary:
     """The summary of one cycle's run, bounded (see ``workflows.contracts.study``).
 
-    ``wanted`` are metric names kept before any other (those hypotheses and criteria test);
-    ``calibration`` gives each estimate its calibrated value (by the task's kind).
+    ``wanted`` are metric names kept before any other (those hypotheses and criteria test;
+    a task's own checks' metrics come first too); ``calibration`` gives each estimate its
+    calibrated value (by the task's kind); ``metrics`` is the most verified metrics a task
+    outcome keeps (the study's state keeps :data:`MAX_METRICS`).
     """
     decisions = report.plan.by_id() if report.plan else {}
     if key_metric is not None:
         wanted = wanted | {key_metric.name}
-    outcomes = [_calibrated(_outcome(t, decisions.get(t.task_id), wanted), calibration or {})
-                for t in report.tasks]
+    outcomes = [_calibrated(_outcome(t, decisions.get(t.task_id), wanted, metrics),
+                            calibration or {}) for t in report.tasks]
     outcomes.sort(key=lambda o: (o.hypothesis is None and o.status == "completed"))
     unfinished = [o for o in outcomes if o.status != "completed"]
     deferred = [DeferredPatch(task_id=t.task_id, root_cause=clip(n.root_cause, TEXT_CHARS),
@@ -149,16 +153,20 @@ def close_cycle(state: StudyState, report: RunReport) -> StudyState:
         ValueError: the cycle's plan proposes hypotheses that contradict the study's tree.
     """
     tree = verdicts.adopt(state.tree, report.plan) if report.plan else state.tree
-    wanted = frozenset(t.metric for t in [*(h.test for h in tree.hypotheses),
-                                          *state.policy.acceptance] if t.metric)
-    summary = summarize(report, state.cycles + 1, state.policy.key_metric, wanted,
-                        state.calibration)
+    summary = summarize(report, state.cycles + 1, state.policy.key_metric,
+                        tested(tree, state.policy), state.calibration)
     tree, judged = verdicts.apply(tree, verdicts.judge(tree, summary), summary.cycle)
     summary = summary.model_copy(update={"verdicts": judged})
     decision = rules.decide(state.policy, tree, [*state.summaries, summary],
                             state.spent_usd + summary.cost_usd)
     tree = escalation.abandoned(tree, decision, summary.cycle)
     return record(state, summary.model_copy(update={"decision": decision}), tree)
+
+
+def tested(tree: HypothesisTree, policy: StudyPolicy) -> frozenset[str]:
+    """The metrics the hypotheses' tests and the acceptance criteria name (kept first)."""
+    return frozenset(t.metric for t in [*(h.test for h in tree.hypotheses),
+                                        *policy.acceptance] if t.metric)
 
 
 def actuals(summary: CycleSummary) -> dict[str, list[tuple[float, float]]]:
@@ -199,8 +207,9 @@ def with_decision(state: StudyState, decision: CycleDecision) -> StudyState:
 
 
 def _outcome(result: TaskResult, decision: Decision | None, wanted: frozenset[str],
-             ) -> TaskOutcome:
+             bound: int = MAX_METRICS) -> TaskOutcome:
     done = result.status == "completed"
+    wanted = wanted | {c.check.metric for c in result.checks}
     wall = (max(0.0, (result.finished_at - result.started_at).total_seconds())
             if result.started_at and result.finished_at else None)
     estimate = (decision.estimated_resources if decision else None) or {}
@@ -208,7 +217,7 @@ def _outcome(result: TaskResult, decision: Decision | None, wanted: frozenset[st
         task_id=result.task_id, status=result.status,
         reason=clip(result.status_reason, TEXT_CHARS),
         hypothesis=decision.hypothesis if decision else None,
-        **(_plain(result.metrics, wanted) if done else {}),
+        **(_plain(result.metrics, wanted, bound) if done else {}),
         checks_passed=sum(c.passed for c in result.checks),
         checks_declared=len(decision.checks) if decision else len(result.checks),
         wall_s=wall, estimated_s=estimated_seconds(estimate),
@@ -226,16 +235,16 @@ def _diagnosis(result: TaskResult) -> str:
     return clip(result.status_reason, TEXT_CHARS)
 
 
-def _plain(metrics: dict[str, Any], wanted: frozenset[str]) -> dict[str, Any]:
+def _plain(metrics: dict[str, Any], wanted: frozenset[str], bound: int) -> dict[str, Any]:
     """An outcome's ``metrics`` and ``metrics_omitted``: what it keeps, and what it left out.
 
-    At most :data:`MAX_METRICS` plain values (text cut) or well-formed estimates, the wanted
+    At most ``bound`` plain values (text cut) or well-formed estimates, the wanted
     first (a test's ``r2.ci_low`` wants ``r2``), then by name.
     """
     wanted = wanted | {split_name(n, metrics)[0] for n in wanted}
     usable = {name: value for name in sorted(metrics, key=lambda n: (n not in wanted, n))
               if (value := _usable(metrics[name])) is not None}
-    chosen, cut = keep_mapping(usable, MAX_METRICS, what="metric", first=wanted)
+    chosen, cut = keep_mapping(usable, bound, what="metric", first=wanted)
     kept = {clip(name, 64): value for name, value in chosen.items()}
     return {"metrics": kept, "metrics_omitted": clip(cut, TEXT_CHARS)}
 

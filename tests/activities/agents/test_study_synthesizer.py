@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -12,9 +13,16 @@ from activities.agents.roles import Agents
 from activities.llm.gateway import ModelGateway
 from tests.activities.agents.test_agents import KEY, LIGHT, MODEL, prompt_of
 from tests.support.fake_anthropic import FakeAnthropic, ToolUse
+from tests.workflows.study.factories import decision, plan, report, result
 from workflows.contracts.cycles import SynthesisRequest
 from workflows.contracts.estimates import Estimate
-from workflows.contracts.study import CycleDecision, CycleSummary, StudyState, TaskOutcome
+from workflows.contracts.study import (
+    MAX_METRICS,
+    CycleDecision,
+    CycleSummary,
+    StudyState,
+    TaskOutcome,
+)
 
 R2 = Estimate(value=0.49, ci=(0.421, 0.55), level=0.95, n=442)
 
@@ -71,7 +79,7 @@ async def test_its_request_holds_the_tree_the_cycles_intervals_and_the_criteria(
                  "Acceptance criterion: `cv_r2 >= 0.5`", "Key metric: `cv_r2` (higher is better)",
                  "H1 (root) [inconclusive in cycle 2]: BMI explains progression",
                  "cycle 2, task pooled: cv_r2 = 0.49 [0.421, 0.55] 95 %",
-                 "## Cycle 1", "task bmi [completed]: slope = 37.5; cv_r2 = 0.34",
+                 "## Cycle 1", "cycle 1, task bmi [completed]: slope = 37.5; cv_r2 = 0.34",
                  "key metric cv_r2 = 0.49 [0.421, 0.55] (task pooled)",
                  "(3 more metrics left out)", "Decision after it: iterate, because below 0.5."):
         assert said in prompt, said
@@ -147,7 +155,7 @@ def test_a_cycle_cut_to_its_first_outcomes_counts_the_rest_once() -> None:
         "2 tasks (completed, not linked first)", "1 deferred patches"]})
     said = synthesis_message(request().model_copy(update={"state": state.model_copy(
         update={"summaries": [cut, state.summaries[1]]})}))
-    assert ("- task bmi [completed]: slope = 37.5; cv_r2 = 0.34\n\nLeft out here (the "
+    assert ("- cycle 1, task bmi [completed]: slope = 37.5; cv_r2 = 0.34\n\nLeft out here (the "
             "cycle's own report has it): 2 more task outcomes (completed, linked to no "
             "hypothesis); 1 deferred patches.\n\n## Cycle 2") in said
     assert "not linked first" not in said and "more tasks are in" not in said
@@ -174,3 +182,49 @@ def test_a_cycle_of_one_task_says_so_in_the_singular() -> None:
     assert "Run completed, 1 task (0 unfinished); key metric cv_r2 = 0.49" in said
     assert "1 more task outcome (completed, linked to no hypothesis)" in said
     assert "1 tasks" not in said and "1 more task outcomes" not in said
+
+
+ODDS = {f"or_{name}": 1.0 + n / 10 for n, name in enumerate(
+    ("rate_marriage", "age", "yrs_married", "children", "religious", "educ", "occupation",
+     "occupation_husb"))}
+
+
+def reported_study(tmp_path: Path, metrics: dict[str, Any], **check: Any) -> StudyState:
+    """:func:`ended_study` with cycle 1 kept as its headline, its report on disk."""
+    checks = [{"check": check, "passed": True, "actual": 1}] if check else []
+    cycle_1 = report([result("odds", metrics=metrics, checks=checks)],
+                     plan([decision("odds")]), run_id="study-diabetes.cycle-1")
+    path = tmp_path / "cycle-1.json"
+    path.write_text(cycle_1.model_dump_json(), encoding="utf-8")
+    state = ended_study()
+    older = state.summaries[0].model_copy(update={"results_json": str(path)}).headline()
+    return state.model_copy(update={"summaries": [older, state.summaries[1]]})
+
+
+async def test_every_cycle_s_verified_metrics_reach_it_read_from_its_report(
+        fake: FakeAnthropic, agents: Agents, tmp_path: Path) -> None:
+    state = reported_study(tmp_path, {**ODDS, "rows": 6366})
+    fake.script(answer(cycle=1, task="odds", metric="or_occupation_husb"))
+    got = await agents.synthesize_study(request().model_copy(update={"state": state}))
+    prompt = prompt_of(fake)
+    cycle_1 = prompt[prompt.index("## Cycle 1"):prompt.index("## Cycle 2")]
+    assert "- cycle 1, task odds [completed]: " in cycle_1
+    for name, value in ODDS.items():  # all eight: the state kept none of them
+        assert f"{name} = {value:g}" in cycle_1, name
+    assert "rows = 6366" in cycle_1 and "Left out" not in cycle_1
+    assert "cite each as this cycle, its task and the metric's name" in cycle_1
+    assert [c.shown() for c in got.synthesis.statements[0].cites] == [
+        "cycle 1, task odds: or_occupation_husb"]
+
+
+def test_a_task_s_metrics_are_cut_by_the_one_helper_checks_first_saying_what_it_left_out(
+        tmp_path: Path) -> None:
+    from activities.agents.synthesis import TASK_METRICS, synthesis_message, with_reports
+
+    many = {f"m{n:02d}": n for n in range(TASK_METRICS + 5)}
+    state = with_reports(reported_study(tmp_path, many, metric="m44", op=">=", value=0), None)
+    said = synthesis_message(request().model_copy(update={"state": state}))
+    line = next(x for x in said.splitlines() if x.startswith("- cycle 1, task odds"))
+    assert line.count(" = ") == TASK_METRICS > MAX_METRICS
+    assert "m44 = 44" in line  # its check names it: kept before the others
+    assert "(… 5 more metrics not shown: m39, m40, m41, m42, m43)" in line

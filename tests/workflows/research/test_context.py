@@ -4,15 +4,19 @@ from __future__ import annotations
 
 from typing import Any
 
+from tests.workflows.study.factories import decision as planned
+from tests.workflows.study.factories import hypothesis, plan
 from workflows.contracts.context import DIGEST_ITEMS, DIGEST_VALUE_CHARS
 from workflows.contracts.execution import Artifact, CheckResult, ExecutionOutcome
 from workflows.contracts.plan import Check, Decision, Plan
 from workflows.contracts.results import TaskResult
+from workflows.contracts.study import StudyContext
 from workflows.research.context import (
     UPSTREAM_BUDGET,
     UPSTREAM_TAIL,
     UPSTREAM_TAIL_MIN,
     UPSTREAM_TASKS,
+    study_facts,
     task_digest,
     upstream,
     wanted_metrics,
@@ -99,3 +103,26 @@ def test_dependencies_past_the_bound_are_named_in_the_last_digest() -> None:
     digests = upstream(decision(many), {t: result(t) for t in many})
     assert digests[-1].omitted == [f"… 2 more dependency digests not shown: "
                                    f"t{UPSTREAM_TASKS}, t{UPSTREAM_TASKS + 1}"]
+
+
+def test_a_run_of_its_own_has_no_study_facts() -> None:
+    assert study_facts(None, plan([planned("a")])) == (None, [])
+
+
+def test_a_cycle_s_study_facts_name_the_hypotheses_it_tests_without_the_earlier_cycles(
+        ) -> None:
+    from tests.histories.capture.study_cycle import study
+
+    check = {"metric": "auc", "op": ">=", "value": 0.8}
+    cycle_plan = Plan.model_validate({
+        "decisions": [planned("boost", hypothesis="H3", checks=[check]),
+                      planned("refit", hypothesis="H1")],
+        "hypotheses": [hypothesis("H1").model_dump(),  # the tree's, linked again
+                       {"id": "H3", "parent": "H1", "statement": "boosting reaches 0.8",
+                        "test": {"check": "auc", "task_id": "boost"}}]})
+    facts, testing = study_facts(study(), cycle_plan)
+    assert isinstance(facts, StudyContext)
+    assert (facts.cycle, facts.previous, facts.carried) == (2, [], [])
+    assert [h.id for h in facts.tree.hypotheses] == ["H1", "H2", "H3"]
+    assert facts.tree.get("H3").test.describe() == "check auc of task boost"
+    assert testing == ["H1", "H3"]  # in the tree's order; H2 was decided before

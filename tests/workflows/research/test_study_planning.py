@@ -41,6 +41,9 @@ async def test_a_cycle_is_planned_from_the_study_and_memory_with_hypotheses(
                                                                        "refit": "H2"}
     assert [(h.id, h.parent, h.status) for h in result.plan.hypotheses] == [
         ("H3", "H1", "open"), ("H2", "H1", "open")]
+    [answered] = agents.requests["summarize_run"]  # told the study, the cycle's tests
+    assert answered.study is not None and answered.study.cycle == 2
+    assert answered.study.previous == [] and answered.testing == ["H2", "H3"]
 
 
 async def test_memory_that_fails_leaves_the_planner_without_notes(
@@ -51,6 +54,9 @@ async def test_memory_that_fails_leaves_the_planner_without_notes(
     assert result.status == "completed", result.status_reason
     assert recall.requests and agents.requests["plan_goal"][0].memory == []
     assert agents.requests["plan_goal"][0].study is None
+    [answered] = agents.requests["summarize_run"]  # a run of its own: as it always was
+    assert answered.study is None and answered.testing == []
+    assert {"study", "testing"}.isdisjoint(answered.model_dump())
 
 
 async def test_memory_is_not_asked_when_off_or_when_the_models_are_recorded(

@@ -10,6 +10,7 @@ from workflows.contracts.estimates import Estimate
 from workflows.contracts.study import (
     FULL_SUMMARIES,
     MAX_CARRIED,
+    MAX_METRICS,
     CycleDecision,
     CycleSummary,
     StudyPolicy,
@@ -177,3 +178,18 @@ def test_a_persons_decision_instead_of_an_escalation_takes_the_line_back() -> No
     confirmed = state.summaries[-1].decision
     assert confirmed is not None
     assert with_decision(state, confirmed).tree.get("H1").abandoned_in == 3
+
+
+def test_a_summary_keeps_the_metric_a_task_s_check_names_before_the_others() -> None:
+    many = {f"m{n:02d}": n for n in range(MAX_METRICS + 3)}
+    check = {"metric": "m10", "op": ">=", "value": 0}
+    done = result("1", metrics=many, checks=[{"check": check, "passed": True, "actual": 10}])
+    got = summarize(report([done], plan([decision("1", checks=[check])])), 1).tasks[0]
+    assert len(got.metrics) == MAX_METRICS and got.metrics["m10"] == 10
+    assert got.metrics_omitted == "… 3 more metrics not shown: m07, m08, m09"
+
+
+def test_a_summary_keeps_as_many_metrics_a_task_as_it_is_asked() -> None:
+    many = {f"m{n:02d}": n for n in range(MAX_METRICS + 3)}
+    got = summarize(report([result("1", metrics=many)]), 1, metrics=MAX_METRICS + 3).tasks[0]
+    assert got.metrics == many and got.metrics_omitted == ""
