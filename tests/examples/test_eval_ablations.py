@@ -21,6 +21,7 @@ from temporalio.testing import WorkflowEnvironment
 
 from client.assay import AssayClient
 from tests.support.e2e import ROOT, isolated_settings, pools_serving
+from workers.evaluation.configurations import ABLATIONS as ABLATION_NAMES
 from workers.evaluation.configurations import configurations
 from workers.evaluation.runner import Evaluation, Sample
 from workers.evaluation.suite import load_suite
@@ -33,10 +34,11 @@ PINNED = ROOT / "examples" / "hand-debug" / "environments"
 GOALS = ("e3-heart-survival", "e3-spector-logit", "e3-sunspots-peak")
 
 
-def test_each_ablated_recording_is_named_by_configuration_and_an_included_task() -> None:
+def test_each_ablated_recording_is_named_by_a_make_eval_configuration_and_a_task() -> None:
     suite, _ = load_suite(EVAL / "suite.json")
-    names = {c.name for c in configurations(["debuggers", "model-review"],
-                                            ["skills", "memory"])}
+    lines = [(list(ABLATION_NAMES), []), (["memory", "debuggers", "model-review"], ["skills"]),
+             (["debuggers", "model-review"], ["skills", "memory"])]  # make eval's three lines
+    names = {c.name for ablate, off in lines for c in configurations(ablate, off)}
     shipped = sorted(ABLATIONS.glob("*/*.jsonl"))
     assert shipped and all(p.parent.name in names for p in shipped)
     assert {p.stem for p in shipped} <= {t.id for t in suite.tasks if t.replay}
