@@ -5,9 +5,9 @@ Nothing learned is read or written (skills and memory off, as ``make eval``'s la
 it), so each run asks exactly what its recording holds. The full configuration replays each
 goal's own recording. Without the debuggers a run stops at its first failed job: the heart
 transplant goal fails (cause ``code``) with the first requests of its own recording, so no
-other recording is needed. Without the model reviewers, the draft a
-reviewer had sent back runs as written: the students' logit is fitted with no intercept and
-the answer misses both labels; that run's traffic (the same planner and coder requests, then
+other recording is needed. Without the model reviewers, the draft a reviewer had sent back
+runs as written: the students' logit is fitted with no intercept and the answer misses both
+labels; that run's traffic (the same planner and coder requests, then
 an output processor shown the unreviewed job's numbers) was recorded by hand too, in
 ``examples/eval/ablations/<configuration>/<task>.jsonl``, the layout ``--replay DIR`` reads.
 """
