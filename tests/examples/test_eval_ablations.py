@@ -36,8 +36,9 @@ GOALS = ("e3-heart-survival", "e3-spector-logit", "e3-sunspots-peak")
 
 def test_each_ablated_recording_is_named_by_a_make_eval_configuration_and_a_task() -> None:
     suite, _ = load_suite(EVAL / "suite.json")
-    lines = [(list(ABLATION_NAMES), []), (["memory", "debuggers", "model-review"], ["skills"]),
-             (["debuggers", "model-review"], ["skills", "memory"])]  # make eval's three lines
+    lines: list[tuple[list[str], list[str]]] = [  # make eval's three lines: ablate, off
+        (list(ABLATION_NAMES), []), (["memory", "debuggers", "model-review"], ["skills"]),
+        (["debuggers", "model-review"], ["skills", "memory"])]
     names = {c.name for ablate, off in lines for c in configurations(ablate, off)}
     shipped = sorted(ABLATIONS.glob("*/*.jsonl"))
     assert shipped and all(p.parent.name in names for p in shipped)
