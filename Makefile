@@ -74,14 +74,21 @@ lint: $(STAMP)
 bench: $(STAMP)
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m benchmarks
 
-# The goal suite with every ablation, then with skills off everywhere: offline, the goals with
-# a recording replay it and the others are skipped with the reason; with a key, all run live.
-# The recordings were made with the science packages pinned in examples/hand-debug/environments.
+# The goal suite with every ablation, then with skills off everywhere, then with nothing learned
+# (skills and memory off, so no run hands a fixed job to the next) against the debuggers and
+# the model reviewers: offline, the goals with a recording replay it (or an ablated run's own,
+# in examples/eval/ablations/<configuration>) and the others are skipped with the reason;
+# with a key, all run live. The recordings were made with the science packages pinned in
+# examples/hand-debug/environments.
+EVAL_ABLATED := $(if $(ANTHROPIC_API_KEY),,--replay $(CURDIR)/examples/eval/ablations)
 eval: system $(STAMP)
 	ASSAY_ENVIRONMENTS_DIR=$${ASSAY_ENVIRONMENTS_DIR:-$(CURDIR)/examples/hand-debug/environments} \
 	  $(BIN)/assay up --detach
-	$(BIN)/assay eval $(EVAL) --repeat 3 --ablate all
-	$(BIN)/assay eval $(EVAL) --repeat 3 --ablate memory,debuggers,model-review --off skills
+	$(BIN)/assay eval $(EVAL) --repeat 3 --ablate all $(EVAL_ABLATED)
+	$(BIN)/assay eval $(EVAL) --repeat 3 --ablate memory,debuggers,model-review --off skills \
+	  $(EVAL_ABLATED)
+	$(BIN)/assay eval $(EVAL) --repeat 3 --ablate debuggers,model-review --off skills,memory \
+	  $(EVAL_ABLATED)
 
 # The plan suite (jobs given, no model needed; two recorded goals), every ablation.
 eval-plans: system $(STAMP)

@@ -1,0 +1,91 @@
+"""The hand-recorded goals ``examples/eval/goals/e3-*``: one easy, one medium, two hard.
+
+Each goal's labels are recomputed by its ``reference.py`` (numpy and scipy, never Assay) in
+the science environment's interpreter and must equal its ``task.json``. Each goal then
+replays offline through ``assay eval``'s runner under the full configuration, every model
+answer from its recording (written by hand through a local Messages API endpoint), jobs in
+the pinned science environment the recordings were made with, and scores as recorded:
+the sunspot peak and the Chinese cities' stratified odds ratio pass; the students' logit passes
+after a reviewer sent back a draft fitted with no intercept; the heart transplant survival
+passes after its first job called a method statsmodels does not have and the debuggers fixed
+it (each of their three fixes reviewed).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+from temporalio.testing import WorkflowEnvironment
+
+from client.assay import AssayClient
+from tests.support.e2e import ROOT, isolated_settings, pools_serving
+from workers.evaluation.configurations import Configuration
+from workers.evaluation.runner import Evaluation
+from workers.evaluation.suite import Suite, SuiteTask
+
+pytestmark = pytest.mark.integration
+GOALS = ROOT / "examples" / "eval" / "goals"
+PINNED = ROOT / "examples" / "hand-debug" / "environments"
+PLANNED: dict[str, tuple[int, dict[str, int]]] = {
+    "e3-sunspots-peak": (1, {"coder": 1, "output_processor": 1}),
+    "e3-spector-logit": (2, {"coder": 2, "reviewer_quality_safety": 2}),
+    "e3-heart-survival": (3, {"coder": 1, "debugger_direct": 1, "debugger_introspect": 1,
+                              "debugger_diagnostic": 2, "reviewer_ops": 4}),
+    "e3-china-smoking": (3, {"coder": 1, "output_processor": 1}),
+}
+"""Each goal's level and some of its calls by role on its recording (the reviewer that sent
+the logit back, the debuggers and the reviews of their fixes)."""
+
+
+def test_every_e3_goal_folder_is_listed_with_its_level() -> None:
+    found = sorted(p.parent.name for p in GOALS.glob("e3-*/task.json"))
+    assert found == sorted(PLANNED)
+    for goal, (level, _) in PLANNED.items():
+        entry = json.loads((GOALS / goal / "task.json").read_text(encoding="utf-8"))
+        assert (entry["id"], entry["level"], entry["data"]) == (goal, level, ["table.csv"])
+        assert entry["replay"] == "recording.jsonl"
+        assert (GOALS / goal / "goal.txt").read_text(encoding="utf-8").strip() == entry["goal"]
+
+
+@pytest.mark.timeout(900)
+async def test_each_e3_reference_recomputes_its_labels_in_the_science_interpreter(
+        tmp_path: Path, shared_environments: Path) -> None:
+    settings = isolated_settings(tmp_path / "assay", "e3-reference",
+                                 environments_root=shared_environments,
+                                 environments_dir=PINNED)
+    environments = settings.environments()
+    science = await environments.ensure(await environments.prepare("science", []))
+    python = environments.interpreter(science)
+    for goal in sorted(PLANNED):
+        folder = GOALS / goal
+        labels = json.loads((folder / "task.json").read_text(encoding="utf-8"))["labels"]
+        done = subprocess.run([python, str(folder / "reference.py")], capture_output=True,
+                              text=True, timeout=120, check=True)
+        assert json.loads(done.stdout) == labels, goal
+
+
+@pytest.mark.timeout(900)
+@pytest.mark.parametrize("goal", sorted(PLANNED))
+async def test_an_e3_goal_replays_offline_through_assay_eval_and_scores_as_recorded(
+        goal: str, dev_env: WorkflowEnvironment, fresh_database_url: str, tmp_path: Path,
+        task_queue: str, shared_environments: Path) -> None:
+    folder = GOALS / goal
+    task = SuiteTask.model_validate_json((folder / "task.json").read_text(encoding="utf-8"))
+    settings = isolated_settings(tmp_path / "assay", task_queue,
+                                 environments_root=shared_environments,
+                                 environments_dir=PINNED)
+    evaluation = Evaluation(Suite(name=goal, tasks=[task]), folder, settings=settings,
+                            live=False)
+    async with pools_serving(settings, fresh_database_url, dev_env.client):
+        client = AssayClient(dev_env.client, task_queue=settings.queue_orchestration)
+        (sample,) = await evaluation.run_configuration(client, Configuration("full"), 1)
+
+    assert (sample.status, sample.passed, sample.missed) == ("completed", True, []), sample
+    assert sorted(sample.held) == sorted(f"@{name}[{value}] (want {value})"
+                                         for name, value in task.labels.items())
+    assert sample.calls == len((folder / "recording.jsonl").read_text().splitlines())
+    _, roles = PLANNED[goal]
+    assert {r: sample.calls_by_role.get(r, 0) for r in roles} == roles
