@@ -253,10 +253,9 @@ def quick_result(**fields: Any) -> TaskResult:
 
 
 
-LEAN_DROPPED = frozenset({"verdicts", "phases", "omitted", "branches_asked"})
+LEAN_DROPPED = frozenset({"verdicts", "phases", "omitted"})
 """What a large run does not keep of a task's result once its batch ended: the reviews'
-verdicts and the phases' marks (the report reads them from the task's detail file), and what
-only the task's own end reads (what it cut, the branches a person asked for)."""
+verdicts, the phases' marks and what was cut (the report reads them from the detail file)."""
 _RUN_PROVENANCE = frozenset({"patches", "reflection_misses", "memory_rules", "template_id",
                              "guidelines", "approvals", "job_author", "workflow_id"})
 """The provenance a run folds into its summaries (reflection, skills, checkpoints)."""

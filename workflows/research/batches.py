@@ -94,7 +94,8 @@ class BatchRunner:
         """The running batch: its workflow ID and its tasks."""
         self.whole: frozenset[str] = frozenset()
         """The tasks a task of a later batch depends on: the run keeps their whole results
-        (its later batches are given them); of the others, lean ones (``lean_result``)."""
+        (its later batches are given them); of the others, lean ones (``lean_result``), made
+        as each part of a batch's results is decoded."""
 
     def wanted(self, order: list[str]) -> bool:
         """Whether ``order`` runs in batches (recorded as the patch's marker if so)."""
@@ -200,7 +201,8 @@ class BatchRunner:
         raw, results = result.raw(), list[TaskResult]()
         for start in range(0, len(raw), DECODED):  # a part per workflow task: ``STEP``
             await workflow.sleep(STEP)
-            results.extend(results_of(raw[start:start + DECODED]))
+            results.extend(r if r.task_id in self.whole or not r.detail else lean_result(r)
+                           for r in results_of(raw[start:start + DECODED]))
         return results
 
     def _take(self, number: int, results: list[TaskResult],
@@ -210,10 +212,9 @@ class BatchRunner:
         for result in results:
             tid = result.task_id
             self.agents.charge(result.model)
-            kept = result if tid in self.whole or not result.detail else lean_result(result)
-            state.results[tid] = kept
+            state.results[tid] = result
             state.states[tid] = result.status
-            slim_of(state, kept)  # the report's part, made now rather than at the end
+            slim_of(state, result)  # the report's part, made now rather than at the end
         counts: dict[str, int] = {}
         for result in results:
             counts[result.status] = counts.get(result.status, 0) + 1
