@@ -117,7 +117,7 @@ async def one(env: WorkflowEnvironment, root: Path, name: str) -> dict[str, Any]
         overrides["execute_job"] = many_files(root / "harness", files,
                                               LocalArtifactStore(root / "harness" / "store"))
     harness = Harness(env, f"bench-{uuid.uuid4().hex[:8]}", root / "harness",
-                      overrides=overrides)
+                      overrides=overrides, large=True)  # as a pool worker: `Harness`
     req = harness.request(plan(tasks, files, root, chain=name.startswith("chain")),
                           max_parallel=8)
     start = time.perf_counter()

@@ -45,16 +45,25 @@ def _return_type(fn: Callable[..., Any]) -> Any:
 
 
 class EventSink:
-    """Collects recorded events in memory, deduplicating by id like the real store."""
+    """Collects recorded events in memory, deduplicating by id like the real store.
 
-    def __init__(self) -> None:
+    ``keep=False`` keeps their ids only: a run of thousands of tasks records hundreds of
+    thousands of events, which the real store holds in its database, not in the worker's
+    process (whose garbage collector would walk them all).
+    """
+
+    def __init__(self, *, keep: bool = True) -> None:
         self.events: dict[str, EventRecord] = {}
+        self.seen: set[str] = set()
+        self.keep = keep
         self.batches = 0
 
     async def record(self, req: RecordEventsInput) -> int:
         self.batches += 1
-        new = [e for e in req.events if e.id not in self.events]
-        self.events.update({e.id: e for e in new})
+        new = [e for e in req.events if e.id not in self.seen]
+        self.seen.update(e.id for e in new)
+        if self.keep:
+            self.events.update({e.id: e for e in new})
         return len(new)
 
     def activity(self) -> Callable[[RecordEventsInput], Awaitable[int]]:
@@ -89,13 +98,18 @@ class ReportSink:
 
 
 class LearnerSink:
-    """Keeps the outcomes tasks hand to the learner, once per key like the library."""
+    """Keeps the outcomes tasks hand to the learner, once per key like the library
+    (``keep=False``: their keys only, as :class:`EventSink`)."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, keep: bool = True) -> None:
         self.outcomes: dict[str, TaskOutcome] = {}
+        self.keys: set[str] = set()
+        self.keep = keep
 
     async def hand_off(self, req: HandOffInput) -> HandOffAnswer:
-        self.outcomes.setdefault(req.outcome.key, req.outcome)
+        self.keys.add(req.outcome.key)
+        if self.keep:
+            self.outcomes.setdefault(req.outcome.key, req.outcome)
         return HandOffAnswer(library=library_id(req.skills_queue))
 
     def activity(self) -> Callable[[HandOffInput], Awaitable[HandOffAnswer]]:

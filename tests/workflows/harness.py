@@ -29,6 +29,7 @@ from activities.review.infra import InfrastructureReviewer
 from activities.review.panel import review_ops, review_quality_safety
 from skills.library import SkillLibrary
 from tests.support.fakes import EventSink, LearnerSink, ReportSink, fake_activity
+from workers.pools.heap import settle_heap
 from workflows.constants import run_workflow_id
 from workflows.contracts.errors import ErrorType
 from workflows.contracts.execution import Artifact, ExecuteJobInput, ExecutionOutcome
@@ -139,15 +140,20 @@ class Harness:
     def __init__(self, env: WorkflowEnvironment, queue: str, root: Path, *,
                  overrides: dict[str, Callable[[Any], Awaitable[Any]]] | None = None,
                  extra: list[Callable[..., Any]] | None = None,
-                 workflows: list[type] | None = None) -> None:
+                 workflows: list[type] | None = None, large: bool = False) -> None:
         """``overrides`` replaces activities by name (e.g. a reflection that is unsure);
-        ``extra`` adds activities already defined (``@activity.defn``)."""
+        ``extra`` adds activities already defined (``@activity.defn``). ``large`` (a run of
+        thousands of tasks) keeps only the ids of the events and outcomes recorded
+        (``EventSink``) and settles the heap as a pool's worker process does
+        (``workers.pools.heap``)."""
+        self.large = large
         self.env, self.queue, self.root = env, queue, root
         self.overrides = overrides or {}
         self.extra = extra or []
         self.workflows = workflows or []
-        self.sandbox, self.sink, self.reports = FakeSandbox(root), EventSink(), ReportSink()
-        self.learner = LearnerSink()
+        self.sandbox, self.reports = FakeSandbox(root), ReportSink()
+        self.sink = EventSink(keep=not large)
+        self.learner = LearnerSink(keep=not large)
         self.result: ResearchResult | None = None
         """The workflow's result of the last :meth:`run`."""
         self.memory = Memory(None)  # workflow tests run without memory (tests/test_memory_*)
@@ -188,12 +194,14 @@ class Harness:
             "hand_off_outcome": self.learner.activity(),
             "reflect_failure": fake_activity("reflect_failure", no_reflector)}
         activities.update({name: fake_activity(name, fn) for name, fn in self.overrides.items()})
-        async with Worker(self.env.client, task_queue=self.queue,
-                          workflows=[ResearchWorkflow, BranchWorkflow, TaskWorkflow, StudyWorkflow,
-                                     TaskBatchWorkflow,
-                                     *self.workflows],
-                          activities=[*activities.values(), *self.extra],
-                          workflow_failure_exception_types=[Exception]) as worker:
+        worker = Worker(self.env.client, task_queue=self.queue,
+                        workflows=[ResearchWorkflow, BranchWorkflow, TaskWorkflow, StudyWorkflow,
+                                   TaskBatchWorkflow, *self.workflows],
+                        activities=[*activities.values(), *self.extra],
+                        workflow_failure_exception_types=[Exception])
+        if self.large:
+            settle_heap()
+        async with worker:
             yield worker
 
     async def run(self, decisions: list[dict[str, Any]], **policy: Any) -> RunReport:

@@ -11,6 +11,7 @@ import logging
 from collections.abc import Awaitable, Callable, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
+from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from temporalio.client import Client
@@ -20,6 +21,7 @@ from temporalio.worker import Worker
 
 from workers.connection import connect
 from workers.pools.health import watch_health
+from workers.pools.heap import settle_heap
 from workers.pools.versioning import deployment_config, deployment_version, promote
 from workers.settings import Settings
 from workflows.catalogue import check_registrations
@@ -368,6 +370,7 @@ async def serve_specs(client: Client, settings: Settings, specs: dict[Pool, Pool
                graceful_shutdown_timeout=_grace(pool))
         for pool, spec in specs.items()
     ]
+    settle_heap()  # what the start made is never walked again (``workers.pools.heap``)
     for pool in specs:
         log.info("worker started on %s", settings.queue(pool))
     runs = [asyncio.create_task(w.run()) for w in workers]
@@ -394,6 +397,4 @@ async def serve_specs(client: Client, settings: Settings, specs: dict[Pool, Pool
 
 def _grace(pool: Pool) -> Any:
     """Sandbox jobs get a few seconds to notice cancellation and kill their process group."""
-    from datetime import timedelta
-
     return timedelta(seconds=5 if pool is Pool.SANDBOX else 2)

@@ -13,6 +13,7 @@ Deterministic workflow code only: sizes are measured on the JSON the data conver
 
 from __future__ import annotations
 
+from collections.abc import Set
 from typing import Any, TypeVar
 
 from pydantic import BaseModel
@@ -52,6 +53,7 @@ JOB_BYTES = 16 * 1024
 """Most bytes of the job a task's result keeps (a branch from ``execute`` starts from it)."""
 
 ItemT = TypeVar("ItemT")
+ModelT = TypeVar("ModelT", bound=BaseModel)
 
 
 def json_size(model: BaseModel) -> int:
@@ -248,3 +250,42 @@ def quick_result(**fields: Any) -> TaskResult:
     """
     return _BLANK.model_copy(update=fields)
 
+
+
+
+LEAN_DROPPED = frozenset({"verdicts", "phases", "omitted"})
+"""What a large run does not keep of a task's result once its batch ended: the reviews'
+verdicts, the phases' marks and what was cut (the report reads them from the detail file)."""
+_RUN_PROVENANCE = frozenset({"patches", "reflection_misses", "memory_rules", "template_id",
+                             "guidelines", "approvals", "job_author", "workflow_id"})
+"""The provenance a run folds into its summaries (reflection, skills, checkpoints)."""
+_BLANK_JOB = JobSpec(code="-")
+_BLANK_OUTCOME = ExecutionOutcome(outcome="succeeded")
+
+
+def lean_result(result: TaskResult) -> TaskResult:
+    """``result`` as a large run keeps it once its batch ended.
+
+    The same, less :data:`LEAN_DROPPED` and the provenance the run never reads.
+
+    A whole result is some 80 to 100 objects the garbage collector walks; 10 000 of them
+    made each full collection of the worker's process take seconds, past Temporal's 2-second
+    deadlock detector, for whichever workflow it hit. A lean one shares the defaults of a
+    blank result, job and outcome (under half the objects); the task's detail file has all.
+    """
+    lean = _lean(result, _BLANK, {n for n in TaskResult.model_fields if n not in LEAN_DROPPED})
+    update: dict[str, Any] = {
+        "provenance": _lean(result.provenance, _BLANK.provenance, _RUN_PROVENANCE),
+        "artifacts_total": result.artifact_count()}
+    if result.job is not None:
+        update["job"] = _lean(result.job, _BLANK_JOB, set(JobSpec.model_fields))
+    if result.execution is not None:
+        update["execution"] = _lean(result.execution, _BLANK_OUTCOME,
+                                    set(ExecutionOutcome.model_fields))
+    return lean.model_copy(update=update)
+
+
+def _lean(model: ModelT, blank: ModelT, fields: Set[str]) -> ModelT:
+    """``blank`` with ``model``'s ``fields`` that differ from it (the rest shared with it)."""
+    return blank.model_copy(update={name: value for name in fields
+                                    if (value := getattr(model, name)) != getattr(blank, name)})

@@ -27,6 +27,7 @@ from temporalio.exceptions import ApplicationError, CancelledError
 with workflow.unsafe.imports_passed_through():
     from workflows.agents.calls import AgentCalls
     from workflows.common.failures import root_message
+    from workflows.common.sizes import lean_result
     from workflows.constants import batch_workflow_id
     from workflows.contracts.batches import BatchInput, pack_plan, pack_results, results_of
     from workflows.contracts.branches import SteerRequest
@@ -91,6 +92,10 @@ class BatchRunner:
         self.state, self.agents, self.tasks = state, agents, tasks
         self.current: tuple[str, frozenset[str]] | None = None
         """The running batch: its workflow ID and its tasks."""
+        self.whole: frozenset[str] = frozenset()
+        """The tasks a task of a later batch depends on: the run keeps their whole results
+        (its later batches are given them); of the others, lean ones (``lean_result``), made
+        as each part of a batch's results is decoded."""
 
     def wanted(self, order: list[str]) -> bool:
         """Whether ``order`` runs in batches (recorded as the patch's marker if so)."""
@@ -103,6 +108,9 @@ class BatchRunner:
         size = batch_size(state.req.policy, len(order)) or len(order)
         decisions = plan.by_id()
         wanted = sorted(wanted_metrics(state.plan, state.req.study))
+        place = {t: n // size for n, t in enumerate(order)}
+        self.whole = frozenset(d for t in order for d in decisions[t].dependencies
+                               if place.get(d, -1) != place[t])
         for start in range(0, len(order), size):
             await workflow.sleep(STEP)  # a workflow task of its own (``STEP``)
             await workflow.wait_condition(lambda: not state.paused or state.cancelling)
@@ -193,7 +201,8 @@ class BatchRunner:
         raw, results = result.raw(), list[TaskResult]()
         for start in range(0, len(raw), DECODED):  # a part per workflow task: ``STEP``
             await workflow.sleep(STEP)
-            results.extend(results_of(raw[start:start + DECODED]))
+            results.extend(r if r.task_id in self.whole or not r.detail else lean_result(r)
+                           for r in results_of(raw[start:start + DECODED]))
         return results
 
     def _take(self, number: int, results: list[TaskResult],

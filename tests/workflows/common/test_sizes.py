@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import gc
 from datetime import UTC, datetime
+from typing import Any
 
 from workflows.common.sizes import (
     LISTED_ARTIFACTS,
@@ -11,11 +13,16 @@ from workflows.common.sizes import (
     bound_task,
     fit_run,
     json_size,
+    lean_result,
     task_summary,
 )
 from workflows.contracts.execution import Artifact, ExecutionOutcome
 from workflows.contracts.plan import Plan
 from workflows.contracts.results import Provenance, ReportPaths, ResearchResult, TaskResult
+from workflows.contracts.skills import SkillSummary
+from workflows.research.context import task_digest
+from workflows.research.memory import MemoryAdvice, summarize
+from workflows.research.skills import note_results
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 REPORT = ReportPaths(results_json="/data/runs/r/execution_results_x.json",
@@ -126,3 +133,71 @@ def test_an_old_run_result_with_whole_tasks_still_reads() -> None:
     old["tasks"] = [many_artifacts(2).model_dump(mode="json")]
     result = ResearchResult.model_validate(old)
     assert result.tasks[0].task_id == "t" and result.tasks[0].status == "completed"
+
+
+def a_whole_result(tid: str) -> TaskResult:
+    """A task's result as a batch hands it back: reviews, phases, provenance, what was learned."""
+    at = "2026-11-28T12:07:10Z"
+    verdicts: list[dict[str, Any]] = [
+        {"reviewer": reviewer, "verdict": "APPROVE", "confidence": 0.9,
+         "checks": {f"check_{i}": True for i in range(8)},
+         "warnings": [{"code": "metrics_not_written", "message": "no metrics.json"}],
+         "reasoning": "Approved.", "details": {"lines": 2, "packages": {}}}
+        for reviewer in ("ops", "quality_safety", "infrastructure")]
+    return TaskResult.model_validate({
+        "task_id": tid, "action": f"task {tid}", "status": "completed",
+        "status_reason": "approved + evidence verified", "attempts_total": 3,
+        "artifacts": [{"name": "out.txt", "size": 11, "sha256": "0" * 64,
+                       "path": f"/w/{tid}/out.txt"}],
+        "metrics": {"score": 0.9}, "execution": {"outcome": "succeeded", "exit_code": 0,
+                                                 "stdout_tail": "done", "cpu_s": 0.5},
+        "verdicts": verdicts,
+        "provenance": {"approval": {"attempts": 1, "decided_by": ["panel"]},
+                       "execution": {"attempts": 1}, "artifacts": ["out.txt"],
+                       "checksums": {"out.txt": "0" * 64}, "job_sha256": "1" * 64,
+                       "workflow_id": f"run.task-{tid}", "memory_rules": ["r-1"],
+                       "template_id": "tpl-1", "guidelines": ["g-1"],
+                       "patches": [{"patch_id": "p", "phase": "execute", "root_cause": "x",
+                                    "outcome": "applied"}]},
+        "learned": {"task_type": "fit", "rules_promoted": ["r-2"]},
+        "skill_report": {"reported": True, "miss": "no skill"},
+        "started_at": at, "finished_at": at, "artifacts_total": 1,
+        "detail": f"tasks/{tid}.json", "omitted": ["a long stdout"],
+        "phases": [{"phase": p, "at": at} for p in ("implement", "review", "execute",
+                                                     "verify", "finalize")],
+        "job": {"code": "print('hi')\n", "args": {"behave": "ok"},
+                "expected_artifacts": ["out.txt"], "expected_metrics": ["score"]}})
+
+
+def tracked(root: Any) -> int:
+    """How many objects the garbage collector walks to reach everything ``root`` holds."""
+    seen: set[int] = set()
+    stack = [root]
+    while stack:
+        obj = stack.pop()
+        if id(obj) in seen or not gc.is_tracked(obj) or isinstance(obj, type):
+            continue
+        seen.add(id(obj))
+        stack.extend(gc.get_referents(obj))
+    return len(seen)
+
+
+def test_a_lean_result_keeps_what_a_run_reads_in_a_fraction_of_the_objects() -> None:
+    """A large run keeps its batches' tasks lean: its summaries, the digests its branches'
+    tasks get and the report's part read the same, and the collector walks under half as much."""
+    whole = [a_whole_result(f"t{i}") for i in range(20)]
+    lean = [lean_result(t) for t in whole]
+    memory = MemoryAdvice()
+    assert summarize(lean, memory) == summarize(whole, memory)
+    skills = [SkillSummary(), SkillSummary()]
+    note_results(skills[0], {}, whole)
+    note_results(skills[1], {}, lean)
+    assert skills[0] == skills[1]
+    for full, kept in zip(whole, lean, strict=True):
+        assert task_digest(kept, tail=100) == task_digest(full, tail=100)
+        assert task_summary(kept) == task_summary(full)
+        assert kept.model_dump(exclude={"verdicts", "phases", "omitted", "provenance"}) == (
+            full.model_dump(exclude={"verdicts", "phases", "omitted", "provenance"}))
+        assert kept.provenance.approvals == full.provenance.approvals
+    assert not lean[0].verdicts and not lean[0].phases  # the detail file has them
+    assert tracked(lean) * 2 < tracked(whole)

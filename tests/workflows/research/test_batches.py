@@ -128,7 +128,7 @@ async def test_a_run_of_ten_thousand_tasks_completes_within_temporals_limits(
     Half an hour on a loaded 2-core machine: ``make test-scale`` runs it, ``make test`` not.
     """
     writer = ReportWriter(tmp_path / "runs")
-    harness = Harness(dev_env, task_queue, tmp_path / "work", overrides={
+    harness = Harness(dev_env, task_queue, tmp_path / "work", large=True, overrides={
         "write_report": writer.write_report, "write_task_report": writer.write_task_report})
     req = harness.request([task(f"t{i:05d}") for i in range(TEN_THOUSAND)], max_parallel=16)
     async with harness.worker():
