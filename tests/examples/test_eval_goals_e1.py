@@ -12,15 +12,13 @@ must equal its ``task.json``.
 
 from __future__ import annotations
 
-import json
-import subprocess
 from pathlib import Path
 
 import pytest
 from temporalio.testing import WorkflowEnvironment
 
 from client.assay import AssayClient
-from tests.support.e2e import ROOT, isolated_settings, pools_serving
+from tests.support.e2e import ROOT, check_references, isolated_settings, pools_serving
 from workers.evaluation.configurations import Configuration
 from workers.evaluation.runner import Evaluation
 from workers.evaluation.suite import Suite, SuiteTask
@@ -28,7 +26,6 @@ from workers.evaluation.suite import Suite, SuiteTask
 pytestmark = pytest.mark.integration
 SUITE_DIR = ROOT / "examples" / "eval"
 GOALS = SUITE_DIR / "goals"
-PINNED = ROOT / "examples" / "hand-debug" / "environments"
 PLANNED: dict[str, list[str]] = {
     "e1-nile-flow": ["@sd_flow[168.38] (want 169.23)"],
     "e1-wine-alcohol": [],
@@ -46,18 +43,8 @@ def test_every_e1_goal_folder_is_listed_with_its_planned_score() -> None:
 @pytest.mark.timeout(900)
 async def test_each_e1_reference_recomputes_its_labels_in_the_science_interpreter(
         tmp_path: Path, shared_environments: Path) -> None:
-    settings = isolated_settings(tmp_path / "assay", "e1-reference",
-                                 environments_root=shared_environments,
-                                 environments_dir=PINNED)
-    environments = settings.environments()
-    science = await environments.ensure(await environments.prepare("science", []))
-    python = environments.interpreter(science)
-    for goal in sorted(PLANNED):
-        folder = GOALS / goal
-        labels = json.loads((folder / "task.json").read_text(encoding="utf-8"))["labels"]
-        done = subprocess.run([python, str(folder / "reference.py")], capture_output=True,
-                              text=True, timeout=120, check=True)
-        assert json.loads(done.stdout) == labels, goal
+    await check_references([GOALS / goal for goal in sorted(PLANNED)], tmp_path / "assay",
+                           shared_environments)
 
 
 @pytest.mark.timeout(900)

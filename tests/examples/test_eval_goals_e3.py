@@ -14,21 +14,25 @@ it (each of their three fixes reviewed).
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 
 import pytest
 from temporalio.testing import WorkflowEnvironment
 
 from client.assay import AssayClient
-from tests.support.e2e import ROOT, isolated_settings, pools_serving
+from tests.support.e2e import (
+    PINNED_ENVIRONMENTS,
+    ROOT,
+    check_references,
+    isolated_settings,
+    pools_serving,
+)
 from workers.evaluation.configurations import Configuration
 from workers.evaluation.runner import Evaluation
 from workers.evaluation.suite import Suite, SuiteTask
 
 pytestmark = pytest.mark.integration
 GOALS = ROOT / "examples" / "eval" / "goals"
-PINNED = ROOT / "examples" / "hand-debug" / "environments"
 PLANNED: dict[str, tuple[int, dict[str, int]]] = {
     "e3-sunspots-peak": (1, {"coder": 1, "output_processor": 1}),
     "e3-spector-logit": (2, {"coder": 2, "reviewer_quality_safety": 2}),
@@ -53,18 +57,8 @@ def test_every_e3_goal_folder_is_listed_with_its_level() -> None:
 @pytest.mark.timeout(900)
 async def test_each_e3_reference_recomputes_its_labels_in_the_science_interpreter(
         tmp_path: Path, shared_environments: Path) -> None:
-    settings = isolated_settings(tmp_path / "assay", "e3-reference",
-                                 environments_root=shared_environments,
-                                 environments_dir=PINNED)
-    environments = settings.environments()
-    science = await environments.ensure(await environments.prepare("science", []))
-    python = environments.interpreter(science)
-    for goal in sorted(PLANNED):
-        folder = GOALS / goal
-        labels = json.loads((folder / "task.json").read_text(encoding="utf-8"))["labels"]
-        done = subprocess.run([python, str(folder / "reference.py")], capture_output=True,
-                              text=True, timeout=120, check=True)
-        assert json.loads(done.stdout) == labels, goal
+    await check_references([GOALS / goal for goal in sorted(PLANNED)], tmp_path / "assay",
+                           shared_environments)
 
 
 @pytest.mark.timeout(900)
@@ -76,7 +70,7 @@ async def test_an_e3_goal_replays_offline_through_assay_eval_and_scores_as_recor
     task = SuiteTask.model_validate_json((folder / "task.json").read_text(encoding="utf-8"))
     settings = isolated_settings(tmp_path / "assay", task_queue,
                                  environments_root=shared_environments,
-                                 environments_dir=PINNED)
+                                 environments_dir=PINNED_ENVIRONMENTS)
     evaluation = Evaluation(Suite(name=goal, tasks=[task]), folder, settings=settings,
                             live=False)
     async with pools_serving(settings, fresh_database_url, dev_env.client):

@@ -195,3 +195,23 @@ async def reset_run(client: Client, run_id: str, execution: str, *,
             reason="re-run from the start", workflow_task_finish_event_id=point,
             request_id=str(uuid.uuid4())))
     return answer.run_id, point
+
+
+PINNED_ENVIRONMENTS = ROOT / "examples" / "hand-debug" / "environments"
+"""The science packages the hand recordings were made with."""
+
+
+async def check_references(folders: list[Path], data_dir: Path, environments: Path) -> None:
+    """Each goal folder's ``reference.py`` prints exactly the labels of its ``task.json``.
+
+    The references run in the pinned science environment's interpreter.
+    """
+    settings = isolated_settings(data_dir, "reference", environments_root=environments,
+                                 environments_dir=PINNED_ENVIRONMENTS)
+    science = settings.environments()
+    python = science.interpreter(await science.ensure(await science.prepare("science", [])))
+    for folder in folders:
+        labels = json.loads((folder / "task.json").read_text(encoding="utf-8"))["labels"]
+        done = subprocess.run([python, str(folder / "reference.py")], capture_output=True,
+                              text=True, timeout=120, check=True)
+        assert json.loads(done.stdout) == labels, folder.name
