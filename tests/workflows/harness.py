@@ -29,7 +29,6 @@ from activities.review.infra import InfrastructureReviewer
 from activities.review.panel import review_ops, review_quality_safety
 from skills.library import SkillLibrary
 from tests.support.fakes import EventSink, LearnerSink, ReportSink, fake_activity
-from workers.pools.heap import settle_heap
 from workflows.constants import run_workflow_id
 from workflows.contracts.errors import ErrorType
 from workflows.contracts.execution import Artifact, ExecuteJobInput, ExecutionOutcome
@@ -199,8 +198,6 @@ class Harness:
                                    TaskBatchWorkflow, *self.workflows],
                         activities=[*activities.values(), *self.extra],
                         workflow_failure_exception_types=[Exception])
-        if self.large:
-            settle_heap()
         async with worker:
             yield worker
 

@@ -3,8 +3,7 @@
 ``builders`` builds each pool's worker and the Temporal runtime and serves them
 (``serve_specs``); ``exporter`` serves a worker's one metrics port (Assay's registry and the
 SDK's metrics) and its ``/healthz``, which ``health`` answers (``watch_health``, ``HEALTH``);
-``versioning`` names the Worker Deployment version and build id workers poll with; ``heap``
-freezes what a worker process's start made, so the garbage collector's pauses stay short.
+``versioning`` names the Worker Deployment version and build id workers poll with.
 """
 
 

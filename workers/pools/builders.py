@@ -21,7 +21,6 @@ from temporalio.worker import Worker
 
 from workers.connection import connect
 from workers.pools.health import watch_health
-from workers.pools.heap import settle_heap
 from workers.pools.versioning import deployment_config, deployment_version, promote
 from workers.settings import Settings
 from workflows.catalogue import check_registrations
@@ -370,7 +369,6 @@ async def serve_specs(client: Client, settings: Settings, specs: dict[Pool, Pool
                graceful_shutdown_timeout=_grace(pool))
         for pool, spec in specs.items()
     ]
-    settle_heap()  # what the start made is never walked again (``workers.pools.heap``)
     for pool in specs:
         log.info("worker started on %s", settings.queue(pool))
     runs = [asyncio.create_task(w.run()) for w in workers]
