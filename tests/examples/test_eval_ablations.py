@@ -20,7 +20,7 @@ import pytest
 from temporalio.testing import WorkflowEnvironment
 
 from client.assay import AssayClient
-from tests.support.e2e import ROOT, isolated_settings, pools_serving
+from tests.support.e2e import PINNED_ENVIRONMENTS, ROOT, isolated_settings, pools_serving
 from workers.evaluation.configurations import ABLATIONS as ABLATION_NAMES
 from workers.evaluation.configurations import configurations
 from workers.evaluation.runner import Evaluation, Sample
@@ -30,7 +30,6 @@ from workers.evaluation.traffic import Traffic
 pytestmark = pytest.mark.integration
 EVAL = ROOT / "examples" / "eval"
 ABLATIONS = EVAL / "ablations"
-PINNED = ROOT / "examples" / "hand-debug" / "environments"
 GOALS = ("e3-heart-survival", "e3-spector-logit", "e3-sunspots-peak")
 
 
@@ -53,7 +52,7 @@ async def test_the_debuggers_and_the_model_reviewers_each_change_the_pass_rate_o
     suite = suite.model_copy(update={"tasks": [t for t in suite.tasks if t.id in GOALS]})
     settings = isolated_settings(tmp_path / "assay", task_queue,
                                  environments_root=shared_environments,
-                                 environments_dir=PINNED)
+                                 environments_dir=PINNED_ENVIRONMENTS)
     evaluation = Evaluation(suite, base, settings=settings, live=False, parallel=3,
                             timeout_s=1200, traffic=Traffic(replay=ABLATIONS))
     full, no_debuggers, no_review = configurations(["debuggers", "model-review"],

@@ -17,11 +17,7 @@ from pathlib import Path
 import pytest
 from temporalio.testing import WorkflowEnvironment
 
-from client.assay import AssayClient
-from tests.support.e2e import ROOT, check_references, isolated_settings, pools_serving
-from workers.evaluation.configurations import Configuration
-from workers.evaluation.runner import Evaluation
-from workers.evaluation.suite import Suite, SuiteTask
+from tests.support.e2e import ROOT, check_references, isolated_settings, replay_goal
 
 pytestmark = pytest.mark.integration
 SUITE_DIR = ROOT / "examples" / "eval"
@@ -53,16 +49,11 @@ async def test_an_e1_goal_replays_offline_through_assay_eval_and_scores_as_plann
         goal: str, dev_env: WorkflowEnvironment, fresh_database_url: str, tmp_path: Path,
         task_queue: str, shared_environments: Path) -> None:
     folder = GOALS / goal
-    task = SuiteTask.model_validate_json((folder / "task.json").read_text(encoding="utf-8"))
-    assert task.id == goal and task.replay == "recording.jsonl"  # relative to its file
     settings = isolated_settings(tmp_path / "assay", task_queue,
                                  environments_root=shared_environments)
-    evaluation = Evaluation(Suite(name=goal, tasks=[task]), folder, settings=settings,
-                            live=False)
-    async with pools_serving(settings, fresh_database_url, dev_env.client):
-        client = AssayClient(dev_env.client, task_queue=settings.queue_orchestration)
-        (sample,) = await evaluation.run_configuration(client, Configuration("full"), 1)
+    task, sample = await replay_goal(folder, settings, fresh_database_url, dev_env.client)
 
+    assert task.id == goal and task.replay == "recording.jsonl"  # relative to its file
     assert sample.status == "completed", (sample.error, sample.missed)
     assert sample.missed == PLANNED[goal]
     assert sample.passed == (not PLANNED[goal])

@@ -22,7 +22,7 @@ import pytest
 from temporalio.testing import WorkflowEnvironment
 
 from client.assay import AssayClient
-from tests.support.e2e import ROOT, isolated_settings, pools_serving
+from tests.support.e2e import PINNED_ENVIRONMENTS, ROOT, isolated_settings, pools_serving
 from workers.evaluation.configurations import Configuration
 from workers.evaluation.includes import rebased
 from workers.evaluation.runner import Evaluation
@@ -31,7 +31,6 @@ from workers.settings import Settings
 
 EVAL = ROOT / "examples" / "eval"
 GOALS = ("e2-engel-elasticity", "e2-wine-anova", "e2-grunfeld-within", "e2-co2-trend")
-PINNED = ROOT / "examples" / "hand-debug" / "environments"
 
 
 def task_entry(goal: str) -> dict[str, Any]:
@@ -44,7 +43,7 @@ def task_entry(goal: str) -> dict[str, Any]:
 def science_settings(data_dir: Path, prefix: str, environments: Path) -> Settings:
     """Settings whose jobs run in the pinned science environment the goals were recorded in."""
     return isolated_settings(data_dir, prefix).model_copy(update={
-        "environments_root": environments, "environments_dir": PINNED,
+        "environments_root": environments, "environments_dir": PINNED_ENVIRONMENTS,
         "job_environment": "science"})
 
 

@@ -19,17 +19,13 @@ from pathlib import Path
 import pytest
 from temporalio.testing import WorkflowEnvironment
 
-from client.assay import AssayClient
 from tests.support.e2e import (
     PINNED_ENVIRONMENTS,
     ROOT,
     check_references,
     isolated_settings,
-    pools_serving,
+    replay_goal,
 )
-from workers.evaluation.configurations import Configuration
-from workers.evaluation.runner import Evaluation
-from workers.evaluation.suite import Suite, SuiteTask
 
 pytestmark = pytest.mark.integration
 GOALS = ROOT / "examples" / "eval" / "goals"
@@ -67,15 +63,11 @@ async def test_an_e3_goal_replays_offline_through_assay_eval_and_scores_as_recor
         goal: str, dev_env: WorkflowEnvironment, fresh_database_url: str, tmp_path: Path,
         task_queue: str, shared_environments: Path) -> None:
     folder = GOALS / goal
-    task = SuiteTask.model_validate_json((folder / "task.json").read_text(encoding="utf-8"))
     settings = isolated_settings(tmp_path / "assay", task_queue,
                                  environments_root=shared_environments,
                                  environments_dir=PINNED_ENVIRONMENTS)
-    evaluation = Evaluation(Suite(name=goal, tasks=[task]), folder, settings=settings,
-                            live=False)
-    async with pools_serving(settings, fresh_database_url, dev_env.client):
-        client = AssayClient(dev_env.client, task_queue=settings.queue_orchestration)
-        (sample,) = await evaluation.run_configuration(client, Configuration("full"), 1)
+    task, sample = await replay_goal(folder, settings, fresh_database_url, dev_env.client)
+
 
     assert (sample.status, sample.passed, sample.missed) == ("completed", True, []), sample
     assert sorted(sample.held) == sorted(f"@{name}[{value}] (want {value})"

@@ -23,8 +23,12 @@ from temporalio.client import Client
 from activities.artifacts.store import LocalArtifactStore
 from activities.events.schema import StoredEvent
 from activities.events.store import EventStore
+from client.assay import AssayClient
 from tests.support.fake_anthropic import FakeAnthropic
 from workers.cli.show import load_report
+from workers.evaluation.configurations import Configuration
+from workers.evaluation.runner import Evaluation, Sample
+from workers.evaluation.suite import Suite, SuiteTask
 from workers.pools.builders import SERVED_POOLS, run_pools
 from workers.settings import Settings
 from workflows.contracts.pools import Pool
@@ -215,3 +219,15 @@ async def check_references(folders: list[Path], data_dir: Path, environments: Pa
         done = subprocess.run([python, str(folder / "reference.py")], capture_output=True,
                               text=True, timeout=120, check=True)
         assert json.loads(done.stdout) == labels, folder.name
+
+
+async def replay_goal(folder: Path, settings: Settings, database_url: str,
+                      client: Client) -> tuple[SuiteTask, Sample]:
+    """A goal folder's task, replayed offline by ``assay eval`` under the full configuration."""
+    task = SuiteTask.model_validate_json((folder / "task.json").read_text(encoding="utf-8"))
+    evaluation = Evaluation(Suite(name=task.id, tasks=[task]), folder, settings=settings,
+                            live=False)
+    async with pools_serving(settings, database_url, client):
+        assay = AssayClient(client, task_queue=settings.queue_orchestration)
+        (sample,) = await evaluation.run_configuration(assay, Configuration("full"), 1)
+    return task, sample
