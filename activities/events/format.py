@@ -36,9 +36,14 @@ def _summary(outputs: dict[str, Any], inputs: dict[str, Any]) -> str:
     return json.dumps(payload, default=str, ensure_ascii=False) if payload else ""
 
 
+def one_line(text: str) -> str:
+    """``text`` on one printable line: controls are spaces, runs of space one."""
+    return " ".join(_printable(text).split())
+
+
 def short(text: str, limit: int = SUMMARY_CHARS) -> str:
     """``text`` on one printable line of at most ``limit`` characters."""
-    flat = " ".join(_printable(text).split())
+    flat = one_line(text)
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from activities.events.format import short
+from activities.events.format import one_line
 from activities.reports.figures import STATUS_COLOURS
 from activities.reports.numbers import duration, number, value
 from activities.reports.tasks import fenced
@@ -63,7 +63,7 @@ class Comparison:
 
 def text(item: str, limit: int = TEXT_CHARS) -> str:
     """``item`` on one printable line of at most ``limit`` characters; a cut says how much."""
-    return clip(short(item, len(item)), limit)
+    return clip(one_line(item), limit)
 
 
 def groups(tree: BranchTree) -> dict[str, list[BranchRecord]]:

@@ -251,8 +251,6 @@ def quick_result(**fields: Any) -> TaskResult:
     return _BLANK.model_copy(update=fields)
 
 
-
-
 LEAN_DROPPED = frozenset({"verdicts", "phases", "omitted"})
 """What a large run does not keep of a task's result once its batch ended: the reviews'
 verdicts, the phases' marks and what was cut (the report reads them from the detail file)."""
