@@ -120,20 +120,22 @@ async def one(env: WorkflowEnvironment, root: Path, name: str) -> dict[str, Any]
                       overrides=overrides, large=True)  # as a pool worker: `Harness`
     req = harness.request(plan(tasks, files, root, chain=name.startswith("chain")),
                           max_parallel=8)
+    run_id = req.run_id
     start = time.perf_counter()
     async with harness.worker():
-        handle = await env.client.start_workflow(ResearchWorkflow.run, req, id=req.run_id,
+        handle = await env.client.start_workflow(ResearchWorkflow.run, req, id=run_id,
                                                  task_queue=harness.queue)
+        del req  # its decoded plan: no real worker's collector walks a client's objects
         status, result_bytes = await settle(handle)
         wall = time.perf_counter() - start
-        status_ms = (await cli_times(env.client, req.run_id, repeat=3,
+        status_ms = (await cli_times(env.client, run_id, repeat=3,
                                      labels=("assay status RUN",)))["assay status RUN"]
     events = (await handle.fetch_history()).events
-    batches = [await _history(env, batch_workflow_id(req.run_id, n))
+    batches = [await _history(env, batch_workflow_id(run_id, n))
                for n in range(1, tasks // 500 + 2) if tasks > 1000]
     batches = [b for b in batches if b[0]]
-    task_history = await _history(env, task_workflow_id(req.run_id, "t0000"))
-    folder = root / "runs" / req.run_id
+    task_history = await _history(env, task_workflow_id(run_id, "t0000"))
+    folder = root / "runs" / run_id
     reports = [p for p in folder.iterdir() if p.is_file()] if folder.exists() else []
     results_json = [p for p in reports if p.name.startswith("execution_results_")]
     return {"case": name, "status": status, "wall_s": wall,

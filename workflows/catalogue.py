@@ -223,6 +223,11 @@ HAND_OFF_OUTCOME = ActivityDecl[library.HandOffInput, library.HandOffAnswer](
     timedelta(seconds=30), retry(maximum=timedelta(seconds=10), attempts=8), local=True)
 """A finished task's outcome signalled to the learner (the skill library, which hands memory
 its part), so learning never holds the task up; the library drops a repeat."""
+PASS_TURN = ActivityDecl[None, bool](
+    "pass_turn", None, bool, Pool.ORCHESTRATION, timedelta(seconds=10),
+    retry(maximum=timedelta(seconds=1)), local=True)
+"""Does nothing: awaiting it ends a workflow's activation, so long deterministic work goes
+on in the next (``workflows.common.turns``)."""
 
 # agents pool: deterministic reviewers and the model roles
 MODEL_RETRY = retry(maximum=2 * MINUTE, attempts=8)
@@ -319,7 +324,7 @@ REVISE_SKILLS = ActivityDecl[writing.ReviseInput, writing.ReviseAnswer](
 
 CATALOGUE: tuple[ActivityDecl[Any, Any], ...] = (
     RECORD_EVENTS, WRITE_REPORT, WRITE_TASK_REPORT, WRITE_STUDY_REPORT, CLOSE_CYCLE,
-    RESOLVE_REUSE, HAND_OFF_OUTCOME,
+    RESOLVE_REUSE, HAND_OFF_OUTCOME, PASS_TURN,
     REVIEW_OPS, REVIEW_QUALITY_SAFETY, CALL_MODEL, PLAN_GOAL, REVIEW_PLAN, WRITE_JOB,
     REVIEW_JOB_MODEL, DEBUG_JOB, SUMMARIZE_RUN, SYNTHESIZE_STUDY, JUDGE_HYPOTHESIS, WRITE_SKILL,
     JUDGE_MERGE,

@@ -41,6 +41,7 @@ class Patch:
 
 _RUN, _TASK, _BRANCH = "ResearchWorkflow", "TaskWorkflow", "BranchWorkflow"
 _STUDY, _LIBRARY = "StudyWorkflow", "SkillLibraryWorkflow"
+_BATCH = "TaskBatchWorkflow"
 
 _LINES = (_RUN, _BRANCH)
 _ALL = (_RUN, _BRANCH, _TASK, _STUDY)
@@ -50,6 +51,7 @@ STUDY_SYNTHESIS_PATCH = "study-synthesis"
 TIERING_PATCH = "complexity-tiers"
 TASK_BATCHES_PATCH = "task-batches"
 OWN_VERDICTS_PATCH = "own-test-verdicts"
+QUICK_TURNS_PATCH = "quick-turns"
 
 PATCHES: tuple[Patch, ...] = (
     Patch(CHECKPOINTS_PATCH, "0.2.0", (_RUN,), "a task's failure and a gate's approval name "
@@ -65,6 +67,10 @@ PATCHES: tuple[Patch, ...] = (
     Patch(OWN_VERDICTS_PATCH, since="0.2.0", workflows=(_STUDY,),
           what="an ended study concludes from its children only the hypotheses whose own "
                "test never ran; one its own test left inconclusive stays so"),
+    Patch(QUICK_TURNS_PATCH, since="0.2.0", workflows=(_RUN, _BATCH),
+          what="a large run and its batches pass the turn between two parts of their long "
+               "work with a local activity that does nothing (pass_turn), not a 1 ms timer "
+               "the server fires a second later"),
 )
 """The patches in force, oldest first (0.1.0 retired every earlier one)."""
 

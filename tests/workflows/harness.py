@@ -20,6 +20,7 @@ from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
 from activities.artifacts.store import LocalArtifactStore
+from activities.common.turns import pass_turn
 from activities.evidence.relink import Relinker
 from activities.evidence.verify import EvidenceVerifier
 from activities.memory.memory import Memory
@@ -190,7 +191,7 @@ class Harness:
             "rescan_artifacts": Relinker(self.root, self.sandbox.store).rescan_artifacts,
             "record_events": self.sink.activity(), "write_report": self.reports.activity(),
             "write_task_report": self.reports.task_activity(),
-            "hand_off_outcome": self.learner.activity(),
+            "hand_off_outcome": self.learner.activity(), "pass_turn": pass_turn,
             "reflect_failure": fake_activity("reflect_failure", no_reflector)}
         activities.update({name: fake_activity(name, fn) for name, fn in self.overrides.items()})
         worker = Worker(self.env.client, task_queue=self.queue,

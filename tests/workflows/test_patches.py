@@ -102,7 +102,7 @@ def test_no_id_or_constant_is_declared_twice_and_no_retired_id_returns() -> None
 
 def test_each_patch_says_when_it_arrived_and_what_it_guards() -> None:
     known = {"ResearchWorkflow", "BranchWorkflow", "TaskWorkflow", "StudyWorkflow",
-             "SkillLibraryWorkflow"}
+             "SkillLibraryWorkflow", "TaskBatchWorkflow"}
     for patch in (*patches.PATCHES, *patches.RETIRED):
         assert patch.since and patch.what, patch.id
         assert patch.workflows and set(patch.workflows) <= known, patch.id

@@ -69,6 +69,7 @@ async def build_specs(settings: Settings, pools: Sequence[Pool], *, database_url
     """
     specs: dict[Pool, PoolSpec] = {}
     if Pool.ORCHESTRATION in pools:
+        from activities.common.turns import pass_turn
         from activities.events.store import EventStore
         from activities.learning.handoff import Learner
         from activities.reports.study import StudyReportWriter
@@ -87,7 +88,7 @@ async def build_specs(settings: Settings, pools: Sequence[Pool], *, database_url
             versioning=VersioningBehavior.PINNED,  # they wait on people for days
             activities=[store.record_events, writer.write_report, writer.write_task_report,
                         cycles.close_cycle, cycles.resolve_reuse, studies.write_study_report,
-                        Learner(settings.skills_auto_approve).hand_off_outcome])
+                        Learner(settings.skills_auto_approve).hand_off_outcome, pass_turn])
     if Pool.AGENTS in pools:
         specs[Pool.AGENTS] = await _agents_spec(settings, database_url, stack)
     if Pool.REFLECTION in pools:

@@ -22,6 +22,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.common.events import EventLog, upsert_keywords
     from workflows.common.gates import GateKeeper
     from workflows.common.sizes import bound_task
+    from workflows.common.turns import next_turn
     from workflows.constants import KIND_KEY, PARENT_KEY, PLAN_KEY, STATUS_KEY
     from workflows.contracts.batches import BatchInput, BatchResult, dump_results
     from workflows.contracts.branches import SteerRequest
@@ -29,14 +30,14 @@ with workflow.unsafe.imports_passed_through():
     from workflows.contracts.results import RunProgress
     from workflows.research.memory import consult_memory
     from workflows.research.state import RunState
-    from workflows.research.tasks import STEP, TaskRunner
+    from workflows.research.tasks import TaskRunner
 
 BATCH_TASK_LIMIT = 32 * 1024
 """Most bytes of each task's result a batch hands back (the whole is in its detail file)."""
 MEMORY_WARNINGS = 20
 """Most of memory's warnings a batch hands back."""
 DUMPED = 100
-"""Task results a batch bounds and dumps per workflow task before handing them back."""
+"""Task results a batch bounds and dumps per activation before handing them back."""
 
 
 @workflow.defn
@@ -98,8 +99,8 @@ class TaskBatchWorkflow:
             plan, state.memory = await consult_memory(state.req, plan, state.log)
         await self.tasks.run_all(plan, inp.order)
         tasks: list[Any] = []
-        for start in range(0, len(inp.order), DUMPED):  # a part per workflow task
-            await workflow.sleep(STEP)
+        for start in range(0, len(inp.order), DUMPED):  # a part per activation: ``next_turn``
+            await next_turn()
             tasks.extend(dump_results([bound_task(state.results[t], limit=BATCH_TASK_LIMIT)
                                        for t in inp.order[start:start + DUMPED]]))
         done = sum(state.results[t].status == "completed" for t in inp.order)

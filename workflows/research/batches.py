@@ -28,6 +28,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.agents.calls import AgentCalls
     from workflows.common.failures import root_message
     from workflows.common.sizes import lean_result
+    from workflows.common.turns import next_turn
     from workflows.constants import batch_workflow_id
     from workflows.contracts.batches import BatchInput, pack_plan, pack_results, results_of
     from workflows.contracts.branches import SteerRequest
@@ -41,12 +42,12 @@ with workflow.unsafe.imports_passed_through():
     from workflows.research.context import wanted_metrics
     from workflows.research.report import slim_of
     from workflows.research.state import RunState
-    from workflows.research.tasks import STEP, TaskRunner
+    from workflows.research.tasks import TaskRunner
 
 BATCH_FROM = 1000
 """A run of more tasks than this runs them in batches (unless ``policy.batch_tasks``)."""
 DECODED = 100
-"""Task results a run decodes per workflow task when a batch hands them back."""
+"""Task results a run decodes per activation when a batch hands them back."""
 BATCH_TASKS = 500
 """Tasks per batch: its history some 4 000 events and 4 MB, its result ~250 kB packed."""
 
@@ -55,11 +56,11 @@ _DECISIONS = TypeAdapter(list[Decision])
 
 
 async def unpack_plan(req: ChunkedPlan) -> Plan | None:
-    """A run's packed plan, decoded one chunk per workflow task (None: it has none).
+    """A run's packed plan, decoded one chunk per activation (None: it has none).
 
-    Validating 10 000 decisions in the workflow task that reads the run's input would take
+    Validating 10 000 decisions in the activation that reads the run's input would take
     it past Temporal's 2-second deadlock detector on a busy worker; a chunk of 500 takes
-    some 0.07 s, and a short timer between chunks ends each workflow task.
+    some 0.07 s, and each is an activation of its own (``workflows.common.turns``).
     """
     if not req.packed_plan or not workflow.patched(TASK_BATCHES_PATCH):
         return None
@@ -67,7 +68,7 @@ async def unpack_plan(req: ChunkedPlan) -> Plan | None:
     decisions: list[Decision] = []
     for chunk in req.packed_plan[1:]:
         decisions.extend(_DECISIONS.validate_python(unpack(chunk)))
-        await workflow.sleep(STEP)
+        await next_turn()
     return Plan.model_validate({**head, "decisions": decisions})
 
 
@@ -112,7 +113,7 @@ class BatchRunner:
         self.whole = frozenset(d for t in order for d in decisions[t].dependencies
                                if place.get(d, -1) != place[t])
         for start in range(0, len(order), size):
-            await workflow.sleep(STEP)  # a workflow task of its own (``STEP``)
+            await next_turn()  # an activation of its own (``workflows.common.turns``)
             await workflow.wait_condition(lambda: not state.paused or state.cancelling)
             if state.cancelling:
                 break
@@ -199,8 +200,8 @@ class BatchRunner:
         state.memory.misses += result.memory_misses
         state.memory.warnings.extend(result.memory_warnings)
         raw, results = result.raw(), list[TaskResult]()
-        for start in range(0, len(raw), DECODED):  # a part per workflow task: ``STEP``
-            await workflow.sleep(STEP)
+        for start in range(0, len(raw), DECODED):  # a part per activation: ``next_turn``
+            await next_turn()
             results.extend(r if r.task_id in self.whole or not r.detail else lean_result(r)
                            for r in results_of(raw[start:start + DECODED]))
         return results

@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Callable
-from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from temporalio import workflow
@@ -23,6 +22,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.common.failures import root_message
     from workflows.common.gates import GateKeeper
     from workflows.common.sizes import quick_result
+    from workflows.common.turns import next_turn
     from workflows.constants import PLAN_KEY, branch_task_workflow_id, task_workflow_id
     from workflows.contracts.branches import SteerRequest
     from workflows.contracts.execution import DependencyArtifact
@@ -36,16 +36,6 @@ with workflow.unsafe.imports_passed_through():
 
 if TYPE_CHECKING:
     from workflows.research.batches import BatchRunner
-
-STEP = timedelta(milliseconds=1)
-"""The timer that ends a workflow task, so that no workflow task of a large run is long.
-
-Between two chunks of a packed plan, before each batch starts, between two parts of a
-batch's results as it dumps them and as the run decodes them, every 1 000 tasks a cancel
-ends unstarted. Temporal's deadlock detector fails a workflow task that has not yielded in
-2 seconds, and on a busy worker whose process holds thousands of results a garbage
-collection alone can take one."""
-
 
 class TaskRunner:
     """Runs the tasks of one run's plan.
@@ -122,7 +112,7 @@ class TaskRunner:
             self._requests.append(asyncio.create_task(_request_cancel(handle)))
         for n, decision in enumerate(pending):  # thousands in a large run: ``quick_result``
             if n and not n % 1000:
-                await workflow.sleep(STEP)
+                await next_turn()
             state.results[decision.task_id] = quick_result(
                 task_id=decision.task_id, priority=decision.priority, action=decision.action,
                 status="cancelled", status_reason="cancelled before it started: the run was "

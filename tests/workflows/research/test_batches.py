@@ -11,6 +11,7 @@ import asyncio
 from pathlib import Path
 
 import pytest
+from temporalio.api.enums.v1 import EventType
 from temporalio.client import WorkflowFailureError
 from temporalio.exceptions import CancelledError
 from temporalio.service import RPCError
@@ -108,6 +109,23 @@ async def test_temporal_cancel_winds_the_running_batch_down_and_writes_the_repor
     assert harness.sandbox.ran == []
 
 
+async def test_a_large_run_and_its_batches_pass_their_turns_without_a_timer(
+        time_env: WorkflowEnvironment, task_queue: str, tmp_path: Path) -> None:
+    """Between two parts of their long work (the plan's chunks, a batch's results) the run
+    and its batches end the activation with the ``pass_turn`` local activity: a timer would
+    wait for the server's next second each time (``workflows.common.turns``)."""
+    harness = Harness(time_env, task_queue, tmp_path)
+    report = await harness.run([task(f"t{i}") for i in range(4)], batch_tasks=2)
+    assert {t.status for t in report.tasks} == {"completed"}
+    for wf_id in (report.run_id, batch_workflow_id(report.run_id, 1),
+                  batch_workflow_id(report.run_id, 2)):
+        events = (await time_env.client.get_workflow_handle(wf_id).fetch_history()).events
+        assert not [e for e in events if e.event_type == EventType.EVENT_TYPE_TIMER_STARTED]
+        turns = [e for e in events if e.event_type == EventType.EVENT_TYPE_MARKER_RECORDED
+                 and b"pass_turn" in e.marker_recorded_event_attributes.SerializeToString()]
+        assert turns, wf_id
+
+
 async def _until(client: AssayClient, run_id: str, task_id: str, status: str) -> None:
     """Wait until the run's progress (its running batch's, overlaid) shows the task so."""
     for _ in range(600):
@@ -131,15 +149,17 @@ async def test_a_run_of_ten_thousand_tasks_completes_within_temporals_limits(
     harness = Harness(dev_env, task_queue, tmp_path / "work", large=True, overrides={
         "write_report": writer.write_report, "write_task_report": writer.write_task_report})
     req = harness.request([task(f"t{i:05d}") for i in range(TEN_THOUSAND)], max_parallel=16)
+    run_id = req.run_id
     async with harness.worker():
         handle = await dev_env.client.start_workflow(
-            ResearchWorkflow.run, req, id=req.run_id, task_queue=harness.queue)
+            ResearchWorkflow.run, req, id=run_id, task_queue=harness.queue)
+        del req  # its 180 000 decoded objects: no real worker's collector walks a client's plan
         result = await handle.result()
     assert result.status == "completed", result.status_reason
     assert result.status_reason.startswith("completed: 10000 completed"), result.status_reason
     run_history = await handle.fetch_history()
     histories = [run_history, *[await dev_env.client.get_workflow_handle(
-        batch_workflow_id(req.run_id, n)).fetch_history() for n in range(1, 21)]]
+        batch_workflow_id(run_id, n)).fetch_history() for n in range(1, 21)]]
     for history in histories:
         assert len(history.events) < 10_000
         assert sum(e.ByteSize() for e in history.events) < 10_000_000
@@ -149,7 +169,7 @@ async def test_a_run_of_ten_thousand_tasks_completes_within_temporals_limits(
                               debug_mode=True).replay_workflow(  # replay checks is the commands
         run_history, raise_on_replay_failure=False)
     assert replayed.replay_failure is None, replayed.replay_failure
-    folder = tmp_path / "runs" / req.run_id
+    folder = tmp_path / "runs" / run_id
     summary = next(folder.glob("execution_summary_*.md")).read_text()
     assert "## Tasks by status" in summary and "| completed | 10000 | 100.0% |" in summary
     assert "### Task" not in summary and len(summary) < 20_000
