@@ -3,7 +3,9 @@
 1. a one-task Assay run through the whole executive pipeline vs a bare one-activity workflow
    and vs the floor, a bare workflow with the run's dispatch shape (``floor.py``), on the same
    dev server (latency and throughput), where its time goes (from its histories),
-   what 100 concurrent runs kept, the overhead on a 60-second job, and the CLI's start;
+   what 100 concurrent runs kept, the overhead on a 60-second job, and the CLI's start; then
+   the same with no process for the job, Assay's orchestration on the in-process sandbox vs
+   the floor without its ``python`` (``bench_orchestration.py``);
 2. sandbox start overhead vs a bare ``python -c pass``; job throughput: N real jobs through
    the sandbox and verification vs the same jobs as bare ``bwrap … python`` at the same
    concurrency (jobs/s, time to the first job, where a job's time goes);
@@ -48,6 +50,7 @@ from benchmarks import (
     bench_jobs,
     bench_lookups,
     bench_memory,
+    bench_orchestration,
     bench_parts,
     bench_results,
     bench_skill_search,
@@ -95,6 +98,20 @@ def print_runs() -> None:
               "of the job (bar <= 5 %)")
     print("   the CLI, a fresh process each (median of 5): " + ", ".join(
         f"{k} {v:.0f} ms" for k, v in figures["cli"].items()) + " (bar < 500 ms)")
+    print_orchestration()
+
+
+def print_orchestration() -> None:
+    """The same one-task run with no process for the job, against the floor without one."""
+    figures = asyncio.run(bench_orchestration.run())
+    floor, assay = figures["floor"], figures["assay"]
+    print("   with no process for the job (benchmarks/bench_orchestration.py): Assay's "
+          "workflows, reviewers, verifier and report writer on the in-process sandbox, events "
+          "and hand-offs in memory, against the floor without its `python` (a new dev server)")
+    print(f"   {'':24}{'floor':>10}{'assay':>10}{'/floor':>8}")
+    for key, label in (("median_ms", "latency median (ms)"), ("p95_ms", "latency p95 (ms)"),
+                       ("throughput_per_s", "throughput (runs/s)")):
+        print(f"   {label:24}{floor[key]:10.1f}{assay[key]:10.1f}{assay[key] / floor[key]:8.2f}")
 
 
 def print_sandbox() -> None:

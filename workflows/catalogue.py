@@ -225,9 +225,10 @@ HAND_OFF_OUTCOME = ActivityDecl[library.HandOffInput, library.HandOffAnswer](
 its part), so learning never holds the task up; the library drops a repeat."""
 PASS_TURN = ActivityDecl[None, bool](
     "pass_turn", None, bool, Pool.ORCHESTRATION, timedelta(seconds=10),
-    retry(maximum=timedelta(seconds=1)), local=True)
+    retry(maximum=timedelta(seconds=1), attempts=3), local=True)
 """Does nothing: awaiting it ends a workflow's activation, so long deterministic work goes
-on in the next (``workflows.common.turns``)."""
+on in the next (``workflows.common.turns``). It can only fail unregistered, which a retry
+does not mend: the caller's error says so after three attempts."""
 
 # agents pool: deterministic reviewers and the model roles
 MODEL_RETRY = retry(maximum=2 * MINUTE, attempts=8)

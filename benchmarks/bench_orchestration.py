@@ -1,0 +1,73 @@
+"""A one-task run without a process for its job: Assay's orchestration against the floor's.
+
+Section 1 measures Assay whole against the floor, whose job is ``python -S -c pass`` and whose
+other activities and local activities do nothing. This measures the two with the job's
+process taken out of both, on one dev server: the floor with ``spawn=False``, and Assay's real
+workflows, reviewers, verifier and report writer over the workflow tests' in-process sandbox
+(a job only writes its files), with the events and the learner's hand-offs kept in memory
+(``tests.workflows.harness``: every pool on one task queue). What is left between the ratios
+of the two sections is what the design's isolation and durable stores cost: the sandboxed job,
+the event store in PostgreSQL and the learning after each task.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+import tempfile
+import uuid
+from pathlib import Path
+
+from temporalio.testing import WorkflowEnvironment
+
+from activities.reports.writer import ReportWriter
+from benchmarks.bench_runs import floor_workers, measure
+from benchmarks.floor import FLOOR_QUEUES, FloorShape, FloorWorkflow
+from client.assay import DATA_CONVERTER
+from tests.workflows.harness import Harness, task
+from workers.stack.temporal import dev_server_flags
+from workflows.research.workflow import ResearchWorkflow
+
+
+async def run(latency_n: int = 20, concurrent_n: int = 100) -> dict[str, dict[str, float]]:
+    """Latency and throughput of the floor without its process and of Assay without one."""
+    with tempfile.TemporaryDirectory(prefix="assay-bench-") as tmp:
+        root = Path(tmp)
+        env = await WorkflowEnvironment.start_local(  # pyright: ignore[reportUnknownMemberType]
+            dev_server_existing_path=str(Path(sys.executable).parent / "temporal"),
+            data_converter=DATA_CONVERTER, search_attributes=[], ui=False,
+            dev_server_extra_args=dev_server_flags())
+        try:
+            return await _measure(env, root, latency_n, concurrent_n)
+        finally:
+            await env.shutdown()
+
+
+async def _measure(env: WorkflowEnvironment, root: Path, latency_n: int,
+                   concurrent_n: int) -> dict[str, dict[str, float]]:
+    client = env.client
+    writer = ReportWriter(root / "runs")
+    harness = Harness(env, f"bench-{uuid.uuid4().hex[:8]}", root / "harness", large=True,
+                      overrides={"write_report": writer.write_report,
+                                 "write_task_report": writer.write_task_report})
+
+    async def assay() -> object:
+        req = harness.request([task("1")])
+        result = await client.execute_workflow(ResearchWorkflow.run, req, id=req.run_id,
+                                               task_queue=harness.queue)
+        assert result.status == "completed", result.status_reason
+        return result
+
+    async def floor() -> object:
+        return await client.execute_workflow(
+            FloorWorkflow.run, FloorShape(spawn=False), id=f"floor-{uuid.uuid4()}",
+            task_queue=FLOOR_QUEUES["orchestration"])
+
+    async with contextlib.AsyncExitStack() as workers:
+        for worker in floor_workers(client):
+            await workers.enter_async_context(worker)
+        await workers.enter_async_context(harness.worker())
+        return {"floor": await measure("floor", floor, latency_n=latency_n,
+                                       concurrent_n=concurrent_n),
+                "assay": await measure("assay", assay, latency_n=latency_n,
+                                       concurrent_n=concurrent_n)}
