@@ -176,14 +176,14 @@ def print_results() -> None:
 def print_scale(rows: dict[str, dict[str, Any]]) -> None:
     """The scale table: per-task time, each workflow's history, RSS, ``assay status``."""
     print("   | tasks | per task | run events | run MB | batches | batch events | batch MB "
-          "| task events | task kB | largest event | RSS | assay status |")
-    print("   |" + " ---: |" * 12)
+          "| batch hand-back | task events | task kB | largest event | RSS | assay status |")
+    print("   |" + " ---: |" * 13)
     for case in ("100", "500", "1000", "5000", "10000"):
         if case not in rows:
             continue
         r = rows[case]
-        batch = (f"{r['batches']} | {r['batch_events']} | {r['batch_bytes'] / 1e6:.2f}"
-                 if r["batches"] else "— | — | —")
+        batch = (f"{r['batches']} | {r['batch_events']} | {r['batch_bytes'] / 1e6:.2f} "
+                 f"| {r['batch_hand_back_s']:.2f} s" if r["batches"] else "— | — | — | —")
         largest = max(r["largest_event"], r["batch_largest_event"])
         print(f"   | {int(case):,} | {r['per_task_ms']:.1f} ms | {r['events']} "
               f"| {r['history_bytes'] / 1e6:.2f} | {batch} | {r['task_events']} "

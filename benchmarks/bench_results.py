@@ -22,11 +22,12 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from temporalio.api.enums.v1 import EventType
+from temporalio.api.history.v1 import HistoryEvent
 from temporalio.client import WorkflowHandle
 from temporalio.service import RPCError
 from temporalio.testing import WorkflowEnvironment
@@ -145,19 +146,33 @@ async def one(env: WorkflowEnvironment, root: Path, name: str) -> dict[str, Any]
             "batches": len(batches), "batch_events": max((b[0] for b in batches), default=0),
             "batch_bytes": max((b[1] for b in batches), default=0),
             "batch_largest_event": max((b[2] for b in batches), default=0),
+            "batch_hand_back_s": max((b[3] for b in batches), default=0.0),
             "task_events": task_history[0], "task_bytes": task_history[1],
             "report_files": len(reports), "report_bytes": sum(p.stat().st_size for p in reports),
             "results_json_bytes": sum(p.stat().st_size for p in results_json),
             "rss_mb": rss_mb(), "status_ms": status_ms}
 
 
-async def _history(env: WorkflowEnvironment, workflow_id: str) -> tuple[int, int, int]:
-    """(events, bytes, largest event's bytes) of a workflow's history; zeros if none."""
+async def _history(env: WorkflowEnvironment,
+                   workflow_id: str) -> tuple[int, int, int, float]:
+    """(events, bytes, largest event's bytes, :func:`hand_back_s`) of a workflow's history;
+    zeros if none."""
     try:
         events = (await env.client.get_workflow_handle(workflow_id).fetch_history()).events
     except RPCError:
-        return 0, 0, 0
-    return len(events), sum(e.ByteSize() for e in events), max(e.ByteSize() for e in events)
+        return 0, 0, 0, 0.0
+    return (len(events), sum(e.ByteSize() for e in events), max(e.ByteSize() for e in events),
+            hand_back_s(events))
+
+
+def hand_back_s(events: Sequence[HistoryEvent]) -> float:
+    """Seconds from a workflow's last child's end to its own: a batch handing back its
+    results (the turns between parts: ``workflows.common.turns``); 0 with no child."""
+    ended = [e.event_time.ToDatetime() for e in events
+             if e.event_type == EventType.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_COMPLETED]
+    if not ended:
+        return 0.0
+    return (events[-1].event_time.ToDatetime() - ended[-1]).total_seconds()
 
 
 def rss_mb() -> float:
