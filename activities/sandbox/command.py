@@ -35,6 +35,8 @@ class Tools:
         kill: procps ``kill`` (to signal every process of a job's uid at once), if present.
         bwrap: bubblewrap, if present.
         prefixes: directories holding the interpreter and its packages, shortest first.
+        masked: files under ``prefixes`` a job sees empty under bwrap: the worker's own
+            import hooks (see :func:`activities.sandbox.isolation.worker_hooks`).
     """
 
     python: str
@@ -43,6 +45,7 @@ class Tools:
     kill: str | None
     bwrap: str | None
     prefixes: tuple[str, ...]
+    masked: tuple[str, ...] = ()
 
 
 class UidPool:
@@ -141,6 +144,8 @@ def _bwrap_args(tools: Tools, workspace: Path, *, as_root: bool,
             mounts.bind(str(path), str(path), read_only=True)
     for prefix in tools.prefixes:
         mounts.bind(prefix, prefix, read_only=True)
+    for path in tools.masked:
+        mounts.raw("--ro-bind", "/dev/null", path)
     mounts.raw("--dev", "/dev", "--proc", "/proc")
     scratch = str(workspace / ".assay" / "tmp")
     tmpdir = scratch

@@ -14,6 +14,7 @@ cgroup of its own (one memory budget for all its processes) is measured too (see
 from __future__ import annotations
 
 import functools
+import importlib.metadata
 import json
 import os
 import shutil
@@ -157,10 +158,33 @@ def _find_tools(python: str, bwrap: str | None) -> tuple[Tools, str]:
     except (OSError, subprocess.SubprocessError, ValueError) as err:
         return empty, f"the job interpreter {python} does not run: {err}"
     prefixes.append(str(Path(os.path.realpath(python)).parent.parent))
+    real = tuple(sorted({os.path.realpath(p) for p in prefixes}, key=len))
     tools = Tools(python=python, prlimit=prlimit, setpriv=setpriv, kill=empty.kill,
-                  bwrap=bwrap or shutil.which("bwrap"),
-                  prefixes=tuple(sorted({os.path.realpath(p) for p in prefixes}, key=len)))
+                  bwrap=bwrap or shutil.which("bwrap"), prefixes=real,
+                  masked=worker_hooks(real))
     return tools, ""
+
+
+def worker_hooks(prefixes: tuple[str, ...], distribution: str = "assay") -> tuple[str, ...]:
+    """The ``.pth`` files of Assay's own installation that lie under ``prefixes``.
+
+    An editable install of the worker (``pip install -e``, ``uv sync``) puts a ``.pth`` file
+    in site-packages whose import hook every interpreter of that environment runs at start:
+    9 ms of a job's start here, for a hook that points at the worker's source, which a job
+    under bwrap cannot see anyway. Those files are shown to jobs empty. A job's own packages,
+    and the ``.pth`` files of any other distribution, are untouched.
+    """
+    found: set[str] = set()
+    # Every record of the name: a build's metadata in the working directory can shadow the
+    # installed one for ``distribution()``.
+    for dist in importlib.metadata.distributions(name=distribution):
+        for file in dist.files or ():
+            if file.suffix != ".pth":
+                continue
+            path = os.path.realpath(dist.locate_file(file))  # type: ignore[arg-type]
+            if os.path.isfile(path) and any(Path(path).is_relative_to(p) for p in prefixes):
+                found.add(path)
+    return tuple(sorted(found))
 
 
 def _bwrap_problem(tools: Tools, asked: str | None) -> tuple[str, bool]:

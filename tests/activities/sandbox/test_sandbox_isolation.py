@@ -167,3 +167,24 @@ async def test_an_interpreter_under_tmp_runs_jobs_whose_work_dir_is_elsewhere() 
     finally:
         remove_tree(venv)
         remove_tree(work)
+
+
+async def test_a_job_starts_without_the_workers_own_import_hook(work_dir: Path) -> None:
+    """An editable install's ``.pth`` hook points at the worker's source; jobs see it empty.
+
+    The same interpreter outside the sandbox runs the hook (so the check can fail), while a
+    job still imports the environment's packages.
+    """
+    status = isolation_status("bwrap")
+    if not status.ok:
+        lacking(f"bubblewrap does not work here: {status.detail}")
+    if not status.tools.masked:
+        lacking("this worker is not an editable install: it has no import hook to hide")
+    probe = "import sys; print(sorted(m for m in sys.modules if m.startswith('__editable__')))"
+    outside = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                             check=True)
+    assert outside.stdout.strip() != "[]"
+    sandbox = Sandbox(work_dir=work_dir, isolation="bwrap")
+    outcome = await run(sandbox, f"import psutil\n{probe}\n")
+    assert outcome.outcome == "succeeded", outcome.reason
+    assert outcome.stdout_tail.strip() == "[]"
