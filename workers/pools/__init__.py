@@ -3,7 +3,9 @@
 ``builders`` builds each pool's worker and the Temporal runtime and serves them
 (``serve_specs``); ``exporter`` serves a worker's one metrics port (Assay's registry and the
 SDK's metrics) and its ``/healthz``, which ``health`` answers (``watch_health``, ``HEALTH``);
-``versioning`` names the Worker Deployment version and build id workers poll with.
+``versioning`` names the Worker Deployment version and build id workers poll with;
+``codecache`` compiles each workflow module once per process, however often the workflow
+sandbox imports it.
 """
 
 

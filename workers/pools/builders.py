@@ -20,6 +20,7 @@ from temporalio.runtime import PrometheusConfig, Runtime, TelemetryConfig
 from temporalio.worker import Worker
 
 from workers.connection import connect
+from workers.pools import codecache
 from workers.pools.health import watch_health
 from workers.pools.versioning import deployment_config, deployment_version, promote
 from workers.settings import Settings
@@ -361,6 +362,7 @@ async def serve_specs(client: Client, settings: Settings, specs: dict[Pool, Pool
         temporalio.service.RPCError: the version could not be made current as
             ``settings.deployment_set_current`` asks (e.g. the server lacks Worker Deployments).
     """
+    codecache.install()  # the sandbox imports workflow modules for each execution
     version = deployment_version(settings)
     workers = [
         Worker(client, task_queue=settings.queue(pool), workflows=spec.workflows,
