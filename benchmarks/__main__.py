@@ -78,6 +78,14 @@ def print_runs() -> None:
                        ("throughput_per_s", "throughput (runs/s)")):
         print(f"   {label:24}{bare[key]:10.1f}{floor[key]:10.1f}{assay[key]:10.1f}"
               f"{assay[key] / bare[key]:8.2f}{assay[key] / floor[key]:8.2f}")
+    quiet = figures["unlearning"]
+    print(f"   {'assay without learning':24}{'':10}{'':10}{'':10}{'':8}{'':8}"
+          "  (memory and skills off: no look-up, no hand-off, no library work)")
+    for key, label in (("median_ms", "  latency median (ms)"),
+                       ("throughput_per_s", "  throughput (runs/s)")):
+        print(f"   {label:24}{'':10}{floor[key]:10.1f}{quiet[key]:10.1f}{'':8}"
+              f"{quiet[key] / floor[key]:8.2f}")
+    print_cpu(floor, assay, quiet)
     untuned = figures["bare_untuned"]
     print(f"   the bare workflow on a dev server with Temporal's default queue reads (20 a "
           f"second): latency median {untuned['median_ms']:.1f} ms, throughput "
@@ -99,6 +107,17 @@ def print_runs() -> None:
     print("   the CLI, a fresh process each (median of 5): " + ", ".join(
         f"{k} {v:.0f} ms" for k, v in figures["cli"].items()) + " (bar < 500 ms)")
     print_orchestration()
+
+
+def print_cpu(floor: dict[str, Any], assay: dict[str, Any], quiet: dict[str, Any]) -> None:
+    """CPU milliseconds per run of the throughput burst, by process (benchmarks/cpu.py)."""
+    print("   CPU per run of the burst (ms; 2 cores bound throughput): the workers' process, "
+          "Temporal's server, PostgreSQL, the jobs (a sandboxed job by its cgroup)")
+    print(f"   {'':24}{'workers':>10}{'temporal':>10}{'postgres':>10}{'jobs':>8}{'total':>8}")
+    for label, cpu in (("floor", floor["cpu"]), ("assay", assay["cpu"]),
+                       ("assay without learning", quiet["cpu"])):
+        print(f"   {label:24}{cpu['workers']:10.1f}{cpu['temporal']:10.1f}"
+              f"{cpu['postgres']:10.1f}{cpu['jobs']:8.1f}{sum(cpu.values()):8.1f}")
 
 
 def print_orchestration() -> None:

@@ -23,6 +23,7 @@ from temporalio.worker import Worker
 
 from benchmarks.bare import BareWorkflow, bare_echo
 from benchmarks.breakdown import Breakdown, add_run
+from benchmarks.cpu import per_run
 from benchmarks.floor import (
     FLOOR_QUEUES,
     FloorShape,
@@ -40,7 +41,7 @@ from workers.stack.embedded import EmbeddedPostgres
 from workers.stack.temporal import DEV_SERVER_TUNING, dev_server_flags
 from workflows.constants import run_workflow_id
 from workflows.contracts.plan import Plan
-from workflows.contracts.policy import Queues
+from workflows.contracts.policy import Queues, RunPolicy
 from workflows.contracts.pools import Pool
 from workflows.contracts.results import ResearchInput, ResearchResult
 from workflows.research.workflow import ResearchWorkflow
@@ -64,11 +65,18 @@ def one_task_plan(seconds: float = 0.0) -> Plan:
     }]})
 
 
-def job_time(result: ResearchResult) -> float:
-    """Seconds the one task's job ran in the sandbox, from the report the run wrote."""
+def job_time(result: ResearchResult, field: str = "duration_s") -> float:
+    """Seconds the one task's job ran in the sandbox (``cpu_s``: the CPU seconds of its
+    process tree, from its cgroup), from the report the run wrote."""
     report = load_report(result)
     execution = report.tasks[0].execution if report is not None else None
-    return execution.duration_s if execution else 0.0
+    return float(getattr(execution, field)) if execution else 0.0
+
+
+def unlearning() -> RunPolicy:
+    """The policy of a run that neither consults nor feeds memory and the skill library."""
+    return RunPolicy.model_validate({"memory": {"enabled": False},
+                                     "skills": {"enabled": False}})
 
 
 async def timed(fn: Callable[[], Awaitable[object]]) -> float:
@@ -79,16 +87,18 @@ async def timed(fn: Callable[[], Awaitable[object]]) -> float:
 
 
 async def measure(name: str, one: Callable[[], Awaitable[object]], *, latency_n: int,
-                  concurrent_n: int) -> dict[str, float]:
-    """Median latency over sequential calls, then throughput of concurrent calls."""
+                  concurrent_n: int, pg_pid: int | None = None) -> dict[str, Any]:
+    """Median latency over sequential calls, then throughput of concurrent calls, and the CPU
+    each process spent per run of that burst (``cpu``: :mod:`benchmarks.cpu`)."""
     await one()  # warm-up
     latencies = [await timed(one) for _ in range(latency_n)]
     start = time.perf_counter()
-    await asyncio.gather(*(one() for _ in range(concurrent_n)))
+    cpu = await per_run(lambda: asyncio.gather(*(one() for _ in range(concurrent_n))),
+                        concurrent_n, pg_pid)
     elapsed = time.perf_counter() - start
     return {"median_ms": statistics.median(latencies) * 1000,
             "p95_ms": sorted(latencies)[int(0.95 * (latency_n - 1))] * 1000,
-            "throughput_per_s": concurrent_n / elapsed}
+            "throughput_per_s": concurrent_n / elapsed, "cpu": cpu}
 
 
 async def bench(latency_n: int = 20, concurrent_n: int = 100,
@@ -105,7 +115,7 @@ async def bench(latency_n: int = 20, concurrent_n: int = 100,
         pg.ensure_database("assay")
         try:
             figures = await _bench_on(env.client, root, pg.url("assay"), latency_n, concurrent_n,
-                                      long_s)
+                                      long_s, pg.pid)
         finally:
             await env.shutdown()
             pg.stop()
@@ -134,7 +144,7 @@ async def untuned_bare(db_file: Path, latency_n: int, concurrent_n: int) -> dict
 
 
 async def _bench_on(client: Client, root: Path, db_url: str, latency_n: int,
-                    concurrent_n: int, long_s: float) -> dict[str, Any]:
+                    concurrent_n: int, long_s: float, pg_pid: int | None) -> dict[str, Any]:
     settings = Settings(data_dir=root / "assay", max_concurrent_jobs=8)
     stop = asyncio.Event()
     pools = asyncio.create_task(run_pools(settings, list(SERVED_POOLS),
@@ -146,10 +156,10 @@ async def _bench_on(client: Client, root: Path, db_url: str, latency_n: int,
         return await client.execute_workflow(BareWorkflow.run, "x", id=f"bare-{uuid.uuid4()}",
                                              task_queue=BARE_QUEUE)
 
-    async def assay(plan: Plan = plan) -> ResearchResult:
+    async def assay(plan: Plan = plan, policy: RunPolicy | None = None) -> ResearchResult:
         run_id = run_workflow_id("bench", uuid.uuid4().hex)
         req = ResearchInput(run_id=run_id, plan_name="bench", plan_sha256="0" * 64, plan=plan,
-                            queues=Queues())
+                            queues=Queues(), policy=policy or RunPolicy())
         result = await client.execute_workflow(ResearchWorkflow.run, req, id=run_id,
                                                task_queue=Pool.ORCHESTRATION.value)
         assert result.status == "completed", result.tasks[0].status_reason
@@ -169,9 +179,17 @@ async def _bench_on(client: Client, root: Path, db_url: str, latency_n: int,
             figures: dict[str, Any] = {"bare": await measure(
                 "bare", bare, latency_n=latency_n, concurrent_n=concurrent_n)}
             figures["floor"] = await measure("floor", floor, latency_n=latency_n,
-                                             concurrent_n=concurrent_n)
+                                             concurrent_n=concurrent_n, pg_pid=pg_pid)
+            # Without learning first: the learner still works through a burst after it ends.
+            quiet = unlearning()
+            figures["unlearning"] = await measure(
+                "assay without learning", lambda: assay(plan, quiet), latency_n=latency_n,
+                concurrent_n=concurrent_n, pg_pid=pg_pid)
+            _cgroup_jobs(figures["unlearning"], finished[latency_n + 1:])
+            finished.clear()
             figures["assay"] = await measure("assay", assay, latency_n=latency_n,
-                                             concurrent_n=concurrent_n)
+                                             concurrent_n=concurrent_n, pg_pid=pg_pid)
+            _cgroup_jobs(figures["assay"], finished[latency_n + 1:])
             sequential = finished[1:latency_n + 1]  # the latency runs, not the burst
             figures["assay"]["job_ms"] = statistics.median(map(job_time, sequential)) * 1000
             breakdown = Breakdown()
@@ -191,6 +209,12 @@ async def _bench_on(client: Client, root: Path, db_url: str, latency_n: int,
         stop.set()
         await pools
     return figures
+
+
+def _cgroup_jobs(figures: dict[str, Any], burst: list[ResearchResult]) -> None:
+    """A sandboxed job's CPU as its cgroup measured it: bubblewrap's pid namespace keeps the
+    job's own process from the worker's rusage of reaped children."""
+    figures["cpu"]["jobs"] = 1000 * statistics.fmean(job_time(r, "cpu_s") for r in burst)
 
 
 def floor_workers(client: Client) -> list[Worker]:

@@ -39,7 +39,14 @@ from workflows.contracts.execution import (
     VerifyEvidenceInput,
 )
 from workflows.contracts.judging import JudgeAnswer, JudgeRequest
-from workflows.contracts.memory import ConsultAnswer, ConsultInput, RememberAnswer, RememberInput
+from workflows.contracts.memory import (
+    ConsultAnswer,
+    ConsultInput,
+    RememberAnswer,
+    RememberInput,
+    RememberTasksAnswer,
+    RememberTasksInput,
+)
 from workflows.contracts.metadata import summary_line
 from workflows.contracts.policy import Queues
 from workflows.contracts.pools import Pool
@@ -299,6 +306,10 @@ CONSULT_MEMORY = ActivityDecl[ConsultInput, ConsultAnswer](
 REMEMBER_TASK = ActivityDecl[RememberInput, RememberAnswer](
     "remember_task", RememberInput, RememberAnswer, Pool.REFLECTION, timedelta(seconds=10),
     ADVISORY)
+REMEMBER_TASKS = ActivityDecl[RememberTasksInput, RememberTasksAnswer](
+    "remember_tasks", RememberTasksInput, RememberTasksAnswer, Pool.REFLECTION,
+    timedelta(seconds=60), ADVISORY)
+"""``remember_task`` for several tasks in one dispatch: how the library hands memory a batch."""
 RECALL_MEMORY = ActivityDecl[RecallInput, RecallAnswer](
     "recall_memory", RecallInput, RecallAnswer, Pool.REFLECTION, timedelta(seconds=10),
     ADVISORY)
@@ -332,7 +343,7 @@ CATALOGUE: tuple[ActivityDecl[Any, Any], ...] = (
     REFORMULATE_QUERY, REFLECT_FAILURE,
     EXECUTE_JOB, VERIFY_EVIDENCE, REVIEW_INFRASTRUCTURE, RESCAN_ARTIFACTS, PROBE_ENVIRONMENT,
     PREPARE_ENVIRONMENT,
-    DIAGNOSE_FAILURE, CONSULT_MEMORY, REMEMBER_TASK, RECALL_MEMORY,
+    DIAGNOSE_FAILURE, CONSULT_MEMORY, REMEMBER_TASK, REMEMBER_TASKS, RECALL_MEMORY,
     MATCH_SKILLS, RECORD_OUTCOMES, EXTRACT_SKILLS, MAINTAIN_SKILLS, REVISE_SKILLS,
 )
 """Every activity, in pool order; names are unique (a test checks)."""

@@ -52,6 +52,7 @@ TIERING_PATCH = "complexity-tiers"
 TASK_BATCHES_PATCH = "task-batches"
 OWN_VERDICTS_PATCH = "own-test-verdicts"
 QUICK_TURNS_PATCH = "quick-turns"
+BATCHED_MEMORY_PATCH = "batched-memory"
 
 PATCHES: tuple[Patch, ...] = (
     Patch(CHECKPOINTS_PATCH, "0.2.0", (_RUN,), "a task's failure and a gate's approval name "
@@ -71,6 +72,9 @@ PATCHES: tuple[Patch, ...] = (
           what="a large run and its batches pass the turn between two parts of their long "
                "work with a local activity that does nothing (pass_turn), not a 1 ms timer "
                "the server fires a second later"),
+    Patch(BATCHED_MEMORY_PATCH, since="0.2.0", workflows=(_LIBRARY,),
+          what="the library hands memory the outcomes it took in at once in one "
+               "remember_tasks call per ten (per memory queue), not a remember_task each"),
 )
 """The patches in force, oldest first (0.1.0 retired every earlier one)."""
 

@@ -19,6 +19,8 @@ import hashlib
 import logging
 from datetime import datetime
 
+from temporalio import activity
+
 from activities.memory.index import TaskTypeIndex
 from activities.memory.promotion import promoted_status
 from activities.memory.rules import (
@@ -29,7 +31,7 @@ from activities.memory.rules import (
 )
 from activities.memory.store import LedgerEntry, MemoryStore
 from activities.metrics import record
-from workflows.catalogue import CONSULT_MEMORY, REMEMBER_TASK
+from workflows.catalogue import CONSULT_MEMORY, REMEMBER_TASK, REMEMBER_TASKS
 from workflows.contracts.estimates import point
 from workflows.contracts.kinds import kind_covers, task_kind
 from workflows.contracts.memory import (
@@ -44,13 +46,15 @@ from workflows.contracts.memory import (
     ProceduralTemplate,
     RememberAnswer,
     RememberInput,
+    RememberTasksAnswer,
+    RememberTasksInput,
     TaskAdvice,
     rule_confidence,
 )
 from workflows.contracts.plan import Scalar
 from workflows.contracts.words import slug_words
 
-__all__ = ["CONSULT_MEMORY", "REMEMBER_TASK", "Memory", "build_episodes", "rule_id_for"]
+__all__ = ["CONSULT_MEMORY", "REMEMBER_TASK", "REMEMBER_TASKS", "Memory", "build_episodes", "rule_id_for"]
 
 log = logging.getLogger("assay.memory")
 
@@ -154,6 +158,19 @@ class Memory:
         answer.pruned = await store.prune(req.finished_at, keep=self.keep,
                                           max_age_days=self.max_age_days, task_type=kind)
         return answer
+
+    @REMEMBER_TASKS.defn
+    async def remember_tasks(self, req: RememberTasksInput) -> RememberTasksAnswer:
+        """``remember_task`` for each task in turn: arrival order decides, as one by one.
+
+        A retry after a failure part-way repeats the tasks already learned from, which each
+        find their episodes stored and count nothing twice.
+        """
+        answers: list[RememberAnswer] = []
+        for task in req.tasks:
+            answers.append(await self.remember_task(task))
+            activity.heartbeat(len(answers))
+        return RememberTasksAnswer(answers=answers)
 
     async def _promote(self, req: RememberInput, kind: str, answer: RememberAnswer) -> None:
         """A root cause seen in enough tasks of this type becomes (or refreshes) a rule."""

@@ -185,6 +185,7 @@ class Harness:
             "diagnose_failure": Reflection(None, None).diagnose_failure,
             "consult_memory": self.memory.consult_memory,
             "remember_task": self.memory.remember_task,
+            "remember_tasks": self.memory.remember_tasks,
             "recall_memory": Recall(None).recall_memory,
             "match_skills": self.skills.match_skills,
             "review_infrastructure": InfrastructureReviewer(self.root).review_infrastructure,

@@ -173,7 +173,8 @@ async def _reflection_spec(settings: Settings, database_url: str,
                     max_age_days=settings.memory_max_age_days, index=index)
     recall = Recall(store, index=index)
     return PoolSpec(activities=[reflection.diagnose_failure, memory.consult_memory,
-                                memory.remember_task, recall.recall_memory])
+                                memory.remember_task, memory.remember_tasks,
+                                recall.recall_memory])
 
 
 async def _skills_spec(settings: Settings, database_url: str,

@@ -272,6 +272,18 @@ class RememberAnswer(Model):
     pruned: int = 0
 
 
+class RememberTasksInput(Model):
+    """Input of ``remember_tasks``: finished tasks for one memory, learned from in order."""
+
+    tasks: list[RememberInput] = Field(default_factory=list[RememberInput])
+
+
+class RememberTasksAnswer(Model):
+    """What memory learned from each of those tasks, in the same order."""
+
+    answers: list[RememberAnswer] = Field(default_factory=list[RememberAnswer])
+
+
 class ReflectionSummary(Model):
     """Reflection in a run's report: patterns, patches and what memory learned."""
 

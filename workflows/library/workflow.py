@@ -26,12 +26,13 @@ with workflow.unsafe.imports_passed_through():
         MAINTAIN_SKILLS,
         RECORD_OUTCOMES,
         REMEMBER_TASK,
+        REMEMBER_TASKS,
         ActivityDecl,
     )
     from workflows.common.bounds import PayloadRefused, read_json
     from workflows.common.failures import root_message
     from workflows.common.validation import field_errors
-    from workflows.contracts.memory import RememberAnswer
+    from workflows.contracts.memory import RememberAnswer, RememberInput, RememberTasksInput
     from workflows.contracts.plaintext import clip
     from workflows.contracts.policy import Queues
     from workflows.contracts.skills import (
@@ -43,6 +44,7 @@ with workflow.unsafe.imports_passed_through():
     )
     from workflows.library.formulas import EXTRACT_EVERY, maintenance_due
     from workflows.library.writer import Writer, writer_queue
+    from workflows.patches import BATCHED_MEMORY_PATCH
 
 InT = TypeVar("InT")
 OutT = TypeVar("OutT")
@@ -195,10 +197,18 @@ class SkillLibraryWorkflow:
             self._seen = set(state.seen)
 
     async def _remember(self, outcomes: list[TaskOutcome]) -> None:
-        """Hand each outcome's memory part to memory, ten at a time, in arrival order."""
+        """Hand each outcome's memory part to memory, ten at a time, in arrival order.
+
+        Ten go in one ``remember_tasks`` call per memory queue (most runs share one); the
+        memory learns from them in turn, as it would one by one, for one dispatch.
+        """
         learned: list[RememberAnswer] = []
+        batched = workflow.patched(BATCHED_MEMORY_PATCH)
         for start in range(0, len(outcomes), REMEMBER_AT_ONCE):
             chunk = outcomes[start:start + REMEMBER_AT_ONCE]
+            if batched:
+                learned.extend(await self._remember_at_once(chunk))
+                continue
             answers = await asyncio.gather(*(
                 self._call(REMEMBER_TASK, o.memory, queues=Queues(reflection=o.memory_queue))
                 for o in chunk if o.memory is not None))
@@ -208,6 +218,18 @@ class SkillLibraryWorkflow:
                 "tasks": len(learned),
                 "rules_promoted": [r for a in learned for r in a.rules_promoted],
                 "templates_cached": [t for a in learned for t in a.templates_cached]}
+
+    async def _remember_at_once(self, chunk: list[TaskOutcome]) -> list[RememberAnswer]:
+        """One ``remember_tasks`` call for each memory queue the chunk's outcomes name."""
+        by_queue: dict[str, list[RememberInput]] = {}
+        for outcome in chunk:
+            if outcome.memory is not None:
+                by_queue.setdefault(outcome.memory_queue, []).append(outcome.memory)
+        answers = await asyncio.gather(*(
+            self._call(REMEMBER_TASKS, RememberTasksInput(tasks=tasks),
+                       queues=Queues(reflection=queue))
+            for queue, tasks in by_queue.items()))
+        return [a for answer in answers if answer is not None for a in answer.answers]
 
     async def _call(self, decl: ActivityDecl[InT, OutT], arg: InT, *,
                     queues: Queues | None = None) -> OutT | None:

@@ -24,9 +24,14 @@ from activities.study.cycles import StudyCycles
 from tests.activities.study.test_cycles import PLAN, state, written
 from tests.workflows.library.test_skill_library import Recorder
 from tests.workflows.study.factories import report, result
-from workflows.catalogue import REMEMBER_TASK
+from workflows.catalogue import REMEMBER_TASK, REMEMBER_TASKS
 from workflows.contracts.cycles import CloseCycleInput
-from workflows.contracts.memory import RememberAnswer, RememberInput
+from workflows.contracts.memory import (
+    RememberAnswer,
+    RememberInput,
+    RememberTasksAnswer,
+    RememberTasksInput,
+)
 from workflows.contracts.plan import JobSpec
 from workflows.contracts.skills import HandOffInput, TaskOutcome, library_id
 from workflows.library.workflow import OUTCOME_MAX_BYTES, SkillLibraryWorkflow
@@ -39,6 +44,7 @@ class SlowMemory:
 
     def __init__(self) -> None:
         self.remembered: list[str] = []
+        self.batches: list[list[str]] = []
         self.entered = asyncio.Event()
         self.release = asyncio.Event()
 
@@ -48,6 +54,12 @@ class SlowMemory:
         await self.release.wait()
         self.remembered.append(f"{req.run_id}/{req.task_id}")
         return RememberAnswer(task_type="t", episodes=1)
+
+    @REMEMBER_TASKS.defn
+    async def remember_all(self, req: RememberTasksInput) -> RememberTasksAnswer:
+        """The library's batch (patch ``batched-memory``): each task as one by one."""
+        self.batches.append([t.task_id for t in req.tasks])
+        return RememberTasksAnswer(answers=[await self.remember(t) for t in req.tasks])
 
 
 def outcome(task_id: str, queue: str, *, skills: bool = True,
@@ -65,7 +77,8 @@ async def test_a_retried_hand_off_is_learned_once_and_waited_for(
     hand = ActivityEnvironment(client=dev_env.client)
     learner = Learner(auto_approve=1.01)
     async with Worker(dev_env.client, task_queue=queue, workflows=[SkillLibraryWorkflow],
-                      activities=[rec.extract, rec.maintain, rec.record, memory.remember]):
+                      activities=[rec.extract, rec.maintain, rec.record, memory.remember,
+                                  memory.remember_all]):
         answers = [await hand.run(learner.hand_off_outcome,
                                   HandOffInput(outcome=outcome("a", queue), skills_queue=queue))
                    for _ in range(2)]  # the second is a retried attempt of the same hand-off
@@ -84,6 +97,39 @@ async def test_a_retried_hand_off_is_learned_once_and_waited_for(
     assert sorted(memory.remembered) == ["run-1/a", "run-1/b"]  # each once
     assert state["finished"] == 1  # only "a" counts for the skills; "b"'s run had them off
     assert state["last"]["remembered"]["tasks"] >= 1
+
+
+async def test_outcomes_that_arrive_together_reach_each_memory_in_one_call(
+        dev_env: WorkflowEnvironment) -> None:
+    """While memory holds the first outcome, three more arrive: the library hands them over
+    in one ``remember_tasks`` call per memory queue, in arrival order."""
+    queue, other = (f"learn-{uuid.uuid4().hex[:8]}" for _ in range(2))
+    rec, memory, elsewhere = Recorder(), SlowMemory(), SlowMemory()
+    elsewhere.release.set()
+    hand = ActivityEnvironment(client=dev_env.client)
+    learner = Learner(auto_approve=1.01)
+    async with Worker(dev_env.client, task_queue=queue, workflows=[SkillLibraryWorkflow],
+                      activities=[rec.extract, rec.maintain, rec.record, memory.remember,
+                                  memory.remember_all]), \
+            Worker(dev_env.client, task_queue=other,
+                   activities=[elsewhere.remember, elsewhere.remember_all]):
+        await hand.run(learner.hand_off_outcome,
+                       HandOffInput(outcome=outcome("a", queue), skills_queue=queue))
+        await memory.entered.wait()
+        for task_id, memory_queue in (("b", queue), ("c", other), ("d", queue)):
+            await hand.run(learner.hand_off_outcome, HandOffInput(
+                outcome=outcome(task_id, memory_queue), skills_queue=queue))
+        memory.release.set()
+        keys = [f"run-1/{t}" for t in "abcd"]
+        assert await wait_learned(dev_env.client, queue, keys) == []
+        handle = dev_env.client.get_workflow_handle(library_id(queue))
+        history = await handle.fetch_history()
+        await handle.terminate()
+    assert memory.batches == [["a"], ["b", "d"]] and elsewhere.batches == [["c"]]
+    assert memory.remembered == ["run-1/a", "run-1/b", "run-1/d"]
+    scheduled = [e.activity_task_scheduled_event_attributes.activity_type.name
+                 for e in history.events if e.HasField("activity_task_scheduled_event_attributes")]
+    assert scheduled.count("remember_tasks") == 3 and "remember_task" not in scheduled
 
 
 async def test_without_a_library_there_is_nothing_to_wait_for(
@@ -116,7 +162,8 @@ async def test_a_closing_cycle_waits_until_the_learner_has_learned_from_its_task
     done = written(tmp_path, report([result("1", metrics={"auc": 0.9})], PLAN,
                                     run_id="cycle-1"))
     async with Worker(dev_env.client, task_queue=queue, workflows=[SkillLibraryWorkflow],
-                      activities=[rec.extract, rec.maintain, rec.record, memory.remember]):
+                      activities=[rec.extract, rec.maintain, rec.record, memory.remember,
+                                  memory.remember_all]):
         await env.run(Learner(auto_approve=1.01).hand_off_outcome, HandOffInput(
             outcome=outcome("1", queue, run_id="cycle-1"), skills_queue=queue))
         await memory.entered.wait()

@@ -69,6 +69,8 @@ from workflows.contracts.memory import (
     ConsultInput,
     RememberAnswer,
     RememberInput,
+    RememberTasksAnswer,
+    RememberTasksInput,
     RuleUse,
     TaskAdvice,
 )
@@ -149,6 +151,11 @@ async def remember_task(req: RememberInput) -> RememberAnswer:
     """Memory that learns one episode per attempt."""
     return RememberAnswer(task_type=task_kind(req.action, req.first_job, req.input_names),
                           episodes=len(req.failures) + 1)
+
+
+async def remember_tasks(req: RememberTasksInput) -> RememberTasksAnswer:
+    """The same memory, handed several tasks at once (patch ``batched-memory``)."""
+    return RememberTasksAnswer(answers=[await remember_task(t) for t in req.tasks])
 
 
 async def run_memory(env: WorkflowEnvironment, root: Path) -> RunReport:

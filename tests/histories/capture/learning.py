@@ -1,7 +1,9 @@
 """Capture the ``learning`` histories: a task that hands its outcome to the learner.
 
 Part of ``python -m tests.histories.capture``; ``python -m tests.histories.capture.learning``
-captures this scenario alone. A two-task run with memory and skill reports on: each task ends
+captures this scenario alone (the other saved histories stay as they are; ``… learning
+memory_batches`` saves it as ``memory_batches``, the path of patch ``batched-memory``, where the
+library hands memory its outcomes with ``remember_tasks``). A two-task run with memory and skill reports on: each task ends
 with the real ``hand_off_outcome`` local activity, which starts the library workflow on the
 first outcome; the library hands memory each outcome's part (``remember_task``) and records
 nothing else (no skill was used).
@@ -27,11 +29,11 @@ from workflows.research.workflow import ResearchWorkflow
 
 async def run_learning(env: WorkflowEnvironment, root: Path) -> tuple[ResearchResult, str]:
     """The run and the id of the library that learned from it (terminated once it had)."""
-    from tests.histories.capture.all import record_outcomes, remember_task
+    from tests.histories.capture.all import record_outcomes, remember_task, remember_tasks
 
     queue = f"capture-{uuid.uuid4().hex[:8]}"
     harness = Harness(env, queue, root, overrides={
-        "remember_task": remember_task,
+        "remember_task": remember_task, "remember_tasks": remember_tasks,
         "hand_off_outcome": Learner(auto_approve=1.01).hand_off_outcome},
         extra=[record_outcomes], workflows=[SkillLibraryWorkflow])
     req = harness.request([task("a"), task("b", deps=["a"])], skills={"enabled": True})
@@ -45,17 +47,19 @@ async def run_learning(env: WorkflowEnvironment, root: Path) -> tuple[ResearchRe
     return result, library_id(queue)
 
 
-async def capture_alone() -> None:
-    """Run this scenario alone and save its histories."""
+async def capture_alone(name: str = "learning") -> None:
+    """Run this scenario alone and save its histories as ``name``."""
     from tests.histories.capture.all import save, save_one
 
     async def scenario(env: WorkflowEnvironment, root: Path) -> None:
         result, library = await run_learning(env, root)
-        await save(env, "learning", result)
-        await save_one(env, "learning.library", library)
+        await save(env, name, result)
+        await save_one(env, f"{name}.library", library)
 
     await alone(scenario)
 
 
 if __name__ == "__main__":
-    asyncio.run(capture_alone())
+    import sys
+
+    asyncio.run(capture_alone(*sys.argv[1:2]))
