@@ -2,7 +2,9 @@
 
 1. a one-task Assay run through the whole executive pipeline vs a bare one-activity workflow
    and vs the floor, a bare workflow with the run's dispatch shape (``floor.py``), on the same
-   dev server (latency and throughput), where its time goes (from its histories),
+   dev server (latency and throughput), the same run without learning (memory and skills
+   off), the CPU each process spends per run of the burst (``cpu.py``: workers, Temporal's
+   server, PostgreSQL, jobs), where its time goes (from its histories),
    what 100 concurrent runs kept, the overhead on a 60-second job, and the CLI's start; then
    the same with no process for the job, Assay's orchestration on the in-process sandbox vs
    the floor without its ``python`` (``bench_orchestration.py``);

@@ -2,7 +2,10 @@
 
 Both run on one embedded temporal dev server (SQLite file with WAL, as `assay up` runs it),
 with real workers: the Assay run goes through the full pipeline (event store on embedded
-PostgreSQL, sandboxed job, evidence verification, report files).
+PostgreSQL, sandboxed job, evidence verification, report files). The same run is measured
+without learning too (memory and skills off: no look-up before its task, no hand-off after,
+no work for the library), and every burst reports the CPU each process spent per run
+(:mod:`benchmarks.cpu`): on two cores, that is what bounds throughput.
 """
 
 from __future__ import annotations

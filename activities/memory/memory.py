@@ -163,13 +163,22 @@ class Memory:
     async def remember_tasks(self, req: RememberTasksInput) -> RememberTasksAnswer:
         """``remember_task`` for each task in turn: arrival order decides, as one by one.
 
-        A retry after a failure part-way repeats the tasks already learned from, which each
-        find their episodes stored and count nothing twice.
+        A task that fails does not stop the others: each is learned from, then the first
+        failure is raised, so the activity is retried as one task's would be. The retry
+        repeats the tasks already learned from, which find their episodes stored and count
+        nothing twice.
         """
         answers: list[RememberAnswer] = []
+        failed: BaseException | None = None
         for task in req.tasks:
-            answers.append(await self.remember_task(task))
+            try:
+                answers.append(await self.remember_task(task))
+            except Exception as err:  # the rest are still learned from
+                log.warning("remembering %s/%s failed: %s", task.run_id, task.task_id, err)
+                failed = failed or err
             activity.heartbeat(len(answers))
+        if failed is not None:
+            raise failed
         return RememberTasksAnswer(answers=answers)
 
     async def _promote(self, req: RememberInput, kind: str, answer: RememberAnswer) -> None:

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 from sqlalchemy import text
+from temporalio.testing import ActivityEnvironment
 
 from activities.memory.memory import Memory, rule_id_for
 from activities.memory.store import MemoryStore, MemoryStoreUnavailable, job_checksum, template_id
@@ -33,6 +34,7 @@ from workflows.contracts.memory import (
     Recommendation,
     RememberAnswer,
     RememberInput,
+    RememberTasksInput,
     rule_confidence,
 )
 from workflows.contracts.plan import JobSpec, Scalar
@@ -145,6 +147,36 @@ async def test_a_pattern_becomes_a_rule_at_its_third_distinct_task(memory: Memor
     assert [(r.rule_id, r.occurrences) for r in rules] == [(OOM_RULE, 4)]
     promoted = [r for r in await store.ledger() if r["body"].get("event") == "promoted"]
     assert [r["entry_id"] for r in promoted] == [f"rule/{OOM_RULE}/promoted"]
+
+
+class FailingOnce(Memory):
+    """Memory whose store refuses one task's record the first time it is asked."""
+
+    def __init__(self, store: MemoryStore, refuse: str) -> None:
+        super().__init__(store)
+        self.refuse = refuse
+
+    async def remember_task(self, req: RememberInput) -> RememberAnswer:
+        if req.run_id == self.refuse:
+            self.refuse = ""
+            raise MemoryStoreUnavailable("the store went away for this task")
+        return await super().remember_task(req)
+
+
+@db
+async def test_a_batch_is_learned_from_in_order_and_a_failing_task_stops_only_itself(
+        store: MemoryStore) -> None:
+    memory = FailingOnce(store, refuse="run-2")
+    batch = RememberTasksInput(tasks=[fixed(f"run-{n}", minute=n) for n in (1, 2, 3)])
+    env = ActivityEnvironment()
+    with pytest.raises(MemoryStoreUnavailable):
+        await env.run(memory.remember_tasks, batch)
+    assert await store.rules(KIND) == ([], [])  # run-1 and run-3 learned: two tasks, no rule
+    retried = await env.run(memory.remember_tasks, batch)  # the activity's retry
+    assert [a.episodes for a in retried.answers] == [0, 2, 0]  # the others count once
+    assert [a.rules_promoted for a in retried.answers] == [[], [OOM_RULE], []]
+    rule = await store.rule(OOM_RULE)
+    assert rule is not None and rule.occurrences == 3
 
 
 @db
