@@ -23,7 +23,7 @@ dev server, PostgreSQL's, and the jobs (sandboxed or the floor's ``python``)."""
 def cpu_seconds(pg_pid: int | None) -> dict[str, float]:
     """Cumulative CPU seconds of each kind of process, now."""
     me = psutil.Process()
-    out = dict.fromkeys(KINDS, 0.0)
+    out: dict[str, float] = dict.fromkeys(KINDS, 0.0)
     out["workers"] = _cpu(me)
     for child in me.children(recursive=True):
         if "temporal" in _name(child):

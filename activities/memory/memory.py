@@ -54,7 +54,8 @@ from workflows.contracts.memory import (
 from workflows.contracts.plan import Scalar
 from workflows.contracts.words import slug_words
 
-__all__ = ["CONSULT_MEMORY", "REMEMBER_TASK", "REMEMBER_TASKS", "Memory", "build_episodes", "rule_id_for"]
+__all__ = ["CONSULT_MEMORY", "REMEMBER_TASK", "REMEMBER_TASKS", "Memory", "build_episodes",
+           "rule_id_for"]
 
 log = logging.getLogger("assay.memory")
 

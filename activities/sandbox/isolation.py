@@ -181,7 +181,7 @@ def worker_hooks(prefixes: tuple[str, ...], distribution: str = "assay") -> tupl
         for file in dist.files or ():
             if file.suffix != ".pth":
                 continue
-            path = os.path.realpath(dist.locate_file(file))  # type: ignore[arg-type]
+            path: str = os.path.realpath(str(dist.locate_file(file)))
             if os.path.isfile(path) and any(Path(path).is_relative_to(p) for p in prefixes):
                 found.add(path)
     return tuple(sorted(found))

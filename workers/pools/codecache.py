@@ -64,6 +64,7 @@ class CodeCache(importlib.abc.MetaPathFinder):
 
     def find_spec(self, fullname: str, path: Sequence[str] | None,
                   target: ModuleType | None = None) -> importlib.machinery.ModuleSpec | None:
+        """The path finder's spec of a module of :data:`PACKAGES`, loaded by :class:`_Loader`."""
         if not any(fullname == p or fullname.startswith(p + ".") for p in self.packages):
             return None
         spec = importlib.machinery.PathFinder.find_spec(fullname, path, target)

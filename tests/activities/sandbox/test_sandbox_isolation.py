@@ -178,8 +178,8 @@ async def test_a_job_starts_without_the_workers_own_import_hook(work_dir: Path) 
     status = isolation_status("bwrap")
     if not status.ok:
         lacking(f"bubblewrap does not work here: {status.detail}")
-    if not status.tools.masked:
-        lacking("this worker is not an editable install: it has no import hook to hide")
+    if not status.tools.masked:  # not a want of isolation: nothing to hide
+        pytest.skip("this worker is not an editable install: it has no import hook to hide")
     probe = "import sys; print(sorted(m for m in sys.modules if m.startswith('__editable__')))"
     outside = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                              check=True)

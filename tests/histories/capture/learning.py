@@ -2,10 +2,11 @@
 
 Part of ``python -m tests.histories.capture``; ``python -m tests.histories.capture.learning``
 captures this scenario alone (the other saved histories stay as they are; ``… learning
-memory_batches`` saves it as ``memory_batches``, the path of patch ``batched-memory``, where the
-library hands memory its outcomes with ``remember_tasks``). A two-task run with memory and skill reports on: each task ends
-with the real ``hand_off_outcome`` local activity, which starts the library workflow on the
-first outcome; the library hands memory each outcome's part (``remember_task``) and records
+memory_batches`` saves it as ``memory_batches``, the path of patch ``batched-memory``, where
+the library hands memory its outcomes with ``remember_tasks``). A two-task run with memory and
+skill reports on: each task ends with the real ``hand_off_outcome`` local activity, which
+starts the library workflow on the first outcome; the library hands memory each outcome's
+part (``remember_task``, or ``remember_tasks`` past the patch) and records
 nothing else (no skill was used).
 """
 

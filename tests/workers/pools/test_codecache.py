@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 import textwrap
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from temporalio import workflow
@@ -53,9 +55,8 @@ def package(tmp_path: Path) -> Iterator[str]:
 
 
 def _instance(runner: SandboxedWorkflowRunner) -> None:
-    from cacheprobe.flow import CachedProbe  # type: ignore[import-not-found]
-
-    runner.prepare_workflow(workflow._Definition.must_from_class(CachedProbe))
+    flow: Any = importlib.import_module("cacheprobe.flow")
+    runner.prepare_workflow(workflow._Definition.must_from_class(flow.CachedProbe))
 
 
 async def test_each_execution_runs_the_module_anew_from_one_compilation(package: str) -> None:
@@ -69,8 +70,7 @@ async def test_each_execution_runs_the_module_anew_from_one_compilation(package:
     assert compiled == 2
     assert reused >= 5
     # Module state is not shared: the host's copy saw one import, not six.
-    from cacheprobe import flow  # type: ignore[import-not-found]
-
+    flow: Any = importlib.import_module("cacheprobe.flow")
     assert flow.STARTED == [1]
 
 
