@@ -173,8 +173,7 @@ async def _reflection_spec(settings: Settings, database_url: str,
                     max_age_days=settings.memory_max_age_days, index=index)
     recall = Recall(store, index=index)
     return PoolSpec(activities=[reflection.diagnose_failure, memory.consult_memory,
-                                memory.remember_task, memory.remember_tasks,
-                                recall.recall_memory])
+                                memory.remember_task, memory.remember_tasks, recall.recall_memory])
 
 
 async def _skills_spec(settings: Settings, database_url: str,
@@ -370,7 +369,8 @@ async def serve_specs(client: Client, settings: Settings, specs: dict[Pool, Pool
                activities=spec.activities,
                max_concurrent_activities=spec.max_concurrent_activities,
                deployment_config=deployment_config(version, spec.versioning),
-               graceful_shutdown_timeout=_grace(pool))
+               # sandbox jobs get a few seconds to notice cancellation and kill their group
+               graceful_shutdown_timeout=timedelta(seconds=5 if pool is Pool.SANDBOX else 2))
         for pool, spec in specs.items()
     ]
     for pool in specs:
@@ -395,8 +395,3 @@ async def serve_specs(client: Client, settings: Settings, specs: dict[Pool, Pool
     for task in done:
         if task is not stopper and task.exception() is not None:
             raise task.exception()  # type: ignore[misc]
-
-
-def _grace(pool: Pool) -> Any:
-    """Sandbox jobs get a few seconds to notice cancellation and kill their process group."""
-    return timedelta(seconds=5 if pool is Pool.SANDBOX else 2)
