@@ -30,7 +30,8 @@
 10. studies: a 50-cycle study's longest history and time per cycle (first ten vs last ten), and
     the planner's study context for two 20-task cycles against its byte budget.
 11. parts: the artifact store (local and S3 on moto's server) vs a bare file copy, the
-    timeline figure vs a blank PNG of its size, documentation lookups vs ``inspect.getsource``.
+    timeline figure vs a blank PNG of its size, documentation lookups vs ``inspect.getsource``,
+    a workflow's sandbox start without and with the workers' code cache vs the floor's.
 12. guards: a 2 MB job source refused by the review vs parsing it, a 1.4 MB skill query vs a
     one-line one, 154 skill folders read vs their bytes, hostile plan files refused by the CLI
     vs an empty plan (the timings the functional tests leave to this suite).
@@ -238,7 +239,8 @@ def print_studies() -> None:
 def print_parts() -> None:
     """The artifact store, the timeline figure and documentation lookups, each beside a bare
     baseline."""
-    print("11. parts: the artifact store (local, S3 on moto), the timeline figure, lookups")
+    print("11. parts: the artifact store (local, S3 on moto), the timeline figure, lookups, "
+          "a workflow's sandbox start")
     bench_parts.run()
 
 

@@ -5,16 +5,20 @@
 - the run's timeline figure (Pillow) for 1 and 50 tasks, beside encoding a blank PNG of the
   same size;
 - the researcher's documentation lookups (read from the package's files, never imported),
-  beside ``inspect.getsource`` on an already imported function.
+  beside ``inspect.getsource`` on an already imported function;
+- starting a workflow's sandbox, as a worker does for each execution, without and with the
+  workers' code cache (``workers/pools/codecache.py``), beside the floor's small workflow.
 """
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import logging
 import os
 import shutil
 import statistics
+import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -22,14 +26,21 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from PIL import Image
+from temporalio import workflow
+from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner
 
 from activities.artifacts.store import ArtifactStore, LocalArtifactStore
 from activities.reports.timeline import WIDTH, draw_timeline
 from activities.research.tool import DocsResearcher
+from benchmarks.floor import FloorTaskWorkflow
 from tests.support.s3 import s3_server
+from workers.pools import codecache
 from workflows.contracts.results import PhaseMark, RunReport, TaskResult
+from workflows.research.workflow import ResearchWorkflow
+from workflows.task.workflow import TaskWorkflow
 
 REPEATS = 7
+SANDBOX_REPEATS = 30
 
 
 def median_ms(fn: Callable[[], object], repeats: int = REPEATS) -> float:
@@ -132,6 +143,29 @@ def lookup_rows() -> list[tuple[str, float, int, float]]:
     return rows
 
 
+def sandbox_rows() -> list[tuple[str, float, float]]:
+    """Median ms to start each workflow's sandbox: without the code cache, then with it."""
+
+    async def rows() -> list[tuple[str, float, float]]:
+        runner = SandboxedWorkflowRunner()
+        found: list[tuple[str, float, float]] = []
+        for cls in (ResearchWorkflow, TaskWorkflow, FloorTaskWorkflow):
+            defn = workflow._Definition.must_from_class(cls)  # pyright: ignore[reportPrivateUsage]
+            times: list[float] = []
+            for cached in (False, True):
+                sys.meta_path[:] = [f for f in sys.meta_path
+                                    if not isinstance(f, codecache.CodeCache)]
+                if cached:
+                    codecache.install()
+                runner.prepare_workflow(defn)  # a first start fills the cache
+                times.append(median_ms(lambda d=defn: runner.prepare_workflow(d),
+                                       SANDBOX_REPEATS))
+            found.append((cls.__name__, times[0], times[1]))
+        return found
+
+    return asyncio.run(rows())
+
+
 def run() -> None:
     """Print every table."""
     with tempfile.TemporaryDirectory() as tmp:
@@ -148,3 +182,7 @@ def run() -> None:
     for target, ms, chars, bare in lookup_rows():
         shown = f"{bare:17.2f} ms" if bare >= 0 else f"{'-':>20}"
         print(f"   {target:24}{ms:7.2f} ms{chars:7d} chars{shown}")
+    print(f"   {'workflow sandbox start':24}{'no cache':>12}{'code cache':>12}  (Python "
+          f"{'may not' if sys.dont_write_bytecode else 'may'} write bytecode here)")
+    for name, without, cached in sandbox_rows():
+        print(f"   {name:24}{without:9.2f} ms{cached:9.2f} ms")
