@@ -176,7 +176,7 @@ class Memory:
                 answers.append(await self.remember_task(task))
             except Exception as err:  # the rest are still learned from
                 log.warning("remembering %s/%s failed: %s", task.run_id, task.task_id, err)
-                failed = failed or err
+                failed = err if failed is None else failed
             activity.heartbeat(len(answers))
         if failed is not None:
             raise failed

@@ -4,8 +4,8 @@ Temporal's workflow sandbox imports a workflow's module afresh for every workflo
 starts, so that no execution sees another's module state. Importing means compiling the
 module's source, unless Python may read a bytecode cache for it: with ``PYTHONDONTWRITEBYTECODE``
 set (as container images often set it), on a read-only install or with a stale cache, every
-execution compiled its workflow modules again. In a burst of one-task runs that was over half
-of the sandbox's cost of starting an execution (``make bench`` section 1).
+execution compiled its workflow modules again: over half of the cost of starting one
+(``make bench`` section 11 prints a workflow's sandbox start without and with this cache).
 
 :class:`CodeCache` keeps the code objects of the project's workflow modules, keyed by file,
 modification time and size. Each execution still runs its modules anew in its own sandbox:
