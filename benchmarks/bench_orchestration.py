@@ -25,6 +25,7 @@ from benchmarks.bench_runs import floor_workers, measure
 from benchmarks.floor import FLOOR_QUEUES, FloorShape, FloorWorkflow
 from client.assay import DATA_CONVERTER
 from tests.workflows.harness import Harness, task
+from workers.pools import codecache
 from workers.stack.temporal import dev_server_flags
 from workflows.research.workflow import ResearchWorkflow
 
@@ -63,6 +64,7 @@ async def _measure(env: WorkflowEnvironment, root: Path, latency_n: int,
             FloorWorkflow.run, FloorShape(spawn=False), id=f"floor-{uuid.uuid4()}",
             task_queue=FLOOR_QUEUES["orchestration"])
 
+    codecache.install()  # as a pool's worker does (workers/pools/builders.py: serve_specs)
     async with contextlib.AsyncExitStack() as workers:
         for worker in floor_workers(client):
             await workers.enter_async_context(worker)
