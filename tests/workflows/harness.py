@@ -30,6 +30,7 @@ from activities.review.infra import InfrastructureReviewer
 from activities.review.panel import review_ops, review_quality_safety
 from skills.library import SkillLibrary
 from tests.support.fakes import EventSink, LearnerSink, ReportSink, fake_activity
+from workers.pools.runner import workflow_runner
 from workflows.constants import run_workflow_id
 from workflows.contracts.errors import ErrorType
 from workflows.contracts.execution import Artifact, ExecuteJobInput, ExecutionOutcome
@@ -199,6 +200,7 @@ class Harness:
                         workflows=[ResearchWorkflow, BranchWorkflow, TaskWorkflow, StudyWorkflow,
                                    TaskBatchWorkflow, *self.workflows],
                         activities=[*activities.values(), *self.extra],
+                        workflow_runner=workflow_runner(self.env.client.data_converter),
                         workflow_failure_exception_types=[Exception])
         async with worker:
             yield worker

@@ -22,6 +22,7 @@ from temporalio.worker import Worker
 from workers.connection import connect
 from workers.pools import codecache
 from workers.pools.health import watch_health
+from workers.pools.runner import workflow_runner
 from workers.pools.versioning import deployment_config, deployment_version, promote
 from workers.settings import Settings
 from workflows.catalogue import check_registrations
@@ -364,9 +365,10 @@ async def serve_specs(client: Client, settings: Settings, specs: dict[Pool, Pool
     """
     codecache.install()  # the sandbox imports workflow modules for each execution
     version = deployment_version(settings)
+    runner = workflow_runner(client.data_converter)
     workers = [
         Worker(client, task_queue=settings.queue(pool), workflows=spec.workflows,
-               activities=spec.activities,
+               activities=spec.activities, workflow_runner=runner,
                max_concurrent_activities=spec.max_concurrent_activities,
                deployment_config=deployment_config(version, spec.versioning),
                # sandbox jobs get a few seconds to notice cancellation and kill their group
