@@ -126,14 +126,22 @@ def print_cpu(floor: dict[str, Any], assay: dict[str, Any], quiet: dict[str, Any
 def print_orchestration() -> None:
     """The same one-task run with no process for the job, against the floor without one."""
     figures = asyncio.run(bench_orchestration.run())
-    floor, assay = figures["floor"], figures["assay"]
+    floor, assay, sdk = figures["floor"], figures["assay"], figures["assay_sdk_runner"]
     print("   with no process for the job (benchmarks/bench_orchestration.py): Assay's "
           "workflows, reviewers, verifier and report writer on the in-process sandbox, events "
-          "and hand-offs in memory, against the floor without its `python` (a new dev server)")
-    print(f"   {'':24}{'floor':>10}{'assay':>10}{'/floor':>8}")
+          "and hand-offs in memory, against the floor without its `python` (a new dev server); "
+          "Assay with its pools' workflow runner (workers/pools/runner.py) and with the SDK's "
+          "own sandbox")
+    print(f"   {'':30}{'floor':>10}{'assay':>10}{'/floor':>8}{'SDK runner':>12}{'/floor':>8}")
     for key, label in (("median_ms", "latency median (ms)"), ("p95_ms", "latency p95 (ms)"),
                        ("throughput_per_s", "throughput (runs/s)")):
-        print(f"   {label:24}{floor[key]:10.1f}{assay[key]:10.1f}{assay[key] / floor[key]:8.2f}")
+        print(f"   {label:30}{floor[key]:10.1f}{assay[key]:10.1f}{assay[key] / floor[key]:8.2f}"
+              f"{sdk[key]:12.1f}{sdk[key] / floor[key]:8.2f}")
+    for kind in ("workers", "temporal"):
+        label = f"CPU per run, {kind} (ms)"
+        print(f"   {label:30}{floor['cpu'][kind]:10.1f}{assay['cpu'][kind]:10.1f}"
+              f"{assay['cpu'][kind] / floor['cpu'][kind]:8.2f}{sdk['cpu'][kind]:12.1f}"
+              f"{sdk['cpu'][kind] / floor['cpu'][kind]:8.2f}")
 
 
 def print_sandbox() -> None:

@@ -8,6 +8,10 @@ workflows, reviewers, verifier and report writer over the workflow tests' in-pro
 (``tests.workflows.harness``: every pool on one task queue). What is left between the ratios
 of the two sections is what the design's isolation and durable stores cost: the sandboxed job,
 the event store in PostgreSQL and the learning after each task.
+
+Assay runs twice: with the workflow runner its pools use (``workers.pools.runner``) and with the
+SDK's own sandbox, each on a worker of its own, so that what the runner saves is measured in
+the same run (the SDK's first: whatever a longer-lived server costs falls on Assay's runner).
 """
 
 from __future__ import annotations
@@ -16,9 +20,13 @@ import contextlib
 import sys
 import tempfile
 import uuid
+from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
 from temporalio.testing import WorkflowEnvironment
+from temporalio.worker import WorkflowRunner
+from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner
 
 from activities.reports.writer import ReportWriter
 from benchmarks.bench_runs import floor_workers, measure
@@ -30,8 +38,9 @@ from workers.stack.temporal import dev_server_flags
 from workflows.research.workflow import ResearchWorkflow
 
 
-async def run(latency_n: int = 20, concurrent_n: int = 100) -> dict[str, dict[str, float]]:
-    """Latency and throughput of the floor without its process and of Assay without one."""
+async def run(latency_n: int = 20, concurrent_n: int = 100) -> dict[str, dict[str, Any]]:
+    """Latency, throughput and CPU per run of the floor without its process and of Assay
+    without one (``assay``; ``assay_sdk_runner``: with the SDK's own workflow sandbox)."""
     with tempfile.TemporaryDirectory(prefix="assay-bench-") as tmp:
         root = Path(tmp)
         env = await WorkflowEnvironment.start_local(  # pyright: ignore[reportUnknownMemberType]
@@ -45,19 +54,26 @@ async def run(latency_n: int = 20, concurrent_n: int = 100) -> dict[str, dict[st
 
 
 async def _measure(env: WorkflowEnvironment, root: Path, latency_n: int,
-                   concurrent_n: int) -> dict[str, dict[str, float]]:
+                   concurrent_n: int) -> dict[str, dict[str, Any]]:
     client = env.client
     writer = ReportWriter(root / "runs")
-    harness = Harness(env, f"bench-{uuid.uuid4().hex[:8]}", root / "harness", large=True,
-                      overrides={"write_report": writer.write_report,
-                                 "write_task_report": writer.write_task_report})
 
-    async def assay() -> object:
-        req = harness.request([task("1")])
-        result = await client.execute_workflow(ResearchWorkflow.run, req, id=req.run_id,
-                                               task_queue=harness.queue)
-        assert result.status == "completed", result.status_reason
-        return result
+    def harness(name: str, runner: WorkflowRunner | None) -> Harness:
+        return Harness(env, f"bench-{name}-{uuid.uuid4().hex[:8]}", root / name, large=True,
+                       overrides={"write_report": writer.write_report,
+                                  "write_task_report": writer.write_task_report},
+                       runner=runner)
+
+    ours, sdks = harness("assay", None), harness("sdk", SandboxedWorkflowRunner())
+
+    def assay(on: Harness) -> Callable[[], Awaitable[object]]:
+        async def one() -> object:
+            req = on.request([task("1")])
+            result = await client.execute_workflow(ResearchWorkflow.run, req, id=req.run_id,
+                                                   task_queue=on.queue)
+            assert result.status == "completed", result.status_reason
+            return result
+        return one
 
     async def floor() -> object:
         return await client.execute_workflow(
@@ -68,8 +84,11 @@ async def _measure(env: WorkflowEnvironment, root: Path, latency_n: int,
     async with contextlib.AsyncExitStack() as workers:
         for worker in floor_workers(client):
             await workers.enter_async_context(worker)
-        await workers.enter_async_context(harness.worker())
-        return {"floor": await measure("floor", floor, latency_n=latency_n,
-                                       concurrent_n=concurrent_n),
-                "assay": await measure("assay", assay, latency_n=latency_n,
-                                       concurrent_n=concurrent_n)}
+        await workers.enter_async_context(ours.worker())
+        await workers.enter_async_context(sdks.worker())
+        figures = {"floor": await measure("floor", floor, latency_n=latency_n,
+                                          concurrent_n=concurrent_n)}
+        for name, on in (("assay_sdk_runner", sdks), ("assay", ours)):
+            figures[name] = await measure(name, assay(on), latency_n=latency_n,
+                                          concurrent_n=concurrent_n)
+        return figures

@@ -17,7 +17,7 @@ from typing import Any
 
 from temporalio.exceptions import ApplicationError
 from temporalio.testing import WorkflowEnvironment
-from temporalio.worker import Worker
+from temporalio.worker import Worker, WorkflowRunner
 
 from activities.artifacts.store import LocalArtifactStore
 from activities.common.turns import pass_turn
@@ -141,13 +141,16 @@ class Harness:
     def __init__(self, env: WorkflowEnvironment, queue: str, root: Path, *,
                  overrides: dict[str, Callable[[Any], Awaitable[Any]]] | None = None,
                  extra: list[Callable[..., Any]] | None = None,
-                 workflows: list[type] | None = None, large: bool = False) -> None:
+                 workflows: list[type] | None = None, large: bool = False,
+                 runner: WorkflowRunner | None = None) -> None:
         """``overrides`` replaces activities by name (e.g. a reflection that is unsure);
         ``extra`` adds activities already defined (``@activity.defn``). ``large`` (a run of
         thousands of tasks) keeps only the ids of the events and outcomes recorded
         (``EventSink``) and settles the heap as a pool's worker process does
         (``workers.pools.heap``)."""
         self.large = large
+        self.runner = runner or workflow_runner(env.client.data_converter)
+        """The workflows' runner: a pool's own (``workers.pools.runner``) unless given."""
         self.env, self.queue, self.root = env, queue, root
         self.overrides = overrides or {}
         self.extra = extra or []
@@ -200,7 +203,7 @@ class Harness:
                         workflows=[ResearchWorkflow, BranchWorkflow, TaskWorkflow, StudyWorkflow,
                                    TaskBatchWorkflow, *self.workflows],
                         activities=[*activities.values(), *self.extra],
-                        workflow_runner=workflow_runner(self.env.client.data_converter),
+                        workflow_runner=self.runner,
                         workflow_failure_exception_types=[Exception])
         async with worker:
             yield worker
