@@ -13,6 +13,10 @@ converter and the same bytes. For such a converter :func:`workflow_runner` gives
 :class:`ContextFreeRunner`: the SDK's sandbox, whose executions answer "no context" at once
 and compile each line of their own once per process. Any other converter gets the SDK's
 sandbox unchanged.
+
+The executions are the SDK's own (``_Instance``, a private class), with three of its methods
+answered here. Should a release of the SDK rename them, :func:`workflow_runner` falls back to
+the SDK's sandbox, and ``tests/workers/pools/test_runner.py`` fails, saying so.
 """
 
 from __future__ import annotations
@@ -33,6 +37,8 @@ from temporalio.worker.workflow_sandbox._runner import (
     _Instance,  # pyright: ignore[reportPrivateUsage]
 )
 
+OVERRIDDEN = ("get_serialization_context", "get_external_store_context", "_run_code")
+"""The methods of the SDK's execution this module answers (see the module)."""
 PROBE = WorkflowSerializationContext(namespace="probe", workflow_id="probe")
 """A context to ask a converter whether it would change with one."""
 
@@ -48,9 +54,14 @@ def context_free(converter: DataConverter) -> bool:
 
 def workflow_runner(converter: DataConverter) -> WorkflowRunner:
     """The runner a worker with ``converter`` gives its workflows (see the module)."""
-    if context_free(converter):
+    if context_free(converter) and sdk_fits():
         return ContextFreeRunner()
     return SandboxedWorkflowRunner()
+
+
+def sdk_fits() -> bool:
+    """Whether the SDK's execution still defines the methods :data:`OVERRIDDEN` names."""
+    return all(callable(vars(_Instance).get(name)) for name in OVERRIDDEN)
 
 
 class ContextFreeRunner(SandboxedWorkflowRunner):

@@ -144,7 +144,16 @@ def _payloads(history: WorkflowHistory) -> list[bytes]:
 
 def test_assays_converter_takes_no_context() -> None:
     assert context_free(DATA_CONVERTER)
+    assert runner_module.sdk_fits(), "the SDK's execution no longer has the methods answered"
     assert type(workflow_runner(DATA_CONVERTER)) is ContextFreeRunner
+
+
+def test_an_sdk_without_those_methods_gets_its_own_sandbox(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delattr(sandbox_runner._Instance,  # pyright: ignore[reportPrivateUsage]
+                        "get_external_store_context")
+    assert not runner_module.sdk_fits()
+    assert type(workflow_runner(DATA_CONVERTER)) is SandboxedWorkflowRunner
 
 
 def test_a_converter_that_reads_its_context_keeps_the_sdks_own_sandbox() -> None:
