@@ -35,6 +35,7 @@ from client.runs import (
     final_progress,
     finished,
     pending_live,
+    start_attributes,
     stop_reason,
     summarize,
     waiting_for_plan,
@@ -159,6 +160,7 @@ class AssayClient:
                     id=run_id, task_queue=self.task_queue,
                     id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
                     memo=memo, static_summary=summary,
+                    search_attributes=start_attributes(req),
                 )
             except WorkflowAlreadyStartedError:
                 if not again:

@@ -17,8 +17,9 @@ from google.protobuf.timestamp_pb2 import Timestamp
 from temporalio.api.failure.v1 import Failure
 from temporalio.api.workflow.v1 import PendingActivityInfo
 from temporalio.client import WorkflowExecution, WorkflowHandle, WorkflowHistoryEventFilterType
+from temporalio.common import SearchAttributePair, TypedSearchAttributes
 
-from workflows.constants import STATUS_KEY
+from workflows.constants import KIND_KEY, PLAN_KEY, STATUS_KEY
 from workflows.contracts.gates import GateRecord
 from workflows.contracts.results import ResearchInput, ResearchResult, RunProgress, TaskProgress
 from workflows.contracts.words import plural
@@ -252,3 +253,14 @@ def describe_input(req: ResearchInput) -> tuple[dict[str, Any], str]:
     first_line = short.splitlines()[0] if short else ""
     return ({"plan": req.plan_name, "goal": short, "data": len(req.data)},
             f"Assay goal run: {first_line[:120]}")
+
+
+def start_attributes(req: ResearchInput) -> TypedSearchAttributes:
+    """Search attributes a run is started with: its kind, plan and status.
+
+    The run would otherwise upsert them first thing; finding them set, it does not
+    (``workflows.common.events``).
+    """
+    return TypedSearchAttributes([SearchAttributePair(KIND_KEY, "run"),
+                                  SearchAttributePair(PLAN_KEY, req.plan_name),
+                                  SearchAttributePair(STATUS_KEY, "running")])

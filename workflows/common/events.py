@@ -30,12 +30,18 @@ from contextvars import ContextVar
 from typing import Any, Literal
 
 from temporalio import workflow
-from temporalio.common import SearchAttributeKey, SearchAttributeUpdate
+from temporalio.common import (
+    SearchAttributeKey,
+    SearchAttributePair,
+    SearchAttributeUpdate,
+    TypedSearchAttributes,
+)
 from temporalio.exceptions import ActivityError, ApplicationError
 
 with workflow.unsafe.imports_passed_through():
     from workflows.catalogue import RECORD_EVENTS
     from workflows.common.details import CurrentDetails
+    from workflows.constants import KIND_KEY, STATUS_KEY
     from workflows.contracts.execution import (
         EventRecord,
         EventScope,
@@ -49,6 +55,10 @@ _PENDING: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop,
     weakref.WeakKeyDictionary())
 """Updates not yet sent, by workflow instance (each runs its own event loop; this module is
 shared by every instance, and a replay after an eviction starts on a fresh loop)."""
+_STARTED: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, Any]] = (
+    weakref.WeakKeyDictionary())
+"""By workflow instance, the search attributes it started with and has not set since."""
+_UNSET = object()
 
 _WITHIN: ContextVar[tuple[EventLog, EventScope] | None] = ContextVar("assay_event_scope",
                                                                     default=None)
@@ -82,10 +92,53 @@ def upsert(*updates: SearchAttributeUpdate[Any]) -> None:
         pending[update.key.name] = update
 
 
+def started_with(kind: str, *pairs: SearchAttributePair[Any]) -> TypedSearchAttributes:
+    """The search attributes a child workflow starts with: ``pairs``, its kind, ``running``.
+
+    The child would otherwise upsert its kind and status first thing; finding them set at its
+    start, it sends nothing for them (see ``_send``).
+    """
+    return TypedSearchAttributes([*pairs, SearchAttributePair(KIND_KEY, kind),
+                                  SearchAttributePair(STATUS_KEY, "running")])
+
+
+def _start_values(loop: asyncio.AbstractEventLoop) -> dict[str, Any]:
+    """The search attributes the workflow started with that no upsert has set since.
+
+    Only a workflow started with its kind and status has any: one started by this version's
+    client or run (:func:`started_with`). Those started before never were, so they upsert
+    exactly what they did and their histories replay unchanged, with no patch. A workflow
+    continued as new carries its attributes over; it is left out, as it always upserted them.
+    Read at the first upsert, before any has changed the workflow's info; the same on every
+    replay.
+    """
+    values = _STARTED.get(loop)
+    if values is None:
+        info = workflow.info()
+        start = info.typed_search_attributes
+        pairs: list[SearchAttributePair[Any]] = list(start)
+        fresh = info.continued_run_id is None and start.get(KIND_KEY) and start.get(STATUS_KEY)
+        values = _STARTED[loop] = {p.key.name: p.value for p in pairs} if fresh else {}
+    return values
+
+
 def _send(loop: asyncio.AbstractEventLoop) -> None:
+    """Send the activation's updates, less those setting a value the workflow started with.
+
+    A workflow started with its kind, plan and status (a run by the client, a task by its run)
+    finds them set and sends nothing for them the first time it sets them: every upsert is a
+    history event and a visibility write on the server. Once a key is set anew, every later
+    update of it is sent.
+    """
     pending = _PENDING.pop(loop, None)
-    if pending:
-        workflow.upsert_search_attributes(list(pending.values()))  # pyright: ignore[reportUnknownMemberType]
+    if not pending:
+        return
+    start = _start_values(loop)
+    updates = [u for u in pending.values() if start.get(u.key.name, _UNSET) != u.value]
+    for name in pending:
+        start.pop(name, None)
+    if updates:
+        workflow.upsert_search_attributes(updates)  # pyright: ignore[reportUnknownMemberType]
 
 
 def run_execution(run_id: str) -> str:

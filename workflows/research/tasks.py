@@ -14,11 +14,12 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from temporalio import workflow
-from temporalio.common import RawValue, SearchAttributePair, TypedSearchAttributes
+from temporalio.common import RawValue, SearchAttributePair
 from temporalio.exceptions import ApplicationError, CancelledError
 
 with workflow.unsafe.imports_passed_through():
     from workflows.agents.calls import AgentCalls
+    from workflows.common.events import started_with
     from workflows.common.failures import root_message
     from workflows.common.gates import GateKeeper
     from workflows.common.sizes import quick_result
@@ -228,8 +229,8 @@ class TaskRunner:
             result = await workflow.execute_child_workflow(
                 TaskWorkflow.run, task_input, id=self.workflow_id(tid),
                 task_queue=req.queues.orchestration,
-                search_attributes=TypedSearchAttributes([SearchAttributePair(
-                    PLAN_KEY, req.plan_name)]),
+                search_attributes=started_with("task", SearchAttributePair(PLAN_KEY,
+                                                                          req.plan_name)),
                 static_summary=task_summary(decision), static_details=task_details(decision),
             )
         except Exception as err:  # a task must always end with a status, never hang the run

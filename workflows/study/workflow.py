@@ -21,7 +21,7 @@ import contextlib
 from datetime import datetime, timedelta
 
 from temporalio import workflow
-from temporalio.common import RawValue, SearchAttributePair, TypedSearchAttributes
+from temporalio.common import RawValue, SearchAttributePair
 from temporalio.exceptions import (
     ActivityError,
     ApplicationError,
@@ -33,13 +33,14 @@ from temporalio.workflow import ParentClosePolicy
 with workflow.unsafe.imports_passed_through():
     from workflows.catalogue import CLOSE_CYCLE, RESOLVE_REUSE
     from workflows.common.details import outcome_text, wait_summary
-    from workflows.common.events import EventLog, upsert_keywords
+    from workflows.common.events import EventLog, started_with, upsert_keywords
     from workflows.common.failures import root_message
     from workflows.common.gates import GateKeeper, GateRefusedError
     from workflows.constants import (
         KIND_KEY,
         PARENT_KEY,
         PHASE_KEY,
+        PLAN_KEY,
         STATUS_KEY,
         cycle_run_id,
         digest,
@@ -277,8 +278,9 @@ class StudyWorkflow:
                 earlier=earlier),
             id=run_id, task_queue=inp.queues.orchestration,
             parent_close_policy=ParentClosePolicy.REQUEST_CANCEL,
-            search_attributes=TypedSearchAttributes([SearchAttributePair(
-                PARENT_KEY, state.study_id)]),
+            search_attributes=started_with("run",
+                                           SearchAttributePair(PARENT_KEY, state.study_id),
+                                           SearchAttributePair(PLAN_KEY, name)),
             static_summary=clip(f"cycle {number}: {name}", 200))
         self.log.add("handoff", "complete", status=result.status,
                      inputs={"cycle": number, "run_id": run_id},
