@@ -32,6 +32,7 @@ from activities.reports.writer import ReportWriter
 from benchmarks.bench_runs import floor_workers, measure
 from benchmarks.floor import FLOOR_QUEUES, FloorShape, FloorWorkflow
 from client.assay import DATA_CONVERTER
+from client.runs import start_attributes
 from tests.workflows.harness import Harness, task
 from workers.pools import codecache
 from workers.stack.temporal import dev_server_flags
@@ -70,7 +71,8 @@ async def _measure(env: WorkflowEnvironment, root: Path, latency_n: int,
         async def one() -> object:
             req = on.request([task("1")])
             result = await client.execute_workflow(ResearchWorkflow.run, req, id=req.run_id,
-                                                   task_queue=on.queue)
+                                                   task_queue=on.queue,
+                                                   search_attributes=start_attributes(req))
             assert result.status == "completed", result.status_reason
             return result
         return one

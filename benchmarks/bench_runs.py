@@ -37,6 +37,7 @@ from benchmarks.floor import (
     floor_noop,
 )
 from client.assay import DATA_CONVERTER
+from client.runs import start_attributes
 from workers.cli.show import load_report
 from workers.pools.builders import SERVED_POOLS, run_pools
 from workers.settings import Settings
@@ -164,7 +165,8 @@ async def _bench_on(client: Client, root: Path, db_url: str, latency_n: int,
         req = ResearchInput(run_id=run_id, plan_name="bench", plan_sha256="0" * 64, plan=plan,
                             queues=Queues(), policy=policy or RunPolicy())
         result = await client.execute_workflow(ResearchWorkflow.run, req, id=run_id,
-                                               task_queue=Pool.ORCHESTRATION.value)
+                                               task_queue=Pool.ORCHESTRATION.value,
+                                               search_attributes=start_attributes(req))
         assert result.status == "completed", result.tasks[0].status_reason
         finished.append(result)
         return result

@@ -15,6 +15,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+from temporalio import workflow
 from temporalio.exceptions import ApplicationError
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker, WorkflowRunner
@@ -30,7 +31,6 @@ from activities.review.infra import InfrastructureReviewer
 from activities.review.panel import review_ops, review_quality_safety
 from skills.library import SkillLibrary
 from tests.support.fakes import EventSink, LearnerSink, ReportSink, fake_activity
-from workers.pools.runner import workflow_runner
 from workflows.constants import run_workflow_id
 from workflows.contracts.errors import ErrorType
 from workflows.contracts.execution import Artifact, ExecuteJobInput, ExecutionOutcome
@@ -44,6 +44,9 @@ from workflows.research.branch import BranchWorkflow
 from workflows.research.workflow import ResearchWorkflow
 from workflows.study.workflow import StudyWorkflow
 from workflows.task.workflow import TaskWorkflow
+
+with workflow.unsafe.imports_passed_through():  # test modules that import this define workflows
+    from workers.pools.runner import workflow_runner
 
 
 def task(tid: str, *, deps: list[str] | None = None, behave: str = "ok",
