@@ -12,8 +12,10 @@ path before it; a full capture takes every scenario down the new path):
   start their tasks.
 - ``settled_study``: a study (``study``), whose cycles' runs start with their kind, plan and
   status: its first execution and its first cycle's run. (Its second execution is not kept:
-  re-captured on the code before this change too, it does not replay, at its
-  ``own-test-verdicts`` marker; see ``docs/operations/patches.md``.)
+  captured today, on the code before this change as well, it does not replay. Its last
+  workflow task follows the local activity that recorded the cycle gate's second approval,
+  and replay reaches the study's ``own-test-verdicts`` decision one task earlier than the
+  live run took it.)
 """
 
 from __future__ import annotations
