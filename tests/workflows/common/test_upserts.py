@@ -16,10 +16,13 @@ from pathlib import Path
 from temporalio.api.enums.v1 import EventType
 from temporalio.api.history.v1 import HistoryEvent
 from temporalio.testing import WorkflowEnvironment
+from temporalio.worker import Worker
 
 from client.assay import AssayClient
 from tests.histories.capture.upserts import DECISIONS
+from tests.workflows.common.continued import ContinuedProbe
 from tests.workflows.harness import Harness, task
+from workflows.common.events import started_with
 from workflows.constants import (
     ATTEMPTS_KEY,
     KIND_KEY,
@@ -91,3 +94,21 @@ async def test_a_workflow_started_with_its_kind_and_status_does_not_upsert_them(
         found = (await handle.describe()).typed_search_attributes
         assert (found.get(KIND_KEY), found.get(STATUS_KEY), found.get(PLAN_KEY)) == (
             kind, "completed", req.plan_name)
+
+
+async def test_a_workflow_continued_as_new_upserts_what_it_carried_over(
+        time_env: WorkflowEnvironment, task_queue: str) -> None:
+    # a workflow of before the change that continued as new upserted its carried kind and
+    # status; it still does, so its history replays with no patch
+    workflow_id = f"continued-{uuid.uuid4().hex[:8]}"
+    async with Worker(time_env.client, task_queue=task_queue, workflows=[ContinuedProbe]):
+        handle = await time_env.client.start_workflow(
+            ContinuedProbe.run, 1, id=workflow_id, task_queue=task_queue,
+            search_attributes=started_with("study"))
+        await time_env.client.get_workflow_handle(workflow_id).result()
+    first = await time_env.client.get_workflow_handle(
+        workflow_id, run_id=handle.first_execution_run_id).fetch_history()
+    second = await time_env.client.get_workflow_handle(workflow_id).fetch_history()
+    assert _upserted(list(first.events)) == []
+    assert _upserted(list(second.events)) == [
+        {KIND_KEY.name: '"study"', STATUS_KEY.name: '"running"'}]
