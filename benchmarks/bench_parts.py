@@ -27,14 +27,15 @@ from pathlib import Path
 
 from PIL import Image
 from temporalio import workflow
-from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner
 
 from activities.artifacts.store import ArtifactStore, LocalArtifactStore
 from activities.reports.timeline import WIDTH, draw_timeline
 from activities.research.tool import DocsResearcher
 from benchmarks.floor import FloorTaskWorkflow
+from client.assay import DATA_CONVERTER
 from tests.support.s3 import s3_server
 from workers.pools import codecache
+from workers.pools.runner import workflow_runner
 from workflows.contracts.results import PhaseMark, RunReport, TaskResult
 from workflows.research.workflow import ResearchWorkflow
 from workflows.task.workflow import TaskWorkflow
@@ -147,7 +148,7 @@ def sandbox_rows() -> list[tuple[str, float, float]]:
     """Median ms to start each workflow's sandbox: without the code cache, then with it."""
 
     async def rows() -> list[tuple[str, float, float]]:
-        runner = SandboxedWorkflowRunner()
+        runner = workflow_runner(DATA_CONVERTER)  # the pools' own (workers/pools/runner.py)
         found: list[tuple[str, float, float]] = []
         for cls in (ResearchWorkflow, TaskWorkflow, FloorTaskWorkflow):
             defn = workflow._Definition.must_from_class(cls)  # pyright: ignore[reportPrivateUsage]
