@@ -17,6 +17,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from workflows.contracts.pysource import parse_python
+
 MAX_FOLLOWS = 6
 """Re-exports followed from one module to the next before a lookup gives up."""
 MAX_SOURCE_BYTES = 4 * 1024 * 1024
@@ -132,7 +134,7 @@ def _parse(path: Path) -> tuple[str, ast.Module]:
         raise NotFound(f"{path.name} is over {MAX_SOURCE_BYTES} bytes; not read")
     text = path.read_text(encoding="utf-8", errors="replace")
     try:
-        return text, ast.parse(text, filename=str(path))
+        return text, parse_python(text, filename=str(path))
     except (SyntaxError, ValueError, RecursionError) as err:
         raise NotFound(f"{path.name} cannot be parsed ({err})") from None
 

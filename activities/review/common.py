@@ -10,11 +10,10 @@ always gets the same verdict.
 from __future__ import annotations
 
 import ast
-import threading
-import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
+from workflows.contracts.pysource import parse_python
 from workflows.contracts.verdicts import Finding, Reviewer, ReviewVerdict, Severity
 
 CLEAN_CONFIDENCE = 0.95
@@ -113,7 +112,6 @@ def verdict(reviewer: Reviewer, findings: Findings, subject: str,
 
 MAX_SOURCE_BYTES = 1_000_000
 """Largest job source the reviewers analyse; anything bigger is refused as a whole."""
-_PARSE_LOCK = threading.Lock()
 
 
 @dataclass(frozen=True)
@@ -127,12 +125,8 @@ class ParseFailure:
 def parse_job(source: str, filename: str) -> ast.Module | ParseFailure:
     """Parse a job's source, turning every way it can fail into a located message."""
     try:
-        # Invalid escape sequences and the like warn at compile time; they are the job's
-        # business, not a reason for the review to fail (nor, under -W error, a SyntaxError).
-        # The warning filters are process-wide, hence the lock: reviews run in threads.
-        with _PARSE_LOCK, warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            return ast.parse(source, filename=filename)
+        # Warnings (an invalid escape) are the job's business: parse_python keeps them out.
+        return parse_python(source, filename=filename)
     except SyntaxError as err:
         where = f"line {err.lineno}, column {err.offset}" if err.lineno else "unknown line"
         return ParseFailure(f"{filename} does not parse: {err.msg} at {where}; fix the syntax",

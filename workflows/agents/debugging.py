@@ -19,6 +19,7 @@ from workflows.constants import digest
 from workflows.contracts.execution import ExecutionOutcome
 from workflows.contracts.plan import JobSpec
 from workflows.contracts.policy import ReviewPolicy
+from workflows.contracts.pysource import parse_python
 from workflows.contracts.roles import DEBUG_STRATEGIES, DebugStrategy, EnvironmentFacts
 from workflows.contracts.verdicts import ReviewVerdict
 
@@ -139,7 +140,7 @@ def relevant_facts(job: JobSpec, facts: EnvironmentFacts) -> EnvironmentFacts:
 def imported_modules(source: str) -> set[str]:
     """Top-level names of the modules ``source`` imports (none if it does not parse)."""
     try:
-        tree = ast.parse(source)
+        tree = parse_python(source)
     except (SyntaxError, ValueError):
         return set()
     names: set[str] = set()

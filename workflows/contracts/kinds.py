@@ -37,6 +37,7 @@ from workflows.contracts.analyses import (
 )
 from workflows.contracts.base import Model
 from workflows.contracts.plan import JobSpec
+from workflows.contracts.pysource import parse_python
 from workflows.contracts.words import STOP_WORDS, slug, slug_words, stem
 
 NONE = "-"
@@ -143,7 +144,7 @@ def job_calls(source: str) -> tuple[list[str], list[str]]:
     ``numpy.mean``); a method of a value (``model.fit``) does not. Unparsable source has none.
     """
     try:
-        tree = ast.parse(source)
+        tree = parse_python(source)
     except (SyntaxError, ValueError):
         return [], []
     aliases: dict[str, str] = {}
@@ -234,7 +235,7 @@ def _metrics(job: JobSpec | None) -> list[str]:
         return []
     names = list(job.expected_metrics)
     try:
-        tree = ast.parse(job.source or "")
+        tree = parse_python(job.source or "")
     except (SyntaxError, ValueError):
         tree = ast.Module(body=[], type_ignores=[])
     for node in ast.walk(tree):

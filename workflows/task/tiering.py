@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 
 from workflows.contracts.plan import Complexity, Decision, JobSpec
 from workflows.contracts.policy import Tiering
+from workflows.contracts.pysource import parse_python
 
 HEAVY_LINES = 300
 HEAVY_TIMEOUT_S = 3600.0
@@ -137,7 +138,7 @@ def outside_imports(source: str) -> list[str]:
     Source that does not parse counts as importing nothing (the reviewers refuse it anyway).
     """
     try:
-        tree = ast.parse(source)
+        tree = parse_python(source)
     except (SyntaxError, ValueError):
         return []
     names: set[str] = set()
