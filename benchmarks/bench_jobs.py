@@ -7,12 +7,15 @@ after the other on the same machine:
 - bare: ``bwrap`` with the namespaces and read-only root a job gets, then ``python job.py``,
   spawned straight from this process (what the hardware allows);
 - Assay: ``Sandbox.execute_job`` as the sandbox pool runs it (environment fingerprint,
-  workspace, isolation, guards, artifacts into the store), then ``verify`` of its evidence.
+  workspace, isolation, guards, artifacts into the store), then ``verify`` of its evidence;
+- Assay without a job cgroup: the same, with the sandbox told the machine has none, which is
+  what the cgroup (its memory, process and CPU limits, its exact CPU count and OOM kills)
+  costs. A job keeps its namespaces, uid and rlimits either way.
 
 Printed: jobs/s of each, the time to the first finished job, and where an Assay job's time
 goes (its environment, preparation, the run under bwrap, collecting its outcome,
-verification), beside the costs of its parts measured alone: ``python -c pass`` bare and
-under bwrap, and ``true`` under bwrap.
+verification), with and without its cgroup, beside the costs of its parts measured alone:
+``python -c pass`` bare and under bwrap, and ``true`` under bwrap.
 
 Run: ``python -m benchmarks.bench_jobs``.
 """
@@ -33,6 +36,7 @@ from typing import Any, TypedDict
 from activities.artifacts.store import LocalArtifactStore
 from activities.evidence.verify import verify
 from activities.sandbox.environment import EnvironmentProbe
+from activities.sandbox.hierarchy import CgroupSupport
 from activities.sandbox.job import Sandbox
 from workflows.contracts.execution import ExecuteJobInput, ExecutionOutcome, VerifyEvidenceInput
 from workflows.contracts.plan import JobSpec
@@ -132,12 +136,16 @@ async def bare(root: Path, n: int) -> Series:
     return await bounded(n, one)
 
 
-async def assay(root: Path, n: int, phases: Phases) -> Series:
-    """The N jobs through the sandbox pool's activity, each then verified."""
+async def assay(root: Path, n: int, phases: Phases, *, cgroups: bool = True) -> Series:
+    """The N jobs through the sandbox pool's activity, each then verified; ``cgroups=False``:
+    the sandbox runs them with no cgroup of their own."""
     store = LocalArtifactStore(root / "store")
     probe = EnvironmentProbe()
-    (root / "work").mkdir(mode=0o755)
-    sandbox = TimedSandbox(work_dir=root / "work", fingerprint=probe.fingerprint, store=store)
+    work = root / ("work" if cgroups else "work-without-cgroups")
+    work.mkdir(mode=0o755)
+    sandbox = TimedSandbox(work_dir=work, fingerprint=probe.fingerprint, store=store,
+                           cgroups=None if cgroups else CgroupSupport.unavailable(
+                               "left out to measure what a job's cgroup costs"))
     sandbox.phases = phases
 
     async def one(index: int) -> None:
@@ -173,8 +181,19 @@ async def parts(root: Path, runs: int = 10) -> dict[str, float]:
     return {name: statistics.median(values) for name, values in took.items()}
 
 
-async def measure(n: int = 40) -> tuple[Series, Series, dict[str, float], dict[str, float]]:
-    """Both series of ``n`` jobs, the Assay jobs' phase medians and the parts alone."""
+class Measured(TypedDict):
+    """The series, the Assay jobs' phase medians (with and without cgroups), the parts."""
+
+    limit: Series
+    ours: Series
+    uncontained: Series
+    phases: dict[str, float]
+    uncontained_phases: dict[str, float]
+    alone: dict[str, float]
+
+
+async def measure(n: int = 40) -> Measured:
+    """The three series of ``n`` jobs, the Assay jobs' phase medians and the parts alone."""
     with tempfile.TemporaryDirectory(prefix="assay-bench-jobs-") as tmp:
         root = Path(tmp)
         root.chmod(0o755)
@@ -182,25 +201,38 @@ async def measure(n: int = 40) -> tuple[Series, Series, dict[str, float], dict[s
         (root / "warm").mkdir()
         await bare(root / "warm", 1)
         limit = await bare(root, n)
-        phases = Phases()
+        phases, without = Phases(), Phases()
         ours = await assay(root, n, phases)
+        uncontained = await assay(root, n, without, cgroups=False)
+    return Measured(limit=limit, ours=ours, uncontained=uncontained, phases=_medians(phases),
+                    uncontained_phases=_medians(without), alone=alone)
+
+
+def _medians(phases: Phases) -> dict[str, float]:
     medians = {k: statistics.median(v) for k, v in phases.items()}
     medians["preparation (workspace, limits)"] = medians["job"] - sum(
         medians[k] for k in ("environment", "run under bwrap", "outcome (artifacts)"))
-    return limit, ours, medians, alone
+    return medians
 
 
 def run(n: int = 40) -> None:
     """Measure and print."""
-    limit, ours, phases, alone = asyncio.run(measure(n))
+    got = asyncio.run(measure(n))
+    limit, ours, uncontained = got["limit"], got["ours"], got["uncontained"]
     print(f"   {n} jobs, {CONCURRENCY} at a time: bare bwrap + python {limit['per_s']:.1f} "
           f"jobs/s (first after {limit['first_s'] * 1000:.0f} ms); Assay's sandbox + "
           f"verification {ours['per_s']:.1f} jobs/s (first after {ours['first_s'] * 1000:.0f} "
           f"ms): {ours['per_s'] / limit['per_s']:.2f} of the limit")
-    print("   an Assay job's time (median ms): " + ", ".join(
-        f"{name} {seconds * 1000:.0f}" for name, seconds in phases.items()))
+    print(f"   the same without a cgroup per job (no memory, process or CPU limit of the "
+          f"cgroup's, no exact CPU count or OOM kills): {uncontained['per_s']:.1f} jobs/s "
+          f"(first after {uncontained['first_s'] * 1000:.0f} ms): "
+          f"{uncontained['per_s'] / limit['per_s']:.2f} of the limit")
+    for label, phases in (("an Assay job's time", got["phases"]),
+                          ("  without its cgroup", got["uncontained_phases"])):
+        print(f"   {label} (median ms): " + ", ".join(
+            f"{name} {seconds * 1000:.0f}" for name, seconds in phases.items()))
     print("   the parts alone (median ms): " + ", ".join(
-        f"{name} {seconds * 1000:.0f}" for name, seconds in alone.items()))
+        f"{name} {seconds * 1000:.0f}" for name, seconds in got["alone"].items()))
 
 
 if __name__ == "__main__":

@@ -5,7 +5,14 @@ a 1 GB address-space limit. A cgroup bounds their sum. Where the machine allows 
 :mod:`activities.sandbox.hierarchy`), each job gets a cgroup below the worker's own with
 ``resources.memory_mb`` (swap included), the process limit and ``resources.cpus`` as a CPU
 quota. The job's first process joins it before it ``exec``s the sandbox (see
-:meth:`JobCgroup.join_argv`), so everything the job starts is inside. Afterwards the cgroup's
+:meth:`JobCgroup.join_argv`), so everything the job starts is inside.
+
+How it joins matters for every job's start. Writing a process id to ``cgroup.procs`` takes the
+kernel's lock on every thread group for writing, which first waits for an RCU grace period
+(about 10 ms here, with no CPU spent) unless another such write came within the last one. Under
+v1 the first process writes ``0`` to each hierarchy's ``tasks`` instead: it moves its only
+thread, itself, which the kernel does without that lock (Linux 6.0 on; older kernels take it as
+before). Under v2 ``cgroup.procs`` is the only way in, and the wait stays. Afterwards the cgroup's
 peak memory, out-of-memory kills and CPU time are read and the cgroup is removed, after
 killing whatever is left in it.
 """
@@ -37,9 +44,10 @@ _MIB = 1 << 20
 _REMOVE_TRIES = 100
 _REMOVE_PAUSE_S = 0.02
 _counter = itertools.count(1)
-# Joins every cgroup file given, then runs the rest of the command in the same process.
-_JOIN = ('n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1" || exit 125; '
-         'n=$((n - 1)); shift; done; exec "$@"')
+# Writes $1 (``self``: the shell's own pid) to each of the $2 cgroup files that follow, then
+# runs the rest of the command in the same process.
+_JOIN = ('v=$1; [ "$v" = self ] && v=$$; n=$2; shift 2; while [ "$n" -gt 0 ]; do '
+         'echo "$v" > "$1" || exit 125; n=$((n - 1)); shift; done; exec "$@"')
 
 
 class CgroupError(OSError):
@@ -118,9 +126,14 @@ class JobCgroup:
                     write_value(target, value)
 
     def join_argv(self) -> list[str]:
-        """Command prefix: the process joins this cgroup, then ``exec``s the rest of the command."""
-        procs = [str(path / "cgroup.procs") for path in self.paths]
-        return ["/bin/sh", "-c", _JOIN, "assay-cgroup", str(len(procs)), *procs]
+        """Command prefix: the process joins this cgroup, then ``exec``s the rest of the command.
+
+        Under v1 it writes ``0`` (itself, a single thread) to ``tasks``; under v2 its process id
+        to ``cgroup.procs`` (see the module's doc for why).
+        """
+        value, name = ("0", "tasks") if self.version == 1 else ("self", "cgroup.procs")
+        files = [str(path / name) for path in self.paths]
+        return ["/bin/sh", "-c", _JOIN, "assay-cgroup", value, str(len(files)), *files]
 
     def usage(self) -> CgroupUsage:
         """Peak memory, out-of-memory kills and CPU time so far."""

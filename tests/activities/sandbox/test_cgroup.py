@@ -7,6 +7,7 @@ directory standing in for the hierarchy); the jobs' own cgroups are exercised fo
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 from activities.sandbox.cgroup import JobCgroup
@@ -76,7 +77,7 @@ def test_a_v2_job_cgroup_gets_the_jobs_limits_and_reports_its_peak(tmp_path: Pat
     assert cgroup.paths == [path] and path.parent == tmp_path
     assert {f.name: f.read_text() for f in path.iterdir()} == {
         "memory.max": str(300 << 20), "pids.max": "42", "cpu.max": "150000 100000"}
-    assert cgroup.join_argv()[-2:] == ["1", str(path / "cgroup.procs")]
+    assert cgroup.join_argv()[-3:] == ["self", "1", str(path / "cgroup.procs")]
     (path / "memory.peak").write_text("123456789\n")
     (path / "memory.events").write_text("low 0\nhigh 0\nmax 7\noom 2\noom_kill 2\n")
     assert cgroup.usage().cpu_s is None  # no cpu.stat: no count, rather than a false zero
@@ -101,3 +102,39 @@ def test_a_v1_job_cgroup_counts_cpu_time_only_with_the_cpuacct_controller(
     assert len(cgroup.paths) == 3
     (cgroup.dirs["cpuacct"] / "cpuacct.usage").write_text("750000000\n")
     assert cgroup.usage().cpu_s == 0.75
+
+
+def test_a_v1_job_moves_its_own_thread_in_through_tasks_once_per_hierarchy(
+        tmp_path: Path) -> None:
+    """``0`` in ``tasks`` spares every job start the kernel's grace-period wait."""
+    parents = {c: tmp_path / c for c in ("memory", "pids", "cpu,cpuacct")}
+    for parent in parents.values():
+        parent.mkdir()
+    parents["cpuacct"] = parents["cpu"] = parents.pop("cpu,cpuacct")
+    limits = Limits(memory_mb=64, timeout_s=1, cpu_s=2, processes=4, open_files=64,
+                    file_size_mb=8, threads_hint=1)
+    cgroup = JobCgroup.create(CgroupSupport(1, parents), limits)
+    argv = cgroup.join_argv()
+    assert argv[-5:] == ["0", "3", *(str(p / "tasks") for p in cgroup.paths)]
+    # The shell writes what it is given: into plain files here, then runs the rest.
+    done = subprocess.run([*argv, "true"], check=False)
+    assert done.returncode == 0
+    assert [(p / "tasks").read_text() for p in cgroup.paths] == ["0\n"] * 3
+
+
+def test_a_v2_job_joins_with_its_pid_and_one_that_cannot_exits_125_before_running(
+        tmp_path: Path) -> None:
+    support = CgroupSupport(2, {c: tmp_path for c in ("memory", "pids", "cpu")})
+    limits = Limits(memory_mb=64, timeout_s=1, cpu_s=2, processes=4, open_files=64,
+                    file_size_mb=8, threads_hint=1)
+    cgroup = JobCgroup.create(support, limits)
+    ran = tmp_path / "ran"
+    done = subprocess.run([*cgroup.join_argv(), "touch", str(ran)], check=False)
+    written = (cgroup.paths[0] / "cgroup.procs").read_text()
+    assert done.returncode == 0 and ran.exists() and written.strip().isdigit()  # its own pid
+    ran.unlink()
+    (cgroup.paths[0] / "cgroup.procs").unlink()
+    (cgroup.paths[0] / "cgroup.procs").mkdir()  # unwritable, even for root
+    done = subprocess.run([*cgroup.join_argv(), "touch", str(ran)], check=False,
+                          stderr=subprocess.DEVNULL)
+    assert done.returncode == 125 and not ran.exists()
