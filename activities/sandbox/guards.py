@@ -79,6 +79,14 @@ class JobGuards:
 
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
                  trace: TracebackType | None) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Remove the cgroup (killing what is left in it) and close the filter.
+
+        This blocks while the kernel lets go of processes still exiting, so the sandbox calls
+        it in a thread.
+        """
         self._exits.close()
 
     @property

@@ -221,7 +221,8 @@ class Sandbox:
         # outside a user namespace (rlimits mode, non-root worker) needs headroom for them.
         offset = _own_tasks() if uid is None and mode == "rlimits" else 0
         baseline = await self._in_thread(disk_usage, layout.path)
-        with JobGuards(self.status, layout.path, limits, baseline) as guards:
+        guards = JobGuards(self.status, layout.path, limits, baseline).__enter__()
+        try:
             argv, tmpdir = build_argv(mode, tools, workspace=layout.path, uid=uid,
                                       limits=limits, job=job, nproc_offset=offset,
                                       seccomp_fd=guards.seccomp_fd)
@@ -234,6 +235,9 @@ class Sandbox:
                                      tick_s=self._heartbeat_every_s,
                                      on_tick=functools.partial(self._on_tick, guards))
             return finished, await self._in_thread(guards.totals)
+        finally:
+            # A cgroup whose killed processes still exit waits for them: not on the event loop.
+            await asyncio.shield(asyncio.to_thread(guards.close))
 
     def _on_tick(self, guards: JobGuards, elapsed: float, out: BoundedCapture,
                  err: BoundedCapture) -> str | None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 import platform
+import threading
 import time
 from pathlib import Path
 
@@ -12,6 +13,7 @@ import psutil
 import pytest
 from temporalio.testing import ActivityEnvironment
 
+from activities.sandbox import cgroup as cgroup_module
 from activities.sandbox.hierarchy import CgroupSupport, cgroup_support, worker_id
 from activities.sandbox.job import Sandbox
 from tests.activities.sandbox.test_sandbox import (
@@ -121,6 +123,33 @@ async def test_every_process_of_a_job_is_in_its_cgroup_which_goes_with_the_job(
     assert not any(d.exists() for d in dirs.values()), "the cgroup is removed after the job"
     await wait_for(lambda: not any(p.is_running() for p in sleepers), timeout=5,
                    what="the job's children to be killed")
+
+
+@needs_cgroup
+async def test_a_cgroup_slow_to_let_go_is_removed_off_the_event_loop(
+        work_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """While the kernel still holds a killed job's processes, removing its cgroup waits; the
+    worker's event loop (every workflow and activity of the process) must not wait with it."""
+    real = cgroup_module.remove_dir
+    refusals = [2]
+    seen: list[tuple[Path, int]] = []
+
+    def slow(path: Path) -> bool:
+        if not path.exists():  # the sandbox clearing a leftover name before making its own
+            return real(path)
+        seen.append((path, threading.get_ident()))
+        if refusals[0] > 0:
+            refusals[0] -= 1
+            return False  # as the kernel's EBUSY: the cgroup waits and tries again
+        return real(path)
+
+    monkeypatch.setattr(cgroup_module, "remove_dir", slow)
+    outcome = await run(Sandbox(work_dir=work_dir), "print('done')")
+    assert outcome.outcome == "succeeded", outcome.reason
+    assert len(seen) >= 3, "the removal was refused twice, then done"
+    loop_thread = threading.get_ident()
+    assert all(thread != loop_thread for _, thread in seen)
+    assert not any(path.exists() for path, _ in seen), "the cgroup is gone when the job is"
 
 
 @needs_cgroup
