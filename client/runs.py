@@ -19,7 +19,7 @@ from temporalio.api.workflow.v1 import PendingActivityInfo
 from temporalio.client import WorkflowExecution, WorkflowHandle, WorkflowHistoryEventFilterType
 from temporalio.common import SearchAttributePair, TypedSearchAttributes
 
-from workflows.constants import KIND_KEY, PLAN_KEY, STATUS_KEY
+from workflows.constants import PLAN_KEY, STATUS_KEY, started_with
 from workflows.contracts.gates import GateRecord
 from workflows.contracts.results import ResearchInput, ResearchResult, RunProgress, TaskProgress
 from workflows.contracts.words import plural
@@ -258,9 +258,6 @@ def describe_input(req: ResearchInput) -> tuple[dict[str, Any], str]:
 def start_attributes(req: ResearchInput) -> TypedSearchAttributes:
     """Search attributes a run is started with: its kind, plan and status.
 
-    The run would otherwise upsert them first thing; finding them set, it does not
-    (``workflows.common.events``).
+    See :func:`workflows.constants.started_with`.
     """
-    return TypedSearchAttributes([SearchAttributePair(KIND_KEY, "run"),
-                                  SearchAttributePair(PLAN_KEY, req.plan_name),
-                                  SearchAttributePair(STATUS_KEY, "running")])
+    return started_with("run", SearchAttributePair(PLAN_KEY, req.plan_name))

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import hashlib
 import re
+from typing import Any
 
-from temporalio.common import SearchAttributeKey
+from temporalio.common import SearchAttributeKey, SearchAttributePair, TypedSearchAttributes
 
 from workflows.contracts.words import slug
 
@@ -31,6 +32,17 @@ SEARCH_ATTRIBUTES: dict[str, str] = {
     PARENT_KEY.name: "Keyword",
 }
 """Every search attribute Assay sets, with its Temporal type (registered by `assay up`)."""
+
+
+def started_with(kind: str, *pairs: SearchAttributePair[Any]) -> TypedSearchAttributes:
+    """The search attributes a workflow starts with: ``pairs``, its kind, ``running``.
+
+    A run started by the client, a task or cycle run started by its parent: the workflow would
+    otherwise upsert its kind and status first thing; finding them set at its start, it sends
+    nothing for them (``workflows.common.events``).
+    """
+    return TypedSearchAttributes([*pairs, SearchAttributePair(KIND_KEY, kind),
+                                  SearchAttributePair(STATUS_KEY, "running")])
 
 RUN_ID_PREFIX = "assay-run"
 STUDY_ID_PREFIX = "assay-study"

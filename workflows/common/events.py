@@ -30,12 +30,7 @@ from contextvars import ContextVar
 from typing import Any, Literal
 
 from temporalio import workflow
-from temporalio.common import (
-    SearchAttributeKey,
-    SearchAttributePair,
-    SearchAttributeUpdate,
-    TypedSearchAttributes,
-)
+from temporalio.common import SearchAttributeKey, SearchAttributePair, SearchAttributeUpdate
 from temporalio.exceptions import ActivityError, ApplicationError
 
 with workflow.unsafe.imports_passed_through():
@@ -92,25 +87,15 @@ def upsert(*updates: SearchAttributeUpdate[Any]) -> None:
         pending[update.key.name] = update
 
 
-def started_with(kind: str, *pairs: SearchAttributePair[Any]) -> TypedSearchAttributes:
-    """The search attributes a child workflow starts with: ``pairs``, its kind, ``running``.
-
-    The child would otherwise upsert its kind and status first thing; finding them set at its
-    start, it sends nothing for them (see ``_send``).
-    """
-    return TypedSearchAttributes([*pairs, SearchAttributePair(KIND_KEY, kind),
-                                  SearchAttributePair(STATUS_KEY, "running")])
-
-
 def _start_values(loop: asyncio.AbstractEventLoop) -> dict[str, Any]:
     """The search attributes the workflow started with that no upsert has set since.
 
     Only a workflow started with its kind and status has any: one started by this version's
-    client or run (:func:`started_with`). Those started before never were, so they upsert
-    exactly what they did and their histories replay unchanged, with no patch. A workflow
-    continued as new carries its attributes over; it is left out, as it always upserted them.
-    Read at the first upsert, before any has changed the workflow's info; the same on every
-    replay.
+    client or run (:func:`workflows.constants.started_with`). Those started before never were,
+    so they upsert exactly what they did and their histories replay unchanged, with no patch.
+    A workflow continued as new carries its attributes over; it is left out, as it always
+    upserted them. Read at the first upsert, before any has changed the workflow's info; the
+    same on every replay.
     """
     values = _STARTED.get(loop)
     if values is None:

@@ -19,12 +19,16 @@ from temporalio.exceptions import ApplicationError, CancelledError
 
 with workflow.unsafe.imports_passed_through():
     from workflows.agents.calls import AgentCalls
-    from workflows.common.events import started_with
     from workflows.common.failures import root_message
     from workflows.common.gates import GateKeeper
     from workflows.common.sizes import quick_result
     from workflows.common.turns import next_turn
-    from workflows.constants import PLAN_KEY, branch_task_workflow_id, task_workflow_id
+    from workflows.constants import (
+        PLAN_KEY,
+        branch_task_workflow_id,
+        started_with,
+        task_workflow_id,
+    )
     from workflows.contracts.branches import SteerRequest
     from workflows.contracts.execution import DependencyArtifact
     from workflows.contracts.metadata import task_details, task_summary

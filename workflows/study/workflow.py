@@ -33,7 +33,7 @@ from temporalio.workflow import ParentClosePolicy
 with workflow.unsafe.imports_passed_through():
     from workflows.catalogue import CLOSE_CYCLE, RESOLVE_REUSE
     from workflows.common.details import outcome_text, wait_summary
-    from workflows.common.events import EventLog, started_with, upsert_keywords
+    from workflows.common.events import EventLog, upsert_keywords
     from workflows.common.failures import root_message
     from workflows.common.gates import GateKeeper, GateRefusedError
     from workflows.constants import (
@@ -44,6 +44,7 @@ with workflow.unsafe.imports_passed_through():
         STATUS_KEY,
         cycle_run_id,
         digest,
+        started_with,
     )
     from workflows.contracts.cycles import (
         CloseCycleInput,

@@ -22,13 +22,13 @@ from client.assay import AssayClient
 from tests.histories.capture.upserts import DECISIONS
 from tests.workflows.common.continued import ContinuedProbe
 from tests.workflows.harness import Harness, task
-from workflows.common.events import started_with
 from workflows.constants import (
     ATTEMPTS_KEY,
     KIND_KEY,
     PHASE_KEY,
     PLAN_KEY,
     STATUS_KEY,
+    started_with,
     task_workflow_id,
 )
 from workflows.contracts.results import ResearchResult
