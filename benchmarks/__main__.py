@@ -3,8 +3,10 @@
 1. a one-task Assay run through the whole executive pipeline vs a bare one-activity workflow
    and vs the floor, a bare workflow with the run's dispatch shape (``floor.py``), on the same
    dev server (latency and throughput), the same run without learning (memory and skills
-   off), the CPU each process spends per run of the burst (``cpu.py``: workers, Temporal's
-   server, PostgreSQL, jobs), where its time goes (from its histories),
+   off), Assay against the floor with learning's dispatches (a signal to a library workflow
+   and its dispatch to the reflection pool), the CPU each process spends per run of the
+   burst (``cpu.py``: workers, Temporal's server, PostgreSQL, jobs), where its time goes
+   (from its histories),
    what 100 concurrent runs kept, the overhead on a 60-second job, and the CLI's start; then
    the same with no process for the job, Assay's orchestration on the in-process sandbox vs
    the floor without its ``python`` (``bench_orchestration.py``);
@@ -63,6 +65,7 @@ from benchmarks import (
 )
 from benchmarks.bench_runs import bench
 from benchmarks.bench_sandbox import measure_start_overhead
+from benchmarks.cpu import KINDS
 from benchmarks.floor import LOCAL_CALLS
 
 
@@ -81,14 +84,12 @@ def print_runs() -> None:
                        ("throughput_per_s", "throughput (runs/s)")):
         print(f"   {label:24}{bare[key]:10.1f}{floor[key]:10.1f}{assay[key]:10.1f}"
               f"{assay[key] / bare[key]:8.2f}{assay[key] / floor[key]:8.2f}")
-    quiet = figures["unlearning"]
-    print(f"   {'assay without learning':24}{'':10}{'':10}{'':10}{'':8}{'':8}"
-          "  (memory and skills off: no look-up, no hand-off, no library work)")
-    for key, label in (("median_ms", "  latency median (ms)"),
-                       ("throughput_per_s", "  throughput (runs/s)")):
-        print(f"   {label:24}{'':10}{floor[key]:10.1f}{quiet[key]:10.1f}{'':8}"
-              f"{quiet[key] / floor[key]:8.2f}")
-    print_cpu(floor, assay, quiet)
+    quiet, learning = figures["unlearning"], figures["floor_learning"]
+    print_pair("assay without learning", floor, quiet,
+               "memory and skills off: no look-up, no hand-off, no library work")
+    print_pair("the floor with learning", learning, assay,
+               "its hand-off signals a library workflow, which makes one dispatch a batch")
+    print_cpu(floor, assay, quiet, learning)
     untuned = figures["bare_untuned"]
     print(f"   the bare workflow on a dev server with Temporal's default queue reads (20 a "
           f"second): latency median {untuned['median_ms']:.1f} ms, throughput "
@@ -112,15 +113,28 @@ def print_runs() -> None:
     print_orchestration()
 
 
-def print_cpu(floor: dict[str, Any], assay: dict[str, Any], quiet: dict[str, Any]) -> None:
+def print_pair(title: str, floor: dict[str, Any], assay: dict[str, Any], note: str) -> None:
+    """Two more lines of section 1's table: a floor's and an Assay run's, and their ratio."""
+    print(f"   {title:24}{'':10}{'':10}{'':10}{'':8}{'':8}  ({note})")
+    for key, label in (("median_ms", "  latency median (ms)"),
+                       ("throughput_per_s", "  throughput (runs/s)")):
+        print(f"   {label:24}{'':10}{floor[key]:10.1f}{assay[key]:10.1f}{'':8}"
+              f"{assay[key] / floor[key]:8.2f}")
+
+
+def print_cpu(floor: dict[str, Any], assay: dict[str, Any], quiet: dict[str, Any],
+              learning: dict[str, Any]) -> None:
     """CPU milliseconds per run of the throughput burst, by process (benchmarks/cpu.py)."""
     print("   CPU per run of the burst (ms; 2 cores bound throughput): the workers' process, "
-          "Temporal's server, PostgreSQL, the jobs (a sandboxed job by its cgroup)")
-    print(f"   {'':24}{'workers':>10}{'temporal':>10}{'postgres':>10}{'jobs':>8}{'total':>8}")
-    for label, cpu in (("floor", floor["cpu"]), ("assay", assay["cpu"]),
-                       ("assay without learning", quiet["cpu"])):
+          "Temporal's server, PostgreSQL, the jobs (a sandboxed job by its cgroup), their "
+          "total; and of the workers' share, its garbage collections (workers/pools/collector.py)")
+    print(f"   {'':24}{'workers':>10}{'temporal':>10}{'postgres':>10}{'jobs':>8}{'total':>8}"
+          f"{'collecting':>12}")
+    for label, cpu in (("floor", floor["cpu"]), ("the floor with learning", learning["cpu"]),
+                       ("assay", assay["cpu"]), ("assay without learning", quiet["cpu"])):
+        total = sum(cpu[kind] for kind in KINDS)
         print(f"   {label:24}{cpu['workers']:10.1f}{cpu['temporal']:10.1f}"
-              f"{cpu['postgres']:10.1f}{cpu['jobs']:8.1f}{sum(cpu.values()):8.1f}")
+              f"{cpu['postgres']:10.1f}{cpu['jobs']:8.1f}{total:8.1f}{cpu['collecting']:12.1f}")
 
 
 def print_orchestration() -> None:

@@ -29,9 +29,11 @@ from benchmarks.breakdown import Breakdown, add_run
 from benchmarks.cpu import per_run
 from benchmarks.floor import (
     FLOOR_QUEUES,
+    FloorLibraryWorkflow,
     FloorShape,
     FloorTaskWorkflow,
     FloorWorkflow,
+    floor_hand_off,
     floor_job,
     floor_local,
     floor_noop,
@@ -171,8 +173,8 @@ async def _bench_on(client: Client, root: Path, db_url: str, latency_n: int,
         finished.append(result)
         return result
 
-    async def floor() -> object:
-        return await client.execute_workflow(FloorWorkflow.run, FloorShape(),
+    async def floor(shape: FloorShape | None = None) -> object:
+        return await client.execute_workflow(FloorWorkflow.run, shape or FloorShape(),
                                              id=f"floor-{uuid.uuid4()}",
                                              task_queue=FLOOR_QUEUES["orchestration"])
 
@@ -185,6 +187,9 @@ async def _bench_on(client: Client, root: Path, db_url: str, latency_n: int,
                 "bare", bare, latency_n=latency_n, concurrent_n=concurrent_n)}
             figures["floor"] = await measure("floor", floor, latency_n=latency_n,
                                              concurrent_n=concurrent_n, pg_pid=pg_pid)
+            figures["floor_learning"] = await measure(
+                "floor with learning", lambda: floor(FloorShape(learn=True)),
+                latency_n=latency_n, concurrent_n=concurrent_n, pg_pid=pg_pid)
             # Without learning first: the learner still works through a burst after it ends.
             quiet = unlearning()
             figures["unlearning"] = await measure(
@@ -223,13 +228,16 @@ def _cgroup_jobs(figures: dict[str, Any], burst: list[ResearchResult]) -> None:
 
 
 def floor_workers(client: Client) -> list[Worker]:
-    """Workers for the floor's queues: its workflows and local activity, its remote ones."""
-    return [Worker(client, task_queue=queue,
-                   workflows=[FloorWorkflow, FloorTaskWorkflow] if pool == "orchestration"
-                   else [],
-                   activities=[floor_local] if pool == "orchestration"
-                   else [floor_noop, floor_job])
-            for pool, queue in FLOOR_QUEUES.items()]
+    """Workers for the floor's queues: its workflows and local activities, its remote ones,
+    its library."""
+    def worker(pool: str, queue: str) -> Worker:
+        if pool == "orchestration":
+            return Worker(client, task_queue=queue, workflows=[FloorWorkflow, FloorTaskWorkflow],
+                          activities=[floor_local, floor_hand_off])
+        if pool == "skills":
+            return Worker(client, task_queue=queue, workflows=[FloorLibraryWorkflow])
+        return Worker(client, task_queue=queue, activities=[floor_noop, floor_job])
+    return [worker(pool, queue) for pool, queue in FLOOR_QUEUES.items()]
 
 
 async def _kept(client: Client, db_url: str, burst: list[ResearchResult],

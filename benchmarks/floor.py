@@ -8,6 +8,11 @@ written by local activities. :class:`FloorWorkflow` makes exactly those dispatch
 of Assay's code: each activity returns at once, the job activity starts ``python -c pass``,
 and the local activities do nothing. What it costs on a server is what that shape costs
 there; Assay's time above it is Assay's own.
+
+With ``learn`` the floor also makes learning's dispatches, which a run with memory or skills on
+makes after its task: the hand-off (a local activity) signals a long-lived library workflow,
+starting it if needed, and the library makes one dispatch to the reflection pool for each batch
+of outcomes it wakes to (Assay's ``remember_tasks``); the signals carry a key, not an outcome.
 """
 
 from __future__ import annotations
@@ -18,13 +23,17 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from temporalio import activity, workflow
+from temporalio.common import WorkflowIDConflictPolicy
+from temporalio.service import RPCError, RPCStatusCode
 
 FLOOR_QUEUES = {name: f"bench-floor-{name}" for name in
-                ("orchestration", "agents", "sandbox", "reflection")}
+                ("orchestration", "agents", "sandbox", "reflection", "skills")}
 """One task queue per pool the task's path crosses."""
 LOCAL_CALLS = 9
 """Local activities of a one-task run (6 event flushes, the task's and the run's reports, the
 hand-off to the learner), as the breakdown counts them."""
+LIBRARY_ID = "bench-floor-library"
+"""The floor's library workflow (one, as a skills queue has one library)."""
 
 
 @dataclass
@@ -33,6 +42,8 @@ class FloorShape:
 
     local_calls: int = LOCAL_CALLS
     spawn: bool = True
+    learn: bool = False
+    """Whether the hand-off signals the floor's library (learning's dispatches)."""
 
 
 @activity.defn(name="floor_noop")
@@ -56,6 +67,23 @@ async def floor_local(step: str) -> str:
     return step
 
 
+@activity.defn(name="floor_hand_off")
+async def floor_hand_off(key: str) -> str:
+    """Signal ``key`` to the floor's library, starting it if none runs, as Assay's hand-off
+    does."""
+    client = activity.client()
+    try:
+        await client.get_workflow_handle(LIBRARY_ID).signal("finished", key)
+    except RPCError as err:
+        if err.status != RPCStatusCode.NOT_FOUND:
+            raise
+        await client.start_workflow(
+            FloorLibraryWorkflow.run, id=LIBRARY_ID, task_queue=FLOOR_QUEUES["skills"],
+            id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
+            start_signal="finished", start_signal_args=[key])
+    return key
+
+
 def _remote(step: str, queue: str) -> asyncio.Future[str]:
     return workflow.start_activity(floor_noop, step, task_queue=FLOOR_QUEUES[queue],
                                    start_to_close_timeout=timedelta(seconds=30))
@@ -75,7 +103,12 @@ class FloorTaskWorkflow:
                                                task_queue=FLOOR_QUEUES["sandbox"],
                                                start_to_close_timeout=timedelta(seconds=30))
         await _remote("verify evidence", "sandbox")
-        for step in range(shape.local_calls // 2):
+        local_calls = shape.local_calls // 2
+        if shape.learn and local_calls:
+            await workflow.execute_local_activity(floor_hand_off, workflow.info().workflow_id,
+                                                  start_to_close_timeout=timedelta(seconds=5))
+            local_calls -= 1
+        for step in range(local_calls):
             await workflow.execute_local_activity(floor_local, f"task {step}",
                                                   start_to_close_timeout=timedelta(seconds=5))
         return code
@@ -95,3 +128,29 @@ class FloorWorkflow:
             await workflow.execute_local_activity(floor_local, f"run {step}",
                                                   start_to_close_timeout=timedelta(seconds=5))
         return code
+
+
+@workflow.defn(name="FloorLibraryWorkflow")
+class FloorLibraryWorkflow:
+    """The library's shape: wake to the outcomes signalled, one dispatch for each batch."""
+
+    def __init__(self) -> None:
+        self._inbox: list[str] = []
+
+    @workflow.signal(name="finished")
+    def finished(self, key: str) -> None:
+        """An outcome's key."""
+        self._inbox.append(key)
+
+    @workflow.run
+    async def run(self) -> None:
+        """Take each batch of arrivals to the reflection pool; continue as new when told."""
+        while True:
+            await workflow.wait_condition(
+                lambda: bool(self._inbox) or workflow.info().is_continue_as_new_suggested())
+            if self._inbox:
+                batch, self._inbox = self._inbox, []
+                await _remote(f"remember {len(batch)}", "reflection")
+            else:
+                await workflow.wait_condition(workflow.all_handlers_finished)
+                workflow.continue_as_new()

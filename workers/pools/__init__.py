@@ -5,7 +5,8 @@
 SDK's metrics) and its ``/healthz``, which ``health`` answers (``watch_health``, ``HEALTH``);
 ``versioning`` names the Worker Deployment version and build id workers poll with;
 ``codecache`` compiles each workflow module once per process, however often the workflow
-sandbox imports it; ``runner`` gives workflows the SDK's sandbox without a round trip into it
+sandbox imports it; ``collector`` paces the garbage collector for a worker's many short-lived
+objects; ``runner`` gives workflows the SDK's sandbox without a round trip into it
 per payload when the data converter takes no serialization context.
 """
 

@@ -20,7 +20,7 @@ from temporalio.runtime import PrometheusConfig, Runtime, TelemetryConfig
 from temporalio.worker import Worker
 
 from workers.connection import connect
-from workers.pools import codecache
+from workers.pools import codecache, collector
 from workers.pools.health import watch_health
 from workers.pools.runner import workflow_runner
 from workers.pools.versioning import deployment_config, deployment_version, promote
@@ -364,6 +364,7 @@ async def serve_specs(client: Client, settings: Settings, specs: dict[Pool, Pool
             ``settings.deployment_set_current`` asks (e.g. the server lacks Worker Deployments).
     """
     codecache.install()  # the sandbox imports workflow modules for each execution
+    collector.pace()  # a worker's young objects are many and short-lived
     version = deployment_version(settings)
     runner = workflow_runner(client.data_converter)
     workers = [
