@@ -53,6 +53,7 @@ TASK_BATCHES_PATCH = "task-batches"
 OWN_VERDICTS_PATCH = "own-test-verdicts"
 QUICK_TURNS_PATCH = "quick-turns"
 BATCHED_MEMORY_PATCH = "batched-memory"
+STUDY_PATCHES_FIRST_PATCH = "study-patches-first"
 
 PATCHES: tuple[Patch, ...] = (
     Patch(CHECKPOINTS_PATCH, "0.2.0", (_RUN,), "a task's failure and a gate's approval name "
@@ -75,6 +76,11 @@ PATCHES: tuple[Patch, ...] = (
     Patch(BATCHED_MEMORY_PATCH, since="0.2.0", workflows=(_LIBRARY,),
           what="the library hands memory the outcomes it took in at once in one "
                "remember_tasks call per ten (per memory queue), not a remember_task each"),
+    Patch(STUDY_PATCHES_FIRST_PATCH, since="0.2.0", workflows=(_STUDY,),
+          what="a study settles its report's patches (own-test-verdicts, study-synthesis) "
+               "as it starts, before any local activity: settled as it ends, right after one, "
+               "a query during that local activity moved their markers to the next workflow "
+               "task, where replay did not find them"),
 )
 """The patches in force, oldest first (0.1.0 retired every earlier one)."""
 

@@ -57,6 +57,24 @@ def test_histories_mark_only_the_patches_in_force() -> None:
     assert stale == {}, "re-capture them: `python -m tests.histories.capture`"
 
 
+def test_a_saved_study_ends_in_a_workflow_task_a_query_split_off() -> None:
+    """``study.study-2`` holds the path patch ``study-patches-first`` guards: its capture
+    queries the study while the last gate's flush (a local activity) runs, so a new workflow
+    task follows that flush with no new event, and the study ends in it. Its patches were
+    settled as it started; settled at its end they would not replay (the patch's reason)."""
+    events = WorkflowHistory.from_json("study", (HISTORIES[0].parent / "study.study-2.json")
+                                       .read_text()).events
+    kinds = [e.event_type for e in events]
+    split = [i for i in range(1, len(events) - 1)
+             if kinds[i] == EventType.EVENT_TYPE_MARKER_RECORDED
+             and kinds[i + 1] == EventType.EVENT_TYPE_WORKFLOW_TASK_SCHEDULED
+             and events[i].marker_recorded_event_attributes.marker_name == "core_local_activity"]
+    assert split, "re-capture it: `python -m tests.histories.capture.study`"
+    patched = [i for i, e in enumerate(events)
+               if e.marker_recorded_event_attributes.marker_name == "core_patch"]
+    assert patched and max(patched) < split[-1]  # every patch settled before the split
+
+
 async def test_incompatible_change_is_caught() -> None:
     path = next(p for p in HISTORIES if ".task-" in p.name)
     replayer = Replayer(workflows=[ReorderedTaskWorkflow], data_converter=DATA_CONVERTER)

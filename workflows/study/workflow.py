@@ -61,7 +61,11 @@ with workflow.unsafe.imports_passed_through():
     from workflows.contracts.plaintext import clip
     from workflows.contracts.results import ReportPaths, ResearchInput, ResearchResult
     from workflows.contracts.study import CycleDecision, StudyState, context_of
-    from workflows.patches import OWN_VERDICTS_PATCH, STUDY_SYNTHESIS_PATCH
+    from workflows.patches import (
+        OWN_VERDICTS_PATCH,
+        STUDY_PATCHES_FIRST_PATCH,
+        STUDY_SYNTHESIS_PATCH,
+    )
     from workflows.research.workflow import ResearchWorkflow
     from workflows.study.carry import with_decision
     from workflows.study.conclusion import concluded
@@ -173,6 +177,12 @@ class StudyWorkflow:
     async def run(self, inp: StudyInput) -> StudyResult:
         """Run the next cycle, decide, and continue as new or end with the study's report."""
         started = inp.started_at or workflow.now()
+        if workflow.patched(STUDY_PATCHES_FIRST_PATCH):
+            # Settled now, before any local activity: ``_report`` then reads the values kept.
+            # Settled at the end, right after a local activity, a query during it could move
+            # their markers to the next workflow task, where replay would not find them.
+            workflow.patched(OWN_VERDICTS_PATCH)
+            workflow.patched(STUDY_SYNTHESIS_PATCH)
         upsert_keywords(**{KIND_KEY.name: "study", STATUS_KEY.name: "running"})
         if self.stop_asked is not None:
             return await self._end("completed", self._stopped_reason(), started)

@@ -6,7 +6,10 @@ H2; a person confirms at the ``cycle`` gate after a refused choice; the study co
 new; cycle 2 supports H2 (0.95) and meets the acceptance criterion, and the rules stop.
 ``study_cancelled``: a study cancelled by Temporal while its cycle waits at a step gate.
 Saved: both executions of the study (``study.study-1``, ending in continue-as-new, and
-``study.study-2``) and both cycles' runs.
+``study.study-2``) and both cycles' runs. The scenario queries the study while its last gate
+settles; the query reaches it during the flush after the gate (a local activity), so the
+study ends in a workflow task of its own, the path patch ``study-patches-first`` guards
+(``tests/workflows/test_replay.py`` checks the saved history holds it).
 """
 
 from __future__ import annotations
