@@ -3,10 +3,10 @@
 CPython collects its youngest generation once allocations outnumber deallocations by 700, every
 tenth of those collections the middle generation too, and now and then everything. A worker
 allocates in that measure for every payload it decodes, every model it validates and every
-workflow activation it runs, and almost none of it outlives the task at hand; so it collected
-hundreds of times a run's worth of work, and every few hundred runs walked its whole heap (the
-workflow sandboxes' modules, the SDK, the stores) in a pause of about a third of a second, on
-whatever workflow task or activity was running then.
+workflow activation it runs, and almost none of it outlives the task at hand. In a burst of
+one-task runs it collected about three times a run, the middle generation every three or four
+runs, and its whole heap (the workflow sandboxes' modules, the SDK, the stores) every forty or
+so, in a pause of about a third of a second on whatever workflow task or activity was running.
 
 :func:`pace` lets 20 000 young objects pile up before a collection. The middle and old
 generations keep their thresholds, counted in young collections, so each comes round
