@@ -33,7 +33,8 @@
     the planner's study context for two 20-task cycles against its byte budget.
 11. parts: the artifact store (local and S3 on moto's server) vs a bare file copy, the
     timeline figure vs a blank PNG of its size, documentation lookups vs ``inspect.getsource``,
-    a workflow's sandbox start without and with the workers' code cache vs the floor's.
+    a workflow's sandbox start without and with the workers' code cache vs the floor's, a
+    signal to a running workflow vs a signal-with-start of it (``bench_signals.py``).
 12. guards: a 2 MB job source refused by the review vs parsing it, a 1.4 MB skill query vs a
     one-line one, 154 skill folders read vs their bytes, hostile plan files refused by the CLI
     vs an empty plan (the timings the functional tests leave to this suite).
@@ -58,6 +59,7 @@ from benchmarks import (
     bench_orchestration,
     bench_parts,
     bench_results,
+    bench_signals,
     bench_skill_search,
     bench_skills,
     bench_stack,
@@ -262,8 +264,9 @@ def print_parts() -> None:
     """The artifact store, the timeline figure and documentation lookups, each beside a bare
     baseline."""
     print("11. parts: the artifact store (local, S3 on moto), the timeline figure, lookups, "
-          "a workflow's sandbox start")
+          "a workflow's sandbox start, a signal against a signal-with-start")
     bench_parts.run()
+    bench_signals.run()
 
 
 def print_guards() -> None:

@@ -24,7 +24,6 @@ from datetime import timedelta
 
 from temporalio import activity, workflow
 from temporalio.common import WorkflowIDConflictPolicy
-from temporalio.service import RPCError, RPCStatusCode
 
 FLOOR_QUEUES = {name: f"bench-floor-{name}" for name in
                 ("orchestration", "agents", "sandbox", "reflection", "skills")}
@@ -69,18 +68,11 @@ async def floor_local(step: str) -> str:
 
 @activity.defn(name="floor_hand_off")
 async def floor_hand_off(key: str) -> str:
-    """Signal ``key`` to the floor's library, starting it if none runs, as Assay's hand-off
-    does."""
-    client = activity.client()
-    try:
-        await client.get_workflow_handle(LIBRARY_ID).signal("finished", key)
-    except RPCError as err:
-        if err.status != RPCStatusCode.NOT_FOUND:
-            raise
-        await client.start_workflow(
-            FloorLibraryWorkflow.run, id=LIBRARY_ID, task_queue=FLOOR_QUEUES["skills"],
-            id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
-            start_signal="finished", start_signal_args=[key])
+    """Signal ``key`` to the floor's library, starting it if needed, as Assay's hand-off does."""
+    await activity.client().start_workflow(
+        FloorLibraryWorkflow.run, id=LIBRARY_ID, task_queue=FLOOR_QUEUES["skills"],
+        id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
+        start_signal="finished", start_signal_args=[key])
     return key
 
 

@@ -3,17 +3,14 @@
 The task's workflow calls this local activity as it finishes; the signal is accepted by the
 server before the activity returns, so the outcome survives any worker's crash, and the
 library drops a repeat (its key is ``run_id/task_id``), so a retried hand-off counts once.
-The library is nearly always running, so it is signalled; when Temporal knows no running
-library it is started with the outcome (signal-with-start, which costs the server up to a
-fifth more than a signal), so an outcome sent while the skills pool is down waits in its
-history for the pool's worker.
+The library is started if it is not running (signal-with-start), so an outcome sent while the
+skills pool is down waits in its history for the pool's worker.
 """
 
 from __future__ import annotations
 
 from temporalio import activity
 from temporalio.common import WorkflowIDConflictPolicy
-from temporalio.service import RPCError, RPCStatusCode
 
 from workflows.catalogue import HAND_OFF_OUTCOME
 from workflows.contracts.skills import (
@@ -37,18 +34,11 @@ class Learner:
     async def hand_off_outcome(self, req: HandOffInput) -> HandOffAnswer:
         """Signal the outcome to the library of ``req.skills_queue``, starting it if needed."""
         workflow_id = library_id(req.skills_queue)
-        outcome = fitted(req.outcome)
-        client = activity.client()
-        try:
-            await client.get_workflow_handle(workflow_id).signal(TASK_FINISHED, outcome)
-        except RPCError as err:
-            if err.status != RPCStatusCode.NOT_FOUND:
-                raise
-            await client.start_workflow(  # none running: one starts with the outcome
-                SkillLibraryWorkflow.run, LibraryState(auto_approve=self.auto_approve),
-                id=workflow_id, task_queue=req.skills_queue,
-                id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
-                start_signal=TASK_FINISHED, start_signal_args=[outcome])
+        await activity.client().start_workflow(
+            SkillLibraryWorkflow.run, LibraryState(auto_approve=self.auto_approve),
+            id=workflow_id, task_queue=req.skills_queue,
+            id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
+            start_signal=TASK_FINISHED, start_signal_args=[fitted(req.outcome)])
         return HandOffAnswer(library=workflow_id)
 
 

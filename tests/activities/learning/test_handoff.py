@@ -14,16 +14,7 @@ import asyncio
 import uuid
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
-from temporalio.client import (
-    Client,
-    Interceptor,
-    OutboundInterceptor,
-    SignalWorkflowInput,
-    StartWorkflowInput,
-    WorkflowHandle,
-)
 from temporalio.testing import ActivityEnvironment, WorkflowEnvironment
 from temporalio.worker import Worker
 
@@ -139,59 +130,6 @@ async def test_outcomes_that_arrive_together_reach_each_memory_in_one_call(
     scheduled = [e.activity_task_scheduled_event_attributes.activity_type.name
                  for e in history.events if e.HasField("activity_task_scheduled_event_attributes")]
     assert scheduled.count("remember_tasks") == 3 and "remember_task" not in scheduled
-
-
-class Calls(Interceptor):
-    """What a client asks of Temporal: each start and each signal, in order."""
-
-    def __init__(self) -> None:
-        self.made: list[str] = []
-
-    def intercept_client(self, next: OutboundInterceptor) -> OutboundInterceptor:
-        made = self.made
-
-        class Counting(OutboundInterceptor):
-            async def start_workflow(self, input: StartWorkflowInput) -> WorkflowHandle[Any, Any]:
-                made.append("start")
-                return await super().start_workflow(input)
-
-            async def signal_workflow(self, input: SignalWorkflowInput) -> None:
-                made.append("signal")
-                await super().signal_workflow(input)
-
-        return Counting(next)
-
-
-async def test_a_running_library_is_signalled_and_one_not_running_is_started(
-        dev_env: WorkflowEnvironment) -> None:
-    """A signal costs the server less than a signal-with-start: the hand-off starts the
-    library only when Temporal says none is running (never started, or ended)."""
-    queue = f"learn-{uuid.uuid4().hex[:8]}"
-    rec, memory = Recorder(), SlowMemory()
-    memory.release.set()
-    calls = Calls()
-    client = Client(dev_env.client.service_client, namespace=dev_env.client.namespace,
-                    data_converter=dev_env.client.data_converter, interceptors=[calls])
-    hand = ActivityEnvironment(client=client)
-    learner = Learner(auto_approve=1.01)
-    handle = dev_env.client.get_workflow_handle(library_id(queue))
-    async with Worker(dev_env.client, task_queue=queue, workflows=[SkillLibraryWorkflow],
-                      activities=[rec.extract, rec.maintain, rec.record, memory.remember,
-                                  memory.remember_all]):
-        for task_id in "ab":
-            await hand.run(learner.hand_off_outcome,
-                           HandOffInput(outcome=outcome(task_id, queue), skills_queue=queue))
-        assert await wait_learned(dev_env.client, queue, ["run-1/a", "run-1/b"]) == []
-        first = (await handle.describe()).run_id
-        await handle.terminate()
-        await hand.run(learner.hand_off_outcome,
-                       HandOffInput(outcome=outcome("c", queue), skills_queue=queue))
-        assert await wait_learned(dev_env.client, queue, ["run-1/c"]) == []
-        second = (await handle.describe()).run_id
-        await handle.terminate()
-    assert calls.made == ["signal", "start", "signal", "signal", "start"]
-    assert second != first  # the ended library was started anew with "c"
-    assert memory.remembered == ["run-1/a", "run-1/b", "run-1/c"]
 
 
 async def test_without_a_library_there_is_nothing_to_wait_for(
