@@ -44,6 +44,7 @@ def started_with(kind: str, *pairs: SearchAttributePair[Any]) -> TypedSearchAttr
     return TypedSearchAttributes([*pairs, SearchAttributePair(KIND_KEY, kind),
                                   SearchAttributePair(STATUS_KEY, "running")])
 
+
 RUN_ID_PREFIX = "assay-run"
 STUDY_ID_PREFIX = "assay-study"
 RUN_ID_NAME_CHARS = 40
