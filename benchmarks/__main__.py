@@ -12,7 +12,8 @@
    the floor without its ``python`` (``bench_orchestration.py``);
 2. sandbox start overhead vs a bare ``python -c pass``; job throughput: N real jobs through
    the sandbox and verification vs the same jobs as bare ``bwrap … python`` at the same
-   concurrency (jobs/s, time to the first job, where a job's time goes);
+   concurrency (jobs/s, time to the first job, where a job's time goes, the worker's CPU per
+   job); a tick's look-up of a job's processes vs ``psutil``'s scan of the machine;
 3. event ingestion through the store vs raw asyncpg inserts;
 4. start-up of the embedded services.
 5. memory's task-type look-ups in the in-process shard vs qdrant-client's local mode (median,

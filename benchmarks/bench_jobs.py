@@ -15,7 +15,9 @@ after the other on the same machine:
 Printed: jobs/s of each, the time to the first finished job, and where an Assay job's time
 goes (its environment, preparation, the run under bwrap, collecting its outcome,
 verification), with and without its cgroup, beside the costs of its parts measured alone:
-``python -c pass`` bare and under bwrap, and ``true`` under bwrap.
+``python -c pass`` bare and under bwrap, and ``true`` under bwrap; the worker's CPU per job
+(this process's, its threads included), and a tick's look-up of a running job's processes
+(``activities.sandbox.descendants``) against ``psutil``'s scan of every process.
 
 Run: ``python -m benchmarks.bench_jobs``.
 """
@@ -26,6 +28,7 @@ import asyncio
 import os
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -33,8 +36,11 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, TypedDict
 
+import psutil
+
 from activities.artifacts.store import LocalArtifactStore
 from activities.evidence.verify import verify
+from activities.sandbox.descendants import descendants
 from activities.sandbox.environment import EnvironmentProbe
 from activities.sandbox.hierarchy import CgroupSupport
 from activities.sandbox.job import Sandbox
@@ -52,12 +58,14 @@ JOB = JobSpec(code=SOURCE, source=SOURCE, filename="job.py", expected_artifacts=
 
 
 class Series(TypedDict):
-    """One series: wall seconds, jobs/s and seconds to the first finished job."""
+    """One series: wall seconds, jobs/s, seconds to the first finished job, and this process's
+    CPU seconds per job (its threads' too: the worker's share when the jobs are Assay's)."""
 
     jobs: int
     wall_s: float
     per_s: float
     first_s: float
+    own_cpu_s: float
 
 
 class Phases(dict[str, list[float]]):
@@ -93,7 +101,7 @@ async def bounded(n: int, one: Callable[[int], Awaitable[None]]) -> Series:
     """Run ``one(0..n-1)``, ``CONCURRENCY`` at a time; wall, rate and first finish."""
     gate = asyncio.Semaphore(CONCURRENCY)
     finished: list[float] = []
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
 
     async def job(index: int) -> None:
         async with gate:
@@ -102,7 +110,8 @@ async def bounded(n: int, one: Callable[[int], Awaitable[None]]) -> Series:
 
     await asyncio.gather(*(job(i) for i in range(n)))
     wall = time.perf_counter() - start
-    return Series(jobs=n, wall_s=wall, per_s=n / wall, first_s=min(finished))
+    return Series(jobs=n, wall_s=wall, per_s=n / wall, first_s=min(finished),
+                  own_cpu_s=(time.process_time() - cpu) / n)
 
 
 def bwrap_argv(work: Path, argv: list[str]) -> list[str]:
@@ -181,6 +190,31 @@ async def parts(root: Path, runs: int = 10) -> dict[str, float]:
     return {name: statistics.median(values) for name, values in took.items()}
 
 
+def lookups(rounds: int = 200) -> tuple[float, float, int]:
+    """Median seconds to find a running job's processes (a shell, two children and a
+    grandchild) by walking down from it (``descendants``, what a tick does) and by ``psutil``'s
+    scan of every process; and how many processes the machine runs."""
+    tree = subprocess.Popen(["sh", "-c", "sleep 30 & sh -c 'sleep 30' & wait"])
+    try:
+        while len(psutil.Process(tree.pid).children(recursive=True)) < 3:
+            time.sleep(0.01)
+        took: dict[str, list[float]] = {"walk": [], "psutil": []}
+        for _ in range(rounds):
+            for name, find in (("walk", lambda: descendants(tree.pid)),
+                               ("psutil", lambda: psutil.Process(tree.pid).children(
+                                   recursive=True))):
+                start = time.perf_counter()
+                find()
+                took[name].append(time.perf_counter() - start)
+        return (statistics.median(took["walk"]), statistics.median(took["psutil"]),
+                len(psutil.pids()))
+    finally:
+        for child in psutil.Process(tree.pid).children(recursive=True):
+            child.kill()
+        tree.kill()
+        tree.wait()
+
+
 class Measured(TypedDict):
     """The series, the Assay jobs' phase medians (with and without cgroups), the parts."""
 
@@ -233,6 +267,13 @@ def run(n: int = 40) -> None:
             f"{name} {seconds * 1000:.0f}" for name, seconds in phases.items()))
     print("   the parts alone (median ms): " + ", ".join(
         f"{name} {seconds * 1000:.0f}" for name, seconds in got["alone"].items()))
+    print(f"   the worker's CPU per job (its threads too): {ours['own_cpu_s'] * 1000:.1f} ms "
+          f"with a cgroup, {uncontained['own_cpu_s'] * 1000:.1f} ms without; the bare series "
+          f"spawning its bwrap: {limit['own_cpu_s'] * 1000:.1f} ms")
+    walk, scan, processes = lookups()
+    print(f"   a tick's look-up of a running job's 4 processes (median of 200): walking down "
+          f"from it {walk * 1000:.2f} ms, psutil's scan of the machine's {processes} processes "
+          f"{scan * 1000:.2f} ms")
 
 
 if __name__ == "__main__":

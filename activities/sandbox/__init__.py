@@ -7,9 +7,10 @@ the work directory only), ``isolation`` and ``command`` build the bubblewrap com
 the per-process limits, ``guards`` what bounds the job as a whole (its ``cgroup``, made where
 ``hierarchy`` finds that it can, the ``seccomp`` filter against user namespaces, the disk
 ``quota`` in blocks, files and depth, and the free-space reserve), ``process`` runs and
-heartbeats, ``output`` bounds captured output, ``classify`` names how a job ended, ``outcome``
-assembles what that amounts to (and the job's environment variables), ``artifacts`` hashes what
-it left and ``jobjson`` reads the JSON it wrote (``metrics.json``) within bounds.
+heartbeats (sampling the processes ``descendants`` finds below the job's first), ``output``
+bounds captured output, ``classify`` names how a job ended, ``outcome`` assembles what that
+amounts to (and the job's environment variables), ``artifacts`` hashes what it left and
+``jobjson`` reads the JSON it wrote (``metrics.json``) within bounds.
 ``retention.WorkspaceJanitor`` removes finished runs' working directories.
 ``environment.EnvironmentProbe`` holds the ``probe_environment`` activity.
 """

@@ -3,8 +3,9 @@
 The job runs in its own session (process group). Its exit is noticed through a pidfd, so the
 worker reacts at once instead of polling. While it runs, a tick callback (heartbeat, disk
 check) fires every ``tick_s``, and each tick samples the peak resident memory of the job's
-processes. However the run ends (exit, timeout, cancellation), every process of the job is
-killed before :func:`run_job` returns or raises.
+processes, found by walking down from its first process (:func:`descendants`). However the
+run ends (exit, timeout, cancellation), every process of the job is killed before
+:func:`run_job` returns or raises.
 
 CPU time (user + system) is counted for this job alone, never from the worker's
 ``RUSAGE_CHILDREN``, which mixes every job its threads run at once: ``wait4`` on the job's
@@ -35,6 +36,7 @@ from pathlib import Path
 
 import psutil
 
+from activities.sandbox.descendants import descendants
 from activities.sandbox.output import BoundedCapture, capture
 
 _PIPE_DRAIN_S = 2.0
@@ -197,12 +199,21 @@ class _Samples:
         """Sample the job's processes: the largest VmHWM, and their CPU clocks summed."""
         try:
             first = psutil.Process(pid)
-            procs = first.children(recursive=True)
+            found = descendants(pid)
+            procs = (first.children(recursive=True) if found is None
+                     else [p for p in map(_process, found) if p is not None])
         except psutil.Error:
             return
         # The first process is the worker's copy until its exec: its memory says nothing.
         self.peak_kb = max([self.peak_kb, *(_high_water_kb(p.pid) for p in procs)])
         self.cpu_s = max(self.cpu_s, sum(_cpu_s(p) for p in (first, *procs)))
+
+
+def _process(pid: int) -> psutil.Process | None:
+    try:
+        return psutil.Process(pid)
+    except psutil.Error:  # it ended meanwhile
+        return None
 
 
 def _cpu_s(process: psutil.Process) -> float:
