@@ -6,10 +6,12 @@
    off), Assay against the floor with learning's dispatches (a signal to a library workflow
    and its dispatch to the reflection pool), the CPU each process spends per run of the
    burst (``cpu.py``: workers, Temporal's server, PostgreSQL, jobs), where its time goes
-   (from its histories),
+   (from its histories, local activities as their workers timed them; its history bytes
+   against the floor's),
    what 100 concurrent runs kept, the overhead on a 60-second job, and the CLI's start; then
    the same with no process for the job, Assay's orchestration on the in-process sandbox vs
-   the floor without its ``python`` (``bench_orchestration.py``);
+   the floor without its ``python`` (``bench_orchestration.py``: with the pools' workflow
+   runner, the SDK's sandbox and no sandbox);
 2. sandbox start overhead vs a bare ``python -c pass``; job throughput: N real jobs through
    the sandbox and verification vs the same jobs as bare ``bwrap … python`` at the same
    concurrency (jobs/s, time to the first job, where a job's time goes, the worker's CPU per
@@ -100,8 +102,12 @@ def print_runs() -> None:
     print(f"   job run time inside the sandbox (median): {assay['job_ms']:.1f} ms; "
           f"bar: latency <= 3 x bare + job = {3 * bare['median_ms'] + assay['job_ms']:.0f} ms")
     print("   where a one-task run's time goes (its workflows' histories, mean of the latency "
-          "runs):")
+          "runs; a local activity's run is the time its worker timed it, and is inside its "
+          "workflow task's):")
     print("\n".join(figures["breakdown"].lines()))
+    held = figures["floor_breakdown"]
+    print(f"   the floor's, the same way: {held.events / max(held.runs, 1):.0f} history events, "
+          f"{held.history_bytes / max(held.runs, 1):.0f} bytes a run")
     burst = figures["burst"]
     print(f"   the {burst['started']} concurrent runs: {burst['completed']} completed, "
           f"{burst['with_events']} with events ({burst['events_min']}-{burst['events_max']} "
@@ -144,21 +150,25 @@ def print_orchestration() -> None:
     """The same one-task run with no process for the job, against the floor without one."""
     figures = asyncio.run(bench_orchestration.run())
     floor, assay, sdk = figures["floor"], figures["assay"], figures["assay_sdk_runner"]
+    bare = figures["assay_unsandboxed"]
     print("   with no process for the job (benchmarks/bench_orchestration.py): Assay's "
           "workflows, reviewers, verifier and report writer on the in-process sandbox, events "
           "and hand-offs in memory, against the floor without its `python` (a new dev server); "
-          "Assay with its pools' workflow runner (workers/pools/runner.py) and with the SDK's "
-          "own sandbox")
-    print(f"   {'':30}{'floor':>10}{'assay':>10}{'/floor':>8}{'SDK runner':>12}{'/floor':>8}")
+          "Assay with its pools' workflow runner (workers/pools/runner.py), with the SDK's "
+          "own sandbox, and with no workflow sandbox (what the sandbox costs; Assay keeps it)")
+    print(f"   {'':30}{'floor':>10}{'assay':>10}{'/floor':>8}{'SDK runner':>12}{'/floor':>8}"
+          f"{'unsandboxed':>13}{'/floor':>8}")
     for key, label in (("median_ms", "latency median (ms)"), ("p95_ms", "latency p95 (ms)"),
                        ("throughput_per_s", "throughput (runs/s)")):
         print(f"   {label:30}{floor[key]:10.1f}{assay[key]:10.1f}{assay[key] / floor[key]:8.2f}"
-              f"{sdk[key]:12.1f}{sdk[key] / floor[key]:8.2f}")
+              f"{sdk[key]:12.1f}{sdk[key] / floor[key]:8.2f}"
+              f"{bare[key]:13.1f}{bare[key] / floor[key]:8.2f}")
     for kind in ("workers", "temporal"):
         label = f"CPU per run, {kind} (ms)"
         print(f"   {label:30}{floor['cpu'][kind]:10.1f}{assay['cpu'][kind]:10.1f}"
               f"{assay['cpu'][kind] / floor['cpu'][kind]:8.2f}{sdk['cpu'][kind]:12.1f}"
-              f"{sdk['cpu'][kind] / floor['cpu'][kind]:8.2f}")
+              f"{sdk['cpu'][kind] / floor['cpu'][kind]:8.2f}{bare['cpu'][kind]:13.1f}"
+              f"{bare['cpu'][kind] / floor['cpu'][kind]:8.2f}")
 
 
 def print_sandbox() -> None:

@@ -9,9 +9,13 @@ workflows, reviewers, verifier and report writer over the workflow tests' in-pro
 of the two sections is what the design's isolation and durable stores cost: the sandboxed job,
 the event store in PostgreSQL and the learning after each task.
 
-Assay runs twice: with the workflow runner its pools use (``workers.pools.runner``) and with the
-SDK's own sandbox, each on a worker of its own, so that what the runner saves is measured in
-the same run (the SDK's first: whatever a longer-lived server costs falls on Assay's runner).
+Assay runs three times: with the workflow runner its pools use (``workers.pools.runner``), with
+the SDK's own sandbox, and with no workflow sandbox at all, each on a worker of its own, so
+that what the runner saves and what the sandbox itself costs are measured in the same run (the
+others first: whatever a longer-lived server costs falls on Assay's runner). Assay does not run
+its workflows unsandboxed: the sandbox is what turns a call that would break replay (a clock, a
+random number, a file read) into an error at once rather than a history that no longer
+replays.
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from temporalio.testing import WorkflowEnvironment
-from temporalio.worker import WorkflowRunner
+from temporalio.worker import UnsandboxedWorkflowRunner, WorkflowRunner
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner
 
 from activities.reports.writer import ReportWriter
@@ -41,7 +45,8 @@ from workflows.research.workflow import ResearchWorkflow
 
 async def run(latency_n: int = 20, concurrent_n: int = 100) -> dict[str, dict[str, Any]]:
     """Latency, throughput and CPU per run of the floor without its process and of Assay
-    without one (``assay``; ``assay_sdk_runner``: with the SDK's own workflow sandbox)."""
+    without one (``assay``; ``assay_sdk_runner``: with the SDK's own workflow sandbox;
+    ``assay_unsandboxed``: with no workflow sandbox at all, what the sandbox costs)."""
     with tempfile.TemporaryDirectory(prefix="assay-bench-") as tmp:
         root = Path(tmp)
         env = await WorkflowEnvironment.start_local(  # pyright: ignore[reportUnknownMemberType]
@@ -66,6 +71,7 @@ async def _measure(env: WorkflowEnvironment, root: Path, latency_n: int,
                        runner=runner)
 
     ours, sdks = harness("assay", None), harness("sdk", SandboxedWorkflowRunner())
+    bare = harness("unsandboxed", UnsandboxedWorkflowRunner())
 
     def assay(on: Harness) -> Callable[[], Awaitable[object]]:
         async def one() -> object:
@@ -88,9 +94,11 @@ async def _measure(env: WorkflowEnvironment, root: Path, latency_n: int,
             await workers.enter_async_context(worker)
         await workers.enter_async_context(ours.worker())
         await workers.enter_async_context(sdks.worker())
+        await workers.enter_async_context(bare.worker())
         figures = {"floor": await measure("floor", floor, latency_n=latency_n,
                                           concurrent_n=concurrent_n)}
-        for name, on in (("assay_sdk_runner", sdks), ("assay", ours)):
+        for name, on in (("assay_sdk_runner", sdks), ("assay_unsandboxed", bare),
+                         ("assay", ours)):
             figures[name] = await measure(name, assay(on), latency_n=latency_n,
                                           concurrent_n=concurrent_n)
         return figures

@@ -25,7 +25,7 @@ from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
 from benchmarks.bare import BareWorkflow, bare_echo
-from benchmarks.breakdown import Breakdown, add_run
+from benchmarks.breakdown import ActivityClock, Breakdown, add_run
 from benchmarks.cpu import per_run
 from benchmarks.floor import (
     FLOOR_QUEUES,
@@ -153,8 +153,12 @@ async def _bench_on(client: Client, root: Path, db_url: str, latency_n: int,
                     concurrent_n: int, long_s: float, pg_pid: int | None) -> dict[str, Any]:
     settings = Settings(data_dir=root / "assay", max_concurrent_jobs=8)
     stop = asyncio.Event()
+    clock = ActivityClock()  # Assay's workers time their local activities for the breakdown
+    config = client.config()
+    config["interceptors"] = [clock]
+    timed = Client(**config)
     pools = asyncio.create_task(run_pools(settings, list(SERVED_POOLS),
-                                          database_url=db_url, stop=stop, client=client))
+                                          database_url=db_url, stop=stop, client=timed))
     plan = one_task_plan()
     finished: list[ResearchResult] = []
 
@@ -173,10 +177,14 @@ async def _bench_on(client: Client, root: Path, db_url: str, latency_n: int,
         finished.append(result)
         return result
 
+    floors: list[str] = []  # the plain floor's runs, in order
+
     async def floor(shape: FloorShape | None = None) -> object:
+        run_id = f"floor-{uuid.uuid4()}"
+        if shape is None:
+            floors.append(run_id)
         return await client.execute_workflow(FloorWorkflow.run, shape or FloorShape(),
-                                             id=f"floor-{uuid.uuid4()}",
-                                             task_queue=FLOOR_QUEUES["orchestration"])
+                                             id=run_id, task_queue=FLOOR_QUEUES["orchestration"])
 
     try:
         async with contextlib.AsyncExitStack() as baselines:
@@ -204,8 +212,11 @@ async def _bench_on(client: Client, root: Path, db_url: str, latency_n: int,
             figures["assay"]["job_ms"] = statistics.median(map(job_time, sequential)) * 1000
             breakdown = Breakdown()
             for result in sequential:
-                await add_run(client, result.run_id, breakdown)
+                await add_run(client, result.run_id, breakdown, clock)
             figures["breakdown"] = breakdown
+            figures["floor_breakdown"] = floor_breakdown = Breakdown()
+            for run_id in floors[1:latency_n + 1]:  # its latency runs, as for Assay
+                await add_run(client, run_id, floor_breakdown)
             figures["burst"] = await _kept(client, db_url, finished[latency_n + 1:],
                                            concurrent_n)
             figures["cli"] = await cli_times(client, sequential[0].run_id)

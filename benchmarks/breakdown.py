@@ -6,20 +6,31 @@ events) is walked once; each dispatch becomes a row: an activity's wait in its q
 marker, a child workflow's start (initiated -> started) and its whole life, and each workflow
 task's queue wait and processing. Rows of the same name are summed over the runs given, so
 the table reads as the average cost of one run. Local activities run inside their workflow
-task, so their time is in that task's run column.
+task, so their time is in that task's run column too; a history does not hold it (the
+marker's times are not its duration), so the workers time each one (:class:`ActivityClock`,
+an interceptor) and their rows show that time.
 """
 
 from __future__ import annotations
 
 import json
+import time
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
+from temporalio import activity
 from temporalio.api.enums.v1 import EventType
 from temporalio.api.history.v1 import HistoryEvent
 from temporalio.client import Client
+from temporalio.client import Interceptor as ClientInterceptor
+from temporalio.worker import (
+    ActivityInboundInterceptor,
+    ExecuteActivityInput,
+)
+from temporalio.worker import Interceptor as WorkerInterceptor
 
 E = EventType
 
@@ -41,6 +52,7 @@ class Breakdown:
     runs: int = 0
     wall_ms: float = 0.0
     events: int = 0
+    history_bytes: int = 0
 
     def add(self, name: str, wait_ms: float, run_ms: float) -> None:
         row = self.rows[name]
@@ -58,15 +70,47 @@ class Breakdown:
                        f"{row.run_ms / n:10.1f}")
         out.append(f"   {'wall time of the run':34}{'':7}{'':10}{self.wall_ms / n:10.1f}")
         out.append(f"   {'history events (all workflows)':34}{self.events / n:7.0f}")
+        out.append(f"   {'history bytes (all workflows)':34}{self.history_bytes / n:7.0f}")
         return out
+
+
+class ActivityClock(ClientInterceptor, WorkerInterceptor):
+    """Milliseconds each local activity ran on its worker, by workflow id and activity type.
+
+    A client made with it gives it to every worker built from that client.
+    """
+
+    def __init__(self) -> None:
+        self.local: dict[str, list[tuple[str, float]]] = defaultdict(list)
+
+    def intercept_activity(self, next: ActivityInboundInterceptor) -> ActivityInboundInterceptor:
+        return _Timed(next, self)
+
+
+class _Timed(ActivityInboundInterceptor):
+    def __init__(self, next: ActivityInboundInterceptor, clock: ActivityClock) -> None:
+        super().__init__(next)
+        self.clock = clock
+
+    async def execute_activity(self, input: ExecuteActivityInput) -> Any:
+        info = activity.info()
+        start = time.perf_counter()
+        try:
+            return await super().execute_activity(input)
+        finally:
+            if info.is_local and info.workflow_id is not None:
+                self.clock.local[info.workflow_id].append(
+                    (info.activity_type, (time.perf_counter() - start) * 1000))
 
 
 def _ms(a: datetime, b: datetime) -> float:
     return (b - a).total_seconds() * 1000
 
 
-async def add_run(client: Client, workflow_id: str, into: Breakdown) -> None:
-    """Walk ``workflow_id`` and every child it started; add their dispatches to ``into``."""
+async def add_run(client: Client, workflow_id: str, into: Breakdown,
+                  clock: ActivityClock | None = None) -> None:
+    """Walk ``workflow_id`` and every child it started; add their dispatches to ``into``, with
+    the time ``clock`` saw their local activities run."""
     into.runs += 1
     pending = [workflow_id]
     first = True
@@ -74,11 +118,14 @@ async def add_run(client: Client, workflow_id: str, into: Breakdown) -> None:
         wid = pending.pop()
         events = (await client.get_workflow_handle(wid).fetch_history()).events
         into.events += len(events)
+        into.history_bytes += sum(event.ByteSize() for event in events)
         if first and events:
             into.wall_ms += _ms(events[0].event_time.ToDatetime(),
                                 events[-1].event_time.ToDatetime())
             first = False
         pending.extend(_walk(events, into))
+        for name, ms in clock.local.get(wid, []) if clock is not None else []:
+            into.rows[f"local activity {name}"].run_ms += ms
 
 
 def _walk(events: Iterable[HistoryEvent], into: Breakdown) -> list[str]:
@@ -127,10 +174,10 @@ def _walk(events: Iterable[HistoryEvent], into: Breakdown) -> list[str]:
 
 
 def _local(ev: HistoryEvent, into: Breakdown) -> None:
-    """A local activity's marker, counted by type; its time is inside its workflow task's run.
+    """A local activity's marker, counted by type (its time is the clock's: :func:`add_run`).
 
-    (The marker's own times come from the worker's clock and are not comparable with the
-    server's event times, so they are not used.)
+    (The marker's own times are when the worker scheduled and completed it in core, not how
+    long it ran.)
     """
     a = ev.marker_recorded_event_attributes
     if a.marker_name != "core_local_activity" or "data" not in a.details:
