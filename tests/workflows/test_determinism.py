@@ -66,7 +66,7 @@ def problems(source: str) -> list[str]:
             name = _dotted(node.func, aliases)
             if name in FORBIDDEN_CALLS:
                 found.append(f"line {node.lineno}: calls {name}()")
-        elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
+        elif isinstance(node, ast.Attribute | ast.Name) and isinstance(node.ctx, ast.Load):
             name = _dotted(node, aliases)
             if name in FORBIDDEN_NAMES:
                 found.append(f"line {node.lineno}: reads {name}")
@@ -94,6 +94,7 @@ def test_no_workflow_module_reads_the_clock_randomness_or_the_machine() -> None:
     ("import uuid\nuuid.uuid4()", "line 2: calls uuid.uuid4()"),
     ("import os\nos.environ['HOME']", "line 2: reads os.environ"),
     ("import os\nos.getenv('HOME')", "line 2: calls os.getenv()"),
+    ("from os import environ\nenviron.get('HOME')", "line 2: reads os.environ"),
     ("def f():\n    return open('x').read()", "line 2: calls open()"),
     ("import random", "line 1: imports random"),
     ("from random import choice", "line 1: imports from random"),
