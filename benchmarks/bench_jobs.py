@@ -196,7 +196,10 @@ def lookups(rounds: int = 200) -> tuple[float, float, int]:
     scan of every process; and how many processes the machine runs."""
     tree = subprocess.Popen(["sh", "-c", "sleep 30 & sh -c 'sleep 30' & wait"])
     try:
+        deadline = time.monotonic() + 10
         while len(psutil.Process(tree.pid).children(recursive=True)) < 3:
+            if time.monotonic() > deadline:
+                raise RuntimeError("the look-up's process tree did not start within 10 s")
             time.sleep(0.01)
         took: dict[str, list[float]] = {"walk": [], "psutil": []}
         for _ in range(rounds):
