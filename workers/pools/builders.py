@@ -26,6 +26,7 @@ from workers.pools.runner import workflow_runner
 from workers.pools.versioning import deployment_config, deployment_version, promote
 from workers.settings import Settings
 from workflows.catalogue import check_registrations
+from workflows.contracts.base import build_models
 from workflows.contracts.pools import Pool
 from workflows.research.batch import TaskBatchWorkflow as Batches
 from workflows.research.branch import BranchWorkflow
@@ -319,10 +320,7 @@ async def _agents_spec(settings: Settings, database_url: str,
 
 
 def make_runtime(settings: Settings) -> Runtime | None:
-    """A Temporal runtime; its SDK and model metrics are served with Assay's own.
-
-    They share ``settings.metrics_port`` (``workers.pools.exporter``): the SDK's exporter
-    listens on a loopback port behind it.
+    """A Temporal runtime whose SDK metrics are served behind Assay's (``pools.exporter``).
 
     Raises:
         OSError: the metrics port cannot be bound.
@@ -365,6 +363,7 @@ async def serve_specs(client: Client, settings: Settings, specs: dict[Pool, Pool
     """
     codecache.install()  # the sandbox imports workflow modules for each execution
     collector.pace()  # a worker's young objects are many and short-lived
+    build_models()  # contracts build their validators at first use; a worker, all at start
     version = deployment_version(settings)
     runner = workflow_runner(client.data_converter)
     workers = [

@@ -14,9 +14,10 @@ Deterministic workflow code only: sizes are measured on the JSON the data conver
 from __future__ import annotations
 
 from collections.abc import Set
+from functools import cache
 from typing import Any, TypeVar
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 
 from workflows.contracts.execution import ExecutionOutcome
 from workflows.contracts.memory import ReflectionSummary
@@ -233,11 +234,19 @@ def _provenance(prov: Provenance, notes: list[str]) -> Provenance:
 class _Json(BaseModel):
     """Any JSON value, measured the way the data converter writes it."""
 
+    model_config = ConfigDict(defer_build=True)
+
     value: Any
 
 
-_BLANK = TaskResult(task_id="-", status="cancelled", status_reason="")
-"""A result with every field at its default, which :func:`quick_result` copies."""
+@cache
+def _blank() -> TaskResult:
+    """A result with every field at its default, which :func:`quick_result` copies.
+
+    Made at its first use, not at import: building the contracts' validators is most of what
+    starting the CLI costs (``workflows.contracts.base.Model``).
+    """
+    return TaskResult(task_id="-", status="cancelled", status_reason="")
 
 
 def quick_result(**fields: Any) -> TaskResult:
@@ -248,7 +257,7 @@ def quick_result(**fields: Any) -> TaskResult:
     deadlock detector. This copies one blank result instead, sharing its defaults, so a
     result made here is read, never changed in place. ``fields`` must be valid.
     """
-    return _BLANK.model_copy(update=fields)
+    return _blank().model_copy(update=fields)
 
 
 LEAN_DROPPED = frozenset({"verdicts", "phases", "omitted"})
@@ -257,8 +266,18 @@ verdicts, the phases' marks and what was cut (the report reads them from the det
 _RUN_PROVENANCE = frozenset({"patches", "reflection_misses", "memory_rules", "template_id",
                              "guidelines", "approvals", "job_author", "workflow_id"})
 """The provenance a run folds into its summaries (reflection, skills, checkpoints)."""
-_BLANK_JOB = JobSpec(code="-")
-_BLANK_OUTCOME = ExecutionOutcome(outcome="succeeded")
+
+
+@cache
+def _blank_job() -> JobSpec:
+    """A job with every field at its default, shared by the lean results."""
+    return JobSpec(code="-")
+
+
+@cache
+def _blank_outcome() -> ExecutionOutcome:
+    """An outcome with every field at its default, shared by the lean results."""
+    return ExecutionOutcome(outcome="succeeded")
 
 
 def lean_result(result: TaskResult) -> TaskResult:
@@ -271,14 +290,15 @@ def lean_result(result: TaskResult) -> TaskResult:
     deadlock detector, for whichever workflow it hit. A lean one shares the defaults of a
     blank result, job and outcome (under half the objects); the task's detail file has all.
     """
-    lean = _lean(result, _BLANK, {n for n in TaskResult.model_fields if n not in LEAN_DROPPED})
+    blank = _blank()
+    lean = _lean(result, blank, {n for n in TaskResult.model_fields if n not in LEAN_DROPPED})
     update: dict[str, Any] = {
-        "provenance": _lean(result.provenance, _BLANK.provenance, _RUN_PROVENANCE),
+        "provenance": _lean(result.provenance, blank.provenance, _RUN_PROVENANCE),
         "artifacts_total": result.artifact_count()}
     if result.job is not None:
-        update["job"] = _lean(result.job, _BLANK_JOB, set(JobSpec.model_fields))
+        update["job"] = _lean(result.job, _blank_job(), set(JobSpec.model_fields))
     if result.execution is not None:
-        update["execution"] = _lean(result.execution, _BLANK_OUTCOME,
+        update["execution"] = _lean(result.execution, _blank_outcome(),
                                     set(ExecutionOutcome.model_fields))
     return lean.model_copy(update=update)
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import Field, TypeAdapter
+from pydantic import ConfigDict, Field, TypeAdapter
 
 from workflows.contracts.base import Model
 from workflows.contracts.packing import pack, unpack
@@ -20,7 +20,7 @@ from workflows.contracts.results import ResearchInput, TaskResult
 from workflows.contracts.skills import SkillUse
 from workflows.contracts.spend import Budget
 
-_RESULTS = TypeAdapter(list[TaskResult])
+_RESULTS = TypeAdapter(list[TaskResult], config=ConfigDict(defer_build=True))
 
 
 class BatchInput(Model):

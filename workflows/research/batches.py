@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 
-from pydantic import TypeAdapter
+from pydantic import ConfigDict, TypeAdapter
 from temporalio import workflow
 from temporalio.exceptions import ApplicationError, CancelledError
 
@@ -52,7 +52,7 @@ BATCH_TASKS = 500
 """Tasks per batch: its history some 4 000 events and 4 MB, its result ~250 kB packed."""
 
 
-_DECISIONS = TypeAdapter(list[Decision])
+_DECISIONS = TypeAdapter(list[Decision], config=ConfigDict(defer_build=True))
 
 
 async def unpack_plan(req: ChunkedPlan) -> Plan | None:
