@@ -16,23 +16,25 @@ configured here, in code; no ``alembic.ini`` is read.
 
 from __future__ import annotations
 
+import re
 from functools import cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from alembic import command
-from alembic.config import Config
-from alembic.runtime.migration import MigrationContext
-from alembic.script import ScriptDirectory
 from sqlalchemy import Connection, inspect, text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from database.migrations import baseline
+if TYPE_CHECKING:
+    from alembic.config import Config
+    from alembic.script import ScriptDirectory
 
 __all__ = ["SchemaUnknown", "head", "revisions", "upgrade"]
 
 SCHEMA_LOCK = (0x41535344, 0)
 """The advisory lock (class, key) every schema change holds until its transaction ends."""
 _HERE = Path(__file__).parent
+_NUMBERED = re.compile(r"(\d{4})_\w+\.py")
+"""A revision's file: its revision id, four digits, then its name."""
 
 
 class SchemaUnknown(RuntimeError):
@@ -41,6 +43,8 @@ class SchemaUnknown(RuntimeError):
 
 @cache
 def _scripts() -> ScriptDirectory:
+    from alembic.script import ScriptDirectory
+
     return ScriptDirectory(str(_HERE))
 
 
@@ -57,12 +61,42 @@ def head() -> str:
     return newest
 
 
+@cache
+def newest_file() -> str:
+    """The newest revision, read from the names of the files under ``versions/``.
+
+    Revisions are numbered one after another (``0004_task_kinds.py`` is revision ``0004``,
+    after ``0003``), so the newest is the highest number: what :func:`head` finds through
+    Alembic, without importing it (``tests/database/test_migrations.py`` checks they agree).
+    """
+    numbers = [m.group(1) for f in (_HERE / "versions").iterdir()
+               if (m := _NUMBERED.fullmatch(f.name))]
+    if not numbers:
+        raise SchemaUnknown("no schema revisions are installed with Assay: reinstall it")
+    return max(numbers)
+
+
+def _at_newest(connection: Connection) -> bool:
+    """Whether the database is at the newest revision, read with two queries and no Alembic.
+
+    The usual case of every store's opening, and so of every command that reads the
+    database: Alembic and the revisions' modules take longer to import than the command's
+    own work.
+    """
+    if connection.execute(text("SELECT to_regclass('alembic_version')")).scalar() is None:
+        return False
+    found = connection.execute(text("SELECT version_num FROM alembic_version")).scalars().all()
+    return found == [newest_file()]
+
+
 def _current(connection: Connection) -> str | None:
     """The database's revision (``None`` before any), if this version of Assay knows it.
 
     Raises:
         SchemaUnknown: a newer version of Assay migrated the database.
     """
+    from alembic.runtime.migration import MigrationContext
+
     revision = MigrationContext.configure(connection).get_current_revision()
     if revision is not None and revision not in _known():
         raise SchemaUnknown(
@@ -74,11 +108,15 @@ def _current(connection: Connection) -> str | None:
 
 def _made_before_migrations(connection: Connection) -> bool:
     """Whether an unversioned database holds tables a release before migrations created."""
+    from database.migrations import baseline
+
     return bool(baseline.TABLES & set(inspect(connection).get_table_names()))
 
 
 def _config(connection: Connection) -> Config:
     """Alembic's configuration, in code: the revisions here, run on ``connection``."""
+    from alembic.config import Config
+
     config = Config()
     config.set_main_option("script_location", str(_HERE).replace("%", "%%"))  # ini escaping
     config.attributes["connection"] = connection
@@ -86,8 +124,14 @@ def _config(connection: Connection) -> Config:
 
 
 def _upgrade(connection: Connection) -> tuple[str | None, str]:
+    if _at_newest(connection):  # the usual case, answered without importing Alembic
+        return newest_file(), newest_file()
+    from alembic import command
+
+    from database.migrations import baseline
+
     newest = head()
-    if _current(connection) == newest:  # the usual case: no lock, nothing to do
+    if _current(connection) == newest:  # reached by its own path: nothing to do
         return newest, newest
     lock_class, key = SCHEMA_LOCK
     connection.execute(text("SELECT pg_advisory_xact_lock(:c, :k)"), {"c": lock_class, "k": key})
