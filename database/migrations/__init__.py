@@ -67,7 +67,7 @@ def newest_file() -> str:
 
     Revisions are numbered one after another (``0004_task_kinds.py`` is revision ``0004``,
     after ``0003``), so the newest is the highest number: what :func:`head` finds through
-    Alembic, without importing it (``tests/database/test_migrations.py`` checks they agree).
+    Alembic, without importing it (``tests/database/test_revision_check.py`` checks they agree).
     """
     numbers = [m.group(1) for f in (_HERE / "versions").iterdir()
                if (m := _NUMBERED.fullmatch(f.name))]

@@ -320,7 +320,7 @@ async def _agents_spec(settings: Settings, database_url: str,
 
 
 def make_runtime(settings: Settings) -> Runtime | None:
-    """A Temporal runtime whose SDK metrics are served behind Assay's (``pools.exporter``).
+    """A Temporal runtime; its SDK's metrics are served on Assay's port (``pools.exporter``).
 
     Raises:
         OSError: the metrics port cannot be bound.
