@@ -206,6 +206,16 @@ def task_queue() -> str:
 
 
 @pytest.fixture(autouse=True, scope="session")
+def _contracts_built() -> None:
+    """Every contract the tests imported has its validator, as in a worker that has started
+    (``workflows.contracts.base.build_models``): inside the workflow sandbox one cannot be
+    built."""
+    from workflows.contracts.base import build_models
+
+    build_models()
+
+
+@pytest.fixture(autouse=True, scope="session")
 def _no_data_in_the_users_home() -> Iterator[None]:
     """The default data directory (the user's data home) is a temporary one in tests, so a
     test that sets no ``ASSAY_DATA_DIR`` (or a process it starts) never writes the user's."""

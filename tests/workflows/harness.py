@@ -32,6 +32,7 @@ from activities.review.panel import review_ops, review_quality_safety
 from skills.library import SkillLibrary
 from tests.support.fakes import EventSink, LearnerSink, ReportSink, fake_activity
 from workflows.constants import run_workflow_id
+from workflows.contracts.base import build_models
 from workflows.contracts.errors import ErrorType
 from workflows.contracts.execution import Artifact, ExecuteJobInput, ExecutionOutcome
 from workflows.contracts.plan import Plan
@@ -152,6 +153,7 @@ class Harness:
         (``EventSink``) and settles the heap as a pool's worker process does
         (``workers.pools.heap``)."""
         self.large = large
+        build_models()  # as a pool's worker does as it starts (workers/pools/builders.py)
         self.runner = runner or workflow_runner(env.client.data_converter)
         """The workflows' runner: a pool's own (``workers.pools.runner``) unless given."""
         self.env, self.queue, self.root = env, queue, root

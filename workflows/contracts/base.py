@@ -64,8 +64,10 @@ class Model(BaseModel):
 
     A contract's validator is built at its first use, not when its class is made
     (``defer_build``): the CLI imports most contracts and uses a few, and building them all
-    took about half of its start. A worker builds them all as it starts
-    (:func:`build_models`), so no run pays for them.
+    took about half of its start. A process that runs workflows must build them all once it
+    has imported its workflows (:func:`build_models`; a pool's worker does as it starts): a
+    contract's first use inside the workflow sandbox cannot build it, since the sandbox's
+    modules need not include the contract's own, where its annotations' names are found.
     """
 
     model_config = ConfigDict(extra="ignore", defer_build=True)
