@@ -4,8 +4,10 @@
    and vs the floor, a bare workflow with the run's dispatch shape (``floor.py``), on the same
    dev server (latency and throughput), the same run without learning (memory and skills
    off), Assay against the floor with learning's dispatches (a signal to a library workflow
-   and its dispatch to the reflection pool), the CPU each process spends per run of the
-   burst (``cpu.py``: workers, Temporal's server, PostgreSQL, jobs), where its time goes
+   and its dispatch to the reflection pool) and against that floor keeping its phase, status
+   and attempts in search attributes as the design asks (eight upserts), the CPU each process
+   spends per run of the burst (``cpu.py``: workers, Temporal's server, PostgreSQL, jobs),
+   where its time goes
    (from its histories, local activities as their workers timed them; its history bytes
    against the floor's),
    what 100 concurrent runs kept, the overhead on a 60-second job, and the CLI's start; then
@@ -71,7 +73,7 @@ from benchmarks import (
 from benchmarks.bench_runs import bench
 from benchmarks.bench_sandbox import measure_start_overhead
 from benchmarks.cpu import KINDS
-from benchmarks.floor import LOCAL_CALLS
+from benchmarks.floor import LOCAL_CALLS, UPSERTS
 
 
 def print_runs() -> None:
@@ -94,7 +96,11 @@ def print_runs() -> None:
                "memory and skills off: no look-up, no hand-off, no library work")
     print_pair("the floor with learning", learning, assay,
                "its hand-off signals a library workflow, which makes one dispatch a batch")
-    print_cpu(floor, assay, quiet, learning)
+    marked = figures["floor_marked"]
+    print_pair("the floor with learning and search attributes", marked, assay,
+               f"and its run and task keep their phase, status and attempts in search "
+               f"attributes, as the design asks: {UPSERTS} upserts, as a one-task run sends")
+    print_cpu(floor, assay, quiet, learning, marked)
     untuned = figures["bare_untuned"]
     print(f"   the bare workflow on a dev server with Temporal's default queue reads (20 a "
           f"second): latency median {untuned['median_ms']:.1f} ms, throughput "
@@ -132,7 +138,7 @@ def print_pair(title: str, floor: dict[str, Any], assay: dict[str, Any], note: s
 
 
 def print_cpu(floor: dict[str, Any], assay: dict[str, Any], quiet: dict[str, Any],
-              learning: dict[str, Any]) -> None:
+              learning: dict[str, Any], marked: dict[str, Any]) -> None:
     """CPU milliseconds per run of the throughput burst, by process (benchmarks/cpu.py)."""
     print("   CPU per run of the burst (ms; 2 cores bound throughput): the workers' process, "
           "Temporal's server, PostgreSQL, the jobs (a sandboxed job by its cgroup), their "
@@ -140,6 +146,7 @@ def print_cpu(floor: dict[str, Any], assay: dict[str, Any], quiet: dict[str, Any
     print(f"   {'':24}{'workers':>10}{'temporal':>10}{'postgres':>10}{'jobs':>8}{'total':>8}"
           f"{'collecting':>12}")
     for label, cpu in (("floor", floor["cpu"]), ("the floor with learning", learning["cpu"]),
+                       ("  and search attributes", marked["cpu"]),
                        ("assay", assay["cpu"]), ("assay without learning", quiet["cpu"])):
         total = sum(cpu[kind] for kind in KINDS)
         print(f"   {label:24}{cpu['workers']:10.1f}{cpu['temporal']:10.1f}"

@@ -198,6 +198,10 @@ async def _bench_on(client: Client, root: Path, db_url: str, latency_n: int,
             figures["floor_learning"] = await measure(
                 "floor with learning", lambda: floor(FloorShape(learn=True)),
                 latency_n=latency_n, concurrent_n=concurrent_n, pg_pid=pg_pid)
+            figures["floor_marked"] = await measure(
+                "floor with learning and search attributes",
+                lambda: floor(FloorShape(learn=True, attributes=True)),
+                latency_n=latency_n, concurrent_n=concurrent_n, pg_pid=pg_pid)
             # Without learning first: the learner still works through a burst after it ends.
             quiet = unlearning()
             figures["unlearning"] = await measure(

@@ -13,6 +13,12 @@ With ``learn`` the floor also makes learning's dispatches, which a run with memo
 makes after its task: the hand-off (a local activity) signals a long-lived library workflow,
 starting it if needed, and the library makes one dispatch to the reflection pool for each batch
 of outcomes it wakes to (Assay's ``remember_tasks``); the signals carry a key, not an outcome.
+
+With ``attributes`` its run and task also keep their phase, status and attempts in search
+attributes, as the design asks of every run and task (``temporal workflow list --query``
+filters them): eight upserts, where and as a one-task run sends them (``workflows/task/state.py``
+and ``workflows/research/state.py`` set them; Assay sends each activation's at once). Each is a
+command, a history event and a visibility write on the server.
 """
 
 from __future__ import annotations
@@ -21,9 +27,10 @@ import asyncio
 import sys
 from dataclasses import dataclass
 from datetime import timedelta
+from typing import Any
 
 from temporalio import activity, workflow
-from temporalio.common import WorkflowIDConflictPolicy
+from temporalio.common import SearchAttributeKey, SearchAttributeUpdate, WorkflowIDConflictPolicy
 
 FLOOR_QUEUES = {name: f"bench-floor-{name}" for name in
                 ("orchestration", "agents", "sandbox", "reflection", "skills")}
@@ -31,6 +38,9 @@ FLOOR_QUEUES = {name: f"bench-floor-{name}" for name in
 LOCAL_CALLS = 9
 """Local activities of a one-task run (6 event flushes, the task's and the run's reports, the
 hand-off to the learner), as the breakdown counts them."""
+UPSERTS = 8
+"""The search attribute upserts of a one-task run (its run 3, its task 5), as the breakdown
+counts them; the floor with ``attributes`` sends as many."""
 LIBRARY_ID = "bench-floor-library"
 """The floor's library workflow (one, as a skills queue has one library)."""
 
@@ -43,6 +53,8 @@ class FloorShape:
     spawn: bool = True
     learn: bool = False
     """Whether the hand-off signals the floor's library (learning's dispatches)."""
+    attributes: bool = False
+    """Whether the run and task keep their phase, status and attempts in search attributes."""
 
 
 @activity.defn(name="floor_noop")
@@ -76,6 +88,20 @@ async def floor_hand_off(key: str) -> str:
     return key
 
 
+def _mark(shape: FloorShape, phase: str, status: str = "", attempts: str = "") -> None:
+    """Upsert the phase (with the status or attempts given) when the shape keeps them."""
+    if not shape.attributes:
+        return
+    updates: list[SearchAttributeUpdate[Any]] = [
+        SearchAttributeKey.for_keyword("AssayPhase").value_set(phase)]
+    if status:
+        updates.append(SearchAttributeKey.for_keyword("AssayStatus").value_set(status))
+    if attempts:
+        updates.append(SearchAttributeKey.for_keyword_list("AssayAttempts").value_set(
+            [attempts]))
+    workflow.upsert_search_attributes(updates)  # pyright: ignore[reportUnknownMemberType]
+
+
 def _remote(step: str, queue: str) -> asyncio.Future[str]:
     return workflow.start_activity(floor_noop, step, task_queue=FLOOR_QUEUES[queue],
                                    start_to_close_timeout=timedelta(seconds=30))
@@ -89,20 +115,28 @@ class FloorTaskWorkflow:
     async def run(self, shape: FloorShape) -> int:
         """Make the task's dispatches in Assay's order."""
         await _remote("consult memory", "reflection")
+        _mark(shape, "review", attempts="review:1")
         await asyncio.gather(_remote("review ops", "agents"), _remote("review quality", "agents"),
                              _remote("review infrastructure", "sandbox"))
+        _mark(shape, "execute", attempts="execute:1")
         code = await workflow.execute_activity(floor_job, shape.spawn,
                                                task_queue=FLOOR_QUEUES["sandbox"],
                                                start_to_close_timeout=timedelta(seconds=30))
+        _mark(shape, "verify", attempts="verify:1")
         await _remote("verify evidence", "sandbox")
+        _mark(shape, "finalize", status="completed")
         local_calls = shape.local_calls // 2
         if shape.learn and local_calls:
             await workflow.execute_local_activity(floor_hand_off, workflow.info().workflow_id,
                                                   start_to_close_timeout=timedelta(seconds=5))
             local_calls -= 1
         for step in range(local_calls):
+            if step == local_calls - 1:
+                _mark(shape, "done")  # before the task's last event write, as a task does
             await workflow.execute_local_activity(floor_local, f"task {step}",
                                                   start_to_close_timeout=timedelta(seconds=5))
+        if not local_calls:
+            _mark(shape, "done")
         return code
 
 
@@ -113,12 +147,15 @@ class FloorWorkflow:
     @workflow.run
     async def run(self, shape: FloorShape) -> int:
         """Start the task's child workflow, wait for it, record like a run does."""
+        _mark(shape, "execute")
         code = await workflow.execute_child_workflow(
             FloorTaskWorkflow.run, shape, id=f"{workflow.info().workflow_id}.task",
             task_queue=FLOOR_QUEUES["orchestration"])
+        _mark(shape, "report")
         for step in range(shape.local_calls - shape.local_calls // 2):
             await workflow.execute_local_activity(floor_local, f"run {step}",
                                                   start_to_close_timeout=timedelta(seconds=5))
+        _mark(shape, "done", status="completed")
         return code
 
 

@@ -17,7 +17,7 @@ from collections.abc import Set
 from functools import cache
 from typing import Any, TypeVar
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel
 
 from workflows.contracts.execution import ExecutionOutcome
 from workflows.contracts.memory import ReflectionSummary
@@ -232,9 +232,11 @@ def _provenance(prov: Provenance, notes: list[str]) -> Provenance:
 
 
 class _Json(BaseModel):
-    """Any JSON value, measured the way the data converter writes it."""
+    """Any JSON value, measured the way the data converter writes it.
 
-    model_config = ConfigDict(defer_build=True)
+    Built at import, unlike the contracts: it is one field, and a workflow task measures with
+    it, which is no place to build a validator (``workflows.contracts.base.Model``).
+    """
 
     value: Any
 

@@ -17,7 +17,7 @@ from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
 from client.assay import DATA_CONVERTER
-from tests.support.e2e import isolated_settings
+from tests.support.e2e import isolated_settings, pools_serving
 from tests.support.fake_anthropic import FakeAnthropic, ToolUse, usage
 from tests.support.waiting import wait_for
 from workers.pools.builders import SERVED_POOLS, PoolSpec, build_specs, make_runtime, run_pools
@@ -170,3 +170,20 @@ async def test_model_calls_show_in_the_agents_workers_metrics(
                for line in lines), lines
     assert any(line.startswith("assay_model_cost_usd_sum{") for line in lines), lines
     assert all(f'model="{settings.model_default}"' in line for line in lines)
+
+
+async def test_serving_builds_every_contract_before_a_workflow_uses_one(
+        dev_env: WorkflowEnvironment, fresh_database_url: str, tmp_path: Path,
+        task_queue: str) -> None:
+    # A contract first built inside the workflow sandbox may not find its annotations' names.
+    class Probe(Model):
+        """A contract the test session's own build (``tests/conftest.py``) never saw."""
+
+        count: int
+
+    assert not Probe.__pydantic_complete__
+    settings = isolated_settings(tmp_path, task_queue)
+    async with pools_serving(settings, fresh_database_url, dev_env.client,
+                             pools=[Pool.ORCHESTRATION]):
+        await wait_for(lambda: Probe.__pydantic_complete__, timeout=30,
+                       what="the served pools to build the new contract")
