@@ -101,6 +101,22 @@ print(len({id(m) for m in models}), len(root.handlers), root.level)
     assert done.stdout.split() == ["1", "0", str(logging.WARNING)], done.stderr
 
 
+def test_loading_the_model_leaves_requests_unimported_until_wordllama_uses_it() -> None:
+    script = """
+import sys
+from skills import index as skill_index
+skill_index.Embedder().embed(["y"])
+print("requests" in sys.modules, "urllib3" in sys.modules)
+import wordllama.wordllama as loaded
+found = loaded.requests.RequestException  # its download path's first use
+import requests
+print("requests" in sys.modules, found is requests.RequestException)
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=120, check=True, cwd=Path(__file__).resolve().parents[2])
+    assert done.stdout.split() == ["False", "False", "True", "True"], done.stderr
+
+
 def test_embedder_places_paraphrases_closer_than_unrelated_text() -> None:
     a, b, c = Embedder().embed(["compare the means of two groups", "two-group mean comparison",
                                 "resize holiday photographs"])
