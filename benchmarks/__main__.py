@@ -5,11 +5,11 @@
    dev server (latency and throughput), the same run without learning (memory and skills
    off), Assay against the floor with learning's dispatches (a signal to a library workflow
    and its dispatch to the reflection pool) and against that floor keeping its phase, status
-   and attempts in search attributes as the design asks (eight upserts), the CPU each process
-   spends per run of the burst (``cpu.py``: workers, Temporal's server, PostgreSQL, jobs),
-   where its time goes
-   (from its histories, local activities as their workers timed them; its history bytes
-   against the floor's),
+   and attempts in search attributes as the design asks (eight upserts), these five measured
+   in turns (``measuring.py``), the CPU each process spends per run of the bursts
+   (``cpu.py``: workers, Temporal's server, PostgreSQL, jobs), where its time goes (from its
+   histories, local activities as their workers timed them; its history bytes against the
+   floor's),
    what 100 concurrent runs kept, the overhead on a 60-second job, and the CLI's start; then
    the same with no process for the job, Assay's orchestration on the in-process sandbox vs
    the floor without its ``python`` (``bench_orchestration.py``: with the pools' workflow
@@ -70,7 +70,7 @@ from benchmarks import (
     bench_stack,
     bench_studies,
 )
-from benchmarks.bench_runs import bench
+from benchmarks.bench_runs import ROUNDS, bench
 from benchmarks.bench_sandbox import measure_start_overhead
 from benchmarks.cpu import KINDS
 from benchmarks.floor import LOCAL_CALLS, UPSERTS
@@ -85,7 +85,9 @@ def print_runs() -> None:
           "workflow, 6 activities on 3 queues, a `python -c pass` job, "
           f"{LOCAL_CALLS} local activities; "
           "benchmarks/floor.py), same dev server (SQLite WAL, queue reads tuned as `assay up` runs "
-          "it: workers/stack/temporal.py)")
+          "it: workers/stack/temporal.py); the floors and Assay's two runs measured in turns, "
+          f"one sequential run of each at a time, then {ROUNDS} bursts of each, round by round "
+          "(benchmarks/measuring.py)")
     print(f"   {'':24}{'bare':>10}{'floor':>10}{'assay':>10}{'/bare':>8}{'/floor':>8}")
     for key, label in (("median_ms", "latency median (ms)"), ("p95_ms", "latency p95 (ms)"),
                        ("throughput_per_s", "throughput (runs/s)")):
@@ -140,7 +142,7 @@ def print_pair(title: str, floor: dict[str, Any], assay: dict[str, Any], note: s
 def print_cpu(floor: dict[str, Any], assay: dict[str, Any], quiet: dict[str, Any],
               learning: dict[str, Any], marked: dict[str, Any]) -> None:
     """CPU milliseconds per run of the throughput burst, by process (benchmarks/cpu.py)."""
-    print("   CPU per run of the burst (ms; 2 cores bound throughput): the workers' process, "
+    print("   CPU per run of the bursts (ms; 2 cores bound throughput): the workers' process, "
           "Temporal's server, PostgreSQL, the jobs (a sandboxed job by its cgroup), their "
           "total; and of the workers' share, its garbage collections (workers/pools/collector.py)")
     print(f"   {'':24}{'workers':>10}{'temporal':>10}{'postgres':>10}{'jobs':>8}{'total':>8}"

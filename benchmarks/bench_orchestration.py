@@ -33,8 +33,9 @@ from temporalio.worker import UnsandboxedWorkflowRunner, WorkflowRunner
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner
 
 from activities.reports.writer import ReportWriter
-from benchmarks.bench_runs import floor_workers, measure
+from benchmarks.bench_runs import floor_workers
 from benchmarks.floor import FLOOR_QUEUES, FloorShape, FloorWorkflow
+from benchmarks.measuring import measure
 from client.assay import DATA_CONVERTER
 from client.runs import start_attributes
 from tests.workflows.harness import Harness, task

@@ -16,7 +16,6 @@ import statistics
 import tempfile
 import time
 import uuid
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -24,9 +23,9 @@ from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
+from activities.learning.settle import wait_learned
 from benchmarks.bare import BareWorkflow, bare_echo
 from benchmarks.breakdown import ActivityClock, Breakdown, add_run
-from benchmarks.cpu import per_run
 from benchmarks.floor import (
     FLOOR_QUEUES,
     FloorLibraryWorkflow,
@@ -38,6 +37,7 @@ from benchmarks.floor import (
     floor_local,
     floor_noop,
 )
+from benchmarks.measuring import measure, measure_rounds
 from client.assay import DATA_CONVERTER
 from client.runs import start_attributes
 from workers.cli.show import load_report
@@ -53,6 +53,8 @@ from workflows.contracts.results import ResearchInput, ResearchResult
 from workflows.research.workflow import ResearchWorkflow
 
 BARE_QUEUE = "bench-bare"
+ROUNDS = 2
+"""Bursts of each variant of the run, taken in turns (``benchmarks/measuring.py``)."""
 CLI_COMMANDS = ("assay --help", "assay status RUN")
 """The commands whose start-to-exit time section 1 measures."""
 
@@ -83,28 +85,6 @@ def unlearning() -> RunPolicy:
     """The policy of a run that neither consults nor feeds memory and the skill library."""
     return RunPolicy.model_validate({"memory": {"enabled": False},
                                      "skills": {"enabled": False}})
-
-
-async def timed(fn: Callable[[], Awaitable[object]]) -> float:
-    """Seconds one call takes."""
-    start = time.perf_counter()
-    await fn()
-    return time.perf_counter() - start
-
-
-async def measure(name: str, one: Callable[[], Awaitable[object]], *, latency_n: int,
-                  concurrent_n: int, pg_pid: int | None = None) -> dict[str, Any]:
-    """Median latency over sequential calls, then throughput of concurrent calls, and the CPU
-    each process spent per run of that burst (``cpu``: :mod:`benchmarks.cpu`)."""
-    await one()  # warm-up
-    latencies = [await timed(one) for _ in range(latency_n)]
-    start = time.perf_counter()
-    cpu = await per_run(lambda: asyncio.gather(*(one() for _ in range(concurrent_n))),
-                        concurrent_n, pg_pid)
-    elapsed = time.perf_counter() - start
-    return {"median_ms": statistics.median(latencies) * 1000,
-            "p95_ms": sorted(latencies)[int(0.95 * (latency_n - 1))] * 1000,
-            "throughput_per_s": concurrent_n / elapsed, "cpu": cpu}
 
 
 async def bench(latency_n: int = 20, concurrent_n: int = 100,
@@ -160,13 +140,14 @@ async def _bench_on(client: Client, root: Path, db_url: str, latency_n: int,
     pools = asyncio.create_task(run_pools(settings, list(SERVED_POOLS),
                                           database_url=db_url, stop=stop, client=timed))
     plan = one_task_plan()
-    finished: list[ResearchResult] = []
+    finished: dict[str, list[ResearchResult]] = {"unlearning": [], "assay": []}
 
     async def bare() -> object:
         return await client.execute_workflow(BareWorkflow.run, "x", id=f"bare-{uuid.uuid4()}",
                                              task_queue=BARE_QUEUE)
 
-    async def assay(plan: Plan = plan, policy: RunPolicy | None = None) -> ResearchResult:
+    async def assay(plan: Plan = plan, policy: RunPolicy | None = None,
+                    kept: list[ResearchResult] | None = None) -> ResearchResult:
         run_id = run_workflow_id("bench", uuid.uuid4().hex)
         req = ResearchInput(run_id=run_id, plan_name="bench", plan_sha256="0" * 64, plan=plan,
                             queues=Queues(), policy=policy or RunPolicy())
@@ -174,7 +155,8 @@ async def _bench_on(client: Client, root: Path, db_url: str, latency_n: int,
                                                task_queue=Pool.ORCHESTRATION.value,
                                                search_attributes=start_attributes(req))
         assert result.status == "completed", result.tasks[0].status_reason
-        finished.append(result)
+        if kept is not None:
+            kept.append(result)
         return result
 
     floors: list[str] = []  # the plain floor's runs, in order
@@ -186,6 +168,17 @@ async def _bench_on(client: Client, root: Path, db_url: str, latency_n: int,
         return await client.execute_workflow(FloorWorkflow.run, shape or FloorShape(),
                                              id=run_id, task_queue=FLOOR_QUEUES["orchestration"])
 
+    learned = 0  # Assay's runs with learning whose outcomes the library has taken
+
+    async def settle(name: str) -> None:
+        """After Assay's runs with learning, wait for the library to learn from them: its work
+        would otherwise fall in the next variant's runs."""
+        nonlocal learned
+        if name == "assay":
+            runs, learned = finished["assay"][learned:], len(finished["assay"])
+            await wait_learned(client, settings.queue(Pool.SKILLS),
+                               [f"{r.run_id}/{r.tasks[0].task_id}" for r in runs], limit_s=60)
+
     try:
         async with contextlib.AsyncExitStack() as baselines:
             for worker in [Worker(client, task_queue=BARE_QUEUE, workflows=[BareWorkflow],
@@ -193,26 +186,18 @@ async def _bench_on(client: Client, root: Path, db_url: str, latency_n: int,
                 await baselines.enter_async_context(worker)
             figures: dict[str, Any] = {"bare": await measure(
                 "bare", bare, latency_n=latency_n, concurrent_n=concurrent_n)}
-            figures["floor"] = await measure("floor", floor, latency_n=latency_n,
-                                             concurrent_n=concurrent_n, pg_pid=pg_pid)
-            figures["floor_learning"] = await measure(
-                "floor with learning", lambda: floor(FloorShape(learn=True)),
-                latency_n=latency_n, concurrent_n=concurrent_n, pg_pid=pg_pid)
-            figures["floor_marked"] = await measure(
-                "floor with learning and search attributes",
-                lambda: floor(FloorShape(learn=True, attributes=True)),
-                latency_n=latency_n, concurrent_n=concurrent_n, pg_pid=pg_pid)
-            # Without learning first: the learner still works through a burst after it ends.
             quiet = unlearning()
-            figures["unlearning"] = await measure(
-                "assay without learning", lambda: assay(plan, quiet), latency_n=latency_n,
-                concurrent_n=concurrent_n, pg_pid=pg_pid)
-            _cgroup_jobs(figures["unlearning"], finished[latency_n + 1:])
-            finished.clear()
-            figures["assay"] = await measure("assay", assay, latency_n=latency_n,
-                                             concurrent_n=concurrent_n, pg_pid=pg_pid)
-            _cgroup_jobs(figures["assay"], finished[latency_n + 1:])
-            sequential = finished[1:latency_n + 1]  # the latency runs, not the burst
+            figures.update(await measure_rounds({
+                "floor": floor,
+                "floor_learning": lambda: floor(FloorShape(learn=True)),
+                "floor_marked": lambda: floor(FloorShape(learn=True, attributes=True)),
+                "unlearning": lambda: assay(plan, quiet, finished["unlearning"]),
+                "assay": lambda: assay(kept=finished["assay"]),
+            }, latency_n=latency_n, concurrent_n=concurrent_n, rounds=ROUNDS, pg_pid=pg_pid,
+                settle=settle))
+            for name in ("unlearning", "assay"):
+                _cgroup_jobs(figures[name], finished[name][latency_n + 1:])
+            sequential = finished["assay"][1:latency_n + 1]  # the latency runs, not the bursts
             figures["assay"]["job_ms"] = statistics.median(map(job_time, sequential)) * 1000
             breakdown = Breakdown()
             for result in sequential:
@@ -221,7 +206,7 @@ async def _bench_on(client: Client, root: Path, db_url: str, latency_n: int,
             figures["floor_breakdown"] = floor_breakdown = Breakdown()
             for run_id in floors[1:latency_n + 1]:  # its latency runs, as for Assay
                 await add_run(client, run_id, floor_breakdown)
-            figures["burst"] = await _kept(client, db_url, finished[latency_n + 1:],
+            figures["burst"] = await _kept(client, db_url, finished["assay"][-concurrent_n:],
                                            concurrent_n)
             figures["cli"] = await cli_times(client, sequential[0].run_id)
             if long_s > 0:
