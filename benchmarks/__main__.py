@@ -164,7 +164,8 @@ def print_orchestration() -> None:
           "workflows, reviewers, verifier and report writer on the in-process sandbox, events "
           "and hand-offs in memory, against the floor without its `python` (a new dev server); "
           "Assay with its pools' workflow runner (workers/pools/runner.py), with the SDK's "
-          "own sandbox, and with no workflow sandbox (what the sandbox costs; Assay keeps it)")
+          "own sandbox, and with no workflow sandbox (what the sandbox costs; Assay keeps it); "
+          "the four measured in turns, as above")
     print(f"   {'':30}{'floor':>10}{'assay':>10}{'/floor':>8}{'SDK runner':>12}{'/floor':>8}"
           f"{'unsandboxed':>13}{'/floor':>8}")
     for key, label in (("median_ms", "latency median (ms)"), ("p95_ms", "latency p95 (ms)"),

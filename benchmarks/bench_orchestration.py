@@ -11,11 +11,11 @@ the event store in PostgreSQL and the learning after each task.
 
 Assay runs three times: with the workflow runner its pools use (``workers.pools.runner``), with
 the SDK's own sandbox, and with no workflow sandbox at all, each on a worker of its own, so
-that what the runner saves and what the sandbox itself costs are measured in the same run (the
-others first: whatever a longer-lived server costs falls on Assay's runner). Assay does not run
-its workflows unsandboxed: the sandbox is what turns a call that would break replay (a clock, a
-random number, a file read) into an error at once rather than a history that no longer
-replays.
+that what the runner saves and what the sandbox itself costs are measured in the same run, in
+turns with the floor (``benchmarks/measuring.py``: a drift of the machine reaches all four
+alike). Assay does not run its workflows unsandboxed: the sandbox is what turns a call that
+would break replay (a clock, a random number, a file read) into an error at once rather than a
+history that no longer replays.
 """
 
 from __future__ import annotations
@@ -33,9 +33,9 @@ from temporalio.worker import UnsandboxedWorkflowRunner, WorkflowRunner
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner
 
 from activities.reports.writer import ReportWriter
-from benchmarks.bench_runs import floor_workers
+from benchmarks.bench_runs import ROUNDS, floor_workers
 from benchmarks.floor import FLOOR_QUEUES, FloorShape, FloorWorkflow
-from benchmarks.measuring import measure
+from benchmarks.measuring import measure_rounds
 from client.assay import DATA_CONVERTER
 from client.runs import start_attributes
 from tests.workflows.harness import Harness, task
@@ -96,10 +96,7 @@ async def _measure(env: WorkflowEnvironment, root: Path, latency_n: int,
         await workers.enter_async_context(ours.worker())
         await workers.enter_async_context(sdks.worker())
         await workers.enter_async_context(bare.worker())
-        figures = {"floor": await measure("floor", floor, latency_n=latency_n,
-                                          concurrent_n=concurrent_n)}
-        for name, on in (("assay_sdk_runner", sdks), ("assay_unsandboxed", bare),
-                         ("assay", ours)):
-            figures[name] = await measure(name, assay(on), latency_n=latency_n,
-                                          concurrent_n=concurrent_n)
-        return figures
+        return await measure_rounds(
+            {"floor": floor, "assay_sdk_runner": assay(sdks), "assay_unsandboxed": assay(bare),
+             "assay": assay(ours)},
+            latency_n=latency_n, concurrent_n=concurrent_n, rounds=ROUNDS)
