@@ -58,6 +58,7 @@ async def measure_rounds(calls: Mapping[str, Call], *, latency_n: int, concurren
         raise ValueError(f"measure_rounds needs a call and counts of at least 1, got "
                          f"{len(calls)} calls, latency_n={latency_n}, "
                          f"concurrent_n={concurrent_n}, rounds={rounds}")
+
     async def settled(name: str) -> None:
         if settle is not None:
             await settle(name)
