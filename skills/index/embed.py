@@ -46,8 +46,9 @@ def load_model() -> Any:
     are put back so that the process's logging stays its own. It also imports ``requests``,
     about a third of its import, which it calls only to download a model, never here (the
     model is the wheel's): unless imported already, wordllama is given a stand-in that imports
-    it at first use. The stand-in is in ``sys.modules`` only while wordllama is imported, under
-    this function's lock; ``make bench`` section 6 prints the search's start it saves.
+    it at first use. The stand-in is in ``sys.modules`` only while wordllama is imported; a
+    thread importing ``requests`` in that moment would get it too, which forwards attribute
+    reads but has no submodules. ``make bench`` section 6 prints the search's start.
     """
     global _model
     with _model_lock:
