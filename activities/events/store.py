@@ -12,65 +12,71 @@ research run id, so one ``run_id`` filter returns all of them.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
 
-from sqlalchemy import func, select
-from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy import TextClause, func, select, text
+from sqlalchemy.dialects import postgresql
 from sqlalchemy.exc import DataError, IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection
-from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from activities.events.format import format_event
 from activities.events.schema import EVENT_COLUMNS, EVENTS, StoredEvent
-from database.engine import Database, DatabaseUnavailable, advisory_lock
+from database.engine import Database, DatabaseUnavailable
 from database.limits import event_row, fit_key
 from workflows.catalogue import RECORD_EVENTS
 from workflows.contracts.errors import ErrorType
 from workflows.contracts.execution import EventRecord, RecordEventsInput
 
 __all__ = [
-    "CHUNK_ROWS", "EventStore", "EventStoreUnavailable", "StoredEvent", "format_event",
-    "insert_rows", "lock_runs",
+    "EventStore", "EventStoreUnavailable", "StoredEvent", "format_event", "insert_rows",
 ]
-
-MAX_BIND_PARAMS = 32_767
-CHUNK_ROWS = min(1000, MAX_BIND_PARAMS // len(EVENT_COLUMNS))
-"""Rows per INSERT: well below asyncpg's 32 767 bind parameters per statement."""
 
 MAX_PAGE = 10_000
 _RUN_LOCK_CLASS = 0x41535345  # advisory-lock namespace for per-run write serialisation
 
 
-def _chunks(rows: Sequence[dict[str, Any]], size: int) -> Iterator[Sequence[dict[str, Any]]]:
-    for start in range(0, len(rows), size):
-        yield rows[start : start + size]
+def _insert_statement() -> TextClause:
+    """Lock the rows' runs, then insert the rows given as one array per column.
 
-
-async def lock_runs(conn: AsyncConnection, run_ids: Iterable[str]) -> None:
-    """Serialise event writes per run until ``conn``'s transaction ends.
-
-    Any writer to ``execution_events`` must call this first: it makes a run's ``seq`` order
-    equal its commit order, which is what lets watchers page by ``seq`` without missing rows.
-    Locks are taken in sorted order so two batches spanning the same runs cannot deadlock.
+    The locks are a materialized CTE that a one-time filter reads before the first row is
+    produced, so they are taken, in sorted order, before any row draws its ``seq``; they last
+    until the statement's transaction ends. The statement has one parameter per column,
+    however many rows it carries.
     """
-    for run_id in sorted(set(run_ids)):
-        await advisory_lock(conn, _RUN_LOCK_CLASS, run_id)
+    dialect = postgresql.dialect()
+    arrays = ", ".join(
+        f"CAST(:{name} AS {EVENTS.c[name].type.compile(dialect=dialect)}[])"
+        for name in EVENT_COLUMNS)
+    return text(
+        "WITH locked AS MATERIALIZED ("
+        " SELECT pg_advisory_xact_lock(:lock_class, hashtext(run_id))"
+        " FROM (SELECT DISTINCT unnest(CAST(:lock_runs AS TEXT[])) AS run_id) AS runs"
+        " ORDER BY run_id)"
+        f" INSERT INTO {EVENTS.name} ({', '.join(EVENT_COLUMNS)})"
+        f" SELECT * FROM unnest({arrays})"
+        " WHERE (SELECT count(*) FROM locked) >= 0"
+        " ON CONFLICT (id) DO NOTHING RETURNING id")
+
+
+_INSERT = _insert_statement()
 
 
 async def insert_rows(conn: AsyncConnection, rows: Sequence[dict[str, Any]]) -> int:
-    """Insert prepared rows (see ``event_row``) in chunks, skipping known ids; count new rows."""
-    # executemany of one cached statement: SQLAlchemy renders each chunk as a single
-    # multi-row INSERT ("insertmanyvalues") without recompiling it per batch.
-    stmt = pg_insert(EVENTS).on_conflict_do_nothing(index_elements=["id"]).returning(EVENTS.c.id)
-    new = 0
-    for chunk in _chunks(rows, CHUNK_ROWS):
-        result = await conn.execute(stmt, list(chunk))
-        new += len(result.all())
-        if activity.in_activity() and not activity.info().is_local:
-            activity.heartbeat(new)  # local activities (the workflows' flushes) cannot
-    return new
+    """Insert prepared rows (see ``event_row``), skipping known ids; count the new ones.
+
+    One statement, one round trip: it first serialises event writes per run until ``conn``'s
+    transaction ends (its own, on an autocommit connection). That makes a run's ``seq``
+    order its commit order, which is what lets watchers page by ``seq`` without missing
+    rows; locks are taken in sorted order, so two batches spanning the same runs cannot
+    deadlock.
+    """
+    if not rows:
+        return 0
+    params: dict[str, Any] = {name: [row[name] for row in rows] for name in EVENT_COLUMNS}
+    params.update(lock_class=_RUN_LOCK_CLASS, lock_runs=params["run_id"])
+    return len((await conn.execute(_INSERT, params)).all())
 
 
 class EventStoreUnavailable(DatabaseUnavailable):
@@ -93,8 +99,8 @@ class EventStore(Database):
         """Write a batch of events in one transaction; return how many were new.
 
         Idempotent: an event whose ``id`` is already stored is skipped (first write wins), so a
-        retried activity writes nothing twice. Batches of any size are split into INSERTs of
-        ``CHUNK_ROWS`` rows inside the same transaction.
+        retried activity writes nothing twice. A batch of any size is one statement, which is
+        its own transaction: a workflow's flush of a few events is one round trip.
 
         An oversize or unstorable event is repaired, not refused, so it cannot fail the batch:
         in an ``inputs``/``outputs``/``meta`` field whose JSON exceeds 256 KB every string over
@@ -113,9 +119,9 @@ class EventStore(Database):
             return 0
         rows = [event_row(event) for event in req.events]
         try:
-            async with self.engine.begin() as conn:
-                await lock_runs(conn, {row["run_id"] for row in rows})
-                return await insert_rows(conn, rows)
+            async with self.engine.connect() as conn:
+                alone = await conn.execution_options(isolation_level="AUTOCOMMIT")
+                return await insert_rows(alone, rows)
         except (DataError, IntegrityError) as err:
             first = req.events[0]
             raise ApplicationError(

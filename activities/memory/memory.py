@@ -139,6 +139,18 @@ class Memory:
     @REMEMBER_TASK.defn
     async def remember_task(self, req: RememberInput) -> RememberAnswer:
         """Record a finished task and learn from it (episodes, rules, templates, ledger)."""
+        answer = await self._learn(req)
+        if self.store is not None:
+            answer.pruned = await self._prune(answer.task_type, req.finished_at)
+        return answer
+
+    async def _prune(self, kind: str, now: datetime) -> int:
+        assert self.store is not None
+        return await self.store.prune(now, keep=self.keep, max_age_days=self.max_age_days,
+                                      task_type=kind)
+
+    async def _learn(self, req: RememberInput) -> RememberAnswer:
+        """``remember_task`` without the pruning of the task's type."""
         kind = task_kind(req.action, req.first_job or req.final_job, req.input_names)
         answer = RememberAnswer(task_type=kind)
         if self.store is None:
@@ -156,8 +168,6 @@ class Memory:
                 await self.index.add(kind, req.action)
             except Exception as err:  # the index only widens matching; memory is stored
                 log.warning("task type %s not indexed: %s", kind, err)
-        answer.pruned = await store.prune(req.finished_at, keep=self.keep,
-                                          max_age_days=self.max_age_days, task_type=kind)
         return answer
 
     @REMEMBER_TASKS.defn
@@ -168,16 +178,32 @@ class Memory:
         failure is raised, so the activity is retried as one task's would be. The retry
         repeats the tasks already learned from, which find their episodes stored and count
         nothing twice.
+
+        Each task type of the batch is pruned once, after its last task, as of the latest
+        time any of them finished: the episodes kept are those pruning after every task would
+        keep (only new ones were added in between), and the last answer of the type counts
+        them. Until then, the batch's later tasks count a type's failures among up to
+        ``REMEMBER_AT_ONCE`` more of its episodes than one by one, which matters only for a
+        type holding more than ``keep`` episodes, long past any rule's promotion.
         """
         answers: list[RememberAnswer] = []
         failed: BaseException | None = None
+        latest: dict[str, tuple[datetime, RememberAnswer]] = {}
         for task in req.tasks:
             try:
-                answers.append(await self.remember_task(task))
+                answer = await self._learn(task)
             except Exception as err:  # the rest are still learned from
                 log.warning("remembering %s/%s failed: %s", task.run_id, task.task_id, err)
                 failed = err if failed is None else failed
+            else:
+                answers.append(answer)
+                seen = latest.get(answer.task_type)
+                latest[answer.task_type] = (max(seen[0], task.finished_at) if seen
+                                            else task.finished_at, answer)
             activity.heartbeat(len(answers))
+        if self.store is not None:
+            for kind, (now, answer) in latest.items():
+                answer.pruned = await self._prune(kind, now)
         if failed is not None:
             raise failed
         return RememberTasksAnswer(answers=answers)

@@ -149,34 +149,70 @@ async def test_a_pattern_becomes_a_rule_at_its_third_distinct_task(memory: Memor
     assert [r["entry_id"] for r in promoted] == [f"rule/{OOM_RULE}/promoted"]
 
 
-class FailingOnce(Memory):
-    """Memory whose store refuses one task's record the first time it is asked."""
+class RefusingOnce(MemoryStore):
+    """A store that refuses one run's episodes the first time it is asked to record them."""
 
-    def __init__(self, store: MemoryStore, refuse: str) -> None:
-        super().__init__(store)
+    def __init__(self, database_url: str, refuse: str) -> None:
+        super().__init__(database_url)
         self.refuse = refuse
 
-    async def remember_task(self, req: RememberInput) -> RememberAnswer:
-        if req.run_id == self.refuse:
+    async def record_episodes(self, episodes: Sequence[Episode]) -> int:
+        if episodes and episodes[0].run_id == self.refuse:
             self.refuse = ""
             raise MemoryStoreUnavailable("the store went away for this task")
-        return await super().remember_task(req)
+        return await super().record_episodes(episodes)
+
+
+class CountingPrunes(MemoryStore):
+    """A store that counts the prunes it is asked for, by task type."""
+
+    def __init__(self, database_url: str) -> None:
+        super().__init__(database_url)
+        self.prunes: list[str | None] = []
+
+    async def prune(self, now: datetime, *, keep: int = 100, max_age_days: float = 30,
+                    task_type: str | None = None) -> int:
+        self.prunes.append(task_type)
+        return await super().prune(now, keep=keep, max_age_days=max_age_days,
+                                   task_type=task_type)
 
 
 @db
 async def test_a_batch_is_learned_from_in_order_and_a_failing_task_stops_only_itself(
-        store: MemoryStore) -> None:
-    memory = FailingOnce(store, refuse="run-2")
-    batch = RememberTasksInput(tasks=[fixed(f"run-{n}", minute=n) for n in (1, 2, 3)])
-    env = ActivityEnvironment()
-    with pytest.raises(MemoryStoreUnavailable):
-        await env.run(memory.remember_tasks, batch)
-    assert await store.rules(KIND) == ([], [])  # run-1 and run-3 learned: two tasks, no rule
-    retried = await env.run(memory.remember_tasks, batch)  # the activity's retry
-    assert [a.episodes for a in retried.answers] == [0, 2, 0]  # the others count once
-    assert [a.rules_promoted for a in retried.answers] == [[], [OOM_RULE], []]
-    rule = await store.rule(OOM_RULE)
-    assert rule is not None and rule.occurrences == 3
+        fresh_database_url: str) -> None:
+    async with RefusingOnce(fresh_database_url, refuse="run-2") as store:
+        memory = Memory(store)
+        batch = RememberTasksInput(tasks=[fixed(f"run-{n}", minute=n) for n in (1, 2, 3)])
+        env = ActivityEnvironment()
+        with pytest.raises(MemoryStoreUnavailable):
+            await env.run(memory.remember_tasks, batch)
+        assert await store.rules(KIND) == ([], [])  # run-1 and run-3 learned: two tasks
+        retried = await env.run(memory.remember_tasks, batch)  # the activity's retry
+        assert [a.episodes for a in retried.answers] == [0, 2, 0]  # the others count once
+        assert [a.rules_promoted for a in retried.answers] == [[], [OOM_RULE], []]
+        rule = await store.rule(OOM_RULE)
+        assert rule is not None and rule.occurrences == 3
+
+
+@db
+async def test_a_batch_prunes_each_task_type_once_and_keeps_what_one_by_one_keeps(
+        fresh_database_url: str) -> None:
+    tasks = [clean(f"run-{n}", minute=n) for n in range(1, 6)]
+    tasks.insert(2, clean("run-csv", minute=3, input_names=["data.csv"]))
+    async with CountingPrunes(fresh_database_url) as one_by_one:
+        singly = Memory(one_by_one, keep=2)
+        for task in tasks:
+            await ActivityEnvironment().run(singly.remember_task, task)
+        kept = {e.episode_id for e in await one_by_one.episodes(KIND)}
+        assert len(one_by_one.prunes) == len(tasks)
+        await sql(one_by_one, "DELETE FROM memory_episodes")
+    async with CountingPrunes(fresh_database_url) as batched:
+        answers = (await ActivityEnvironment().run(
+            Memory(batched, keep=2).remember_tasks, RememberTasksInput(tasks=tasks))).answers
+        assert sorted(batched.prunes, key=str) == sorted([KIND, CSV_KIND], key=str)
+        assert {e.episode_id for e in await batched.episodes(KIND)} == kept
+        assert [a.pruned for a in answers if a.task_type == KIND] == [0, 0, 0, 0, 3]
+        assert [a.pruned for a in answers if a.task_type == CSV_KIND] == [0]
 
 
 @db
