@@ -108,7 +108,7 @@ MAX_BIND_PARAMS = 32_767
 
 
 @db
-async def test_a_large_batch_is_one_statement_of_a_parameter_per_column(
+async def test_a_batch_too_large_for_a_parameter_per_value_is_written_whole_in_order(
         store: EventStore) -> None:
     run = new_run()
     batch = events(run, 10_000)
