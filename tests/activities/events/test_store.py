@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from pydantic import ValidationError
-from sqlalchemy import make_url, text
+from sqlalchemy import event, make_url, text
 from sqlalchemy.ext.asyncio import create_async_engine
 from temporalio.exceptions import ApplicationError
 from temporalio.testing import ActivityEnvironment
@@ -117,6 +117,23 @@ async def test_a_batch_too_large_for_a_parameter_per_value_is_written_whole_in_o
     assert await store.count(run) == 10_000
     got = await store.events_after(run, limit=10_000)
     assert [e.event.execution_order for e in got] == list(range(10_000))  # seq is batch order
+
+
+@db
+async def test_a_flush_is_one_statement_that_also_locks_its_run(store: EventStore) -> None:
+    sent: list[str] = []
+
+    def seen(conn: object, cursor: object, statement: str, *rest: object) -> None:
+        sent.append(statement)
+
+    engine = store.engine.sync_engine
+    event.listen(engine, "before_cursor_execute", seen)
+    try:
+        assert await store.record_events(RecordEventsInput(events=events(new_run(), 5))) == 5
+    finally:
+        event.remove(engine, "before_cursor_execute", seen)
+    assert len(sent) == 1, sent
+    assert "pg_advisory_xact_lock" in sent[0] and "INSERT INTO execution_events" in sent[0]
 
 
 @db
